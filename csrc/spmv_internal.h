@@ -1,0 +1,76 @@
+// csrc/spmv_internal.h: what csrc/ files share and nothing outside csrc/ may include
+// SPDX-License-Identifier: BSD-3-Clause
+#ifndef SPMV_INTERNAL_H
+#define SPMV_INTERNAL_H
+
+#include "spmv.h"
+
+#include <stdint.h>
+
+/* Fill *err (when not NULL) and return code.  fmt is printf-style, cut to fit err->msg. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 6, 7)))
+#endif
+int spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
+              ...);
+
+/* malloc/free wrappers: n*size bytes, NULL (and SPMV_ENOMEM in err, with the byte count) on failure
+ * or on n*size overflow.  spmv_free(NULL) is a no-op.  Built with SPMV_FAIL_INJECT, the k-th call can
+ * be made to fail for the allocation-failure test (tests/c/test_nomem.c). */
+void *spmv_malloc(int64_t n, int64_t size, spmv_err *err);
+void *spmv_calloc(int64_t n, int64_t size, spmv_err *err);
+void spmv_free(void *p);
+#ifdef SPMV_FAIL_INJECT
+void spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
+int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
+#endif
+
+/* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
+ * pass int32 (GPU kernels index with int32) or max_fill * max(nnz, nrows).  `what` names the format
+ * in the message ("ELL width 812"). */
+int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err *err);
+
+/* Bell-Garland ELL width of HYB (also the hyb_width feature): the largest K such that at least
+ * T = min(nrows, max(4096, ceil(nrows/3))) rows hold K or more entries.  CUSP's rule with
+ * T capped at nrows, so that small matrices keep the width every row fills rather than width 0.
+ * Workspace O(max row length).  Returns 0 or SPMV_ENOMEM. */
+int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
+
+/* Presence bits for formats whose padding could be mistaken for explicit zeros (DIA, BSR). */
+static inline int64_t spmv_bitwords(int64_t nbits) { return (nbits + 31) / 32; }
+static inline void spmv_bit_set(int32_t *w, int64_t k) {
+    w[k >> 5] = (int32_t)((uint32_t)w[k >> 5] | (1u << (k & 31)));
+}
+static inline int spmv_bit_get(const int32_t *w, int64_t k) {
+    return (int)(((uint32_t)w[k >> 5] >> (k & 31)) & 1u);
+}
+
+/* Below this many stored slots a kernel runs on one thread: forking costs more than it saves.
+ * TODO: untuned; measured only on a 2-core machine. */
+#define SPMV_OMP_MIN_WORK 20000
+
+/* Operations of one storage format; one const table per csrc/<format>.c, listed in csrc/format.c.
+ * size() sets F->nnz, scalar[], nidx[], nval[]; the others behave as the spmv_fmt_* functions. */
+typedef struct {
+    int (*size)(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
+    int (*fill_f32)(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
+    int (*fill_f64)(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err);
+    int (*to_csr_f32)(const spmv_fmt *F, int32_t *indptr, int32_t *indices, float *values,
+                      spmv_err *err);
+    int (*to_csr_f64)(const spmv_fmt *F, int32_t *indptr, int32_t *indices, double *values,
+                      spmv_err *err);
+    int (*mv_f32)(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
+    int (*mv_f64)(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
+    int nkernels; /* variants mv accepts: 0 .. nkernels-1 */
+} spmv_format_ops;
+
+extern const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_sell_ops,
+    spmv_broell_ops, spmv_hyb_ops, spmv_dia_ops, spmv_jad_ops, spmv_bsr_ops;
+
+/* Template plumbing for <fmt>_impl.h files, included once per value type:
+ *   #define SPMV_REAL double
+ *   #define SPMV_NAME(x) x##_f64
+ *   #include "ell_impl.h"
+ * The impl file #undefs both at its end. */
+
+#endif /* SPMV_INTERNAL_H */
