@@ -1,0 +1,24 @@
+"""pyspmv: which sparse matrix-vector kernel should this matrix use on this device?
+
+Features, storage formats, timed SpMV kernels and (later) learned models that rank every
+configuration for a matrix. See README.md for a tour.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from ._core import DeviceUnavailableError, NotApplicableError
+from .benchmark import benchmark, device_info
+from .configs import FORMATS, Config, config, configs
+from .features import FEATURE_NAMES, features
+from .formats import FormatMatrix, convert
+from .generators import generate
+from .matrix import Matrix, load
+from .run import spmv
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix",
+    "NotApplicableError", "benchmark", "config", "configs", "convert", "device_info", "features",
+    "generate", "load", "spmv",
+]

@@ -1,0 +1,91 @@
+"""The ``pyspmv`` command: ``pyspmv features FILE``, ``pyspmv bench FILE``."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from . import _core
+from .benchmark import benchmark
+from .features import features
+from .generators import GENERATORS, generate
+from .matrix import Matrix, load
+
+
+def _matrix(args: argparse.Namespace) -> Matrix:
+    if args.generate:
+        kind, _, size = args.generate.partition(":")
+        if not size.isdigit() or int(size) < 1:
+            raise ValueError(f"--generate takes KIND:SIZE with SIZE a positive integer (e.g. poisson2d:300). Got {args.generate!r}.")
+        return generate(kind, int(size))
+    if not args.file:
+        raise ValueError("give a Matrix Market FILE or --generate KIND:SIZE")
+    return load(args.file)
+
+
+def _add_matrix_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="Matrix Market file (.mtx or .mtx.gz)")
+    p.add_argument("--generate", metavar="KIND:SIZE",
+                   help=f"use a generated matrix instead of FILE; KIND is one of {', '.join(GENERATORS)}")
+
+
+def _cmd_features(args: argparse.Namespace) -> int:
+    A = _matrix(args)
+    f = features(A)
+    if args.json:
+        print(json.dumps({"matrix": A.name, **f}, indent=1))
+    else:
+        print(f"# {A!r}")
+        width = max(len(k) for k in f)
+        for k, v in f.items():
+            print(f"{k:<{width}}  {v:.6g}")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    A = _matrix(args)
+    cfgs = args.config or None
+    df = benchmark(A, cfgs, device=args.device, dtype=args.dtype, repeats=args.repeats,
+                   budget_s=args.budget, progress=not args.quiet)
+    if args.out:
+        df.to_csv(args.out, index=False)
+    ok = df[df.status == "ok"].sort_values("median_ms")
+    print(f"# {A!r} on {df.attrs['device_info']['processor']} ({args.dtype}); fastest first")
+    cols = ["config", "median_ms", "q25_ms", "q75_ms", "repeats", "convert_ms"]
+    print(ok[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    rest = df[df.status != "ok"]
+    for _, r in rest.iterrows():
+        print(f"{r.config}: {r.status}: {r.note}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pyspmv`` command; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="pyspmv", description="Sparse matrix-vector kernels: features, benchmarks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("features", help="print every feature of a matrix")
+    _add_matrix_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_features)
+    p = sub.add_parser("bench", help="time SpMV with every configuration (or --config ...)")
+    _add_matrix_args(p)
+    p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    p.add_argument("--repeats", type=int, default=200)
+    p.add_argument("--budget", type=float, default=1.0, help="seconds of timed runs per configuration")
+    p.add_argument("--out", help="write the table as CSV")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_bench)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, TypeError, OSError, MemoryError, _core.DeviceUnavailableError) as exc:
+        print(f"pyspmv {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

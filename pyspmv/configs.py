@@ -1,0 +1,156 @@
+"""Configurations: a storage format, a kernel and its parameters, read from the C registry."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from . import _core
+
+DEVICES = ("cpu", "cuda")
+FORMATS: tuple[str, ...] = tuple(_core.format_names())
+
+
+@dataclass(frozen=True)
+class Config:
+    """One runnable SpMV configuration.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier ``library/format[/kernel][/name=value...]``, e.g. ``cpu/sell/c=8/sigma=64``.
+    library, format : str
+        The id's first two fields.
+    kernel : str or None
+        The kernel name where a format has several (``cpu/csr/rows`` and ``cpu/csr/nnz``).
+    params : dict
+        Named parameters, as in the id.
+    device : {'cpu', 'cuda'}
+    deterministic : bool
+        Whether every run gives the same bits.
+    """
+
+    id: str
+    library: str
+    format: str
+    kernel: str | None
+    params: dict[str, int] = field(hash=False, compare=False)
+    device: str
+    deterministic: bool
+    _entry: dict[str, Any] = field(repr=False, hash=False, compare=False)
+
+    @property
+    def format_params(self) -> tuple[int, int]:
+        """(param[0], param[1]) as the C core takes them, defaults filled in."""
+        e = self._entry
+        return tuple(  # type: ignore[return-value]
+            self.params.get(n, d) if n else d for n, d in zip(e["param_names"], e["param_default"])
+        )
+
+    @property
+    def variant(self) -> int:
+        """Kernel variant index of the format's CPU kernels."""
+        return int(self._entry["kernel"])
+
+    def __str__(self) -> str:
+        return self.id
+
+
+@lru_cache(maxsize=1)
+def _registry() -> tuple[dict[str, Any], ...]:
+    return tuple(_core.kernels())
+
+
+def format_param_names(fmt: str) -> tuple[str, ...]:
+    """Parameter names of format ``fmt`` as ids and :func:`pyspmv.convert` spell them."""
+    for e in _registry():
+        if FORMATS[e["format"]] == fmt:
+            return tuple(n for n in e["param_names"] if n)
+    return ()
+
+
+def format_param_defaults(fmt: str) -> dict[str, int]:
+    """Default value of each parameter of format ``fmt``."""
+    for e in _registry():
+        if FORMATS[e["format"]] == fmt:
+            return {n: d for n, d in zip(e["param_names"], e["param_default"]) if n}
+    return {}
+
+
+def _make(entry: dict[str, Any], params: dict[str, int]) -> Config:
+    base = entry["id"]
+    parts = base.split("/")
+    cid = base + "".join(f"/{n}={params[n]}" for n in entry["param_names"] if n and n in params)
+    return Config(
+        id=cid,
+        library=parts[0],
+        format=FORMATS[entry["format"]],
+        kernel=parts[2] if len(parts) > 2 else None,
+        params=dict(params),
+        device=DEVICES[entry["device"]],
+        deterministic=bool(entry["deterministic"]),
+        _entry=entry,
+    )
+
+
+def configs(device: str = "cpu") -> list[Config]:
+    """Every configuration of ``device``: each registry kernel expanded over its parameter grid.
+
+    Parameters
+    ----------
+    device : {'cpu', 'cuda'}
+
+    Returns
+    -------
+    list of Config
+        In registry order. This build registers no CUDA kernels yet, so ``configs('cuda')`` is
+        empty.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of configs() must be one of {DEVICES}. Got {device!r} instead.")
+    out = []
+    for e in _registry():
+        if DEVICES[e["device"]] != device:
+            continue
+        names = [n for n, g in zip(e["param_names"], e["grid"]) if n and g]
+        grids = [g for n, g in zip(e["param_names"], e["grid"]) if n and g]
+        for values in itertools.product(*grids):
+            out.append(_make(e, dict(zip(names, values))))
+    return out
+
+
+def config(cfg: Config | str) -> Config:
+    """Parse a configuration id (or pass a Config through).
+
+    Parameters may be left out (they take the format's defaults) or set to values outside the
+    registry's grid; the format checks their range when it converts.
+
+    Raises
+    ------
+    ValueError
+        An unknown id or parameter, or a parameter value that is not an integer.
+    """
+    if isinstance(cfg, Config):
+        return cfg
+    if not isinstance(cfg, str):
+        raise TypeError(f"A configuration must be a Config or an id string. Got {type(cfg).__name__} instead.")
+    parts = cfg.strip("/").split("/")
+    base = [p for p in parts if "=" not in p]
+    kv = [p for p in parts if "=" in p]
+    entry = next((e for e in _registry() if e["id"] == "/".join(base)), None)
+    if entry is None:
+        known = ", ".join(sorted({e["id"] for e in _registry()}))
+        raise ValueError(f"Unknown configuration id {cfg!r}. Known kernels: {known}; list them with pyspmv.configs().")
+    params: dict[str, int] = {}
+    allowed = [n for n in entry["param_names"] if n]
+    for item in kv:
+        name, _, value = item.partition("=")
+        if name not in allowed:
+            raise ValueError(f"Configuration {cfg!r}: '{name}' is not a parameter of {entry['id']}; it takes {allowed or 'none'}.")
+        try:
+            params[name] = int(value)
+        except ValueError:
+            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' must be an integer. Got {value!r} instead.") from None
+    return _make(entry, params)

@@ -1,0 +1,126 @@
+"""Storage format conversion: ``convert(A, fmt)`` and the :class:`FormatMatrix` it returns."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .configs import FORMATS, format_param_defaults, format_param_names
+from .matrix import Matrix, as_matrix, value_dtype
+
+
+class FormatMatrix:
+    """A matrix stored in one of pyspmv's formats, as the C core laid it out.
+
+    Made by :func:`convert`; its arrays are read-only. ``to_csr()`` gives the original matrix back
+    exactly. Layouts are documented at the top of ``csrc/<format>.c``.
+
+    Attributes
+    ----------
+    format : str
+    shape : tuple of int
+    nnz : int
+        Stored entries of the CSR matrix it came from.
+    params : dict
+        Format parameters, defaults filled in (HYB ``k=-1``: the Bell–Garland width).
+    scalars : tuple of int
+        Derived sizes (ELL width, slice count, diagonal count, ...).
+    index_arrays, value_arrays : tuple of ndarray
+    """
+
+    def __init__(self, state: tuple[Any, ...], params: dict[str, int], name: str | None = None):
+        fmt, nrows, ncols, nnz, _p, scalars, idx, val = state
+        for a in (*idx, *val):
+            a.flags.writeable = False
+        self._state = state
+        self.format: str = FORMATS[fmt]
+        self.shape: tuple[int, int] = (nrows, ncols)
+        self.nnz: int = nnz
+        self.params = dict(params)
+        self.scalars: tuple[int, ...] = tuple(scalars)
+        self.index_arrays: tuple[np.ndarray, ...] = tuple(idx)
+        self.value_arrays: tuple[np.ndarray, ...] = tuple(val)
+        self.name = name
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.value_arrays[0].dtype
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the format stores: int32 index arrays plus value arrays."""
+        return int(_core.fmt_bytes(self._state, self.dtype.itemsize))
+
+    @property
+    def padding_ratio(self) -> float:
+        """Stored value slots per stored entry (1.0: no padding)."""
+        slots = sum(a.size for a in self.value_arrays)
+        return slots / self.nnz if self.nnz else 1.0
+
+    def to_csr(self) -> Matrix:
+        """The CSR matrix this was converted from, exactly (pattern, explicit zeros, values)."""
+        indptr, indices, values = _core.to_csr(self._state)
+        return Matrix.from_csr_arrays(indptr, indices, values, self.shape, name=self.name)
+
+    def __repr__(self) -> str:
+        p = "".join(f", {k}={v}" for k, v in self.params.items())
+        return (f"<pyspmv.FormatMatrix {self.format}{p} {self.shape[0]}x{self.shape[1]}, {self.nnz} stored, "
+                f"{self.nbytes} bytes, {self.dtype}>")
+
+
+def format_code(fmt: str) -> int:
+    """Index of format ``fmt`` in the C core's list."""
+    if fmt not in FORMATS:
+        raise ValueError(f"The 'fmt' parameter of convert() must be one of {', '.join(FORMATS)}. Got {fmt!r} instead.")
+    return FORMATS.index(fmt)
+
+
+def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_core.MAX_FILL_DEFAULT),
+            **params: int) -> FormatMatrix:
+    """Convert ``A`` to storage format ``fmt``.
+
+    Parameters
+    ----------
+    A : Matrix or scipy.sparse matrix
+    fmt : {'csr', 'coo', 'ell', 'sell', 'bro_ell', 'hyb', 'dia', 'jad', 'bsr'}
+    dtype : {'float32', 'float64'}, optional
+        Value type of the result; default ``A``'s.
+    max_fill : float, default 20
+        Refuse when the format would store more than ``max_fill * max(nnz, nrows)`` slots.
+    **params : int
+        The format's parameters, case-insensitive: ``sell``: ``c``, ``sigma``; ``bro_ell``: ``h``
+        (slice height), ``bits`` (0: adaptive per slice, else 8, 16 or 32); ``hyb``: ``k`` (ELL width,
+        -1: Bell–Garland); ``bsr``: ``b`` (block size).
+
+    Returns
+    -------
+    FormatMatrix
+
+    Raises
+    ------
+    pyspmv.NotApplicableError
+        The format cannot hold ``A`` within ``max_fill`` or int32 indexing; the message says why.
+    ValueError
+        An unknown format or parameter, or a parameter out of its range.
+    """
+    M = as_matrix(A)
+    code = format_code(fmt)
+    if not (isinstance(max_fill, (int, float)) and max_fill > 0):
+        raise ValueError(f"The 'max_fill' parameter of convert() must be a number > 0. Got {max_fill!r} instead.")
+    names = format_param_names(fmt)
+    given = {k.lower(): v for k, v in params.items()}
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"convert() got unknown parameter(s) {unknown} for format '{fmt}'; it takes "
+                         f"{list(names) if names else 'none'}.")
+    full = {**format_param_defaults(fmt), **given}
+    for k, v in full.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"The '{k}' parameter of convert() must be an integer. Got {v!r} instead.")
+    p = [int(full[n]) for n in names] + [0, 0]
+    dt = value_dtype(dtype) if dtype is not None else M.dtype
+    values = M.data if M.dtype == dt else M.data.astype(dt)
+    state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
+    return FormatMatrix(state, full, name=M.name)

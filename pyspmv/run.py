@@ -1,0 +1,86 @@
+"""One SpMV product with one configuration: ``spmv(A, x, config)``."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .configs import Config, config
+from .formats import FormatMatrix, convert
+from .matrix import as_matrix, value_dtype
+
+#: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN.
+PADDING_TIMES_X = ("dia", "bsr")
+
+
+def require_device(device: str) -> None:
+    """Raise :class:`pyspmv.DeviceUnavailableError`, saying why, when ``device`` cannot run."""
+    if device == "cuda":
+        _core.cuda_device_count()
+
+
+def prepare(A: Any, cfg: Config | str, dtype: Any = None) -> tuple[Config, FormatMatrix]:
+    """Parse ``cfg`` and convert ``A`` (Matrix, scipy.sparse or a matching FormatMatrix) for it."""
+    c = config(cfg)
+    require_device(c.device)
+    if isinstance(A, FormatMatrix):
+        want = dict(zip((n for n in c._entry["param_names"] if n), c.format_params))
+        if A.format != c.format or any(A.params.get(k) != v for k, v in want.items()):
+            raise ValueError(f"The FormatMatrix is {A!r}, which configuration {c.id!r} cannot run; pass the Matrix.")
+        if dtype is not None and value_dtype(dtype) != A.dtype:
+            raise ValueError(f"The FormatMatrix holds {A.dtype} values, not {np.dtype(dtype)}.")
+        return c, A
+    M = as_matrix(A)
+    params = {n: v for n, v in zip(c._entry["param_names"], c.format_params) if n}
+    return c, convert(M, c.format, dtype=dtype if dtype is not None else M.dtype, **params)
+
+
+def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
+    """``x`` as a contiguous 1-D array of ``dtype`` with ``ncols`` entries, or a clear error."""
+    xa = np.asarray(x)
+    if xa.ndim != 1 or xa.shape[0] != ncols:
+        raise ValueError(f"'x' has shape {xa.shape}; it must be 1-D with ncols = {ncols} entries.")
+    if np.iscomplexobj(xa) or not (np.issubdtype(xa.dtype, np.number) or xa.dtype == bool):
+        raise TypeError(f"'x' must hold real numbers. Got dtype {xa.dtype}.")
+    xa = np.ascontiguousarray(xa, dtype=dtype)
+    if fmt in PADDING_TIMES_X:
+        bad = _core.finite_check(xa, "x")
+        if bad is not None:
+            raise ValueError(f"x[{bad}] is {xa[bad]}: the {fmt} format multiplies its padding zeros by x, "
+                             f"which would turn them into NaN. Use a finite x or another format.")
+    return xa
+
+
+def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = None) -> np.ndarray:
+    """Compute ``y = A @ x`` with one configuration.
+
+    Parameters
+    ----------
+    A : Matrix, scipy.sparse matrix, or FormatMatrix
+        A FormatMatrix must match the configuration's format and parameters.
+    x : array-like of shape (ncols,)
+    config : Config or str, default 'cpu/csr/rows'
+        See :func:`pyspmv.configs`.
+    dtype : {'float32', 'float64'}, optional
+        Arithmetic type; default ``A``'s value type.
+
+    Returns
+    -------
+    ndarray of shape (nrows,)
+
+    Raises
+    ------
+    pyspmv.DeviceUnavailableError
+        A GPU configuration on a machine or build without a usable GPU.
+    pyspmv.NotApplicableError
+        The configuration's format cannot hold ``A``.
+    ValueError, TypeError
+        A bad ``x``, configuration id or parameter.
+    """
+    c, F = prepare(A, config, dtype)
+    xa = check_x(x, F.shape[1], F.dtype, F.format)
+    y = np.empty(F.shape[0], dtype=F.dtype)
+    _core.mv(F._state, c.variant, xa, y)
+    return y
