@@ -1,0 +1,35 @@
+"""Shared fixtures: hypothesis profile, the ../shared matrices (skipped where absent)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("default", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, database=None)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "matrices"
+
+
+def shared_matrix_files() -> list[Path]:
+    """The real matrices of ../shared/matrices, smallest first; empty where the folder is absent."""
+    if not SHARED.is_dir():
+        return []
+    return sorted(SHARED.glob("*.mtx.gz"), key=lambda p: p.stat().st_size)
+
+
+def shared_params() -> list:
+    files = shared_matrix_files()
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{SHARED} is absent"), id="no-shared-matrices")]
+    return [pytest.param(p, id=p.name.split(".")[0]) for p in files]
+
+
+def bad_files() -> list[Path]:
+    d = SHARED / "bad"
+    return sorted(d.glob("*.mtx")) if d.is_dir() else []

@@ -1,0 +1,157 @@
+"""Matrix construction, canonicalisation and Matrix Market loading, bad input included."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from conftest import SHARED, bad_files
+
+import pyspmv
+
+
+def test_duplicates_are_summed_and_explicit_zeros_kept():
+    coo = sp.coo_array(([1.0, 2.0, 0.0, 5.0], ([0, 0, 1, 1], [2, 2, 0, 1])), shape=(2, 3))
+    A = pyspmv.Matrix(coo)
+    assert A.indptr.tolist() == [0, 1, 3]
+    assert A.indices.tolist() == [2, 0, 1]
+    assert A.data.tolist() == [3.0, 0.0, 5.0]  # the explicit zero at (1, 0) is part of the pattern
+
+
+def test_unsorted_indices_are_sorted():
+    S = sp.csr_array((np.array([1.0, 2.0]), np.array([3, 1]), np.array([0, 2])), shape=(1, 4))
+    A = pyspmv.Matrix(S)
+    assert A.indices.tolist() == [1, 3] and A.data.tolist() == [2.0, 1.0]
+
+
+def test_dtype_rules():
+    S = sp.random(5, 5, density=0.5, random_state=0, format="csr")
+    assert pyspmv.Matrix(S).dtype == np.float64
+    assert pyspmv.Matrix(S.astype(np.float32)).dtype == np.float32
+    assert pyspmv.Matrix(S.astype(np.int64)).dtype == np.float64
+    assert pyspmv.Matrix(S, dtype="float32").dtype == np.float32
+    with pytest.raises(TypeError, match="'dtype' parameter must be 'float32' or 'float64'"):
+        pyspmv.Matrix(S, dtype="int32")
+
+
+def test_arrays_are_read_only():
+    A = pyspmv.generate("poisson2d", 4)
+    with pytest.raises(ValueError):
+        A.data[0] = 1.0
+
+
+def test_from_csr_arrays_refuses_unsorted_and_duplicate_indices():
+    with pytest.raises(ValueError, match="row 0 has column 1 after column 3: indices must be sorted"):
+        pyspmv.Matrix.from_csr_arrays([0, 2], [3, 1], [1.0, 2.0], (1, 4))
+    with pytest.raises(ValueError, match="row 1 has column 2 after column 2"):
+        pyspmv.Matrix.from_csr_arrays([0, 0, 2], [2, 2], [1.0, 2.0], (2, 4))
+
+
+@pytest.mark.parametrize(("indptr", "indices", "shape", "message"), [
+    ([0, 1], [0], (2, 2), "indptr has length 2; it must be nrows\\+1 = 3"),
+    ([1, 1], [0], (1, 2), "indptr\\[0\\] is 1; it must be 0"),
+    ([0, 2, 1, 2], [0, 1], (3, 2), "indptr decreases at position 2: 1 after 2"),
+    ([0, 1], [5], (1, 3), "column index 5 in row 0 is outside \\[0, ncols = 3\\)"),
+    ([0, 1], [-1], (1, 3), "column index -1 in row 0"),
+    ([0, 3], [0, 1], (1, 3), "indptr\\[nrows\\] = 3 but indices has length 2"),
+])
+def test_from_csr_arrays_names_the_problem(indptr, indices, shape, message):
+    data = np.ones(len(indices))
+    with pytest.raises(ValueError, match=message):
+        pyspmv.Matrix.from_csr_arrays(indptr, indices, data, shape)
+
+
+def test_from_csr_arrays_wrong_data_length():
+    with pytest.raises(ValueError, match="'data' has shape \\(1,\\); it must be 1-D with len\\(indices\\) = 2"):
+        pyspmv.Matrix.from_csr_arrays([0, 2], [0, 1], [1.0], (1, 2))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_empty_shape_is_refused(shape):
+    with pytest.raises(ValueError, match="empty"):
+        pyspmv.Matrix(sp.coo_array(shape))
+
+
+def test_int32_overflow_of_rows_is_refused_before_allocating():
+    big = sp.coo_array((np.array([1.0]), (np.array([0]), np.array([0]))), shape=(2**31, 1))
+    with pytest.raises(ValueError, match="2147483648 rows, past the int32 limit 2147483647"):
+        pyspmv.Matrix(big)
+
+
+def test_int32_overflow_of_indices_in_raw_arrays():
+    with pytest.raises(ValueError, match="past the int32 limit"):
+        pyspmv.Matrix.from_csr_arrays(np.array([0, 1], dtype=np.int64), np.array([2**31], dtype=np.int64), [1.0], (1, 3))
+
+
+def test_complex_values_are_refused():
+    with pytest.raises(TypeError, match="complex"):
+        pyspmv.Matrix(sp.csr_array(np.array([[1 + 1j]])))
+
+
+def test_dense_input_and_bad_dimensions():
+    A = pyspmv.Matrix(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    assert A.nnz == 2
+    with pytest.raises(ValueError, match="2-D"):
+        pyspmv.Matrix(np.ones(3))
+
+
+def test_load_round_trip_mtx_and_gz(tmp_path):
+    S = sp.random(30, 20, density=0.2, random_state=1, format="coo")
+    scipy.io.mmwrite(tmp_path / "m.mtx", S)
+    with open(tmp_path / "m.mtx", "rb") as f, gzip.open(tmp_path / "g.mtx.gz", "wb") as g:
+        g.write(f.read())
+    A, B = pyspmv.load(tmp_path / "m.mtx"), pyspmv.load(tmp_path / "g.mtx.gz")
+    assert A.name == "m" and B.name == "g"
+    np.testing.assert_array_equal(A.to_scipy().toarray(), S.toarray())
+    assert A == pyspmv.Matrix(B, name="m")
+
+
+def test_load_missing_file():
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        pyspmv.load("/nonexistent/m.mtx")
+
+
+def test_load_file_that_is_not_matrix_market(tmp_path):
+    p = tmp_path / "x.mtx"
+    p.write_text("this is not a matrix\n1 2 3\n")
+    with pytest.raises(ValueError, match="is not a valid Matrix Market file"):
+        pyspmv.load(p)
+
+
+def test_load_dense_array_file(tmp_path):
+    scipy.io.mmwrite(tmp_path / "d.mtx", np.array([[1.0, 0.0], [0.0, 3.0]]))
+    assert pyspmv.load(tmp_path / "d.mtx").nnz == 2
+
+
+# ---- the real malformed files of ../shared/matrices/bad ----------------------------------------
+
+EXPECT = {
+    "bad_dimensions.mtx": (ValueError, "not a valid Matrix Market file"),
+    "bad_header.mtx": (ValueError, "not a valid Matrix Market file.*bogus"),
+    "bad_matrix_type.mtx": (ValueError, "not a valid Matrix Market file"),
+    "wrong.mtx": (ValueError, "not a valid Matrix Market file.*out of bounds"),
+}
+
+
+@pytest.mark.parametrize("path", bad_files() or [pytest.param(None, marks=pytest.mark.skip(reason=f"{SHARED}/bad is absent"))],
+                         ids=lambda p: p.name if p else "absent")
+def test_shared_bad_file(path):
+    if path.name in EXPECT:
+        exc, msg = EXPECT[path.name]
+        with pytest.raises(exc, match=msg):
+            pyspmv.load(path)
+        return
+    # empty.mtx and the skew files are valid: a documented, correct result, never a crash
+    A = pyspmv.load(path)
+    S = scipy.io.mmread(path).tocsr()
+    assert A.shape == S.shape
+    x = np.linspace(-1, 1, A.ncols)
+    for cfg in pyspmv.configs("cpu"):
+        try:
+            y = pyspmv.spmv(A, x, cfg)
+        except pyspmv.NotApplicableError:
+            continue
+        np.testing.assert_allclose(y, S @ x, rtol=1e-12, atol=1e-12, err_msg=cfg.id)

@@ -1,0 +1,124 @@
+"""spmv(), convert(), configs() and benchmark(): arguments, errors and results."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyspmv
+
+
+@pytest.fixture
+def A():
+    return pyspmv.generate("poisson2d", 12)
+
+
+def test_config_ids_are_stable_and_parse_back():
+    ids = [c.id for c in pyspmv.configs("cpu")]
+    assert len(ids) == len(set(ids))
+    assert "cpu/csr/rows" in ids and "cpu/sell/c=8/sigma=64" in ids
+    for i in ids:
+        assert pyspmv.config(i).id == i
+
+
+def test_unknown_config_ids():
+    with pytest.raises(ValueError, match="Unknown configuration id 'cpu/nope'"):
+        pyspmv.config("cpu/nope")
+    with pytest.raises(ValueError, match="'q' is not a parameter of cpu/sell"):
+        pyspmv.config("cpu/sell/q=3")
+    with pytest.raises(ValueError, match="parameter 'c' must be an integer"):
+        pyspmv.config("cpu/sell/c=x")
+    with pytest.raises(TypeError):
+        pyspmv.config(3)
+    with pytest.raises(ValueError, match="'device' parameter of configs"):
+        pyspmv.configs("tpu")
+
+
+def test_omitted_parameters_take_defaults(A):
+    c = pyspmv.config("cpu/sell")
+    assert c.format_kwargs == {"c": 8, "sigma": 1}
+    np.testing.assert_allclose(pyspmv.spmv(A, np.ones(A.ncols), c), A.to_scipy() @ np.ones(A.ncols))
+
+
+def test_spmv_bad_x(A):
+    with pytest.raises(ValueError, match="'x' has shape \\(3,\\); it must be 1-D with ncols = 144"):
+        pyspmv.spmv(A, np.ones(3))
+    with pytest.raises(TypeError, match="'x' must hold real numbers"):
+        pyspmv.spmv(A, np.ones(A.ncols, dtype=complex))
+
+
+@pytest.mark.parametrize("fmt", ["dia", "bsr"])
+def test_non_finite_x_is_refused_where_padding_multiplies_it(A, fmt):
+    x = np.ones(A.ncols)
+    x[7] = np.inf
+    cfg = next(c for c in pyspmv.configs() if c.format == fmt)
+    with pytest.raises(ValueError, match=r"x\[7\] is inf: the .* format multiplies its padding zeros"):
+        pyspmv.spmv(A, x, cfg)
+    y = pyspmv.spmv(A, x, "cpu/csr/rows")  # CSR stores no padding: inf propagates as in scipy
+    np.testing.assert_array_equal(y, A.to_scipy() @ x)
+
+
+def test_spmv_with_mismatched_format_matrix(A):
+    F = pyspmv.convert(A, "sell", c=4, sigma=1)
+    with pytest.raises(ValueError, match="cannot run; pass the Matrix"):
+        pyspmv.spmv(F, np.ones(A.ncols), "cpu/sell/c=8/sigma=1")
+
+
+def test_convert_parameter_errors(A):
+    with pytest.raises(ValueError, match="'fmt' parameter of convert\\(\\) must be one of"):
+        pyspmv.convert(A, "csc")
+    with pytest.raises(ValueError, match="unknown parameter\\(s\\) \\['q'\\] for format 'sell'"):
+        pyspmv.convert(A, "sell", q=3)
+    with pytest.raises(ValueError, match="'max_fill' parameter"):
+        pyspmv.convert(A, "ell", max_fill=0)
+    with pytest.raises(TypeError, match="'c' parameter of convert\\(\\) must be an integer"):
+        pyspmv.convert(A, "sell", c=2.5)
+    with pytest.raises(ValueError, match="c"):
+        pyspmv.convert(A, "sell", C=48)  # case-insensitive name; 48 is not a power of two
+
+
+def test_format_matrix_reports_sizes(A):
+    F = pyspmv.convert(A, "csr")
+    assert F.nbytes == 4 * (A.nrows + 1) + 4 * A.nnz + 8 * A.nnz
+    assert F.padding_ratio == 1.0
+    assert "csr" in repr(F)
+
+
+def test_benchmark_table(A):
+    df = pyspmv.benchmark(A, ["cpu/csr/rows", "cpu/csr/nnz"], dtype="float32", repeats=5, warmup=1, progress=False)
+    assert list(df.columns) == pyspmv.benchmark.__globals__["COLUMNS"]
+    assert (df.status == "ok").all() and (df.repeats == 5).all()
+    assert (df.q25_ms <= df.median_ms).all() and (df.median_ms <= df.q75_ms).all() and (df.min_ms <= df.q25_ms).all()
+    assert (df.convert_ms > 0).all() and (df.dtype == "float32").all()
+    assert df.attrs["device_info"]["device"] == "cpu"
+
+
+def test_benchmark_reports_not_applicable_rows_instead_of_dropping_them():
+    import scipy.sparse as sp
+    S = sp.lil_array((500, 500))
+    S.setdiag(1.0)
+    S[0, :] = 1.0
+    df = pyspmv.benchmark(pyspmv.Matrix(S), ["cpu/ell", "cpu/csr/rows"], repeats=3, progress=False)
+    ell = df.set_index("config").loc["cpu/ell"]
+    assert ell.status == "not_applicable" and "max_fill" in ell.note and np.isnan(ell.median_ms)
+    assert df.set_index("config").loc["cpu/csr/rows"].status == "ok"
+
+
+def test_benchmark_budget_stops_early(A):
+    df = pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=10**6, warmup=0, budget_s=0.01, progress=False)
+    assert 1 <= df.repeats.iloc[0] < 10**6
+
+
+def test_benchmark_argument_errors(A):
+    with pytest.raises(ValueError, match="'repeats' parameter"):
+        pyspmv.benchmark(A, repeats=0)
+    with pytest.raises(TypeError, match="'dtype' parameter"):
+        pyspmv.benchmark(A, dtype="float16")
+
+
+def test_gpu_absent_raises_device_unavailable(A):
+    if pyspmv.configs("cuda"):
+        pytest.skip("this build registers CUDA kernels")
+    with pytest.raises(pyspmv.DeviceUnavailableError, match="CUDA"):
+        pyspmv.benchmark(A, [], device="cuda")
+    assert issubclass(pyspmv.DeviceUnavailableError, RuntimeError)
