@@ -50,6 +50,12 @@ class Config:
         )
 
     @property
+    def format_kwargs(self) -> dict[str, int]:
+        """The format's parameters by name, defaults filled in, as :func:`pyspmv.convert` takes them."""
+        names = (n for n in self._entry["param_names"] if n)
+        return dict(zip(names, (v for n, v in zip(self._entry["param_names"], self.format_params) if n)))
+
+    @property
     def variant(self) -> int:
         """Kernel variant index of the format's CPU kernels."""
         return int(self._entry["kernel"])

@@ -26,15 +26,13 @@ def prepare(A: Any, cfg: Config | str, dtype: Any = None) -> tuple[Config, Forma
     c = config(cfg)
     require_device(c.device)
     if isinstance(A, FormatMatrix):
-        want = dict(zip((n for n in c._entry["param_names"] if n), c.format_params))
-        if A.format != c.format or any(A.params.get(k) != v for k, v in want.items()):
+        if A.format != c.format or any(A.params.get(k) != v for k, v in c.format_kwargs.items()):
             raise ValueError(f"The FormatMatrix is {A!r}, which configuration {c.id!r} cannot run; pass the Matrix.")
         if dtype is not None and value_dtype(dtype) != A.dtype:
             raise ValueError(f"The FormatMatrix holds {A.dtype} values, not {np.dtype(dtype)}.")
         return c, A
     M = as_matrix(A)
-    params = {n: v for n, v in zip(c._entry["param_names"], c.format_params) if n}
-    return c, convert(M, c.format, dtype=dtype if dtype is not None else M.dtype, **params)
+    return c, convert(M, c.format, dtype=dtype if dtype is not None else M.dtype, **c.format_kwargs)
 
 
 def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
