@@ -1,5 +1,320 @@
-// csrc/features.c: PLACEHOLDER until its helper lands the real features
+// csrc/features.c: matrix features, tiers 0 to 2 (names, definitions, one pass over indices)
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// len_i is the length of row i; "over non-empty rows" means rows with len_i > 0 (the feature is 0
+// when there are none); every ratio is 0 when its denominator is; sd is the population sd.
+//
+// tier 0, O(1):  nrows, ncols, nnz, density = nnz/(nrows*ncols), nnz_mean = nnz/nrows.
+// tier 1, O(nrows), from indptr:
+//   nnz_min, nnz_max, nnz_mode (most frequent len_i, smallest on ties), nnz_median (numpy.median),
+//   nnz_sd, nnz_cov = sd/mean, nnz_max_minus_mean, ell_fill = nrows*nnz_max/nnz, empty_rows,
+//   hyb_width (Bell-Garland, spmv_hyb_width), and Guo's strips: full-GPU iterations (sm_count *
+//   threads_per_sm threads) of a thread-per-row, warp-per-row and thread-per-nonzero kernel:
+//   gpu_strips_rows = ceil(nrows/T), gpu_strips_warps = ceil(nrows*warp_size/T),
+//   gpu_strips_nnz = ceil(nnz/T).
+// tier 2, O(nnz + nrows + ncols), one pass over indices, row by row:
+//   dist_min, dist_max    min and max gap col[k+1]-col[k] between neighbours in a row [Lehnert]
+//   bandwidth             max |col - row| [Lehnert]
+//   col_span_mean         mean over non-empty rows of last col - first col [distavg]
+//   cluster_mean          mean over non-empty rows of the longest run j, j+1, j+2, ... in the row
+//   ndiag, dia_fill       distinct offsets col-row; ndiag*nrows/nnz [Gao]
+//   diag_dist_mean, _sd   of the gaps between consecutive occupied offsets (0 if ndiag < 2) [Li & Suda]
+//   low_band_mean, up_band_mean, low_band_sd, up_band_sd
+//                         over non-empty rows of max(0, i - first col), max(0, last col - i) [Li & Suda]
+//   x_seg_row_mean        mean over non-empty rows of the distinct 128-byte segments of a float64 x
+//                         the row reads (segment = col/16)
+//   x_seg_warp_mean       mean over the ceil(nrows/32) groups of 32 consecutive rows (empty groups
+//                         count 0) of the distinct segments the group reads: what one warp of a
+//                         thread-per-row kernel fetches
 #include "spmv_internal.h"
-void spmv_gpu_props_h100(spmv_gpu_props *p) { p->sm_count = 132; p->threads_per_sm = 2048; p->warp_size = 32; }
-const char *spmv_feature_name(int i) { (void)i; return NULL; }
-int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) { (void)A; (void)dev; (void)out; return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features not implemented yet"); }
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+void spmv_gpu_props_h100(spmv_gpu_props *p) {
+    p->sm_count = 132;
+    p->threads_per_sm = 2048;
+    p->warp_size = 32;
+}
+
+enum {
+    F_NROWS, F_NCOLS, F_NNZ, F_DENSITY, F_NNZ_MEAN,
+    F_NNZ_MIN, F_NNZ_MAX, F_NNZ_MODE, F_NNZ_MEDIAN, F_NNZ_SD, F_NNZ_COV, F_NNZ_MAX_MINUS_MEAN,
+    F_ELL_FILL, F_EMPTY_ROWS, F_HYB_WIDTH, F_STRIPS_ROWS, F_STRIPS_WARPS, F_STRIPS_NNZ,
+    F_DIST_MIN, F_DIST_MAX, F_BANDWIDTH, F_COL_SPAN_MEAN, F_CLUSTER_MEAN, F_NDIAG, F_DIA_FILL,
+    F_DIAG_DIST_MEAN, F_DIAG_DIST_SD, F_LOW_BAND_MEAN, F_UP_BAND_MEAN, F_LOW_BAND_SD, F_UP_BAND_SD,
+    F_X_SEG_ROW_MEAN, F_X_SEG_WARP_MEAN, F_COUNT
+};
+_Static_assert(F_COUNT == SPMV_NFEATURES, "feature enum and SPMV_NFEATURES disagree");
+
+static const char *const feature_names[SPMV_NFEATURES] = {
+    [F_NROWS] = "nrows", [F_NCOLS] = "ncols", [F_NNZ] = "nnz", [F_DENSITY] = "density",
+    [F_NNZ_MEAN] = "nnz_mean", [F_NNZ_MIN] = "nnz_min", [F_NNZ_MAX] = "nnz_max",
+    [F_NNZ_MODE] = "nnz_mode", [F_NNZ_MEDIAN] = "nnz_median", [F_NNZ_SD] = "nnz_sd",
+    [F_NNZ_COV] = "nnz_cov", [F_NNZ_MAX_MINUS_MEAN] = "nnz_max_minus_mean",
+    [F_ELL_FILL] = "ell_fill", [F_EMPTY_ROWS] = "empty_rows", [F_HYB_WIDTH] = "hyb_width",
+    [F_STRIPS_ROWS] = "gpu_strips_rows", [F_STRIPS_WARPS] = "gpu_strips_warps",
+    [F_STRIPS_NNZ] = "gpu_strips_nnz", [F_DIST_MIN] = "dist_min", [F_DIST_MAX] = "dist_max",
+    [F_BANDWIDTH] = "bandwidth", [F_COL_SPAN_MEAN] = "col_span_mean",
+    [F_CLUSTER_MEAN] = "cluster_mean", [F_NDIAG] = "ndiag", [F_DIA_FILL] = "dia_fill",
+    [F_DIAG_DIST_MEAN] = "diag_dist_mean", [F_DIAG_DIST_SD] = "diag_dist_sd",
+    [F_LOW_BAND_MEAN] = "low_band_mean", [F_UP_BAND_MEAN] = "up_band_mean",
+    [F_LOW_BAND_SD] = "low_band_sd", [F_UP_BAND_SD] = "up_band_sd",
+    [F_X_SEG_ROW_MEAN] = "x_seg_row_mean", [F_X_SEG_WARP_MEAN] = "x_seg_warp_mean",
+};
+
+const char *spmv_feature_name(int i) {
+    return i >= 0 && i < SPMV_NFEATURES ? feature_names[i] : NULL;
+}
+
+static double ratio(double num, double den) { return den != 0 ? num / den : 0.0; }
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The k-th smallest row length (0-based) from the histogram of lengths. */
+static int32_t hist_kth(const int64_t *hist, int64_t k) {
+    int32_t len = 0;
+    for (int64_t below = hist[0]; below <= k; below += hist[++len]) {}
+    return len;
+}
+
+/* Tiers 0 and 1: everything indptr alone determines. */
+static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) {
+    int rc = SPMV_OK;
+    const int32_t *ip = A->indptr;
+    int32_t n = A->nrows, lmin = INT32_MAX, lmax = 0, hyb = 0;
+    int64_t nnz = ip[n], empty = 0, *hist = NULL;
+    /* The sd in one pass, exactly: squares about the integer m0 nearest the mean add up in uint64
+     * (at most nnz*max + nnz^2/n < 2^63), then sum (len-mean)^2 = sum (len-m0)^2 - n (mean-m0)^2.
+     * An integer sum also keeps the loop free of a floating-point add chain. */
+    int64_t m0 = (nnz + n / 2) / n;
+    uint64_t sq = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t len = ip[i + 1] - ip[i];
+        int64_t d = len - m0;
+        lmin = len < lmin ? len : lmin;
+        lmax = len > lmax ? len : lmax;
+        empty += len == 0;
+        sq += (uint64_t)(d * d);
+    }
+    double mean = (double)nnz / n, dm = mean - (double)m0;
+    double sd = sqrt(fmax((double)sq - n * dm * dm, 0) / n);
+
+    hist = spmv_calloc((int64_t)lmax + 1, sizeof(int64_t), err);
+    if (hist == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++) hist[ip[i + 1] - ip[i]]++;
+    int32_t mode = 0;
+    for (int32_t len = 1; len <= lmax; len++)
+        if (hist[len] > hist[mode]) mode = len;  /* strict: the smallest length wins ties */
+    double median = n % 2 ? hist_kth(hist, n / 2)
+                          : 0.5 * ((double)hist_kth(hist, n / 2 - 1) + hist_kth(hist, n / 2));
+    rc = spmv_hyb_width(A, &hyb, err);
+    if (rc) goto done;
+
+    int64_t T = (int64_t)dev->sm_count * dev->threads_per_sm;
+    out[F_NROWS] = n;
+    out[F_NCOLS] = A->ncols;
+    out[F_NNZ] = (double)nnz;
+    out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
+    out[F_NNZ_MEAN] = mean;
+    out[F_NNZ_MIN] = lmin;
+    out[F_NNZ_MAX] = lmax;
+    out[F_NNZ_MODE] = mode;
+    out[F_NNZ_MEDIAN] = median;
+    out[F_NNZ_SD] = sd;
+    out[F_NNZ_COV] = ratio(sd, mean);
+    out[F_NNZ_MAX_MINUS_MEAN] = lmax - mean;
+    out[F_ELL_FILL] = ratio((double)n * lmax, (double)nnz);
+    out[F_EMPTY_ROWS] = (double)empty;
+    out[F_HYB_WIDTH] = hyb;
+    out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
+    out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
+    out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+done:
+    spmv_free(hist);
+    return rc;
+}
+
+/* Sum of squared deviations over many values, fed in blocks: each block's own is taken about its
+ * exact mean from a buffer that stays in L1, and blocks are merged with Chan, Golub and LeVeque's
+ * update.  Values are shifted by the first one so that means carry rounding error on the scale of
+ * the spread, not of the values: a narrow band far from the diagonal would otherwise lose digits.
+ * As accurate as a two-pass sd without a second pass over indices or an O(nrows) buffer. */
+#define BLOCK 256
+typedef struct {
+    int64_t count, sum; /* sum of value - shift, exact */
+    int32_t shift;
+    double m2;
+} moments;
+
+static void moments_add(moments *m, const int32_t *v, int32_t k) {
+    if (m->count == 0) m->shift = v[0];
+    int64_t s = 0;
+    for (int32_t j = 0; j < k; j++) s += (int64_t)v[j] - m->shift;
+    double mb = (double)s / k, a0 = 0, a1 = 0, a2 = 0, a3 = 0, sh = m->shift;
+    int32_t j = 0;
+    for (; j + 4 <= k; j += 4) {            /* four sums: the adds pipeline instead of chaining */
+        double d0 = (v[j] - sh) - mb, d1 = (v[j + 1] - sh) - mb;
+        double d2 = (v[j + 2] - sh) - mb, d3 = (v[j + 3] - sh) - mb;
+        a0 += d0 * d0;
+        a1 += d1 * d1;
+        a2 += d2 * d2;
+        a3 += d3 * d3;
+    }
+    for (; j < k; j++) {
+        double d = (v[j] - sh) - mb;
+        a0 += d * d;
+    }
+    double m2b = (a0 + a1) + (a2 + a3);
+    if (m->count > 0) {
+        double delta = mb - (double)m->sum / (double)m->count;
+        m2b += delta * delta * ((double)m->count * k / (double)(m->count + k));
+    }
+    m->m2 += m2b;
+    m->sum += s;
+    m->count += k;
+}
+
+static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+static int word_zero(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w == 0;
+}
+
+/* Tier 2 in one pass over indices.  Workspace: one byte per offset col-row (nrows+ncols-1) marking
+ * the occupied diagonals, and one int32 per 128-byte segment of x stamped with the id of the last
+ * row group that read it, so a group counts each segment once without clearing anything. */
+static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
+    int rc = SPMV_OK;
+    const int32_t *ip = A->indptr, *ix = A->indices;
+    int32_t n = A->nrows;
+    int64_t noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;
+    uint8_t *mark = spmv_calloc(noff, 1, err);
+    int32_t *stamp = mark == NULL ? NULL : spmv_calloc(nseg, sizeof(int32_t), err);
+    if (stamp == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK];
+    int64_t span = 0, cluster = 0, segr = 0, segw = 0;
+    moments mlo = {0, 0, 0, 0}, mup = {0, 0, 0, 0};
+    for (int32_t b0 = 0; b0 < n; b0 += BLOCK) {     /* BLOCK is a multiple of the group size 32 */
+        int32_t b1 = n - b0 < BLOCK ? n : b0 + BLOCK, nb = 0;
+        for (int32_t i = b0; i < b1; i++) {
+            const int32_t *q = ix + ip[i], *qe = ix + ip[i + 1];
+            if (q == qe) continue;
+            uint8_t *mk = mark + (n - 1 - i);   /* mk[col] marks offset col - i */
+            int32_t g = (i >> 5) + 1;           /* group id; 0 is the never-stamped value */
+            int32_t first = *q, c = first, s = c >> 4, run = 0, best = 0, segs = 1;
+            mk[c] = 1;
+            segw += stamp[s] != g;
+            stamp[s] = g;
+            for (q++; q < qe; q++) {            /* compares become cmov/setcc */
+                int32_t cn = *q, d = cn - c, sn = cn >> 4;
+                gmin = d < gmin ? d : gmin;
+                gmax = d > gmax ? d : gmax;
+                run = d == 1 ? run + 1 : 0;
+                best = run > best ? run : best;
+                mk[cn] = 1;
+                if (sn != s) {                  /* sorted: a segment recurs only in a run. The
+                                                   branch halves the time of stencils (one stamp
+                                                   per segment, not per entry) but doubles it where
+                                                   segments change unpredictably (pushpull).
+                                                   TODO: tune on more matrices. */
+                    segs++;
+                    segw += stamp[sn] != g;
+                    stamp[sn] = g;
+                }
+                c = cn;
+                s = sn;
+            }
+            int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
+            band = max_i32(band, max_i32(lo, up));  /* sorted: the extremes end the row */
+            span += c - first;
+            cluster += best;
+            segr += segs;
+            blo[nb] = lo;
+            bup[nb++] = up;
+        }
+        if (nb > 0) {
+            moments_add(&mlo, blo, nb);
+            moments_add(&mup, bup, nb);
+        }
+    }
+
+    /* Occupied offsets in ascending order: count them, then the sd of their gaps about the mean
+     * gap, which the extremes fix: (last - first) / (ndiag - 1).  Both walks skip empty words. */
+    int64_t ndiag = 0, ofirst = -1, olast = -1;
+    for (int64_t k = 0; k < noff; k++) {
+        if ((k & 7) == 0 && noff - k >= 8 && word_zero(mark + k)) {
+            k += 7;
+            continue;
+        }
+        if (mark[k]) {
+            ndiag++;
+            ofirst = ofirst < 0 ? k : ofirst;
+            olast = k;
+        }
+    }
+    double gap_mean = 0, gap_ss = 0;
+    if (ndiag >= 2) {
+        gap_mean = (double)(olast - ofirst) / (double)(ndiag - 1);
+        for (int64_t k = ofirst + 1, prev = ofirst; k <= olast; k++) {
+            if ((k & 7) == 0 && olast - k >= 8 && word_zero(mark + k)) {
+                k += 7;
+                continue;
+            }
+            if (mark[k]) {
+                double d = (double)(k - prev) - gap_mean;
+                gap_ss += d * d;
+                prev = k;
+            }
+        }
+    }
+
+    int64_t nnz = ip[n], rows = mlo.count;
+    double r = (double)rows;
+    out[F_DIST_MIN] = gmin == INT32_MAX ? 0 : gmin;
+    out[F_DIST_MAX] = gmax;
+    out[F_BANDWIDTH] = band;
+    out[F_COL_SPAN_MEAN] = ratio((double)span, r);
+    out[F_CLUSTER_MEAN] = ratio((double)(cluster + rows), r);  /* best counted steps, not entries */
+    out[F_NDIAG] = (double)ndiag;
+    out[F_DIA_FILL] = ratio((double)ndiag * n, (double)nnz);
+    out[F_DIAG_DIST_MEAN] = gap_mean;
+    out[F_DIAG_DIST_SD] = ndiag >= 2 ? sqrt(gap_ss / (double)(ndiag - 1)) : 0;
+    out[F_LOW_BAND_MEAN] = ratio((double)(mlo.sum + (int64_t)mlo.shift * rows), r);
+    out[F_UP_BAND_MEAN] = ratio((double)(mup.sum + (int64_t)mup.shift * rows), r);
+    out[F_LOW_BAND_SD] = rows ? sqrt(mlo.m2 / r) : 0;
+    out[F_UP_BAND_SD] = rows ? sqrt(mup.m2 / r) : 0;
+    out[F_X_SEG_ROW_MEAN] = ratio((double)segr, r);
+    out[F_X_SEG_WARP_MEAN] = (double)segw / (double)ceil_div(n, 32);
+done:
+    spmv_free(stamp);
+    spmv_free(mark);
+    return rc;
+}
+
+int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) {
+    if (A == NULL || A->indptr == NULL || dev == NULL || out == NULL)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features need a matrix, GPU properties and "
+                         "an output array, not NULL");
+    if (A->nrows < 1 || A->ncols < 1)
+        return spmv_fail(err, SPMV_EINVAL, -1, A->nrows < 1 ? A->nrows : A->ncols, 1,
+                         "matrix is %d x %d; features need nrows, ncols >= 1", A->nrows, A->ncols);
+    if (A->indices == NULL && A->indptr[A->nrows] > 0)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "indices must not be NULL when nnz > 0");
+    if (dev->sm_count < 1 || dev->threads_per_sm < 1 || dev->warp_size < 1)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, 1,
+                         "GPU properties must be positive: sm_count %d, threads_per_sm %d, "
+                         "warp_size %d", dev->sm_count, dev->threads_per_sm, dev->warp_size);
+    for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
+    int rc = features_rows(A, dev, out, err);
+    return rc ? rc : features_pattern(A, out, err);
+}
