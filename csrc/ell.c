@@ -1,10 +1,39 @@
-// csrc/ell.c: PLACEHOLDER until its helper lands the real format
+// csrc/ell.c: ELL — size query, conversion from CSR, back to CSR, CPU kernel
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout (spmv_fmt with format SPMV_FMT_ELL): scalar[0] = W, the longest row's length.
+// idx[0] = col[nrows*W] and val[0] = values[nrows*W], column-major: slot k of row i lives at
+// k*nrows + i (int64 arithmetic), so that consecutive GPU threads (rows) read consecutive words.
+// A row's entries fill its first slots in CSR order; the rest is padding, column -1 and value 0.
+// W = 0 (nnz = 0) gives empty arrays and y = 0.  No parameters.  Refused (SPMV_ENOTAPPLICABLE)
+// when nrows*W passes max_fill * max(nnz, nrows): one long row pads every other row to its length.
+// Kernel variant 0: row-parallel, each row stops at its first padding slot.
 #include "spmv_internal.h"
-static int sz(const spmv_csr *A, spmv_fmt *F, spmv_err *err) { (void)A; (void)F; return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, -1, -1, "ell not implemented yet"); }
-static int f32(const spmv_csr *A, const float *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int f64(const spmv_csr *A, const double *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int t32(const spmv_fmt *F, int32_t *a, int32_t *b, float *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int t64(const spmv_fmt *F, int32_t *a, int32_t *b, double *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int m32(const spmv_fmt *F, int k, const float *x, float *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-static int m64(const spmv_fmt *F, int k, const double *x, double *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-const spmv_format_ops spmv_ell_ops = { sz, f32, f64, t32, t64, m32, m64, 1 };
+
+#include <stdio.h>
+
+static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t w = 0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        if (A->indptr[i + 1] - A->indptr[i] > w) w = A->indptr[i + 1] - A->indptr[i];
+    int64_t slots = (int64_t)A->nrows * w;
+    char what[48];
+    snprintf(what, sizeof what, "ELL width %d", (int)w);
+    int rc = spmv_fill_guard(F, slots, what, err);
+    if (rc) return rc;
+    F->scalar[0] = w;
+    F->nidx[0] = slots;
+    F->nval[0] = slots;
+    return SPMV_OK;
+}
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#include "ell_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#include "ell_impl.h"
+
+const spmv_format_ops spmv_ell_ops = {
+    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64, 1,
+};

@@ -1,10 +1,75 @@
-// csrc/hyb.c: PLACEHOLDER until its helper lands the real format
+// csrc/hyb.c: HYB (ELL + COO) — size query, conversion from CSR, back to CSR, CPU kernel
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout (spmv_fmt with format SPMV_FMT_HYB): param[0] = K, the ELL width, or -1 for Bell and
+// Garland's rule (spmv_hyb_width).  scalar[0] = K used, scalar[1] = coo_nnz.  Each row's first
+// min(len, K) entries go to the ELL part, the rest to the COO part:
+//   idx[0] = ELL col[nrows*K], val[0] = ELL values[nrows*K], column-major as in csrc/ell.c
+//            (slot k of row i at k*nrows + i; padding column -1, value 0);
+//   idx[1] = COO row[coo_nnz], idx[2] = COO col[coo_nnz], val[1] = COO values[coo_nnz], in CSR's
+//            row-major order.
+// K larger than the longest row is allowed; the padding guard (nrows*K + coo_nnz slots) decides.
+// Kernel variant 0: the ELL part row-parallel writing y, then the COO part added by threads that
+// each own a contiguous run of entries moved to row boundaries, as csrc/coo.c does.
 #include "spmv_internal.h"
-static int sz(const spmv_csr *A, spmv_fmt *F, spmv_err *err) { (void)A; (void)F; return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, -1, -1, "hyb not implemented yet"); }
-static int f32(const spmv_csr *A, const float *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int f64(const spmv_csr *A, const double *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int t32(const spmv_fmt *F, int32_t *a, int32_t *b, float *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int t64(const spmv_fmt *F, int32_t *a, int32_t *b, double *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int m32(const spmv_fmt *F, int k, const float *x, float *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-static int m64(const spmv_fmt *F, int k, const double *x, double *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-const spmv_format_ops spmv_hyb_ops = { sz, f32, f64, t32, t64, m32, m64, 1 };
+
+#include <stdio.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t k = F->param[0];
+    if (k < -1)
+        return spmv_fail(err, SPMV_EINVAL, -1, k, -1,
+                         "The 'k' parameter of hyb must be -1 (Bell-Garland width) or an ELL "
+                         "width in [0, %d]. Got %d instead.", INT32_MAX, k);
+    if (k == -1) {
+        int rc = spmv_hyb_width(A, &k, err);
+        if (rc) return rc;
+    }
+    int64_t coo = 0;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        int32_t len = A->indptr[i + 1] - A->indptr[i];
+        if (len > k) coo += len - k;
+    }
+    int64_t ell = (int64_t)A->nrows * k;
+    char what[80];
+    snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)k,
+             (long long)coo);
+    int rc = spmv_fill_guard(F, ell + coo, what, err);
+    if (rc) return rc;
+    F->scalar[0] = k;
+    F->scalar[1] = coo;
+    F->nidx[0] = ell;
+    F->nidx[1] = coo;
+    F->nidx[2] = coo;
+    F->nval[0] = ell;
+    F->nval[1] = coo;
+    return SPMV_OK;
+}
+
+/* Start of thread t's run of COO entries, moved forward to the next row boundary (see coo.c). */
+static int64_t hyb_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
+    int64_t b = nnz * t / nt;
+    if (b <= 0 || b >= nnz) return b <= 0 ? 0 : nnz;
+    int32_t r = row[b - 1];
+    int64_t lo = b, hi = nnz;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (row[mid] <= r) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#include "hyb_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#include "hyb_impl.h"
+
+const spmv_format_ops spmv_hyb_ops = {
+    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64, 1,
+};

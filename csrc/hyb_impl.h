@@ -1,0 +1,93 @@
+// csrc/hyb_impl.h: HYB fill, back-conversion and CPU kernel for one value type (see csrc/hyb.c)
+// SPDX-License-Identifier: BSD-3-Clause
+// Included by hyb.c with SPMV_REAL and SPMV_NAME defined; no include guard on purpose.
+
+static int SPMV_NAME(hyb_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_fmt *F,
+                               spmv_err *err) {
+    (void)err;
+    int32_t *ecol = F->idx[0], *crow = F->idx[1], *ccol = F->idx[2];
+    SPMV_REAL *ev = (SPMV_REAL *)F->val[0], *cv = (SPMV_REAL *)F->val[1];
+    int32_t n = A->nrows, w = (int32_t)F->scalar[0];
+    const int32_t *indptr = A->indptr, *indices = A->indices;
+#pragma omp parallel for schedule(static) if (F->nidx[0] > SPMV_OMP_MIN_WORK)
+    for (int32_t i = 0; i < n; i++) {
+        int32_t p0 = indptr[i], len = indptr[i + 1] - p0;
+        for (int32_t k = 0; k < w; k++) {
+            int64_t s = (int64_t)k * n + i;
+            ecol[s] = k < len ? indices[p0 + k] : -1;
+            ev[s] = k < len ? values[p0 + k] : (SPMV_REAL)0;
+        }
+    }
+    int64_t q = 0;                           /* the COO part is O(coo_nnz): one serial pass */
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t p = (int64_t)indptr[i] + w; p < indptr[i + 1]; p++, q++) {
+            crow[q] = i;
+            ccol[q] = indices[p];
+            cv[q] = values[p];
+        }
+    return SPMV_OK;
+}
+
+static int SPMV_NAME(hyb_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *indices,
+                                 SPMV_REAL *values, spmv_err *err) {
+    (void)err;
+    const int32_t *ecol = F->idx[0], *crow = F->idx[1], *ccol = F->idx[2];
+    const SPMV_REAL *ev = (const SPMV_REAL *)F->val[0], *cv = (const SPMV_REAL *)F->val[1];
+    int32_t n = F->nrows, w = (int32_t)F->scalar[0];
+    int64_t coo = F->scalar[1], q = 0;
+    int32_t pos = 0;
+    indptr[0] = 0;
+    for (int32_t i = 0; i < n; i++) {        /* a row's COO entries follow its ELL ones */
+        for (int32_t k = 0; k < w; k++) {
+            int64_t s = (int64_t)k * n + i;
+            if (ecol[s] < 0) break;
+            indices[pos] = ecol[s];
+            values[pos++] = ev[s];
+        }
+        for (; q < coo && crow[q] == i; q++) {
+            indices[pos] = ccol[q];
+            values[pos++] = cv[q];
+        }
+        indptr[i + 1] = pos;
+    }
+    return SPMV_OK;
+}
+
+static int SPMV_NAME(hyb_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, SPMV_REAL *y,
+                             spmv_err *err) {
+    (void)kernel;
+    (void)err;
+    const int32_t *ecol = F->idx[0], *crow = F->idx[1], *ccol = F->idx[2];
+    const SPMV_REAL *ev = (const SPMV_REAL *)F->val[0], *cv = (const SPMV_REAL *)F->val[1];
+    int32_t n = F->nrows, w = (int32_t)F->scalar[0];
+    int64_t coo = F->scalar[1];
+#pragma omp parallel if (F->nidx[0] + coo > SPMV_OMP_MIN_WORK)
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+#pragma omp for schedule(static)
+        for (int32_t i = 0; i < n; i++) {
+            SPMV_REAL s = 0;
+            for (int32_t k = 0; k < w; k++) {
+                int64_t q = (int64_t)k * n + i;
+                if (ecol[q] < 0) break;      /* padding only follows a row's entries */
+                s += ev[q] * x[ecol[q]];
+            }
+            y[i] = s;
+        }                                    /* implicit barrier: y holds the ELL part */
+        int64_t p = hyb_coo_chunk(crow, coo, t, nt), p1 = hyb_coo_chunk(crow, coo, t + 1, nt);
+        while (p < p1) {
+            int32_t r = crow[p];
+            SPMV_REAL s = 0;
+            for (; p < p1 && crow[p] == r; p++) s += cv[p] * x[ccol[p]];
+            y[r] += s;
+        }
+    }
+    return SPMV_OK;
+}
+
+#undef SPMV_REAL
+#undef SPMV_NAME
