@@ -8,9 +8,9 @@ than one single-thread CSR SpMV, so predicting the best configuration is cheap n
 Matrices: the real ones in DIR (default ../shared/matrices, skipped where absent) plus generated
 larger ones: a 2D 5-point Laplacian (~1M rows), a uniform random matrix (~5M nonzeros) and one with
 power-law row lengths.  features_ms is the median of many perf_counter_ns-timed calls of
-_core.features (Python call overhead included: it dominates for the small real matrices and is
-printed once); spmv_1t_ms is the median the C core's own timer reports for CSR kernel 0 on one
-OpenMP thread.  ratio = features_ms / spmv_1t_ms: at or below 1.0 meets the target.
+pyspmv.features (Python call overhead included: it dominates for the small real matrices and is
+printed once); spmv_1t_ms is the median pyspmv.benchmark reports for cpu/csr/rows on one OpenMP
+thread (the C core's own timer, result checked against scipy first).  ratio = features_ms / spmv_1t_ms: at or below 1.0 meets the target.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -31,10 +31,8 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-# TODO(lead): move onto the public API (pyspmv.features, pyspmv.benchmark) once it settles.
-from pyspmv import _core
+import pyspmv
 
-H100 = (132, 2048, 32)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -75,31 +73,22 @@ def matrices(mdir: Path | None):
     yield "powerlaw_500k", power_law(500_000, 2)
 
 
-def args_of(A: sp.csr_matrix):
-    return (A.shape[0], A.shape[1], A.indptr.astype(np.int32), A.indices.astype(np.int32))
-
-
-def time_features(args, min_runs: int, max_runs: int, budget_s: float) -> float:
+def time_features(M: pyspmv.Matrix, min_runs: int, max_runs: int, budget_s: float) -> float:
     for _ in range(3):                                     # warm-up: caches, page faults
-        _core.features(*args, *H100)
+        pyspmv.features(M)
     times, start = [], time.perf_counter_ns()
     while len(times) < max_runs and (len(times) < min_runs or time.perf_counter_ns() - start < budget_s * 1e9):
         t0 = time.perf_counter_ns()
-        _core.features(*args, *H100)
+        pyspmv.features(M)
         times.append(time.perf_counter_ns() - t0)
     return statistics.median(times) / 1e6
 
 
-def time_spmv(A: sp.csr_matrix, args, budget_s: float) -> float:
-    nrows, ncols, indptr, indices = args
-    st = _core.convert(0, 0, 0, 0.0, nrows, ncols, indptr, indices, np.ascontiguousarray(A.data, np.float64))
-    x = np.random.default_rng(0).standard_normal(ncols)
-    y = np.empty(nrows)
-    _core.bench(st, 0, x, y, 0, 1, 0.0)
-    if not np.allclose(y, A @ x, rtol=1e-10, atol=1e-10):
-        raise SystemExit("the C core's CSR SpMV disagrees with scipy: timing it would mean nothing")
-    median_ms, _q25, _q75, _min, _runs = _core.bench(st, 0, x, y, 5, 500, budget_s)
-    return median_ms
+def time_spmv(M: pyspmv.Matrix, budget_s: float) -> float:
+    df = pyspmv.benchmark(M, ["cpu/csr/rows"], repeats=500, warmup=5, budget_s=budget_s, progress=False)
+    if df.status.iloc[0] != "ok":                          # benchmark() checks against scipy first
+        raise SystemExit(f"cpu/csr/rows: {df.status.iloc[0]}: {df.note.iloc[0]}")
+    return float(df.median_ms.iloc[0])
 
 
 def main() -> None:
@@ -109,21 +98,20 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timed runs per measurement")
     a = ap.parse_args()
 
-    one = (1, 1, np.array([0, 1], np.int32), np.array([0], np.int32))
-    overhead = time_features(one, 200, 2000, 0.2)
+    overhead = time_features(pyspmv.Matrix(sp.csr_array(np.ones((1, 1)))), 200, 2000, 0.2)
     print(f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} (SpMV baseline on one thread; features are serial)")
-    print(f"_core.features call overhead (1x1 matrix): {overhead * 1e3:.1f} us, included in features_ms")
+    print(f"pyspmv.features call overhead (1x1 matrix): {overhead * 1e3:.1f} us, included in features_ms")
     rows = []
     hdr = f"{'matrix':<28}{'nrows':>10}{'nnz':>11}{'features_ms':>13}{'spmv_1t_ms':>12}{'ratio':>8}"
     print(hdr)
     print("-" * len(hdr))
     for name, A in matrices(a.matrices):
-        args = args_of(A)
-        f = _core.features(*args, *H100)
-        if not np.all(np.isfinite(f)):
-            raise SystemExit(f"{name}: non-finite features {dict(zip(_core.feature_names(), f))}")
-        feat_ms = time_features(args, 20, 2000, a.budget)
-        spmv_ms = time_spmv(A, args, a.budget)
+        M = pyspmv.Matrix(A, name=name)
+        f = pyspmv.features(M)
+        if not all(math.isfinite(v) for v in f.values()):
+            raise SystemExit(f"{name}: non-finite features {f}")
+        feat_ms = time_features(M, 20, 2000, a.budget)
+        spmv_ms = time_spmv(M, a.budget)
         ratio = feat_ms / spmv_ms if spmv_ms > 0 else math.inf
         rows.append({"matrix": name, "nrows": A.shape[0], "nnz": A.nnz, "features_ms": f"{feat_ms:.6f}",
                      "spmv_1t_ms": f"{spmv_ms:.6f}", "ratio": f"{ratio:.3f}"})
