@@ -1,10 +1,93 @@
-// csrc/bsr.c: PLACEHOLDER until its helper lands the real format
+// csrc/bsr.c: BSR — size query, conversion from CSR, back to CSR, CPU kernel
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout (spmv_fmt with format SPMV_FMT_BSR): param[0] = b, the block size in [1, 32].  The matrix
+// is cut into b x b blocks; only blocks holding at least one entry are stored.
+//   scalar[0] = nbrows = ceil(nrows / b), scalar[1] = nbcols = ceil(ncols / b),
+//   scalar[2] = nblocks;
+//   idx[0] = block_ptr[nbrows+1]; idx[1] = block_col[nblocks], ascending within a block row;
+//   idx[2] = presence bits, spmv_bitwords(nblocks*b*b) words: bit (blk*b + r)*b + c is set iff A
+//            has an entry at (block row*b + r, block_col[blk]*b + c), so explicit zeros survive
+//            the round trip and padding zeros do not appear;
+//   val[0] = values[nblocks*b*b], row-major within each block, 0 where absent.
+// Edge blocks reach past nrows and ncols; those rows and columns hold nothing.  Refused
+// (SPMV_ENOTAPPLICABLE) when nblocks*b*b passes max_fill * max(nnz, nrows).  Kernel variant 0:
+// block-row-parallel, dense b x b products skipping rows >= nrows and columns >= ncols, so x is
+// never read past ncols.  Padding zeros are multiplied by x, so an inf or nan in x would leak into
+// rows with no entry in that column: the Python layer refuses non-finite x for BSR.
 #include "spmv_internal.h"
-static int sz(const spmv_csr *A, spmv_fmt *F, spmv_err *err) { (void)A; (void)F; return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, -1, -1, "bsr not implemented yet"); }
-static int f32(const spmv_csr *A, const float *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int f64(const spmv_csr *A, const double *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int t32(const spmv_fmt *F, int32_t *a, int32_t *b, float *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int t64(const spmv_fmt *F, int32_t *a, int32_t *b, double *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int m32(const spmv_fmt *F, int k, const float *x, float *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-static int m64(const spmv_fmt *F, int k, const double *x, double *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-const spmv_format_ops spmv_bsr_ops = { sz, f32, f64, t32, t64, m32, m64, 1 };
+
+#include <stdio.h>
+
+#define BSR_MAX_B 32
+
+/* The next block column of block row `br` given one cursor per row into indices (cur[r] up to
+ * indptr[row+1]): the smallest col/b among the rows' next entries, or -1 when every row is done.
+ * Columns are sorted within rows, so repeated calls merge the rows and visit block columns in
+ * ascending order without a sort or an nbcols-long workspace. */
+static int32_t bsr_next(const spmv_csr *A, int32_t r0, int32_t rows, int32_t b,
+                        const int32_t *cur) {
+    int32_t bc = -1;
+    for (int32_t r = 0; r < rows; r++)
+        if (cur[r] < A->indptr[r0 + r + 1]) {
+            int32_t c = A->indices[cur[r]] / b;
+            if (bc < 0 || c < bc) bc = c;
+        }
+    return bc;
+}
+
+static int32_t bsr_rows(int32_t nrows, int32_t b, int64_t br) {
+    int64_t left = nrows - br * b;
+    return left < b ? (int32_t)left : b;
+}
+
+static int bsr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t b = F->param[0], cur[BSR_MAX_B];
+    if (b < 1 || b > BSR_MAX_B)
+        return spmv_fail(err, SPMV_EINVAL, -1, b, BSR_MAX_B,
+                         "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
+                         "instead.", BSR_MAX_B, b);
+    int64_t nbrows = ((int64_t)A->nrows + b - 1) / b, nblocks = 0;
+    for (int64_t br = 0; br < nbrows; br++) {
+        int32_t r0 = (int32_t)(br * b), rows = bsr_rows(A->nrows, b, br), bc;
+        for (int32_t r = 0; r < rows; r++) cur[r] = A->indptr[r0 + r];
+        while ((bc = bsr_next(A, r0, rows, b, cur)) >= 0) {
+            nblocks++;
+            for (int32_t r = 0; r < rows; r++)
+                while (cur[r] < A->indptr[r0 + r + 1] && A->indices[cur[r]] / b == bc) cur[r]++;
+        }
+    }
+    int64_t slots = nblocks * b * b;
+    char what[48];
+    snprintf(what, sizeof what, "BSR with b=%d", (int)b);
+    int rc = spmv_fill_guard(F, slots, what, err);
+    if (rc) return rc;
+    F->scalar[0] = nbrows;
+    F->scalar[1] = ((int64_t)A->ncols + b - 1) / b;
+    F->scalar[2] = nblocks;
+    F->nidx[0] = nbrows + 1;
+    F->nidx[1] = nblocks;
+    F->nidx[2] = spmv_bitwords(slots);
+    F->nval[0] = slots;
+    return SPMV_OK;
+}
+
+/* Stored entries of row r of block row br: the set bits of its b-bit runs, one per block. */
+static int32_t bsr_len(const spmv_fmt *F, int64_t br, int32_t r) {
+    const int32_t *bp = F->idx[0], *bits = F->idx[2];
+    int32_t b = F->param[0], len = 0;
+    for (int64_t blk = bp[br]; blk < bp[br + 1]; blk++)
+        for (int32_t c = 0; c < b; c++) len += spmv_bit_get(bits, (blk * b + r) * b + c);
+    return len;
+}
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#include "bsr_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#include "bsr_impl.h"
+
+const spmv_format_ops spmv_bsr_ops = {
+    bsr_size, bsr_fill_f32, bsr_fill_f64, bsr_to_csr_f32, bsr_to_csr_f64, bsr_mv_f32, bsr_mv_f64, 1,
+};

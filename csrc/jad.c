@@ -1,10 +1,71 @@
-// csrc/jad.c: PLACEHOLDER until its helper lands the real format
+// csrc/jad.c: JAD (jagged diagonals) — size query, conversion from CSR, back to CSR, CPU kernel
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout (spmv_fmt with format SPMV_FMT_JAD): no parameters.  Rows are permuted by length,
+// descending and stably; jagged diagonal k holds entry k of every permuted row longer than k, which
+// is a prefix of the permuted rows, so entry k of permuted row r is at jd_ptr[k] + r and no slot is
+// padding (no fill guard needed: there are exactly nnz slots).
+//   scalar[0] = njd, the longest row's length;
+//   idx[0] = perm[nrows]: perm[r] = the original row at permuted position r;
+//   idx[1] = jd_ptr[njd+1]: start of each jagged diagonal;
+//   idx[2] = col[nnz], val[0] = values[nnz], diagonal after diagonal.
+// Kernel variant 0: row-parallel over permuted rows; row r walks diagonals k while
+// jd_ptr[k] + r < jd_ptr[k+1] and writes y[perm[r]] (0 for empty rows).
 #include "spmv_internal.h"
-static int sz(const spmv_csr *A, spmv_fmt *F, spmv_err *err) { (void)A; (void)F; return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, -1, -1, "jad not implemented yet"); }
-static int f32(const spmv_csr *A, const float *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int f64(const spmv_csr *A, const double *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int t32(const spmv_fmt *F, int32_t *a, int32_t *b, float *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int t64(const spmv_fmt *F, int32_t *a, int32_t *b, double *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int m32(const spmv_fmt *F, int k, const float *x, float *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-static int m64(const spmv_fmt *F, int k, const double *x, double *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-const spmv_format_ops spmv_jad_ops = { sz, f32, f64, t32, t64, m32, m64, 1 };
+
+static int32_t jad_maxlen(const spmv_csr *A) {
+    int32_t m = 0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        if (A->indptr[i + 1] - A->indptr[i] > m) m = A->indptr[i + 1] - A->indptr[i];
+    return m;
+}
+
+static int jad_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    (void)err;
+    int32_t njd = jad_maxlen(A);
+    F->scalar[0] = njd;
+    F->nidx[0] = A->nrows;
+    F->nidx[1] = (int64_t)njd + 1;
+    F->nidx[2] = F->nnz;
+    F->nval[0] = F->nnz;
+    return SPMV_OK;
+}
+
+/* perm (a stable counting sort by descending length) and jd_ptr, into F's arrays. */
+static int jad_perm(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t n = A->nrows, njd = (int32_t)F->scalar[0], *perm = F->idx[0], *jd = F->idx[1];
+    int32_t *first = spmv_calloc((int64_t)njd + 1, sizeof(int32_t), err);
+    if (first == NULL) return SPMV_ENOMEM;
+    for (int32_t i = 0; i < n; i++) first[A->indptr[i + 1] - A->indptr[i]]++;
+    /* rows longer than L come first: first[L] = their count = jagged diagonal L's length */
+    int32_t longer = 0;
+    for (int32_t L = njd; L >= 0; L--) {
+        int32_t cnt = first[L];
+        first[L] = longer;
+        longer += cnt;
+    }
+    jd[0] = 0;
+    for (int32_t k = 0; k < njd; k++) jd[k + 1] = jd[k] + first[k];
+    for (int32_t i = 0; i < n; i++) perm[first[A->indptr[i + 1] - A->indptr[i]]++] = i;
+    spmv_free(first);
+    return SPMV_OK;
+}
+
+/* Entries of permuted row r: diagonals shrink, so it is in every diagonal until the first it is
+ * past. */
+static int32_t jad_len(const int32_t *jd, int32_t njd, int32_t r) {
+    int32_t k = 0;
+    while (k < njd && (int64_t)jd[k] + r < jd[k + 1]) k++;
+    return k;
+}
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#include "jad_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#include "jad_impl.h"
+
+const spmv_format_ops spmv_jad_ops = {
+    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64, 1,
+};

@@ -1,10 +1,125 @@
-// csrc/sell.c: PLACEHOLDER until its helper lands the real format
+// csrc/sell.c: SELL-C-sigma — size query, conversion from CSR, back to CSR, CPU kernel
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout (spmv_fmt with format SPMV_FMT_SELL): param[0] = C, the slice height (a power of two in
+// [1, 1024]); param[1] = sigma, the sorting window (1, or a positive multiple of C up to 2^20).
+// Rows are sorted by length, descending and stably, within each window of sigma consecutive rows
+// (sigma = 1: no sorting), so that rows of one slice have similar lengths; because sigma is a
+// multiple of C, a window never splits a slice.
+//   scalar[0] = nslices = ceil(nrows / C), scalar[1] = total slots;
+//   idx[0] = perm[nrows]: perm[r] = the original row at sorted position r;
+//   idx[1] = slice_ptr[nslices+1]: slot offsets; slice s has width W_s (its longest row) and
+//            C*W_s slots;
+//   idx[2] = col[slots], val[0] = values[slots]: slot k of lane l of slice s at
+//            slice_ptr[s] + k*C + l, so that C consecutive GPU threads read consecutive words.
+// A row's entries fill its first slots in CSR order; the rest is padding, column -1 and value 0,
+// and lanes past nrows in the last slice are all padding.  Refused (SPMV_ENOTAPPLICABLE) when
+// slots pass max_fill * max(nnz, nrows).  Kernel variant 0: slice-parallel, each lane stopping
+// at its first padding slot.
 #include "spmv_internal.h"
-static int sz(const spmv_csr *A, spmv_fmt *F, spmv_err *err) { (void)A; (void)F; return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, -1, -1, "sell not implemented yet"); }
-static int f32(const spmv_csr *A, const float *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int f64(const spmv_csr *A, const double *v, spmv_fmt *F, spmv_err *err) { (void)A; (void)v; (void)F; (void)err; return SPMV_EINVAL; }
-static int t32(const spmv_fmt *F, int32_t *a, int32_t *b, float *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int t64(const spmv_fmt *F, int32_t *a, int32_t *b, double *c, spmv_err *err) { (void)F; (void)a; (void)b; (void)c; (void)err; return SPMV_EINVAL; }
-static int m32(const spmv_fmt *F, int k, const float *x, float *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-static int m64(const spmv_fmt *F, int k, const double *x, double *y, spmv_err *err) { (void)F; (void)k; (void)x; (void)y; (void)err; return SPMV_EINVAL; }
-const spmv_format_ops spmv_sell_ops = { sz, f32, f64, t32, t64, m32, m64, 1 };
+
+#include <stdio.h>
+
+#define SELL_MAX_C 1024
+#define SELL_MAX_SIGMA (1 << 20)
+
+static int sell_params(const spmv_fmt *F, spmv_err *err) {
+    int32_t c = F->param[0], sigma = F->param[1];
+    if (c < 1 || c > SELL_MAX_C || (c & (c - 1)) != 0)
+        return spmv_fail(err, SPMV_EINVAL, -1, c, SELL_MAX_C,
+                         "The 'c' parameter of sell must be a power of two in [1, %d]. Got %d "
+                         "instead.", SELL_MAX_C, c);
+    if (sigma != 1 && (sigma < 1 || sigma > SELL_MAX_SIGMA || sigma % c != 0))
+        return spmv_fail(err, SPMV_EINVAL, -1, sigma, SELL_MAX_SIGMA,
+                         "The 'sigma' parameter of sell must be 1 or a positive multiple of c = %d "
+                         "up to %d. Got %d instead.", c, SELL_MAX_SIGMA, sigma);
+    return SPMV_OK;
+}
+
+static int32_t row_len(const spmv_csr *A, int32_t i) { return A->indptr[i + 1] - A->indptr[i]; }
+
+/* perm[nrows] = rows sorted by length, descending and stably, within each window of sigma rows.
+ * A counting sort per window: its histogram spans only that window's longest row, so the whole
+ * sort is O(nrows + nnz) however long the longest row of the matrix is. */
+static int sell_perm(const spmv_csr *A, int32_t sigma, int32_t *perm, spmv_err *err) {
+    int32_t n = A->nrows, maxlen = 0;
+    if (sigma == 1) {
+        for (int32_t i = 0; i < n; i++) perm[i] = i;
+        return SPMV_OK;
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
+    int32_t *hist = spmv_malloc((int64_t)maxlen + 1, sizeof(int32_t), err);
+    if (hist == NULL) return SPMV_ENOMEM;
+    for (int32_t w0 = 0; w0 < n; w0 = n - w0 > sigma ? w0 + sigma : n) {
+        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0;
+        for (int32_t i = w0; i < w1; i++)
+            if (row_len(A, i) > m) m = row_len(A, i);
+        for (int32_t L = 0; L <= m; L++) hist[L] = 0;
+        for (int32_t i = w0; i < w1; i++) hist[row_len(A, i)]++;
+        int32_t pos = w0;
+        for (int32_t L = m; L >= 0; L--) {   /* hist[L] becomes the first position of length L */
+            int32_t cnt = hist[L];
+            hist[L] = pos;
+            pos += cnt;
+        }
+        for (int32_t i = w0; i < w1; i++) perm[hist[row_len(A, i)]++] = i;
+    }
+    spmv_free(hist);
+    return SPMV_OK;
+}
+
+/* Width of slice s: the longest of its rows (lanes past nrows count as empty). */
+static int32_t slice_width(const spmv_csr *A, const int32_t *perm, int32_t c, int64_t s) {
+    int32_t w = 0;
+    for (int64_t r = s * c; r < (s + 1) * c && r < A->nrows; r++)
+        if (row_len(A, perm[r]) > w) w = row_len(A, perm[r]);
+    return w;
+}
+
+/* Stored entries of sorted row r: its slots up to the first padding one. */
+static int32_t sell_len(const spmv_fmt *F, int64_t r) {
+    const int32_t *sp = F->idx[1], *col = F->idx[2];
+    int32_t c = F->param[0];
+    int64_t s = r / c, l = r % c;
+    int32_t w = (sp[s + 1] - sp[s]) / c, k = 0;
+    while (k < w && col[sp[s] + (int64_t)k * c + l] >= 0) k++;
+    return k;
+}
+
+static int sell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int rc = sell_params(F, err);
+    if (rc) return rc;
+    int32_t c = F->param[0];
+    int64_t nslices = ((int64_t)A->nrows + c - 1) / c, slots = 0;
+    int32_t *perm = spmv_malloc(A->nrows, sizeof(int32_t), err);
+    if (perm == NULL) return SPMV_ENOMEM;
+    rc = sell_perm(A, F->param[1], perm, err);
+    if (rc) goto done;
+    for (int64_t s = 0; s < nslices; s++) slots += (int64_t)c * slice_width(A, perm, c, s);
+    char what[48];
+    snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
+    rc = spmv_fill_guard(F, slots, what, err);
+    if (rc) goto done;
+    F->scalar[0] = nslices;
+    F->scalar[1] = slots;
+    F->nidx[0] = A->nrows;
+    F->nidx[1] = nslices + 1;
+    F->nidx[2] = slots;
+    F->nval[0] = slots;
+done:
+    spmv_free(perm);
+    return rc;
+}
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#include "sell_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#include "sell_impl.h"
+
+const spmv_format_ops spmv_sell_ops = {
+    sell_size, sell_fill_f32, sell_fill_f64, sell_to_csr_f32, sell_to_csr_f64, sell_mv_f32,
+    sell_mv_f64, 1,
+};

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import pyspmv
 
-VALUES = st.one_of(st.just(0.0), st.floats(-10, 10, allow_nan=False, allow_infinity=False, width=32))
+VALUES = st.one_of(st.just(0.0), st.floats(-10, 10, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=32))
 
 
 @st.composite

@@ -1,0 +1,62 @@
+// csrc/jad_impl.h: JAD fill, back-conversion and CPU kernel for one value type (see csrc/jad.c)
+// SPDX-License-Identifier: BSD-3-Clause
+// Included by jad.c with SPMV_REAL and SPMV_NAME defined; no include guard on purpose.
+
+static int SPMV_NAME(jad_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_fmt *F,
+                               spmv_err *err) {
+    int rc = jad_perm(A, F, err);
+    if (rc) return rc;
+    const int32_t *perm = F->idx[0], *jd = F->idx[1], *indptr = A->indptr, *indices = A->indices;
+    int32_t *col = F->idx[2], n = A->nrows;
+    SPMV_REAL *v = (SPMV_REAL *)F->val[0];
+#pragma omp parallel for schedule(static) if (F->nnz > SPMV_OMP_MIN_WORK)
+    for (int32_t r = 0; r < n; r++) {
+        int32_t p0 = indptr[perm[r]], len = indptr[perm[r] + 1] - p0;
+        for (int32_t k = 0; k < len; k++) {
+            col[jd[k] + r] = indices[p0 + k];
+            v[jd[k] + r] = values[p0 + k];
+        }
+    }
+    return SPMV_OK;
+}
+
+static int SPMV_NAME(jad_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *indices,
+                                 SPMV_REAL *values, spmv_err *err) {
+    (void)err;
+    const int32_t *perm = F->idx[0], *jd = F->idx[1], *col = F->idx[2];
+    const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
+    int32_t n = F->nrows, njd = (int32_t)F->scalar[0];
+    indptr[0] = 0;
+#pragma omp parallel for schedule(static) if (F->nnz > SPMV_OMP_MIN_WORK)
+    for (int32_t r = 0; r < n; r++) indptr[perm[r] + 1] = jad_len(jd, njd, r);
+    for (int32_t i = 0; i < n; i++) indptr[i + 1] += indptr[i];
+#pragma omp parallel for schedule(static) if (F->nnz > SPMV_OMP_MIN_WORK)
+    for (int32_t r = 0; r < n; r++) {
+        int32_t p0 = indptr[perm[r]], len = indptr[perm[r] + 1] - p0;
+        for (int32_t k = 0; k < len; k++) {
+            indices[p0 + k] = col[jd[k] + r];
+            values[p0 + k] = v[jd[k] + r];
+        }
+    }
+    return SPMV_OK;
+}
+
+static int SPMV_NAME(jad_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, SPMV_REAL *y,
+                             spmv_err *err) {
+    (void)kernel;
+    (void)err;
+    const int32_t *perm = F->idx[0], *jd = F->idx[1], *col = F->idx[2];
+    const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
+    int32_t n = F->nrows, njd = (int32_t)F->scalar[0];
+#pragma omp parallel for schedule(static) if (F->nnz > SPMV_OMP_MIN_WORK)
+    for (int32_t r = 0; r < n; r++) {
+        SPMV_REAL sum = 0;
+        for (int32_t k = 0; k < njd && (int64_t)jd[k] + r < jd[k + 1]; k++)
+            sum += v[jd[k] + r] * x[col[jd[k] + r]];
+        y[perm[r]] = sum;
+    }
+    return SPMV_OK;
+}
+
+#undef SPMV_REAL
+#undef SPMV_NAME

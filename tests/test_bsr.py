@@ -1,0 +1,123 @@
+"""BSR through the private glue: exact layout and presence bits, round trip, products, edge blocks."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from pyspmv import _core
+
+BSR = 8
+TOL = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def convert(A, b, dtype=np.float64, max_fill=0.0):
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    return _core.convert(BSR, b, 0, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
+                         A.indices.astype(np.int32), A.data.astype(dtype))
+
+
+def random_csr(m, n, density, seed, dtype=np.float64):
+    """scipy.sparse.random with every 7th value an explicit zero."""
+    A = sp.random(m, n, density=density, format="csr", dtype=dtype, random_state=seed)
+    A.sort_indices()
+    A.data[::7] = 0
+    return A
+
+
+def rel_err(state, A, dtype, seed=0):
+    x = np.random.default_rng(seed).uniform(-1, 1, A.shape[1]).astype(dtype)
+    y = np.full(A.shape[0], np.nan, dtype=dtype)
+    _core.mv(state, 0, x, y)
+    S = A.astype(np.float64)
+    ref = S @ x.astype(np.float64)
+    scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
+    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
+    return err / scale if scale > 0 else err
+
+
+# rows: 0 -> cols 1, 4; 1 -> empty; 2 -> cols 0, 1, 2 (explicit zero), 5; 3 -> col 3; 4 -> cols 2, 5
+SMALL = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
+                       np.array([1, 4, 0, 1, 2, 5, 3, 2, 5]), np.array([0, 2, 2, 6, 7, 9])), shape=(5, 6))
+
+
+def test_layout():
+    fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(SMALL, 2)
+    assert (fmt, nrows, ncols, nnz, params, scalars) == (BSR, 5, 6, 9, (2, 0), (3, 3, 7, 0))
+    np.testing.assert_array_equal(idx[0], [0, 2, 5, 7])
+    np.testing.assert_array_equal(idx[1], [0, 2, 0, 1, 2, 1, 2])
+    bits = sum(1 << k for k in [1, 4, 8, 9, 12, 15, 17, 20, 25])  # bit 12: the explicit zero
+    np.testing.assert_array_equal(idx[2], [bits])
+    np.testing.assert_array_equal(val[0], [0, 1, 0, 0, 2, 0, 0, 0, 3, 4, 0, 0, 0, 0, 0, 6,
+                                           0, 5, 0, 0, 7, 0, 0, 0, 0, 8, 0, 0])
+    assert idx[3].size == 0 and val[1].size == 0
+
+
+def test_presence_bits_span_words():
+    A = sp.csr_matrix(np.arange(1.0, 26.0).reshape(5, 5))   # b = 3: blocks of 9 bits across words
+    state = convert(A, 3, max_fill=1e9)
+    assert state[5] == (2, 2, 4, 0)
+    bits = state[6][2].view(np.uint32)
+    assert bits.size == 2                                    # 36 bits
+    got = [(int(bits[k >> 5]) >> (k & 31)) & 1 for k in range(36)]
+    want = np.zeros((2, 2, 3, 3), dtype=int)                 # block row, block, row, col
+    for i in range(5):
+        for j in range(5):
+            want[i // 3, j // 3, i % 3, j % 3] = 1
+    assert got == want.ravel().tolist()
+
+
+def test_edge_blocks_ignore_rows_and_columns_past_the_matrix():
+    A = sp.csr_matrix(np.ones((3, 3)))
+    state = convert(A, 4, max_fill=1e9)
+    assert state[5] == (1, 1, 1, 0)
+    np.testing.assert_array_equal(state[7][0].reshape(4, 4), np.pad(np.ones((3, 3)), ((0, 1), (0, 1))))
+    y = np.full(3, np.nan)
+    _core.mv(state, 0, np.array([1.0, 2.0, 3.0]), y)        # x has exactly ncols entries
+    np.testing.assert_array_equal(y, [6, 6, 6])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("b", [1, 2, 3, 4, 8, 32])
+# (400, 300, 0.2) holds 24000 entries, past SPMV_OMP_MIN_WORK: the threaded loops run too
+@pytest.mark.parametrize(("m", "n", "density"), [(1, 1, 1.0), (1, 1, 0.0), (9, 9, 0.0), (45, 45, 0.1),
+                                                 (37, 90, 0.05), (90, 13, 0.3),
+                                                 (400, 300, 0.2), (3, 200, 1.0)])
+def test_round_trip_and_product(m, n, density, b, dtype):
+    A = random_csr(m, n, density, seed=m * n + b, dtype=dtype)
+    state = convert(A, b, dtype, max_fill=1e9)
+    assert state[7][0].dtype == dtype
+    indptr, indices, values = _core.to_csr(state)
+    np.testing.assert_array_equal(indptr, A.indptr)
+    np.testing.assert_array_equal(indices, A.indices)
+    np.testing.assert_array_equal(values, A.data)           # explicit zeros kept, bit for bit
+    assert rel_err(state, A, dtype) <= TOL[dtype]
+
+
+def test_blocks_match_scipy_bsr():
+    A = random_csr(41, 29, 0.15, seed=5)
+    # scipy needs the shape a multiple of b: the same pattern in a 44 x 32 frame
+    indptr = np.concatenate([A.indptr, np.full(3, A.nnz)])
+    ref = sp.csr_matrix((A.data, A.indices, indptr), shape=(44, 32)).tobsr(blocksize=(4, 4))
+    ref.sort_indices()
+    _, _, _, _, _, scalars, idx, val = convert(A, 4, max_fill=1e9)
+    assert scalars == (11, 8, ref.indices.size, 0)
+    np.testing.assert_array_equal(idx[0], ref.indptr)
+    np.testing.assert_array_equal(idx[1], ref.indices)
+    np.testing.assert_array_equal(val[0], ref.data.ravel())
+
+
+@pytest.mark.parametrize("b", [0, -1, 33, 64])
+def test_bad_block_size(b):
+    with pytest.raises(ValueError, match=rf"'b' parameter of bsr must be a block size in \[1, 32\]. Got {b}"):
+        convert(SMALL, b)
+
+
+def test_guard():
+    rows = np.arange(100)
+    A = sp.csr_matrix((np.ones(100), (rows, 8 * rows)), shape=(100, 800))  # one entry per block
+    with pytest.raises(_core.NotApplicableError, match="BSR with b=8 pads to 6400 stored slots.*max_fill"):
+        convert(A, 8)
+    assert convert(A, 4)[5][2] == 100

@@ -1,0 +1,95 @@
+"""JAD through the private glue: exact layout, exact round trip, products against scipy."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from pyspmv import _core
+
+JAD = 7
+TOL = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def convert(A, dtype=np.float64, max_fill=0.0):
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    return _core.convert(JAD, 0, 0, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
+                         A.indices.astype(np.int32), A.data.astype(dtype))
+
+
+def random_csr(m, n, density, seed, dtype=np.float64):
+    """scipy.sparse.random with every 7th value an explicit zero."""
+    A = sp.random(m, n, density=density, format="csr", dtype=dtype, random_state=seed)
+    A.sort_indices()
+    A.data[::7] = 0
+    return A
+
+
+def rel_err(state, A, dtype, seed=0):
+    x = np.random.default_rng(seed).uniform(-1, 1, A.shape[1]).astype(dtype)
+    y = np.full(A.shape[0], np.nan, dtype=dtype)
+    _core.mv(state, 0, x, y)
+    S = A.astype(np.float64)
+    ref = S @ x.astype(np.float64)
+    scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
+    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
+    return err / scale if scale > 0 else err
+
+
+# rows: 0 -> cols 1, 4; 1 -> empty; 2 -> cols 0, 1, 2 (explicit zero), 5; 3 -> col 3; 4 -> cols 2, 5
+SMALL = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
+                       np.array([1, 4, 0, 1, 2, 5, 3, 2, 5]), np.array([0, 2, 2, 6, 7, 9])), shape=(5, 6))
+
+
+def test_layout():
+    fmt, nrows, ncols, nnz, _, scalars, idx, val = convert(SMALL)
+    assert (fmt, nrows, ncols, nnz, scalars) == (JAD, 5, 6, 9, (4, 0, 0, 0))
+    np.testing.assert_array_equal(idx[0], [2, 0, 4, 3, 1])   # lengths 4, 2, 2, 1, 0; ties keep order
+    np.testing.assert_array_equal(idx[1], [0, 4, 7, 8, 9])   # diagonals of 4, 3, 1, 1 rows
+    np.testing.assert_array_equal(idx[2], [0, 1, 2, 3, 1, 4, 5, 2, 5])
+    np.testing.assert_array_equal(val[0], [3, 1, 7, 6, 4, 2, 8, 0, 5])
+    assert idx[3].size == 0 and val[1].size == 0
+
+
+def test_empty_matrix():
+    state = convert(sp.csr_matrix((4, 3)))
+    assert state[5] == (0, 0, 0, 0)
+    np.testing.assert_array_equal(state[6][0], [0, 1, 2, 3])
+    np.testing.assert_array_equal(state[6][1], [0])
+    y = np.full(4, np.nan)
+    _core.mv(state, 0, np.ones(3), y)
+    np.testing.assert_array_equal(y, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+# (400, 300, 0.2) holds 24000 entries, past SPMV_OMP_MIN_WORK: the threaded loops run too
+@pytest.mark.parametrize(("m", "n", "density"), [(1, 1, 1.0), (1, 1, 0.0), (9, 9, 0.0), (45, 45, 0.1),
+                                                 (37, 90, 0.05), (90, 13, 0.3),
+                                                 (400, 300, 0.2), (3, 500, 1.0)])
+def test_round_trip_and_product(m, n, density, dtype):
+    A = random_csr(m, n, density, seed=m * n, dtype=dtype)
+    state = convert(A, dtype)
+    assert state[7][0].dtype == dtype
+    indptr, indices, values = _core.to_csr(state)
+    np.testing.assert_array_equal(indptr, A.indptr)
+    np.testing.assert_array_equal(indices, A.indices)
+    np.testing.assert_array_equal(values, A.data)           # explicit zeros kept, bit for bit
+    assert rel_err(state, A, dtype) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_very_long_row_needs_no_padding(dtype):
+    A = sp.lil_matrix((500, 400))
+    A.setdiag(1.0)
+    A[250, :] = np.linspace(-1, 1, 400)
+    A = sp.csr_matrix(A, dtype=dtype)
+    state = convert(A, dtype, max_fill=1.0)                  # exactly nnz slots: any max_fill is met
+    assert state[5][0] == 400 and state[6][2].size == A.nnz
+    assert state[6][0][0] == 250
+    indptr, indices, values = _core.to_csr(state)
+    np.testing.assert_array_equal(indptr, A.indptr)
+    np.testing.assert_array_equal(indices, A.indices)
+    np.testing.assert_array_equal(values, A.data)
+    assert rel_err(state, A, dtype) <= TOL[dtype]
