@@ -73,6 +73,12 @@ class Matrix:
         if dtype is None:
             dtype = np.float32 if data.dtype == np.float32 else np.float64
         dt = value_dtype(dtype)
+        if dt == np.float32 and data.dtype != np.float32 and data.nnz:
+            finite = np.abs(data.data[np.isfinite(data.data)]) if np.issubdtype(data.dtype, np.floating) else np.abs(data.data)
+            big = float(finite.max(initial=0))
+            if big > float(np.finfo(np.float32).max):
+                raise ValueError(f"The matrix holds |value| = {big:.3g}, past the float32 limit "
+                                 f"{np.finfo(np.float32).max:.3g}; use dtype='float64'.")
         A = sp.csr_array(data, dtype=dt, copy=True)
         A.sum_duplicates()  # sorts indices too
         self._indptr = _frozen(A.indptr.astype(np.int32, copy=False))

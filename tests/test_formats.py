@@ -69,7 +69,11 @@ def test_shared_matrix_every_format_and_config(path):
             continue
         assert B.to_csr() == A, (fmt, params)
     for dtype in DTYPES:
-        Ad = A.astype(dtype)
+        try:
+            Ad = A.astype(dtype)
+        except ValueError as exc:  # values past float32's range (e.g. 'temp'): refused, not made inf
+            assert "past the float32 limit" in str(exc)
+            continue
         for cfg in CPU_CONFIGS:
             try:
                 y = pyspmv.spmv(Ad, x, cfg)

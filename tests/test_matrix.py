@@ -37,6 +37,13 @@ def test_dtype_rules():
         pyspmv.Matrix(S, dtype="int32")
 
 
+def test_values_past_float32_range_are_refused_not_made_inf():
+    S = sp.csr_array(np.array([[1e40, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="past the float32 limit"):
+        pyspmv.Matrix(S, dtype="float32")
+    assert pyspmv.Matrix(S).data.max() == 1e40
+
+
 def test_arrays_are_read_only():
     A = pyspmv.generate("poisson2d", 4)
     with pytest.raises(ValueError):
