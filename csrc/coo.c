@@ -24,7 +24,7 @@ static int coo_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 
 /* Start of thread t's run of entries: the nominal split nnz*t/nt pushed forward past the rest of
  * the row it falls in.  row[] is non-decreasing, so a binary search finds the next row's start. */
-static int64_t coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
+int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
     int64_t b = nnz * t / nt;
     if (b <= 0 || b >= nnz) return b <= 0 ? 0 : nnz;
     int32_t r = row[b - 1];

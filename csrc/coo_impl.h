@@ -48,7 +48,7 @@ static int SPMV_NAME(coo_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
 #endif
 #pragma omp for schedule(static)
         for (int32_t i = 0; i < n; i++) y[i] = 0;  /* implicit barrier: rows without entries */
-        int64_t p = coo_chunk(row, nnz, t, nt), p1 = coo_chunk(row, nnz, t + 1, nt);
+        int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
         while (p < p1) {
             int32_t r = row[p];
             SPMV_REAL s = 0;

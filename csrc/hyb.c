@@ -49,20 +49,6 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
-/* Start of thread t's run of COO entries, moved forward to the next row boundary (see coo.c). */
-static int64_t hyb_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
-    int64_t b = nnz * t / nt;
-    if (b <= 0 || b >= nnz) return b <= 0 ? 0 : nnz;
-    int32_t r = row[b - 1];
-    int64_t lo = b, hi = nnz;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (row[mid] <= r) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 #define SPMV_REAL float
 #define SPMV_NAME(x) x##_f32
 #include "hyb_impl.h"

@@ -78,7 +78,7 @@ static int SPMV_NAME(hyb_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
             }
             y[i] = s;
         }                                    /* implicit barrier: y holds the ELL part */
-        int64_t p = hyb_coo_chunk(crow, coo, t, nt), p1 = hyb_coo_chunk(crow, coo, t + 1, nt);
+        int64_t p = spmv_coo_chunk(crow, coo, t, nt), p1 = spmv_coo_chunk(crow, coo, t + 1, nt);
         while (p < p1) {
             int32_t r = crow[p];
             SPMV_REAL s = 0;

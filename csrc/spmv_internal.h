@@ -36,6 +36,9 @@ int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err
  * Workspace O(max row length).  Returns 0 or SPMV_ENOMEM. */
 int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
 
+/* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
+int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
+
 /* Presence bits for formats whose padding could be mistaken for explicit zeros (DIA, BSR). */
 static inline int64_t spmv_bitwords(int64_t nbits) { return (nbits + 31) / 32; }
 static inline void spmv_bit_set(int32_t *w, int64_t k) {

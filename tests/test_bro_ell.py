@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from glue import convert_raw, random_csr, rel_err
 
 from pyspmv import _core
 
@@ -13,10 +14,7 @@ TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, h, bits, dtype=np.float64, max_fill=0.0):
-    A = sp.csr_matrix(A)
-    A.sort_indices()
-    return _core.convert(BROELL, h, bits, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
-                         A.indices.astype(np.int32), A.data.astype(dtype))
+    return convert_raw(BROELL, A, h, bits, dtype=dtype, max_fill=max_fill)
 
 
 def from_rows(rows, ncols, dtype=np.float64):
@@ -25,25 +23,6 @@ def from_rows(rows, ncols, dtype=np.float64):
     indices = np.array([c for r in rows for c in r], dtype=np.int32)
     data = np.arange(1, indices.size + 1, dtype=dtype)
     return sp.csr_matrix((data, indices, indptr), shape=(len(rows), ncols))
-
-
-def random_csr(m, n, density, seed, dtype=np.float64):
-    """scipy.sparse.random with every 7th value an explicit zero."""
-    A = sp.random(m, n, density=density, format="csr", dtype=dtype, random_state=seed)
-    A.sort_indices()
-    A.data[::7] = 0
-    return A
-
-
-def rel_err(state, A, dtype, seed=0):
-    x = np.random.default_rng(seed).uniform(-1, 1, A.shape[1]).astype(dtype)
-    y = np.full(A.shape[0], np.nan, dtype=dtype)
-    _core.mv(state, 0, x, y)
-    S = A.astype(np.float64)
-    ref = S @ x.astype(np.float64)
-    scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
-    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
-    return err / scale if scale > 0 else err
 
 
 def assert_round_trip(state, A):

@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from glue import convert_raw, rel_err
+from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
@@ -13,32 +17,10 @@ TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, dtype=np.float64, max_fill=0.0):
-    A = sp.csr_matrix(A)
-    A.sort_indices()
-    return _core.convert(COO, 0, 0, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
-                         A.indices.astype(np.int32), A.data.astype(dtype))
+    return convert_raw(COO, A, dtype=dtype, max_fill=max_fill)
 
 
-def random_csr(m, n, density, seed, dtype=np.float64):
-    """Uniformly placed entries (duplicates merged), every 7th value an explicit zero."""
-    rng = np.random.default_rng(seed)
-    k = round(density * m * n)
-    A = sp.csr_matrix((rng.uniform(-1, 1, k), (rng.integers(0, m, k), rng.integers(0, n, k))),
-                      shape=(m, n), dtype=dtype)
-    A.sum_duplicates()
-    A.data[::7] = 0
-    return A
-
-
-def rel_err(state, A, dtype, seed=0):
-    x = np.random.default_rng(seed).uniform(-1, 1, A.shape[1]).astype(dtype)
-    y = np.full(A.shape[0], np.nan, dtype=dtype)
-    _core.mv(state, 0, x, y)
-    S = A.astype(np.float64)
-    ref = S @ x.astype(np.float64)
-    scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
-    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
-    return err / scale if scale > 0 else err
+random_csr = functools.partial(glue_random_csr, placement="uniform")
 
 
 def test_layout():

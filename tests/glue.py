@@ -1,0 +1,50 @@
+"""Helpers for the tests that drive the private `_core` glue directly (tests/test_<format>.py)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from pyspmv import _core
+
+
+def convert_raw(code, A, p0=0, p1=0, dtype=np.float64, max_fill=0.0):
+    """_core.convert of A (made CSR with sorted indices) to format `code` with parameters p0, p1."""
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    return _core.convert(code, p0, p1, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
+                         A.indices.astype(np.int32), A.data.astype(dtype))
+
+
+def random_csr(m, n, density, seed, dtype=np.float64, placement="scipy"):
+    """Random m x n CSR, every 7th value an explicit zero.
+
+    placement="scipy": scipy.sparse.random(random_state=seed), indices sorted.
+    placement="uniform": round(density*m*n) entries placed uniformly by np.random.default_rng(seed),
+    duplicates merged.
+    """
+    if placement == "uniform":
+        rng = np.random.default_rng(seed)
+        k = round(density * m * n)
+        A = sp.csr_matrix((rng.uniform(-1, 1, k), (rng.integers(0, m, k), rng.integers(0, n, k))),
+                          shape=(m, n), dtype=dtype)
+        A.sum_duplicates()
+    elif placement == "scipy":
+        A = sp.random(m, n, density=density, format="csr", dtype=dtype, random_state=seed)
+        A.sort_indices()
+    else:
+        raise ValueError(f"unknown placement {placement!r}")
+    A.data[::7] = 0
+    return A
+
+
+def rel_err(state, A, dtype, seed=0):
+    """Max error of _core.mv(state) against A @ x in float64, relative to max(|A| @ |x|)."""
+    x = np.random.default_rng(seed).uniform(-1, 1, A.shape[1]).astype(dtype)
+    y = np.full(A.shape[0], np.nan, dtype=dtype)
+    _core.mv(state, 0, x, y)
+    S = A.astype(np.float64)
+    ref = S @ x.astype(np.float64)
+    scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
+    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
+    return err / scale if scale > 0 else err
