@@ -4,13 +4,15 @@ one (COO, DIA, BSR, a CSR copy), and against one SpMV of the same matrix.
 Usage: python benchmarks/convert.py [--matrices DIR] [--out benchmarks/results/convert.csv]
 
 Writes one row per (matrix, format): pyspmv_ms, scipy_ms (NaN where scipy has no such format),
-ratio = pyspmv_ms / scipy_ms, spmv_ms (one multi-threaded pyspmv CSR SpMV), and the stored bytes.
+ratio = pyspmv_ms / scipy_ms, spmv_ms (one cpu/csr/rows SpMV on all cores, as benchmark() times
+it) and the stored bytes.
 Every conversion is checked (to_csr() equals the input) before it is timed.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,8 +71,8 @@ def main() -> None:
     rows = []
     for A in matrices(args.matrices):
         S = A.to_scipy()
-        x = np.random.default_rng(0).uniform(-1, 1, A.ncols)
-        spmv_ms = median_ms(lambda: pyspmv.spmv(A, x))
+        df = pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=100, budget_s=0.5, progress=False)
+        spmv_ms = float(df.median_ms.iloc[0])  # the kernel alone, as benchmark() times it
         for fmt, p in CASES:
             row = {"matrix": A.name, "nrows": A.nrows, "nnz": A.nnz, "format": fmt, "params": p,
                    "pyspmv_ms": np.nan, "scipy_ms": np.nan, "spmv_ms": spmv_ms, "bytes": np.nan, "note": ""}
@@ -82,7 +84,7 @@ def main() -> None:
                 continue
             assert F.to_csr() == A, (A.name, fmt)
             row["bytes"] = F.nbytes
-            row["pyspmv_ms"] = median_ms(lambda: pyspmv.convert(A, fmt, **p))
+            row["pyspmv_ms"] = median_ms(functools.partial(pyspmv.convert, A, fmt, **p))
             ref = scipy_equivalent(S, fmt, p)
             if ref is not None and ref() is not None:
                 row["scipy_ms"] = median_ms(ref)

@@ -1,11 +1,11 @@
 # pyspmv/_core.pyi: types of the private C glue (pyspmv/_core.c)
 # SPDX-License-Identifier: BSD-3-Clause
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-State = tuple[int, int, int, int, tuple[int, int], tuple[int, int, int, int],
+State: TypeAlias = tuple[int, int, int, int, tuple[int, int], tuple[int, int, int, int],
               tuple[npt.NDArray[np.int32], ...], tuple[npt.NDArray[np.floating[Any]], ...]]
 
 HAVE_NVCC: int

@@ -13,7 +13,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import _core
-from .configs import Config, config, configs as all_configs
+from .configs import Config, config
+from .configs import configs as all_configs
 from .matrix import as_matrix, value_dtype
 from .run import check_x, prepare, require_device
 

@@ -213,7 +213,7 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
         raise FileNotFoundError(f"pyspmv.load(): no such file: {path!r}")
     try:
         M = scipy.io.mmread(path)
-    except Exception as exc:  # scipy raises ValueError, OverflowError, IndexError, ... for bad files
+    except Exception as exc:  # noqa: BLE001 — scipy raises ValueError, OverflowError, IndexError, ... for bad files
         raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file: {exc}") from None
     if not sp.issparse(M):
         M = sp.csr_array(np.atleast_2d(M))
@@ -221,7 +221,7 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
         raise TypeError(f"pyspmv.load(): {path!r} holds complex values; pyspmv handles real matrices only.")
     base = os.path.basename(path)
     for ext in (".gz", ".mtx"):
-        base = base[: -len(ext)] if base.endswith(ext) else base
+        base = base.removesuffix(ext)
     try:
         return Matrix(M, dtype=dtype, name=base)
     except ValueError as exc:
