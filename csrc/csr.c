@@ -54,6 +54,17 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
     return SPMV_OK;
 }
 
+int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows) {
+    int64_t third = ((int64_t)nrows + 2) / 3, target = third > 4096 ? third : 4096, atleast = 0;
+    if (target > nrows) target = nrows;
+    int32_t k = maxlen;
+    for (; k > 0; k--) {                     /* atleast = rows with length >= k */
+        atleast += hist[k];
+        if (atleast >= target) break;
+    }
+    return k;
+}
+
 int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err) {
     int32_t maxlen = 0, n = A->nrows;
     for (int32_t i = 0; i < n; i++)
@@ -61,14 +72,7 @@ int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err) {
     int64_t *hist = spmv_calloc((int64_t)maxlen + 1, sizeof(int64_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     for (int32_t i = 0; i < n; i++) hist[A->indptr[i + 1] - A->indptr[i]]++;
-    int64_t third = ((int64_t)n + 2) / 3, target = third > 4096 ? third : 4096, atleast = 0;
-    if (target > n) target = n;
-    int32_t k = maxlen;
-    for (; k > 0; k--) {                     /* atleast = rows with length >= k */
-        atleast += hist[k];
-        if (atleast >= target) break;
-    }
-    *width = k;
+    *width = spmv_hyb_width_hist(hist, maxlen, n);
     spmv_free(hist);
     return SPMV_OK;
 }

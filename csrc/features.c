@@ -112,8 +112,7 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
         if (hist[len] > hist[mode]) mode = len;  /* strict: the smallest length wins ties */
     double median = n % 2 ? hist_kth(hist, n / 2)
                           : 0.5 * ((double)hist_kth(hist, n / 2 - 1) + hist_kth(hist, n / 2));
-    rc = spmv_hyb_width(A, &hyb, err);
-    if (rc) goto done;
+    hyb = spmv_hyb_width_hist(hist, lmax, n);
 
     int64_t T = (int64_t)dev->sm_count * dev->threads_per_sm;
     out[F_NROWS] = n;

@@ -36,6 +36,9 @@ int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err
  * Workspace O(max row length).  Returns 0 or SPMV_ENOMEM. */
 int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
 
+/* The same width from hist[0..maxlen] (hist[l] = rows of length l) for callers that have it. */
+int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows);
+
 /* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
 int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
 
