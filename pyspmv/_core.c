@@ -174,10 +174,9 @@ static PyObject *csr_check(PyObject *m, PyObject *args) {
 
 static PyObject *finite_check(PyObject *m, PyObject *args) {
     PyArrayObject *v;
-    const char *name;
     spmv_err err = {0};
     int rc;
-    if (!PyArg_ParseTuple(args, "O&s", real_array, &v, &name)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", real_array, &v)) return NULL;
     if (PyArray_TYPE(v) == NPY_FLOAT32) rc = spmv_finite_check_f32(PyArray_DATA(v), PyArray_SIZE(v), &err);
     else rc = spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err);
     if (rc == 0) Py_RETURN_NONE;
@@ -418,7 +417,7 @@ static PyObject *cuda_device_count(PyObject *m, PyObject *noargs) {
 static PyMethodDef core_methods[] = {
     {"csr_check", csr_check, METH_VARARGS, "csr_check(nrows, ncols, indptr, indices)"},
     {"finite_check", finite_check, METH_VARARGS,
-     "finite_check(values, name) -> None, or the position of the first non-finite entry"},
+     "finite_check(values) -> None, or the position of the first non-finite entry"},
     {"features", features, METH_VARARGS,
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},

@@ -44,7 +44,7 @@ def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
         raise TypeError(f"'x' must hold real numbers. Got dtype {xa.dtype}.")
     xa = np.ascontiguousarray(xa, dtype=dtype)
     if fmt in PADDING_TIMES_X:
-        bad = _core.finite_check(xa, "x")
+        bad = _core.finite_check(xa)
         if bad is not None:
             raise ValueError(f"x[{bad}] is {xa[bad]}: the {fmt} format multiplies its padding zeros by x, "
                              f"which would turn them into NaN. Use a finite x or another format.")
