@@ -31,47 +31,30 @@ static int SPMV_NAME(coo_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     return SPMV_OK;
 }
 
-void SPMV_NAME(spmv_coo_part_chunk)(const int32_t *row, const int32_t *col, const SPMV_REAL *v,
-                                    int64_t nnz, const SPMV_REAL *x, SPMV_REAL *y, int t, int nt,
-                                    int add) {
-    int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
-    while (p < p1) {
-        int32_t r = row[p];
-        SPMV_REAL s = 0;
-        for (; p < p1 && row[p] == r; p++) s += v[p] * x[col[p]];
-        y[r] = add ? y[r] + s : s;
-    }
-}
-
-/* Every thread of the team calls this (or one thread, outside a parallel region). */
-void SPMV_NAME(spmv_coo_part_add)(int64_t nnz, const int32_t *row, const int32_t *col,
-                                  const SPMV_REAL *v, const SPMV_REAL *x, SPMV_REAL *y) {
-    int t = 0, nt = 1;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-    nt = omp_get_num_threads();
-#endif
-    int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
-    while (p < p1) {
-        int32_t r = row[p];
-        SPMV_REAL s = 0;
-        for (; p < p1 && row[p] == r; p++) s += v[p] * x[col[p]];
-        y[r] += s;
-    }
-}
-
 static int SPMV_NAME(coo_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, SPMV_REAL *y,
                              spmv_err *err) {
     (void)kernel;
     (void)err;
+    const int32_t *row = F->idx[0], *col = F->idx[1];
+    const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int64_t nnz = F->nnz;
     int32_t n = F->nrows;
 #pragma omp parallel if (nnz > SPMV_OMP_MIN_WORK)
     {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
 #pragma omp for schedule(static)
         for (int32_t i = 0; i < n; i++) y[i] = 0;  /* implicit barrier: rows without entries */
-        /* 0 + s keeps s's bits: s starts at +0, so it is never -0 */
-        SPMV_NAME(spmv_coo_part_add)(nnz, F->idx[0], F->idx[1], (const SPMV_REAL *)F->val[0], x, y);
+        int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
+        while (p < p1) {
+            int32_t r = row[p];
+            SPMV_REAL s = 0;
+            for (; p < p1 && row[p] == r; p++) s += v[p] * x[col[p]];
+            y[r] = s;
+        }
     }
     return SPMV_OK;
 }
