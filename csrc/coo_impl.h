@@ -31,12 +31,22 @@ static int SPMV_NAME(coo_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     return SPMV_OK;
 }
 
+void SPMV_NAME(spmv_coo_part_chunk)(const int32_t *row, const int32_t *col, const SPMV_REAL *v,
+                                    int64_t nnz, const SPMV_REAL *x, SPMV_REAL *y, int t, int nt,
+                                    int add) {
+    int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
+    while (p < p1) {
+        int32_t r = row[p];
+        SPMV_REAL s = 0;
+        for (; p < p1 && row[p] == r; p++) s += v[p] * x[col[p]];
+        y[r] = add ? y[r] + s : s;
+    }
+}
+
 static int SPMV_NAME(coo_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, SPMV_REAL *y,
                              spmv_err *err) {
     (void)kernel;
     (void)err;
-    const int32_t *row = F->idx[0], *col = F->idx[1];
-    const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int64_t nnz = F->nnz;
     int32_t n = F->nrows;
 #pragma omp parallel if (nnz > SPMV_OMP_MIN_WORK)
@@ -48,13 +58,8 @@ static int SPMV_NAME(coo_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
 #endif
 #pragma omp for schedule(static)
         for (int32_t i = 0; i < n; i++) y[i] = 0;  /* implicit barrier: rows without entries */
-        int64_t p = spmv_coo_chunk(row, nnz, t, nt), p1 = spmv_coo_chunk(row, nnz, t + 1, nt);
-        while (p < p1) {
-            int32_t r = row[p];
-            SPMV_REAL s = 0;
-            for (; p < p1 && row[p] == r; p++) s += v[p] * x[col[p]];
-            y[r] = s;
-        }
+        SPMV_NAME(spmv_coo_part_chunk)(F->idx[0], F->idx[1], (const SPMV_REAL *)F->val[0], nnz, x,
+                                       y, t, nt, 0);
     }
     return SPMV_OK;
 }

@@ -12,19 +12,25 @@
 
 #include <stdio.h>
 
-static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int32_t w = 0;
-    for (int32_t i = 0; i < A->nrows; i++)
-        if (A->indptr[i + 1] - A->indptr[i] > w) w = A->indptr[i + 1] - A->indptr[i];
+/* Also HYB's ELL part: `extra` slots stored elsewhere (its COO part) count toward the guard. */
+int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
+                       spmv_err *err) {
     int64_t slots = (int64_t)A->nrows * w;
-    char what[48];
-    snprintf(what, sizeof what, "ELL width %d", (int)w);
-    int rc = spmv_fill_guard(F, slots, what, err);
+    int rc = spmv_fill_guard(F, slots + extra, what, err);
     if (rc) return rc;
     F->scalar[0] = w;
     F->nidx[0] = slots;
     F->nval[0] = slots;
     return SPMV_OK;
+}
+
+static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t w = 0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        if (A->indptr[i + 1] - A->indptr[i] > w) w = A->indptr[i + 1] - A->indptr[i];
+    char what[48];
+    snprintf(what, sizeof what, "ELL width %d", (int)w);
+    return spmv_ell_part_size(A, F, w, 0, what, err);
 }
 
 #define SPMV_REAL float

@@ -33,18 +33,14 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
         int32_t len = A->indptr[i + 1] - A->indptr[i];
         if (len > k) coo += len - k;
     }
-    int64_t ell = (int64_t)A->nrows * k;
     char what[80];
     snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)k,
              (long long)coo);
-    int rc = spmv_fill_guard(F, ell + coo, what, err);
+    int rc = spmv_ell_part_size(A, F, k, coo, what, err);
     if (rc) return rc;
-    F->scalar[0] = k;
     F->scalar[1] = coo;
-    F->nidx[0] = ell;
     F->nidx[1] = coo;
     F->nidx[2] = coo;
-    F->nval[0] = ell;
     F->nval[1] = coo;
     return SPMV_OK;
 }

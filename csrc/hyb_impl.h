@@ -9,15 +9,7 @@ static int SPMV_NAME(hyb_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_
     SPMV_REAL *ev = (SPMV_REAL *)F->val[0], *cv = (SPMV_REAL *)F->val[1];
     int32_t n = A->nrows, w = (int32_t)F->scalar[0];
     const int32_t *indptr = A->indptr, *indices = A->indices;
-#pragma omp parallel for schedule(static) if (F->nidx[0] > SPMV_OMP_MIN_WORK)
-    for (int32_t i = 0; i < n; i++) {
-        int32_t p0 = indptr[i], len = indptr[i + 1] - p0;
-        for (int32_t k = 0; k < w; k++) {
-            int64_t s = (int64_t)k * n + i;
-            ecol[s] = k < len ? indices[p0 + k] : -1;
-            ev[s] = k < len ? values[p0 + k] : (SPMV_REAL)0;
-        }
-    }
+    SPMV_NAME(spmv_ell_part_fill)(A, values, w, ecol, ev);
     int64_t q = 0;                           /* the COO part is O(coo_nnz): one serial pass */
     for (int32_t i = 0; i < n; i++)
         for (int64_t p = (int64_t)indptr[i] + w; p < indptr[i + 1]; p++, q++) {
@@ -68,23 +60,8 @@ static int SPMV_NAME(hyb_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-#pragma omp for schedule(static)
-        for (int32_t i = 0; i < n; i++) {
-            SPMV_REAL s = 0;
-            for (int32_t k = 0; k < w; k++) {
-                int64_t q = (int64_t)k * n + i;
-                if (ecol[q] < 0) break;      /* padding only follows a row's entries */
-                s += ev[q] * x[ecol[q]];
-            }
-            y[i] = s;
-        }                                    /* implicit barrier: y holds the ELL part */
-        int64_t p = spmv_coo_chunk(crow, coo, t, nt), p1 = spmv_coo_chunk(crow, coo, t + 1, nt);
-        while (p < p1) {
-            int32_t r = crow[p];
-            SPMV_REAL s = 0;
-            for (; p < p1 && crow[p] == r; p++) s += cv[p] * x[ccol[p]];
-            y[r] += s;
-        }
+        SPMV_NAME(spmv_ell_part_rows)(n, w, ecol, ev, x, y);  /* ends in a barrier */
+        SPMV_NAME(spmv_coo_part_chunk)(crow, ccol, cv, coo, x, y, t, nt, 1);
     }
     return SPMV_OK;
 }

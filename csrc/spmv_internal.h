@@ -73,6 +73,28 @@ typedef struct {
 extern const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_sell_ops,
     spmv_broell_ops, spmv_hyb_ops, spmv_dia_ops, spmv_jad_ops, spmv_bsr_ops;
 
+/* ELL's size step for an ELL part of width w: guard on nrows*w + extra slots, then scalar[0] = w
+ * and nidx[0] = nval[0] = nrows*w.  `extra` is HYB's COO part (0 for ELL). */
+int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
+                       spmv_err *err);
+/* The pieces HYB shares with ELL and COO, one per value type.  ell_part_fill: the first
+ * min(len, w) entries of each row, column-major (slot k*nrows + i), padding -1 / 0.  ell_part_rows:
+ * y = that ELL part times x; an orphaned `omp for`, so call it inside a parallel region (or
+ * serially).  coo_part_chunk: thread t of nt sums its run of row-sorted COO entries into y, setting
+ * (add = 0) or adding to (add = 1) each row it finishes; every row is summed by one thread. */
+void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w, int32_t *col,
+                            float *v);
+void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w, int32_t *col,
+                            double *v);
+void spmv_ell_part_rows_f32(int32_t n, int32_t w, const int32_t *col, const float *v,
+                            const float *x, float *y);
+void spmv_ell_part_rows_f64(int32_t n, int32_t w, const int32_t *col, const double *v,
+                            const double *x, double *y);
+void spmv_coo_part_chunk_f32(const int32_t *row, const int32_t *col, const float *v, int64_t nnz,
+                             const float *x, float *y, int t, int nt, int add);
+void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, const double *v, int64_t nnz,
+                             const double *x, double *y, int t, int nt, int add);
+
 /* Template plumbing for <fmt>_impl.h files, included once per value type:
  *   #define SPMV_REAL double
  *   #define SPMV_NAME(x) x##_f64
