@@ -27,14 +27,7 @@ static int coo_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
     int64_t b = nnz * t / nt;
     if (b <= 0 || b >= nnz) return b <= 0 ? 0 : nnz;
-    int32_t r = row[b - 1];
-    int64_t lo = b, hi = nnz;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (row[mid] <= r) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return spmv_lower_bound(row, b, nnz, (int64_t)row[b - 1] + 1);
 }
 
 #define SPMV_REAL float

@@ -85,17 +85,6 @@ static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
-/* First row r with indptr[r] >= target: the nnz-balanced split point. */
-static int32_t row_at(const int32_t *indptr, int32_t nrows, int64_t target) {
-    int32_t lo = 0, hi = nrows;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (indptr[mid] < target) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 #define SPMV_REAL float
 #define SPMV_NAME(x) x##_f32
 #include "csr_impl.h"

@@ -39,6 +39,18 @@ int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
 /* The same width from hist[0..maxlen] (hist[l] = rows of length l) for callers that have it. */
 int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows);
 
+/* First index i in [lo, hi) with a[i] >= key (hi if none); a[lo..hi) non-decreasing.  The one
+ * binary search behind the nnz-balanced CSR split and the COO thread chunks. */
+static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi,
+                                       int64_t key) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
 int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
 

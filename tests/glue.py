@@ -48,3 +48,17 @@ def rel_err(state, A, dtype, seed=0):
     scale = float(np.max(abs(S) @ np.abs(x.astype(np.float64)), initial=0.0))
     err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
     return err / scale if scale > 0 else err
+
+
+TOL = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def assert_exact_and_close(state, A, dtype):
+    """``state`` converts back to ``A`` exactly (explicit zeros kept, bit for bit, in ``dtype``) and
+    its product matches scipy in float64 within ``TOL[dtype]``."""
+    indptr, indices, values = _core.to_csr(state)
+    np.testing.assert_array_equal(indptr, A.indptr)
+    np.testing.assert_array_equal(indices, A.indices)
+    assert values.dtype == dtype
+    np.testing.assert_array_equal(values, A.data)
+    assert rel_err(state, A, dtype) <= TOL[dtype]

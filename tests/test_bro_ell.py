@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import convert_raw, random_csr, rel_err
+from glue import TOL, convert_raw, random_csr, rel_err
 
 from pyspmv import _core
 
 BROELL = 4
-TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, h, bits, dtype=np.float64, max_fill=0.0):

@@ -7,13 +7,12 @@ import functools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import convert_raw, rel_err
+from glue import assert_exact_and_close, convert_raw, rel_err
 from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
 DIA = 6
-TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, dtype=np.float64, max_fill=0.0):
@@ -75,12 +74,7 @@ def test_random_round_trip_and_mv(m, n, density, dtype):
     A = random_csr(m, n, density, seed=m * n, dtype=dtype)
     st = convert(A, dtype, max_fill=1e9)
     assert st[5][0] == len(np.unique(A.indices - np.repeat(np.arange(m), np.diff(A.indptr))))
-    ip, ix, v = _core.to_csr(st)
-    np.testing.assert_array_equal(ip, A.indptr)
-    np.testing.assert_array_equal(ix, A.indices)
-    assert v.dtype == dtype
-    np.testing.assert_array_equal(v, A.data)
-    assert rel_err(st, A, dtype) <= TOL[dtype]
+    assert_exact_and_close(st, A, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -92,11 +86,7 @@ def test_banded_round_trip_and_mv(m, n, offsets, dtype):
     A = banded(m, n, offsets, seed=m + n, dtype=dtype)
     st = convert(A, dtype)
     np.testing.assert_array_equal(st[6][0], offsets)
-    ip, ix, v = _core.to_csr(st)
-    np.testing.assert_array_equal(ip, A.indptr)
-    np.testing.assert_array_equal(ix, A.indices)
-    np.testing.assert_array_equal(v, A.data)
-    assert rel_err(st, A, dtype) <= TOL[dtype]
+    assert_exact_and_close(st, A, dtype)
 
 
 def test_many_diagonals_are_refused():

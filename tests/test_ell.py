@@ -7,13 +7,12 @@ import functools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import convert_raw, rel_err
+from glue import TOL, convert_raw, rel_err
 from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
 ELL = 2
-TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, dtype=np.float64, max_fill=0.0):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import convert_raw, random_csr, rel_err
+from glue import assert_exact_and_close, convert_raw, random_csr
 
 from pyspmv import _core
 
 JAD = 7
-TOL = {np.float32: 1e-5, np.float64: 1e-12}
 
 
 def convert(A, dtype=np.float64, max_fill=0.0):
@@ -51,11 +50,7 @@ def test_round_trip_and_product(m, n, density, dtype):
     A = random_csr(m, n, density, seed=m * n, dtype=dtype)
     state = convert(A, dtype)
     assert state[7][0].dtype == dtype
-    indptr, indices, values = _core.to_csr(state)
-    np.testing.assert_array_equal(indptr, A.indptr)
-    np.testing.assert_array_equal(indices, A.indices)
-    np.testing.assert_array_equal(values, A.data)           # explicit zeros kept, bit for bit
-    assert rel_err(state, A, dtype) <= TOL[dtype]
+    assert_exact_and_close(state, A, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -67,8 +62,4 @@ def test_very_long_row_needs_no_padding(dtype):
     state = convert(A, dtype, max_fill=1.0)                  # exactly nnz slots: any max_fill is met
     assert state[5][0] == 400 and state[6][2].size == A.nnz
     assert state[6][0][0] == 250
-    indptr, indices, values = _core.to_csr(state)
-    np.testing.assert_array_equal(indptr, A.indptr)
-    np.testing.assert_array_equal(indices, A.indices)
-    np.testing.assert_array_equal(values, A.data)
-    assert rel_err(state, A, dtype) <= TOL[dtype]
+    assert_exact_and_close(state, A, dtype)
