@@ -164,13 +164,15 @@ typedef struct {
     int64_t runs; /* timed runs actually made (fewer than asked when the budget ran out) */
 } spmv_timing;
 
-/* One timed unit of work; returns 0 or a negative code, which stops the timing. */
-typedef int (*spmv_work_fn)(void *ctx, spmv_err *err);
+/* One timed unit of work; returns 0 or a negative code, which stops the timing.  *ms arrives as -1;
+ * work timed by its own clock (a GPU's events) stores its time there, else the harness's monotonic
+ * clock around the call counts. */
+typedef int (*spmv_work_fn)(void *ctx, double *ms, spmv_err *err);
 
 /* Run fn `warmup` times, then up to `repeats` times each between two monotonic-clock reads, stopping
  * early once budget_s seconds of timed runs have passed (budget_s <= 0: no budget; at least one timed
  * run is always made).  Quantiles by linear interpolation, as numpy.quantile.  Returns 0, fn's code,
- * SPMV_EINVAL (repeats < 1 or warmup < 0) or SPMV_ENOMEM. */
+ * SPMV_EINVAL (repeats < 1 or warmup < 0) or SPMV_ENOMEM.  Used by the CPU and the GPU benches. */
 int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s, spmv_timing *out,
               spmv_err *err);
 
@@ -183,21 +185,31 @@ int spmv_fmt_bench_f64(const spmv_fmt *F, int kernel, const double *x, double *y
 /* ---- configuration registry -------------------------------------------------------------------- */
 
 enum { SPMV_DEV_CPU = 0, SPMV_DEV_CUDA = 1 };
+enum { SPMV_LIB_PYSPMV = 0, SPMV_LIB_CUSPARSE = 1 };
 
 #define SPMV_MAXGRID 8
+#define SPMV_NPARAM 4
+/* Parameter slots of a kernel: 0 and 1 are spmv_fmt.param (the format's own); 2 and 3 belong to a
+ * GPU kernel's thread mapping, threads per row and threads per block. */
+enum { SPMV_P_TPV = 2, SPMV_P_BLOCK = 3 };
 
 /* One kernel of the registry; configurations are its expansion over the parameter grid.  A config id
- * is `id` followed by "/name=value" for each named parameter, e.g. "cpu/sell/c=8/sigma=64". */
+ * is `id` followed by "/name=value" for each named parameter in slot order, e.g.
+ * "cpu/sell/c=8/sigma=64" or "pyspmv/csr/vector/tpv=8/bs=256". */
 typedef struct {
-    const char *id;                         /* "library/format[/kernel]" */
-    int device;                             /* SPMV_DEV_* */
-    int format;                             /* spmv_format */
-    int kernel;                             /* variant passed to spmv_fmt_mv_* */
-    const char *param_name[2];              /* names of spmv_fmt.param[0..1] in ids; NULL: unused */
-    int32_t grid[2][SPMV_MAXGRID];          /* values configs() expands */
-    int ngrid[2];
-    int32_t param_default[2];               /* value when a parameter is unused or left out */
-    int deterministic;                      /* 1: same bits on every run */
+    const char *id;                           /* "library/format[/kernel]" */
+    int device;                               /* SPMV_DEV_* */
+    int library;                              /* SPMV_LIB_*: whose kernel */
+    int format;                               /* spmv_format */
+    int kernel;                               /* variant: spmv_fmt_mv_*'s, a CUDA kernel's, or a
+                                                 cuSPARSE algorithm (0 = its default) */
+    const char *param_name[SPMV_NPARAM];      /* names in ids; NULL: unused slot */
+    int32_t grid[SPMV_NPARAM][SPMV_MAXGRID];  /* values configs() expands */
+    int ngrid[SPMV_NPARAM];
+    int32_t param_default[SPMV_NPARAM];       /* value when a parameter is unused or left out */
+    int launches;                             /* GPU kernel launches and memsets per product; 0 on
+                                                 the CPU (a per-configuration feature) */
+    int deterministic;                        /* 1: same bits on every run */
 } spmv_kernel_desc;
 
 /* Number of registered kernels and the i-th one (NULL outside [0, count)). */

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import benchmark, device_info
 from .configs import FORMATS, Config, config, configs
-from .features import FEATURE_NAMES, features
+from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
 from .generators import generate
 from .matrix import Matrix, load
@@ -18,7 +18,7 @@ from .run import spmv
 __version__ = "0.1.0"
 
 __all__ = [
-    "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix",
-    "NotApplicableError", "benchmark", "config", "configs", "convert", "device_info", "features",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix",
+    "NotApplicableError", "benchmark", "config", "config_features", "configs", "convert", "device_info", "features",
     "generate", "load", "spmv",
 ]

@@ -10,145 +10,8 @@
 
 #include "spmv.h"
 #include "spmv_config.h"
-#include "spmv_cuda.h"
 
-typedef struct {
-    PyObject *DeviceUnavailableError;
-    PyObject *NotApplicableError;
-} core_state;
-
-static core_state *get_state(PyObject *module) { return (core_state *)PyModule_GetState(module); }
-
-/* Work below this many stored entries keeps the GIL: releasing it costs more (sparsetools' idea). */
-#define NOGIL_MIN_WORK 50000
-#define CALL_C(big, stmt)                                                                         \
-    do {                                                                                          \
-        if (big) {                                                                                \
-            Py_BEGIN_ALLOW_THREADS stmt;                                                          \
-            Py_END_ALLOW_THREADS                                                                  \
-        } else {                                                                                  \
-            stmt;                                                                                 \
-        }                                                                                         \
-    } while (0)
-
-/* The one place a status becomes an exception.  argname prefixes the message. */
-static PyObject *raise_spmv_error(PyObject *module, int code, const spmv_err *err,
-                                  const char *argname) {
-    core_state *st = get_state(module);
-    const char *msg = err->msg[0] ? err->msg : spmv_strerror(code);
-    const char *sep = argname[0] ? ": " : "";
-    switch (code) {
-    case SPMV_ENOMEM:
-        PyErr_Format(PyExc_MemoryError, "%s%s%s", argname, sep, msg);
-        break;
-    case SPMV_ENODEVICE:
-        PyErr_Format(st->DeviceUnavailableError, "%s%s%s", argname, sep, msg);
-        break;
-    case SPMV_ENOTAPPLICABLE:
-        PyErr_Format(st->NotApplicableError, "%s%s%s", argname, sep, msg);
-        break;
-    case SPMV_ECUDA:
-    case SPMV_ECUSPARSE:
-        PyErr_Format(PyExc_RuntimeError, "%s%s%s", argname, sep, msg);
-        break;
-    default:
-        PyErr_Format(PyExc_ValueError, "%s%s%s", argname, sep, msg);
-    }
-    return NULL;
-}
-
-/* ---- converters: check, never cast ---- */
-
-static int check_array(PyObject *o, int typenum, int writeable, const char *what) {
-    if (!PyArray_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "expected a NumPy array for %s, got %.80s", what,
-                     Py_TYPE(o)->tp_name);
-        return 0;
-    }
-    PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_NDIM(a) != 1 || !PyArray_IS_C_CONTIGUOUS(a)) {
-        PyErr_Format(PyExc_ValueError, "%s must be a 1-D C-contiguous array", what);
-        return 0;
-    }
-    if (typenum >= 0 && PyArray_TYPE(a) != typenum) {
-        PyErr_Format(PyExc_TypeError, "%s must have dtype %s", what,
-                     typenum == NPY_INT32 ? "int32" : typenum == NPY_FLOAT32 ? "float32" : "float64");
-        return 0;
-    }
-    if (typenum < 0 && PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64) {
-        PyErr_Format(PyExc_TypeError, "%s must have dtype float32 or float64", what);
-        return 0;
-    }
-    if (writeable && !PyArray_ISWRITEABLE(a)) {
-        PyErr_Format(PyExc_ValueError, "%s must be writeable", what);
-        return 0;
-    }
-    return 1;
-}
-
-static int int32_array(PyObject *o, void *out) {
-    if (!check_array(o, NPY_INT32, 0, "an index array")) return 0;
-    *(PyArrayObject **)out = (PyArrayObject *)o;
-    return 1;
-}
-
-static int real_array(PyObject *o, void *out) {
-    if (!check_array(o, -1, 0, "a value array")) return 0;
-    *(PyArrayObject **)out = (PyArrayObject *)o;
-    return 1;
-}
-
-static int real_out_array(PyObject *o, void *out) {
-    if (!check_array(o, -1, 1, "the output array")) return 0;
-    *(PyArrayObject **)out = (PyArrayObject *)o;
-    return 1;
-}
-
-/* A state tuple to a spmv_fmt whose arrays are borrowed from the tuple. */
-static int state_converter(PyObject *o, void *out) {
-    spmv_fmt *F = out;
-    PyObject *params, *scalars, *idx, *val;
-    long long nnz;
-    memset(F, 0, sizeof *F);
-    if (!PyArg_ParseTuple(o, "iiiLO!O!O!O!;state tuple", &F->format, &F->nrows, &F->ncols, &nnz,
-                          &PyTuple_Type, &params, &PyTuple_Type, &scalars, &PyTuple_Type, &idx,
-                          &PyTuple_Type, &val))
-        return 0;
-    F->nnz = nnz;
-    if (F->format < 0 || F->format >= SPMV_NFORMATS || PyTuple_GET_SIZE(params) != 2 ||
-        PyTuple_GET_SIZE(scalars) != 4 || PyTuple_GET_SIZE(idx) != SPMV_MAXIDX ||
-        PyTuple_GET_SIZE(val) != SPMV_MAXVAL) {
-        PyErr_SetString(PyExc_ValueError, "malformed format state tuple");
-        return 0;
-    }
-    for (int k = 0; k < 2; k++) F->param[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(params, k));
-    for (int k = 0; k < 4; k++) F->scalar[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(scalars, k));
-    if (PyErr_Occurred()) return 0;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(idx); k++) {
-        PyArrayObject *a;
-        if (!int32_array(PyTuple_GET_ITEM(idx, k), &a)) return 0;
-        F->idx[k] = PyArray_DATA(a);
-        F->nidx[k] = PyArray_SIZE(a);
-    }
-    int typenum = -1;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(val); k++) {
-        PyArrayObject *a;
-        if (!real_array(PyTuple_GET_ITEM(val, k), &a)) return 0;
-        if (typenum >= 0 && PyArray_TYPE(a) != typenum) {
-            PyErr_SetString(PyExc_TypeError, "value arrays of one matrix must share a dtype");
-            return 0;
-        }
-        typenum = PyArray_TYPE(a);
-        F->val[k] = PyArray_DATA(a);
-        F->nval[k] = PyArray_SIZE(a);
-    }
-    return 1;
-}
-
-static int state_typenum(PyObject *state) {
-    PyObject *val = PyTuple_GET_ITEM(state, 7);
-    return PyArray_TYPE((PyArrayObject *)PyTuple_GET_ITEM(val, 0));
-}
+#include "_glue.h"
 
 static spmv_csr csr_of(int nrows, int ncols, PyArrayObject *indptr, PyArrayObject *indices) {
     spmv_csr A = {nrows, ncols, PyArray_DATA(indptr), PyArray_DATA(indices)};
@@ -233,21 +96,29 @@ static PyObject *grid_tuple(const spmv_kernel_desc *d, int k) {
     return t;
 }
 
+/* One registry entry as a dict; parameter slots as 4-tuples (names None where unused). */
+static PyObject *kernel_dict(const spmv_kernel_desc *d) {
+    PyObject *g[SPMV_NPARAM] = {NULL};
+    PyObject *e = NULL;
+    int ok = 1;
+    for (int k = 0; k < SPMV_NPARAM; k++) ok = ok && (g[k] = grid_tuple(d, k)) != NULL;
+    if (ok)
+        e = Py_BuildValue("{s:s,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id,
+                          "device", d->device, "library",
+                          d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv", "format",
+                          d->format, "kernel", d->kernel, "param_names", d->param_name[0],
+                          d->param_name[1], d->param_name[2], d->param_name[3], "grid", g[0], g[1],
+                          g[2], g[3], "param_default", d->param_default[0], d->param_default[1],
+                          d->param_default[2], d->param_default[3], "launches", d->launches,
+                          "deterministic", d->deterministic ? Py_True : Py_False);
+    for (int k = 0; k < SPMV_NPARAM; k++) Py_XDECREF(g[k]);
+    return e;
+}
+
 static PyObject *kernels(PyObject *m, PyObject *noargs) {
     PyObject *list = PyList_New(0);
     for (int i = 0; list != NULL && i < spmv_kernel_count(); i++) {
-        const spmv_kernel_desc *d = spmv_kernel_get(i);
-        PyObject *g0 = grid_tuple(d, 0), *g1 = grid_tuple(d, 1);
-        PyObject *e = (g0 && g1) ? Py_BuildValue("{s:s,s:i,s:i,s:i,s:(zz),s:(OO),s:(ii),s:O}", "id",
-                                                 d->id, "device", d->device, "format", d->format,
-                                                 "kernel", d->kernel, "param_names",
-                                                 d->param_name[0], d->param_name[1], "grid", g0,
-                                                 g1, "param_default", d->param_default[0],
-                                                 d->param_default[1], "deterministic",
-                                                 d->deterministic ? Py_True : Py_False)
-                                 : NULL;
-        Py_XDECREF(g0);
-        Py_XDECREF(g1);
+        PyObject *e = kernel_dict(spmv_kernel_get(i));
         if (e == NULL || PyList_Append(list, e) < 0) Py_CLEAR(list);
         Py_XDECREF(e);
     }
@@ -311,6 +182,28 @@ exit:
     return res;
 }
 
+/* fmt_size(format, p0, p1, max_fill, nrows, ncols, indptr, indices) -> (scalars, nidx, nval):
+ * conversion's first step alone, for per-configuration features without the arrays */
+static PyObject *fmt_size(PyObject *m, PyObject *args) {
+    spmv_fmt F = {0};
+    int nrows, ncols, rc;
+    PyArrayObject *indptr, *indices;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "iiidiiO&O&", &F.format, &F.param[0], &F.param[1], &F.max_fill,
+                          &nrows, &ncols, int32_array, &indptr, int32_array, &indices))
+        return NULL;
+    if (F.format < 0 || F.format >= SPMV_NFORMATS)
+        return PyErr_Format(PyExc_ValueError, "format code %d is not in [0, %d)", F.format,
+                            SPMV_NFORMATS);
+    spmv_csr A = csr_of(nrows, ncols, indptr, indices);
+    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK, rc = spmv_fmt_size(&A, &F, &err));
+    if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
+    return Py_BuildValue("((LLLL)(LLLL)(LL))", (long long)F.scalar[0], (long long)F.scalar[1],
+                         (long long)F.scalar[2], (long long)F.scalar[3], (long long)F.nidx[0],
+                         (long long)F.nidx[1], (long long)F.nidx[2], (long long)F.nidx[3],
+                         (long long)F.nval[0], (long long)F.nval[1]);
+}
+
 /* to_csr(state) -> (indptr, indices, values) */
 static PyObject *to_csr(PyObject *m, PyObject *args) {
     spmv_fmt F;
@@ -338,20 +231,6 @@ exit:
     Py_XDECREF(indices);
     Py_XDECREF(values);
     return res;
-}
-
-static int check_xy(const spmv_fmt *F, int typenum, PyArrayObject *x, PyArrayObject *y) {
-    if (PyArray_TYPE(x) != typenum || PyArray_TYPE(y) != typenum) {
-        PyErr_SetString(PyExc_TypeError, "x and y must have the matrix's value dtype");
-        return 0;
-    }
-    if (PyArray_SIZE(x) != F->ncols || PyArray_SIZE(y) != F->nrows) {
-        PyErr_Format(PyExc_ValueError, "x has %zd entries and y %zd; they must be ncols = %d and "
-                     "nrows = %d", (Py_ssize_t)PyArray_SIZE(x), (Py_ssize_t)PyArray_SIZE(y),
-                     F->ncols, F->nrows);
-        return 0;
-    }
-    return 1;
 }
 
 /* mv(state, kernel, x, y): y = A x in place */
@@ -406,14 +285,6 @@ static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
     return PyLong_FromLongLong(spmv_fmt_bytes(&F, elem));
 }
 
-static PyObject *cuda_device_count(PyObject *m, PyObject *noargs) {
-    int count = 0;
-    spmv_err err = {0};
-    int rc = spmv_cuda_device_count(&count, &err);
-    if (rc) return raise_spmv_error(m, rc, &err, "");
-    return PyLong_FromLong(count);
-}
-
 static PyMethodDef core_methods[] = {
     {"csr_check", csr_check, METH_VARARGS, "csr_check(nrows, ncols, indptr, indices)"},
     {"finite_check", finite_check, METH_VARARGS,
@@ -425,17 +296,18 @@ static PyMethodDef core_methods[] = {
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
     {"convert", convert, METH_VARARGS,
      "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values) -> state"},
+    {"fmt_size", fmt_size, METH_VARARGS,
+     "fmt_size(format, p0, p1, max_fill, nrows, ncols, indptr, indices) -> (scalars, nidx, nval)"},
     {"to_csr", to_csr, METH_VARARGS, "to_csr(state) -> (indptr, indices, values)"},
     {"mv", mv, METH_VARARGS, "mv(state, kernel, x, y): y = A @ x"},
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
-    {"cuda_device_count", cuda_device_count, METH_NOARGS, "cuda_device_count() -> int"},
     {NULL, NULL, 0, NULL},
 };
 
 static int core_exec(PyObject *m) {
-    core_state *st = get_state(m);
+    glue_state *st = get_state(m);
     import_array1(-1);
     st->DeviceUnavailableError = PyErr_NewExceptionWithDoc(
         "pyspmv.DeviceUnavailableError",
@@ -456,14 +328,14 @@ static int core_exec(PyObject *m) {
 }
 
 static int core_traverse(PyObject *m, visitproc visit, void *arg) {
-    core_state *st = get_state(m);
+    glue_state *st = get_state(m);
     Py_VISIT(st->DeviceUnavailableError);
     Py_VISIT(st->NotApplicableError);
     return 0;
 }
 
 static int core_clear(PyObject *m) {
-    core_state *st = get_state(m);
+    glue_state *st = get_state(m);
     Py_CLEAR(st->DeviceUnavailableError);
     Py_CLEAR(st->NotApplicableError);
     return 0;
@@ -481,7 +353,7 @@ static PyModuleDef_Slot core_slots[] = {
 
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT, "_core", "pyspmv's C core (private; use the pyspmv package).",
-    sizeof(core_state), core_methods, core_slots, core_traverse, core_clear, core_free,
+    sizeof(glue_state), core_methods, core_slots, core_traverse, core_clear, core_free,
 };
 
 PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

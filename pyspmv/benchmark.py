@@ -12,14 +12,15 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from . import _core
+from . import _core, gpu
 from .configs import Config, config
 from .configs import configs as all_configs
+from .formats import FormatMatrix, convert
 from .matrix import as_matrix, value_dtype
-from .run import check_x, prepare, require_device
+from .run import check_x, require_device
 
 COLUMNS = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms",
-           "repeats", "convert_ms", "status", "note"]
+           "repeats", "convert_ms", "upload_ms", "status", "note"]
 
 
 def device_info(device: str = "cpu") -> dict[str, Any]:
@@ -35,6 +36,7 @@ def device_info(device: str = "cpu") -> dict[str, Any]:
     }
     if device == "cuda":
         require_device(device)
+        info.update({f"gpu_{k}": v for k, v in gpu.device_info().items()})
     return info
 
 
@@ -73,15 +75,49 @@ def reference_check(A64: Any, x: np.ndarray, y: np.ndarray, dtype: np.dtype) -> 
     return None if worst <= 4.0 else worst
 
 
+class _Runner:
+    """Checked and timed products of one configuration on one converted matrix, CPU or GPU."""
+
+    def __init__(self, F: FormatMatrix, c: Config):
+        self.F, self.c = F, c
+        self.plan = gpu.Plan(F, c) if c.device == "cuda" else None
+        self.upload_ms = self.plan.setup_ms if self.plan is not None else float("nan")
+
+    def mv(self, x: np.ndarray) -> np.ndarray:
+        if self.plan is not None:
+            return self.plan.mv(x)
+        y = np.empty(self.F.shape[0], dtype=self.F.dtype)
+        _core.mv(self.F._state, self.c.variant, x, y)
+        return y
+
+    def bench(self, x: np.ndarray, warmup: int, repeats: int, budget_s: float) -> tuple[float, ...]:
+        if self.plan is not None:
+            return self.plan.bench(x, warmup=warmup, repeats=repeats, budget_s=budget_s)[:5]
+        y = np.empty(self.F.shape[0], dtype=self.F.dtype)
+        return _core.bench(self.F._state, self.c.variant, x, y, warmup, repeats, budget_s)
+
+    def close(self) -> None:
+        if self.plan is not None:
+            self.plan.close()
+
+
+def _format_key(c: Config) -> tuple[str, tuple[tuple[str, int], ...]]:
+    return c.format, tuple(sorted(c.format_kwargs.items()))
+
+
 def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: str = "cpu",
               dtype: Any = "float64", repeats: int = 200, warmup: int = 10, budget_s: float = 1.0,
               check: bool = True, seed: int = 0, progress: bool | None = None) -> pd.DataFrame:
     """Time SpMV with each configuration on ``A``.
 
-    Each configuration's conversion (from CSR, library setup included) is timed once as
-    ``convert_ms``; then, after ``warmup`` untimed runs, each of up to ``repeats`` runs is timed
-    alone on a monotonic clock, stopping early once ``budget_s`` seconds have been spent.
-    Before timing, the result is checked against scipy in float64.
+    ``A`` is converted once per format and format parameters (configurations that differ only in
+    their thread mapping share it), timed as ``convert_ms``. On the GPU, each configuration's
+    upload and kernel or cuSPARSE setup is timed as ``upload_ms`` and added to ``convert_ms``; then
+    operands stay on the device and each timed product runs between two CUDA events. On the CPU,
+    each product is timed on a monotonic clock. ``warmup`` untimed runs come first, then up to
+    ``repeats`` timed ones, stopping early once ``budget_s`` seconds have been spent. Before timing,
+    the result (of a run whose output was poisoned with NaN first, on the GPU) is checked against
+    scipy in float64.
 
     Parameters
     ----------
@@ -103,11 +139,12 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     Returns
     -------
     pandas.DataFrame
-        One row per configuration, columns ``matrix, group, dtype, device, config, median_ms,
-        q25_ms, q75_ms, min_ms, repeats, convert_ms, status, note``. ``status`` is ``ok``,
-        ``not_applicable`` (the format cannot hold ``A``; ``note`` says why) or ``wrong`` (the
-        result failed the reference check; not timed). ``df.attrs['device_info']`` describes the
-        machine.
+        One row per configuration, in the order given, columns ``matrix, group, dtype, device,
+        config, median_ms, q25_ms, q75_ms, min_ms, repeats, convert_ms, upload_ms, status, note``.
+        ``status`` is ``ok``, ``not_applicable`` (the format or thread mapping cannot serve ``A``;
+        ``note`` says why), ``wrong`` (the result failed the reference check; not timed) or
+        ``error`` (the run failed, e.g. GPU out of memory; ``note`` says how).
+        ``df.attrs['device_info']`` describes the machine (and the GPU, its driver, CUDA and cuSPARSE).
 
     Raises
     ------
@@ -129,37 +166,64 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     x = rng.uniform(-1.0, 1.0, M.ncols).astype(dt)
     x[x == 0] = 0.5
     A64 = M.astype(np.float64).to_scipy() if check else None
-    rows = []
     base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
-    for c in tqdm(cfgs, desc=M.name or "benchmark", disable=progress is False if progress is not None else None,
-                  leave=False):
-        row = {**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
-               "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "status": "ok", "note": ""}
-        t0 = time.perf_counter()
-        try:
-            _, F = prepare(M, c, dt)
-        except _core.NotApplicableError as exc:
-            row.update(status="not_applicable", note=str(exc))
-            rows.append(row)
-            continue
-        row["convert_ms"] = (time.perf_counter() - t0) * 1e3
-        try:
-            xa = check_x(x, M.ncols, dt, F.format)
-        except ValueError as exc:
-            row.update(status="not_applicable", note=str(exc))
-            rows.append(row)
-            continue
-        y = np.zeros(M.nrows, dtype=dt)
-        if check:
-            _core.mv(F._state, c.variant, xa, y)
-            worst = reference_check(A64, xa, y, dt)
-            if worst is not None:
-                row.update(status="wrong", note=f"result differs from scipy float64: worst error {worst:.3g}x the bound")
-                rows.append(row)
-                continue
-        med, q25, q75, mn, runs = _core.bench(F._state, c.variant, xa, y, warmup, repeats, float(budget_s))
-        row.update(median_ms=med, q25_ms=q25, q75_ms=q75, min_ms=mn, repeats=int(runs))
-        rows.append(row)
+    # One conversion per format key at a time: large matrices cannot keep every format in memory.
+    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
+    for i, c in enumerate(cfgs):
+        groups.setdefault(_format_key(c), []).append(i)
+    rows: list[dict[str, Any]] = [{} for _ in cfgs]
+    bar = tqdm(total=len(cfgs), desc=M.name or "benchmark", leave=False,
+               disable=progress is False if progress is not None else None)
+    with bar:
+        for (fmt, params), members in groups.items():
+            t0 = time.perf_counter()
+            try:
+                F: FormatMatrix | Exception = convert(M, fmt, dtype=dt, **dict(params))
+            except _core.NotApplicableError as exc:
+                F = exc
+            convert_ms = (time.perf_counter() - t0) * 1e3
+            for i in members:
+                rows[i] = _one(cfgs[i], F, convert_ms, M, x, A64, dt, base, warmup, repeats, budget_s, check)
+                bar.update()
+            del F
     df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs["device_info"] = info
     return df
+
+
+def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: np.ndarray, A64: Any,
+         dt: np.dtype, base: dict[str, Any], warmup: int, repeats: int, budget_s: float,
+         check: bool) -> dict[str, Any]:
+    """One configuration's row of the benchmark table."""
+    row = {**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
+           "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan, "status": "ok",
+           "note": ""}
+    if isinstance(F, Exception):
+        return {**row, "status": "not_applicable", "note": str(F)}
+    try:
+        xa = check_x(x, M.ncols, dt, F.format)
+    except ValueError as exc:
+        return {**row, "status": "not_applicable", "note": str(exc)}
+    try:
+        runner = _Runner(F, c)
+    except _core.NotApplicableError as exc:
+        return {**row, "status": "not_applicable", "note": str(exc)}
+    except (MemoryError, RuntimeError) as exc:
+        if isinstance(exc, _core.DeviceUnavailableError):
+            raise
+        return {**row, "status": "error", "note": f"{type(exc).__name__}: {exc}"}
+    try:
+        row.update(convert_ms=convert_ms + (0.0 if np.isnan(runner.upload_ms) else runner.upload_ms),
+                   upload_ms=runner.upload_ms)
+        if check:
+            worst = reference_check(A64, xa, runner.mv(xa), dt)
+            if worst is not None:
+                return {**row, "status": "wrong",
+                        "note": f"result differs from scipy float64: worst error {worst:.3g}x the bound"}
+        med, q25, q75, mn, runs = runner.bench(xa, warmup, repeats, float(budget_s))
+        row.update(median_ms=med, q25_ms=q25, q75_ms=q75, min_ms=mn, repeats=int(runs))
+    except (MemoryError, RuntimeError) as exc:
+        return {**row, "status": "error", "note": f"{type(exc).__name__}: {exc}"}
+    finally:
+        runner.close()
+    return row

@@ -52,7 +52,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")
-    print(f"# {A!r} on {df.attrs['device_info']['processor']} ({args.dtype}); fastest first")
+    info = df.attrs["device_info"]
+    where = info.get("gpu_name") or info["processor"]
+    print(f"# {A!r} on {where} ({args.dtype}); fastest first")
     cols = ["config", "median_ms", "q25_ms", "q75_ms", "repeats", "convert_ms"]
     print(ok[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     rest = df[df.status != "ok"]

@@ -20,16 +20,23 @@ class Config:
     Attributes
     ----------
     id : str
-        Stable identifier ``library/format[/kernel][/name=value...]``, e.g. ``cpu/sell/c=8/sigma=64``.
-    library, format : str
-        The id's first two fields.
+        Stable identifier ``library/format[/kernel][/name=value...]``, e.g. ``cpu/sell/c=8/sigma=64``
+        or ``pyspmv/csr/vector/tpv=8/bs=256``.
+    library : {'cpu', 'pyspmv', 'cusparse'}
+        The id's first field: pyspmv's CPU kernels, its own CUDA kernels, or cuSPARSE.
+    format : str
+        The storage format.
     kernel : str or None
-        The kernel name where a format has several (``cpu/csr/rows`` and ``cpu/csr/nnz``).
+        The kernel name where a format has several (``cpu/csr/rows``, ``pyspmv/csr/vector``,
+        ``cusparse/csr/alg2``).
     params : dict
-        Named parameters, as in the id.
+        Named parameters, as in the id: the format's (``c``, ``sigma``, ...) and, on the GPU, the
+        thread mapping (``tpv`` threads per row, ``bs`` threads per block).
     device : {'cpu', 'cuda'}
     deterministic : bool
         Whether every run gives the same bits.
+    launches : int
+        GPU kernel launches and memsets per product (0 on the CPU).
     """
 
     id: str
@@ -39,25 +46,31 @@ class Config:
     params: dict[str, int] = field(hash=False, compare=False)
     device: str
     deterministic: bool
+    launches: int
     _entry: dict[str, Any] = field(repr=False, hash=False, compare=False)
+
+    def _slot(self, k: int) -> int:
+        name, default = self._entry["param_names"][k], self._entry["param_default"][k]
+        return int(self.params.get(name, default)) if name else int(default)
 
     @property
     def format_params(self) -> tuple[int, int]:
         """(param[0], param[1]) as the C core takes them, defaults filled in."""
-        e = self._entry
-        return tuple(  # type: ignore[return-value]
-            self.params.get(n, d) if n else d for n, d in zip(e["param_names"], e["param_default"])
-        )
+        return self._slot(0), self._slot(1)
 
     @property
     def format_kwargs(self) -> dict[str, int]:
         """The format's parameters by name, defaults filled in, as :func:`pyspmv.convert` takes them."""
-        names = (n for n in self._entry["param_names"] if n)
-        return dict(zip(names, (v for n, v in zip(self._entry["param_names"], self.format_params) if n)))
+        return dict(zip(format_param_names(self.format), self.format_params))
+
+    @property
+    def launch(self) -> tuple[int, int]:
+        """GPU thread mapping ``(tpv, bs)``: threads per row and per block, defaults filled in."""
+        return self._slot(2), self._slot(3)
 
     @property
     def variant(self) -> int:
-        """Kernel variant index of the format's CPU kernels."""
+        """Kernel variant index: of the format's CPU or CUDA kernels, or cuSPARSE's algorithm."""
         return int(self._entry["kernel"])
 
     def __str__(self) -> str:
@@ -69,20 +82,21 @@ def _registry() -> tuple[dict[str, Any], ...]:
     return tuple(_core.kernels())
 
 
+def _format_entry(fmt: str) -> dict[str, Any] | None:
+    """The registry entry that defines format ``fmt``'s parameters: its first (the CPU kernel's)."""
+    return next((e for e in _registry() if FORMATS[e["format"]] == fmt), None)
+
+
 def format_param_names(fmt: str) -> tuple[str, ...]:
     """Parameter names of format ``fmt`` as ids and :func:`pyspmv.convert` spell them."""
-    for e in _registry():
-        if FORMATS[e["format"]] == fmt:
-            return tuple(n for n in e["param_names"] if n)
-    return ()
+    e = _format_entry(fmt)
+    return tuple(n for n in e["param_names"][:2] if n) if e else ()
 
 
 def format_param_defaults(fmt: str) -> dict[str, int]:
     """Default value of each parameter of format ``fmt``."""
-    for e in _registry():
-        if FORMATS[e["format"]] == fmt:
-            return {n: d for n, d in zip(e["param_names"], e["param_default"]) if n}
-    return {}
+    e = _format_entry(fmt)
+    return {n: d for n, d in zip(e["param_names"][:2], e["param_default"][:2]) if n} if e else {}
 
 
 def _make(entry: dict[str, Any], params: dict[str, int]) -> Config:
@@ -97,6 +111,7 @@ def _make(entry: dict[str, Any], params: dict[str, int]) -> Config:
         params=dict(params),
         device=DEVICES[entry["device"]],
         deterministic=bool(entry["deterministic"]),
+        launches=int(entry["launches"]),
         _entry=entry,
     )
 
@@ -111,8 +126,8 @@ def configs(device: str = "cpu") -> list[Config]:
     Returns
     -------
     list of Config
-        In registry order. This build registers no CUDA kernels yet, so ``configs('cuda')`` is
-        empty.
+        In registry order. ``configs('cuda')`` lists pyspmv's own CUDA kernels over their thread
+        mappings and cuSPARSE's algorithms; listing needs no GPU, running them does.
     """
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of configs() must be one of {DEVICES}. Got {device!r} instead.")

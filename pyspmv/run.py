@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, gpu
 from .configs import Config, config
 from .formats import FormatMatrix, convert
 from .matrix import as_matrix, value_dtype
@@ -18,7 +18,7 @@ PADDING_TIMES_X = ("dia", "bsr")
 def require_device(device: str) -> None:
     """Raise :class:`pyspmv.DeviceUnavailableError`, saying why, when ``device`` cannot run."""
     if device == "cuda":
-        _core.cuda_device_count()
+        gpu.cuda()
 
 
 def prepare(A: Any, cfg: Config | str, dtype: Any = None) -> tuple[Config, FormatMatrix]:
@@ -73,12 +73,17 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
     pyspmv.DeviceUnavailableError
         A GPU configuration on a machine or build without a usable GPU.
     pyspmv.NotApplicableError
-        The configuration's format cannot hold ``A``.
+        The configuration's format (or thread mapping) cannot serve ``A``.
+    MemoryError
+        The GPU has too little free memory; the message gives the sizes.
     ValueError, TypeError
         A bad ``x``, configuration id or parameter.
     """
     c, F = prepare(A, config, dtype)
     xa = check_x(x, F.shape[1], F.dtype, F.format)
+    if c.device == "cuda":
+        with gpu.Plan(F, c) as plan:
+            return plan.mv(xa)
     y = np.empty(F.shape[0], dtype=F.dtype)
     _core.mv(F._state, c.variant, xa, y)
     return y

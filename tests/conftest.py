@@ -13,7 +13,8 @@ settings.register_profile("default", max_examples=40, deadline=None,
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, database=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "matrices"
+# PYSPMV_MATRICES points elsewhere, e.g. at a subset carried to the GPU machine.
+SHARED = Path(os.environ.get("PYSPMV_MATRICES") or Path(__file__).resolve().parents[1].parent / "shared" / "matrices")
 
 
 def shared_matrix_files() -> list[Path]:
@@ -33,3 +34,19 @@ def shared_params() -> list:
 def bad_files() -> list[Path]:
     d = SHARED / "bad"
     return sorted(d.glob("*.mtx")) if d.is_dir() else []
+
+
+def gpu_skip_reason() -> str | None:
+    """Why GPU tests cannot run here (shown with each skip), or None."""
+    from pyspmv import gpu
+
+    return gpu.unavailable_reason()
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = None
+    for item in items:
+        if "gpu" in item.keywords:
+            reason = reason or gpu_skip_reason() or ""
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=f"no usable GPU: {reason}"))

@@ -117,8 +117,14 @@ def test_benchmark_argument_errors(A):
 
 
 def test_gpu_absent_raises_device_unavailable(A):
-    if pyspmv.configs("cuda"):
-        pytest.skip("this build registers CUDA kernels")
+    from pyspmv import gpu
+
+    reason = gpu.unavailable_reason()
+    if reason is None:
+        pytest.skip("a GPU is usable here")
+    assert reason  # says why
     with pytest.raises(pyspmv.DeviceUnavailableError, match="CUDA"):
         pyspmv.benchmark(A, [], device="cuda")
+    with pytest.raises(pyspmv.DeviceUnavailableError, match="CUDA"):
+        pyspmv.spmv(A, np.ones(A.ncols), "pyspmv/csr/vector/tpv=4/bs=128")
     assert issubclass(pyspmv.DeviceUnavailableError, RuntimeError)

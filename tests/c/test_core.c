@@ -100,9 +100,16 @@ static int test_bad_params_and_guard(void) {
     return 0;
 }
 
-static int work_ok(void *ctx, spmv_err *err) {
-    (void)err;
+static int work_ok(void *ctx, double *ms, spmv_err *err) {
+    (void)err, (void)ms;
     ++*(int *)ctx;
+    return SPMV_OK;
+}
+
+/* Work that times itself, as GPU events do: run k reports k ms. */
+static int work_own_clock(void *ctx, double *ms, spmv_err *err) {
+    (void)err;
+    *ms = (double)++*(int *)ctx;
     return SPMV_OK;
 }
 
@@ -112,6 +119,9 @@ static int test_timing(void) {
     mu_check(spmv_time(work_ok, &calls, 3, 50, 0.0, &t, NULL) == SPMV_OK);
     mu_check(calls == 53 && t.runs == 50 && t.min_ms <= t.q25_ms && t.q25_ms <= t.median_ms && t.median_ms <= t.q75_ms);
     mu_check(spmv_time(work_ok, &calls, 0, 0, 0.0, &t, NULL) == SPMV_EINVAL);
+    calls = 0; /* 2 warm-ups, then runs reporting 3, 4, 5, 6, 7 ms */
+    mu_check(spmv_time(work_own_clock, &calls, 2, 5, 0.0, &t, NULL) == SPMV_OK);
+    mu_check(t.runs == 5 && t.min_ms == 3.0 && t.median_ms == 5.0 && t.q25_ms == 4.0 && t.q75_ms == 6.0);
     return 0;
 }
 

@@ -1,0 +1,47 @@
+// kernels/coo.cu: COO on the GPU — a deterministic segmented reduction over fixed tiles of entries
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Thread block b reduces the entries [b tile, (b+1) tile), tile = 2048 (coo_tile_kernel in
+// ell_coo.cuh): loaded coalesced into shared memory, each thread then sums a consecutive run of
+// them, and a block-wide segmented scan joins rows split between threads.  Rows that end in the
+// tile are written; the open row at its end is the block's carry, which the last block to finish
+// adds in a fixed order.  Empty rows are zeroed by the thread that sees the gap, so one launch
+// writes all of y, without memset or float atomics: deterministic for a given bs.  The workspace is
+// a ticket counter and nnz/tile carries (none for nnz <= tile, where one block does all).
+#include "ell_coo.cuh"
+
+static int coo_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
+                       spmv_err *err) {
+    *aux_bytes = 0;
+    int rc = coo_check_block(L, "pyspmv/coo", err);
+    if (!rc) *aux_bytes = coo_aux_bytes(H->nnz, L->block);
+    return rc;
+}
+
+static int coo_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_launch *L, void *aux,
+                     cudaStream_t s, spmv_err *err) {
+    (void)D;
+    return coo_aux_setup(H->nnz, L, aux, s, "reset of coo's ticket counter", err);
+}
+
+template <typename T>
+static cudaError_t coo_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                           T *y, cudaStream_t s) {
+    coo_launch<T, false>(D->idx[0], D->idx[1], (const T *)D->val[0], D->nnz, D->nrows, x, y, aux,
+                         L->block, s);
+    return cudaGetLastError();
+}
+
+static cudaError_t coo_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const float *x, float *y, cudaStream_t s) {
+    return coo_run<float>(D, L, aux, x, y, s);
+}
+
+static cudaError_t coo_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const double *x, double *y, cudaStream_t s) {
+    return coo_run<double>(D, L, aux, x, y, s);
+}
+
+extern "C" const spmv_cuda_kernel spmv_cu_coo = {
+    SPMV_FMT_COO, 0, coo_prepare, coo_setup, coo_run_f32, coo_run_f64,
+};

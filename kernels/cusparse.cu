@@ -1,0 +1,293 @@
+// kernels/cusparse.cu: cuSPARSE's generic SpMV (cusparseSpMV) on CSR, COO, SELL and BSR as uploaded
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// No kernel of ours: each matrix gets one spmv_cusparse holding a handle bound to the plan's
+// stream, a const descriptor over the uploaded arrays (no copy, no conversion), dense-vector
+// descriptors over the plan's x and y, and the external buffer, preprocessed once, so that a run
+// is one cusparseSpMV call.  The layouts already agree with cuSPARSE's: CSR and COO as they are
+// (COO sorted by row), SELL with sigma = 1 is its sliced ELL (slice offsets in slots, slot k of
+// lane l at slice_ptr[s] + k*C + l, padding column -1), BSR is its BSR with row-major blocks.
+//
+// Two cases add work around that call, so that nothing is read or written out of bounds:
+//  - nnz = 0: no descriptor at all (cuSPARSE's handling of empty arrays passed as NULL varies
+//    between releases), and the run is one cudaMemsetAsync of y;
+//  - BSR whose nrows or ncols is not a multiple of b: cuSPARSE's matrix is nbrows*b x nbcols*b and
+//    it checks the vector lengths against that, so the product goes through padded copies of x
+//    (zero past ncols, set once here) and y; each padded side adds one cudaMemcpyAsync per run.
+// One cusparseSpMV is itself several launches, counted as CUDA-graph nodes on an H100 with
+// cuSPARSE 12.6: 2 for CSR default/ALG1 and COO ALG1, 3 or 4 for CSR ALG2 and COO ALG2, 1 for
+// SELL and BSR.  Determinism per cuSPARSE's documentation (non-transposed A): bit-wise for
+// CSR_ALG2, COO_ALG2, SELL_ALG1 and BSR_ALG1; CSR_ALG1, COO_ALG1 and ALG_DEFAULT "may produce
+// slightly different results during different runs", and on the H100 they did.
+#include <cusparse.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kern.h"
+
+struct spmv_cusparse {
+    cusparseHandle_t handle;
+    cusparseConstSpMatDescr_t A;
+    cusparseConstDnVecDescr_t vx;
+    cusparseDnVecDescr_t vy;
+    cudaDataType vt;
+    cusparseSpMVAlg_t alg;
+    union {
+        float f;
+        double d;
+    } alpha, beta; /* in the value type; read on the host per call */
+    void *buffer;
+    size_t buffer_bytes;
+    void *x, *y;       /* the plan's vectors */
+    void *xpad, *ypad; /* BSR only, where ncols or nrows is not a multiple of b; else NULL */
+    size_t x_bytes, y_bytes;
+    cudaStream_t stream;
+    int empty; /* nnz = 0: y = 0 without cuSPARSE */
+};
+
+/* What cuSPARSE declines to take (NOT_SUPPORTED while describing or sizing) is a configuration
+ * that does not apply to this matrix, not a failure of the library. */
+static int cusparse_status(cusparseStatus_t st, const char *call, int in_create, spmv_err *err) {
+    int code =
+        in_create && st == CUSPARSE_STATUS_NOT_SUPPORTED ? SPMV_ENOTAPPLICABLE : SPMV_ECUSPARSE;
+    return spmv_cuda_fail(err, code, "%s: %s", call, cusparseGetErrorString(st));
+}
+
+#define CUSPARSE_TRY(what, call)                                                                   \
+    do {                                                                                           \
+        cusparseStatus_t st_ = (call);                                                             \
+        if (st_ != CUSPARSE_STATUS_SUCCESS) {                                                      \
+            rc = cusparse_status(st_, what, 1, err);                                               \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+#define CUDA_TRY(what, call)                                                                       \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            rc = spmv_cuda_status(e_, what, err);                                                  \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* cuSPARSE's algorithm for the registry's `alg` on format `fmt`, or -1. */
+static int spmv_alg(int fmt, int alg) {
+    switch (fmt) {
+    case SPMV_FMT_CSR:
+        return alg == 0   ? CUSPARSE_SPMV_ALG_DEFAULT
+               : alg == 1 ? CUSPARSE_SPMV_CSR_ALG1
+               : alg == 2 ? CUSPARSE_SPMV_CSR_ALG2
+                          : -1;
+    case SPMV_FMT_COO:
+        return alg == 0   ? CUSPARSE_SPMV_ALG_DEFAULT
+               : alg == 1 ? CUSPARSE_SPMV_COO_ALG1
+               : alg == 2 ? CUSPARSE_SPMV_COO_ALG2
+                          : -1;
+    case SPMV_FMT_SELL:
+        return alg == 0 ? CUSPARSE_SPMV_ALG_DEFAULT : alg == 1 ? CUSPARSE_SPMV_SELL_ALG1 : -1;
+    case SPMV_FMT_BSR: /* its only algorithm, also cuSPARSE's default for BSR */
+        return alg == 0 || alg == 1 ? CUSPARSE_SPMV_BSR_ALG1 : -1;
+    }
+    return -1;
+}
+
+/* The matrix descriptor over D's arrays (layouts: csrc/<format>.c).  Sets *xn and *yn, the vector
+ * lengths cuSPARSE's matrix implies. */
+static int describe(const spmv_dfmt *D, spmv_cusparse *c, int64_t *xn, int64_t *yn, spmv_err *err) {
+    const cusparseIndexType_t i32 = CUSPARSE_INDEX_32I;
+    const cusparseIndexBase_t base = CUSPARSE_INDEX_BASE_ZERO;
+    int rc = SPMV_OK;
+    *xn = D->ncols;
+    *yn = D->nrows;
+    switch (D->format) {
+    case SPMV_FMT_CSR:
+        CUSPARSE_TRY("cusparseCreateConstCsr",
+                     cusparseCreateConstCsr(&c->A, D->nrows, D->ncols, D->nnz, D->idx[0], D->idx[1],
+                                            D->val[0], i32, i32, base, c->vt));
+        break;
+    case SPMV_FMT_COO:
+        CUSPARSE_TRY("cusparseCreateConstCoo",
+                     cusparseCreateConstCoo(&c->A, D->nrows, D->ncols, D->nnz, D->idx[0], D->idx[1],
+                                            D->val[0], i32, base, c->vt));
+        break;
+    case SPMV_FMT_SELL: /* sigma = 1 checked by the caller; perm (idx[0]) is the identity */
+        CUSPARSE_TRY("cusparseCreateConstSlicedEll",
+                     cusparseCreateConstSlicedEll(&c->A, D->nrows, D->ncols, D->nnz, D->scalar[1],
+                                                  D->param[0], D->idx[1], D->idx[2], D->val[0], i32,
+                                                  i32, base, c->vt));
+        break;
+    case SPMV_FMT_BSR: {
+        int64_t b = D->param[0];
+        *xn = D->scalar[1] * b;
+        *yn = D->scalar[0] * b;
+        CUSPARSE_TRY("cusparseCreateConstBsr",
+                     cusparseCreateConstBsr(&c->A, D->scalar[0], D->scalar[1], D->scalar[2], b, b,
+                                            D->idx[0], D->idx[1], D->val[0], i32, i32, base, c->vt,
+                                            CUSPARSE_ORDER_ROW));
+        break;
+    }
+    default: /* refused by the caller */
+        return spmv_cuda_fail(err, SPMV_EINVAL, "format %d has no cuSPARSE descriptor", D->format);
+    }
+done:
+    return rc;
+}
+
+/* A vector of n_want entries for cuSPARSE's side of a BSR product, all zero to begin with: only
+ * the plan's part is ever copied in, so the tail stays zero and meets only padding zeros. */
+static int pad_vector(void **pad, int64_t n_want, size_t elem, const char *what, cudaStream_t s,
+                      spmv_err *err) {
+    int rc = spmv_cuda_malloc(pad, (int64_t)n_want * elem, what, err);
+    if (rc != SPMV_OK) return rc;
+    CUDA_TRY(what, cudaMemsetAsync(*pad, 0, (size_t)n_want * elem, s));
+done:
+    return rc;
+}
+
+extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, void *x, void *y,
+                                    cudaStream_t s, spmv_cusparse **out, spmv_err *err) {
+    int rc = SPMV_OK, a;
+    int64_t xn, yn;
+    spmv_cusparse *c;
+    *out = NULL;
+    if (elem_size != 4 && elem_size != 8)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "elem_size must be 4 (float32) or 8 (float64), got %d",
+                    elem_size);
+    if (D->format != SPMV_FMT_CSR && D->format != SPMV_FMT_COO && D->format != SPMV_FMT_SELL &&
+        D->format != SPMV_FMT_BSR)
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                    "cuSPARSE's SpMV takes csr, coo, sell (sigma 1) and bsr, not %s",
+                    spmv_format_name(D->format) ? spmv_format_name(D->format) : "this format");
+    if ((a = spmv_alg(D->format, alg)) < 0)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "no cuSPARSE SpMV algorithm %d for format %s", alg,
+                    spmv_format_name(D->format) ? spmv_format_name(D->format) : "?");
+    if (D->format == SPMV_FMT_SELL && D->param[1] != 1)
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                    "cuSPARSE's sliced ELL has no row permutation: sigma must be 1, got %d",
+                    D->param[1]);
+    if (D->format == SPMV_FMT_BSR && D->param[0] < 2) /* cusparseSpMV: "operation not supported" */
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                    "cuSPARSE's BSR SpMV needs blocks of 2 x 2 or more, got b = %d", D->param[0]);
+    if ((c = (spmv_cusparse *)calloc(1, sizeof *c)) == NULL) {
+        rc = spmv_cuda_fail(err, SPMV_ENOMEM, "out of host memory for the cuSPARSE plan");
+        if (err) err->value = (int64_t)sizeof *c;
+        return rc;
+    }
+    c->vt = elem_size == 4 ? CUDA_R_32F : CUDA_R_64F;
+    c->alg = (cusparseSpMVAlg_t)a;
+    if (elem_size == 4) {
+        c->alpha.f = 1.0f;
+        c->beta.f = 0.0f;
+    } else {
+        c->alpha.d = 1.0;
+        c->beta.d = 0.0;
+    }
+    c->x = x;
+    c->y = y;
+    c->x_bytes = (size_t)D->ncols * elem_size;
+    c->y_bytes = (size_t)D->nrows * elem_size;
+    c->stream = s;
+    if (D->nnz == 0) {
+        c->empty = 1;
+        *out = c;
+        return SPMV_OK;
+    }
+
+    CUSPARSE_TRY("cusparseCreate", cusparseCreate(&c->handle));
+    CUSPARSE_TRY("cusparseSetStream", cusparseSetStream(c->handle, s));
+    if ((rc = describe(D, c, &xn, &yn, err)) != SPMV_OK) goto done;
+    if (xn != D->ncols &&
+        (rc = pad_vector(&c->xpad, xn, elem_size, "x padded to BSR blocks", s, err)) != SPMV_OK)
+        goto done;
+    if (yn != D->nrows &&
+        (rc = pad_vector(&c->ypad, yn, elem_size, "y padded to BSR blocks", s, err)) != SPMV_OK)
+        goto done;
+    CUSPARSE_TRY("cusparseCreateConstDnVec",
+                 cusparseCreateConstDnVec(&c->vx, xn, c->xpad ? c->xpad : x, c->vt));
+    CUSPARSE_TRY("cusparseCreateDnVec",
+                 cusparseCreateDnVec(&c->vy, yn, c->ypad ? c->ypad : y, c->vt));
+    CUSPARSE_TRY("cusparseSpMV_bufferSize",
+                 cusparseSpMV_bufferSize(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha,
+                                         c->A, c->vx, &c->beta, c->vy, c->vt, c->alg,
+                                         &c->buffer_bytes));
+    if (c->buffer_bytes > 0 &&
+        (rc = spmv_cuda_malloc(&c->buffer, (int64_t)(c->buffer_bytes), "cuSPARSE's SpMV buffer", err)) !=
+            SPMV_OK)
+        goto done;
+    {
+        /* Optional in cuSPARSE; a format it has no preprocessing for runs unprepared. */
+        cusparseStatus_t st =
+            cusparseSpMV_preprocess(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha, c->A,
+                                    c->vx, &c->beta, c->vy, c->vt, c->alg, c->buffer);
+        if (st != CUSPARSE_STATUS_SUCCESS && st != CUSPARSE_STATUS_NOT_SUPPORTED) {
+            rc = cusparse_status(st, "cusparseSpMV_preprocess", 1, err);
+            goto done;
+        }
+    }
+    /* Some refusals come only from the product itself (BSR with b = 1 did, past bufferSize):
+     * one product here turns them into SPMV_ENOTAPPLICABLE at setup instead of a failed run.
+     * It reads whatever x holds and writes y, both the plan's. */
+    CUSPARSE_TRY("cusparseSpMV (trial)",
+                 cusparseSpMV(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha, c->A, c->vx,
+                              &c->beta, c->vy, c->vt, c->alg, c->buffer));
+done:
+    if (rc != SPMV_OK) {
+        spmv_cusparse_free(c);
+        return rc;
+    }
+    *out = c;
+    return SPMV_OK;
+}
+
+extern "C" int spmv_cusparse_run(spmv_cusparse *c, spmv_err *err) {
+    int rc = SPMV_OK;
+    cusparseStatus_t st;
+    if (c->empty) {
+        CUDA_TRY("cudaMemsetAsync(y)", cudaMemsetAsync(c->y, 0, c->y_bytes, c->stream));
+        return SPMV_OK;
+    }
+    if (c->xpad)
+        CUDA_TRY("cudaMemcpyAsync(x to its BSR padding)",
+                 cudaMemcpyAsync(c->xpad, c->x, c->x_bytes, cudaMemcpyDeviceToDevice, c->stream));
+    st = cusparseSpMV(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha, c->A, c->vx, &c->beta,
+                      c->vy, c->vt, c->alg, c->buffer);
+    if (st != CUSPARSE_STATUS_SUCCESS) return cusparse_status(st, "cusparseSpMV", 0, err);
+    if (c->ypad)
+        CUDA_TRY("cudaMemcpyAsync(y from its BSR padding)",
+                 cudaMemcpyAsync(c->y, c->ypad, c->y_bytes, cudaMemcpyDeviceToDevice, c->stream));
+done:
+    return rc;
+}
+
+extern "C" int64_t spmv_cusparse_buffer_bytes(const spmv_cusparse *c) {
+    return c ? (int64_t)c->buffer_bytes : 0;
+}
+
+/* Releases whatever create made, in reverse order; safe on a partly built plan.  cudaFree waits
+ * for the device, so runs still queued on the stream finish first. */
+extern "C" void spmv_cusparse_free(spmv_cusparse *c) {
+    if (c == NULL) return;
+    if (c->vy) cusparseDestroyDnVec(c->vy);
+    if (c->vx) cusparseDestroyDnVec(c->vx);
+    if (c->A) cusparseDestroySpMat(c->A);
+    if (c->handle) cusparseDestroy(c->handle);
+    if (c->buffer) cudaFree(c->buffer);
+    if (c->ypad) cudaFree(c->ypad);
+    if (c->xpad) cudaFree(c->xpad);
+    free(c);
+}
+
+extern "C" int spmv_cusparse_version(int *version, spmv_err *err) {
+    int v[3] = {0, 0, 0};
+    const libraryPropertyType what[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+    for (int i = 0; i < 3; i++) {
+        cusparseStatus_t st = cusparseGetProperty(what[i], &v[i]);
+        if (st != CUSPARSE_STATUS_SUCCESS)
+            return cusparse_status(st, "cusparseGetProperty", 0, err);
+    }
+    *version = v[0] * 1000 + v[1] * 100 + v[2];
+    return SPMV_OK;
+}

@@ -1,0 +1,31 @@
+// kernels/ell.cu: ELL on the GPU — a thread per row over the column-major slots
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Thread i sums row i (ell_row_kernel in ell_coo.cuh): slot k of row i is at k*nrows + i, so the
+// 32 threads of a warp read 32 consecutive words of col and values per slot, streamed with __ldcs
+// (read once, evict first) so that x keeps L2.  Each row sums its slots in order, stopping at its
+// first padding slot: deterministic.  One launch; no workspace.
+#include "ell_coo.cuh"
+
+template <typename T>
+static cudaError_t ell_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                           T *y, cudaStream_t s) {
+    (void)aux;
+    ell_launch<T>(D->idx[0], (const T *)D->val[0], D->nrows, (int32_t)D->scalar[0], x, y, L->block,
+                  s);
+    return cudaGetLastError();
+}
+
+static cudaError_t ell_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const float *x, float *y, cudaStream_t s) {
+    return ell_run<float>(D, L, aux, x, y, s);
+}
+
+static cudaError_t ell_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const double *x, double *y, cudaStream_t s) {
+    return ell_run<double>(D, L, aux, x, y, s);
+}
+
+extern "C" const spmv_cuda_kernel spmv_cu_ell = {
+    SPMV_FMT_ELL, 0, NULL, NULL, ell_run_f32, ell_run_f64,
+};

@@ -1,0 +1,107 @@
+// kernels/kern.h: internal to kernels/ — a converted matrix on the device, one kernel's entry points
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Every own kernel (kernels/<format>.cu) is a spmv_cuda_kernel: plan.cu uploads the arrays of a
+// spmv_fmt as they are (layouts: csrc/<format>.c), asks the kernel how much device workspace it
+// wants, lets it fill that once, then calls run_* for every product.  run_* must write all of
+// y[0, nrows) (0 for rows with no entry), since plan.cu poisons y before checked runs; it may read y
+// only after setting it itself.  It counts the registry's `launches` kernels and memsets.
+#ifndef SPMV_KERN_H
+#define SPMV_KERN_H
+
+#include <cuda_runtime.h>
+
+#include "spmv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A spmv_fmt uploaded: the same scalars and counts, device pointers into the same layout. */
+typedef struct {
+    int format;
+    int32_t nrows, ncols;
+    int64_t nnz;
+    int32_t param[2];
+    int64_t scalar[4];
+    int64_t nidx[SPMV_MAXIDX], nval[SPMV_MAXVAL];
+    const int32_t *idx[SPMV_MAXIDX]; /* device; NULL where nidx[k] == 0 */
+    const void *val[SPMV_MAXVAL];    /* device, float or double; NULL where nval[k] == 0 */
+} spmv_dfmt;
+
+/* Thread mapping of one configuration: registry slots SPMV_P_TPV and SPMV_P_BLOCK. */
+typedef struct {
+    int32_t tpv;   /* threads per row (CSR vector), else unused */
+    int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
+} spmv_launch;
+
+typedef struct {
+    int format;  /* spmv_format */
+    int variant; /* the registry's `kernel` */
+    /* Bytes of device workspace for host matrix H with mapping L (0: none).  Refuses a mapping it
+     * cannot serve with SPMV_ENOTAPPLICABLE (SELL's C above the block size, say) and a bad one with
+     * SPMV_EINVAL, naming the parameter and its range.  NULL: always 0. */
+    int (*prepare)(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes, spmv_err *err);
+    /* Fill the workspace once (its cost counts as setup, not as SpMV time).  H: the host arrays,
+     * D: the same on the device, aux: aux_bytes of device memory.  NULL when prepare is. */
+    int (*setup)(const spmv_fmt *H, const spmv_dfmt *D, const spmv_launch *L, void *aux,
+                 cudaStream_t s, spmv_err *err);
+    /* y = A x on stream s, asynchronous; returns the first launch error (cudaGetLastError()). */
+    cudaError_t (*run_f32)(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                           const float *x, float *y, cudaStream_t s);
+    cudaError_t (*run_f64)(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                           const double *x, double *y, cudaStream_t s);
+} spmv_cuda_kernel;
+
+/* The own kernels, one or more per kernels/<format>.cu. */
+extern const spmv_cuda_kernel spmv_cu_csr_scalar, spmv_cu_csr_vector, spmv_cu_csr_adaptive;
+extern const spmv_cuda_kernel spmv_cu_coo, spmv_cu_ell, spmv_cu_sell, spmv_cu_broell;
+extern const spmv_cuda_kernel spmv_cu_hyb, spmv_cu_dia, spmv_cu_jad;
+
+/* Fill err (when not NULL) with code and a printf-style message, where/value/limit -1; returns
+ * code.  The kernels' own spmv_fail. */
+int spmv_cuda_fail(spmv_err *err, int code, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* SPMV_OK for cudaSuccess; else SPMV_ENOMEM (cudaErrorMemoryAllocation) or SPMV_ECUDA, with
+ * "<what>: <CUDA's error string>" in err->msg. */
+int spmv_cuda_status(cudaError_t e, const char *what, spmv_err *err);
+
+/* cudaMalloc of bytes (nothing, *out = NULL, for bytes <= 0).  Out of memory is SPMV_ENOMEM with
+ * the bytes asked for (err->value), those free (err->limit) and `what` in the message. */
+int spmv_cuda_malloc(void **out, int64_t bytes, const char *what, spmv_err *err);
+
+/* Blocks of `block` threads covering n work items, at least 1. */
+static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
+    int64_t b = (n + block - 1) / block;
+    return (unsigned)(b > 0 ? b : 1);
+}
+
+/* ---- cuSPARSE (kernels/cusparse.cu) ---- */
+
+/* Handle, descriptors and buffer for one matrix, made once and reused by every run. */
+typedef struct spmv_cusparse spmv_cusparse;
+
+/* Describe D (format CSR, COO, SELL with sigma 1, or BSR) to cuSPARSE for algorithm `alg` (the
+ * registry's kernel) with x[ncols] and y[nrows] at the given device addresses, and run the
+ * preprocessing cuSPARSE offers.  SPMV_ENOTAPPLICABLE for what cuSPARSE cannot take (with why),
+ * SPMV_ECUSPARSE with cuSPARSE's error string, SPMV_ENOMEM for the buffer.  *out is the caller's
+ * to free with spmv_cusparse_free. */
+int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, void *x, void *y,
+                         cudaStream_t s, spmv_cusparse **out, spmv_err *err);
+/* y = A x with what create bound, asynchronous on its stream. */
+int spmv_cusparse_run(spmv_cusparse *c, spmv_err *err);
+/* Bytes of cuSPARSE's external buffer (a per-configuration cost). */
+int64_t spmv_cusparse_buffer_bytes(const spmv_cusparse *c);
+void spmv_cusparse_free(spmv_cusparse *c);
+/* cuSPARSE's version as major*1000 + minor*100 + patch, or a negative code. */
+int spmv_cusparse_version(int *version, spmv_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMV_KERN_H */

@@ -1,0 +1,248 @@
+// pyspmv/_cuda.c: thin CPython glue over kernels/spmv_cuda.h (device, plans, checked and timed runs)
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// A separate module from _core because it links the CUDA runtime and cuSPARSE: where they are
+// missing, importing it fails and pyspmv says why instead of failing to import at all.  Private:
+// pyspmv/gpu.py is the Python face.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <numpy/arrayobject.h>
+
+#include "spmv.h"
+#include "spmv_cuda.h"
+
+#include "_glue.h"
+
+typedef struct {
+    PyObject_HEAD
+    spmv_cuda_plan *plan;
+    PyObject *module; /* for the exception classes */
+    int32_t nrows, ncols;
+    int typenum;
+} PlanObject;
+
+static PyObject *device_count(PyObject *m, PyObject *noargs) {
+    int count = 0;
+    spmv_err err = {0};
+    int rc = spmv_cuda_device_count(&count, &err);
+    if (rc) return raise_spmv_error(m, rc, &err, "");
+    return PyLong_FromLong(count);
+}
+
+static PyObject *info(PyObject *m, PyObject *noargs) {
+    spmv_cuda_info d;
+    spmv_err err = {0};
+    int rc = spmv_cuda_get_info(&d, &err);
+    if (rc) return raise_spmv_error(m, rc, &err, "");
+    return Py_BuildValue(
+        "{s:s,s:(ii),s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:L,s:L,s:i,s:i,s:i}", "name", d.name,
+        "compute_capability", d.cc_major, d.cc_minor, "sm_count", d.sm_count, "max_threads_per_sm",
+        d.max_threads_per_sm, "max_threads_per_block", d.max_threads_per_block, "warp_size",
+        d.warp_size, "clock_khz", d.clock_khz, "mem_clock_khz", d.mem_clock_khz, "mem_bus_bits",
+        d.mem_bus_bits, "l2_bytes", (long long)d.l2_bytes, "global_mem_bytes",
+        (long long)d.global_mem_bytes, "driver_version", d.driver_version, "runtime_version",
+        d.runtime_version, "cusparse_version", d.cusparse_version);
+}
+
+static PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
+    long long bytes;
+    int repeats, rc;
+    double gbps = 0;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "Li", &bytes, &repeats)) return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_copy_bandwidth(bytes, repeats, &gbps, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_spmv_error(m, rc, &err, "copy bandwidth");
+    return PyFloat_FromDouble(gbps);
+}
+
+/* ---- Plan ---- */
+
+/* Plan(state, kernel_id, tpv, bs): upload a converted matrix and set kernel_id up over it. */
+static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    spmv_fmt F;
+    const char *id;
+    int32_t launch[2];
+    spmv_err err = {0};
+    if (kwds != NULL && PyDict_Size(kwds) > 0) {
+        PyErr_SetString(PyExc_TypeError, "Plan() takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O&sii", state_converter, &F, &id, &launch[0], &launch[1]))
+        return NULL;
+    PyObject *module = PyType_GetModule(type);
+    const spmv_kernel_desc *K = spmv_kernel_find(id);
+    if (K == NULL) return PyErr_Format(PyExc_ValueError, "unknown kernel id %s", id);
+    int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
+    PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->module = Py_NewRef(module);
+    self->nrows = F.nrows;
+    self->ncols = F.ncols;
+    self->typenum = typenum;
+    int rc, elem = typenum == NPY_FLOAT32 ? 4 : 8;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_create(&F, K, launch, elem, &self->plan, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        Py_DECREF(self);
+        return raise_spmv_error(module, rc, &err, id);
+    }
+    return (PyObject *)self;
+}
+
+static int plan_live(PlanObject *self) {
+    if (self->plan == NULL) PyErr_SetString(PyExc_ValueError, "this plan has been closed");
+    return self->plan != NULL;
+}
+
+static int plan_xy(PlanObject *self, PyArrayObject *x, PyArrayObject *y) {
+    spmv_fmt shape = {0};
+    shape.nrows = self->nrows;
+    shape.ncols = self->ncols;
+    return check_xy(&shape, self->typenum, x, y);
+}
+
+/* mv(x, y): y = A x, y poisoned on the device first */
+static PyObject *plan_mv(PlanObject *self, PyObject *args) {
+    PyArrayObject *x, *y;
+    spmv_err err = {0};
+    int rc;
+    if (!plan_live(self) ||
+        !PyArg_ParseTuple(args, "O&O&", real_array, &x, real_out_array, &y) || !plan_xy(self, x, y))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_mv(self->plan, PyArray_DATA(x), PyArray_DATA(y), &err);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV");
+    Py_RETURN_NONE;
+}
+
+/* bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms; y gets the last
+ * product */
+static PyObject *plan_bench(PlanObject *self, PyObject *args) {
+    PyArrayObject *x, *y;
+    int warmup, repeats, rc;
+    double budget;
+    spmv_timing t = {0};
+    spmv_err err = {0};
+    if (!plan_live(self) || !PyArg_ParseTuple(args, "O&O&iid", real_array, &x, real_out_array, &y,
+                                              &warmup, &repeats, &budget) ||
+        !plan_xy(self, x, y))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_bench(self->plan, PyArray_DATA(x), PyArray_DATA(y),
+                                                     warmup, repeats, budget, &t, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV timing");
+    return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
+}
+
+static PyObject *plan_close(PlanObject *self, PyObject *noargs) {
+    spmv_cuda_plan_free(self->plan);
+    self->plan = NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *plan_nbytes(PlanObject *self, void *closure) {
+    return plan_live(self) ? PyLong_FromLongLong(spmv_cuda_plan_bytes(self->plan)) : NULL;
+}
+
+static PyObject *plan_setup_ms(PlanObject *self, void *closure) {
+    return plan_live(self) ? PyFloat_FromDouble(spmv_cuda_plan_setup_ms(self->plan)) : NULL;
+}
+
+static int plan_traverse(PlanObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->module);
+    return 0;
+}
+
+static void plan_dealloc(PlanObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    spmv_cuda_plan_free(self->plan);
+    Py_CLEAR(self->module);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef plan_methods[] = {
+    {"mv", (PyCFunction)plan_mv, METH_VARARGS, "mv(x, y): y = A @ x on the GPU"},
+    {"bench", (PyCFunction)plan_bench, METH_VARARGS,
+     "bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms"},
+    {"close", (PyCFunction)plan_close, METH_NOARGS, "free the device memory now"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef plan_getset[] = {
+    {"nbytes", (getter)plan_nbytes, NULL, "device bytes held", NULL},
+    {"setup_ms", (getter)plan_setup_ms, NULL, "upload and setup time in ms", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot plan_slots[] = {
+    {Py_tp_new, plan_new},
+    {Py_tp_dealloc, plan_dealloc},
+    {Py_tp_traverse, plan_traverse},
+    {Py_tp_methods, plan_methods},
+    {Py_tp_getset, plan_getset},
+    {Py_tp_doc, "Plan(state, kernel_id, tpv, bs): a configuration bound to a matrix on the GPU"},
+    {0, NULL},
+};
+
+static PyType_Spec plan_spec = {
+    "pyspmv._cuda.Plan", sizeof(PlanObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, plan_slots,
+};
+
+/* ---- module ---- */
+
+static PyMethodDef cuda_methods[] = {
+    {"device_count", device_count, METH_NOARGS, "device_count() -> int, or DeviceUnavailableError"},
+    {"info", info, METH_NOARGS, "info() -> dict of device and software versions"},
+    {"copy_bandwidth", copy_bandwidth, METH_VARARGS,
+     "copy_bandwidth(bytes, repeats) -> GB/s of device-to-device copies (read + write)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int cuda_exec(PyObject *m) {
+    glue_state *st = get_state(m);
+    import_array1(-1);
+    PyObject *core = PyImport_ImportModule("pyspmv._core");
+    if (core == NULL) return -1;
+    st->DeviceUnavailableError = PyObject_GetAttrString(core, "DeviceUnavailableError");
+    st->NotApplicableError = PyObject_GetAttrString(core, "NotApplicableError");
+    Py_DECREF(core);
+    if (st->DeviceUnavailableError == NULL || st->NotApplicableError == NULL) return -1;
+    PyObject *plan = PyType_FromModuleAndSpec(m, &plan_spec, NULL);
+    if (plan == NULL) return -1;
+    int rc = PyModule_AddObjectRef(m, "Plan", plan);
+    Py_DECREF(plan);
+    return rc;
+}
+
+static int cuda_traverse(PyObject *m, visitproc visit, void *arg) {
+    glue_state *st = get_state(m);
+    Py_VISIT(st->DeviceUnavailableError);
+    Py_VISIT(st->NotApplicableError);
+    return 0;
+}
+
+static int cuda_clear(PyObject *m) {
+    glue_state *st = get_state(m);
+    Py_CLEAR(st->DeviceUnavailableError);
+    Py_CLEAR(st->NotApplicableError);
+    return 0;
+}
+
+static void cuda_free(void *m) { cuda_clear((PyObject *)m); }
+
+static PyModuleDef_Slot cuda_slots[] = {
+    {Py_mod_exec, cuda_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef cuda_module = {
+    PyModuleDef_HEAD_INIT, "_cuda", "pyspmv's CUDA side (private; use the pyspmv package).",
+    sizeof(glue_state), cuda_methods, cuda_slots, cuda_traverse, cuda_clear, cuda_free,
+};
+
+PyMODINIT_FUNC PyInit__cuda(void) { return PyModuleDef_Init(&cuda_module); }

@@ -1,0 +1,135 @@
+"""The GPU side: is a CUDA device usable, what is it, and plans that run configurations on it.
+
+The CUDA kernels and cuSPARSE live in the extension module ``pyspmv._cuda``, imported on first GPU
+use, so that ``import pyspmv`` works on machines without nvcc, a driver or a GPU.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from functools import lru_cache
+from types import ModuleType
+from typing import Any, Self
+
+import numpy as np
+
+from ._core import HAVE_NVCC, DeviceUnavailableError
+from .configs import Config
+from .formats import FormatMatrix
+
+
+@lru_cache(maxsize=1)
+def _load() -> ModuleType | str:
+    """The _cuda module, or the reason it cannot be used."""
+    if not HAVE_NVCC:
+        return ("pyspmv was built without CUDA (nvcc was not found at build time, or -Dcuda=disabled); "
+                "reinstall on a machine with the CUDA toolkit to use GPU configurations")
+    try:
+        from . import _cuda
+    except ImportError as exc:
+        return f"pyspmv's CUDA module cannot be loaded ({exc}); is the CUDA toolkit's library folder installed?"
+    return _cuda
+
+
+def cuda() -> Any:
+    """The ``_cuda`` module with at least one usable device, else :class:`DeviceUnavailableError`."""
+    mod = _load()
+    if isinstance(mod, str):
+        raise DeviceUnavailableError(mod)
+    mod.device_count()  # raises DeviceUnavailableError with the driver's reason
+    return mod
+
+
+def available() -> bool:
+    """Whether GPU configurations can run here."""
+    try:
+        cuda()
+    except DeviceUnavailableError:
+        return False
+    return True
+
+
+def unavailable_reason() -> str | None:
+    """Why GPU configurations cannot run here, or None when they can."""
+    try:
+        cuda()
+    except DeviceUnavailableError as exc:
+        return str(exc)
+    return None
+
+
+def device_info() -> dict[str, Any]:
+    """Name, SM count, clocks, memory, driver, CUDA runtime and cuSPARSE versions of device 0."""
+    info = dict(cuda().info())
+    for key in ("driver_version", "runtime_version"):
+        v = info[key]
+        info[key] = f"{v // 1000}.{v % 1000 // 10}"
+    v = info["cusparse_version"]
+    info["cusparse_version"] = f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
+    return info
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, repeats: int = 20) -> float:
+    """Measured device-to-device copy bandwidth in GB/s, bytes read plus bytes written."""
+    return float(cuda().copy_bandwidth(int(nbytes), int(repeats)))
+
+
+class Plan:
+    """One configuration bound to one converted matrix on the GPU.
+
+    Uploads the format's arrays, sets the kernel (or cuSPARSE's handle, descriptors and buffer) up
+    and allocates x and y once, so that every product after that is the launches alone. Use as a
+    context manager, or call :meth:`close`, to free the device memory early.
+
+    Parameters
+    ----------
+    F : FormatMatrix
+        Converted for ``cfg``'s format and parameters.
+    cfg : Config
+        A ``cuda`` configuration.
+
+    Attributes
+    ----------
+    nbytes : int
+        Device bytes held: matrix arrays, workspace or cuSPARSE buffer, x and y.
+    setup_ms : float
+        Upload plus kernel or library setup, in ms.
+    """
+
+    def __init__(self, F: FormatMatrix, cfg: Config):
+        if cfg.device != "cuda":
+            raise ValueError(f"Configuration {cfg.id!r} runs on {cfg.device}, not on the GPU.")
+        tpv, bs = cfg.launch
+        self._plan = cuda().Plan(F._state, cfg._entry["id"], tpv, bs)
+        self.config = cfg
+        self.shape = F.shape
+        self.dtype = F.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._plan.nbytes)
+
+    @property
+    def setup_ms(self) -> float:
+        return float(self._plan.setup_ms)
+
+    def mv(self, x: np.ndarray) -> np.ndarray:
+        """``A @ x`` for a contiguous ``x`` of the plan's dtype; y is poisoned with NaN first."""
+        y = np.empty(self.shape[0], dtype=self.dtype)
+        self._plan.mv(x, y)
+        return y
+
+    def bench(self, x: np.ndarray, *, warmup: int = 10, repeats: int = 200,
+              budget_s: float = 1.0) -> tuple[float, float, float, float, int, np.ndarray]:
+        """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y."""
+        y = np.empty(self.shape[0], dtype=self.dtype)
+        med, q25, q75, mn, runs = self._plan.bench(x, y, warmup, repeats, float(budget_s))
+        return med, q25, q75, mn, int(runs), y
+
+    def close(self) -> None:
+        self._plan.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

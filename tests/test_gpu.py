@@ -1,0 +1,163 @@
+"""Every CUDA configuration, in float32 and float64, against scipy in float64 (needs a GPU).
+
+Each product runs on an output poisoned with NaN, so a row a kernel fails to write fails the check.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import shared_params
+
+import pyspmv
+from pyspmv import gpu
+
+pytestmark = pytest.mark.gpu
+
+TOL = {"float32": 1e-5, "float64": 1e-12}
+
+
+def _long_rows(seed: int) -> sp.csr_array:
+    """Mostly short rows, a few of 3,000 to 250,000 entries, and empty rows."""
+    rng = np.random.default_rng(seed)
+    n = 300_000
+    lengths = rng.integers(0, 6, n)
+    lengths[rng.choice(n, 5, replace=False)] = [3_000, 20_000, 70_000, 250_000, 1_025]
+    rows = np.repeat(np.arange(n), lengths)
+    cols = rng.integers(0, n, rows.size)
+    A = sp.csr_array((rng.uniform(-1, 1, rows.size), (rows, cols)), shape=(n, n))
+    A.sum_duplicates()
+    return A
+
+
+def _with_empty_rows(m: int, n: int, density: float, seed: int) -> sp.csr_array:
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=density, format="lil", random_state=rng)
+    for i in rng.choice(m, m // 5, replace=False):  # a fifth of the rows empty
+        A.rows[i], A.data[i] = [], []
+    A = A.tocsr()
+    A.data[::7] = 0.0  # explicit zeros
+    return A
+
+
+def matrices() -> dict[str, object]:
+    return {
+        "random_empty_rows": _with_empty_rows(2_000, 2_000, 0.01, 1),
+        "wide": _with_empty_rows(300, 9_000, 0.02, 2),
+        "tall": _with_empty_rows(9_000, 300, 0.02, 3),
+        "one_row": sp.random_array((1, 5_000), density=0.3, format="csr", random_state=4),
+        "one_column": sp.random_array((5_000, 1), density=0.3, format="csr", random_state=5),
+        "one_by_one": sp.csr_array(np.array([[2.5]])),
+        "no_entries": sp.csr_array((100, 70)),
+        "duplicates": sp.csr_array((np.ones(6), ([0, 0, 3, 3, 3, 7], [1, 1, 2, 2, 5, 0])), shape=(9, 8)),
+        "poisson2d": pyspmv.generate("poisson2d", 120),
+        "powerlaw": pyspmv.generate("powerlaw", 50_000),
+        "banded": pyspmv.generate("banded", 30_000),
+        "long_rows": _long_rows(6),
+    }
+
+
+MATRICES = matrices()
+
+
+def rel_err(A64: sp.csr_array, x: np.ndarray, y: np.ndarray) -> float:
+    """max |y - A x| over max (|A| |x|), in float64."""
+    x64 = x.astype(np.float64)
+    ref = A64 @ x64
+    scale = float(np.max(abs(A64) @ np.abs(x64), initial=0.0))
+    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
+    return err / scale if scale > 0 else err
+
+
+def check_all(M: pyspmv.Matrix, dtype: str) -> tuple[list[str], int]:
+    """Run every CUDA configuration on M; return the failures and how many ran."""
+    A64 = M.astype(np.float64).to_scipy()
+    x = np.random.default_rng(0).uniform(-1, 1, M.ncols).astype(dtype)
+    x[x == 0] = 0.5
+    failures, ran, converted = [], 0, {}
+    for c in pyspmv.configs("cuda"):
+        key = (c.format, tuple(sorted(c.format_kwargs.items())))
+        if key not in converted:
+            try:
+                converted[key] = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+            except pyspmv.NotApplicableError as exc:
+                converted[key] = exc
+        F = converted[key]
+        if isinstance(F, Exception):
+            continue
+        try:
+            with gpu.Plan(F, c) as plan:
+                y = plan.mv(x)
+        except pyspmv.NotApplicableError:
+            continue
+        except Exception as exc:  # every failure of every configuration is reported, not the first
+            failures.append(f"{c.id}: {type(exc).__name__}: {exc}")
+            continue
+        ran += 1
+        err = rel_err(A64, x, y)
+        if not err <= TOL[dtype]:  # also catches NaN left by the poison
+            failures.append(f"{c.id}: relative error {err:.3g} > {TOL[dtype]:g}")
+    return failures, ran
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_every_config_matches_scipy(name, dtype):
+    failures, ran = check_all(pyspmv.Matrix(MATRICES[name], name=name), dtype)
+    assert not failures, "\n".join(failures)
+    assert ran >= 20  # at least the CSR kernels and cuSPARSE ran
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("path", shared_params())
+def test_every_config_on_shared_matrices(path, dtype):
+    M = pyspmv.load(path)
+    if M.dtype == np.float64 and dtype == "float32" and np.max(np.abs(M.data), initial=0) > 3e38:
+        pytest.skip("values beyond float32's range")
+    failures, ran = check_all(M, dtype)
+    assert not failures, "\n".join(failures)
+    assert ran >= 20
+
+
+def test_config_space_is_complete():
+    ids = {c.id for c in pyspmv.configs("cuda")}
+    for bs in (64, 128, 256, 512, 1024):
+        assert f"pyspmv/csr/scalar/bs={bs}" in ids
+        for tpv in (2, 4, 8, 16, 32):
+            assert f"pyspmv/csr/vector/tpv={tpv}/bs={bs}" in ids
+    for cid in ("cusparse/csr/default", "cusparse/csr/alg1", "cusparse/csr/alg2", "cusparse/coo/alg1",
+                "cusparse/coo/alg2", "cusparse/sell/alg1/c=32", "cusparse/bsr/b=4"):
+        assert cid in ids
+
+
+def test_spmv_and_benchmark_on_gpu():
+    M = pyspmv.generate("poisson2d", 50)
+    x = np.linspace(-1, 1, M.ncols)
+    y = pyspmv.spmv(M, x, "pyspmv/csr/vector/tpv=4/bs=128")
+    np.testing.assert_allclose(y, M.to_scipy() @ x, rtol=1e-12, atol=1e-12)
+    df = pyspmv.benchmark(M, ["pyspmv/ell/bs=256", "cusparse/csr/default"], device="cuda", repeats=20,
+                          progress=False)
+    assert list(df.status) == ["ok", "ok"]
+    assert (df.median_ms > 0).all() and (df.repeats == 20).all()
+    assert (df.upload_ms > 0).all() and (df.convert_ms >= df.upload_ms).all()
+    info = df.attrs["device_info"]
+    assert info["gpu_sm_count"] > 0 and info["gpu_name"] and info["gpu_cusparse_version"]
+
+
+def test_gpu_out_of_memory_is_memoryerror_with_sizes():
+    with pytest.raises(MemoryError, match=r"needs \d+ bytes, \d+ of \d+ bytes free"):
+        gpu.copy_bandwidth(1 << 50, repeats=1)
+
+
+def test_bad_thread_mapping_is_a_clear_error():
+    M = pyspmv.generate("poisson2d", 10)
+    with pytest.raises(ValueError, match="bs=100"):
+        pyspmv.spmv(M, np.ones(M.ncols), "pyspmv/csr/scalar/bs=100")
+    with pytest.raises(ValueError, match="tpv"):
+        pyspmv.spmv(M, np.ones(M.ncols), "pyspmv/csr/vector/tpv=3/bs=128")
+
+
+def test_copy_bandwidth_is_plausible():
+    assert 100 < gpu.copy_bandwidth(1 << 28, repeats=5) < 20_000
