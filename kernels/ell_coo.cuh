@@ -35,7 +35,8 @@
 /* Entries per COO thread block: 24.5 KB of shared memory in double, under the 48 KB a block gets
  * without opting in, and few enough carries for one block to combine (nnz / 2048 of them). */
 #define COO_TILE 2048
-/* Loads in flight per thread while a COO tile streams in.  TODO: untuned. */
+/* Entries in flight per thread while a COO tile streams in.  8 measured slower on the H100 (more
+ * registers, fewer resident blocks: the kernel fits in 32 registers with 4).  TODO: tune further. */
 #define COO_UNROLL 4
 /* A gap of more empty rows than this is zeroed by the whole block, at most COO_GAPS per block (the
  * rest by their threads: many gaps in one tile are spread over its threads anyway). */
@@ -182,7 +183,8 @@ static inline int coo_aux_setup(int64_t nnz, const spmv_launch *L, void *aux, cu
 }
 
 /* The last block: add the carries [0, nb) to the rows they continue.  Thread t combines a
- * contiguous run of carries, then the block scan joins runs of one row across threads. */
+ * contiguous run of carries, then the block scan joins runs of one row across threads.  A carry's
+ * row is -1 where its block ended on a row end; -2 stands for the row after the last carry. */
 template <typename T>
 __device__ void coo_fixup(const int32_t *crow, const T *csum, int nb, T *y, coo_scan_smem<T> &sm) {
     int per = (nb + (int)blockDim.x - 1) / (int)blockDim.x;
@@ -191,14 +193,14 @@ __device__ void coo_fixup(const int32_t *crow, const T *csum, int nb, T *y, coo_
     int ended = 0;
     T s0 = 0, s = 0;
     for (; k < k1; k++) {
-        int32_t nx = k + 1 < nb ? __ldcg(crow + k + 1) : -2;         /* -2: no row, not even -1 */
+        int32_t nx = k + 1 < nb ? __ldcg(crow + k + 1) : -2;
         s += __ldcg(csum + k);
         if (nx != r) {
             if (!ended) {
                 r0 = r;
                 s0 = s;
                 ended = 1;
-            } else if (r >= 0) {                                      /* -1: a block without carry */
+            } else if (r >= 0) {
                 y[r] = __ldcg(y + r) + s;
             }
             s = 0;
@@ -237,23 +239,19 @@ __global__ void __launch_bounds__(1024)
         srow[coo_pad(n)] = base + n < nnz ? __ldcs(row + base + n) : nrows; /* nrows: the end */
     }
     for (int j = 0; j < items; j += COO_UNROLL) {
-        int32_t r[COO_UNROLL], c[COO_UNROLL];
+        int32_t c[COO_UNROLL];
         T v[COO_UNROLL];
 #pragma unroll
         for (int u = 0; u < COO_UNROLL; u++) {
             int k = (j + u) * bs + tid;                               /* k < n implies j+u < items */
-            bool in = k < n;
-            r[u] = in ? __ldcs(row + base + k) : 0;
-            c[u] = in ? __ldcs(col + base + k) : 0;
-            v[u] = in ? __ldcs(val + base + k) : T(0);
+            if (k < n) srow[coo_pad(k)] = __ldcs(row + base + k);
+            c[u] = k < n ? __ldcs(col + base + k) : 0;
+            v[u] = k < n ? __ldcs(val + base + k) : T(0);
         }
 #pragma unroll
         for (int u = 0; u < COO_UNROLL; u++) {
             int k = (j + u) * bs + tid;
-            if (k < n) {
-                sval[coo_pad(k)] = v[u] * __ldg(x + c[u]);
-                srow[coo_pad(k)] = r[u];
-            }
+            if (k < n) sval[coo_pad(k)] = v[u] * __ldg(x + c[u]);
         }
     }
     __syncthreads();
@@ -306,9 +304,11 @@ __global__ void __launch_bounds__(1024)
         crow[blockIdx.x] = open ? srow[coo_pad(n - 1)] : -1;
         csum[blockIdx.x] = open ? total : T(0);
     }
-    __threadfence();                                                  /* y and carries, device-wide */
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();              /* the block's writes of y and its carry, then thread 0 releases */
+    if (tid == 0) {
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
     __syncthreads();
     if (!last) return;
     __threadfence();

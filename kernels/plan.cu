@@ -22,6 +22,7 @@ struct spmv_cuda_plan {
     void *aux, *x, *y;
     cudaStream_t s;
     cudaEvent_t e0, e1;
+    long long spin_cycles; /* the queue-ahead wait before each timed product */
     int64_t bytes;
     double setup_ms;
 };
@@ -178,9 +179,20 @@ int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err) 
     return rc ? rc : get_y(p, y, err);
 }
 
+/* Keeps the stream busy while the host queues the first event, the product and the second event
+ * behind it, so that the events time the GPU's work alone and not the host's launch latency
+ * (several microseconds, as much as a small product itself takes). */
+__global__ void spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+
 static int timed_product(void *ctx, double *ms, spmv_err *err) {
     spmv_cuda_plan *p = (spmv_cuda_plan *)ctx;
-    int rc = spmv_cuda_status(cudaEventRecord(p->e0, p->s), "cudaEventRecord", err);
+    spin<<<1, 1, 0, p->s>>>(p->spin_cycles);
+    int rc = spmv_cuda_status(cudaGetLastError(), "the queue-ahead wait", err);
+    if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->e0, p->s), "cudaEventRecord", err);
     if (!rc) rc = launch(p, err);
     if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->e1, p->s), "cudaEventRecord", err);
     if (!rc) rc = spmv_cuda_status(cudaEventSynchronize(p->e1), p->K->id, err);
@@ -192,7 +204,10 @@ static int timed_product(void *ctx, double *ms, spmv_err *err) {
 
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err) {
-    int rc = put_x(p, x, err);
+    int clock_khz = 0, rc = put_x(p, x, err);
+    if (!rc) rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
+                                   "cudaDeviceGetAttribute(clock rate)", err);
+    p->spin_cycles = 50LL * clock_khz / 1000; /* 50 us: longer than queueing any product */
     if (!rc) rc = spmv_time(timed_product, p, warmup, repeats, budget_s, out, err);
     if (!rc && y != NULL) rc = get_y(p, y, err);
     return rc;

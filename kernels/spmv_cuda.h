@@ -50,7 +50,9 @@ int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 
 /* Upload x once, then time products with spmv_time(): `warmup` untimed, then up to `repeats` each
  * between two CUDA events recorded around the launches alone, within budget_s seconds of timed
- * runs.  y[nrows] (host, may be NULL) receives the last product. */
+ * runs.  Before each, a 50-microsecond wait kernel holds the stream while the host queues the
+ * events and the launches behind it, so the events measure the GPU's time for the product, not
+ * the host's launch latency.  y[nrows] (host, may be NULL) receives the last product. */
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err);
 

@@ -212,7 +212,7 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     if not os.path.exists(path):
         raise FileNotFoundError(f"pyspmv.load(): no such file: {path!r}")
     try:
-        M = scipy.io.mmread(path)
+        M = scipy.io.mmread(path, spmatrix=False)  # sparse arrays; scipy 1.18 warns without this
     except Exception as exc:  # noqa: BLE001 — scipy raises ValueError, OverflowError, IndexError, ... for bad files
         raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file: {exc}") from None
     if not sp.issparse(M):
