@@ -1,28 +1,30 @@
-// kernels/csr.cu: CSR on the GPU — scalar (a thread per row), vector (TPV threads per row), adaptive
-// (precomputed row blocks, one per thread block)
+// kernels/csr.cu: CSR on the GPU — scalar, vector (CUSP's) and adaptive (CSR-Adaptive) kernels
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// scalar: thread i sums row i.  Its loads are not coalesced (neighbours read different rows), which
-// only pays off when rows are so short that a row is about one word of each array.
+// scalar: thread i sums row i.  A warp's loads are not coalesced, but they fall in the few lines
+// that its 32 neighbouring rows span, which L1 keeps between iterations: fast for short rows of
+// even length (a 7-point stencil ran at 0.96 of copy bandwidth on the H100), slow for long or
+// uneven ones.
+//
 // vector (CUSP's csr_vector): TPV consecutive lanes share a row and stride over it, so they read
-// TPV consecutive words of indices and values; warp shuffles within the group reduce, lane 0 writes.
-// adaptive (CSR-Adaptive, Greathouse & Daga, SC14, deterministic): the host cuts the rows into row
-// blocks, one per thread block.  A block whose entries fit in shared memory streams them there
-// coalesced (thread t takes entries t, t + bs, ...), multiplied by x, then reduces each row from
-// shared memory with a power-of-two group of threads per row (CSR-stream).  A row too long for that
-// is reduced by the whole block (CSR-vector over the block), however long: one block, never atomics.
-// Every sum runs in an order fixed by the matrix and the block size, so all three are deterministic.
+// TPV consecutive words of indices and values; warp shuffles within the group reduce, lane 0
+// writes.  Its matrix loads keep the default caching: with TPV < 32 a step touches lines that the
+// next steps read again, which evict-first loads (__ldcs) lose (half the bandwidth on that
+// stencil with TPV = 2).
+//
+// adaptive (CSR-Adaptive, Greathouse & Daga, SC14, made deterministic): the host cuts the rows
+// into work items of about the same size, one per thread block.  An item of short rows streams
+// their entries coalesced into shared memory (thread t takes entries t, t + bs, ...), multiplied
+// by x, then reduces each row there with a power-of-two group of threads per row (CSR-stream).  A
+// long row is cut into chunks that whole blocks reduce (CSR-vector over the block); the chunks'
+// sums are added in chunk order by whichever block finishes last, so a row of millions of entries
+// spreads over many SMs and still sums the same way every time.
+//
+// Every sum runs in an order fixed by the matrix and the block size: all three are deterministic.
+#include <cstdint>
 #include <cstdlib>
 
 #include "kern.h"
-
-/* Shared-memory entries per thread of an adaptive block: bs * 4 doubles is 32 KB at bs = 1024, under
- * the 48 KB a block gets without opting in, and 64 KB an SM at full occupancy (2048 threads), which
- * leaves room for a third or fourth resident block.  Four loads in flight per thread are about what
- * an SM needs to cover HBM latency.  TODO: untuned (4 vs 8 with the opt-in) on the H100. */
-#define ADAPTIVE_K 4
-/* Loads in flight per thread on a long row, which one block streams alone. */
-#define LONG_ROW_BATCH 4
 
 /* The lanes of this thread's aligned group of w (a power of two <= 32) within its warp. */
 __device__ __forceinline__ unsigned group_mask(int w) {
@@ -30,8 +32,7 @@ __device__ __forceinline__ unsigned group_mask(int w) {
 }
 
 /* Sum over the w lanes of a group; lane 0 of the group gets the total, in a fixed tree order. */
-template <typename T>
-__device__ __forceinline__ T group_sum(T s, int w, unsigned mask) {
+template <typename T> __device__ __forceinline__ T group_sum(T s, int w, unsigned mask) {
     for (int o = w / 2; o > 0; o /= 2) s += __shfl_down_sync(mask, s, o, w);
     return s;
 }
@@ -47,7 +48,8 @@ __global__ void __launch_bounds__(1024)
     if (i >= nrows) return;
     int32_t end = __ldg(ptr + i + 1);
     T sum = 0;
-    for (int32_t p = __ldg(ptr + i); p < end; p++) sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
+    for (int32_t p = __ldg(ptr + i); p < end; p++)
+        sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
     y[i] = sum;
 }
 
@@ -67,12 +69,12 @@ __global__ void __launch_bounds__(1024)
                       const int32_t *__restrict__ col, const T *__restrict__ val,
                       const T *__restrict__ x, T *__restrict__ y) {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, row = t / TPV;
-    if (row >= nrows) return;                      /* the whole group leaves: its mask stays whole */
+    if (row >= nrows) return; /* the whole group leaves: its mask stays whole */
     int lane = (int)(t & (TPV - 1));
     int32_t end = __ldg(ptr + row + 1);
     T sum = 0;
     for (int64_t p = __ldg(ptr + row) + lane; p < end; p += TPV) /* int64: end may near 2^31 */
-        sum += __ldcs(val + p) * __ldg(x + __ldcs(col + p));
+        sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
     sum = group_sum(sum, TPV, group_mask(TPV));
     if (lane == 0) y[row] = sum;
 }
@@ -80,20 +82,32 @@ __global__ void __launch_bounds__(1024)
 template <typename T, int TPV>
 static void vector_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
                           cudaStream_t s) {
-    csr_vector_kernel<T, TPV><<<spmv_cuda_blocks((int64_t)D->nrows * TPV, L->block), L->block, 0, s>>>(
-        D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
+    csr_vector_kernel<T, TPV>
+        <<<spmv_cuda_blocks((int64_t)D->nrows * TPV, L->block), L->block, 0, s>>>(
+            D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
 }
 
 template <typename T>
 static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
                               cudaStream_t s) {
     switch (L->tpv) {
-    case 2: vector_launch<T, 2>(D, L, x, y, s); break;
-    case 4: vector_launch<T, 4>(D, L, x, y, s); break;
-    case 8: vector_launch<T, 8>(D, L, x, y, s); break;
-    case 16: vector_launch<T, 16>(D, L, x, y, s); break;
-    case 32: vector_launch<T, 32>(D, L, x, y, s); break;
-    default: return cudaErrorInvalidValue;        /* prepare refused it */
+    case 2:
+        vector_launch<T, 2>(D, L, x, y, s);
+        break;
+    case 4:
+        vector_launch<T, 4>(D, L, x, y, s);
+        break;
+    case 8:
+        vector_launch<T, 8>(D, L, x, y, s);
+        break;
+    case 16:
+        vector_launch<T, 16>(D, L, x, y, s);
+        break;
+    case 32:
+        vector_launch<T, 32>(D, L, x, y, s);
+        break;
+    default:
+        return cudaErrorInvalidValue; /* prepare refused it */
     }
     return cudaGetLastError();
 }
@@ -102,8 +116,9 @@ static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const T 
 static int check_block(const spmv_launch *L, const char *kernel, spmv_err *err) {
     if (L->block < 32 || L->block > 1024 || L->block % 32 != 0)
         return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'bs' parameter of %s must be a multiple of 32 in [32, 1024]. Got "
-                              "%d instead.", kernel, (int)L->block);
+                              "The 'bs' parameter of %s must be a multiple of 32 in [32, 1024]. "
+                              "Got %d instead.",
+                              kernel, (int)L->block);
     return SPMV_OK;
 }
 
@@ -114,146 +129,247 @@ static int vector_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_
     int32_t v = L->tpv;
     if (v != 2 && v != 4 && v != 8 && v != 16 && v != 32)
         return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'tpv' parameter of csr/vector must be 2, 4, 8, 16 or 32. Got %d "
-                              "instead.", (int)v);
+                              "The 'tpv' parameter of csr/vector must be 2, 4, 8, 16 or 32. "
+                              "Got %d instead.",
+                              (int)v);
     return check_block(L, "csr/vector", err);
 }
 
 /* ---- adaptive -------------------------------------------------------------------------------- */
 
-/* Row blocks split the merge path of rows and entries (row i begins at coordinate i + indptr[i] and
- * takes 1 + its length) into pieces of w = bs * ADAPTIVE_K: block b owns the rows that begin in
- * [b w, (b+1) w).  A row costs at least one slot, so a block owns at most w rows, empty ones
- * included; all of its rows but the last hold fewer than w entries together, so they fit in shared
- * memory, and only a last row that does not fit needs the whole block.  The count depends on
- * nrows, nnz and bs alone, which lets run_* size the grid without reading the workspace.  Blocks
- * inside a long row own no row and leave at once. */
-static int64_t adaptive_nblocks(int64_t nrows, int64_t nnz, int block) {
+/* The host turns indptr into work items, one thread block each (blocks loop when there are more):
+ * - stream {r0, r1, -1 - n, indptr[r0]}: rows [r0, r1), all short, n <= w entries and at most w
+ *   rows together, cut greedily in row order (n and indptr[r0] travel in the item so that the
+ *   stream starts one dependent load earlier);
+ * - chunk {R, k, m, base}: entries [k ch, (k+1) ch) of a long row R (more than w entries) cut into
+ *   m chunks of ch = 2w.  Chunk k leaves its block sum in partial[base + k]; the block that counts
+ *   the m-th arrival adds partial[base, base + m) up in index order and writes y[R], so the sum
+ *   does not depend on which block comes last.  An atomic counts arrivals; no value is ever added
+ *   atomically.  A row of one chunk writes y directly.
+ * Chunks come first, so that the longest work starts first.  The grid is ceil((nrows + nnz) / w),
+ * about the number of items, since run_* cannot read the workspace to learn it. */
+#define ADAPTIVE_K 8
+/* w = min(bs * ADAPTIVE_K, ADAPTIVE_MAXW) entries a stream item holds in shared memory: 32 KB of
+ * doubles at most, inside the 48 KB a block gets without opting in, and at most 128 KB an SM at
+ * full occupancy.  Eight entries a thread amortise an item's dependent loads over more streaming
+ * (K = 8 ran a 7-point stencil 1.2 times as fast as K = 4 on the H100).  TODO: K = 16 untried. */
+#define ADAPTIVE_MAXW 4096
+/* Loads in flight per thread while streaming. */
+#define ADAPTIVE_BATCH 4
+
+static int32_t adaptive_width(int block) {
     int64_t w = (int64_t)block * ADAPTIVE_K;
-    return (nrows + nnz + w - 1) / w;
+    return (int32_t)(w < ADAPTIVE_MAXW ? w : ADAPTIVE_MAXW);
 }
 
-/* Thread block b: rows [rb[b], rb[b+1]).  Dynamic shared memory: bs * ADAPTIVE_K values. */
+/* The workspace: int32 header {n_items, n_partials, 0, 0}, int4 items[n_items], 8-byte
+ * partial[n_partials] (float or double), int32 arrived[n_partials] (0 between products). */
+static int64_t adaptive_aux_bytes(int64_t n_items, int64_t n_partials) {
+    return 16 + 16 * n_items + 12 * n_partials;
+}
+
+/* Block sum of s, in thread 0; a fixed tree.  Ends with warp 0 reading warp_part. */
+template <typename T> __device__ __forceinline__ T block_sum(T s, T *warp_part) {
+    const int tid = threadIdx.x;
+    s = group_sum(s, 32, 0xffffffffu);
+    if ((tid & 31) == 0) warp_part[tid >> 5] = s;
+    __syncthreads();
+    if (tid < 32) {
+        s = tid < (int)(blockDim.x >> 5) ? warp_part[tid] : T(0);
+        s = group_sum(s, 32, 0xffffffffu);
+    }
+    return s;
+}
+
+/* CSR-stream: entries of rows [r0, r1) into shared memory (thread t takes t, t + bs, ...: one
+ * coalesced sweep), multiplied by x, then each row summed there by a group of tpr threads, the
+ * most (up to a warp) that still gives every row a group. */
 template <typename T>
-__global__ void __launch_bounds__(1024)
-    csr_adaptive_kernel(const int32_t *__restrict__ rb, const int32_t *__restrict__ ptr,
+__device__ __forceinline__ void
+stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__restrict__ ptr,
+            const int32_t *__restrict__ col, const T *__restrict__ val, const T *__restrict__ x,
+            T *__restrict__ y, T *prod) {
+    const int bs = blockDim.x, tid = threadIdx.x;
+    const int32_t nr = r1 - r0;
+    int tpr = 1;
+    while (tpr < 32 && 2 * tpr * nr <= bs) tpr *= 2;
+    const int ng = bs / tpr, lane = tid & (tpr - 1);
+    const unsigned mask = group_mask(tpr);
+    int32_t r = r0 + tid / tpr, pa = 0, pb = 0;
+    if (r < r1) pa = __ldg(ptr + r) - b0, pb = __ldg(ptr + r + 1) - b0; /* in flight meanwhile */
+    for (int32_t j0 = tid; j0 < n; j0 += ADAPTIVE_BATCH * bs) {
+        int32_t c[ADAPTIVE_BATCH] = {0};
+        T v[ADAPTIVE_BATCH] = {0};
+#pragma unroll
+        for (int u = 0; u < ADAPTIVE_BATCH; u++)
+            if (j0 + u * bs < n)
+                c[u] = __ldcs(col + b0 + j0 + u * bs), v[u] = __ldcs(val + b0 + j0 + u * bs);
+#pragma unroll
+        for (int u = 0; u < ADAPTIVE_BATCH; u++)
+            if (j0 + u * bs < n) prod[j0 + u * bs] = v[u] * __ldg(x + c[u]);
+    }
+    __syncthreads();
+    for (; r < r1; r += ng) { /* a group's lanes share r: whole masks */
+        T sum = 0;
+        for (int32_t p = pa + lane; p < pb; p += tpr) sum += prod[p];
+        sum = group_sum(sum, tpr, mask);
+        if (lane == 0) y[r] = sum;
+        if (r + ng < r1) pa = __ldg(ptr + r + ng) - b0, pb = __ldg(ptr + r + ng + 1) - b0;
+    }
+}
+
+/* CSR-vector over the block for chunk k of m of row R: coalesced strides of bs. */
+template <typename T>
+__device__ __forceinline__ void
+row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
+          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T *partial,
+          int32_t *arrived, T *warp_part, int *is_last) {
+    const int bs = blockDim.x, tid = threadIdx.x;
+    const int32_t R = d.x, k = d.y, m = d.z, base = d.w;
+    const int64_t beg = __ldg(ptr + R) + k * ch, rend = __ldg(ptr + R + 1);
+    const int64_t end = beg + ch < rend ? beg + ch : rend;
+    T sum = 0;
+    int64_t p = beg + tid;
+    for (; p + (int64_t)(ADAPTIVE_BATCH - 1) * bs < end; p += (int64_t)ADAPTIVE_BATCH * bs) {
+        int32_t c[ADAPTIVE_BATCH];
+        T v[ADAPTIVE_BATCH];
+#pragma unroll
+        for (int u = 0; u < ADAPTIVE_BATCH; u++)
+            c[u] = __ldcs(col + p + u * bs), v[u] = __ldcs(val + p + u * bs);
+#pragma unroll
+        for (int u = 0; u < ADAPTIVE_BATCH; u++) sum += v[u] * __ldg(x + c[u]);
+    }
+    for (; p < end; p += bs) sum += __ldcs(val + p) * __ldg(x + __ldcs(col + p));
+    sum = block_sum(sum, warp_part);
+    if (m == 1) {
+        if (tid == 0) y[R] = sum;
+        return;
+    }
+    if (tid == 0) {
+        partial[base + k] = sum;
+        __threadfence(); /* the partial lands before the count */
+        *is_last = atomicAdd(arrived + base, 1) == m - 1;
+    }
+    __syncthreads();
+    if (!*is_last) return;
+    __threadfence();
+    sum = 0;
+    for (int32_t j = tid; j < m; j += bs) sum += __ldcg(partial + base + j); /* L2: other SMs' */
+    sum = block_sum(sum, warp_part);
+    if (tid == 0) {
+        y[R] = sum;
+        arrived[base] = 0; /* ready for the next product */
+    }
+}
+
+/* aux is the workspace above; partial[] and arrived[] are written here (arrived returns to 0). */
+template <typename T>
+__global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any block size */
+    csr_adaptive_kernel(const int32_t *aux, int32_t w, const int32_t *__restrict__ ptr,
                         const int32_t *__restrict__ col, const T *__restrict__ val,
                         const T *__restrict__ x, T *__restrict__ y) {
     extern __shared__ __align__(16) unsigned char smem[];
-    T *prod = reinterpret_cast<T *>(smem);
     __shared__ T warp_part[32];
-    const int bs = blockDim.x, tid = threadIdx.x;
-    const int32_t r0 = __ldg(rb + blockIdx.x), r1 = __ldg(rb + blockIdx.x + 1);
-    if (r0 == r1) return;
-    const int32_t b0 = __ldg(ptr + r0);
-    int32_t rs = r1, b1 = __ldg(ptr + r1);
-    if (b1 - b0 > bs * ADAPTIVE_K) {                 /* the last row goes to the whole block */
-        rs = r1 - 1;
-        b1 = __ldg(ptr + rs);
+    __shared__ int is_last;
+    const int32_t n_items = __ldg(aux), n_partials = __ldg(aux + 1);
+    const int4 *items = reinterpret_cast<const int4 *>(aux + 4);
+    double *slots = const_cast<double *>(reinterpret_cast<const double *>(items + n_items));
+    int32_t *arrived = reinterpret_cast<int32_t *>(slots + n_partials);
+    for (int64_t it = blockIdx.x; it < n_items; it += gridDim.x) {
+        const int4 d = __ldg(items + it);
+        if (d.z < 0)
+            stream_rows(d.x, d.y, d.w, -1 - d.z, ptr, col, val, x, y, reinterpret_cast<T *>(smem));
+        else
+            row_chunk(d, 2 * (int64_t)w, ptr, col, val, x, y, reinterpret_cast<T *>(slots), arrived,
+                      warp_part, &is_last);
+        __syncthreads(); /* the next item reuses shared memory */
     }
-    const int32_t nr = rs - r0, n = b1 - b0;
+}
 
-    if (nr > 0) {
-        /* CSR-stream.  Threads per row: the most, up to a warp, that gives every row a group. */
-        int tpr = 1;
-        while (tpr < 32 && 2 * tpr * nr <= bs) tpr *= 2;
-        const int ng = bs / tpr, lane = tid & (tpr - 1);
-        const unsigned mask = group_mask(tpr);
-        int32_t r = r0 + tid / tpr, pa = 0, pb = 0;
-        if (r < rs) pa = __ldg(ptr + r) - b0, pb = __ldg(ptr + r + 1) - b0; /* in flight with the stream */
-        int32_t c[ADAPTIVE_K] = {0};
-        T v[ADAPTIVE_K] = {0};
-#pragma unroll
-        for (int u = 0; u < ADAPTIVE_K; u++) {
-            int32_t j = tid + u * bs;
-            if (j < n) c[u] = __ldcs(col + b0 + j), v[u] = __ldcs(val + b0 + j);
-        }
-#pragma unroll
-        for (int u = 0; u < ADAPTIVE_K; u++) {
-            int32_t j = tid + u * bs;
-            if (j < n) prod[j] = v[u] * __ldg(x + c[u]);
-        }
-        __syncthreads();
-        for (; r < rs; r += ng) {                    /* a group's lanes share r: whole masks */
-            T sum = 0;
-            for (int32_t p = pa + lane; p < pb; p += tpr) sum += prod[p];
-            sum = group_sum(sum, tpr, mask);
-            if (lane == 0) y[r] = sum;
-            if (r + ng < rs) pa = __ldg(ptr + r + ng) - b0, pb = __ldg(ptr + r + ng + 1) - b0;
-        }
+/* Items of H for width w into out (NULL: count only); their number, and slots in *n_partials. */
+static int64_t adaptive_items(const spmv_fmt *H, int32_t w, int4 *out, int64_t *n_partials) {
+    const int32_t *ptr = H->idx[0];
+    const int64_t ch = 2 * (int64_t)w;
+    int64_t n = 0, np = 0;
+    for (int32_t i = 0; i < H->nrows; i++) {
+        int64_t len = (int64_t)ptr[i + 1] - ptr[i];
+        if (len <= w) continue;
+        int64_t m = (len + ch - 1) / ch;
+        for (int64_t k = 0; k < m; k++, n++)
+            if (out) out[n] = make_int4(i, (int)k, (int)m, m > 1 ? (int)np : 0);
+        if (m > 1) np += m;
     }
+    int32_t r0 = 0;
+    int64_t held = -1; /* entries of the open stream item, -1: none */
+    for (int32_t i = 0; i <= H->nrows; i++) {
+        int64_t len = i < H->nrows ? (int64_t)ptr[i + 1] - ptr[i] : 0;
+        if (held >= 0 && (i == H->nrows || len > w || held + len > w || i - r0 >= w)) {
+            if (out) out[n] = make_int4(r0, i, -1 - (int)held, ptr[r0]);
+            n++;
+            held = -1;
+        }
+        if (i == H->nrows || len > w) continue; /* a long row breaks the run: its chunks */
+        if (held < 0) r0 = i, held = 0;
+        held += len;
+    }
+    *n_partials = np;
+    return n;
+}
 
-    if (rs < r1) {
-        /* CSR-vector over the block: coalesced strides of bs, LONG_ROW_BATCH loads in flight. */
-        const int64_t end = __ldg(ptr + r1);
-        int64_t p = (int64_t)b1 + tid;
-        T sum = 0;
-        for (; p + (int64_t)(LONG_ROW_BATCH - 1) * bs < end; p += (int64_t)LONG_ROW_BATCH * bs) {
-            int32_t c[LONG_ROW_BATCH];
-            T v[LONG_ROW_BATCH];
-#pragma unroll
-            for (int u = 0; u < LONG_ROW_BATCH; u++)
-                c[u] = __ldcs(col + p + u * bs), v[u] = __ldcs(val + p + u * bs);
-#pragma unroll
-            for (int u = 0; u < LONG_ROW_BATCH; u++) sum += v[u] * __ldg(x + c[u]);
-        }
-        for (; p < end; p += bs) sum += __ldcs(val + p) * __ldg(x + __ldcs(col + p));
-        sum = group_sum(sum, 32, 0xffffffffu);
-        if ((tid & 31) == 0) warp_part[tid >> 5] = sum;
-        __syncthreads();
-        if (tid < 32) {
-            sum = tid < bs / 32 ? warp_part[tid] : T(0);
-            sum = group_sum(sum, 32, 0xffffffffu);
-            if (tid == 0) y[rs] = sum;
-        }
-    }
+static int adaptive_count(const spmv_fmt *H, const spmv_launch *L, int64_t *n_items,
+                          int64_t *n_partials, spmv_err *err) {
+    int rc = check_block(L, "csr/adaptive", err);
+    if (rc) return rc;
+    *n_items = adaptive_items(H, adaptive_width(L->block), NULL, n_partials);
+    if (*n_items > INT32_MAX || *n_partials > INT32_MAX)
+        return spmv_cuda_fail(err, SPMV_EOVERFLOW, "csr/adaptive needs %lld work items, past int32",
+                              (long long)*n_items);
+    return SPMV_OK;
 }
 
 static int adaptive_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                             spmv_err *err) {
+    int64_t n_items, n_partials;
     *aux_bytes = 0;
-    int rc = check_block(L, "csr/adaptive", err);
-    if (rc) return rc;
-    *aux_bytes = (adaptive_nblocks(H->nrows, H->nnz, L->block) + 1) * (int64_t)sizeof(int32_t);
-    return SPMV_OK;
+    int rc = adaptive_count(H, L, &n_items, &n_partials, err);
+    if (!rc) *aux_bytes = adaptive_aux_bytes(n_items, n_partials);
+    return rc;
 }
 
-/* rb[b] = the first row beginning at or after coordinate b w: one pass over indptr. */
 static int adaptive_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_launch *L, void *aux,
                           cudaStream_t s, spmv_err *err) {
     (void)D;
-    const int32_t *ptr = H->idx[0];
-    int64_t nb = adaptive_nblocks(H->nrows, H->nnz, L->block), w = (int64_t)L->block * ADAPTIVE_K;
-    size_t bytes = (size_t)(nb + 1) * sizeof(int32_t);
-    int32_t *rb = (int32_t *)malloc(bytes);
-    if (rb == NULL) {
-        spmv_cuda_fail(err, SPMV_ENOMEM, "out of memory: csr/adaptive's row blocks need %zu bytes",
+    int64_t n_items, n_partials;
+    int rc = adaptive_count(H, L, &n_items, &n_partials, err);
+    if (rc) return rc;
+    size_t bytes = 16 + 16 * (size_t)n_items; /* header and items; the rest is device-only */
+    int4 *host = (int4 *)malloc(bytes);
+    if (host == NULL) {
+        spmv_cuda_fail(err, SPMV_ENOMEM, "out of memory: csr/adaptive's work items need %zu bytes",
                        bytes);
         if (err) err->value = (int64_t)bytes;
         return SPMV_ENOMEM;
     }
-    int32_t i = 0;
-    for (int64_t b = 0; b < nb; b++) {
-        while (i < H->nrows && i + (int64_t)ptr[i] < b * w) i++;
-        rb[b] = i;
-    }
-    rb[nb] = H->nrows;
-    /* the copy must be over before the host buffer goes */
-    int rc = spmv_cuda_status(cudaMemcpyAsync(aux, rb, bytes, cudaMemcpyHostToDevice, s),
-                              "upload of csr/adaptive's row blocks", err);
-    if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(s), "upload of csr/adaptive's row blocks",
-                                   err);
-    free(rb);
+    host[0] = make_int4((int)n_items, (int)n_partials, 0, 0);
+    adaptive_items(H, adaptive_width(L->block), host + 1, &n_partials);
+    const char *what = "upload of csr/adaptive's work items";
+    rc = spmv_cuda_status(cudaMemcpyAsync(aux, host, bytes, cudaMemcpyHostToDevice, s), what, err);
+    if (!rc && n_partials > 0)
+        rc = spmv_cuda_status(
+            cudaMemsetAsync((char *)aux + bytes + 8 * n_partials, 0, 4 * (size_t)n_partials, s),
+            what, err);
+    if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(s), what, err); /* before host goes */
+    free(host);
     return rc;
 }
 
 template <typename T>
 static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                 const T *x, T *y, cudaStream_t s) {
-    int64_t nb = adaptive_nblocks(D->nrows, D->nnz, L->block);
-    size_t shared = (size_t)L->block * ADAPTIVE_K * sizeof(T);
-    csr_adaptive_kernel<T><<<(unsigned)nb, L->block, shared, s>>>(
-        (const int32_t *)aux, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
+    int32_t w = adaptive_width(L->block);
+    csr_adaptive_kernel<T>
+        <<<spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w), L->block, (size_t)w * sizeof(T), s>>>(
+            (const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }
 
