@@ -51,28 +51,38 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+class _Reference:
+    """The float64 scipy product ``A64 @ x`` and its per-row error bound, computed once and shared by
+    every configuration of a :func:`benchmark` call (on 1e8 entries the product costs a second)."""
+
+    def __init__(self, A64: Any, x: np.ndarray, dtype: np.dtype):
+        x64 = x.astype(np.float64)
+        self.ref = A64 @ x64
+        rowlen = np.diff(A64.indptr).astype(np.float64) + 1.0
+        eps = float(np.finfo(dtype).eps)
+        self.bound = (abs(A64) @ np.abs(x64)) * rowlen * eps + np.finfo(np.float64).tiny
+        self.nonfinite = ~np.isfinite(self.ref)
+
+    def worst(self, y: np.ndarray) -> float | None:
+        """None when every row of ``y`` is within 4 bounds of the reference, else the worst ratio."""
+        err = np.abs(y.astype(np.float64) - self.ref)
+        # Rows whose reference is inf or nan must match it exactly (same non-finite value).
+        if np.any(self.nonfinite):
+            same = np.isclose(y[self.nonfinite].astype(np.float64), self.ref[self.nonfinite], equal_nan=True)
+            if not np.all(same):
+                return float("inf")
+            err[self.nonfinite] = 0.0
+        worst = float(np.max(err / self.bound)) if err.size else 0.0
+        return None if worst <= 4.0 else worst
+
+
 def reference_check(A64: Any, x: np.ndarray, y: np.ndarray, dtype: np.dtype) -> float | None:
     """Worst error of ``y`` against float64 scipy, scaled per row by ``(|A| |x|)_i * len_i * eps``.
 
     Returns None when every row is within 4 units of that bound (the CSparse-style residual test
     with Ginkgo's "k times eps" tolerance), else the worst scaled error.
     """
-    x64 = x.astype(np.float64)
-    ref = A64 @ x64
-    scale = abs(A64) @ np.abs(x64)
-    rowlen = np.diff(A64.indptr).astype(np.float64) + 1.0
-    eps = float(np.finfo(dtype).eps)
-    bound = scale * rowlen * eps + np.finfo(np.float64).tiny
-    err = np.abs(y.astype(np.float64) - ref)
-    # Rows whose reference is inf or nan must match it exactly (same non-finite value).
-    nonfinite = ~np.isfinite(ref)
-    if np.any(nonfinite):
-        same = np.isclose(y[nonfinite].astype(np.float64), ref[nonfinite], equal_nan=True)
-        if not np.all(same):
-            return float("inf")
-        err[nonfinite] = 0.0
-    worst = float(np.max(err / bound)) if err.size else 0.0
-    return None if worst <= 4.0 else worst
+    return _Reference(A64, x, dtype).worst(y)
 
 
 class _Runner:
@@ -165,7 +175,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1.0, 1.0, M.ncols).astype(dt)
     x[x == 0] = 0.5
-    A64 = M.astype(np.float64).to_scipy() if check else None
+    ref = _Reference(M.astype(np.float64).to_scipy(), x, dt) if check else None
     base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
     # One conversion per format key at a time: large matrices cannot keep every format in memory.
     groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
@@ -183,7 +193,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
                 F = exc
             convert_ms = (time.perf_counter() - t0) * 1e3
             for i in members:
-                rows[i] = _one(cfgs[i], F, convert_ms, M, x, A64, dt, base, warmup, repeats, budget_s, check)
+                rows[i] = _one(cfgs[i], F, convert_ms, M, x, ref, dt, base, warmup, repeats, budget_s, check)
                 bar.update()
             del F
     df = pd.DataFrame(rows, columns=COLUMNS)
@@ -191,7 +201,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     return df
 
 
-def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: np.ndarray, A64: Any,
+def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: np.ndarray, ref: _Reference | None,
          dt: np.dtype, base: dict[str, Any], warmup: int, repeats: int, budget_s: float,
          check: bool) -> dict[str, Any]:
     """One configuration's row of the benchmark table."""
@@ -215,8 +225,8 @@ def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: n
     try:
         row.update(convert_ms=convert_ms + (0.0 if np.isnan(runner.upload_ms) else runner.upload_ms),
                    upload_ms=runner.upload_ms)
-        if check:
-            worst = reference_check(A64, xa, runner.mv(xa), dt)
+        if check and ref is not None:
+            worst = ref.worst(runner.mv(xa))
             if worst is not None:
                 return {**row, "status": "wrong",
                         "note": f"result differs from scipy float64: worst error {worst:.3g}x the bound"}
