@@ -1,0 +1,128 @@
+"""Shared pieces of the runtime models: the design-table columns, feature transforms, row keys."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..features import FEATURE_NAMES
+
+#: Configuration parameter columns of the design table (schema.md), in order.
+PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
+#: Per-configuration numeric columns.
+CONFIG_NUMERIC: tuple[str, ...] = ("value_bytes", "bytes_moved", "padding_ratio", "launches")
+#: Categorical configuration columns.
+CONFIG_CATEGORICAL: tuple[str, ...] = ("config", "library", "format", "kernel")
+#: Every column a model needs in X.
+X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_CATEGORICAL, *PARAM_COLUMNS, *CONFIG_NUMERIC)
+
+#: Lehnert et al.'s Table 2 features, plus the per-configuration ones of DESIGN.md.
+LEHNERT_FEATURES: tuple[str, ...] = ("nnz", "nrows", "nnz_max", "nnz_mean", "nnz_sd", "ell_fill", "dia_fill", "ndiag")
+CONFIG_FEATURES: tuple[str, ...] = ("bytes_moved", "padding_ratio")
+
+
+def check_X(X: Any, who: str, columns: tuple[str, ...] = X_COLUMNS) -> pd.DataFrame:
+    """Check that ``X`` is a DataFrame carrying ``columns`` and at least one row."""
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"The 'X' parameter of {who} must be a pandas DataFrame with the design columns of "
+                        f"pyspmv.datasets (schema.md). Got {type(X).__name__} instead.")
+    missing = [c for c in columns if c not in X.columns]
+    if missing:
+        raise ValueError(f"The 'X' parameter of {who} lacks {len(missing)} design column(s): "
+                         f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}.")
+    if len(X) == 0:
+        raise ValueError(f"The 'X' parameter of {who} must have at least 1 row. Got 0 rows instead.")
+    return X
+
+
+def check_y(y: Any, n: int, who: str) -> np.ndarray:
+    """Runtimes in ms as a float64 array of length ``n``, all finite and positive."""
+    a = np.asarray(y, dtype=np.float64).ravel()
+    if a.shape[0] != n:
+        raise ValueError(f"The 'y' parameter of {who} must have one runtime per row of X ({n}). Got {a.shape[0]} instead.")
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        bad = a[~(np.isfinite(a) & (a > 0))][0]
+        raise ValueError(f"The 'y' parameter of {who} must hold finite positive runtimes (ms). Got {bad!r} instead.")
+    return a
+
+
+def log_features(X: pd.DataFrame, names: tuple[str, ...] | list[str]) -> np.ndarray:
+    """``log1p`` of non-negative columns (values below 0 clipped to 0, inf to the float64 max), float64."""
+    a = X.loc[:, list(names)].to_numpy(dtype=np.float64, copy=True)
+    np.nan_to_num(a, copy=False, nan=0.0, posinf=np.finfo(np.float64).max, neginf=0.0)
+    np.maximum(a, 0.0, out=a)
+    return np.log1p(a)
+
+
+def matrix_ids(X: pd.DataFrame, groups: Any = None) -> np.ndarray:
+    """An integer id per row naming its matrix: ``groups`` when given, else rows with equal features."""
+    if groups is not None:
+        g = np.asarray(groups)
+        if g.shape[0] != len(X):
+            raise ValueError(f"The 'groups' parameter must name the matrix of each row of X ({len(X)}). "
+                             f"Got {g.shape[0]} instead.")
+        return pd.factorize(pd.Series(g))[0]
+    h = pd.util.hash_pandas_object(X.loc[:, list(FEATURE_NAMES)], index=False)
+    return pd.factorize(h)[0]
+
+
+def mapping_key(X: pd.DataFrame) -> np.ndarray:
+    """Format, kernel and thread mapping of each row: ``library/format/kernel[/tpv=N]``."""
+    lib = X["library"].astype(str).to_numpy()
+    fmt = X["format"].astype(str).to_numpy()
+    ker = X["kernel"].fillna("").astype(str).to_numpy()
+    tpv = X["p_tpv"].to_numpy(dtype=np.float64)
+    out = np.empty(len(X), dtype=object)
+    for i in range(len(X)):
+        k = f"{lib[i]}/{fmt[i]}"
+        if ker[i]:
+            k += f"/{ker[i]}"
+        if np.isfinite(tpv[i]):
+            k += f"/tpv={int(tpv[i])}"
+        out[i] = k
+    return out
+
+
+def group_key(X: pd.DataFrame, by: str) -> np.ndarray:
+    """Row groups for per-group models: ``"config"`` (one per id), ``"mapping"``, ``"format"``; each
+    key ends in ``@f32`` or ``@f64`` (the value type), so the two precisions never share a fit."""
+    if by == "config":
+        k = X["config"].astype(str).to_numpy(dtype=object)
+    elif by == "mapping":
+        k = mapping_key(X)
+    elif by == "format":
+        k = X["format"].astype(str).to_numpy(dtype=object)
+    else:
+        raise ValueError(f"The grouping must be one of 'config', 'mapping', 'format'. Got {by!r} instead.")
+    vb = X["value_bytes"].to_numpy(dtype=np.float64)
+    return k + np.where(vb == 4.0, "@f32", np.where(vb == 8.0, "@f64", "@" + vb.astype(str)))
+
+
+def param_logs(X: pd.DataFrame) -> np.ndarray:
+    """log2 of each configuration parameter, 0 where the configuration has none (NaN) or it is 0."""
+    p = X.loc[:, list(PARAM_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
+    p[~np.isfinite(p) | (p <= 0)] = 1.0
+    return np.log2(p)
+
+
+class RankMixin:
+    """Ranking helpers shared by every model.
+
+    ``rank_scores(X)`` returns one score per row, lower meaning faster (regressors: predicted ms);
+    ``predict_best(X, groups)`` returns the configuration id with the lowest score per matrix.
+    """
+
+    def rank_scores(self, X: pd.DataFrame) -> np.ndarray:
+        """Score per row of ``X``, lower is better; regressors return their predicted runtime (ms)."""
+        return np.asarray(self.predict(X), dtype=np.float64)  # type: ignore[attr-defined]
+
+    def predict_best(self, X: pd.DataFrame, groups: Any = None) -> pd.Series:
+        """The best configuration per matrix: a Series indexed by matrix (``groups`` or a feature-hash id)."""
+        s = self.rank_scores(X)
+        s = np.where(np.isfinite(s), s, np.inf)
+        keys = np.asarray(groups) if groups is not None else matrix_ids(X)
+        df = pd.DataFrame({"m": keys, "s": s, "config": X["config"].to_numpy()})
+        best = df.loc[df.groupby("m", sort=False)["s"].idxmin()]
+        return pd.Series(best["config"].to_numpy(), index=best["m"].to_numpy(), name="config")

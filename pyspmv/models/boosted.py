@@ -1,0 +1,123 @@
+"""Gradient-boosted regression trees on log runtime, global over configurations or per group."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.utils.validation import check_is_fitted
+
+from ..features import FEATURE_NAMES
+from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key, log_features
+
+_CATEGORICAL = ("library", "format", "kernel")
+
+
+def encode(X: pd.DataFrame, categories: dict[str, list[str]]) -> np.ndarray:
+    """Tree inputs: log1p of the 33 features, one-hot library/format/kernel over ``categories``, the
+    parameters (NaN -> -1), value bytes, log1p(bytes moved), padding ratio, launches (float64)."""
+    parts = [log_features(X, FEATURE_NAMES)]
+    for col in _CATEGORICAL:
+        v = X[col].fillna("").astype(str).to_numpy()
+        parts.append(np.stack([v == c for c in categories[col]], axis=1).astype(np.float64)
+                     if categories[col] else np.zeros((len(X), 0)))
+    p = X.loc[:, list(PARAM_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
+    p[~np.isfinite(p)] = -1.0
+    parts.append(p)
+    parts.append(X.loc[:, ["value_bytes"]].to_numpy(dtype=np.float64))
+    parts.append(log_features(X, ("bytes_moved",)))
+    rest = X.loc[:, ["padding_ratio", "launches"]].to_numpy(dtype=np.float64, copy=True)
+    parts.append(np.nan_to_num(rest, nan=0.0, posinf=1e30))
+    return np.hstack(parts)
+
+
+def encoded_names(categories: dict[str, list[str]]) -> list[str]:
+    """Column names of :func:`encode`'s output."""
+    names = [f"log1p_{f}" for f in FEATURE_NAMES]
+    for col in _CATEGORICAL:
+        names += [f"{col}={c}" for c in categories[col]]
+    return names + list(PARAM_COLUMNS) + ["value_bytes", "log1p_bytes_moved", "padding_ratio", "launches"]
+
+
+class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
+    """Gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor) on log runtime.
+
+    The trees compare float32 features against float32-rounded thresholds (scikit-learn casts X to
+    float32), and each fitted ``estimators_[g].estimators_[i, 0].tree_`` holds flat node arrays
+    (``feature``, ``threshold``, ``children_left``, ``children_right``, ``value``) ready for export.
+    The prediction is ``exp(init + learning_rate * sum(tree values))`` of the group's ensemble.
+
+    Parameters
+    ----------
+    per : {"global", "format", "mapping", "config"}, default="global"
+        One ensemble over every configuration (with the configuration's columns as inputs), or one per
+        format, per thread mapping, or per configuration.
+    n_estimators, learning_rate, max_depth, min_samples_leaf, subsample, max_features, random_state
+        Passed to GradientBoostingRegressor.
+
+    Attributes
+    ----------
+    categories_ : dict, the library/format/kernel values one-hot encoded, in column order.
+    feature_names_ : list of str, the encoded input columns.
+    groups_ : ndarray of str, group keys (``["*"]`` when global).
+    estimators_ : list of GradientBoostingRegressor, one per group.
+    """
+
+    def __init__(self, per: str = "global", n_estimators: int = 300, learning_rate: float = 0.1,
+                 max_depth: int = 6, min_samples_leaf: int = 3, subsample: float = 0.5,
+                 max_features: float | None = 0.5, random_state: int = 0):
+        self.per = per
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.subsample = subsample
+        self.max_features = max_features
+        self.random_state = random_state
+
+    def _keys(self, X: pd.DataFrame) -> np.ndarray:
+        if self.per == "global":
+            return np.full(len(X), "*", dtype=object)
+        return group_key(X, self.per)
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> BoostedModel:
+        """Fit the ensembles on log(y); ``groups`` (matrix per row) is accepted and unused."""
+        if self.per not in ("global", "format", "mapping", "config"):
+            raise ValueError("The 'per' parameter of BoostedModel must be one of 'global', 'format', 'mapping', "
+                             f"'config'. Got {self.per!r} instead.")
+        X = check_X(X, "BoostedModel.fit")
+        t = np.log(check_y(y, len(X), "BoostedModel.fit"))
+        self.categories_ = {c: sorted(set(X[c].fillna("").astype(str))) for c in _CATEGORICAL}
+        self.feature_names_ = encoded_names(self.categories_)
+        E = encode(X, self.categories_)
+        keys = self._keys(X)
+        self.groups_ = np.unique(keys)
+        self.estimators_ = []
+        for g in self.groups_:
+            r = keys == g
+            est = GradientBoostingRegressor(
+                n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
+                min_samples_leaf=self.min_samples_leaf, subsample=self.subsample, max_features=self.max_features,
+                random_state=self.random_state)
+            self.estimators_.append(est.fit(E[r], t[r]))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """Predicted runtime (ms) per row; a group not seen in training is an error."""
+        check_is_fitted(self, "estimators_")
+        X = check_X(X, "BoostedModel.predict")
+        keys = self._keys(X)
+        E = encode(X, self.categories_)
+        out = np.empty(len(X))
+        for g in np.unique(keys):
+            i = int(np.searchsorted(self.groups_, g))
+            if i >= len(self.groups_) or self.groups_[i] != g:
+                raise ValueError(f"The 'X' parameter of BoostedModel.predict has configuration group {g!r} "
+                                 f"that the model was not trained on ({len(self.groups_)} groups known).")
+            r = keys == g
+            out[r] = self.estimators_[i].predict(E[r])
+        return np.exp(out)

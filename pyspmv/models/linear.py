@@ -1,0 +1,165 @@
+"""Lehnert et al.'s linear model: least squares on log features, one fit per format and thread mapping."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._common import (
+    CONFIG_FEATURES,
+    LEHNERT_FEATURES,
+    PARAM_COLUMNS,
+    RankMixin,
+    check_X,
+    check_y,
+    group_key,
+    log_features,
+    matrix_ids,
+    param_logs,
+)
+
+#: The candidate regressors: log1p of Lehnert's Table 2 and the per-configuration features, then log2 of
+#: each configuration parameter (which varies inside a mapping group, e.g. the block size).
+CANDIDATES: tuple[str, ...] = (*LEHNERT_FEATURES, *CONFIG_FEATURES, *(f"log2_{p}" for p in PARAM_COLUMNS))
+
+
+def design(X: pd.DataFrame) -> np.ndarray:
+    """The candidate regressor matrix of :data:`CANDIDATES` for rows of ``X`` (float64)."""
+    return np.hstack([log_features(X, (*LEHNERT_FEATURES, *CONFIG_FEATURES)), param_logs(X)])
+
+
+def _lstsq(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """Least squares with an intercept, columns constant over the rows dropped (coefficient 0)."""
+    coef = np.zeros(A.shape[1])
+    if A.shape[0] == 0:
+        return coef, 0.0
+    mean = A.mean(axis=0)
+    keep = np.ptp(A, axis=0) > 1e-12 * np.maximum(1.0, np.abs(mean))
+    Ak = A[:, keep] - mean[keep]
+    bm = b.mean()
+    if Ak.shape[1]:
+        sol = np.linalg.lstsq(Ak, b - bm, rcond=None)[0]
+        coef[keep] = sol
+    return coef, float(bm - mean @ coef)
+
+
+class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
+    """Least squares on log features predicting log runtime, per configuration group (Lehnert et al.).
+
+    One model per group of rows (default: library, format, kernel and threads per row, so block sizes and
+    format parameters of one mapping share a model through their log2 columns). Regressors are chosen per
+    format by forward stepwise selection on grouped (by matrix) cross-validation, starting from Lehnert's
+    Table 2 features plus bytes moved and padding ratio (:data:`CANDIDATES`).
+
+    Parameters
+    ----------
+    group_by : {"mapping", "config", "format"}, default="mapping"
+        How rows are grouped into separate least-squares fits.
+    select : bool, default=True
+        Select regressors per format by cross-validation; False uses every candidate.
+    cv : int, default=5
+        Folds (grouped by matrix) of the selection.
+    tol : float, default=0.005
+        A candidate joins only if it lowers the cross-validated squared log error by this fraction.
+
+    Attributes
+    ----------
+    feature_names_ : ndarray of str, the candidate regressor names (columns of ``coef_``).
+    groups_ : ndarray of str, the group keys, one per row of ``coef_``.
+    coef_ : ndarray (n_groups, n_candidates), 0 for regressors not selected.
+    intercept_ : ndarray (n_groups,).
+    selected_ : dict, format -> list of selected regressor names.
+    """
+
+    def __init__(self, group_by: str = "mapping", select: bool = True, cv: int = 5, tol: float = 0.005):
+        self.group_by = group_by
+        self.select = select
+        self.cv = cv
+        self.tol = tol
+
+    def _validate(self) -> None:
+        if self.group_by not in ("mapping", "config", "format"):
+            raise ValueError("The 'group_by' parameter of LinearModel must be one of 'mapping', 'config', 'format'. "
+                             f"Got {self.group_by!r} instead.")
+        if not isinstance(self.cv, int) or self.cv < 2:
+            raise ValueError(f"The 'cv' parameter of LinearModel must be an int >= 2. Got {self.cv!r} instead.")
+        if not 0 <= float(self.tol) < 1:
+            raise ValueError(f"The 'tol' parameter of LinearModel must be a float in [0, 1). Got {self.tol!r} instead.")
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> LinearModel:
+        """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row."""
+        self._validate()
+        X = check_X(X, "LinearModel.fit")
+        t = np.log(check_y(y, len(X), "LinearModel.fit"))
+        A = design(X)
+        gk = group_key(X, self.group_by)
+        mids = matrix_ids(X, groups)
+        fmt = X["format"].astype(str).to_numpy()
+        keys = np.unique(gk)
+        self.feature_names_ = np.array(CANDIDATES)
+        self.groups_ = keys
+        self.coef_ = np.zeros((len(keys), A.shape[1]))
+        self.intercept_ = np.zeros(len(keys))
+        self.selected_: dict[str, list[str]] = {}
+        for f in np.unique(fmt):
+            rows = np.flatnonzero(fmt == f)
+            cols = self._select(A[rows], t[rows], gk[rows], mids[rows]) if self.select else list(range(A.shape[1]))
+            self.selected_[str(f)] = [CANDIDATES[c] for c in cols]
+            for g in np.unique(gk[rows]):
+                r = rows[gk[rows] == g]
+                i = int(np.searchsorted(keys, g))
+                coef, b = _lstsq(A[np.ix_(r, cols)], t[r])
+                self.coef_[i, cols] = coef
+                self.intercept_[i] = b
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _select(self, A: np.ndarray, t: np.ndarray, gk: np.ndarray, mids: np.ndarray) -> list[int]:
+        """Forward stepwise selection of columns by grouped-CV squared error summed over the groups."""
+        um = np.unique(mids)
+        k = min(self.cv, len(um))
+        if k < 2:
+            return list(range(A.shape[1]))
+        fold_of = np.random.default_rng(0).permutation(len(um)) % k
+        fold = fold_of[np.searchsorted(um, mids)]
+        gsets = [np.flatnonzero(gk == g) for g in np.unique(gk)]
+
+        def cv_error(cols: list[int]) -> float:
+            sse = 0.0
+            for r in gsets:
+                for j in range(k):
+                    te, tr = r[fold[r] == j], r[fold[r] != j]
+                    if te.size == 0 or tr.size == 0:
+                        continue
+                    coef, b = _lstsq(A[np.ix_(tr, cols)], t[tr])
+                    sse += float(np.sum((A[np.ix_(te, cols)] @ coef + b - t[te]) ** 2))
+            return sse / len(t)
+
+        chosen: list[int] = []
+        best = cv_error(chosen)
+        while len(chosen) < A.shape[1] and best > 1e-20:
+            trials = [(cv_error([*chosen, c]), c) for c in range(A.shape[1]) if c not in chosen]
+            err, c = min(trials)
+            if not err < best * (1.0 - float(self.tol)):
+                break
+            chosen.append(c)
+            best = err
+        return sorted(chosen)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """Predicted runtime (ms) per row of ``X``; a group not seen in training is an error."""
+        check_is_fitted(self, "coef_")
+        X = check_X(X, "LinearModel.predict")
+        gk = group_key(X, self.group_by)
+        idx = np.searchsorted(self.groups_, gk)
+        idx = np.minimum(idx, len(self.groups_) - 1)
+        unknown = self.groups_[idx] != gk
+        if unknown.any():
+            raise ValueError(f"The 'X' parameter of LinearModel.predict has configuration group {gk[unknown][0]!r} "
+                             f"that the model was not trained on ({len(self.groups_)} groups known).")
+        A = design(X)
+        return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
