@@ -9,8 +9,9 @@ configuration) and runtimes ``y`` in ms. Regressors' ``predict(X)`` returns ms p
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from .analytic import GuoModel, WangModel
 from .boosted import BoostedModel
 from .knn import KNNModel
 from .linear import LinearModel
 
-__all__ = ["BoostedModel", "KNNModel", "LinearModel"]
+__all__ = ["BoostedModel", "GuoModel", "KNNModel", "LinearModel", "WangModel"]

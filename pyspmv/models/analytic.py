@@ -1,0 +1,325 @@
+"""Guo & Wang's and Wang, Gu & Li's benchmark-matrix models: instrumentation and relation fitting."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..configs import config as get_config
+from ..features import config_features
+from ..matrix import Matrix
+from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key
+
+#: The columns these models read from X (they need no tier-2 feature).
+INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
+                                  "config", "library", "format", "kernel", *PARAM_COLUMNS, "value_bytes",
+                                  "padding_ratio")
+_H100 = {"sm_count": 132, "max_threads_per_sm": 2048, "max_threads_per_block": 1024, "warp_size": 32}
+#: Device properties assumed for the CPU: a "strip" is what all cores do in one sweep of 256 rows each.
+_CPU = {"sm_count": os.cpu_count() or 1, "max_threads_per_sm": 256, "max_threads_per_block": 64, "warp_size": 1}
+
+Timer = Callable[[Matrix, list[Any], str], pd.DataFrame]
+
+
+def device_props(device: str) -> dict[str, int]:
+    """SM count, threads per SM, threads per block and warp size of ``device`` (``cpu``: _CPU)."""
+    if device == "cpu":
+        return dict(_CPU)
+    from ..benchmark import device_info
+    info = device_info(device)
+    return {k: int(info[f"gpu_{k}"]) for k in _H100}
+
+
+def _pattern_matrix(lengths: np.ndarray, ncols: int, name: str) -> Matrix:
+    """Rows of the given lengths, columns spread evenly (row i starts at column i), values 1."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(indptr[-1]) - indptr[rows]
+    stride = np.maximum(1, ncols // np.maximum(lengths[rows], 1))
+    cols = (rows + pos * stride) % ncols
+    A = sp.csr_array((np.ones(cols.size), (rows, cols)), shape=(lengths.size, ncols))
+    A.sort_indices()
+    return Matrix(A, name=name, group="benchmark")
+
+
+def _default_timer(repeats: int) -> Timer:
+    def timer(A: Matrix, cfgs: list[Any], dtype: str) -> pd.DataFrame:
+        from ..benchmark import benchmark
+        return benchmark(A, cfgs, device=cfgs[0].device, dtype=dtype, repeats=repeats, warmup=3, budget_s=0.5)
+    return timer
+
+
+class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
+    """Runtime = terms(matrix, strips) @ coefficients, one linear relation per configuration (and dtype).
+
+    Subclasses define which formats they model (:meth:`_kind`) and the terms of each (:meth:`_terms`).
+    Rows of configurations outside the model's formats predict NaN (the evaluation ranks only finite
+    predictions)."""
+
+    _MAX_TERMS = 6
+
+    def _props(self) -> dict[str, int]:
+        p = dict(_H100 if self.device_props is None else self.device_props)
+        for k in _H100:
+            if not isinstance(p.get(k), int | np.integer) or p[k] < 1:
+                raise ValueError(f"The 'device_props' parameter of {type(self).__name__} must give positive ints "
+                                 f"{sorted(_H100)}. Got {k}={p.get(k)!r} instead.")
+        return p
+
+    def _inputs(self, X: pd.DataFrame, props: dict[str, int]) -> dict[str, np.ndarray]:
+        T = props["sm_count"] * props["max_threads_per_sm"]
+        d = {c: X[c].to_numpy(dtype=np.float64) for c in ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max",
+                                                          "nnz_sd", "hyb_width", "padding_ratio")}
+        d["s_rows"] = np.maximum(1.0, np.ceil(d["nrows"] / T))
+        d["s_nnz"] = np.maximum(1.0, np.ceil(d["nnz"] / T))
+        coo = np.maximum(0.0, d["padding_ratio"] * d["nnz"] - d["nrows"] * d["hyb_width"])
+        d["s_coo"] = np.ceil(coo / T)
+        d["B"] = np.full(len(X), float(props["max_threads_per_block"]))
+        return d
+
+    def _kind(self, fmt: str, kernel: str) -> str | None:
+        raise NotImplementedError
+
+    def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _kinds(self, X: pd.DataFrame) -> np.ndarray:
+        f, k = X["format"].astype(str).to_numpy(), X["kernel"].fillna("").astype(str).to_numpy()
+        return np.array([self._kind(a, b) or "" for a, b in zip(f, k, strict=True)], dtype=object)
+
+    def _fit_rows(self, X: pd.DataFrame, ms: np.ndarray, props: dict[str, int] | None = None) -> None:
+        props = self._props() if props is None else props
+        d = self._inputs(X, props)
+        kinds = self._kinds(X)
+        gk = group_key(X, "config")
+        keys = np.unique(gk[kinds != ""])
+        self.groups_ = keys
+        self.kinds_ = np.empty(len(keys), dtype=object)
+        self.coef_ = np.zeros((len(keys), self._MAX_TERMS))
+        for i, g in enumerate(keys):
+            r = np.flatnonzero(gk == g)
+            self.kinds_[i] = kinds[r[0]]
+            A = self._terms(self.kinds_[i], d, r)
+            self.coef_[i, :A.shape[1]] = np.linalg.lstsq(A, ms[r], rcond=None)[0]
+        self.props_ = props
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> _BenchmarkModel:
+        """Fit each configuration's relation from dataset rows (runtime ``y`` in ms); ``groups`` unused."""
+        X = check_X(X, f"{type(self).__name__}.fit", INPUT_COLUMNS)
+        self._fit_rows(X, check_y(y, len(X), f"{type(self).__name__}.fit"))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """Predicted runtime (ms) per row; NaN for configurations the model does not cover or never saw."""
+        check_is_fitted(self, "coef_")
+        X = check_X(X, f"{type(self).__name__}.predict", INPUT_COLUMNS)
+        d = self._inputs(X, self.props_)
+        gk = group_key(X, "config")
+        out = np.full(len(X), np.nan)
+        for g in np.unique(gk):
+            i = int(np.searchsorted(self.groups_, g))
+            if i >= len(self.groups_) or self.groups_[i] != g:
+                continue
+            r = np.flatnonzero(gk == g)
+            A = self._terms(self.kinds_[i], d, r)
+            out[r] = A @ self.coef_[i, :A.shape[1]]
+        return np.where(np.isnan(out), out, np.maximum(out, 1e-9))
+
+    def _time(self, mats: list[tuple[str, Matrix]], cfgs: dict[str, Any], dtype: str, timer: Timer) -> pd.DataFrame:
+        """Time every benchmark matrix with its kind's configuration; rows in the X layout of INPUT_COLUMNS."""
+        rows = []
+        for kind, A in mats:
+            c = cfgs[kind]
+            t = timer(A, [c], dtype)
+            ok = t[t["status"] == "ok"]
+            if ok.empty:
+                continue
+            lengths = np.diff(A.indptr)
+            vals, counts = np.unique(lengths, return_counts=True)
+            pr = float(config_features(A, [c], dtype=dtype)["padding_ratio"].iloc[0])
+            r = {"matrix": A.name, "nrows": float(A.nrows), "nnz": float(A.nnz), "nnz_mean": float(lengths.mean()),
+                 "nnz_mode": float(vals[np.argmax(counts)]), "nnz_max": float(lengths.max()),
+                 "nnz_sd": float(lengths.std()), "hyb_width": float(lengths.max()), "config": c.id,
+                 "library": c.library, "format": c.format, "kernel": c.kernel or "",
+                 **{p: float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS},
+                 "value_bytes": 4.0 if dtype == "float32" else 8.0, "padding_ratio": pr,
+                 "ms": float(ok["median_ms"].iloc[0])}
+            rows.append(r)
+        return pd.DataFrame(rows)
+
+
+def _default_configs(device: str, kinds: dict[str, str]) -> dict[str, Any]:
+    return {k: get_config(v) for k, v in kinds.items()}
+
+
+class GuoModel(_BenchmarkModel):
+    """Guo & Wang's model: runtimes from strips (rows or nonzeros one full-GPU iteration covers).
+
+    Relations per configuration (s: row strips, s_nnz: nonzero strips, B: max threads per block):
+    CSR ``T = s * f(mode)`` with f linear on each side of B (two segments); ELL ``T = f(w) + (s - 1) g(w)``
+    with f, g linear in the width w (the longest row); COO ``T = a + b s_nnz``; HYB the ELL relation at the
+    Bell-Garland width plus the COO one over the remaining entries' strips.
+
+    ``fit(X, y)`` fits these from dataset rows; :meth:`instrument` generates Guo's benchmark matrices from
+    the device's properties, times them and fits the CSR, ELL and COO relations, HYB being ELL + COO.
+
+    Parameters
+    ----------
+    device_props : dict or None
+        ``sm_count, max_threads_per_sm, max_threads_per_block, warp_size``; None: the H100's for
+        :meth:`fit`, the measured device's for :meth:`instrument` (the CPU: cores x 256 rows per strip).
+
+    Attributes
+    ----------
+    groups_ : ndarray of str (``config@f32|f64``); kinds_ : ndarray of str (csr, ell, coo, hyb);
+    coef_ : ndarray (n_groups, 6), the relation coefficients; props_ : dict, device properties used;
+    instrument_ : DataFrame, the timed benchmark matrices (after :meth:`instrument`).
+    """
+
+    def __init__(self, device_props: dict[str, int] | None = None):
+        self.device_props = device_props
+
+    def _kind(self, fmt: str, kernel: str) -> str | None:
+        return fmt if fmt in ("csr", "ell", "coo", "hyb") else None
+
+    def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
+        s = d["s_rows"][r]
+        if kind == "csr":
+            x, lo = d["nnz_mode"][r], d["nnz_mode"][r] <= d["B"][r]
+            return np.stack([s * lo, s * x * lo, s * ~lo, s * x * ~lo], axis=1)
+        if kind == "ell":
+            w = d["nnz_max"][r]
+            return np.stack([np.ones_like(s), w, s - 1, (s - 1) * w], axis=1)
+        if kind == "coo":
+            return np.stack([np.ones_like(s), d["s_nnz"][r]], axis=1)
+        w = d["hyb_width"][r]
+        return np.stack([np.ones_like(s), w, s - 1, (s - 1) * w, d["s_coo"][r]], axis=1)
+
+    def instrument(self, device: str = "cuda", *, dtype: str = "float64", configs: dict[str, str] | None = None,
+                   strips: tuple[int, ...] = (1, 2, 3), row_lengths: tuple[int, ...] | None = None,
+                   max_nnz: int = 1 << 26, repeats: int = 50, timer: Timer | None = None) -> GuoModel:
+        """Generate the benchmark matrices for ``device``, time them and fit CSR, ELL, COO (HYB = ELL + COO).
+
+        CSR: every row ``x`` entries, ``s`` strips of rows, x on both sides of max threads per block;
+        ELL: every row ``w`` entries; COO: ``s`` strips of nonzeros (8 per row). Matrices past ``max_nnz``
+        entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
+        :func:`pyspmv.benchmark` with ``repeats``). ``configs`` maps csr/ell/coo/hyb to configuration ids.
+        """
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"The 'dtype' parameter of GuoModel.instrument must be 'float32' or 'float64'. "
+                             f"Got {dtype!r} instead.")
+        props = device_props(device) if self.device_props is None else self._props()
+        gpu = device != "cpu"
+        ids = {"csr": "pyspmv/csr/vector/tpv=32/bs=256", "ell": "pyspmv/ell/bs=256", "coo": "pyspmv/coo/bs=256",
+               "hyb": "pyspmv/hyb/bs=256"} if gpu else {"csr": "cpu/csr/rows", "ell": "cpu/ell", "coo": "cpu/coo",
+                                                        "hyb": "cpu/hyb"}
+        cfgs = _default_configs(device, {**ids, **(configs or {})})
+        R, B = props["sm_count"] * props["max_threads_per_sm"], props["max_threads_per_block"]
+        xs = row_lengths or tuple(sorted({1, 2, 4, 8, max(1, B // 2), B, B + B // 2, 2 * B}))
+        mats: list[tuple[str, Matrix]] = []
+        for s in strips:
+            for x in xs:
+                if s * R * x <= max_nnz:
+                    mats.append(("csr", _pattern_matrix(np.full(s * R, x), max(s * R, x), f"guo_csr_s{s}_x{x}")))
+                    mats.append(("ell", _pattern_matrix(np.full(s * R, x), max(s * R, x), f"guo_ell_s{s}_w{x}")))
+        for s in range(1, 2 * max(strips) + 1):
+            if s * R <= max_nnz:
+                n = max(1, s * R // 8)
+                mats.append(("coo", _pattern_matrix(np.full(n, 8), max(n, 8), f"guo_coo_s{s}")))
+        tab = self._time(mats, cfgs, dtype, timer or _default_timer(repeats))
+        if tab.empty:
+            raise RuntimeError(f"GuoModel.instrument: no benchmark matrix could be timed on {device!r}.")
+        self._fit_rows(tab, tab["ms"].to_numpy(), props)
+        self._add_hyb(cfgs["hyb"], cfgs["ell"], cfgs["coo"], dtype)
+        self.instrument_ = tab
+        self.n_features_in_ = len(INPUT_COLUMNS)
+        return self
+
+    def _add_hyb(self, hyb: Any, ell: Any, coo: Any, dtype: str) -> None:
+        """HYB's relation as the sum of the fitted ELL and COO relations."""
+        suf = "@f32" if dtype == "float32" else "@f64"
+        ge, gc = ell.id + suf, coo.id + suf
+        if ge not in self.groups_ or gc not in self.groups_:
+            return
+        ce = self.coef_[list(self.groups_).index(ge)]
+        cc = self.coef_[list(self.groups_).index(gc)]
+        row = np.zeros(self._MAX_TERMS)
+        row[:4] = ce[:4]
+        row[0] += cc[0]
+        row[4] = cc[1]
+        keys = np.append(self.groups_, hyb.id + suf)
+        order = np.argsort(keys)
+        self.groups_ = keys[order]
+        self.kinds_ = np.append(self.kinds_, "hyb")[order]
+        self.coef_ = np.vstack([self.coef_, row])[order]
+
+
+class WangModel(_BenchmarkModel):
+    """Wang, Gu & Li's model: runtimes from the distribution of row lengths, per kernel.
+
+    Benchmark matrices have row lengths drawn from a normal or a uniform law around a mean; each kernel's
+    runtime is fitted as linear in the row strips ``s`` scaled by the row-length statistics:
+    CSR (scalar, vector and the others) ``T = s (a + b mean + c sd + d max)``; ELL ``T = s (a + b max)``;
+    JAD ``T = a + b s_nnz + c max`` (one pass per jagged diagonal).
+
+    Parameters and attributes as :class:`GuoModel`.
+    """
+
+    def __init__(self, device_props: dict[str, int] | None = None):
+        self.device_props = device_props
+
+    def _kind(self, fmt: str, kernel: str) -> str | None:
+        return fmt if fmt in ("csr", "ell", "jad") else None
+
+    def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
+        s, mx = d["s_rows"][r], d["nnz_max"][r]
+        if kind == "csr":
+            return np.stack([s, s * d["nnz_mean"][r], s * d["nnz_sd"][r], s * mx], axis=1)
+        if kind == "ell":
+            return np.stack([s, s * mx], axis=1)
+        return np.stack([np.ones_like(s), d["s_nnz"][r], mx], axis=1)
+
+    def instrument(self, device: str = "cuda", *, dtype: str = "float64", configs: dict[str, str] | None = None,
+                   strips: tuple[int, ...] = (1, 2), means: tuple[int, ...] = (2, 4, 8, 16, 32, 64),
+                   max_nnz: int = 1 << 26, repeats: int = 50, seed: int = 0,
+                   timer: Timer | None = None) -> WangModel:
+        """Time benchmark matrices with normal (sd = mean/4) and uniform ([mean/2, 3 mean/2]) row lengths
+        with each kernel (CSR vector, CSR scalar, ELL, JAD) and fit the relations."""
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"The 'dtype' parameter of WangModel.instrument must be 'float32' or 'float64'. "
+                             f"Got {dtype!r} instead.")
+        props = device_props(device) if self.device_props is None else self._props()
+        gpu = device != "cpu"
+        ids = ({"csr_vector": "pyspmv/csr/vector/tpv=8/bs=256", "csr_scalar": "pyspmv/csr/scalar/bs=256",
+                "ell": "pyspmv/ell/bs=256", "jad": "pyspmv/jad/bs=256"} if gpu else
+               {"csr_vector": "cpu/csr/nnz", "csr_scalar": "cpu/csr/rows", "ell": "cpu/ell", "jad": "cpu/jad"})
+        cfgs = _default_configs(device, {**ids, **(configs or {})})
+        rng = np.random.default_rng(seed)
+        R = props["sm_count"] * props["max_threads_per_sm"]
+        mats: list[tuple[str, Matrix]] = []
+        for s in strips:
+            for m in means:
+                if s * R * m * 1.5 > max_nnz:
+                    continue
+                n = s * R
+                for law in ("normal", "uniform"):
+                    L = rng.normal(m, m / 4, n) if law == "normal" else rng.uniform(m / 2, 1.5 * m, n)
+                    L = np.clip(np.rint(L), 1, None).astype(np.int64)
+                    A = _pattern_matrix(L, max(n, int(L.max())), f"wang_{law}_s{s}_m{m}")
+                    mats += [(k, A) for k in cfgs]
+        tab = self._time(mats, cfgs, dtype, timer or _default_timer(repeats))
+        if tab.empty:
+            raise RuntimeError(f"WangModel.instrument: no benchmark matrix could be timed on {device!r}.")
+        self._fit_rows(tab, tab["ms"].to_numpy(), props)
+        self.instrument_ = tab
+        self.n_features_in_ = len(INPUT_COLUMNS)
+        return self
