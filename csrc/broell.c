@@ -128,7 +128,7 @@ static int32_t broell_len(const spmv_fmt *F, int32_t i) {
 #define SPMV_NAME(x) x##_f64
 #include "broell_impl.h"
 
-const spmv_format_ops spmv_broell_ops = {
+SPMV_API const spmv_format_ops spmv_broell_ops = {
     broell_size,       broell_fill_f32, broell_fill_f64, broell_to_csr_f32, broell_to_csr_f64,
     broell_mv_f32,     broell_mv_f64,   1,
 };

@@ -88,6 +88,6 @@ static int32_t bsr_len(const spmv_fmt *F, int64_t br, int32_t r) {
 #define SPMV_NAME(x) x##_f64
 #include "bsr_impl.h"
 
-const spmv_format_ops spmv_bsr_ops = {
+SPMV_API const spmv_format_ops spmv_bsr_ops = {
     bsr_size, bsr_fill_f32, bsr_fill_f64, bsr_to_csr_f32, bsr_to_csr_f64, bsr_mv_f32, bsr_mv_f64, 1,
 };

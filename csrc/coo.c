@@ -37,6 +37,6 @@ int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
 #define SPMV_NAME(x) x##_f64
 #include "coo_impl.h"
 
-const spmv_format_ops spmv_coo_ops = {
+SPMV_API const spmv_format_ops spmv_coo_ops = {
     coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64, 1,
 };

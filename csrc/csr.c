@@ -92,6 +92,6 @@ static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "csr_impl.h"
 
-const spmv_format_ops spmv_csr_ops = {
+SPMV_API const spmv_format_ops spmv_csr_ops = {
     csr_size, csr_fill_f32, csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64, 2,
 };

@@ -77,6 +77,6 @@ static int dia_offsets(const spmv_csr *A, spmv_fmt *F, int32_t **slot, spmv_err 
 #define SPMV_NAME(x) x##_f64
 #include "dia_impl.h"
 
-const spmv_format_ops spmv_dia_ops = {
+SPMV_API const spmv_format_ops spmv_dia_ops = {
     dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64, 1,
 };

@@ -40,6 +40,6 @@ static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "ell_impl.h"
 
-const spmv_format_ops spmv_ell_ops = {
+SPMV_API const spmv_format_ops spmv_ell_ops = {
     ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64, 1,
 };

@@ -52,6 +52,6 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "hyb_impl.h"
 
-const spmv_format_ops spmv_hyb_ops = {
+SPMV_API const spmv_format_ops spmv_hyb_ops = {
     hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64, 1,
 };

@@ -66,6 +66,6 @@ static int32_t jad_len(const int32_t *jd, int32_t njd, int32_t r) {
 #define SPMV_NAME(x) x##_f64
 #include "jad_impl.h"
 
-const spmv_format_ops spmv_jad_ops = {
+SPMV_API const spmv_format_ops spmv_jad_ops = {
     jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64, 1,
 };

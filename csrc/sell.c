@@ -119,7 +119,7 @@ done:
 #define SPMV_NAME(x) x##_f64
 #include "sell_impl.h"
 
-const spmv_format_ops spmv_sell_ops = {
+SPMV_API const spmv_format_ops spmv_sell_ops = {
     sell_size, sell_fill_f32, sell_fill_f64, sell_to_csr_f32, sell_to_csr_f64, sell_mv_f32,
     sell_mv_f64, 1,
 };

@@ -10,6 +10,13 @@
 extern "C" {
 #endif
 
+/* SPMV_API marks every function of the core's interface.  Empty in the library.  An exported model
+ * header (pyspmv.export_c) defines it as `static` before it textually includes the core's sources,
+ * so that its copy has internal linkage and clashes neither with libspmv nor with another header. */
+#ifndef SPMV_API
+#define SPMV_API
+#endif
+
 /* ---- status ------------------------------------------------------------------------------------ */
 
 /* Every fallible function returns SPMV_OK or one of these negative codes. */
@@ -38,7 +45,7 @@ typedef struct {
 } spmv_err;
 
 /* A static English name of a status code ("column index out of range", ...).  Never NULL. */
-const char *spmv_strerror(int code);
+SPMV_API const char *spmv_strerror(int code);
 
 /* ---- CSR --------------------------------------------------------------------------------------- */
 
@@ -54,11 +61,11 @@ typedef struct {
  * indptr[0] == 0, non-decreasing, indptr[nrows] == indices_len; 0 <= indices < ncols; strictly
  * increasing within each row (SPMV_EUNSORTED names the row for unsorted and duplicate indices alike).
  * O(nnz + nrows).  Every other function taking a spmv_csr requires A to pass this check. */
-int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, spmv_err *err);
+SPMV_API int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, spmv_err *err);
 
 /* Find the first non-finite entry of v[n]; SPMV_EINVAL with where = its position, else 0.  O(n). */
-int spmv_finite_check_f32(const float *v, int64_t n, spmv_err *err);
-int spmv_finite_check_f64(const double *v, int64_t n, spmv_err *err);
+SPMV_API int spmv_finite_check_f32(const float *v, int64_t n, spmv_err *err);
+SPMV_API int spmv_finite_check_f64(const double *v, int64_t n, spmv_err *err);
 
 /* ---- features ---------------------------------------------------------------------------------- */
 
@@ -69,17 +76,17 @@ typedef struct {
     int32_t warp_size;
 } spmv_gpu_props;
 
-void spmv_gpu_props_h100(spmv_gpu_props *p);
+SPMV_API void spmv_gpu_props_h100(spmv_gpu_props *p);
 
 #define SPMV_NFEATURES 33
 
 /* Name of feature i in [0, SPMV_NFEATURES), in the order spmv_features_compute writes them; NULL
  * outside that range.  Names and definitions: csrc/features.c. */
-const char *spmv_feature_name(int i);
+SPMV_API const char *spmv_feature_name(int i);
 
 /* out[SPMV_NFEATURES] (caller-allocated) = every matrix feature of A, tiers 0 to 2.  Tier 2 is one
  * pass over indices.  Workspace O(nrows + ncols).  Returns 0, SPMV_EINVAL or SPMV_ENOMEM. */
-int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err);
+SPMV_API int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err);
 
 /* ---- storage formats --------------------------------------------------------------------------- */
 
@@ -98,7 +105,7 @@ typedef enum {
 
 /* Name of format f as ids spell it ("csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad",
  * "bsr"); NULL outside [0, SPMV_NFORMATS). */
-const char *spmv_format_name(int f);
+SPMV_API const char *spmv_format_name(int f);
 
 #define SPMV_MAXIDX 4
 #define SPMV_MAXVAL 2
@@ -132,30 +139,30 @@ typedef struct {
 /* Step 1 of conversion: sizes of F->format for A.  Returns 0, SPMV_EINVAL (bad param, message names
  * it and its range), SPMV_ENOTAPPLICABLE (padding past max_fill or a slot count past int32; message
  * says which and by how much) or SPMV_ENOMEM.  O(nnz + nrows). */
-int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
+SPMV_API int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
 
 /* Step 2: fill F's caller-allocated arrays from A and values[nnz].  F as left by spmv_fmt_size.
  * Returns 0, SPMV_EINVAL or SPMV_ENOMEM (workspace).  O(nnz + stored slots). */
-int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
-int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err);
+SPMV_API int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
+SPMV_API int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err);
 
 /* Back to CSR: indptr[nrows+1], indices[nnz], values[nnz] (caller-allocated, nnz = F->nnz).
  * Rows come out sorted, exactly as the CSR F was filled from.  Returns 0 or SPMV_ENOMEM. */
-int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *indices, float *values,
-                        spmv_err *err);
-int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices, double *values,
-                        spmv_err *err);
+SPMV_API int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *indices, float *values,
+                                 spmv_err *err);
+SPMV_API int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices, double *values,
+                                 spmv_err *err);
 
 /* Bytes F stores (index arrays as int32, values at elem_size bytes each). */
-int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size);
+SPMV_API int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size);
 
 /* ---- CPU kernels ------------------------------------------------------------------------------- */
 
 /* y[nrows] = F * x[ncols] on the CPU with kernel variant `kernel` of F's format (see the registry
  * below; 0 is every format's default).  OpenMP threads where built with OpenMP.  Returns 0 or
  * SPMV_EINVAL for an unknown variant.  O(stored slots). */
-int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
-int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
+SPMV_API int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
+SPMV_API int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
 
 /* ---- timing ------------------------------------------------------------------------------------ */
 
@@ -164,6 +171,7 @@ typedef struct {
     int64_t runs; /* timed runs actually made (fewer than asked when the budget ran out) */
 } spmv_timing;
 
+#ifndef SPMV_NO_TIMING /* an exported header leaves timing out: it needs POSIX clocks */
 /* One timed unit of work; returns 0 or a negative code, which stops the timing.  *ms arrives as -1;
  * work timed by its own clock (a GPU's events) stores its time there, else the harness's monotonic
  * clock around the call counts. */
@@ -173,14 +181,15 @@ typedef int (*spmv_work_fn)(void *ctx, double *ms, spmv_err *err);
  * early once budget_s seconds of timed runs have passed (budget_s <= 0: no budget; at least one timed
  * run is always made).  Quantiles by linear interpolation, as numpy.quantile.  Returns 0, fn's code,
  * SPMV_EINVAL (repeats < 1 or warmup < 0) or SPMV_ENOMEM.  Used by the CPU and the GPU benches. */
-int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s, spmv_timing *out,
-              spmv_err *err);
+SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s, spmv_timing *out,
+                       spmv_err *err);
 
 /* Time spmv_fmt_mv_* of F with spmv_time().  x[ncols], y[nrows] caller-allocated. */
-int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup, int repeats,
-                       double budget_s, spmv_timing *out, spmv_err *err);
-int spmv_fmt_bench_f64(const spmv_fmt *F, int kernel, const double *x, double *y, int warmup,
-                       int repeats, double budget_s, spmv_timing *out, spmv_err *err);
+SPMV_API int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup, int repeats,
+                                double budget_s, spmv_timing *out, spmv_err *err);
+SPMV_API int spmv_fmt_bench_f64(const spmv_fmt *F, int kernel, const double *x, double *y, int warmup,
+                                int repeats, double budget_s, spmv_timing *out, spmv_err *err);
+#endif
 
 /* ---- configuration registry -------------------------------------------------------------------- */
 
@@ -213,11 +222,163 @@ typedef struct {
 } spmv_kernel_desc;
 
 /* Number of registered kernels and the i-th one (NULL outside [0, count)). */
-int spmv_kernel_count(void);
-const spmv_kernel_desc *spmv_kernel_get(int i);
+SPMV_API int spmv_kernel_count(void);
+SPMV_API const spmv_kernel_desc *spmv_kernel_get(int i);
 
 /* The kernel whose id is exactly `id` (without parameters), or NULL. */
-const spmv_kernel_desc *spmv_kernel_find(const char *id);
+SPMV_API const spmv_kernel_desc *spmv_kernel_find(const char *id);
+
+/* ---- models and ranking ------------------------------------------------------------------------ */
+
+/* A design row: the SPMV_NFEATURES matrix features, then one configuration's columns in the order of
+ * pyspmv.datasets' X without its string columns, then a model's own per-configuration columns
+ * (SPMV_NCOLS + nextra in all).  p_* are the configuration's parameters, NaN where it has none. */
+enum {
+    SPMV_COL_P_TPV = SPMV_NFEATURES, SPMV_COL_P_BS, SPMV_COL_P_C, SPMV_COL_P_SIGMA, SPMV_COL_P_H,
+    SPMV_COL_P_BITS, SPMV_COL_P_B, SPMV_COL_VALUE_BYTES, SPMV_COL_BYTES_MOVED,
+    SPMV_COL_PADDING_RATIO, SPMV_COL_LAUNCHES, SPMV_NCOLS
+};
+#define SPMV_NPCOLS 7 /* p_tpv .. p_b */
+
+/* The configurations a model ranks, as plain arrays (caller-owned).  bytes_moved and padding_ratio
+ * come from the format's size query, as pyspmv.config_features computes them. */
+typedef struct {
+    int32_t n;              /* configurations */
+    const int32_t *format;  /* [n] spmv_format */
+    const int32_t *param;   /* [2n] the format's parameters (spmv_fmt.param) */
+    const int32_t *unread;  /* [n] bit k set: the kernel never reads index array k (not moved) */
+    const double *p;        /* [SPMV_NPCOLS*n] p_tpv .. p_b of each configuration, NaN where none */
+    const double *launches; /* [n] */
+    const int32_t *group;   /* [n] the model's sub-model of each configuration; -1: not ranked */
+    int32_t nextra;         /* the model's own columns per configuration */
+    const double *extra;    /* [nextra*n], row-major */
+} spmv_configs;
+
+/* rows[n*(SPMV_NCOLS + C->nextra)] (caller-allocated, row-major) = the design row of A under each
+ * configuration of C, with value_bytes 4 or 8; a configuration whose format cannot serve A (size query
+ * SPMV_ENOTAPPLICABLE under max_fill, <= 0: SPMV_DEFAULT_MAX_FILL) gets NaN bytes_moved and
+ * padding_ratio.  One size query per distinct (format, parameters).  O(nnz * distinct formats).
+ * Returns 0, SPMV_EINVAL or SPMV_ENOMEM.  A must pass spmv_csr_check(). */
+SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                              int value_bytes, double max_fill, double *rows, spmv_err *err);
+
+enum {
+    SPMV_MODEL_LINEAR = 1, /* per group: intercept + coef . z */
+    SPMV_MODEL_TREES,      /* per group and output: init + scale * sum of regression-tree leaves */
+    SPMV_MODEL_KNN,        /* per group: (inverse-distance) mean of the k nearest training targets */
+    SPMV_MODEL_SVM,        /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
+    SPMV_MODEL_FORMULA,    /* per group: sum of gated products coef * z[a] * z[b] */
+    SPMV_MODEL_CASCADE     /* classifiers chained: configurations off the chosen path score higher */
+};
+/* Transforms of inputs and of the output. */
+enum {
+    SPMV_TF_IDENTITY = 0, SPMV_TF_LOG1P, SPMV_TF_LOG, SPMV_TF_LOG10, SPMV_TF_LOG2,
+    SPMV_TF_EXP, SPMV_TF_EXPM1, SPMV_TF_POW10, SPMV_TF_POW2
+};
+
+/* Tree ensemble, flat node arrays (scikit-learn's tree_ and HistGradientBoosting's predictor nodes).
+ * Node t: feature[t] < 0 is a leaf with value[t]; else go to left[t] when z <= threshold[t] (z cast
+ * to float first when cast_f32, as DecisionTreeRegressor compares; NaN: left when missing_left[t]). */
+typedef struct {
+    int32_t nout;            /* outputs per group: 1, or a classifier's classes */
+    int32_t ntrees, nnodes;
+    const int32_t *tree_ptr; /* [ngroups*nout + 1] trees of (group g, output o) */
+    const int32_t *root;     /* [ntrees] first node of each tree */
+    const int32_t *feature, *left, *right; /* [nnodes] */
+    const double *threshold, *value;       /* [nnodes] */
+    const uint8_t *missing_left;           /* [nnodes] or NULL */
+    const double *init;      /* [ngroups*nout] */
+    double scale;            /* learning rate (1 where leaves already carry it) */
+    int cast_f32;
+} spmv_trees;
+
+/* Nearest neighbours: group g searches point set set[g] with its own k, normalisation and target
+ * column: q = (z - shift[s]) * scale[s] (min-max and feature weights folded in), squared Euclidean
+ * distance; ties go to the lower point.  Inverse-distance weighting as scikit-learn's
+ * weights="distance": neighbours at distance 0, where any, share the prediction equally. */
+#define SPMV_KNN_MAXK 64
+typedef struct {
+    int32_t nsets, npoints, ntargets;
+    const int32_t *set_ptr;       /* [nsets+1] points of set s */
+    const double *points;         /* [npoints*ninputs] normalised */
+    const double *target;         /* [npoints*ntargets] */
+    const double *shift, *scale;  /* [nsets*ninputs] */
+    const int32_t *set, *k, *tcol; /* [ngroups] */
+    int distance_weighted;
+} spmv_knn;
+
+/* RBF support vector machine (SVR, or SVC's decision function): per group g, support vectors
+ * sv_ptr[g] .. sv_ptr[g+1]. */
+typedef struct {
+    int32_t nsv;
+    const int32_t *sv_ptr;              /* [ngroups+1] */
+    const double *sv, *dual;            /* [nsv*ninputs], [nsv] */
+    const double *gamma, *intercept;    /* [ngroups] */
+} spmv_svm;
+
+/* Closed-form (Guo, Wang): per group g, terms term_ptr[g] .. term_ptr[g+1], each
+ * coef * z[a] * z[b] (index -1: the factor 1), counted only when lo < z[gate] <= hi (gate -1:
+ * always): piecewise linear in strips and row-length statistics, products f(w) * strips. */
+typedef struct {
+    int32_t nterms;
+    const int32_t *term_ptr;      /* [ngroups+1] */
+    const int32_t *a, *b, *gate;  /* [nterms] */
+    const double *coef, *lo, *hi; /* [nterms] */
+} spmv_formula;
+
+typedef struct spmv_model spmv_model;
+
+/* Classifiers chained (Gao): stage s is sub[s] (a classifier: its group 0, argmax over its outputs,
+ * or output > 0 when it has one); it runs when stage parent[s] (-1: none) chose class when[s].
+ * Configuration j carries label[j*nstages + s], the class it needs at stage s (-1: any).  Its score
+ * is the number of stages that ran and chose another class than its label: 0 on the chosen path. */
+typedef struct {
+    int32_t nstages;
+    const spmv_model *sub;    /* [nstages] */
+    const int32_t *parent, *when; /* [nstages] */
+    const int32_t *label;     /* [nconfigs*nstages] */
+} spmv_cascade;
+
+/* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
+ * Input k: x = row[in_col[k]]; NaN becomes in_nan[k]; clamped to [in_lo[k], in_hi[k]]; z[k] =
+ * (tf(x) - in_shift[k]) * in_scale[k].  Prediction ms = out_tf(raw) (times row[out_col] when
+ * out_col >= 0).  Every array is caller-owned and outlives the model. */
+struct spmv_model {
+    int kind;        /* SPMV_MODEL_* */
+    int32_t ngroups; /* sub-models */
+    int32_t ncols;   /* design-row length it reads: SPMV_NCOLS + its extra columns */
+    int32_t ninputs;
+    const int32_t *in_col, *in_tf;                               /* [ninputs] */
+    const double *in_nan, *in_lo, *in_hi, *in_shift, *in_scale;  /* [ninputs] */
+    int32_t out_tf, out_col;
+    const double *coef, *intercept; /* linear: [ngroups*ninputs], [ngroups] */
+    spmv_trees trees;
+    spmv_knn knn;
+    spmv_svm svm;
+    spmv_formula formula;
+    spmv_cascade cascade;
+};
+
+/* Check M's structure: kinds, transforms, every index within its array's declared count.  SPMV_ESCHEMA
+ * naming the field otherwise.  O(size of M). */
+SPMV_API int spmv_model_check(const spmv_model *M, spmv_err *err);
+
+/* ms[n] = M's prediction for each of n design rows rows[n*stride] (stride >= M->ncols), row i
+ * through sub-model group[i] (-1: ms = HUGE_VAL).  Raw outputs, before out_tf, go to raw[n*nout]
+ * when raw is not NULL (nout: the trees' outputs, else 1).  Returns 0, SPMV_EINVAL, SPMV_ENOMEM.
+ * M must pass spmv_model_check().  O(n * model size). */
+SPMV_API int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                                const int32_t *group, double *ms, double *raw, spmv_err *err);
+
+/* Rank C's configurations for A: ms[C->n] = M's prediction plus add_ms[j] (NULL: none; e.g.
+ * conversion cost / expected calls), HUGE_VAL where the configuration cannot serve A or is not
+ * ranked; order[C->n] = configuration indices, fastest first (ties: lower index; NaN last).  Features
+ * with dev's properties; value_bytes 4 or 8.  Workspace O(C->n * M->ncols + nrows + ncols).
+ * Returns 0, SPMV_EINVAL (M->ncols != SPMV_NCOLS + C->nextra, ...) or SPMV_ENOMEM.  A must pass
+ * spmv_csr_check() and M spmv_model_check(). */
+SPMV_API int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                       const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
+                       double *ms, spmv_err *err);
 
 #ifdef __cplusplus
 }

@@ -11,33 +11,33 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
 #endif
-int spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
-              ...);
+SPMV_API int spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
+                       ...);
 
 /* malloc/free wrappers: n*size bytes, NULL (and SPMV_ENOMEM in err, with the byte count) on failure
  * or on n*size overflow.  spmv_free(NULL) is a no-op.  Built with SPMV_FAIL_INJECT, the k-th call can
  * be made to fail for the allocation-failure test (tests/c/test_nomem.c). */
-void *spmv_malloc(int64_t n, int64_t size, spmv_err *err);
-void *spmv_calloc(int64_t n, int64_t size, spmv_err *err);
-void spmv_free(void *p);
+SPMV_API void *spmv_malloc(int64_t n, int64_t size, spmv_err *err);
+SPMV_API void *spmv_calloc(int64_t n, int64_t size, spmv_err *err);
+SPMV_API void spmv_free(void *p);
 #ifdef SPMV_FAIL_INJECT
-void spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
-int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
-#endif
-
-/* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
- * pass int32 (GPU kernels index with int32) or max_fill * max(nnz, nrows).  `what` names the format
- * in the message ("ELL width 812"). */
-int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err *err);
+SPMV_API void spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
+         int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
+         #endif
+         
+         /* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
+          * pass int32 (GPU kernels index with int32) or max_fill * max(nnz, nrows).  `what` names the format
+          * in the message ("ELL width 812"). */
+         int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err *err);
 
 /* Bell-Garland ELL width of HYB (also the hyb_width feature): the largest K such that at least
  * T = min(nrows, max(4096, ceil(nrows/3))) rows hold K or more entries.  CUSP's rule with
  * T capped at nrows, so that small matrices keep the width every row fills rather than width 0.
  * Workspace O(max row length).  Returns 0 or SPMV_ENOMEM. */
-int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
+SPMV_API int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err);
 
 /* The same width from hist[0..maxlen] (hist[l] = rows of length l) for callers that have it. */
-int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows);
+SPMV_API int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows);
 
 /* First index i in [lo, hi) with a[i] >= key (hi if none); a[lo..hi) non-decreasing.  The one
  * binary search behind the nnz-balanced CSR split and the COO thread chunks. */
@@ -52,7 +52,7 @@ static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi,
 }
 
 /* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
-int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
+SPMV_API int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
 
 /* Presence bits for formats whose padding could be mistaken for explicit zeros (DIA, BSR). */
 static inline int64_t spmv_bitwords(int64_t nbits) { return (nbits + 31) / 32; }
@@ -82,30 +82,64 @@ typedef struct {
     int nkernels; /* variants mv accepts: 0 .. nkernels-1 */
 } spmv_format_ops;
 
-extern const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_sell_ops,
+/* Objects of the interface: `extern` here, `static` in an exported header (see SPMV_API). */
+#ifndef SPMV_DATA
+#define SPMV_DATA extern
+#endif
+SPMV_DATA const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_sell_ops,
     spmv_broell_ops, spmv_hyb_ops, spmv_dia_ops, spmv_jad_ops, spmv_bsr_ops;
 
 /* ELL's size step for an ELL part of width w: guard on nrows*w + extra slots, then scalar[0] = w
  * and nidx[0] = nval[0] = nrows*w.  `extra` is HYB's COO part (0 for ELL). */
-int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
-                       spmv_err *err);
+SPMV_API int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
+                                spmv_err *err);
 /* The pieces HYB shares with ELL and COO, one per value type.  ell_part_fill: the first
  * min(len, w) entries of each row, column-major (slot k*nrows + i), padding -1 / 0.  ell_part_rows:
  * y = that ELL part times x; an orphaned `omp for`, so call it inside a parallel region (or
  * serially).  coo_part_chunk: thread t of nt sums its run of row-sorted COO entries into y, setting
  * (add = 0) or adding to (add = 1) each row it finishes; every row is summed by one thread. */
-void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w, int32_t *col,
-                            float *v);
-void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w, int32_t *col,
-                            double *v);
-void spmv_ell_part_rows_f32(int32_t n, int32_t w, const int32_t *col, const float *v,
-                            const float *x, float *y);
-void spmv_ell_part_rows_f64(int32_t n, int32_t w, const int32_t *col, const double *v,
-                            const double *x, double *y);
-void spmv_coo_part_chunk_f32(const int32_t *row, const int32_t *col, const float *v, int64_t nnz,
-                             const float *x, float *y, int t, int nt, int add);
-void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, const double *v, int64_t nnz,
-                             const double *x, double *y, int t, int nt, int add);
+SPMV_API void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w, int32_t *col,
+                                     float *v);
+SPMV_API void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w, int32_t *col,
+                                     double *v);
+SPMV_API void spmv_ell_part_rows_f32(int32_t n, int32_t w, const int32_t *col, const float *v,
+                                     const float *x, float *y);
+SPMV_API void spmv_ell_part_rows_f64(int32_t n, int32_t w, const int32_t *col, const double *v,
+                                     const double *x, double *y);
+SPMV_API void spmv_coo_part_chunk_f32(const int32_t *row, const int32_t *col, const float *v, int64_t nnz,
+                                      const float *x, float *y, int t, int nt, int add);
+SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, const double *v, int64_t nnz,
+                                      const double *x, double *y, int t, int nt, int add);
+
+/* ---- model evaluation (csrc/model_<kind>.c; driven by csrc/rank.c) ---- */
+
+/* Raw output(s) of group g of M for the transformed inputs z[M->ninputs]: raw[1] (raw[nout] for
+ * trees).  The checks validate a kind's own arrays (SPMV_ESCHEMA naming the field). */
+SPMV_API void spmv_linear_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
+SPMV_API int spmv_linear_check(const spmv_model *M, spmv_err *err);
+SPMV_API void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
+SPMV_API int spmv_trees_check(const spmv_model *M, spmv_err *err);
+SPMV_API void spmv_svm_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
+SPMV_API int spmv_svm_check(const spmv_model *M, spmv_err *err);
+SPMV_API void spmv_formula_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
+SPMV_API int spmv_formula_check(const spmv_model *M, spmv_err *err);
+
+/* KNN keeps the neighbours of the last query: consecutive rows of one matrix usually ask the same
+ * point set the same question (inputs from matrix features only), and then search once. */
+typedef struct {
+    int32_t set;       /* -1: empty */
+    int32_t count;     /* neighbours found */
+    double *q;         /* [ninputs] the last normalised query */
+    int32_t idx[SPMV_KNN_MAXK];
+    double d2[SPMV_KNN_MAXK];
+} spmv_knn_cache;
+SPMV_API void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cache *c,
+                            double *qbuf, double *raw);
+SPMV_API int spmv_knn_check(const spmv_model *M, spmv_err *err);
+
+/* Shared by the kinds' checks: an int32 array a[n] with every entry in [lo, hi). */
+SPMV_API int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,
+                              spmv_err *err);
 
 /* Template plumbing for <fmt>_impl.h files, included once per value type:
  *   #define SPMV_REAL double
