@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from .analytic import GuoModel, WangModel
 from .boosted import BoostedModel
+from .classifiers import CascadeModel, SVMModel
 from .knn import KNNModel
 from .linear import LinearModel
 
-__all__ = ["BoostedModel", "GuoModel", "KNNModel", "LinearModel", "WangModel"]
+__all__ = ["BoostedModel", "CascadeModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]

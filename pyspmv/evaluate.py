@@ -1,0 +1,266 @@
+"""Evaluation of runtime models as the literature reports it: divergence, ranking quality, speedups.
+
+Everything is per *test matrix*: a matrix measured in two value types counts as two (matrix, dtype)
+units. Train and test are split by matrix, so no matrix (in any dtype) is on both sides.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+from sklearn.base import clone
+from sklearn.model_selection import GroupKFold, GroupShuffleSplit
+
+#: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (DESIGN.md).
+L2_BYTES = 50e6
+#: Slowdown buckets of the pick against the measured best.
+BUCKETS = ("<5%", "5-20%", ">20%")
+
+
+def split_by_matrix(groups: Any, test_size: float = 0.25, random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (train, test) with every matrix's rows on one side only (GroupShuffleSplit)."""
+    g = np.asarray(groups)
+    if len(np.unique(g)) < 2:
+        raise ValueError(f"The 'groups' parameter of split_by_matrix() must name at least 2 matrices. "
+                         f"Got {len(np.unique(g))} instead.")
+    if not 0.0 < test_size < 1.0:
+        raise ValueError(f"The 'test_size' parameter of split_by_matrix() must be in (0, 1). Got {test_size!r} instead.")
+    gss = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
+    return next(gss.split(np.zeros(len(g)), groups=g))
+
+
+def family_folds(families: Any, n_splits: int = 5) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Grouped k-fold by matrix family (e.g. the dataset's ``group`` column): no family on both sides."""
+    f = np.asarray(families)
+    k = min(n_splits, len(np.unique(f)))
+    if k < 2:
+        raise ValueError(f"The 'families' parameter of family_folds() must name at least 2 families. Got {k} instead.")
+    return list(GroupKFold(n_splits=k).split(np.zeros(len(f)), groups=f))
+
+
+def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:
+    """|pred - meas| / meas over rows with a finite prediction: median, mean, count, median per format."""
+    t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    ok = np.isfinite(p)
+    d = np.abs(p[ok] - t[ok]) / t[ok]
+    out: dict[str, Any] = {"median": float(np.median(d)) if d.size else np.nan,
+                           "mean": float(np.mean(d)) if d.size else np.nan, "n": int(d.size)}
+    if formats is not None:
+        s = pd.Series(d).groupby(np.asarray(formats)[ok]).median()
+        out["per_format"] = {str(k): float(v) for k, v in s.items()}
+    return out
+
+
+def units(groups: Any, value_bytes: Any) -> np.ndarray:
+    """A (matrix, value type) key per row."""
+    return (pd.Series(np.asarray(groups)).astype(str) + "@" + pd.Series(np.asarray(value_bytes)).astype(str)).to_numpy()
+
+
+def ranking(scores: Any, y: Any, unit: Any, configs: Any, q25: Any = None, q75: Any = None) -> pd.DataFrame:
+    """Ranking quality per unit (matrix, or matrix and dtype), one row each.
+
+    ``scores``: lower is better (NaN: not ranked). Columns: ``unit, pick, best, t_pick, t_best, ratio``
+    (t_pick / t_best), ``tie`` (the pick's [q25, q75] overlaps the best's), ``slowdown`` (ratio - 1, 0 for
+    a tie), ``bucket``, ``top1`` (pick is a tie of the best), ``top3`` (one of the three lowest scores is),
+    ``tau`` (Kendall's tau-b of scores against measured times; NaN when either is constant).
+    Without q25/q75 only exact equality ties.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    df = pd.DataFrame({"unit": np.asarray(unit), "s": np.where(np.isfinite(s), s, np.inf),
+                       "finite": np.isfinite(s), "t": np.asarray(y, dtype=np.float64),
+                       "config": np.asarray(configs)})
+    df["q25"] = df["t"] if q25 is None else np.asarray(q25, dtype=np.float64)
+    df["q75"] = df["t"] if q75 is None else np.asarray(q75, dtype=np.float64)
+    rows = []
+    for u, d in df.groupby("unit", sort=False):
+        ib = int(np.argmin(d["t"].to_numpy()))
+        q75b = d["q75"].to_numpy()[ib]
+        tie = d["q25"].to_numpy() <= q75b
+        tie[ib] = True
+        order = np.argsort(d["s"].to_numpy(), kind="stable")
+        ip = order[0]
+        t_pick, t_best = d["t"].to_numpy()[ip], d["t"].to_numpy()[ib]
+        f = d["finite"].to_numpy()
+        tau = np.nan
+        if f.sum() >= 2 and np.ptp(d["s"].to_numpy()[f]) > 0 and np.ptp(d["t"].to_numpy()[f]) > 0:
+            tau = float(kendalltau(d["s"].to_numpy()[f], d["t"].to_numpy()[f]).statistic)
+        ratio = t_pick / t_best
+        slow = 0.0 if tie[ip] else ratio - 1.0
+        rows.append({"unit": u, "pick": d["config"].to_numpy()[ip], "best": d["config"].to_numpy()[ib],
+                     "t_pick": t_pick, "t_best": t_best, "ratio": ratio, "tie": bool(tie[ip]), "slowdown": slow,
+                     "bucket": BUCKETS[0] if slow < 0.05 else BUCKETS[1] if slow <= 0.20 else BUCKETS[2],
+                     "top1": bool(tie[ip]), "top3": bool(tie[order[:3]].any()), "tau": tau})
+    return pd.DataFrame(rows)
+
+
+def summarize(per: pd.DataFrame) -> dict[str, float]:
+    """Fractions per bucket, geomean t_pick / t_best, top-1, top-3, mean tau, over the rows of ``per``."""
+    if per.empty:
+        return {"n": 0}
+    return {"n": len(per), **{f"within{b}": float((per["bucket"] == b).mean()) for b in BUCKETS},
+            "geomean_ratio": float(np.exp(np.mean(np.log(per["ratio"])))), "top1": float(per["top1"].mean()),
+            "top3": float(per["top3"].mean()), "tau": float(per["tau"].mean()) if per["tau"].notna().any() else np.nan}
+
+
+def _pick_config(ids: set[str], prefix: str) -> str | None:
+    """The configuration id equal to ``prefix`` or, failing that, ``prefix/bs=256``, then the first match."""
+    if prefix in ids:
+        return prefix
+    if f"{prefix}/bs=256" in ids:
+        return f"{prefix}/bs=256"
+    hits = sorted(i for i in ids if i.startswith(prefix + "/"))
+    return hits[0] if hits else None
+
+
+def free_rules(feats: pd.DataFrame, ids: set[str]) -> dict[str, np.ndarray]:
+    """Configurations the free rules choose per row of ``feats`` (nnz, nnz_max, nnz_mean); None where the
+    rule's configuration is not in ``ids``.
+
+    Ginkgo: CSR-adaptive (load-balanced) if nnz > 1e6 or nnz_max > 1024, else classical CSR vector
+    (32 threads per row); on the CPU nnz-balanced CSR, else row-parallel. CUSP: CSR vector with threads per
+    row the power of two nearest the mean row length, clamped to 2..32 (GPU only).
+    """
+    big = (feats["nnz"].to_numpy() > 1e6) | (feats["nnz_max"].to_numpy() > 1024)
+    gpu = any(i.startswith(("pyspmv/", "cusparse/")) for i in ids)
+    if gpu:
+        lb, cl = _pick_config(ids, "pyspmv/csr/adaptive"), _pick_config(ids, "pyspmv/csr/vector/tpv=32")
+    else:
+        lb, cl = _pick_config(ids, "cpu/csr/nnz"), _pick_config(ids, "cpu/csr/rows")
+    ginkgo = np.where(big, lb, cl).astype(object)
+    mean = np.maximum(feats["nnz_mean"].to_numpy(dtype=np.float64), 1e-9)
+    tpv = np.clip(2.0 ** np.rint(np.log2(mean)), 2, 32).astype(int)
+    cusp = np.array([_pick_config(ids, f"pyspmv/csr/vector/tpv={v}") if gpu else None for v in tpv], dtype=object)
+    return {"ginkgo": ginkgo, "cusp": cusp}
+
+
+def best_single(y: Any, unit: Any, configs: Any) -> str:
+    """The configuration with the best geomean of t / t_best over the units it was measured on, among
+    those measured on the most units (ties of coverage broken by the geomean)."""
+    df = pd.DataFrame({"u": np.asarray(unit), "t": np.asarray(y, dtype=np.float64), "c": np.asarray(configs)})
+    df["r"] = np.log(df["t"] / df.groupby("u")["t"].transform("min"))
+    g = df.groupby("c")["r"].agg(["count", "mean"])
+    g = g[g["count"] == g["count"].max()]
+    return str(g["mean"].idxmin())
+
+
+def baseline_id(ids: set[str]) -> str | None:
+    """cuSPARSE CSR default on a GPU table, row-parallel CPU CSR on a CPU one."""
+    for c in ("cusparse/csr/default", "cpu/csr/rows"):
+        if c in ids:
+            return c
+    return None
+
+
+def speedups(per: pd.DataFrame, y: Any, unit: Any, configs: Any, choices: dict[str, Any]) -> dict[str, float]:
+    """Geomean of t_choice / t_pick over the units where the choice was measured, per named choice.
+
+    ``choices`` maps a name to one configuration id (same for every unit) or to a {unit: id} mapping.
+    """
+    t = pd.Series(np.asarray(y, dtype=np.float64), index=pd.MultiIndex.from_arrays([np.asarray(unit),
+                                                                                   np.asarray(configs)]))
+    t = t[~t.index.duplicated()]
+    out = {}
+    for name, ch in choices.items():
+        r = []
+        for u, tp in zip(per["unit"], per["t_pick"], strict=True):
+            c = ch.get(u) if isinstance(ch, dict) else ch
+            if c is not None and (u, c) in t.index:
+                r.append(np.log(t[(u, c)] / tp))
+        out[name] = float(np.exp(np.mean(r))) if r else np.nan
+    return out
+
+
+@dataclass
+class Evaluation:
+    """What :func:`evaluate` measured: ``summary`` (flat dict of every metric), ``per_matrix`` (ranking rows)."""
+
+    summary: dict[str, Any] = field(default_factory=dict)
+    per_matrix: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def _ms_predictions(model: Any, X: pd.DataFrame) -> np.ndarray | None:
+    if hasattr(model, "predict_ms"):
+        return np.asarray(model.predict_ms(X), dtype=np.float64)
+    if getattr(model, "_estimator_type", None) == "regressor" or not hasattr(model, "classes_"):
+        return np.asarray(model.predict(X), dtype=np.float64)
+    return None
+
+
+def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = None, q75: Any = None,
+             test_size: float = 0.25, random_state: int = 0, l2_bytes: float = L2_BYTES,
+             fit: bool = True, train_index: Any = None, test_index: Any = None,
+             rank_timing_units: int = 20) -> Evaluation:
+    """Fit a clone of ``model`` on the training matrices and report every metric on the test matrices.
+
+    The split is :func:`split_by_matrix` unless ``train_index``/``test_index`` are given. Metrics:
+    divergence (median, mean, per format; models with runtimes only), ranking buckets, geomean
+    t_pick / t_best, top-1, top-3, Kendall's tau, speedups of the pick over the baseline (cuSPARSE CSR
+    default or CPU row CSR), the best single configuration of the training matrices and the free rules,
+    training seconds and ranking ms per test unit, and the ranking metrics apart for units whose CSR
+    arrays are below ``l2_bytes`` (``l2_*``) and the others (``large_*``).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    g = np.asarray(groups)
+    if train_index is None or test_index is None:
+        train_index, test_index = split_by_matrix(g, test_size, random_state)
+    tr, te = np.asarray(train_index), np.asarray(test_index)
+    if np.intersect1d(np.unique(g[tr]), np.unique(g[te])).size:
+        raise ValueError("The train and test indices of evaluate() share a matrix.")
+    Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
+    m = clone(model) if fit else model
+    t0 = time.perf_counter()
+    if fit:
+        m.fit(Xtr, y[tr], groups=g[tr])
+    train_s = time.perf_counter() - t0
+    u_tr = units(g[tr], Xtr["value_bytes"])
+    u_te = units(g[te], Xte["value_bytes"])
+    cfg_te = Xte["config"].astype(str).to_numpy()
+    scores = np.asarray(m.rank_scores(Xte), dtype=np.float64)
+    per = ranking(scores, y[te], u_te, cfg_te, None if q25 is None else np.asarray(q25)[te],
+                  None if q75 is None else np.asarray(q75)[te])
+    summary: dict[str, Any] = {"train_s": train_s, "n_train_matrices": len(np.unique(g[tr])),
+                               "n_test_matrices": len(np.unique(g[te])), "n_test_units": len(per)}
+    pm = _ms_predictions(m, Xte)
+    if pm is not None:
+        dv = divergence(y[te], pm, Xte["format"].astype(str).to_numpy())
+        summary.update({"div_median": dv["median"], "div_mean": dv["mean"]})
+        summary.update({f"div_median_{k}": v for k, v in dv.get("per_format", {}).items()})
+    else:
+        summary.update({"div_median": np.nan, "div_mean": np.nan})
+    summary.update(summarize(per))
+    ids = set(np.unique(X["config"].astype(str)))
+    first = pd.DataFrame({"u": u_te}).drop_duplicates().index.to_numpy()
+    rules = free_rules(Xte.iloc[first], ids)
+    choices: dict[str, Any] = {"baseline": baseline_id(ids),
+                               "best_single": best_single(y[tr], u_tr, Xtr["config"].astype(str).to_numpy()),
+                               **{k: dict(zip(u_te[first], v, strict=True)) for k, v in rules.items()}}
+    summary["best_single_config"] = choices["best_single"]
+    summary.update({f"speedup_vs_{k}": v for k, v in speedups(per, y[te], u_te, cfg_te, choices).items()})
+    # Ranking cost: one call per unit, as rank() would make for a new matrix.
+    times = []
+    for u in list(dict.fromkeys(u_te))[:rank_timing_units]:
+        rows = Xte[u_te == u]
+        t0 = time.perf_counter()
+        m.rank_scores(rows)
+        times.append((time.perf_counter() - t0) * 1e3)
+    summary["rank_ms"] = float(np.median(times))
+    f0 = Xte.iloc[first]
+    nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
+    small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
+    per["l2"] = per["unit"].map(small)
+    for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
+        summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
+    return Evaluation(summary, per)
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """A readable block of :class:`Evaluation` ``summary`` lines."""
+    lines = []
+    for k, v in s.items():
+        lines.append(f"{k:<28} {v:.4g}" if isinstance(v, float) else f"{k:<28} {v}")
+    return "\n".join(lines)
