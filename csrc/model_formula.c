@@ -1,42 +1,64 @@
 // csrc/model_formula.c: closed-form models (Guo & Wang, Wang, Gu & Li) as gated products of inputs
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// A term is coef * z[a] * z[b], counted where lo < z[gate] <= hi.  Two linear segments split at a
-// threshold are four terms gated on the two sides; ELL's f(w) * strips + g(w) is a product term per
-// coefficient of f; HYB is its ELL terms plus its COO terms.
+// Derived inputs give the strips (ceil(rows / threads of the whole GPU), at least 1) and HYB's COO
+// part; a term is coef * z[a] * z[b], counted where lo < z[gate] <= hi.  Two linear segments split at
+// a threshold are terms gated on the two sides; ELL's f(w) + (s - 1) g(w) is a product term per
+// coefficient; HYB is its ELL terms plus its COO term.
 #include "spmv_internal.h"
 
-void spmv_formula_eval(const spmv_model *M, int32_t g, const double *z, double *raw) {
+#include <math.h>
+
+static double factor(const double *z, int32_t i) { return i >= 0 ? z[i] : 1.0; }
+
+void spmv_formula_eval(const spmv_model *M, int32_t g, double *z, double *raw) {
     const spmv_formula *F = &M->formula;
+    for (int32_t q = 0; q < F->nderived; q++) {
+        double v = factor(z, F->da[q]) * factor(z, F->db[q]);
+        if (F->dc[q] >= 0) v = v - factor(z, F->dc[q]) * factor(z, F->dd[q]);
+        v = v < F->dlo[q] ? F->dlo[q] : v;
+        v = v / F->ddiv[q];
+        if (F->dceil[q]) v = ceil(v);
+        v = v < F->dlo2[q] ? F->dlo2[q] : v;
+        z[M->ninputs + q] = v + F->dadd[q];
+    }
     double y = 0;
     for (int32_t t = F->term_ptr[g]; t < F->term_ptr[g + 1]; t++) {
         if (F->gate[t] >= 0) {
             double v = z[F->gate[t]];
             if (!(v > F->lo[t] && v <= F->hi[t])) continue;
         }
-        double p = F->coef[t];
-        if (F->a[t] >= 0) p *= z[F->a[t]];
-        if (F->b[t] >= 0) p *= z[F->b[t]];
-        y += p;
+        y += F->coef[t] * (factor(z, F->a[t]) * factor(z, F->b[t]));
     }
     raw[0] = y;
 }
 
 int spmv_formula_check(const spmv_model *M, spmv_err *err) {
     const spmv_formula *F = &M->formula;
-    if (F->term_ptr == NULL || (F->nterms > 0 && (F->a == NULL || F->b == NULL || F->gate == NULL ||
-                                                  F->coef == NULL || F->lo == NULL || F->hi == NULL)))
+    if (F->term_ptr == NULL || F->nderived < 0 || F->nterms < 0 ||
+        (F->nterms > 0 && (F->a == NULL || F->b == NULL || F->gate == NULL || F->coef == NULL ||
+                           F->lo == NULL || F->hi == NULL)) ||
+        (F->nderived > 0 && (F->da == NULL || F->db == NULL || F->dc == NULL ||
+                             F->dd == NULL || F->dceil == NULL || F->dlo == NULL || F->ddiv == NULL || F->dlo2 == NULL ||
+                             F->dadd == NULL)))
         return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "a formula model needs term_ptr[ngroups+1] and a, b, gate, coef, lo, hi "
-                         "[nterms]");
+                         "a formula model needs term_ptr[ngroups+1], a, b, gate, coef, lo, hi "
+                         "[nterms] and da, db, dc, dd, dceil, dlo, ddiv, dlo2, dadd [nderived]");
+    int64_t nz = (int64_t)M->ninputs + F->nderived;
     int rc = spmv_check_range(F->term_ptr, (int64_t)M->ngroups + 1, 0, (int64_t)F->nterms + 1,
                               "formula.term_ptr", err);
     for (int32_t g = 0; rc == 0 && g < M->ngroups; g++)
         if (F->term_ptr[g + 1] < F->term_ptr[g])
             rc = spmv_fail(err, SPMV_ESCHEMA, g, F->term_ptr[g + 1], F->term_ptr[g],
                            "formula.term_ptr decreases at group %d", (int)g);
-    if (rc == 0) rc = spmv_check_range(F->a, F->nterms, -1, M->ninputs, "formula.a", err);
-    if (rc == 0) rc = spmv_check_range(F->b, F->nterms, -1, M->ninputs, "formula.b", err);
-    if (rc == 0) rc = spmv_check_range(F->gate, F->nterms, -1, M->ninputs, "formula.gate", err);
+    /* a derived input reads the inputs and the derived inputs before it */
+    for (int32_t q = 0; rc == 0 && q < F->nderived; q++) {
+        int32_t idx[4] = {F->da[q], F->db[q], F->dc[q], F->dd[q]};
+        rc = spmv_check_range(idx, 4, -1, M->ninputs + q, "formula derived input", err);
+    }
+    if (rc == 0) rc = spmv_check_range(F->dceil, F->nderived, 0, 2, "formula.dceil", err);
+    if (rc == 0) rc = spmv_check_range(F->a, F->nterms, -1, nz, "formula.a", err);
+    if (rc == 0) rc = spmv_check_range(F->b, F->nterms, -1, nz, "formula.b", err);
+    if (rc == 0) rc = spmv_check_range(F->gate, F->nterms, -1, nz, "formula.gate", err);
     return rc;
 }

@@ -1,72 +1,80 @@
 // csrc/model_knn.c: k nearest neighbours (Lehnert) — normalised, weighted, inverse-distance mean
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Brute force over the group's point set: a few thousand points of a few dozen inputs fit in cache,
-// and a tree index would not pay off at this size.  The k best are kept by insertion in a sorted
-// array; a strict < keeps the lower point on ties.
+// Brute force over the group's point set, sorted once per distinct query: the training matrices
+// number hundreds to thousands, and every configuration of one matrix asks the same query, each
+// walking the sorted list to its first k points measured with that configuration.
 #include "spmv_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-static void knn_search(const spmv_model *M, int32_t s, int32_t k, const double *q,
-                       spmv_knn_cache *c) {
-    const spmv_knn *K = &M->knn;
-    int32_t d = M->ninputs, m = 0;
-    for (int32_t p = K->set_ptr[s]; p < K->set_ptr[s + 1]; p++) {
-        const double *v = K->points + (int64_t)p * d;
-        double d2 = 0;
-        for (int32_t j = 0; j < d; j++) {
-            double e = q[j] - v[j];
-            d2 += e * e;
-        }
-        if (m == k && !(d2 < c->d2[m - 1])) continue;
-        int32_t j = m < k ? m++ : m - 1;
-        for (; j > 0 && d2 < c->d2[j - 1]; j--) {
-            c->d2[j] = c->d2[j - 1];
-            c->idx[j] = c->idx[j - 1];
-        }
-        c->d2[j] = d2;
-        c->idx[j] = p;
-    }
-    c->count = m;
-    c->set = s;
-    memcpy(c->q, q, (size_t)d * sizeof *q);
+static int nb_cmp(const void *a, const void *b) {
+    const spmv_knn_nb *x = a, *y = b;
+    if (x->d != y->d) return x->d < y->d ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+int32_t spmv_knn_maxset(const spmv_model *M) {
+    int32_t m = 0;
+    for (int32_t s = 0; s < M->knn.nsets; s++)
+        if (M->knn.set_ptr[s + 1] - M->knn.set_ptr[s] > m) m = M->knn.set_ptr[s + 1] - M->knn.set_ptr[s];
+    return m;
 }
 
 void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cache *c,
-                   double *qbuf, double *raw) {
+                   double *raw) {
     const spmv_knn *K = &M->knn;
-    int32_t s = K->set[g], d = M->ninputs, k = K->k[g];
-    const double *sh = K->shift + (int64_t)s * d, *sc = K->scale + (int64_t)s * d;
-    for (int32_t j = 0; j < d; j++) qbuf[j] = (z[j] - sh[j]) * sc[j];
-    /* the cache answers for any k up to the one it was filled with only if it holds k; keep simple:
-       same set, same query and the same k */
-    if (c->set != s || c->count != (k < K->set_ptr[s + 1] - K->set_ptr[s]
-                                        ? k : K->set_ptr[s + 1] - K->set_ptr[s]) ||
-        memcmp(c->q, qbuf, (size_t)d * sizeof *qbuf) != 0)
-        knn_search(M, s, k, qbuf, c);
+    int32_t s = K->set[g], d = M->ninputs, p0 = K->set_ptr[s], n = K->set_ptr[s + 1] - p0;
+    int64_t o = (int64_t)s * d;
+    for (int32_t j = 0; j < d; j++)
+        c->qn[j] = K->shift ? (z[j] - K->shift[o + j]) / K->div[o + j] : z[j];
+    if (c->set != s || memcmp(c->q, c->qn, (size_t)d * sizeof *c->q) != 0) {
+        for (int32_t i = 0; i < n; i++) {
+            const double *v = K->points + (int64_t)(p0 + i) * d;
+            double d2 = 0;
+            for (int32_t j = 0; j < d; j++) {
+                double e = c->qn[j] - v[j];
+                d2 += (K->weight ? K->weight[o + j] : 1.0) * (e * e);
+            }
+            c->nb[i].d = sqrt(d2);
+            c->nb[i].i = p0 + i;
+        }
+        qsort(c->nb, (size_t)n, sizeof *c->nb, nb_cmp);
+        memcpy(c->q, c->qn, (size_t)d * sizeof *c->q);
+        c->set = s;
+    }
     const double *y = K->target + K->tcol[g];
-    int32_t nt = K->ntargets, m = c->count, zeros = 0;
+    int32_t nt = K->ntargets, k = K->k[g], m = 0, zeros = 0;
+    double yk[SPMV_KNN_MAXK], dk[SPMV_KNN_MAXK];
+    for (int32_t i = 0; i < n && m < k; i++) {
+        double v = y[(int64_t)c->nb[i].i * nt];
+        if (isnan(v)) continue;
+        yk[m] = v;
+        dk[m] = c->nb[i].d;
+        zeros += dk[m++] == 0;
+    }
     double num = 0, den = 0;
-    for (int32_t j = 0; j < m; j++) zeros += c->d2[j] == 0;
     for (int32_t j = 0; j < m; j++) {
-        double yj = y[(int64_t)c->idx[j] * nt], w = 1;
-        if (K->distance_weighted) w = zeros ? (c->d2[j] == 0) : 1 / sqrt(c->d2[j]);
-        num += yj * w;
+        double w = 1;
+        if (K->weighting == SPMV_KNN_SKLEARN) w = zeros ? (dk[j] == 0) : 1 / dk[j];
+        else if (K->weighting == SPMV_KNN_FLOOR) w = 1 / (dk[j] > K->dmin ? dk[j] : K->dmin);
+        num += yk[j] * w;
         den += w;
     }
-    raw[0] = K->distance_weighted ? num / den : num / m;
+    raw[0] = m == 0 ? NAN : K->weighting == SPMV_KNN_UNIFORM ? num / m : num / den;
 }
 
 int spmv_knn_check(const spmv_model *M, spmv_err *err) {
     const spmv_knn *K = &M->knn;
     if (K->set_ptr == NULL || K->set == NULL || K->k == NULL || K->tcol == NULL ||
-        K->shift == NULL || K->scale == NULL || K->target == NULL ||
-        (K->points == NULL && M->ninputs > 0) || K->ntargets < 1)
+        K->target == NULL || (K->points == NULL && M->ninputs > 0) || K->ntargets < 1 ||
+        (K->shift == NULL) != (K->div == NULL) || K->weighting < SPMV_KNN_UNIFORM ||
+        K->weighting > SPMV_KNN_FLOOR)
         return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "a KNN model needs set_ptr[nsets+1], points, target, shift, scale and "
-                         "set, k, tcol[ngroups], ntargets >= 1");
+                         "a KNN model needs set_ptr[nsets+1], points, target, set, k, tcol[ngroups], "
+                         "ntargets >= 1, shift and div both or neither, weighting in [0, 2]");
     int rc = spmv_check_range(K->set_ptr, (int64_t)K->nsets + 1, 0, (int64_t)K->npoints + 1,
                               "knn.set_ptr", err);
     for (int32_t s = 0; rc == 0 && s < K->nsets; s++)

@@ -108,106 +108,116 @@ static void model_inputs(const spmv_model *M, const double *row, double *z) {
         if (isnan(x)) x = M->in_nan[k];
         if (x < M->in_lo[k]) x = M->in_lo[k];
         if (x > M->in_hi[k]) x = M->in_hi[k];
-        z[k] = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) * M->in_scale[k];
+        z[k] = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) / M->in_div[k];
     }
 }
 
-static int32_t model_nout(const spmv_model *M) {
-    return M->kind == SPMV_MODEL_TREES ? M->trees.nout : 1;
+int32_t spmv_model_nout(const spmv_model *M) {
+    if (M->kind == SPMV_MODEL_TREES) return M->trees.nout;
+    return M->kind == SPMV_MODEL_SVM && M->svm.classify ? 2 : 1;
 }
 
-/* Workspace of one evaluation, sized by model_ws_size. */
-typedef struct {
-    double *z, *q, *raw;      /* [ninputs], [ninputs] (KNN query), [nout] */
+/* Workspace of one model's evaluation.  A cascade's stages each have their own, and keep their
+ * class probabilities for the last inputs: the stages read matrix features only, so a ranking
+ * evaluates each once. */
+typedef struct model_ws {
+    double *z, *raw;          /* [ninputs + derived], [nout] */
     spmv_knn_cache knn;
-    struct stage_ws *stage;   /* cascades: [nstages] */
+    struct model_ws *stage;   /* cascades: [nstages] */
+    double *proba;            /* as a stage: its class probabilities [nout + 1] for the inputs in z */
+    int valid;
 } model_ws;
 
-struct stage_ws {
-    model_ws ws;
-    double *last_z;           /* inputs of the last evaluation; the choice is reused when equal */
-    int32_t choice, valid;
-};
-
-static int64_t model_ws_doubles(const spmv_model *M) {
-    int64_t n = 3 * (int64_t)M->ninputs + model_nout(M);
-    if (M->kind == SPMV_MODEL_CASCADE)
-        for (int32_t s = 0; s < M->cascade.nstages; s++)
-            n += model_ws_doubles(&M->cascade.sub[s]) + M->cascade.sub[s].ninputs;
-    return n;
+static int32_t model_nz(const spmv_model *M) {
+    return M->ninputs + (M->kind == SPMV_MODEL_FORMULA ? M->formula.nderived : 0);
 }
 
-static int64_t model_ws_stages(const spmv_model *M) {
-    int64_t n = 0;
-    if (M->kind == SPMV_MODEL_CASCADE)
-        for (int32_t s = 0; s < M->cascade.nstages; s++)
-            n += 1 + model_ws_stages(&M->cascade.sub[s]);
-    return n;
+/* Doubles, neighbour records and stage records M's workspace takes (added to the counts). */
+static void model_ws_count(const spmv_model *M, int64_t *nd, int64_t *nnb, int64_t *nst) {
+    *nd += model_nz(M) + spmv_model_nout(M) + 2 * (int64_t)M->ninputs + spmv_model_nout(M) + 1;
+    if (M->kind == SPMV_MODEL_KNN) *nnb += spmv_knn_maxset(M);
+    if (M->kind != SPMV_MODEL_CASCADE) return;
+    *nst += M->cascade.nstages;
+    for (int32_t s = 0; s < M->cascade.nstages; s++) model_ws_count(&M->cascade.sub[s], nd, nnb, nst);
 }
 
-/* Carve a workspace for M out of *d (doubles) and *st (stage records). */
-static void model_ws_init(const spmv_model *M, model_ws *w, double **d, struct stage_ws **st) {
+static void model_ws_init(const spmv_model *M, model_ws *w, double **d, spmv_knn_nb **nb,
+                          model_ws **st) {
+    int32_t nout = spmv_model_nout(M);
     w->z = *d;
-    w->q = w->z + M->ninputs;
-    w->knn.q = w->q + M->ninputs;
-    w->raw = w->knn.q + M->ninputs;
-    *d = w->raw + model_nout(M);
+    w->raw = w->z + model_nz(M);
+    w->knn.q = w->raw + nout;
+    w->knn.qn = w->knn.q + M->ninputs;
+    w->proba = w->knn.qn + M->ninputs;
+    *d = w->proba + nout + 1;
     w->knn.set = -1;
-    w->knn.count = 0;
+    w->knn.nb = *nb;
+    if (M->kind == SPMV_MODEL_KNN) *nb += spmv_knn_maxset(M);
+    w->valid = 0;
     w->stage = NULL;
     if (M->kind != SPMV_MODEL_CASCADE) return;
     w->stage = *st;
     *st += M->cascade.nstages;
-    for (int32_t s = 0; s < M->cascade.nstages; s++) {
-        w->stage[s].last_z = *d;
-        *d += M->cascade.sub[s].ninputs;
-        w->stage[s].valid = 0;
-        model_ws_init(&M->cascade.sub[s], &w->stage[s].ws, d, st);
-    }
+    for (int32_t s = 0; s < M->cascade.nstages; s++)
+        model_ws_init(&M->cascade.sub[s], &w->stage[s], d, nb, st);
 }
 
 static void model_raw(const spmv_model *M, int32_t g, const double *row, model_ws *w);
 
-#define SPMV_CASCADE_MAXSTAGES 64
-
-/* Stage s's class for this row: argmax over its outputs (first on ties), or output > 0. */
-static int32_t stage_choice(const spmv_model *S, const double *row, struct stage_ws *sw) {
-    model_inputs(S, row, sw->ws.z);
-    if (sw->valid && memcmp(sw->last_z, sw->ws.z, (size_t)S->ninputs * sizeof(double)) == 0)
-        return sw->choice;
-    model_raw(S, 0, row, &sw->ws);
-    int32_t nout = model_nout(S), best = 0;
-    if (nout == 1) best = sw->ws.raw[0] > 0;
-    for (int32_t o = 1; o < nout; o++)
-        if (sw->ws.raw[o] > sw->ws.raw[best]) best = o;
-    memcpy(sw->last_z, sw->ws.z, (size_t)S->ninputs * sizeof(double));
-    sw->valid = 1;
-    return sw->choice = best;
+/* Class probabilities of a cascade stage for this row (GradientBoostingClassifier.predict_proba:
+ * expit of the logit for two classes, a softmax for more), recomputed only when its inputs change. */
+static const double *stage_proba(const spmv_model *S, const double *row, model_ws *w) {
+    if (S->kind == 0) {
+        w->proba[0] = 1;
+        return w->proba;
+    }
+    double *zn = w->knn.qn;                             /* new inputs, compared with the last */
+    model_inputs(S, row, zn);
+    if (w->valid && memcmp(zn, w->z, (size_t)S->ninputs * sizeof(double)) == 0) return w->proba;
+    memcpy(w->z, zn, (size_t)S->ninputs * sizeof(double));
+    model_raw(S, 0, row, w);
+    int32_t nout = spmv_model_nout(S);
+    if (nout == 1) {
+        w->proba[1] = 1 / (1 + exp(-w->raw[0]));
+        w->proba[0] = 1 - w->proba[1];
+    } else {
+        double mx = w->raw[0], sum = 0;
+        for (int32_t o = 1; o < nout; o++) mx = w->raw[o] > mx ? w->raw[o] : mx;
+        for (int32_t o = 0; o < nout; o++) sum += (w->proba[o] = exp(w->raw[o] - mx));
+        for (int32_t o = 0; o < nout; o++) w->proba[o] /= sum;
+    }
+    w->valid = 1;
+    return w->proba;
 }
 
-/* Raw output(s) of group g for one design row into w->raw; inputs are already in w->z except for
- * cascades, whose stages take their own. */
+/* Raw output(s) of group g for one design row into w->raw; the inputs are already in w->z. */
 static void model_raw(const spmv_model *M, int32_t g, const double *row, model_ws *w) {
     switch (M->kind) {
     case SPMV_MODEL_LINEAR: spmv_linear_eval(M, g, w->z, w->raw); break;
     case SPMV_MODEL_TREES: spmv_trees_eval(M, g, w->z, w->raw); break;
-    case SPMV_MODEL_KNN: spmv_knn_eval(M, g, w->z, &w->knn, w->q, w->raw); break;
+    case SPMV_MODEL_KNN: spmv_knn_eval(M, g, w->z, &w->knn, w->raw); break;
     case SPMV_MODEL_SVM: spmv_svm_eval(M, g, w->z, w->raw); break;
     case SPMV_MODEL_FORMULA: spmv_formula_eval(M, g, w->z, w->raw); break;
-    default: {                               /* SPMV_MODEL_CASCADE: parents come before children */
+    default: {                                           /* SPMV_MODEL_CASCADE */
         const spmv_cascade *K = &M->cascade;
-        int32_t off = 0, choice[SPMV_CASCADE_MAXSTAGES];
-        for (int32_t s = 0; s < K->nstages; s++) {
-            int32_t p = K->parent[s];
-            choice[s] = -1;
-            if (p >= 0 && choice[p] != K->when[s]) continue;
-            choice[s] = stage_choice(&K->sub[s], row, &w->stage[s]);
-            int32_t want = K->label[(int64_t)g * K->nstages + s];
-            off += want >= 0 && want != choice[s];
+        double p = 1;
+        for (int32_t l = 0; l < K->nlevels; l++) {
+            int32_t s = K->node[(int64_t)g * K->nlevels + l], c = K->cls[(int64_t)g * K->nlevels + l];
+            p *= s < 0 || c < 0 ? 0.0 : stage_proba(&K->sub[s], row, &w->stage[s])[c];
         }
-        w->raw[0] = off;
+        w->raw[0] = -p;
     }
     }
+}
+
+static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
+    const spmv_model *S = &M->cascade.sub[s];
+    if (S->kind == 0) return SPMV_OK;
+    if (S->kind != SPMV_MODEL_TREES || S->ngroups != 1 || S->ncols > M->ncols)
+        return spmv_fail(err, SPMV_ESCHEMA, s, S->kind, SPMV_MODEL_TREES,
+                         "cascade stage %d must be a tree classifier of one group reading at most "
+                         "the cascade's %d columns, or kind 0", (int)s, (int)M->ncols);
+    return spmv_model_check(S, err);
 }
 
 int spmv_model_check(const spmv_model *M, spmv_err *err) {
@@ -221,9 +231,9 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
                          "ninputs = %d (>= 0), ncols = %d (>= %d)", (int)M->ngroups,
                          (int)M->ninputs, (int)M->ncols, SPMV_NCOLS);
     if (M->ninputs > 0 && (M->in_nan == NULL || M->in_lo == NULL || M->in_hi == NULL ||
-                           M->in_shift == NULL || M->in_scale == NULL))
+                           M->in_shift == NULL || M->in_div == NULL))
         return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "model inputs need in_col, in_tf, in_nan, "
-                         "in_lo, in_hi, in_shift and in_scale");
+                         "in_lo, in_hi, in_shift and in_div");
     int rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
     if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_POW2 + 1, "in_tf", err);
     if (rc == 0) rc = spmv_check_range(&M->out_tf, 1, 0, SPMV_TF_POW2 + 1, "out_tf", err);
@@ -238,28 +248,30 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
     default: break;
     }
     const spmv_cascade *K = &M->cascade;
-    if (K->nstages < 1 || K->nstages > SPMV_CASCADE_MAXSTAGES || K->sub == NULL ||
-        K->parent == NULL || K->when == NULL || K->label == NULL)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, K->nstages, SPMV_CASCADE_MAXSTAGES,
-                         "a cascade needs 1 to %d stages with sub, parent, when and "
-                         "label[ngroups*nstages]", SPMV_CASCADE_MAXSTAGES);
-    for (int32_t s = 0; rc == 0 && s < K->nstages; s++) {
-        if (K->parent[s] < -1 || K->parent[s] >= s)
-            return spmv_fail(err, SPMV_ESCHEMA, s, K->parent[s], s,
-                             "cascade stage %d has parent %d; parents come first", (int)s,
-                             (int)K->parent[s]);
-        if (K->sub[s].kind == SPMV_MODEL_CASCADE || K->sub[s].ncols > M->ncols)
-            return spmv_fail(err, SPMV_ESCHEMA, s, K->sub[s].ncols, M->ncols,
-                             "cascade stage %d must be a classifier reading at most the cascade's "
-                             "%d columns", (int)s, (int)M->ncols);
-        rc = spmv_model_check(&K->sub[s], err);
+    if (K->nstages < 1 || K->nlevels < 1 || K->sub == NULL || K->node == NULL || K->cls == NULL)
+        return spmv_fail(err, SPMV_ESCHEMA, -1, K->nstages, 1,
+                         "a cascade needs stages (sub[nstages]) and node, cls[ngroups*nlevels]");
+    int64_t np = (int64_t)M->ngroups * K->nlevels;
+    rc = spmv_check_range(K->node, np, -1, K->nstages, "cascade.node", err);
+    for (int32_t s = 0; rc == 0 && s < K->nstages; s++) rc = check_stage(M, s, err);
+    for (int64_t i = 0; rc == 0 && i < np; i++) {
+        int32_t s = K->node[i];
+        int32_t ncls = s < 0 ? 1 : K->sub[s].kind == 0 ? 1 : spmv_model_nout(&K->sub[s]);
+        ncls += ncls == 1 && s >= 0 && K->sub[s].kind != 0;   /* one logit, two classes */
+        if (K->cls[i] < -1 || K->cls[i] >= ncls)
+            rc = spmv_fail(err, SPMV_ESCHEMA, i, K->cls[i], ncls,
+                           "cascade.cls[%lld] = %d is outside [-1, %d)", (long long)i,
+                           (int)K->cls[i], (int)ncls);
     }
     return rc;
 }
 
-static double out_apply(const spmv_model *M, double raw, const double *row) {
-    double y = tf_apply(M->out_tf, raw);
-    return M->out_col >= 0 ? y * row[M->out_col] : y;
+static double out_apply(const spmv_model *M, const double *raw, const double *row) {
+    double y = tf_apply(M->out_tf, raw[0]);
+    if (y < M->out_lo) y = M->out_lo;                   /* NaN stays NaN */
+    if (M->out_col >= 0) y *= row[M->out_col];
+    if (M->kind == SPMV_MODEL_SVM && M->svm.classify && !(raw[1] > 0)) y *= M->svm.penalty;
+    return y;
 }
 
 int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
@@ -271,16 +283,18 @@ int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32
         return spmv_fail(err, SPMV_EINVAL, -1, stride, M->ncols,
                          "rows hold %d columns; the model reads %d", (int)stride, (int)M->ncols);
     int rc = SPMV_OK;
-    int32_t nout = model_nout(M);
-    int64_t nst = model_ws_stages(M);
-    double *d = spmv_malloc(model_ws_doubles(M), sizeof(double), err), *dp = d;
-    struct stage_ws *st = d == NULL ? NULL : spmv_malloc(nst, sizeof *st, err), *sp = st;
+    int32_t nout = spmv_model_nout(M);
+    int64_t nd = 0, nnb = 0, nst = 0;
+    model_ws_count(M, &nd, &nnb, &nst);
+    double *d = spmv_malloc(nd, sizeof(double), err), *dp = d;
+    spmv_knn_nb *nb = d == NULL ? NULL : spmv_malloc(nnb, sizeof *nb, err), *nbp = nb;
+    model_ws *st = nb == NULL ? NULL : spmv_malloc(nst, sizeof *st, err), *sp = st;
     if (st == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
     }
     model_ws w;
-    model_ws_init(M, &w, &dp, &sp);
+    model_ws_init(M, &w, &dp, &nbp, &sp);
     for (int32_t i = 0; i < n; i++) {
         const double *row = rows + (int64_t)i * stride;
         int32_t g = group[i];
@@ -296,11 +310,12 @@ int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32
         }
         model_inputs(M, row, w.z);
         model_raw(M, g, row, &w);
-        ms[i] = out_apply(M, w.raw[0], row);
+        ms[i] = out_apply(M, w.raw, row);
         if (raw != NULL) memcpy(raw + (int64_t)i * nout, w.raw, (size_t)nout * sizeof(double));
     }
 done:
     spmv_free(st);
+    spmv_free(nb);
     spmv_free(d);
     return rc;
 }

@@ -268,7 +268,7 @@ enum {
     SPMV_MODEL_KNN,        /* per group: (inverse-distance) mean of the k nearest training targets */
     SPMV_MODEL_SVM,        /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
     SPMV_MODEL_FORMULA,    /* per group: sum of gated products coef * z[a] * z[b] */
-    SPMV_MODEL_CASCADE     /* classifiers chained: configurations off the chosen path score higher */
+    SPMV_MODEL_CASCADE     /* classifiers chained: minus the probability of the configuration's path */
 };
 /* Transforms of inputs and of the output. */
 enum {
@@ -292,65 +292,81 @@ typedef struct {
     int cast_f32;
 } spmv_trees;
 
-/* Nearest neighbours: group g searches point set set[g] with its own k, normalisation and target
- * column: q = (z - shift[s]) * scale[s] (min-max and feature weights folded in), squared Euclidean
- * distance; ties go to the lower point.  Inverse-distance weighting as scikit-learn's
- * weights="distance": neighbours at distance 0, where any, share the prediction equally. */
+/* Nearest neighbours: group g searches point set set[g] with its own k and target column tcol[g].
+ * The query is q = (z - shift) / div (per set; NULL: 0 and 1) and the distance
+ * sqrt(sum weight * (q - p)^2) (NULL: weights 1).  The neighbours are the k nearest points whose target
+ * is not NaN (ties: the lower point first).  weighting: SPMV_KNN_UNIFORM, the mean; SPMV_KNN_SKLEARN,
+ * inverse-distance weights as scikit-learn's weights="distance" (points at distance 0, where any,
+ * share the prediction equally); SPMV_KNN_FLOOR, weights 1 / max(d, dmin).  No neighbour: NaN. */
+enum { SPMV_KNN_UNIFORM = 0, SPMV_KNN_SKLEARN, SPMV_KNN_FLOOR };
 #define SPMV_KNN_MAXK 64
 typedef struct {
     int32_t nsets, npoints, ntargets;
-    const int32_t *set_ptr;       /* [nsets+1] points of set s */
-    const double *points;         /* [npoints*ninputs] normalised */
-    const double *target;         /* [npoints*ntargets] */
-    const double *shift, *scale;  /* [nsets*ninputs] */
-    const int32_t *set, *k, *tcol; /* [ngroups] */
-    int distance_weighted;
+    const int32_t *set_ptr;              /* [nsets+1] points of set s */
+    const double *points;                /* [npoints*ninputs] */
+    const double *target;                /* [npoints*ntargets]; NaN: not measured */
+    const double *shift, *div, *weight;  /* [nsets*ninputs] or NULL */
+    const int32_t *set, *k, *tcol;       /* [ngroups] */
+    int weighting;
+    double dmin;
 } spmv_knn;
 
-/* RBF support vector machine (SVR, or SVC's decision function): per group g, support vectors
- * sv_ptr[g] .. sv_ptr[g+1]. */
+/* RBF support vector machines (SVR, or SVC's decision function): set s is support vectors
+ * sv_ptr[s] .. sv_ptr[s+1], decision sum dual * exp(-gamma[s] |z - sv|^2) + intercept[s], with
+ * scikit-learn's public dual_coef_ and intercept_ (binary SVC: > 0 means classes_[1]).  Group g's
+ * output is set g's; with classify, set ngroups + g is a classifier and the prediction is multiplied
+ * by penalty where its decision is not > 0 (Li & Suda: "bad" configurations).  An empty set is its
+ * intercept alone (a one-class classifier: +1 or -1). */
 typedef struct {
-    int32_t nsv;
-    const int32_t *sv_ptr;              /* [ngroups+1] */
-    const double *sv, *dual;            /* [nsv*ninputs], [nsv] */
-    const double *gamma, *intercept;    /* [ngroups] */
+    int32_t nsv, classify;
+    const int32_t *sv_ptr;           /* [nsets+1], nsets = ngroups * (1 + classify) */
+    const double *sv, *dual;         /* [nsv*ninputs], [nsv] */
+    const double *gamma, *intercept; /* [nsets] */
+    double penalty;
 } spmv_svm;
 
-/* Closed-form (Guo, Wang): per group g, terms term_ptr[g] .. term_ptr[g+1], each
- * coef * z[a] * z[b] (index -1: the factor 1), counted only when lo < z[gate] <= hi (gate -1:
+/* Closed-form (Guo, Wang): first nderived inputs appended to z, derived input q being
+ *   v = z[da]*z[db] - z[dc]*z[dd] (index -1: the factor 1, dc = -1: no second product),
+ *   v = max(v, dlo); v = v / ddiv; ceil when dceil; v = max(v, dlo2) + dadd
+ * (strips: ceil(nrows / threads), at least 1); then per group g, terms term_ptr[g] .. term_ptr[g+1],
+ * each coef * z[a] * z[b] (index -1: the factor 1), counted only where lo < z[gate] <= hi (gate -1:
  * always): piecewise linear in strips and row-length statistics, products f(w) * strips. */
 typedef struct {
+    int32_t nderived;
+    const int32_t *da, *db, *dc, *dd, *dceil;       /* [nderived] */
+    const double *dlo, *ddiv, *dlo2, *dadd;          /* [nderived] */
     int32_t nterms;
     const int32_t *term_ptr;      /* [ngroups+1] */
-    const int32_t *a, *b, *gate;  /* [nterms] */
+    const int32_t *a, *b, *gate;  /* [nterms], indices into z[ninputs + nderived] */
     const double *coef, *lo, *hi; /* [nterms] */
 } spmv_formula;
 
 typedef struct spmv_model spmv_model;
 
-/* Classifiers chained (Gao): stage s is sub[s] (a classifier: its group 0, argmax over its outputs,
- * or output > 0 when it has one); it runs when stage parent[s] (-1: none) chose class when[s].
- * Configuration j carries label[j*nstages + s], the class it needs at stage s (-1: any).  Its score
- * is the number of stages that ran and chose another class than its label: 0 on the chosen path. */
+/* Classifiers chained (Gao): stage s is a classifier sub[s] (trees, group 0) giving probabilities
+ * over its classes (one output: the binary logit, [1 - expit, expit]; several: softmax), or, with
+ * sub[s].kind == 0, one class of probability 1.  Group g (a configuration) has nlevels (stage,
+ * class) pairs; its score is minus the product of those probabilities, left to right, a pair with
+ * stage or class -1 counting 0: the most probable path ranks first. */
 typedef struct {
-    int32_t nstages;
-    const spmv_model *sub;    /* [nstages] */
-    const int32_t *parent, *when; /* [nstages] */
-    const int32_t *label;     /* [nconfigs*nstages] */
+    int32_t nstages, nlevels;
+    const spmv_model *sub;        /* [nstages] */
+    const int32_t *node, *cls;    /* [ngroups*nlevels] */
 } spmv_cascade;
 
 /* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
  * Input k: x = row[in_col[k]]; NaN becomes in_nan[k]; clamped to [in_lo[k], in_hi[k]]; z[k] =
- * (tf(x) - in_shift[k]) * in_scale[k].  Prediction ms = out_tf(raw) (times row[out_col] when
- * out_col >= 0).  Every array is caller-owned and outlives the model. */
+ * (tf(x) - in_shift[k]) / in_div[k].  Prediction ms = max(out_tf(raw), out_lo) (times row[out_col]
+ * when out_col >= 0; NaN stays NaN).  Every array is caller-owned and outlives the model. */
 struct spmv_model {
     int kind;        /* SPMV_MODEL_* */
     int32_t ngroups; /* sub-models */
     int32_t ncols;   /* design-row length it reads: SPMV_NCOLS + its extra columns */
     int32_t ninputs;
-    const int32_t *in_col, *in_tf;                               /* [ninputs] */
-    const double *in_nan, *in_lo, *in_hi, *in_shift, *in_scale;  /* [ninputs] */
+    const int32_t *in_col, *in_tf;                             /* [ninputs] */
+    const double *in_nan, *in_lo, *in_hi, *in_shift, *in_div; /* [ninputs] */
     int32_t out_tf, out_col;
+    double out_lo;
     const double *coef, *intercept; /* linear: [ngroups*ninputs], [ngroups] */
     spmv_trees trees;
     spmv_knn knn;
@@ -365,8 +381,11 @@ SPMV_API int spmv_model_check(const spmv_model *M, spmv_err *err);
 
 /* ms[n] = M's prediction for each of n design rows rows[n*stride] (stride >= M->ncols), row i
  * through sub-model group[i] (-1: ms = HUGE_VAL).  Raw outputs, before out_tf, go to raw[n*nout]
- * when raw is not NULL (nout: the trees' outputs, else 1).  Returns 0, SPMV_EINVAL, SPMV_ENOMEM.
+ * when raw is not NULL (nout: spmv_model_nout).  Returns 0, SPMV_EINVAL, SPMV_ENOMEM.
  * M must pass spmv_model_check().  O(n * model size). */
+/* Raw outputs per row: the trees' nout, 2 for a classifying SVM, else 1. */
+SPMV_API int32_t spmv_model_nout(const spmv_model *M);
+
 SPMV_API int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                                 const int32_t *group, double *ms, double *raw, spmv_err *err);
 

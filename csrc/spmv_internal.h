@@ -121,21 +121,26 @@ SPMV_API void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, d
 SPMV_API int spmv_trees_check(const spmv_model *M, spmv_err *err);
 SPMV_API void spmv_svm_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
 SPMV_API int spmv_svm_check(const spmv_model *M, spmv_err *err);
-SPMV_API void spmv_formula_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
+/* z[ninputs + nderived]: the derived inputs are written after the inputs. */
+SPMV_API void spmv_formula_eval(const spmv_model *M, int32_t g, double *z, double *raw);
 SPMV_API int spmv_formula_check(const spmv_model *M, spmv_err *err);
 
-/* KNN keeps the neighbours of the last query: consecutive rows of one matrix usually ask the same
+/* KNN keeps the sorted neighbours of the last query: the rows of one matrix usually ask the same
  * point set the same question (inputs from matrix features only), and then search once. */
 typedef struct {
-    int32_t set;       /* -1: empty */
-    int32_t count;     /* neighbours found */
-    double *q;         /* [ninputs] the last normalised query */
-    int32_t idx[SPMV_KNN_MAXK];
-    double d2[SPMV_KNN_MAXK];
+    double d;
+    int32_t i;
+} spmv_knn_nb;
+typedef struct {
+    int32_t set;     /* -1: empty */
+    double *q, *qn;  /* [ninputs]: the last query, the new one */
+    spmv_knn_nb *nb; /* [largest set]: its points by distance */
 } spmv_knn_cache;
 SPMV_API void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cache *c,
-                            double *qbuf, double *raw);
+                            double *raw);
 SPMV_API int spmv_knn_check(const spmv_model *M, spmv_err *err);
+/* The largest point set (workspace of spmv_knn_cache.nb). */
+SPMV_API int32_t spmv_knn_maxset(const spmv_model *M);
 
 /* Shared by the kinds' checks: an int32 array a[n] with every entry in [lo, hi). */
 SPMV_API int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,

@@ -14,7 +14,7 @@ static const double INF = HUGE_VAL;
 /* One input per column in cols[], identity, no clamp. */
 typedef struct {
     int32_t col[4], tf[4];
-    double nan[4], lo[4], hi[4], shift[4], scale[4];
+    double nan[4], lo[4], hi[4], shift[4], div[4];
 } inputs;
 
 static void inputs_set(spmv_model *M, inputs *in, int n, const int32_t *cols) {
@@ -25,7 +25,7 @@ static void inputs_set(spmv_model *M, inputs *in, int n, const int32_t *cols) {
         in->lo[k] = -INF;
         in->hi[k] = INF;
         in->shift[k] = 0;
-        in->scale[k] = 1;
+        in->div[k] = 1;
     }
     M->ninputs = n;
     M->ncols = NC;
@@ -35,7 +35,8 @@ static void inputs_set(spmv_model *M, inputs *in, int n, const int32_t *cols) {
     M->in_lo = in->lo;
     M->in_hi = in->hi;
     M->in_shift = in->shift;
-    M->in_scale = in->scale;
+    M->in_div = in->div;
+    M->out_lo = -INF;
     M->out_col = -1;
 }
 
@@ -112,21 +113,27 @@ static int test_knn(void) {
     inputs in;
     int32_t cols[2] = {0, 1}, setp[2] = {0, 3}, set[2] = {0, 0}, k[2] = {2, 1}, tcol[2] = {0, 1};
     double pts[6] = {0, 0, 1, 0, 0, 2}, tgt[6] = {1, 10, 2, 20, 3, 30};
-    double sh[2] = {0, 0}, sc[2] = {1, 1}, row[NC] = {0}, ms;
+    double sh[2] = {0, 0}, dv[2] = {1, 1}, row[NC] = {0}, ms;
     M.kind = SPMV_MODEL_KNN;
     M.ngroups = 2;
     inputs_set(&M, &in, 2, cols);
     M.knn = (spmv_knn){.nsets = 1, .npoints = 3, .ntargets = 2, .set_ptr = setp, .points = pts,
-                       .target = tgt, .shift = sh, .scale = sc, .set = set, .k = k, .tcol = tcol,
-                       .distance_weighted = 1};
+                       .target = tgt, .shift = sh, .div = dv, .set = set, .k = k, .tcol = tcol,
+                       .weighting = SPMV_KNN_SKLEARN};
     mu_check(spmv_model_check(&M, NULL) == 0);
     row[0] = 0.25;                          /* neighbours 0 (d .25) and 1 (d .75) */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (1 / .25 + 2 / .75) / (4 + 1 / .75)));
     mu_check(predict1(&M, row, 1, &ms, NULL) == 0 && ms == 10);
     row[0] = 1;                             /* exact match: its target alone */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 2);
-    M.knn.distance_weighted = 0;
+    M.knn.weighting = SPMV_KNN_UNIFORM;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 1.5);
+    M.knn.weighting = SPMV_KNN_FLOOR;                /* 1 / max(d, 0.5): point 1 weighs 2, point 0 1 */
+    M.knn.dmin = 0.5;
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (2 * 2 + 1 * 1) / 3.0));
+    tgt[2] = NAN;                                    /* point 1 not measured: 0 and 2 */
+    M.knn.weighting = SPMV_KNN_SKLEARN;
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (1 / 1.0 + 3 / sqrt(5)) / (1 + 1 / sqrt(5))));
     k[0] = SPMV_KNN_MAXK + 1;
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     return 0;
@@ -145,6 +152,12 @@ static int test_svm_formula(void) {
     mu_check(spmv_model_check(&M, NULL) == 0);
     row[0] = 1;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, 2 * exp(-0.5) - exp(-0.5) + 0.25));
+    int32_t svp2[3] = {0, 2, 2};                     /* a one-class classifier: intercept -1, "bad" */
+    double gam2[2] = {0.5, 1}, icpt2[2] = {0.25, -1}, raw2[2];
+    M.svm = (spmv_svm){.nsv = 2, .classify = 1, .sv_ptr = svp2, .sv = sv, .dual = dual, .gamma = gam2,
+                       .intercept = icpt2, .penalty = 1000};
+    mu_check(spmv_model_check(&M, NULL) == 0);
+    mu_check(predict1(&M, row, 0, &ms, raw2) == 0 && close_to(ms, 1000 * raw2[0]) && raw2[1] == -1);
 
     /* two segments in input 0 split at 10, plus input0 * input1 everywhere */
     spmv_model F = {0};
@@ -165,38 +178,41 @@ static int test_svm_formula(void) {
 }
 
 static int test_cascade(void) {
-    /* stage 0: two-class stump on input 0; stage 1 runs under class 1, one output (> 0: class 1) */
-    spmv_model S[2] = {{0}}, M = {0};
+    /* stage 0: three classes, one stump per class on input 0; stage 1: binary logit; stage 2: one
+     * class.  Configuration g's path: levels (stage, class). */
+    spmv_model S[3] = {{0}}, M = {0};
     inputs in0, in1;
-    int32_t cols[1] = {0}, ptr0[3] = {0, 1, 2}, root0[2] = {0, 0}, ptr1[2] = {0, 1}, root1[1] = {0};
+    int32_t cols[1] = {0}, ptr0[4] = {0, 1, 2, 3}, root0[3] = {0, 0, 0}, ptr1[2] = {0, 1}, root1[1] = {0};
     int32_t feat[3] = {0, -1, -1}, left[3] = {1, -1, -1}, right[3] = {2, -1, -1};
-    double thr[3] = {5, 0, 0}, v0[3] = {0, 1, -1}, v1[3] = {0, -1, 1}, init0[2] = {0, 0}, init1[1] = {0};
+    double thr[3] = {5, 0, 0}, v[3] = {0, 1, -1}, init0[3] = {0, 1, 2}, init1[1] = {0.5};
     S[0].kind = S[1].kind = SPMV_MODEL_TREES;
     S[0].ngroups = S[1].ngroups = 1;
     inputs_set(&S[0], &in0, 1, cols);
     inputs_set(&S[1], &in1, 1, cols);
-    /* class 0 scores v0 (left: 1), class 1 scores v1 (left: -1): class 0 below 5 */
-    S[0].trees = (spmv_trees){.nout = 2, .ntrees = 2, .nnodes = 3, .tree_ptr = ptr0, .root = root0,
+    S[0].trees = (spmv_trees){.nout = 3, .ntrees = 3, .nnodes = 3, .tree_ptr = ptr0, .root = root0,
                               .feature = feat, .left = left, .right = right, .threshold = thr,
-                              .value = v0, .init = init0, .scale = 1};
+                              .value = v, .init = init0, .scale = 1};
     S[1].trees = (spmv_trees){.nout = 1, .ntrees = 1, .nnodes = 3, .tree_ptr = ptr1, .root = root1,
                               .feature = feat, .left = left, .right = right, .threshold = thr,
-                              .value = v1, .init = init1, .scale = 1};
-    int32_t parent[2] = {-1, 0}, when[2] = {0, 1};
-    int32_t label[6] = {0, -1, 1, 0, 1, 1};   /* config 0: class 0; 1: class 1 then 0; 2: 1 then 1 */
+                              .value = v, .init = init1, .scale = 1};
+    int32_t node[6] = {0, 1, 0, 2, 0, -1}, cls[6] = {2, 0, 1, 0, 1, 0};
     M.kind = SPMV_MODEL_CASCADE;
     M.ngroups = 3;
     M.ncols = NC;
     M.out_col = -1;
-    M.cascade = (spmv_cascade){.nstages = 2, .sub = S, .parent = parent, .when = when, .label = label};
+    M.out_lo = -INF;
+    M.cascade = (spmv_cascade){.nstages = 3, .nlevels = 2, .sub = S, .node = node, .cls = cls};
     mu_check(spmv_model_check(&M, NULL) == 0);
     double rows[3 * NC] = {0}, ms[3];
     int32_t g[3] = {0, 1, 2};
-    for (int i = 0; i < 3; i++) rows[i * NC] = 7;   /* stage 0: v0 right = -1 vs ... */
+    for (int i = 0; i < 3; i++) rows[i * NC] = 7;      /* right leaves: -1 */
     mu_check(spmv_model_predict(&M, rows, 3, NC, g, ms, NULL, NULL) == 0);
-    /* both outputs of stage 0 read v0 (the same tree per output): equal scores, class 0 wins ties */
-    mu_check(ms[0] == 0 && ms[1] == 1 && ms[2] == 1);
-    parent[1] = 1;
+    double e0 = exp(-1 - 1), e1 = exp(0 - 1), e2 = exp(1 - 1), sum = e0 + e1 + e2;
+    double p1 = 1 / (1 + exp(-(0.5 - 1)));
+    mu_check(close_to(ms[0], -(e2 / sum) * (1 - p1)));
+    mu_check(close_to(ms[1], -(e1 / sum) * 1.0));
+    mu_check(ms[2] == 0);                              /* a level without a stage: probability 0 */
+    cls[1] = 2;                                        /* a binary stage has classes 0 and 1 */
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     return 0;
 }
@@ -269,7 +285,7 @@ static int test_every_allocation_failure_is_reported(void) {
     M.ngroups = 1;
     inputs_set(&M, &in, 2, cols);
     M.knn = (spmv_knn){.nsets = 1, .npoints = 2, .ntargets = 1, .set_ptr = setp, .points = pts,
-                       .target = tgt, .shift = sh, .scale = sc, .set = set, .k = k, .tcol = tc};
+                       .target = tgt, .shift = sh, .div = sc, .set = set, .k = k, .tcol = tc};
     spmv_fail_after(0);
     mu_check(rank_once(&T, &M) == SPMV_OK);
     int64_t total = spmv_alloc_count();
