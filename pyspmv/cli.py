@@ -63,6 +63,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from .evaluate import format_summary, train
+    r = train(args.dataset, args.model, dtype=None if args.dtype == "both" else args.dtype, out=args.out,
+              test_size=args.test_size, random_state=args.seed)
+    print(f"# {args.model} on {args.dataset} ({args.dtype}), held-out matrices")
+    print(format_summary(r.summary))
+    if args.out:
+        print(f"# fitted on every matrix, saved to {args.out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyspmv`` command; returns the exit status."""
     parser = argparse.ArgumentParser(prog="pyspmv", description="Sparse matrix-vector kernels: features, benchmarks.")
@@ -81,6 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", help="write the table as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_bench)
+    p = sub.add_parser("train", help="evaluate a model on held-out matrices of a dataset, then fit and save it")
+    p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
+    p.add_argument("--model", default="boosted", choices=["linear", "boosted", "knn", "guo", "wang", "svm", "cascade"])
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"])
+    p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
+    p.add_argument("--out", help="pickle the model fitted on every matrix here")
+    p.set_defaults(func=_cmd_train)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

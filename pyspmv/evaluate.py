@@ -264,3 +264,24 @@ def format_summary(s: dict[str, Any]) -> str:
     for k, v in s.items():
         lines.append(f"{k:<28} {v:.4g}" if isinstance(v, float) else f"{k:<28} {v}")
     return "\n".join(lines)
+
+
+def train(dataset: str, model: str = "boosted", *, dtype: str | None = "float64", out: str | None = None,
+          test_size: float = 0.25, random_state: int = 0) -> Evaluation:
+    """What ``pyspmv train`` does: load ``dataset``, evaluate ``model`` on held-out matrices, then fit it
+    on every matrix and pickle it to ``out`` (when given). Returns the held-out evaluation."""
+    import pickle
+
+    from . import datasets
+    from .models import MODELS
+    if model not in MODELS:
+        raise ValueError(f"The 'model' parameter of train() must be one of {', '.join(MODELS)}. Got {model!r} instead.")
+    ds = datasets.load(dataset, dtype=dtype)
+    est = MODELS[model]()
+    result = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
+                      random_state=random_state)
+    if out:
+        est.fit(ds.X, ds.y, groups=ds.groups)
+        with open(out, "wb") as f:
+            pickle.dump(est, f)
+    return result

@@ -15,4 +15,8 @@ from .classifiers import CascadeModel, SVMModel
 from .knn import KNNModel
 from .linear import LinearModel
 
-__all__ = ["BoostedModel", "CascadeModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]
+#: Model classes by the short name the ``train`` command and the benchmarks use.
+MODELS: dict[str, type] = {"linear": LinearModel, "boosted": BoostedModel, "knn": KNNModel, "guo": GuoModel,
+                           "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel}
+
+__all__ = ["MODELS", "BoostedModel", "CascadeModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]
