@@ -1,0 +1,302 @@
+"""Corpora: lists of lazily built matrices (generated, a Matrix Market folder, SuiteSparse by name)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import tarfile
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..matrix import Matrix, load
+from . import generators as gen
+
+#: Rows one full-GPU iteration covers with a warp per row on the H100 (Guo's strip).
+_STRIP = gen.H100["sm_count"] * gen.H100["threads_per_sm"] // gen.H100["warp_size"]
+
+
+@dataclass(frozen=True)
+class CorpusEntry:
+    """One matrix of a corpus, built only when ``build()`` is called.
+
+    Attributes
+    ----------
+    name : str
+        Unique, stable label (the ``matrix`` column of the dataset tables).
+    group : str
+        Its family.
+    nnz : int
+        Approximate stored entries (exact for most generated families), for ordering and filtering.
+    build : callable
+        Zero-argument; returns the :class:`pyspmv.Matrix`, named ``name`` and grouped ``group``.
+    """
+
+    name: str
+    group: str
+    nnz: int
+    build: Callable[[], Matrix]
+
+
+def _named(fn: Callable[..., Matrix], kwargs: dict[str, Any], name: str, group: str) -> Matrix:
+    M = fn(**kwargs)
+    M.name, M.group = name, group
+    return M
+
+
+def _entry(fn: Callable[..., Matrix], kwargs: dict[str, Any], name: str, group: str, nnz: float) -> CorpusEntry:
+    return CorpusEntry(name, group, int(nnz), functools.partial(_named, fn, kwargs, name, group))
+
+
+# -- one sizer per family: (target nnz, variant) -> entry ------------------------------------------
+def _guo(t: float, v: int, seed: int) -> CorpusEntry:
+    k = (4, 8, 16, 32, 64, 128, 256)[v % 7]
+    mapping = "thread" if v % 2 and t >= 4 * _STRIP * 32 * 4 else "warp"
+    strip = _STRIP * (32 if mapping == "thread" else 1)
+    strips = max(1, round(t / (strip * k)))
+    if strips == 1:
+        k = max(1, round(t / strip))
+    return _entry(gen.guo, {"strips": strips, "nnz_per_row": k, "mapping": mapping, "seed": seed},
+                  f"guo_{mapping}_s{strips}_k{k}_r{seed}", "guo", strips * strip * k)
+
+
+def _wang(dist: str) -> Callable[[float, int, int], CorpusEntry]:
+    def sizer(t: float, v: int, seed: int) -> CorpusEntry:
+        mean = (4, 8, 16, 32, 64, 128, 256)[v % 7]
+        while mean > 4 and t / mean < 64 * mean:
+            mean //= 2
+        rel = (0.1, 0.3, 0.6)[v % 3] if dist == "normal" else (0.25, 0.5, 0.9)[v % 3]
+        spread = round(mean * rel, 2)
+        n = max(16, round(t / mean))
+        return _entry(gen.row_lengths, {"nrows": n, "mean": mean, "spread": spread, "dist": dist, "seed": seed},
+                      f"wang_{dist}_n{n}_m{mean:g}_s{spread:g}_r{seed}", f"wang_{dist}", n * mean)
+    return sizer
+
+
+def _stencil_nnz(dim: int, points: int, n: int) -> int:
+    if points == 2 * dim + 1:
+        return points * n ** dim - 2 * dim * n ** (dim - 1)
+    return (3 * n - 2) ** dim
+
+
+def _stencil(t: float, v: int, seed: int) -> CorpusEntry:
+    dim, points = ((2, 5), (3, 7), (2, 9), (3, 27))[v % 4]
+    n = max(3, round((t / points) ** (1 / dim)))
+    return _entry(gen.stencil, {"dim": dim, "points": points, "n": n, "seed": seed},
+                  f"stencil{dim}d{points}_n{n}_r{seed}", f"stencil{dim}d", _stencil_nnz(dim, points, n))
+
+
+def _banded(t: float, v: int, seed: int) -> CorpusEntry:
+    k = (3, 8, 20, 50)[v % 4]
+    b = k * (1, 4, 40)[v % 3]
+    n = max(4 * b + 8, round(t / (k + 1)))
+    return _entry(gen.banded, {"n": n, "bandwidth": b, "nnz_per_row": k, "seed": seed},
+                  f"banded_n{n}_b{b}_k{k}_r{seed}", "banded", n * (k + 1))
+
+
+def _fem(t: float, v: int, seed: int) -> CorpusEntry:
+    dim = 2 + v % 2
+    b = (2, 3, 4, 6, 3)[v % 5]
+    deg = 7 if dim == 2 else 9
+    n = max(3, round((t / (deg * b * b)) ** (1 / dim)))
+    return _entry(gen.fem_blocks, {"n": n, "block": b, "dim": dim, "seed": seed},
+                  f"fem{dim}d_n{n}_b{b}_r{seed}", "fem_block", deg * b * b * n ** dim)
+
+
+def _powerlaw(t: float, v: int, seed: int) -> CorpusEntry:
+    mean = (4, 8, 16, 32, 6)[v % 5]
+    alpha = (2.1, 2.5, 3.0)[v % 3]
+    n = max(64, round(t / mean))
+    return _entry(gen.powerlaw, {"n": n, "mean": mean, "alpha": alpha, "seed": seed},
+                  f"powerlaw_n{n}_m{mean:g}_a{alpha:g}_r{seed}", "powerlaw", n * mean)
+
+
+def _circuit(t: float, v: int, seed: int) -> CorpusEntry:
+    short = (2.0, 4.0, 6.0)[v % 3]
+    dense = (1, 4, 10, 2)[v % 4]
+    n = max(64, round(t / (1 + short + dense / 2)))
+    return _entry(gen.circuit, {"n": n, "short": short, "dense": dense, "seed": seed},
+                  f"circuit_n{n}_s{short:g}_d{dense}_l{n // 4}_r{seed}", "circuit", n * (1 + short + dense / 2))
+
+
+def _diag(t: float, v: int, seed: int) -> CorpusEntry:
+    nd = (3, 5, 9, 17, 33)[v % 5]
+    noise = (0.1, 0.5, 2.0)[v % 3]
+    n = max(64, round(t / (nd + noise)))
+    return _entry(gen.diagonal_heavy, {"n": n, "ndiags": nd, "noise": noise, "seed": seed},
+                  f"diagheavy_n{n}_d{nd}_z{noise:g}_r{seed}", "diagonal_heavy", n * (nd + noise))
+
+
+def _scaled_base(kind: str, seed: int) -> Matrix:
+    """Small irregular bases for scaled-up generated matrices (real ones come from ``real=``)."""
+    if kind == "circuit":
+        return gen.circuit(3000, short=3.0, dense=3, seed=seed)
+    if kind == "powerlaw":
+        return gen.powerlaw(2000, 6, 2.3, seed=seed)
+    return gen.fem_blocks(20, 3, seed=seed)
+
+
+def _scaled_build(kind: str, factor: int, mode: str, seed: int) -> Matrix:
+    return gen.scaled(_scaled_base(kind, seed), factor, mode=mode, seed=seed)
+
+
+def _scaled(t: float, v: int, seed: int) -> CorpusEntry:
+    kind = ("circuit", "powerlaw", "fem")[v % 3]
+    mode = ("tile", "kron")[v % 2]
+    base_nnz = {"circuit": 3000 * 6.5, "powerlaw": 2000 * 5.8, "fem": 400 * 7 * 9}[kind]
+    dens = 0.3
+    # Stored entries grow with the block pattern's entries: about f + dens * (f^2 - f).
+    f = max(2, round(float(np.roots([dens, 1 - dens, -t / base_nnz]).real.max())))
+    nnz = base_nnz * (f + dens * (f * f - f))
+    return _entry(_scaled_build, {"kind": kind, "factor": f, "mode": mode, "seed": seed},
+                  f"scaled_{kind}_x{f}{mode}_r{seed}", f"scaled_{kind}", nnz)
+
+
+_FAMILIES = (_guo, _wang("normal"), _wang("uniform"), _stencil, _banded, _fem, _powerlaw, _circuit, _diag, _scaled)
+
+
+def _real_scaled(path: Path, name: str, group: str, factor: int, seed: int) -> Matrix:
+    M = gen.scaled(load(path), factor, mode="tile", seed=seed, name=name)
+    M.group = f"scaled_{group}"
+    return M
+
+
+def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
+                    real: str | os.PathLike[str] | None = None) -> list[CorpusEntry]:
+    """The generated corpus of the shipped datasets, smallest first, built lazily.
+
+    282 entries over every family of :mod:`pyspmv.datasets.generators`, log-spread in size: 238 from
+    1e4 to 3e6 stored entries, 40 from 3e6 to 3e7, and 4 from 3e7 to 1e8 (the largest a 3-D 7-point
+    stencil of 9.9e7). Names and matrices depend only on ``seed``, never on the size limits.
+
+    Parameters
+    ----------
+    max_nnz, min_nnz : float
+        Keep entries whose approximate ``nnz`` lies in ``[min_nnz, max_nnz]``.
+    seed : int
+    real : path, optional
+        A Matrix Market folder with MANIFEST.csv (:func:`folder_corpus`): adds one scaled-up version
+        (tiled, ``scaled(..., mode='tile')``) of each of its matrices, log-spread from 5e5 to 3e7.
+    """
+    if not max_nnz >= min_nnz:
+        raise ValueError(f"The 'max_nnz' parameter of standard_corpus() must be >= min_nnz={min_nnz}. "
+                         f"Got {max_nnz!r} instead.")
+    targets = np.concatenate((np.geomspace(1e4, 3e6, 238, endpoint=False), np.geomspace(3e6, 3e7, 40, endpoint=False)))
+    out = [_powerlaw(4e7, 1, seed), _fem(5.5e7, 1, seed), _wang("normal")(7e7, 4, seed), _stencil(9.8e7, 1, seed)]
+    seen = {e.name for e in out}
+    for i, t in enumerate(targets):
+        fam, v = i % len(_FAMILIES), i // len(_FAMILIES)
+        e = _FAMILIES[fam](t, v, seed)
+        for k in range(1, 40):                  # small sizes can repeat a variant: the next one, a bit larger
+            if e.name not in seen:
+                break
+            e = _FAMILIES[fam](t * 1.04 ** k, v + k, seed)
+        seen.add(e.name)
+        out.append(e)
+    if real is not None:
+        reals = folder_corpus(real)
+        for t, e in zip(np.geomspace(5e5, 3e7, max(len(reals), 1)), sorted(reals, key=lambda e: e.name)):
+            f = max(2, round(float(np.roots([0.3, 0.7, -t / max(e.nnz, 1)]).real.max())))
+            path = e.build.keywords["path"]  # type: ignore[attr-defined]
+            name = f"{e.name}_x{f}tile_r{seed}"
+            out.append(CorpusEntry(name, f"scaled_{e.group}", int(e.nnz * (f + 0.3 * (f * f - f))),
+                                   functools.partial(_real_scaled, path, e.name, e.group, f, seed)))
+    names = [e.name for e in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise RuntimeError(f"standard_corpus(): duplicate names {sorted(dup)}")
+    return sorted((e for e in out if min_nnz <= e.nnz <= max_nnz), key=lambda e: (e.nnz, e.name))
+
+
+def _load_named(path: Path, name: str, group: str) -> Matrix:
+    M = load(path)
+    M.name, M.group = name, group
+    return M
+
+
+def folder_corpus(path: str | os.PathLike[str]) -> list[CorpusEntry]:
+    """The matrices of a Matrix Market folder with a ``MANIFEST.csv``, smallest first.
+
+    MANIFEST.csv has a header with at least ``name`` and ``kind``; ``kind`` becomes the group. Files are
+    ``NAME.mtx`` or ``NAME.mtx.gz``. Sizes come from ``nnz_full`` or ``nnz_stored`` when present, else
+    from the file size.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such folder, no MANIFEST.csv, or a listed matrix without its file.
+    ValueError
+        A manifest without ``name`` and ``kind`` columns.
+    """
+    root = Path(path)
+    manifest = root / "MANIFEST.csv"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"The 'path' parameter of folder_corpus() must be a folder with MANIFEST.csv; "
+                                f"{manifest} does not exist.")
+    with open(manifest, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if rows and not {"name", "kind"} <= set(rows[0]):
+        raise ValueError(f"{manifest} must have columns 'name' and 'kind'; it has {list(rows[0])}.")
+    out = []
+    for r in rows:
+        name = r["name"]
+        f = next((root / f"{name}{ext}" for ext in (".mtx", ".mtx.gz") if (root / f"{name}{ext}").is_file()), None)
+        if f is None:
+            raise FileNotFoundError(f"{manifest} lists {name!r} but neither {name}.mtx nor {name}.mtx.gz is in {root}.")
+        nnz = r.get("nnz_full") or r.get("nnz_stored") or ""
+        size = int(nnz) if nnz.isdigit() else f.stat().st_size // 8
+        out.append(CorpusEntry(name, r["kind"], size, functools.partial(_load_named, path=f, name=name, group=r["kind"])))
+    return sorted(out, key=lambda e: (e.nnz, e.name))
+
+
+SUITESPARSE_URL = "https://sparse.tamu.edu/MM/{group}/{name}.tar.gz"
+
+
+def suitesparse(name: str, group: str, cache_dir: str | os.PathLike[str] | None = None) -> Matrix:
+    """A SuiteSparse collection matrix by name, downloaded once into ``cache_dir``.
+
+    The cache (default ``~/.cache/pyspmv/suitesparse``) is consulted first: ``<cache>/<group>/<name>.mtx``
+    (or ``.mtx.gz``) is read without any network access; otherwise
+    ``https://sparse.tamu.edu/MM/<group>/<name>.tar.gz`` is downloaded and its ``<name>/<name>.mtx``
+    extracted there.
+
+    Raises
+    ------
+    OSError
+        Download or extraction failed (offline, unknown name); the message has the URL.
+    """
+    for arg, v in (("name", name), ("group", group)):
+        if not isinstance(v, str) or not v or "/" in v or v.startswith("."):
+            raise ValueError(f"The '{arg}' parameter of suitesparse() must be a plain collection name. Got {v!r}.")
+    cache = Path(cache_dir) if cache_dir is not None else Path.home() / ".cache" / "pyspmv" / "suitesparse"
+    folder = cache / group
+    for ext in (".mtx", ".mtx.gz"):
+        if (folder / f"{name}{ext}").is_file():
+            return _load_named(folder / f"{name}{ext}", name, group)
+    folder.mkdir(parents=True, exist_ok=True)
+    url = SUITESPARSE_URL.format(group=group, name=name)
+    tmp = folder / f".{name}.tar.gz.part"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as fh:
+            while chunk := resp.read(1 << 20):
+                fh.write(chunk)
+        with tarfile.open(tmp, "r:gz") as tar:
+            member = tar.getmember(f"{name}/{name}.mtx")
+            src = tar.extractfile(member)
+            if src is None:
+                raise OSError(f"{url}: {name}/{name}.mtx is not a regular file")
+            part = folder / f".{name}.mtx.part"
+            with src, open(part, "wb") as out:
+                while chunk := src.read(1 << 20):
+                    out.write(chunk)
+            os.replace(part, folder / f"{name}.mtx")
+    except (OSError, KeyError, tarfile.TarError) as exc:
+        raise OSError(f"suitesparse(): could not fetch {url} into {folder}: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return _load_named(folder / f"{name}.mtx", name, group)
