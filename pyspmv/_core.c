@@ -285,6 +285,329 @@ static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
     return PyLong_FromLongLong(spmv_fmt_bytes(&F, elem));
 }
 
+/* ---- models: a spec dict of NumPy arrays -> spmv_model + spmv_configs, held by a capsule ---- */
+
+/* The capsule's payload.  The arrays stay referenced in refs for the capsule's life. */
+typedef struct {
+    spmv_model model;
+    spmv_configs configs;
+    spmv_gpu_props dev;
+    spmv_model *subs;  /* cascade stages */
+    PyObject *refs;    /* list of the arrays the structs point into */
+} glue_model;
+
+static const char MODEL_CAPSULE[] = "pyspmv._core.model";
+
+/* spec[key] as an int (required). */
+static int spec_int(PyObject *spec, const char *key, long *out) {
+    PyObject *v = PyDict_GetItemString(spec, key);
+    if (v == NULL) {
+        PyErr_Format(PyExc_ValueError, "model spec lacks '%s'", key);
+        return 0;
+    }
+    *out = PyLong_AsLong(v);
+    return !(*out == -1 && PyErr_Occurred());
+}
+
+static int spec_double(PyObject *spec, const char *key, double *out) {
+    PyObject *v = PyDict_GetItemString(spec, key);
+    if (v == NULL) {
+        PyErr_Format(PyExc_ValueError, "model spec lacks '%s'", key);
+        return 0;
+    }
+    *out = PyFloat_AsDouble(v);
+    return !(*out == -1.0 && PyErr_Occurred());
+}
+
+/* spec[key]: a 1-D array of typenum with exactly n entries, kept alive in refs; absent or None
+ * gives NULL when optional.  Returns 0 with an exception set on failure. */
+static int spec_array(PyObject *spec, const char *key, int typenum, int64_t n, int optional,
+                      PyObject *refs, const void **out) {
+    PyObject *v = PyDict_GetItemString(spec, key);
+    *out = NULL;
+    if (v == NULL || v == Py_None) {
+        if (optional) return 1;
+        PyErr_Format(PyExc_ValueError, "model spec lacks the array '%s'", key);
+        return 0;
+    }
+    if (!check_array(v, typenum, 0, key)) return 0;
+    if (PyArray_SIZE((PyArrayObject *)v) != n) {
+        PyErr_Format(PyExc_ValueError, "model spec array '%s' has %zd entries; it must have %lld",
+                     key, (Py_ssize_t)PyArray_SIZE((PyArrayObject *)v), (long long)n);
+        return 0;
+    }
+    if (PyList_Append(refs, v) < 0) return 0;
+    *out = PyArray_DATA((PyArrayObject *)v);
+    return 1;
+}
+
+#define I32(key, n, opt, dst) spec_array(spec, key, NPY_INT32, n, opt, refs, (const void **)&(dst))
+#define F64(key, n, opt, dst) spec_array(spec, key, NPY_FLOAT64, n, opt, refs, (const void **)&(dst))
+#define U8(key, n, opt, dst) spec_array(spec, key, NPY_UINT8, n, opt, refs, (const void **)&(dst))
+#define INT(key, dst) (spec_int(spec, key, &l_) && ((dst) = (int32_t)l_, 1))
+
+static int parse_model(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs);
+
+static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs) {
+    long l_;
+    int64_t ng = M->ngroups, ni = M->ninputs;
+    switch (M->kind) {
+    case SPMV_MODEL_LINEAR:
+        return F64("coef", ng * ni, 0, M->coef) && F64("intercept", ng, 0, M->intercept);
+    case SPMV_MODEL_TREES: {
+        spmv_trees *T = &M->trees;
+        if (!INT("trees.nout", T->nout) || !INT("trees.ntrees", T->ntrees) ||
+            !INT("trees.nnodes", T->nnodes) || !INT("trees.cast_f32", T->cast_f32) ||
+            !spec_double(spec, "trees.scale", &T->scale))
+            return 0;
+        int64_t go = ng * T->nout, nn = T->nnodes;
+        return I32("trees.tree_ptr", go + 1, 0, T->tree_ptr) && I32("trees.root", T->ntrees, 0, T->root) &&
+               I32("trees.feature", nn, 0, T->feature) && I32("trees.left", nn, 0, T->left) &&
+               I32("trees.right", nn, 0, T->right) && F64("trees.threshold", nn, 0, T->threshold) &&
+               F64("trees.value", nn, 0, T->value) && U8("trees.missing_left", nn, 1, T->missing_left) &&
+               F64("trees.init", go, 0, T->init);
+    }
+    case SPMV_MODEL_KNN: {
+        spmv_knn *K = &M->knn;
+        if (!INT("knn.nsets", K->nsets) || !INT("knn.npoints", K->npoints) ||
+            !INT("knn.ntargets", K->ntargets) || !INT("knn.weighting", K->weighting) ||
+            !spec_double(spec, "knn.dmin", &K->dmin))
+            return 0;
+        int64_t sn = (int64_t)K->nsets * ni;
+        return I32("knn.set_ptr", (int64_t)K->nsets + 1, 0, K->set_ptr) &&
+               F64("knn.points", (int64_t)K->npoints * ni, 0, K->points) &&
+               F64("knn.target", (int64_t)K->npoints * K->ntargets, 0, K->target) &&
+               F64("knn.shift", sn, 1, K->shift) && F64("knn.div", sn, 1, K->div) &&
+               F64("knn.weight", sn, 1, K->weight) && I32("knn.set", ng, 0, K->set) &&
+               I32("knn.k", ng, 0, K->k) && I32("knn.tcol", ng, 0, K->tcol);
+    }
+    case SPMV_MODEL_SVM: {
+        spmv_svm *S = &M->svm;
+        if (!INT("svm.nsv", S->nsv) || !INT("svm.classify", S->classify) ||
+            !spec_double(spec, "svm.penalty", &S->penalty))
+            return 0;
+        int64_t ns = ng * (S->classify ? 2 : 1);
+        return I32("svm.sv_ptr", ns + 1, 0, S->sv_ptr) && F64("svm.sv", (int64_t)S->nsv * ni, 0, S->sv) &&
+               F64("svm.dual", S->nsv, 0, S->dual) && F64("svm.gamma", ns, 0, S->gamma) &&
+               F64("svm.intercept", ns, 0, S->intercept);
+    }
+    case SPMV_MODEL_FORMULA: {
+        spmv_formula *F = &M->formula;
+        if (!INT("formula.nderived", F->nderived) || !INT("formula.nterms", F->nterms)) return 0;
+        int64_t nd = F->nderived, nt = F->nterms;
+        return I32("formula.da", nd, 0, F->da) && I32("formula.db", nd, 0, F->db) &&
+               I32("formula.dc", nd, 0, F->dc) && I32("formula.dd", nd, 0, F->dd) &&
+               I32("formula.dceil", nd, 0, F->dceil) && F64("formula.dlo", nd, 0, F->dlo) &&
+               F64("formula.ddiv", nd, 0, F->ddiv) && F64("formula.dlo2", nd, 0, F->dlo2) &&
+               F64("formula.dadd", nd, 0, F->dadd) && I32("formula.term_ptr", ng + 1, 0, F->term_ptr) &&
+               I32("formula.a", nt, 0, F->a) && I32("formula.b", nt, 0, F->b) &&
+               I32("formula.gate", nt, 0, F->gate) && F64("formula.coef", nt, 0, F->coef) &&
+               F64("formula.lo", nt, 0, F->lo) && F64("formula.hi", nt, 0, F->hi);
+    }
+    case SPMV_MODEL_CASCADE: {
+        spmv_cascade *K = &M->cascade;
+        PyObject *subs = PyDict_GetItemString(spec, "cascade.sub");
+        if (!INT("cascade.nlevels", K->nlevels)) return 0;
+        if (subs == NULL || !PyList_Check(subs) || PyList_GET_SIZE(subs) < 1 || G->subs != NULL) {
+            PyErr_SetString(PyExc_ValueError, "a cascade spec needs 'cascade.sub', a non-empty list of "
+                            "stage specs (stages are not cascades)");
+            return 0;
+        }
+        K->nstages = (int32_t)PyList_GET_SIZE(subs);
+        G->subs = PyMem_Calloc((size_t)K->nstages, sizeof(spmv_model));
+        if (G->subs == NULL) {
+            PyErr_NoMemory();
+            return 0;
+        }
+        K->sub = G->subs;
+        for (int32_t s = 0; s < K->nstages; s++) {
+            PyObject *sub = PyList_GET_ITEM(subs, s);
+            if (!PyDict_Check(sub)) {
+                PyErr_SetString(PyExc_TypeError, "cascade stage specs must be dicts");
+                return 0;
+            }
+            if (!parse_model(sub, &G->subs[s], G, refs)) return 0;
+        }
+        int64_t nl = ng * K->nlevels;
+        return I32("cascade.node", nl, 0, K->node) && I32("cascade.cls", nl, 0, K->cls);
+    }
+    case 0:
+        return 1;                              /* a cascade's one-class stage */
+    default:
+        PyErr_Format(PyExc_ValueError, "model spec kind %d is unknown", M->kind);
+        return 0;
+    }
+}
+
+static int parse_model(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs) {
+    long l_;
+    if (!INT("kind", M->kind) || !INT("ngroups", M->ngroups) || !INT("ncols", M->ncols) ||
+        !INT("ninputs", M->ninputs) || !INT("out_tf", M->out_tf) || !INT("out_col", M->out_col) ||
+        !spec_double(spec, "out_lo", &M->out_lo))
+        return 0;
+    if (M->ngroups < 0 || M->ninputs < 0) {
+        PyErr_SetString(PyExc_ValueError, "model spec: ngroups and ninputs must be >= 0");
+        return 0;
+    }
+    int64_t ni = M->ninputs;
+    return I32("in_col", ni, 0, M->in_col) && I32("in_tf", ni, 0, M->in_tf) &&
+           F64("in_nan", ni, 0, M->in_nan) && F64("in_lo", ni, 0, M->in_lo) &&
+           F64("in_hi", ni, 0, M->in_hi) && F64("in_shift", ni, 0, M->in_shift) &&
+           F64("in_div", ni, 0, M->in_div) && parse_kind(spec, M, G, refs);
+}
+
+static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
+    long l_;
+    spmv_configs *C = &G->configs;
+    const int32_t *dev;
+    if (!INT("cfg.n", C->n) || !INT("cfg.nextra", C->nextra)) return 0;
+    if (C->n < 0 || C->nextra < 0) {
+        PyErr_SetString(PyExc_ValueError, "model spec: cfg.n and cfg.nextra must be >= 0");
+        return 0;
+    }
+    int64_t n = C->n;
+    if (!I32("cfg.format", n, 0, C->format) || !I32("cfg.param", 2 * n, 0, C->param) ||
+        !I32("cfg.unread", n, 0, C->unread) || !F64("cfg.p", SPMV_NPCOLS * n, 0, C->p) ||
+        !F64("cfg.launches", n, 0, C->launches) || !I32("cfg.group", n, 0, C->group) ||
+        !F64("cfg.extra", n * C->nextra, 0, C->extra) || !I32("dev", 3, 0, dev))
+        return 0;
+    G->dev.sm_count = dev[0];
+    G->dev.threads_per_sm = dev[1];
+    G->dev.warp_size = dev[2];
+    return 1;
+}
+
+static void model_capsule_free(PyObject *cap) {
+    glue_model *G = PyCapsule_GetPointer(cap, MODEL_CAPSULE);
+    if (G == NULL) return;
+    Py_XDECREF(G->refs);
+    PyMem_Free(G->subs);
+    PyMem_Free(G);
+}
+
+/* model_new(spec) -> capsule: the model and its configurations, checked by spmv_model_check */
+static PyObject *model_new(PyObject *m, PyObject *args) {
+    PyObject *spec, *cap = NULL;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &spec)) return NULL;
+    glue_model *G = PyMem_Calloc(1, sizeof *G);
+    if (G == NULL) return PyErr_NoMemory();
+    G->refs = PyList_New(0);
+    if (G->refs == NULL || !parse_model(spec, &G->model, G, G->refs) ||
+        !parse_configs(spec, G, G->refs))
+        goto fail;
+    int rc = spmv_model_check(&G->model, &err);
+    if (rc) {
+        raise_spmv_error(m, rc, &err, "model");
+        goto fail;
+    }
+    if (G->model.ncols != SPMV_NCOLS + G->configs.nextra) {
+        PyErr_Format(PyExc_ValueError, "model: it reads %d columns, its configurations give %d",
+                     (int)G->model.ncols, (int)(SPMV_NCOLS + G->configs.nextra));
+        goto fail;
+    }
+    cap = PyCapsule_New(G, MODEL_CAPSULE, model_capsule_free);
+    if (cap != NULL) return cap;
+fail:
+    Py_XDECREF(G->refs);
+    PyMem_Free(G->subs);
+    PyMem_Free(G);
+    return NULL;
+}
+
+static int model_converter(PyObject *o, void *out) {
+    glue_model *G = PyCapsule_GetPointer(o, MODEL_CAPSULE);
+    if (G == NULL) return 0;
+    *(glue_model **)out = G;
+    return 1;
+}
+
+/* model_predict(capsule, rows, stride, group) -> (ms[n], raw[n*nout]) */
+static PyObject *model_predict(PyObject *m, PyObject *args) {
+    glue_model *G;
+    PyArrayObject *rows, *group;
+    int stride, rc;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O&O&iO&", model_converter, &G, real_array, &rows, &stride,
+                          int32_array, &group))
+        return NULL;
+    npy_intp n = PyArray_SIZE(group), nraw = n * spmv_model_nout(&G->model);
+    if (PyArray_TYPE(rows) != NPY_FLOAT64 || stride < 1 || PyArray_SIZE(rows) != n * stride)
+        return PyErr_Format(PyExc_ValueError, "rows must be float64 with %zd x %d entries",
+                            (Py_ssize_t)n, stride);
+    PyObject *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64), *raw = PyArray_SimpleNew(1, &nraw, NPY_FLOAT64);
+    if (ms == NULL || raw == NULL) goto fail;
+    rc = spmv_model_predict(&G->model, PyArray_DATA(rows), (int32_t)n, stride, PyArray_DATA(group),
+                            PyArray_DATA((PyArrayObject *)ms), PyArray_DATA((PyArrayObject *)raw), &err);
+    if (rc) {
+        raise_spmv_error(m, rc, &err, "model");
+        goto fail;
+    }
+    return Py_BuildValue("(NN)", ms, raw);
+fail:
+    Py_XDECREF(ms);
+    Py_XDECREF(raw);
+    return NULL;
+}
+
+/* design_rows(capsule, nrows, ncols, indptr, indices, value_bytes) -> rows[n * (NCOLS + nextra)] */
+static PyObject *design_rows(PyObject *m, PyObject *args) {
+    glue_model *G;
+    int nrows, ncols, vb, rc;
+    PyArrayObject *indptr, *indices;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O&iiO&O&i", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb))
+        return NULL;
+    npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
+    PyObject *rows = PyArray_SimpleNew(1, &len, NPY_FLOAT64);
+    if (rows == NULL) return NULL;
+    spmv_csr A = csr_of(nrows, ncols, indptr, indices);
+    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+           rc = spmv_design_rows(&A, &G->dev, &G->configs, vb, 0, PyArray_DATA((PyArrayObject *)rows), &err));
+    if (rc) {
+        Py_DECREF(rows);
+        return raise_spmv_error(m, rc, &err, "design_rows");
+    }
+    return rows;
+}
+
+/* rank(capsule, nrows, ncols, indptr, indices, value_bytes, add_ms or None) -> (order, ms) */
+static PyObject *rank(PyObject *m, PyObject *args) {
+    glue_model *G;
+    int nrows, ncols, vb, rc;
+    PyArrayObject *indptr, *indices;
+    PyObject *add;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &add))
+        return NULL;
+    npy_intp n = G->configs.n;
+    const double *addp = NULL;
+    if (add != Py_None) {
+        if (!check_array(add, NPY_FLOAT64, 0, "add_ms")) return NULL;
+        if (PyArray_SIZE((PyArrayObject *)add) != n)
+            return PyErr_Format(PyExc_ValueError, "add_ms has %zd entries; the model ranks %zd",
+                                (Py_ssize_t)PyArray_SIZE((PyArrayObject *)add), (Py_ssize_t)n);
+        addp = PyArray_DATA((PyArrayObject *)add);
+    }
+    PyObject *order = PyArray_SimpleNew(1, &n, NPY_INT32), *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    if (order == NULL || ms == NULL) goto fail;
+    spmv_csr A = csr_of(nrows, ncols, indptr, indices);
+    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+           rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp,
+                          PyArray_DATA((PyArrayObject *)order), PyArray_DATA((PyArrayObject *)ms), &err));
+    if (rc) {
+        raise_spmv_error(m, rc, &err, "rank");
+        goto fail;
+    }
+    return Py_BuildValue("(NN)", order, ms);
+fail:
+    Py_XDECREF(order);
+    Py_XDECREF(ms);
+    return NULL;
+}
+
 static PyMethodDef core_methods[] = {
     {"csr_check", csr_check, METH_VARARGS, "csr_check(nrows, ncols, indptr, indices)"},
     {"finite_check", finite_check, METH_VARARGS,
@@ -303,6 +626,13 @@ static PyMethodDef core_methods[] = {
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
+    {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
+    {"model_predict", model_predict, METH_VARARGS,
+     "model_predict(model, rows, stride, group) -> (ms, raw)"},
+    {"design_rows", design_rows, METH_VARARGS,
+     "design_rows(model, nrows, ncols, indptr, indices, value_bytes) -> rows (flat)"},
+    {"rank", rank, METH_VARARGS,
+     "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms) -> (order, ms)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -322,6 +652,7 @@ static int core_exec(PyObject *m) {
         PyModule_AddObjectRef(m, "NotApplicableError", st->NotApplicableError) < 0 ||
         PyModule_AddIntConstant(m, "HAVE_NVCC", SPMV_HAVE_NVCC) < 0 ||
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
+        PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0)
         return -1;
     return 0;
