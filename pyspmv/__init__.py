@@ -6,9 +6,11 @@ configuration for a matrix. See README.md for a tour.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from . import datasets
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import benchmark, device_info
 from .configs import FORMATS, Config, config, configs
+from .datasets import collect
 from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
 from .generators import generate
@@ -19,6 +21,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix",
-    "NotApplicableError", "benchmark", "config", "config_features", "configs", "convert", "device_info", "features",
-    "generate", "load", "spmv",
+    "NotApplicableError", "benchmark", "collect", "config", "config_features", "configs", "convert", "datasets",
+    "device_info", "features", "generate", "load", "spmv",
 ]

@@ -74,6 +74,34 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from .datasets import collect, folder_corpus, standard_corpus
+    entries = []
+    for c in args.corpus or ["standard"]:
+        if c == "standard":
+            entries += standard_corpus(max_nnz=args.max_nnz, min_nnz=args.min_nnz, seed=args.seed, real=args.real)
+        else:
+            entries += [e for e in folder_corpus(c) if args.min_nnz <= e.nnz <= args.max_nnz]
+    entries.sort(key=lambda e: e.nnz)
+    if args.limit is not None:
+        entries = entries[:args.limit]
+    client = None
+    if args.scheduler:
+        from dask.distributed import Client
+        client = Client(args.scheduler)
+    try:
+        out = collect(entries, args.out, device=args.device, dtypes=args.dtypes, configs=args.config,
+                      repeats=args.repeats, warmup=args.warmup, budget_s=args.budget, progress=not args.quiet,
+                      client=client)
+    finally:
+        if client is not None:
+            client.close()
+    meta = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
+    print(f"# {out}: {meta['n_matrices']} matrices, {meta['n_rows']} rows, {meta['n_failed_matrices']} failed; "
+          f"statuses {meta['status_counts']}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyspmv`` command; returns the exit status."""
     parser = argparse.ArgumentParser(prog="pyspmv", description="Sparse matrix-vector kernels: features, benchmarks.")
@@ -100,6 +128,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
     p.add_argument("--out", help="pickle the model fitted on every matrix here")
     p.set_defaults(func=_cmd_train)
+    p = sub.add_parser("collect", help="measure a dataset (features, every configuration x dtype), resumably")
+    p.add_argument("--corpus", action="append", metavar="standard|FOLDER",
+                   help="the generated standard corpus or a Matrix Market folder with MANIFEST.csv; repeatable "
+                        "(default: standard)")
+    p.add_argument("--real", metavar="FOLDER", help="add scaled-up versions of this folder's matrices to standard")
+    p.add_argument("--max-nnz", type=float, default=1e8, help="skip matrices with more stored entries")
+    p.add_argument("--min-nnz", type=float, default=0, help="skip matrices with fewer stored entries")
+    p.add_argument("--limit", type=int, help="only the N smallest matrices")
+    p.add_argument("--seed", type=int, default=0, help="seed of the standard corpus")
+    p.add_argument("--out", required=True, help="dataset folder (resumes what is there)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"])
+    p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
+    p.add_argument("--repeats", type=int, default=200)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--budget", type=float, default=0.25, help="seconds of timed runs per configuration")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_collect)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

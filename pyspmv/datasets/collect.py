@@ -1,0 +1,279 @@
+"""Resumable dataset collection: features and every configuration x dtype per matrix, one part file each."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import tempfile
+import traceback
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .._core import DeviceUnavailableError
+from ..benchmark import COLUMNS, benchmark, device_info
+from ..configs import Config, config
+from ..configs import configs as all_configs
+from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
+from ..matrix import Matrix, load, value_dtype
+from .corpus import CorpusEntry
+
+TIMING_COLUMNS = [*COLUMNS, *CONFIG_FEATURE_NAMES]
+FEATURE_COLUMNS = ["matrix", "group", *FEATURE_NAMES]
+FAILURE_COLUMNS = ["matrix", "group", "stage", "error"]
+KEY = ["matrix", "dtype", "device", "config"]
+_GZ = {"method": "gzip", "mtime": 0}                   # byte-identical files for identical tables
+
+
+def _safe(name: str) -> str:
+    """A file name for a matrix name."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+
+
+def _as_entry(m: Any) -> CorpusEntry:
+    if isinstance(m, CorpusEntry):
+        return m
+    if isinstance(m, Matrix):
+        if not m.name:
+            raise ValueError("The 'matrices' parameter of collect() needs named matrices; a Matrix has name=None.")
+        return CorpusEntry(m.name, m.group or "", m.nnz, lambda m=m: m)
+    if isinstance(m, (str, os.PathLike)):
+        p = Path(m)
+        name = p.name.split(".")[0]
+        return CorpusEntry(name, p.parent.name, p.stat().st_size // 8 if p.exists() else 0,
+                           lambda p=p, name=name: _load_path(p, name))
+    raise TypeError(f"The 'matrices' parameter of collect() takes CorpusEntry, Matrix or paths. Got {type(m).__name__}.")
+
+
+def _load_path(p: Path, name: str) -> Matrix:
+    M = load(p)
+    M.name, M.group = name, p.parent.name
+    return M
+
+
+def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs: list[Config] | None,
+            repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
+    """Everything collect() records about one matrix; never raises for a bad matrix.
+
+    Returns a dict with ``timings`` (DataFrame of TIMING_COLUMNS), ``features`` (one-row DataFrame),
+    ``failure`` (None or a dict of FAILURE_COLUMNS) and ``device_info``. Runs on Dask workers too.
+    """
+    out: dict[str, Any] = {"name": entry.name, "timings": None, "features": None, "failure": None,
+                           "device_info": None}
+    stage = "build"
+    try:
+        M = entry.build()
+        M.name, M.group = entry.name, entry.group
+        stage = "features"
+        f = features(M)
+        out["features"] = pd.DataFrame([{"matrix": entry.name, "group": entry.group, **f}], columns=FEATURE_COLUMNS)
+        stage = "benchmark"
+        cfgs = configs if configs is not None else all_configs(device)
+        parts = []
+        for dt in dtypes:
+            df = benchmark(M, cfgs, device=device, dtype=dt, repeats=repeats, warmup=warmup, budget_s=budget_s,
+                           progress=False)
+            out["device_info"] = df.attrs["device_info"]
+            cf = config_features(M, cfgs, dtype=dt)[list(CONFIG_FEATURE_NAMES)]
+            parts.append(df.join(cf, on="config"))
+        out["timings"] = pd.concat(parts, ignore_index=True)[TIMING_COLUMNS]
+    except DeviceUnavailableError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (a bad matrix is recorded, never fatal)
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        out.update(timings=None, failure={"matrix": entry.name, "group": entry.group, "stage": stage, "error": last})
+    return out
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    """Write atomically: a temporary file in the same folder, then os.replace."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".csv.gz", dir=path.parent)
+    os.close(fd)
+    try:
+        df.to_csv(tmp, index=False, compression=_GZ)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_json(obj: Any, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=1, sort_keys=True, default=str)
+        fh.write("\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _save(result: dict[str, Any], parts: Path) -> None:
+    """One matrix's part files; the timings (or failure) file is written last: it marks the matrix done."""
+    base = _safe(result["name"])
+    if result["features"] is not None:
+        _write_csv(result["features"], parts / f"{base}.features.csv.gz")
+    if result["device_info"] is not None:
+        _write_json(result["device_info"], parts / "device_info.json")
+    if result["failure"] is not None:
+        _write_csv(pd.DataFrame([result["failure"]], columns=FAILURE_COLUMNS), parts / f"{base}.failed.csv.gz")
+    else:
+        _write_csv(result["timings"], parts / f"{base}.csv.gz")
+
+
+def _done(parts: Path, name: str) -> bool:
+    base = _safe(name)
+    return (parts / f"{base}.csv.gz").exists() or (parts / f"{base}.failed.csv.gz").exists()
+
+
+def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = "cpu",
+            dtypes: Iterable[str] = ("float32", "float64"), configs: Iterable[Config | str] | None = None,
+            repeats: int = 200, warmup: int = 10, budget_s: float = 0.25, progress: bool = True,
+            client: Any = None) -> Path:
+    """Measure a dataset: features and every configuration x dtype of each matrix, resumably.
+
+    Each finished matrix is written to ``<out>/parts/<matrix>.csv.gz`` (timings) and
+    ``<out>/parts/<matrix>.features.csv.gz`` atomically, so a killed run loses at most the matrices
+    in flight; a re-run skips matrices whose part exists. A matrix whose build, features or
+    benchmark raises is recorded in ``parts/<matrix>.failed.csv.gz`` (and ``failures.csv.gz``) and
+    skipped by later runs (delete that file to retry); configurations that fail are rows with
+    benchmark()'s statuses. Finally the parts are consolidated (:func:`consolidate`) into
+    ``timings.csv.gz``, ``features.csv.gz`` and ``metadata.json``.
+
+    Parameters
+    ----------
+    matrices : iterable of CorpusEntry, Matrix or path
+        Corpus entries (built one at a time), named Matrix objects, or Matrix Market files (name: the
+        file name without extensions, group: its folder's name). Names must be unique.
+    out : path
+        Output folder (created).
+    device : {'cpu', 'cuda'}
+    dtypes : iterable of {'float32', 'float64'}
+    configs : iterable of Config or str, optional
+        Default: every configuration of ``device``.
+    repeats, warmup, budget_s
+        As :func:`pyspmv.benchmark` (``budget_s`` per configuration).
+    progress : bool
+        A progress bar over matrices showing the current one.
+    client : dask.distributed.Client, optional
+        Spread matrices over a Dask cluster, one task per matrix; each worker measures whole matrices
+        and the driver writes the parts as tasks complete (same files, same resume semantics). For
+        GPUs, start one single-threaded worker per GPU with ``CUDA_VISIBLE_DEVICES`` set to it (e.g.
+        ``CUDA_VISIBLE_DEVICES=i dask worker SCHEDULER --nworkers 1 --nthreads 1``), so that no two
+        measurements share a device.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+    """
+    dts = tuple(value_dtype(d, "dtypes").name for d in dtypes)
+    if not dts:
+        raise ValueError("The 'dtypes' parameter of collect() must name at least one dtype. Got none.")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"The 'device' parameter of collect() must be 'cpu' or 'cuda'. Got {device!r} instead.")
+    cfgs = None if configs is None else [config(c) for c in configs]
+    entries = [_as_entry(m) for m in matrices]
+    names = [e.name for e in entries]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup or len({_safe(n) for n in names}) != len(names):
+        raise ValueError(f"The 'matrices' parameter of collect() must have unique names; repeated: {dup or names}.")
+    root = Path(out)
+    parts = root / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    for stale in parts.glob(".tmp-*"):                         # left by a killed run
+        stale.unlink(missing_ok=True)
+    todo = [e for e in entries if not _done(parts, e.name)]
+    kw = {"device": device, "dtypes": dts, "configs": cfgs, "repeats": repeats, "warmup": warmup,
+          "budget_s": budget_s}
+    params = {"device": device, "dtypes": list(dts), "repeats": repeats, "warmup": warmup, "budget_s": budget_s,
+              "configs": "all" if cfgs is None else [c.id for c in cfgs]}
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    bar = tqdm(total=len(entries), initial=len(entries) - len(todo), desc="collect", unit="matrix",
+               disable=not progress)
+    with bar:
+        for result in _run(todo, kw, client, bar):
+            _save(result, parts)
+            bar.update()
+    return consolidate(root, params=params, started=started)
+
+
+def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> Iterator[dict[str, Any]]:
+    if client is None:
+        for e in todo:
+            bar.set_postfix_str(f"{e.name} ({e.nnz:.2g} nnz)")
+            yield measure(e, **kw)
+        return
+    from dask.distributed import as_completed
+
+    futures = [client.submit(measure, e, pure=False, **kw) for e in todo]
+    bar.set_postfix_str(f"{len(futures)} tasks")
+    for fut in as_completed(futures):
+        result = fut.result()
+        bar.set_postfix_str(result["name"])
+        yield result
+        fut.release()
+
+
+def _read_parts(paths: list[Path], columns: list[str]) -> pd.DataFrame:
+    frames = [pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = None,
+                started: str | None = None) -> Path:
+    """Merge ``<out>/parts`` into ``timings.csv.gz``, ``features.csv.gz``, ``failures.csv.gz`` (when any
+    matrix failed) and ``metadata.json``; sorted by matrix (then dtype, in configuration order), without
+    duplicates. ``params`` (collection parameters) are recorded, else kept from the existing metadata.
+    """
+    root = Path(out)
+    parts = root / "parts"
+    if not parts.is_dir():
+        raise FileNotFoundError(f"The 'out' parameter of consolidate() must be a collection folder; {parts} is missing.")
+    t_files = sorted(p for p in parts.glob("*.csv.gz")
+                     if not p.name.endswith((".features.csv.gz", ".failed.csv.gz")) and not p.name.startswith("."))
+    timings = _read_parts(t_files, TIMING_COLUMNS)
+    timings[["group", "note"]] = timings[["group", "note"]].fillna("")
+    timings = timings.drop_duplicates(KEY, keep="last").sort_values(["matrix", "dtype"], kind="stable")
+    feats = _read_parts(sorted(parts.glob("[!.]*.features.csv.gz")), FEATURE_COLUMNS)
+    feats = feats.drop_duplicates("matrix", keep="last").sort_values("matrix", kind="stable")
+    feats["group"] = feats["group"].fillna("")
+    fails = _read_parts(sorted(parts.glob("[!.]*.failed.csv.gz")), FAILURE_COLUMNS).sort_values("matrix")
+    _write_csv(timings, root / "timings.csv.gz")
+    _write_csv(feats, root / "features.csv.gz")
+    if len(fails):
+        _write_csv(fails, root / "failures.csv.gz")
+    meta_path = root / "metadata.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+    info_path = parts / "device_info.json"
+    if info_path.exists():
+        meta["device_info"] = json.loads(info_path.read_text(encoding="utf-8"))
+    elif "device_info" not in meta and params is not None:
+        try:
+            meta["device_info"] = device_info(params["device"])
+        except Exception as exc:  # noqa: BLE001 (metadata without a device is still written)
+            meta["device_info"] = {"device": params["device"], "error": str(exc)}
+    from .. import __version__
+
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    meta.update({
+        "pyspmv_version": __version__,
+        "updated": now,
+        "n_matrices": int(timings["matrix"].nunique()),
+        "n_rows": len(timings),
+        "n_failed_matrices": len(fails),
+        "status_counts": {str(k): int(v) for k, v in timings["status"].value_counts().items()},
+        "groups": {str(k): int(v) for k, v in feats["group"].value_counts().sort_index().items()},
+    })
+    if params is not None:
+        meta["collection"] = params
+    if started is not None:
+        meta.setdefault("runs", []).append({"started": started, "finished": now})
+        meta.setdefault("first_started", started)
+    _write_json(meta, meta_path)
+    return root
