@@ -141,27 +141,36 @@ def _scaled_base(kind: str, seed: int) -> Matrix:
     return gen.fem_blocks(20, 3, seed=seed)
 
 
-def _scaled_build(kind: str, factor: int, mode: str, seed: int) -> Matrix:
-    return gen.scaled(_scaled_base(kind, seed), factor, mode=mode, seed=seed)
+def _scaled_build(kind: str, factor: int, mode: str, density: float, seed: int) -> Matrix:
+    return gen.scaled(_scaled_base(kind, seed), factor, mode=mode, density=density, seed=seed)
+
+
+def _tiling(t: float, base_nnz: float) -> tuple[int, float, float]:
+    """(factor, density, approximate nnz) of a scaled-up matrix near ``t`` entries: the block pattern
+    keeps its diagonal plus about 4 more blocks per block row (at most 30 % of them)."""
+    f = 2
+    while True:
+        d = min(0.3, 4.0 / f)
+        nnz = base_nnz * (f + d * (f * f - f))
+        if nnz >= t or f >= 1 << 16:
+            return f, d, nnz
+        f = max(f + 1, int(f * 1.02))
 
 
 def _scaled(t: float, v: int, seed: int) -> CorpusEntry:
     kind = ("circuit", "powerlaw", "fem")[v % 3]
     mode = ("tile", "kron")[v % 2]
     base_nnz = {"circuit": 3000 * 6.5, "powerlaw": 2000 * 5.8, "fem": 400 * 7 * 9}[kind]
-    dens = 0.3
-    # Stored entries grow with the block pattern's entries: about f + dens * (f^2 - f).
-    f = max(2, round(float(np.roots([dens, 1 - dens, -t / base_nnz]).real.max())))
-    nnz = base_nnz * (f + dens * (f * f - f))
-    return _entry(_scaled_build, {"kind": kind, "factor": f, "mode": mode, "seed": seed},
+    f, d, nnz = _tiling(t, base_nnz)
+    return _entry(_scaled_build, {"kind": kind, "factor": f, "mode": mode, "density": d, "seed": seed},
                   f"scaled_{kind}_x{f}{mode}_r{seed}", f"scaled_{kind}", nnz)
 
 
 _FAMILIES = (_guo, _wang("normal"), _wang("uniform"), _stencil, _banded, _fem, _powerlaw, _circuit, _diag, _scaled)
 
 
-def _real_scaled(path: Path, name: str, group: str, factor: int, seed: int) -> Matrix:
-    M = gen.scaled(load(path), factor, mode="tile", seed=seed, name=name)
+def _real_scaled(path: Path, name: str, group: str, factor: int, density: float, seed: int) -> Matrix:
+    M = gen.scaled(load(path), factor, mode="tile", density=density, seed=seed, name=name)
     M.group = f"scaled_{group}"
     return M
 
@@ -201,11 +210,11 @@ def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
     if real is not None:
         reals = folder_corpus(real)
         for t, e in zip(np.geomspace(5e5, 3e7, max(len(reals), 1)), sorted(reals, key=lambda e: e.name)):
-            f = max(2, round(float(np.roots([0.3, 0.7, -t / max(e.nnz, 1)]).real.max())))
+            f, d, nnz = _tiling(t, max(e.nnz, 1))
             path = e.build.keywords["path"]  # type: ignore[attr-defined]
             name = f"{e.name}_x{f}tile_r{seed}"
-            out.append(CorpusEntry(name, f"scaled_{e.group}", int(e.nnz * (f + 0.3 * (f * f - f))),
-                                   functools.partial(_real_scaled, path, e.name, e.group, f, seed)))
+            out.append(CorpusEntry(name, f"scaled_{e.group}", int(nnz),
+                                   functools.partial(_real_scaled, path, e.name, e.group, f, d, seed)))
     names = [e.name for e in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
