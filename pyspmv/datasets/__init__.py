@@ -5,5 +5,7 @@ from __future__ import annotations
 from . import generators
 from .collect import collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, standard_corpus, suitesparse
+from .load import X_COLUMNS, Dataset, available, design_rows, load
 
-__all__ = ["CorpusEntry", "collect", "consolidate", "folder_corpus", "generators", "standard_corpus", "suitesparse"]
+__all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "consolidate", "design_rows",
+           "folder_corpus", "generators", "load", "standard_corpus", "suitesparse"]

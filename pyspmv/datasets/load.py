@@ -1,0 +1,202 @@
+"""Measured datasets as model inputs: ``load(name_or_path)`` and ``design_rows`` (the one definition of X)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..configs import Config
+from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
+from .collect import FEATURE_COLUMNS, TIMING_COLUMNS
+
+#: Configuration parameter columns of X, in order: p_<name> for each parameter an id may carry.
+PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
+CONFIG_COLUMNS: tuple[str, ...] = ("config", "library", "format", "kernel")
+#: Every column of X, in order (schema.md).
+X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_COLUMNS, *PARAM_COLUMNS, "value_bytes", *CONFIG_FEATURE_NAMES)
+VALUE_BYTES = {"float32": 4.0, "float64": 8.0}
+
+
+@dataclass
+class Dataset:
+    """A measured dataset, one row of ``X`` per (matrix, [dtype,] configuration) that ran (status ok).
+
+    Attributes
+    ----------
+    X : pandas.DataFrame
+        The 33 matrix features, ``config, library, format, kernel``, the configuration parameters
+        ``p_tpv, p_bs, p_c, p_sigma, p_h, p_bits, p_b`` (NaN where absent), ``value_bytes`` and
+        ``bytes_moved, padding_ratio, launches``; a RangeIndex.
+    y, q25, q75 : pandas.Series
+        Median, first and third quartile runtime (ms) of each row of X.
+    groups : pandas.Series
+        The matrix of each row of X (name ``matrix``).
+    table, features : pandas.DataFrame
+        The full timings table (every status) and the features table.
+    metadata : dict
+    """
+
+    X: pd.DataFrame
+    y: pd.Series
+    groups: pd.Series
+    q25: pd.Series
+    q75: pd.Series
+    table: pd.DataFrame
+    features: pd.DataFrame
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.groups.nunique()} matrices, {len(self.X)} ok rows of {len(self.table)}, "
+                f"device={self.metadata.get('device_info', {}).get('device', '?')})")
+
+
+def _parse_id(cid: str) -> dict[str, Any]:
+    """library, format, kernel and p_* parameters of a configuration id (no registry needed)."""
+    parts = cid.split("/")
+    row: dict[str, Any] = {"config": cid, "library": parts[0], "format": parts[1] if len(parts) > 1 else "",
+                           "kernel": "", **{p: np.nan for p in PARAM_COLUMNS}}
+    for p in parts[2:]:
+        if "=" in p:
+            k, _, v = p.partition("=")
+            if f"p_{k}" in row:
+                row[f"p_{k}"] = float(v)
+        elif not row["kernel"]:
+            row["kernel"] = p
+    return row
+
+
+def _config_frame(ids: Iterable[str]) -> pd.DataFrame:
+    """Configuration columns of X for each id, in the order given."""
+    ids = list(ids)
+    uniq = pd.DataFrame([_parse_id(c) for c in dict.fromkeys(ids)], columns=[*CONFIG_COLUMNS, *PARAM_COLUMNS])
+    return uniq.set_index("config", drop=False).loc[ids].reset_index(drop=True)
+
+
+def _assemble(feats: pd.DataFrame, cfg: pd.DataFrame, value_bytes: np.ndarray, cf: pd.DataFrame) -> pd.DataFrame:
+    """X from aligned parts: feature rows, configuration columns, value bytes, configuration features."""
+    X = pd.concat([feats.reset_index(drop=True)[list(FEATURE_NAMES)].astype(np.float64),
+                   cfg.reset_index(drop=True),
+                   pd.DataFrame({"value_bytes": np.asarray(value_bytes, dtype=np.float64)}),
+                   cf.reset_index(drop=True)[list(CONFIG_FEATURE_NAMES)].astype(np.float64)], axis=1)
+    for c in CONFIG_COLUMNS:
+        X[c] = X[c].astype(str)
+    for c in PARAM_COLUMNS:
+        X[c] = X[c].astype(np.float64)
+    return X[list(X_COLUMNS)]
+
+
+def design_rows(features: Mapping[str, float], cfgs: Iterable[Config | str], config_feats: pd.DataFrame,
+                value_bytes: float) -> pd.DataFrame:
+    """Rows of X for one matrix and each configuration, exactly as :func:`load` builds them.
+
+    Parameters
+    ----------
+    features : dict
+        ``pyspmv.features(A)``.
+    cfgs : iterable of Config or str
+    config_feats : pandas.DataFrame
+        ``pyspmv.config_features(A, cfgs, dtype=...)`` (indexed by configuration id, or with a
+        ``config`` column).
+    value_bytes : float
+        4.0 (float32) or 8.0 (float64).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per configuration, the columns of ``Dataset.X`` in order, a RangeIndex.
+    """
+    missing = [k for k in FEATURE_NAMES if k not in features]
+    if missing:
+        raise ValueError(f"The 'features' parameter of design_rows() lacks {missing[:5]}; give pyspmv.features(A).")
+    if value_bytes not in (4.0, 8.0):
+        raise ValueError(f"The 'value_bytes' parameter of design_rows() must be 4.0 or 8.0. Got {value_bytes!r} instead.")
+    ids = [c.id if isinstance(c, Config) else str(c) for c in cfgs]
+    cf = config_feats.set_index("config") if "config" in config_feats.columns else config_feats
+    absent = [c for c in ids if c not in cf.index]
+    if absent:
+        raise ValueError(f"The 'config_feats' parameter of design_rows() has no row for {absent[:3]}.")
+    feats = pd.DataFrame([{k: float(features[k]) for k in FEATURE_NAMES}] * len(ids))
+    return _assemble(feats, _config_frame(ids), np.full(len(ids), float(value_bytes)), cf.loc[ids])
+
+
+def _roots() -> list[Path]:
+    """Where shipped datasets live: installed beside the package, or the source tree's datasets/."""
+    pkg = Path(__file__).resolve().parents[1]
+    return [p for p in (pkg / "_datasets", pkg.parent / "datasets") if p.is_dir()]
+
+
+def available() -> list[str]:
+    """Names of the shipped datasets (folders holding a timings.csv.gz)."""
+    return sorted({p.name for r in _roots() for p in r.iterdir() if (p / "timings.csv.gz").is_file()})
+
+
+def _resolve(name_or_path: str | os.PathLike[str]) -> Path:
+    p = Path(name_or_path)
+    if isinstance(name_or_path, str) and name_or_path and "/" not in name_or_path and os.sep not in name_or_path:
+        for r in _roots():
+            if (r / name_or_path / "timings.csv.gz").is_file():
+                return r / name_or_path
+    if isinstance(name_or_path, os.PathLike) or os.sep in str(name_or_path) or "/" in str(name_or_path) or p.is_dir():
+        if not p.is_dir():
+            raise FileNotFoundError(f"The 'name_or_path' parameter of load(): no folder {p}.")
+        return p
+    names = available()
+    raise ValueError(f"The 'name_or_path' parameter of load() must be a shipped dataset ({', '.join(names) or 'none'}"
+                     f" installed) or a folder. Got {name_or_path!r} instead.")
+
+
+def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") -> Dataset:
+    """A measured dataset by name (``'h100'``, ``'cpu'``: shipped with pyspmv) or folder.
+
+    Parameters
+    ----------
+    name_or_path : str or path
+        A shipped dataset's name, or a folder holding ``timings.csv.gz`` and ``features.csv.gz``
+        (as :func:`pyspmv.collect` writes).
+    dtype : {'float32', 'float64'} or None
+        Keep the rows of one value type; None keeps both (``value_bytes`` tells them apart).
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the shipped ones) or dtype.
+    FileNotFoundError
+        The folder or one of its tables is missing.
+    """
+    if dtype is not None and dtype not in VALUE_BYTES:
+        raise ValueError(f"The 'dtype' parameter of load() must be 'float32', 'float64' or None. Got {dtype!r} instead.")
+    root = _resolve(name_or_path)
+    paths = {k: root / f"{k}.csv.gz" for k in ("timings", "features")}
+    for k, p in paths.items():
+        if not p.is_file():
+            raise FileNotFoundError(f"Dataset {root} has no {p.name} ({k} table); collect it with pyspmv.collect().")
+    table = pd.read_csv(paths["timings"], keep_default_na=False, na_values=[""], low_memory=False)
+    feats = pd.read_csv(paths["features"], keep_default_na=False, na_values=[""])
+    for df, cols, what in ((table, TIMING_COLUMNS, "timings"), (feats, FEATURE_COLUMNS, "features")):
+        absent = [c for c in cols if c not in df.columns]
+        if absent:
+            raise ValueError(f"{paths[what]} lacks columns {absent[:5]}: not a pyspmv dataset table.")
+    table = table[TIMING_COLUMNS]
+    table[["group", "note"]] = table[["group", "note"]].fillna("")
+    feats = feats[FEATURE_COLUMNS]
+    feats["group"] = feats["group"].fillna("")
+    meta_path = root / "metadata.json"
+    metadata = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    ok = table[table["status"] == "ok"]
+    if dtype is not None:
+        ok = ok[ok["dtype"] == dtype]
+    ok = ok[ok["matrix"].isin(feats["matrix"])].reset_index(drop=True)
+    frows = feats.set_index("matrix").loc[ok["matrix"]]
+    X = _assemble(frows, _config_frame(ok["config"]), ok["dtype"].map(VALUE_BYTES).to_numpy(), ok)
+    return Dataset(X=X, y=ok["median_ms"].astype(np.float64).rename("median_ms"),
+                   groups=ok["matrix"].astype(str).rename("matrix"),
+                   q25=ok["q25_ms"].astype(np.float64).rename("q25_ms"),
+                   q75=ok["q75_ms"].astype(np.float64).rename("q75_ms"),
+                   table=table, features=feats, metadata=metadata)
