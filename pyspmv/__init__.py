@@ -11,16 +11,20 @@ from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import benchmark, device_info
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
+from .export import export_c, load_model, save_model
 from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
 from .generators import generate
 from .matrix import Matrix, load
+from .portable import RankModel, portable
+from .rank import default_model, rank
 from .run import spmv
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix",
-    "NotApplicableError", "benchmark", "collect", "config", "config_features", "configs", "convert", "datasets",
-    "device_info", "features", "generate", "load", "spmv",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix",
+    "Matrix", "NotApplicableError", "RankModel", "benchmark", "collect", "config", "config_features", "configs",
+    "convert", "datasets", "default_model", "device_info", "export_c", "features", "generate", "load", "load_model",
+    "portable", "rank", "save_model", "spmv",
 ]

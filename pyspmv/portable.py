@@ -110,6 +110,12 @@ class Table:
     spec: Spec
     _capsule: Any = field(default=None, repr=False, compare=False)
 
+    def ranked(self) -> Table:
+        """The configurations with a sub-model only (what exported headers and rank() list)."""
+        keep = np.asarray(self.group) >= 0
+        return Table([c for c, k in zip(self.config_ids, keep, strict=True) if k], self.group[keep],
+                     self.extra[keep], self.spec)
+
     def config_arrays(self, gpu: dict[str, int]) -> dict[str, Any]:
         """The C configuration table (``cfg.*``) and device properties."""
         cfgs = [config(c) for c in self.config_ids]

@@ -1,0 +1,124 @@
+"""Rank every configuration of a device for a matrix: features and model evaluation in one C call."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .configs import DEVICES, config
+from .matrix import as_matrix
+from .portable import DTYPES, VALUE_BYTES, RankModel, portable
+
+#: File names of the shipped default models (pyspmv/data/), per device.
+DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
+
+
+def _default_path(device: str) -> Path:
+    return Path(str(resources.files("pyspmv") / "data" / DEFAULT_FILES[device]))
+
+
+@cache
+def _default(device: str) -> RankModel:
+    from .export import load_model
+    path = _default_path(device)
+    if not path.is_file():
+        raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({path.name} is missing); "
+                                "train one with `python -m pyspmv.train_default` or pass model=.")
+    return load_model(path)
+
+
+def default_model(device: str = "cuda") -> RankModel:
+    """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
+
+    Trained from ``datasets/`` by ``python -m pyspmv.train_default`` and shipped in the package.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
+                         "instead.")
+    return _default(device)
+
+
+class _Ranked:
+    """Per (model, dtype): the capsule and what turns C's order into ids without Python loops."""
+
+    __slots__ = ("capsule", "convert", "deterministic", "formats", "ids", "ranked")
+
+    def __init__(self, rm: RankModel, dtype: str):
+        t = rm.table(dtype)
+        self.capsule = rm.capsule(dtype)
+        self.ids = np.array(t.config_ids, dtype=object)
+        self.ranked = np.asarray(t.group) >= 0
+        cfgs = [config(c) for c in t.config_ids]
+        self.deterministic = np.array([c.deterministic for c in cfgs])
+        conv = rm.meta.get("convert_ms", {})
+        self.formats = [c.format for c in cfgs]
+        a = np.array([conv.get(c.format, [np.nan, np.nan])[0] for c in cfgs], dtype=np.float64)
+        b = np.array([conv.get(c.format, [np.nan, np.nan])[1] for c in cfgs], dtype=np.float64)
+        self.convert = (a, b) if conv else None
+
+
+def _prepared(rm: RankModel, dtype: str) -> _Ranked:
+    cache = rm.__dict__.setdefault("_ranked", {})
+    if dtype not in cache:
+        cache[dtype] = _Ranked(rm, dtype)
+    return cache[dtype]
+
+
+def rank(A: Any, model: Any = None, device: str = "cuda", dtype: str = "float64", n_calls: int | None = None,
+         deterministic: bool = False) -> list[tuple[str, float]]:
+    """Every configuration of ``device`` for matrix ``A``, fastest predicted first.
+
+    Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
+    model's evaluation run in one C call (``spmv_rank``).
+
+    Parameters
+    ----------
+    A : Matrix or scipy.sparse matrix
+    model : fitted pyspmv.models estimator, RankModel (e.g. from :func:`pyspmv.load_model`), or None
+        None: :func:`default_model` of ``device``. An estimator is converted on every call; convert it
+        once with :func:`pyspmv.portable` where speed matters.
+    device : {'cuda', 'cpu'}
+    dtype : {'float64', 'float32'}
+    n_calls : int, optional
+        SpMV calls the caller expects: each configuration's conversion cost (a per-format fit of
+        ``convert_ms`` against nonzeros carried by the model, ``model.meta['convert_ms']``) is added
+        divided by ``n_calls``.
+    deterministic : bool
+        Keep only configurations whose every run gives the same bits.
+
+    Returns
+    -------
+    list of (str, float)
+        ``(configuration id, predicted ms)`` fastest first (for classifiers the ms is the model's
+        score, lower is better); configurations that cannot serve ``A`` come last with ``inf``.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES}. Got {device!r} instead.")
+    if dtype not in DTYPES:
+        raise ValueError(f"The 'dtype' parameter of rank() must be one of {DTYPES}. Got {dtype!r} instead.")
+    if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
+                                or n_calls < 1):
+        raise ValueError(f"The 'n_calls' parameter of rank() must be a positive int or None. Got {n_calls!r} instead.")
+    rm = default_model(device) if model is None else portable(model, device)
+    if rm.device != device:
+        raise ValueError(f"The model ranks {rm.device!r} configurations; rank() was asked for device {device!r}.")
+    p = _prepared(rm, dtype)
+    M = as_matrix(A)
+    add = None
+    if n_calls is not None:
+        if p.convert is None:
+            raise ValueError("The 'n_calls' parameter of rank() needs the model's conversion-cost fit "
+                             "(model.meta['convert_ms'], made by pyspmv.train_default); this model has none.")
+        a, b = p.convert
+        add = np.nan_to_num((a + b * M.nnz) / n_calls, nan=0.0)
+    order, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add)
+    keep = p.ranked[order]
+    if deterministic:
+        keep &= p.deterministic[order]
+    order = order[keep]
+    return list(zip(p.ids[order].tolist(), ms[order].tolist(), strict=True))
