@@ -28,3 +28,11 @@ __all__ = [
     "convert", "datasets", "default_model", "device_info", "export_c", "features", "generate", "load", "load_model",
     "portable", "rank", "save_model", "spmv",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``pyspmv.models`` and ``pyspmv.evaluate`` load scikit-learn, so they are imported on first use."""
+    if name in ("models", "evaluate"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
