@@ -339,7 +339,7 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
             header = json.loads(bytes(z["header.json"]).decode())
             if not isinstance(header, dict) or header.get("format") != _MAGIC:
                 raise ValueError("no pyspmv model header")
