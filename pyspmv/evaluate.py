@@ -44,9 +44,9 @@ def family_folds(families: Any, n_splits: int = 5) -> list[tuple[np.ndarray, np.
 
 
 def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:
-    """|pred - meas| / meas over rows with a finite prediction: median, mean, count, median per format."""
+    """|pred - meas| / meas over rows with a prediction (not NaN): median, mean, count, median per format."""
     t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
-    ok = np.isfinite(p)
+    ok = ~np.isnan(p)                        # NaN: not predicted; inf: predicted, infinitely wrong
     d = np.abs(p[ok] - t[ok]) / t[ok]
     out: dict[str, Any] = {"median": float(np.median(d)) if d.size else np.nan,
                            "mean": float(np.mean(d)) if d.size else np.nan, "n": int(d.size)}
@@ -177,10 +177,12 @@ def speedups(per: pd.DataFrame, y: Any, unit: Any, configs: Any, choices: dict[s
 
 @dataclass
 class Evaluation:
-    """What :func:`evaluate` measured: ``summary`` (flat dict of every metric), ``per_matrix`` (ranking rows)."""
+    """What :func:`evaluate` measured: ``summary`` (flat dict of every metric), ``per_matrix`` (ranking rows),
+    ``predictions`` (test rows: unit, config, format, measured ms, predicted ms or NaN, score)."""
 
     summary: dict[str, Any] = field(default_factory=dict)
     per_matrix: pd.DataFrame = field(default_factory=pd.DataFrame)
+    predictions: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _ms_predictions(model: Any, X: pd.DataFrame) -> np.ndarray | None:
@@ -255,7 +257,39 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     per["l2"] = per["unit"].map(small)
     for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
         summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
-    return Evaluation(summary, per)
+    preds = pd.DataFrame({"unit": u_te, "config": cfg_te, "format": Xte["format"].astype(str).to_numpy(),
+                          "ms": y[te], "pred_ms": np.nan if pm is None else pm, "score": scores})
+    return Evaluation(summary, per, preds)
+
+
+def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: Any, *, n_splits: int = 5,
+                   q25: Any = None, q75: Any = None, l2_bytes: float = L2_BYTES) -> Evaluation:
+    """Grouped k-fold by matrix family (:func:`family_folds`): every matrix is tested once, by a model that
+    saw no matrix of its family. Ranking metrics and divergence are pooled over the folds; ``train_s`` and
+    ``rank_ms`` are means over the folds and the speedups geomeans of the folds' (weighted by test units)."""
+    folds = family_folds(families, n_splits)
+    runs = [evaluate(model, X, y, groups, q25=q25, q75=q75, train_index=tr, test_index=te, l2_bytes=l2_bytes)
+            for tr, te in folds]
+    per = pd.concat([r.per_matrix for r in runs], ignore_index=True)
+    preds = pd.concat([r.predictions for r in runs], ignore_index=True)
+    summary: dict[str, Any] = {"folds": len(runs), "train_s": float(np.mean([r.summary["train_s"] for r in runs])),
+                               "n_test_units": len(per)}
+    if preds["pred_ms"].notna().any():
+        dv = divergence(preds["ms"], preds["pred_ms"], preds["format"])
+        summary.update({"div_median": dv["median"], "div_mean": dv["mean"]})
+        summary.update({f"div_median_{k}": v for k, v in dv["per_format"].items()})
+    else:
+        summary.update({"div_median": np.nan, "div_mean": np.nan})
+    summary.update(summarize(per))
+    w = np.array([r.summary["n_test_units"] for r in runs], dtype=np.float64)
+    for k in [k for k in runs[0].summary if k.startswith("speedup_vs_")]:
+        v = np.array([r.summary[k] for r in runs], dtype=np.float64)
+        ok = np.isfinite(v)
+        summary[k] = float(np.exp(np.sum(w[ok] * np.log(v[ok])) / w[ok].sum())) if ok.any() else np.nan
+    summary["rank_ms"] = float(np.mean([r.summary["rank_ms"] for r in runs]))
+    for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
+        summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
+    return Evaluation(summary, per, preds)
 
 
 def format_summary(s: dict[str, Any]) -> str:

@@ -106,3 +106,39 @@ def test_evaluate_reports_every_metric():
     assert np.isnan(s["speedup_vs_cusp"])                      # no GPU configurations in a CPU table
     with pytest.raises(ValueError, match="share a matrix"):
         ev.evaluate(LinearModel(), d.X, d.y, d.groups, train_index=np.arange(10), test_index=np.arange(5, 20))
+
+
+def test_evaluate_folds_tests_every_matrix_once_away_from_its_family():
+    d = cpu_frame()
+    fam = d.groups.str.replace(r"_\d+.*", "", regex=True).to_numpy()          # poisson2d, random, powerlaw ...
+    r = ev.evaluate_folds(LinearModel(select=False), d.X, d.y, d.groups, fam, n_splits=3, q25=d.q25, q75=d.q75)
+    units = r.per_matrix["unit"]
+    assert units.is_unique and set(units.str.split("@").str[0]) == set(d.groups)
+    assert r.summary["folds"] == 3 and r.summary["n_test_units"] == d.groups.nunique()
+    assert len(r.predictions) == len(d.X)
+
+
+# consolidate() fills an all-empty float 'note' column with "" (pyspmv/datasets/collect.py), which pandas warns on
+@pytest.mark.filterwarnings("ignore:'str' is not supported as a fill value")
+def test_train_command_on_a_collected_dataset(tmp_path, capsys):
+    import pickle
+
+    import pyspmv
+    from pyspmv.cli import main
+    ms = [pyspmv.generate(k, n, seed=i) for i, (k, n) in enumerate([("poisson2d", 6), ("poisson2d", 9),
+                                                                     ("random", 80), ("random", 120), ("banded", 90),
+                                                                     ("powerlaw", 100), ("poisson3d", 4), ("banded", 60)])]
+    for i, A in enumerate(ms):
+        A.name = f"{A.name}_{i}"
+    pyspmv.collect(ms, out=tmp_path / "ds", device="cpu", dtypes=("float64",),
+                   configs=[pyspmv.config(c) for c in ("cpu/csr/rows", "cpu/csr/nnz", "cpu/coo", "cpu/ell")],
+                   repeats=3, warmup=1, budget_s=0.002, progress=False)
+    out = tmp_path / "m.pkl"
+    assert main(["train", str(tmp_path / "ds"), "--model", "linear", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "within<5%" in text and "speedup_vs_baseline" in text
+    with open(out, "rb") as f:
+        m = pickle.load(f)
+    assert m.coef_.shape[0] == 4
+    with pytest.raises(SystemExit):
+        main(["train", str(tmp_path / "ds"), "--model", "nope"])

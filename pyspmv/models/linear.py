@@ -162,4 +162,5 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'X' parameter of LinearModel.predict has configuration group {gk[unknown][0]!r} "
                              f"that the model was not trained on ({len(self.groups_)} groups known).")
         A = design(X)
-        return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
+        with np.errstate(over="ignore"):      # far extrapolation predicts inf ms: ranked last, as in C
+            return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
