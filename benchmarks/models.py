@@ -28,7 +28,7 @@ import pandas as pd
 
 import pyspmv
 from pyspmv import datasets
-from pyspmv.evaluate import evaluate
+from pyspmv.evaluate import evaluate, evaluate_folds
 from pyspmv.models import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,8 @@ MAIN = ["div_median", "div_mean", "within<5%", "within5-20%", "within>20%", "geo
         "rank_ms", "l2_n", "l2_within<5%", "l2_geomean_ratio", "large_n", "large_within<5%", "large_geomean_ratio"]
 
 
-def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed: int) -> pd.DataFrame:
+def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed: int,
+        family_folds: int = 0) -> pd.DataFrame:
     rows = []
     for dt in dtypes:
         try:
@@ -51,24 +52,32 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
             t0 = time.perf_counter()
             r = evaluate(MODELS[name](), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
                          random_state=seed)
-            rows.append({"dataset": path.name, "dtype": dt, "model": name, **r.summary})
+            rows.append({"dataset": path.name, "dtype": dt, "split": "holdout", "model": name, **r.summary})
             s = r.summary
             print(f"{path.name} {dt} {name:8s} div {s['div_median']:.3f}  <5% {s['within<5%']:.2f}  "
                   f">20% {s['within>20%']:.2f}  geo {s['geomean_ratio']:.3f}  ({time.perf_counter() - t0:.0f} s)",
                   flush=True)
+            if family_folds:
+                fam = ds.groups.map(ds.features.set_index("matrix")["group"]).fillna("").to_numpy()
+                r = evaluate_folds(MODELS[name](), ds.X, ds.y, ds.groups, fam, n_splits=family_folds,
+                                   q25=ds.q25, q75=ds.q75)
+                rows.append({"dataset": path.name, "dtype": dt, "split": f"family{family_folds}", "model": name,
+                             **r.summary})
     return pd.DataFrame(rows)
 
 
 def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
     cols = [c for c in MAIN if c in df.columns]
-    lines = [f"# Models on `{path.name}`: held-out matrices", "",
+    lines = [f"# Models on `{path.name}`", "",
              (f"Dataset device: {meta.get('device_info', {}).get('gpu_name') or meta.get('device_info', {}).get('processor', '?')}; "
              f"models trained and timed on {platform.machine()} with {os.cpu_count()} cores "
              f"(pyspmv {pyspmv.__version__}, {time.strftime('%Y-%m-%d')}). Split: 75 % / 25 % of the matrices, seed 0. "
              "Columns: see benchmarks/models.py."), ""]
-    for dt, part in df.groupby("dtype", sort=False):
-        lines += [(f"## {dt} ({int(part['n_test_units'].iloc[0])} test matrices, "
-                  f"best single configuration: `{part['best_single_config'].iloc[0]}`)"), "",
+    for (dt, split), part in df.groupby(["dtype", "split"], sort=False):
+        what = "held-out" if split == "holdout" else f"grouped {split[6:]}-fold by family, every"
+        best = part["best_single_config"].iloc[0] if "best_single_config" in part else None
+        best = f", best single configuration on the training matrices: `{best}`" if isinstance(best, str) else ""
+        lines += [f"## {dt}, {what} ({int(part['n_test_units'].iloc[0])} test matrices{best})", "",
                   "| model | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for _, r in part.iterrows():
             cells = []
@@ -87,6 +96,8 @@ def main() -> None:
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
     ap.add_argument("--test-size", type=float, default=0.25)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family-folds", type=int, default=0, metavar="K",
+                    help="also grouped K-fold by matrix family (the dataset's group column)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     a = ap.parse_args()
     paths = [Path(p) for p in a.datasets] or sorted(p for p in (ROOT / "datasets").glob("*")
@@ -94,7 +105,7 @@ def main() -> None:
     if not paths:
         raise SystemExit("no dataset found: give a folder with timings.csv.gz, or collect one (pyspmv collect)")
     for path in paths:
-        df = run(path, a.models, a.dtypes, a.test_size, a.seed)
+        df = run(path, a.models, a.dtypes, a.test_size, a.seed, a.family_folds)
         if df.empty:
             continue
         meta = datasets.load(str(path), dtype=None).metadata
