@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..configs import config as get_config
+from ..datasets import generators as gen
 from ..features import config_features
 from ..matrix import Matrix
 from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key
@@ -35,19 +35,6 @@ def device_props(device: str) -> dict[str, int]:
     from ..benchmark import device_info
     info = device_info(device)
     return {k: int(info[f"gpu_{k}"]) for k in _H100}
-
-
-def _pattern_matrix(lengths: np.ndarray, ncols: int, name: str) -> Matrix:
-    """Rows of the given lengths, columns spread evenly (row i starts at column i), values 1."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    rows = np.repeat(np.arange(lengths.size), lengths)
-    pos = np.arange(indptr[-1]) - indptr[rows]
-    stride = np.maximum(1, ncols // np.maximum(lengths[rows], 1))
-    cols = (rows + pos * stride) % ncols
-    A = sp.csr_array((np.ones(cols.size), (rows, cols)), shape=(lengths.size, ncols))
-    A.sort_indices()
-    return Matrix(A, name=name, group="benchmark")
 
 
 def _default_timer(repeats: int) -> Timer:
@@ -209,8 +196,9 @@ class GuoModel(_BenchmarkModel):
                    max_nnz: int = 1 << 26, repeats: int = 50, timer: Timer | None = None) -> GuoModel:
         """Generate the benchmark matrices for ``device``, time them and fit CSR, ELL, COO (HYB = ELL + COO).
 
-        CSR: every row ``x`` entries, ``s`` strips of rows, x on both sides of max threads per block;
-        ELL: every row ``w`` entries; COO: ``s`` strips of nonzeros (8 per row). Matrices past ``max_nnz``
+        CSR and ELL: :func:`pyspmv.datasets.generators.guo` matrices, ``s`` strips of rows (one thread per
+        row), every row ``x`` entries with x on both sides of max threads per block; COO: ``s`` strips of
+        nonzeros (8 per row). Matrices past ``max_nnz``
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
         :func:`pyspmv.benchmark` with ``repeats``). ``configs`` maps csr/ell/coo/hyb to configuration ids.
         """
@@ -225,16 +213,16 @@ class GuoModel(_BenchmarkModel):
         cfgs = _default_configs(device, {**ids, **(configs or {})})
         R, B = props["sm_count"] * props["max_threads_per_sm"], props["max_threads_per_block"]
         xs = row_lengths or tuple(sorted({1, 2, 4, 8, max(1, B // 2), B, B + B // 2, 2 * B}))
+        dev = {"sm_count": props["sm_count"], "threads_per_sm": props["max_threads_per_sm"]}
         mats: list[tuple[str, Matrix]] = []
         for s in strips:
             for x in xs:
-                if s * R * x <= max_nnz:
-                    mats.append(("csr", _pattern_matrix(np.full(s * R, x), max(s * R, x), f"guo_csr_s{s}_x{x}")))
-                    mats.append(("ell", _pattern_matrix(np.full(s * R, x), max(s * R, x), f"guo_ell_s{s}_w{x}")))
+                if s * R * x <= max_nnz and x <= s * R:
+                    A = gen.guo(s, x, mapping="thread", **dev)
+                    mats += [("csr", A), ("ell", A)]
         for s in range(1, 2 * max(strips) + 1):
-            if s * R <= max_nnz:
-                n = max(1, s * R // 8)
-                mats.append(("coo", _pattern_matrix(np.full(n, 8), max(n, 8), f"guo_coo_s{s}")))
+            if s * R <= max_nnz and R % 8 == 0:     # s strips of nonzeros: s * R / 8 rows of 8
+                mats.append(("coo", gen.guo(s, 8, mapping="warp", warp_size=8, **dev)))
         tab = self._time(mats, cfgs, dtype, timer or _default_timer(repeats))
         if tab.empty:
             raise RuntimeError(f"GuoModel.instrument: no benchmark matrix could be timed on {device!r}.")
@@ -292,8 +280,9 @@ class WangModel(_BenchmarkModel):
                    strips: tuple[int, ...] = (1, 2), means: tuple[int, ...] = (2, 4, 8, 16, 32, 64),
                    max_nnz: int = 1 << 26, repeats: int = 50, seed: int = 0,
                    timer: Timer | None = None) -> WangModel:
-        """Time benchmark matrices with normal (sd = mean/4) and uniform ([mean/2, 3 mean/2]) row lengths
-        with each kernel (CSR vector, CSR scalar, ELL, JAD) and fit the relations."""
+        """Time :func:`pyspmv.datasets.generators.row_lengths` matrices (``s`` strips of rows, row lengths
+        normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
+        JAD) and fit the relations."""
         if dtype not in ("float32", "float64"):
             raise ValueError(f"The 'dtype' parameter of WangModel.instrument must be 'float32' or 'float64'. "
                              f"Got {dtype!r} instead.")
@@ -303,18 +292,14 @@ class WangModel(_BenchmarkModel):
                 "ell": "pyspmv/ell/bs=256", "jad": "pyspmv/jad/bs=256"} if gpu else
                {"csr_vector": "cpu/csr/nnz", "csr_scalar": "cpu/csr/rows", "ell": "cpu/ell", "jad": "cpu/jad"})
         cfgs = _default_configs(device, {**ids, **(configs or {})})
-        rng = np.random.default_rng(seed)
         R = props["sm_count"] * props["max_threads_per_sm"]
         mats: list[tuple[str, Matrix]] = []
         for s in strips:
             for m in means:
                 if s * R * m * 1.5 > max_nnz:
                     continue
-                n = s * R
-                for law in ("normal", "uniform"):
-                    L = rng.normal(m, m / 4, n) if law == "normal" else rng.uniform(m / 2, 1.5 * m, n)
-                    L = np.clip(np.rint(L), 1, None).astype(np.int64)
-                    A = _pattern_matrix(L, max(n, int(L.max())), f"wang_{law}_s{s}_m{m}")
+                for law, spread in (("normal", m / 4), ("uniform", m / 2)):
+                    A = gen.row_lengths(s * R, m, spread, dist=law, ncols=max(s * R, 2 * m), seed=seed)
                     mats += [(k, A) for k in cfgs]
         tab = self._time(mats, cfgs, dtype, timer or _default_timer(repeats))
         if tab.empty:
