@@ -219,8 +219,19 @@ def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> 
         fut.release()
 
 
+_TEXT = ("matrix", "group", "dtype", "device", "config", "status", "note", "stage", "error")
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A dataset CSV table: text columns stay text ("" when empty, never NaN; a matrix named "NA" stays
+    "NA"), empty numeric fields are NaN."""
+    numeric = [c for c in (*TIMING_COLUMNS, *FEATURE_NAMES) if c not in _TEXT]
+    return pd.read_csv(path, keep_default_na=False, na_values={c: [""] for c in numeric},
+                       dtype={c: str for c in _TEXT}, low_memory=False)
+
+
 def _read_parts(paths: list[Path], columns: list[str]) -> pd.DataFrame:
-    frames = [pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths]
+    frames = [read_table(p) for p in paths]
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
@@ -238,11 +249,9 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
     t_files = sorted(p for p in parts.glob("*.csv.gz")
                      if not p.name.endswith((".features.csv.gz", ".failed.csv.gz")) and not p.name.startswith("."))
     timings = _read_parts(t_files, TIMING_COLUMNS)
-    timings[["group", "note"]] = timings[["group", "note"]].fillna("")
     timings = timings.drop_duplicates(KEY, keep="last").sort_values(["matrix", "dtype"], kind="stable")
     feats = _read_parts(sorted(parts.glob("[!.]*.features.csv.gz")), FEATURE_COLUMNS)
     feats = feats.drop_duplicates("matrix", keep="last").sort_values("matrix", kind="stable")
-    feats["group"] = feats["group"].fillna("")
     fails = _read_parts(sorted(parts.glob("[!.]*.failed.csv.gz")), FAILURE_COLUMNS).sort_values("matrix")
     _write_csv(timings, root / "timings.csv.gz")
     _write_csv(feats, root / "features.csv.gz")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..configs import Config
 from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
-from .collect import FEATURE_COLUMNS, TIMING_COLUMNS
+from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
 #: Configuration parameter columns of X, in order: p_<name> for each parameter an id may carry.
 PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
@@ -177,16 +177,14 @@ def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") ->
     for k, p in paths.items():
         if not p.is_file():
             raise FileNotFoundError(f"Dataset {root} has no {p.name} ({k} table); collect it with pyspmv.collect().")
-    table = pd.read_csv(paths["timings"], keep_default_na=False, na_values=[""], low_memory=False)
-    feats = pd.read_csv(paths["features"], keep_default_na=False, na_values=[""])
+    table = read_table(paths["timings"])
+    feats = read_table(paths["features"])
     for df, cols, what in ((table, TIMING_COLUMNS, "timings"), (feats, FEATURE_COLUMNS, "features")):
         absent = [c for c in cols if c not in df.columns]
         if absent:
             raise ValueError(f"{paths[what]} lacks columns {absent[:5]}: not a pyspmv dataset table.")
     table = table[TIMING_COLUMNS]
-    table[["group", "note"]] = table[["group", "note"]].fillna("")
     feats = feats[FEATURE_COLUMNS]
-    feats["group"] = feats["group"].fillna("")
     meta_path = root / "metadata.json"
     metadata = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
     ok = table[table["status"] == "ok"]
