@@ -220,3 +220,17 @@ def test_load_errors(collected, tmp_path):
     (tmp_path / "half" / "timings.csv.gz").write_bytes((collected / "timings.csv.gz").read_bytes())
     with pytest.raises(FileNotFoundError, match="features.csv.gz"):
         load(tmp_path / "half")
+
+
+def test_cli_collect(tmp_path, capsys):
+    from pyspmv.cli import main
+    argv = ["collect", "--limit", "2", "--out", str(tmp_path), "--repeats", "2", "--budget", "0.01", "--quiet",
+            "--dtypes", "float64", "--config", "cpu/csr/rows", "--config", "cpu/ell"]
+    assert main(argv) == 0
+    assert "2 matrices, 4 rows" in capsys.readouterr().out
+    f = read(tmp_path)[1]
+    assert list(f.matrix) == sorted(e.name for e in pyspmv.datasets.standard_corpus()[:2])
+    assert main([*argv[:2], "3", *argv[3:]]) == 0                 # resumes: one more matrix
+    assert len(read(tmp_path)[1]) == 3
+    assert main(["collect", "--out", str(tmp_path / "x"), "--corpus", str(tmp_path / "nowhere"), "--quiet"]) == 2
+    assert "MANIFEST.csv" in capsys.readouterr().err
