@@ -274,6 +274,45 @@ static double out_apply(const spmv_model *M, const double *raw, const double *ro
     return y;
 }
 
+/* Tree ensembles tree by tree over all rows (spmv_trees_eval_rows): inputs of every row first, rows
+ * sorted by group (counting sort, stable), then each group's rows through its trees. */
+static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                         const int32_t *group, double *ms, double *raw, spmv_err *err) {
+    int32_t nout = M->trees.nout, ng = M->ngroups;
+    double *Z = spmv_malloc((int64_t)n * M->ninputs + (int64_t)n * nout, sizeof(double), err);
+    int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
+    if (idx == NULL) {
+        spmv_free(Z);
+        return SPMV_ENOMEM;
+    }
+    double *R = Z + (int64_t)n * M->ninputs;
+    int32_t *ptr = idx + n;                                  /* ptr[g+1]: rows of groups <= g */
+    for (int32_t g = 0; g <= ng; g++) ptr[g] = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] >= 0) {
+            ptr[group[i] + 1]++;
+            model_inputs(M, rows + (int64_t)i * stride, Z + (int64_t)i * M->ninputs);
+        }
+    if (M->trees.cast_f32)                                   /* as DecisionTreeRegressor reads X */
+        for (int64_t k = 0; k < (int64_t)n * M->ninputs; k++) Z[k] = (double)(float)Z[k];
+    for (int32_t g = 0; g < ng; g++) ptr[g + 1] += ptr[g];
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] >= 0) idx[ptr[group[i]]++] = i;
+    for (int32_t g = ng; g > 0; g--) ptr[g] = ptr[g - 1];  /* back to starts */
+    ptr[0] = 0;
+    for (int32_t g = 0; g < ng; g++)
+        if (ptr[g + 1] > ptr[g]) spmv_trees_eval_rows(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, R);
+    for (int32_t i = 0; i < n; i++) {
+        const double *r = R + (int64_t)i * nout;
+        ms[i] = group[i] < 0 ? HUGE_VAL : out_apply(M, r, rows + (int64_t)i * stride);
+        for (int32_t o = 0; raw != NULL && o < nout; o++)
+            raw[(int64_t)i * nout + o] = group[i] < 0 ? NAN : r[o];
+    }
+    spmv_free(idx);
+    spmv_free(Z);
+    return SPMV_OK;
+}
+
 int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                        const int32_t *group, double *ms, double *raw, spmv_err *err) {
     if (M == NULL || n < 0 || (n > 0 && (rows == NULL || group == NULL || ms == NULL)))
@@ -282,6 +321,12 @@ int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32
     if (stride < M->ncols)
         return spmv_fail(err, SPMV_EINVAL, -1, stride, M->ncols,
                          "rows hold %d columns; the model reads %d", (int)stride, (int)M->ncols);
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] < -1 || group[i] >= M->ngroups)
+            return spmv_fail(err, SPMV_EINVAL, i, group[i], M->ngroups,
+                             "group[%d] = %d is outside [-1, %d)", (int)i, (int)group[i],
+                             (int)M->ngroups);
+    if (M->kind == SPMV_MODEL_TREES) return predict_trees(M, rows, n, stride, group, ms, raw, err);
     int rc = SPMV_OK;
     int32_t nout = spmv_model_nout(M);
     int64_t nd = 0, nnb = 0, nst = 0;
@@ -298,11 +343,6 @@ int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32
     for (int32_t i = 0; i < n; i++) {
         const double *row = rows + (int64_t)i * stride;
         int32_t g = group[i];
-        if (g < -1 || g >= M->ngroups) {
-            rc = spmv_fail(err, SPMV_EINVAL, i, g, M->ngroups,
-                           "group[%d] = %d is outside [-1, %d)", (int)i, (int)g, (int)M->ngroups);
-            goto done;
-        }
         if (g < 0) {
             ms[i] = HUGE_VAL;
             for (int32_t o = 0; raw != NULL && o < nout; o++) raw[(int64_t)i * nout + o] = NAN;

@@ -42,11 +42,12 @@ CORE_SOURCES: tuple[str, ...] = (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _csrc_dir() -> Path:
-    """The C core's sources: installed as package data (pyspmv/csrc), or the source tree's csrc/."""
+def _csrc_dir() -> Any:
+    """The C core's sources (a Path or importlib Traversable): installed as package data
+    (pyspmv/csrc), or the source tree's csrc/."""
     installed = resources.files("pyspmv") / "csrc"
     if installed.is_dir():
-        return Path(str(installed))
+        return installed
     tree = Path(__file__).resolve().parent.parent / "csrc"
     if tree.is_dir():
         return tree

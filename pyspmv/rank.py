@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,18 +17,15 @@ from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
 
 
-def _default_path(device: str) -> Path:
-    return Path(str(resources.files("pyspmv") / "data" / DEFAULT_FILES[device]))
-
-
 @cache
 def _default(device: str) -> RankModel:
     from .export import load_model
-    path = _default_path(device)
-    if not path.is_file():
-        raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({path.name} is missing); "
-                                "train one with `python -m pyspmv.train_default` or pass model=.")
-    return load_model(path)
+    res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
+    if not res.is_file():
+        raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
+                                "missing); train one with `python -m pyspmv.train_default` or pass model=.")
+    with resources.as_file(res) as path:
+        return load_model(path)
 
 
 def default_model(device: str = "cuda") -> RankModel:
