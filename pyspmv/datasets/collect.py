@@ -210,11 +210,19 @@ def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> 
         return
     from dask.distributed import as_completed
 
-    futures = [client.submit(measure, e, pure=False, **kw) for e in todo]
+    futures = {client.submit(measure, e, pure=False, **kw): e for e in todo}
     bar.set_postfix_str(f"{len(futures)} tasks")
     for fut in as_completed(futures):
-        result = fut.result()
-        bar.set_postfix_str(result["name"])
+        e = futures[fut]
+        try:
+            result = fut.result()
+        except DeviceUnavailableError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (a lost worker, e.g. a crashed kernel, fails its matrix only)
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            result = {"name": e.name, "timings": None, "features": None, "device_info": None,
+                      "failure": {"matrix": e.name, "group": e.group, "stage": "worker", "error": last}}
+        bar.set_postfix_str(e.name)
         yield result
         fut.release()
 
