@@ -102,6 +102,36 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rank(args: argparse.Namespace) -> int:
+    from .export import read_model
+    from .rank import rank
+    A = _matrix(args)
+    model = read_model(args.model) if args.model else None
+    r = rank(A, model, device=args.device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+    if args.json:
+        print(json.dumps([{"config": c, "predicted_ms": ms} for c, ms in r[:args.top]], indent=1))
+        return 0
+    src = args.model or f"default {args.device} model"
+    print(f"# {A!r}, {args.dtype}, {src}; fastest predicted first" +
+          (f"; conversion amortised over {args.n_calls} calls" if args.n_calls else ""))
+    width = max((len(c) for c, _ in r[:args.top]), default=6)
+    for c, ms in r[:args.top]:
+        print(f"{c:<{width}}  {ms:.6g}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_c, read_model, save_model
+    from .rank import default_model
+    model = default_model(args.default) if args.default else read_model(args.model)
+    if args.out.endswith(".h"):
+        path = export_c(model, args.out, name=args.name, dtype=args.dtype, device=args.device)
+    else:
+        path = save_model(model, args.out, device=args.device)
+    print(f"# wrote {path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyspmv`` command; returns the exit status."""
     parser = argparse.ArgumentParser(prog="pyspmv", description="Sparse matrix-vector kernels: features, benchmarks.")
@@ -147,6 +177,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_collect)
+    p = sub.add_parser("rank", help="rank every configuration for a matrix by a model's predicted time")
+    _add_matrix_args(p)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    p.add_argument("--model", help="model file (save_model's, or a .pkl from 'pyspmv train --out'); default: the "
+                   "shipped default of --device")
+    p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
+    p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
+    p.add_argument("--top", type=int, default=None, help="print only the N fastest")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_rank)
+    p = sub.add_parser("export", help="export a model as a C99 header (OUT.h) or a model file")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--model", help="model file (save_model's, or a .pkl from 'pyspmv train --out')")
+    g.add_argument("--default", choices=["cuda", "cpu"], help="the shipped default model of this device")
+    p.add_argument("--out", required=True, help="NAME.h: a C99 header; anything else: a save_model file")
+    p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type of the header")
+    p.add_argument("--device", choices=["cuda", "cpu"], help="for estimators: whose configurations")
+    p.set_defaults(func=_cmd_export)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

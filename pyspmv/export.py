@@ -397,3 +397,14 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
 
 class _Refused(ValueError):
     """A readable file that this version refuses (kept apart from corruption)."""
+
+
+def read_model(path: str | os.PathLike[str]) -> Any:
+    """A model from a file: a :func:`save_model` file, or (``.pkl``, ``.pickle``: trusted files only)
+    a pickled estimator as ``pyspmv train --out`` writes."""
+    path = Path(path)
+    if path.suffix in (".pkl", ".pickle"):
+        import pickle
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    return load_model(path)

@@ -93,7 +93,7 @@ def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str 
     return out
 
 
-def train(dataset: str, kind: str = "boosted", seed: int = 0, *, cli: bool = False) -> Any:
+def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[str] | None = None) -> Any:
     """Fit ``kind`` on ``dataset`` (both value types) and return its portable form with the
     conversion-cost fit and provenance in ``meta``."""
     from . import datasets
@@ -107,7 +107,7 @@ def train(dataset: str, kind: str = "boosted", seed: int = 0, *, cli: bool = Fal
     md = ds.metadata
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
-                    "command": " ".join(["python -m pyspmv.train_default", *(sys.argv[1:] if cli else
+                    "command": " ".join(["python -m pyspmv.train_default", *(argv if argv is not None else
                                          ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])]),
                     "convert_ms": convert_fit(ds.table, ds.features)})
     return rm
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.dataset not in ("h100", "cpu") or a.kernels_table:
             p.error("--out is required for a dataset folder")
         out = Path(__file__).resolve().parent / "data" / f"default_{a.dataset}.pyspmv"
-    rm = train(a.dataset, a.model, a.seed, cli=True)
+    rm = train(a.dataset, a.model, a.seed, argv=list(sys.argv[1:] if argv is None else argv))
     out.parent.mkdir(parents=True, exist_ok=True)
     save_model(rm, out)
     n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}

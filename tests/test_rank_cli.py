@@ -1,0 +1,66 @@
+"""The shipped default models, `pyspmv rank` / `pyspmv export`, and `python -m pyspmv.train_default`."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pyspmv
+from pyspmv.cli import main
+from pyspmv.train_default import main as train_main
+
+TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_default_models_rank_every_configuration(device):
+    """The defaults load, rank every configuration of their device (no GPU needed), fastest first,
+    and carry their provenance and conversion-cost fit."""
+    m = pyspmv.default_model(device)
+    assert m.device == device and "command" in m.meta and m.meta["convert_ms"]
+    A = pyspmv.generate("poisson2d", 25)
+    r = pyspmv.rank(A, device=device)
+    ids = {c.id for c in pyspmv.configs(device)}
+    assert {c for c, _ in r} == ids and len(r) == len(ids)
+    ms = np.array([v for _, v in r])
+    assert np.all(ms[:-1] <= ms[1:]) and np.isfinite(ms[0]) and ms[0] > 0
+
+
+def test_cli_rank_and_export(tmp_path, capsys):
+    assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("#") and len(out) == 4 and all(ln.startswith("cpu/") for ln in out[1:])
+    assert main(["rank", "--generate", "banded:300", "--device", "cuda", "--json", "--deterministic"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r and all(pyspmv.config(e["config"]).deterministic for e in r)
+    assert main(["export", "--default", "cpu", "--out", str(tmp_path / "cpu_model.h")]) == 0
+    text = (tmp_path / "cpu_model.h").read_text()
+    assert "cpu_model_NCONFIGS 23" in text and "static int cpu_model_rank" not in text  # SPMV_API-marked
+    assert "SPMV_API int cpu_model_rank(" in text
+    assert main(["export", "--default", "cpu", "--out", str(tmp_path / "m.pyspmv")]) == 0
+    capsys.readouterr()
+    assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--model", str(tmp_path / "m.pyspmv"),
+                 "--top", "1"]) == 0
+    assert capsys.readouterr().out.count("\n") == 2
+    (tmp_path / "bad.pyspmv").write_text("junk")
+    assert main(["rank", "--generate", "poisson2d:5", "--device", "cpu", "--model", str(tmp_path / "bad.pyspmv")]) == 2
+    assert "not a pyspmv model file" in capsys.readouterr().err
+    assert main(["rank", "--generate", "poisson2d:5", "--device", "cuda", "--model", str(tmp_path / "m.pyspmv")]) == 2
+    assert "ranks 'cpu' configurations" in capsys.readouterr().err
+
+
+def test_train_default_reproduces_a_model(tmp_path):
+    """The documented command on a dataset folder: the same model twice, conversion costs fitted."""
+    outs = [tmp_path / "a.pyspmv", tmp_path / "b.pyspmv"]
+    for out in outs:
+        assert train_main(["--dataset", str(TINY), "--model", "linear", "--out", str(out)]) == 0
+    a, b = (pyspmv.load_model(p) for p in outs)
+    assert a.meta["n_matrices"] == 18 and set(a.meta["convert_ms"]) >= {"csr", "ell", "sell"}
+    assert "--dataset" in a.meta["command"]
+    A = pyspmv.generate("random", 500, seed=3)
+    assert pyspmv.rank(A, a, device="cpu") == pyspmv.rank(A, b, device="cpu")
+    with pytest.raises(SystemExit):
+        train_main(["--dataset", str(TINY), "--model", "forest"])
