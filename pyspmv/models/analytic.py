@@ -45,7 +45,8 @@ def _default_timer(repeats: int) -> Timer:
 
 
 class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
-    """Runtime = terms(matrix, strips) @ coefficients, one linear relation per configuration (and dtype).
+    """Runtime = terms(matrix, strips) @ coefficients, one linear relation per configuration (and dtype),
+    fitted by least squares on the relative error (each row divided by its measured time).
 
     Subclasses define which formats they model (:meth:`_kind`) and the terms of each (:meth:`_terms`).
     Rows of configurations outside the model's formats predict NaN (the evaluation ranks only finite
@@ -95,7 +96,8 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
             r = np.flatnonzero(gk == g)
             self.kinds_[i] = kinds[r[0]]
             A = self._terms(self.kinds_[i], d, r)
-            self.coef_[i, :A.shape[1]] = np.linalg.lstsq(A, ms[r], rcond=None)[0]
+            # relative least squares (rows scaled by 1/t): small matrices weigh as much as large ones
+            self.coef_[i, :A.shape[1]] = np.linalg.lstsq(A / ms[r, None], np.ones(len(r)), rcond=None)[0]
         self.props_ = props
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> _BenchmarkModel:

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -215,7 +216,9 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
             if len(classes) > 1:
                 clf = GradientBoostingClassifier(n_estimators=self.n_estimators, learning_rate=self.learning_rate,
                                                  max_depth=self.max_depth, random_state=self.random_state)
-                clf.fit(F[best["key"].to_numpy()], lab)
+                with warnings.catch_warnings():   # many classes for few matrices is expected deep in the cascade
+                    warnings.filterwarnings("ignore", message="The number of unique classes is greater than 50%")
+                    clf.fit(F[best["key"].to_numpy()], lab)
                 classes = clf.classes_
             self.nodes_.append(name)
             self.labels_.append(np.asarray(classes, dtype=object))
