@@ -16,6 +16,40 @@ static int nb_cmp(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
+static int nb_less(const spmv_knn_nb *x, const spmv_knn_nb *y) { return nb_cmp(x, y) < 0; }
+
+static void nb_swap(spmv_knn_nb *a, spmv_knn_nb *b) {
+    spmv_knn_nb t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Reorder a[0..n) so that a[0..p) are its p smallest (in nb_cmp order, which is total: distance,
+ * then point), a[p..n) the rest.  Hoare-partition quickselect, median-of-three pivots: expected
+ * O(n), against O(n log n) for sorting all the points when only the nearest few are read. */
+static void nb_select(spmv_knn_nb *a, int32_t n, int32_t p) {
+    int32_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (nb_less(&a[mid], &a[lo])) nb_swap(&a[mid], &a[lo]);
+        if (nb_less(&a[hi], &a[lo])) nb_swap(&a[hi], &a[lo]);
+        if (nb_less(&a[hi], &a[mid])) nb_swap(&a[hi], &a[mid]);
+        spmv_knn_nb pivot = a[mid];
+        int32_t i = lo, j = hi;
+        while (i <= j) {
+            while (nb_less(&a[i], &pivot)) i++;
+            while (nb_less(&pivot, &a[j])) j--;
+            if (i <= j) nb_swap(&a[i++], &a[j--]);
+        }
+        if (p - 1 <= j) hi = j;          /* the p-th smallest lies left of the cut */
+        else if (p - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+/* Points sorted up front per query: enough for k finite targets unless many are NaN. */
+#define KNN_PREFIX 256
+
 int32_t spmv_knn_maxset(const spmv_model *M) {
     int32_t m = 0;
     for (int32_t s = 0; s < M->knn.nsets; s++)
@@ -41,7 +75,9 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
             c->nb[i].d = sqrt(d2);
             c->nb[i].i = p0 + i;
         }
-        qsort(c->nb, (size_t)n, sizeof *c->nb, nb_cmp);
+        c->sorted = n < KNN_PREFIX ? n : KNN_PREFIX;
+        if (c->sorted < n) nb_select(c->nb, n, c->sorted);
+        qsort(c->nb, (size_t)c->sorted, sizeof *c->nb, nb_cmp);
         memcpy(c->q, c->qn, (size_t)d * sizeof *c->q);
         c->set = s;
     }
@@ -49,6 +85,10 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
     int32_t nt = K->ntargets, k = K->k[g], m = 0, zeros = 0;
     double yk[SPMV_KNN_MAXK], dk[SPMV_KNN_MAXK];
     for (int32_t i = 0; i < n && m < k; i++) {
+        if (i == c->sorted) {                         /* past the prefix: sort the rest */
+            qsort(c->nb + i, (size_t)(n - i), sizeof *c->nb, nb_cmp);
+            c->sorted = n;
+        }
         double v = y[(int64_t)c->nb[i].i * nt];
         if (isnan(v)) continue;
         yk[m] = v;

@@ -102,14 +102,32 @@ static double tf_apply(int tf, double x) {
     }
 }
 
-static void model_inputs(const spmv_model *M, const double *row, double *z) {
-    for (int32_t k = 0; k < M->ninputs; k++) {
+/* Inputs of one row into z.  memo (NULL: none) holds each input's last value x and result z:
+ * consecutive rows of one matrix share its features, so a log per feature per configuration
+ * would otherwise dominate a linear model's cost. */
+static void model_inputs(const spmv_model *M, const double *row, double *z, double *memo) {
+    int32_t ni = M->ninputs;
+    for (int32_t k = 0; k < ni; k++) {
         double x = row[M->in_col[k]];
         if (isnan(x)) x = M->in_nan[k];
         if (x < M->in_lo[k]) x = M->in_lo[k];
         if (x > M->in_hi[k]) x = M->in_hi[k];
+        if (memo != NULL && memcmp(&x, &memo[k], sizeof x) == 0) {
+            z[k] = memo[ni + k];
+            continue;
+        }
         z[k] = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) / M->in_div[k];
+        if (memo != NULL) {
+            memo[k] = x;
+            memo[ni + k] = z[k];
+        }
     }
+}
+
+/* An empty memo: NaN bits match no clamped input that is not NaN itself, and a NaN input maps
+ * to the same z every time. */
+static void memo_init(double *memo, int32_t ni) {
+    for (int32_t k = 0; k < ni; k++) memo[k] = memo[ni + k] = NAN;
 }
 
 int32_t spmv_model_nout(const spmv_model *M) {
@@ -122,6 +140,7 @@ int32_t spmv_model_nout(const spmv_model *M) {
  * evaluates each once. */
 typedef struct model_ws {
     double *z, *raw;          /* [ninputs + derived], [nout] */
+    double *memo;             /* [2*ninputs], model_inputs' */
     spmv_knn_cache knn;
     struct model_ws *stage;   /* cascades: [nstages] */
     double *proba;            /* as a stage: its class probabilities [nout + 1] for the inputs in z */
@@ -134,7 +153,7 @@ static int32_t model_nz(const spmv_model *M) {
 
 /* Doubles, neighbour records and stage records M's workspace takes (added to the counts). */
 static void model_ws_count(const spmv_model *M, int64_t *nd, int64_t *nnb, int64_t *nst) {
-    *nd += model_nz(M) + spmv_model_nout(M) + 2 * (int64_t)M->ninputs + spmv_model_nout(M) + 1;
+    *nd += model_nz(M) + spmv_model_nout(M) + 4 * (int64_t)M->ninputs + spmv_model_nout(M) + 1;
     if (M->kind == SPMV_MODEL_KNN) *nnb += spmv_knn_maxset(M);
     if (M->kind != SPMV_MODEL_CASCADE) return;
     *nst += M->cascade.nstages;
@@ -149,7 +168,9 @@ static void model_ws_init(const spmv_model *M, model_ws *w, double **d, spmv_knn
     w->knn.q = w->raw + nout;
     w->knn.qn = w->knn.q + M->ninputs;
     w->proba = w->knn.qn + M->ninputs;
-    *d = w->proba + nout + 1;
+    w->memo = w->proba + nout + 1;
+    memo_init(w->memo, M->ninputs);
+    *d = w->memo + 2 * M->ninputs;
     w->knn.set = -1;
     w->knn.nb = *nb;
     if (M->kind == SPMV_MODEL_KNN) *nb += spmv_knn_maxset(M);
@@ -172,7 +193,7 @@ static const double *stage_proba(const spmv_model *S, const double *row, model_w
         return w->proba;
     }
     double *zn = w->knn.qn;                             /* new inputs, compared with the last */
-    model_inputs(S, row, zn);
+    model_inputs(S, row, zn, w->memo);
     if (w->valid && memcmp(zn, w->z, (size_t)S->ninputs * sizeof(double)) == 0) return w->proba;
     memcpy(w->z, zn, (size_t)S->ninputs * sizeof(double));
     model_raw(S, 0, row, w);
@@ -279,19 +300,20 @@ static double out_apply(const spmv_model *M, const double *raw, const double *ro
 static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                          const int32_t *group, double *ms, double *raw, spmv_err *err) {
     int32_t nout = M->trees.nout, ng = M->ngroups;
-    double *Z = spmv_malloc((int64_t)n * M->ninputs + (int64_t)n * nout, sizeof(double), err);
+    double *Z = spmv_malloc((int64_t)(n + 2) * M->ninputs + (int64_t)n * nout, sizeof(double), err);
     int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
     if (idx == NULL) {
         spmv_free(Z);
         return SPMV_ENOMEM;
     }
-    double *R = Z + (int64_t)n * M->ninputs;
-    int32_t *ptr = idx + n;                                  /* ptr[g+1]: rows of groups <= g */
+    double *R = Z + (int64_t)n * M->ninputs, *memo = R + (int64_t)n * nout;
+    int32_t *ptr = idx + n;
+    memo_init(memo, M->ninputs);                                  /* ptr[g+1]: rows of groups <= g */
     for (int32_t g = 0; g <= ng; g++) ptr[g] = 0;
     for (int32_t i = 0; i < n; i++)
         if (group[i] >= 0) {
             ptr[group[i] + 1]++;
-            model_inputs(M, rows + (int64_t)i * stride, Z + (int64_t)i * M->ninputs);
+            model_inputs(M, rows + (int64_t)i * stride, Z + (int64_t)i * M->ninputs, memo);
         }
     if (M->trees.cast_f32)                                   /* as DecisionTreeRegressor reads X */
         for (int64_t k = 0; k < (int64_t)n * M->ninputs; k++) Z[k] = (double)(float)Z[k];
@@ -348,7 +370,7 @@ int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32
             for (int32_t o = 0; raw != NULL && o < nout; o++) raw[(int64_t)i * nout + o] = NAN;
             continue;
         }
-        model_inputs(M, row, w.z);
+        model_inputs(M, row, w.z, w.memo);
         model_raw(M, g, row, &w);
         ms[i] = out_apply(M, w.raw, row);
         if (raw != NULL) memcpy(raw + (int64_t)i * nout, w.raw, (size_t)nout * sizeof(double));

@@ -136,6 +136,7 @@ typedef struct {
 } spmv_knn_nb;
 typedef struct {
     int32_t set;     /* -1: empty */
+    int32_t sorted;  /* nb[0..sorted) are in order; the rest all come after them */
     double *q, *qn;  /* [ninputs]: the last query, the new one */
     spmv_knn_nb *nb; /* [largest set]: its points by distance */
 } spmv_knn_cache;

@@ -139,6 +139,41 @@ static int test_knn(void) {
     return 0;
 }
 
+/* 300 points on a line, unmeasured up to 279: the nearest measured ones lie past the sorted
+ * prefix of the search, and ties at equal distance go to the lower point. */
+static int test_knn_past_prefix(void) {
+    enum { N = 300 };
+    static double pts[N], tgt[N];
+    spmv_model M = {0};
+    inputs in;
+    int32_t cols[1] = {0}, setp[2] = {0, N}, set[1] = {0}, k[1] = {2}, tcol[1] = {0};
+    double row[NC] = {0}, ms;
+    for (int i = 0; i < N; i++) {
+        pts[i] = (i * 7919) % N;                     /* a permutation of 0..N-1: unsorted */
+        tgt[i] = pts[i] < 280 ? NAN : pts[i];
+    }
+    M.kind = SPMV_MODEL_KNN;
+    M.ngroups = 1;
+    inputs_set(&M, &in, 1, cols);
+    M.knn = (spmv_knn){.nsets = 1, .npoints = N, .ntargets = 1, .set_ptr = setp, .points = pts,
+                       .target = tgt, .set = set, .k = k, .tcol = tcol, .weighting = SPMV_KNN_UNIFORM};
+    mu_check(spmv_model_check(&M, NULL) == 0);
+    row[0] = -1;
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == (280 + 281) / 2.0);
+    for (int i = 0; i < N; i++) tgt[i] = pts[i] == 150 || pts[i] == 152 ? pts[i] : NAN;
+    row[0] = 151;                                    /* 150 and 152 tie at distance 1 */
+    k[0] = 1;
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0);
+    int32_t lower = 0;                               /* the lower point index of the two wins */
+    for (int i = 0; i < N; i++)
+        if (pts[i] == 150 || pts[i] == 152) {
+            lower = i;
+            break;
+        }
+    mu_check(ms == pts[lower]);
+    return 0;
+}
+
 static int test_svm_formula(void) {
     spmv_model M = {0};
     inputs in;
@@ -308,6 +343,7 @@ int main(void) {
     mu_run(test_linear);
     mu_run(test_trees);
     mu_run(test_knn);
+    mu_run(test_knn_past_prefix);
     mu_run(test_svm_formula);
     mu_run(test_cascade);
     mu_run(test_rank_order);

@@ -1,0 +1,316 @@
+"""Ranking time per model kind: the C evaluator (exported header), pyspmv.rank() from Python, the
+Python models' own prediction (scikit-learn / NumPy), and m2cgen-generated C where m2cgen supports
+the estimator.
+
+    python benchmarks/rank.py [--dataset h100|cpu|PATH] [--machine "2-core dev VM"]
+                              [--out benchmarks/results/rank.md]
+
+Every model is fitted on the dataset's float64 rows (device from the dataset), exported with
+pyspmv.export_c and compiled with ``cc -O2``; a C driver times, per matrix, ``NAME_rank`` (CSR check,
+features, the formats' size queries, evaluation of every configuration, sort) and
+``spmv_model_predict`` alone on the precomputed design rows ("model"), each the median over
+repeated calls (clock_gettime).  "python" is ``pyspmv.rank(A, RankModel)``, "model.predict" the
+Python model's ``rank_scores`` on that matrix's design rows (pandas included) and "sklearn" the bare
+scikit-learn ``predict`` calls the model makes on already encoded inputs (one call per configuration
+for per-configuration estimators).  m2cgen: the same estimators transpiled to C (nested ifs; one
+function per estimator), timed on the same encoded inputs; its compile time is reported too.
+KNN is also timed over 10,000 synthetic training points (the issue's target) with the fitted
+model's weights, inputs and k.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import pyspmv
+from pyspmv import models
+from pyspmv.datasets import design_rows
+from pyspmv.portable import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "matrices"
+KINDS = {"linear": lambda: models.LinearModel(), "boosted": lambda: models.BoostedModel(),
+         "knn": lambda: models.KNNModel(), "svm": lambda: models.SVMModel(), "cascade": lambda: models.CascadeModel(),
+         "guo": lambda: models.GuoModel(), "wang": lambda: models.WangModel()}
+
+DRIVER = r"""
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "m.h"
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static double median(double *t, int n) { qsort(t, (size_t)n, sizeof *t, cmp); return t[n / 2]; }
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "r");
+    int32_t nr, nc, nnz;
+    if (!f || fscanf(f, "%d %d %d", &nr, &nc, &nnz) != 3) return 2;
+    int32_t *ip = malloc(sizeof(int32_t) * (size_t)(nr + 1)), *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+    for (int32_t i = 0; i <= nr; i++) if (fscanf(f, "%d", &ip[i]) != 1) return 2;
+    for (int32_t i = 0; i < nnz; i++) if (fscanf(f, "%d", &ix[i]) != 1) return 2;
+    fclose(f);
+    int reps = atoi(argv[2]), order[m_NCONFIGS];
+    double ms[m_NCONFIGS], *t = malloc(sizeof(double) * (size_t)reps);
+    int32_t stride = m_model.ncols, grp[m_NCONFIGS];
+    double *rows = malloc(sizeof(double) * (size_t)(m_NCONFIGS * stride));
+    spmv_csr A = {nr, nc, ip, ix};
+    spmv_gpu_props dev = {@DEV@};
+    for (int j = 0; j < m_NCONFIGS; j++) grp[j] = m_configs.group[j];
+    if (m_rank(nr, nc, ip, ix, order, ms) != 0) return 3;
+    for (int r = 0; r < reps; r++) { double t0 = now(); m_rank(nr, nc, ip, ix, order, ms); t[r] = now() - t0; }
+    double rank_us = median(t, reps) * 1e6;
+    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_design_rows(&A, &dev, &m_configs, @VB@, 0, rows, NULL); t[r] = now() - t0; }
+    double rows_us = median(t, reps) * 1e6;
+    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_model_predict(&m_model, rows, m_NCONFIGS, stride, grp, ms, NULL, NULL); t[r] = now() - t0; }
+    printf("%.3f %.3f %.3f\n", rank_us, rows_us, median(t, reps) * 1e6);
+    return 0;
+}
+"""
+
+M2C_DRIVER = r"""
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+@DECLS@
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+static const double X[@N@][@D@] = {@ROWS@};
+int main(int argc, char **argv) {
+    int reps = atoi(argv[1]);
+    double *t = malloc(sizeof(double) * (size_t)reps), y[@N@], s = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+@CALLS@
+        t[r] = now() - t0;
+        s += y[0];
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp);
+    printf("%.3f %g\n", t[reps / 2] * 1e6, s);
+    return 0;
+}
+"""
+
+
+def write_csr(path: Path, A: pyspmv.Matrix) -> None:
+    path.write_text(f"{A.nrows} {A.ncols} {A.nnz}\n" + " ".join(map(str, A.indptr.tolist())) + "\n"
+                    + " ".join(map(str, A.indices.tolist())) + "\n")
+
+
+def cc(src: Path, exe: Path, *inc: Path) -> float:
+    t0 = time.perf_counter()
+    r = subprocess.run(["cc", "-std=c99", "-O2", *[f"-I{p}" for p in inc], "-o", str(exe), str(src), "-lm"],
+                       capture_output=True, text=True, check=False)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-2000:])
+    return time.perf_counter() - t0
+
+
+def timed(fn, reps: int) -> float:
+    """Median µs of fn() over reps calls (after one warm-up)."""
+    fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        ts.append(time.perf_counter_ns() - t0)
+    return statistics.median(ts) / 1e3
+
+
+def c_times(rm: pyspmv.RankModel, A: pyspmv.Matrix, work: Path, reps: int) -> tuple[float, float, float, float]:
+    pyspmv.export_c(rm, work / "m.h", name="m", dtype="float64")
+    dev = ", ".join(str(rm.gpu[k]) for k in ("sm_count", "threads_per_sm", "warp_size"))
+    (work / "drv.c").write_text(DRIVER.replace("@DEV@", dev).replace("@VB@", "8"))
+    comp = cc(work / "drv.c", work / "drv", work)
+    write_csr(work / "A.txt", A)
+    out = subprocess.run([str(work / "drv"), str(work / "A.txt"), str(reps)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return float(out[0]), float(out[1]), float(out[2]), comp
+
+
+def m2cgen_times(estimators: list, inputs: list[np.ndarray], work: Path, reps: int) -> tuple[float, float] | None:
+    """m2cgen C of each (estimator, its input rows): total µs for all rows, compile seconds."""
+    import m2cgen
+    decls, calls, rows, d = [], [], [], inputs[0].shape[1]
+    uniq = {id(e): (i, e) for i, e in enumerate(estimators)}
+    for i, e in uniq.values():
+        code = m2cgen.export_to_c(e, function_name=f"score{i}")
+        decls.append(code)
+    k = 0
+    for e, X in zip(estimators, inputs, strict=True):
+        i = uniq[id(e)][0]
+        for x in X:
+            rows.append("{" + ", ".join(repr(float(v)) for v in x) + "}")
+            calls.append(f"        y[{k}] = score{i}((double *)X[{k}]);")
+            k += 1
+    src = (M2C_DRIVER.replace("@DECLS@", "\n".join(decls)).replace("@N@", str(k)).replace("@D@", str(d))
+           .replace("@ROWS@", ",\n".join(rows)).replace("@CALLS@", "\n".join(calls)))
+    (work / "m2c.c").write_text(src)
+    try:
+        comp = cc(work / "m2c.c", work / "m2c")
+    except RuntimeError as exc:
+        print(f"m2cgen C did not compile: {exc}", file=sys.stderr)
+        return None
+    out = subprocess.run([str(work / "m2c"), str(reps)], capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), comp
+
+
+def sklearn_parts(kind: str, m, X) -> tuple[list, list[np.ndarray]] | None:
+    """The scikit-learn estimators a model calls on one matrix's rows and their encoded inputs."""
+    if kind == "boosted":
+        from pyspmv.models.boosted import encode
+        E = encode(X, m.categories_)
+        keys = np.full(len(X), "*", dtype=object) if m.per == "global" else m._keys(X)
+        ests, ins = [], []
+        for g in np.unique(keys):
+            i = int(np.searchsorted(m.groups_, g))
+            ests.append(m.estimators_[i])
+            ins.append(E[keys == g])
+        return ests, ins
+    if kind == "svm":
+        from pyspmv.models._common import group_key
+        from pyspmv.models.classifiers import _inputs
+        Z = (_inputs(X) - m.mean_) / m.scale_
+        gk = group_key(X, "config")
+        ests, ins = [], []
+        for j, g in enumerate(gk):
+            i = int(np.searchsorted(m.groups_, g))
+            ests.append(m.svrs_[i])
+            ins.append(Z[j:j + 1])
+        return ests, ins
+    if kind == "cascade":
+        from pyspmv.models.classifiers import _inputs
+        F = _inputs(X.iloc[:1])
+        ests = [c for c in m.classifiers_ if c is not None]
+        return ests, [F] * len(ests)
+    return None
+
+
+def knn_10k(rm: pyspmv.RankModel, npoints: int = 10_000, seed: int = 0) -> pyspmv.RankModel:
+    """The fitted KNN's portable form with its training set replaced by npoints random points."""
+    rng = np.random.default_rng(seed)
+    tables = {}
+    for dt, t in rm.tables.items():
+        f = dict(t.spec.fields)
+        d, G = f["ninputs"], f["knn.ntargets"]
+        f["knn.npoints"] = npoints
+        f["knn.set_ptr"] = np.array([0, npoints], np.int32)
+        f["knn.points"] = rng.random(npoints * d)
+        f["knn.target"] = rng.normal(-4, 1, npoints * G)
+        tables[dt] = Table(t.config_ids, t.group, t.extra, type(t.spec)(t.spec.kind, f))
+    return pyspmv.RankModel(rm.device, tables, source=rm.source + " (10k synthetic points)", gpu=rm.gpu)
+
+
+def load_dataset(name: str):
+    try:
+        return pyspmv.datasets.load(name, dtype="float64"), name
+    except (ValueError, FileNotFoundError):
+        if name != "h100" or not SHARED.is_dir():
+            raise
+    from pyspmv.train_default import dataset_from_kernel_table
+    tmp = Path(tempfile.mkdtemp()) / "h100_interim"
+    table = ROOT / "benchmarks" / "results" / "kernels_nvidia_h100_80gb_hbm3.csv.gz"
+    dataset_from_kernel_table(table, SHARED, tmp)
+    return pyspmv.datasets.load(tmp, dtype="float64"), f"H100 kernel table ({table.name}, shared matrices)"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", default="h100")
+    ap.add_argument("--machine", default="2-core dev VM")
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
+    ap.add_argument("--no-m2cgen", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "rank.md"))
+    a = ap.parse_args()
+    ds, src = load_dataset(a.dataset)
+    device = min(set(ds.table["device"]))
+    cfgs = pyspmv.configs(device)
+    mats = [("poisson2d 30x30", pyspmv.generate("poisson2d", 30))]
+    if (SHARED / "bcsstk16.mtx.gz").is_file():
+        mats.append(("bcsstk16", pyspmv.load(SHARED / "bcsstk16.mtx.gz")))
+    else:
+        mats.append(("random 20000", pyspmv.generate("random", 20000, seed=1)))
+    rows = []
+    work = Path(tempfile.mkdtemp())
+    for kind in a.kinds:
+        t0 = time.perf_counter()
+        m = KINDS[kind]().fit(ds.X, ds.y, ds.groups)
+        fit_s = time.perf_counter() - t0
+        variants = [(kind, pyspmv.portable(m, device, dtypes=("float64",)))]
+        if kind == "knn":
+            variants.append(("knn, 10k points", knn_10k(variants[0][1])))
+        for label, rm in variants:
+            nconf = int((rm.table("float64").group >= 0).sum())
+            for mname, A in mats:
+                rank_us, rows_us, model_us, comp = c_times(rm, A, work, a.reps)
+                py_us = timed(lambda A=A, rm=rm: pyspmv.rank(A, rm, device=device), max(20, a.reps // 4))
+                r = {"model": label, "configs": nconf, "matrix": mname, "nnz": A.nnz, "C rank": rank_us,
+                     "C rows": rows_us, "C model": model_us, "python rank": py_us, "header compile s": comp,
+                     "fit s": fit_s}
+                if label == kind:
+                    X = design_rows(pyspmv.features(A), cfgs, pyspmv.config_features(A, cfgs, dtype="float64"), 8.0)
+                    X = X[np.isfinite(X["bytes_moved"].to_numpy())].reset_index(drop=True)
+                    r["model.predict"] = timed(lambda X=X, m=m: m.rank_scores(X), 10)
+                    parts = sklearn_parts(kind, m, X)
+                    if parts:
+                        ests, ins = parts
+                        r["sklearn"] = timed(lambda ests=ests, ins=ins: [e.predict(x) for e, x in
+                                                                         zip(ests, ins, strict=True)], 10)
+                        if not a.no_m2cgen and mname == mats[0][0]:
+                            mt = m2cgen_times(ests, ins, work, a.reps)
+                            if mt:
+                                r["m2cgen C"], r["m2cgen compile s"] = mt
+                rows.append(r)
+                print(r, file=sys.stderr)
+    write_table(rows, a, src, device)
+    return 0
+
+
+def write_table(rows: list[dict], a, src: str, device: str) -> None:
+    cols = ["model", "configs", "matrix", "nnz", "C model", "C rows", "C rank", "python rank", "model.predict",
+            "sklearn", "m2cgen C", "m2cgen compile s", "header compile s", "fit s"]
+
+    def fmt(v):
+        if v is None or (isinstance(v, float) and not np.isfinite(v)):
+            return ""
+        if isinstance(v, float):
+            return f"{v:.3g}" if v < 1000 else f"{v:.0f}"
+        return str(v)
+
+    lines = [
+        "# Ranking time per model kind",
+        "",
+        (f"`python benchmarks/rank.py --dataset {a.dataset}` on the {a.machine}, {time.strftime('%Y-%m-%d')}; "
+         f"models fitted on {src} (float64 rows, {device} configurations). Times in µs (medians) unless "
+         "marked s."),
+        "",
+        ("- **C model**: `spmv_model_predict` over the design rows of every configuration (the model's work "
+         "alone); **C rows**: `spmv_design_rows` (features and every format's size query); **C rank**: the "
+         "exported header's `NAME_rank` (CSR check, rows, evaluation, sort), compiled `cc -O2`."),
+        "- **python rank**: `pyspmv.rank(A, RankModel)` (one C call through the glue).",
+        ("- **model.predict**: the Python model's `rank_scores` on the matrix's design rows (pandas included); "
+         "**sklearn**: the bare scikit-learn `predict` calls on encoded inputs (per-configuration SVRs: one "
+         "call each); **m2cgen C**: the same estimators transpiled by m2cgen 0.10 (nested ifs), all rows, "
+         "same inputs (not for KNN, the linear models or the formulas: m2cgen has no such estimators)."),
+        "",
+        "| " + " | ".join(cols) + " |",
+        "| " + " | ".join("---" if c in ("model", "matrix") else "---:" for c in cols) + " |",
+    ]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(c)) for c in cols) + " |")
+    Path(a.out).write_text("\n".join(lines) + "\n")
+    print(f"wrote {a.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
