@@ -2,6 +2,7 @@
 
     python benchmarks/models.py                       # every datasets/<name>/ present (cpu, h100, ...)
     python benchmarks/models.py datasets/h100 --models linear boosted --dtypes float64
+    python benchmarks/models.py --kernel-table benchmarks/results/kernels_nvidia_h100_80gb_hbm3.csv.gz
 
 For each dataset, value type and model: a clone is trained on 75 % of the matrices (GroupShuffleSplit by
 matrix, seed 0) and evaluated on the other 25 %: prediction divergence |pred - meas| / meas (median,
@@ -32,6 +33,11 @@ from pyspmv.evaluate import evaluate, evaluate_folds
 from pyspmv.models import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The rows of the table: every model with its defaults, plus the per-configuration variants of the
+#: per-group models (Lehnert fit one model per format and mapping; one per configuration is the finer grain).
+VARIANTS = {"linear": (MODELS["linear"], {}), "linear-config": (MODELS["linear"], {"group_by": "config"}),
+            "boosted": (MODELS["boosted"], {}), "boosted-format": (MODELS["boosted"], {"per": "format"}),
+            **{k: (MODELS[k], {}) for k in ("knn", "guo", "wang", "svm", "cascade")}}
 MAIN = ["div_median", "div_mean", "within<5%", "within5-20%", "within>20%", "geomean_ratio", "top1", "top3", "tau",
         "speedup_vs_baseline", "speedup_vs_best_single", "speedup_vs_ginkgo", "speedup_vs_cusp", "train_s",
         "rank_ms", "l2_n", "l2_within<5%", "l2_geomean_ratio", "large_n", "large_within<5%", "large_geomean_ratio"]
@@ -50,20 +56,59 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
             continue
         for name in models:
             t0 = time.perf_counter()
-            r = evaluate(MODELS[name](), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
+            cls, params = VARIANTS[name]
+            r = evaluate(cls(**params), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
                          random_state=seed)
             rows.append({"dataset": path.name, "dtype": dt, "split": "holdout", "model": name, **r.summary})
             s = r.summary
-            print(f"{path.name} {dt} {name:8s} div {s['div_median']:.3f}  <5% {s['within<5%']:.2f}  "
+            print(f"{path.name} {dt} {name:14s} div {s['div_median']:.3f}  <5% {s['within<5%']:.2f}  "
                   f">20% {s['within>20%']:.2f}  geo {s['geomean_ratio']:.3f}  ({time.perf_counter() - t0:.0f} s)",
                   flush=True)
             if family_folds:
                 fam = ds.groups.map(ds.features.set_index("matrix")["group"]).fillna("").to_numpy()
-                r = evaluate_folds(MODELS[name](), ds.X, ds.y, ds.groups, fam, n_splits=family_folds,
+                r = evaluate_folds(cls(**params), ds.X, ds.y, ds.groups, fam, n_splits=family_folds,
                                    q25=ds.q25, q75=ds.q75)
                 rows.append({"dataset": path.name, "dtype": dt, "split": f"family{family_folds}", "model": name,
                              **r.summary})
     return pd.DataFrame(rows)
+
+
+def from_kernel_table(csv: Path, out: Path, matrices: Path) -> Path:
+    """A dataset folder (schema.md) from benchmarks/kernels.py's table: its generated matrices (small and
+    large) and the Matrix Market files of ``matrices``; matrices not found are left out."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import kernels
+
+    d = pd.read_csv(csv)
+    mats = {A.name: A for A in kernels.small_generated() + kernels.large_matrices()}
+    for p in sorted(matrices.glob("*.mtx*")) if matrices.is_dir() else []:
+        A = pyspmv.load(p)
+        mats[A.name] = A
+    cfgs = pyspmv.configs("cuda")
+    cols = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms", "repeats",
+            "convert_ms", "upload_ms", "status", "note"]
+    tparts, fparts = [], []
+    for name, part in d.groupby("matrix"):
+        if name not in mats:
+            continue
+        A = mats[name]
+        fparts.append({"matrix": name, "group": part["group"].iloc[0], **pyspmv.features(A)})
+        for dt, p2 in part.groupby("dtype"):
+            cf = pyspmv.config_features(A, cfgs, dtype=dt)
+            t = p2[cols].copy()
+            for k in ("bytes_moved", "padding_ratio", "launches"):
+                t[k] = t["config"].map(cf[k]).to_numpy()
+            tparts.append(t)
+    out.mkdir(parents=True, exist_ok=True)
+    pd.concat(tparts).to_csv(out / "timings.csv.gz", index=False)
+    pd.DataFrame(fparts).to_csv(out / "features.csv.gz", index=False)
+    gpu = csv.stem.removeprefix("kernels_").replace("_", " ").upper()
+    (out / "metadata.json").write_text(json.dumps({"device_info": {"device": "cuda", "gpu_name": gpu},
+                                                   "source": f"benchmarks/results/{csv.name}"}))
+    return out
 
 
 def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
@@ -92,16 +137,23 @@ def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("datasets", nargs="*", help="dataset folders (default: every folder under datasets/)")
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--models", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
     ap.add_argument("--test-size", type=float, default=0.25)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--family-folds", type=int, default=0, metavar="K",
                     help="also grouped K-fold by matrix family (the dataset's group column)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--kernel-table", type=Path, metavar="CSV",
+                    help="also evaluate on a dataset built from benchmarks/kernels.py's table (e.g. "
+                         "benchmarks/results/kernels_nvidia_h100_80gb_hbm3.csv.gz) and --matrices")
+    ap.add_argument("--matrices", type=Path, default=ROOT.parent / "shared" / "matrices")
     a = ap.parse_args()
     paths = [Path(p) for p in a.datasets] or sorted(p for p in (ROOT / "datasets").glob("*")
                                                      if (p / "timings.csv.gz").exists())
+    if a.kernel_table:
+        import tempfile
+        paths.append(from_kernel_table(a.kernel_table, Path(tempfile.mkdtemp()) / "h100_kernel_table", a.matrices))
     if not paths:
         raise SystemExit("no dataset found: give a folder with timings.csv.gz, or collect one (pyspmv collect)")
     for path in paths:
