@@ -45,8 +45,8 @@ class _Ranked:
     __slots__ = ("capsule", "convert", "deterministic", "formats", "ids", "ranked")
 
     def __init__(self, rm: RankModel, dtype: str):
-        t = rm.table(dtype)
-        self.capsule = rm.capsule(dtype)
+        t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
+        self.capsule = _core.model_new({**t.spec.to_dict(), **t.config_arrays(rm.gpu)})
         self.ids = np.array(t.config_ids, dtype=object)
         self.ranked = np.asarray(t.group) >= 0
         cfgs = [config(c) for c in t.config_ids]
