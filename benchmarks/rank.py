@@ -322,7 +322,7 @@ def write_table(rows: list[dict], a, src: str, device: str) -> None:
         "- **python rank**: `pyspmv.rank(A, RankModel)` (one C call through the glue).",
         ("- **model.predict**: the Python model's `rank_scores` on the matrix's design rows (pandas included); "
          "**sklearn**: the bare scikit-learn `predict` calls on encoded inputs (per-configuration SVRs: one "
-         "call each); **m2cgen C**: the same estimators transpiled by m2cgen 0.10 (nested ifs), all rows, "
+         "call each; SVM: the SVRs only, while the C model also evaluates each configuration's SVC); **m2cgen C**: the same estimators transpiled by m2cgen 0.10 (nested ifs), all rows, "
          "same inputs, where m2cgen 0.10 supports the estimator: LinearRegression and SVR; it has no "
          "GradientBoosting*, no KNN and no closed-form formulas)."),
         "",
