@@ -9,6 +9,7 @@ the C core's, the same source an exported header carries.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,9 +236,31 @@ def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DT
     TypeError
         For estimators with no portable form.
     """
-    from . import export_models
     if isinstance(model, RankModel):
         return model
+    # Converted once per fitted state: the fingerprint is the identity of every fitted attribute,
+    # which a refit replaces.
+    state = getattr(model, "__dict__", {})
+    key = (device, tuple(dtypes), tuple((k, id(v)) for k, v in sorted(state.items()) if k.endswith("_")))
+    try:
+        hit = _CACHE.get(model)
+    except TypeError:                                   # not weak-referenceable or unhashable
+        hit = None
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    rm = _portable(model, device, dtypes)
+    try:
+        _CACHE[model] = (key, rm)
+    except TypeError:
+        pass
+    return rm
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyDictionary()
+
+
+def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankModel:
+    from . import export_models
     build = export_models.BUILDERS.get(type(model).__name__)
     if build is None:
         raise TypeError(f"The 'model' parameter must be a fitted pyspmv.models estimator or a RankModel. Got "

@@ -210,15 +210,16 @@ def test_exported_headers_compile_and_agree(tmp_path):
 
 def test_rank_options():
     """n_calls adds the conversion fit over the calls; deterministic keeps deterministic configurations."""
-    rm = pyspmv.portable(fitted("linear"), "cpu")
+    base = pyspmv.portable(fitted("linear"), "cpu")
+    rm = pyspmv.RankModel(base.device, base.tables, source=base.source, gpu=base.gpu)  # own meta
     A = unseen_matrices()[1]
-    base = dict(pyspmv.rank(A, rm, device="cpu"))
+    plain = dict(pyspmv.rank(A, rm, device="cpu"))
     with pytest.raises(ValueError, match="conversion-cost"):
         pyspmv.rank(A, rm, device="cpu", n_calls=10)
     rm.meta["convert_ms"] = {f: [0.5, 1e-4] for f in pyspmv.FORMATS}
     rm.__dict__.pop("_ranked", None)
     amort = dict(pyspmv.rank(A, rm, device="cpu", n_calls=10))
-    for c, ms in base.items():
+    for c, ms in plain.items():
         if np.isfinite(ms):
             assert amort[c] == pytest.approx(ms + (0.5 + 1e-4 * A.nnz) / 10, rel=1e-12)
     det = pyspmv.rank(A, rm, device="cpu", deterministic=True)
@@ -228,6 +229,20 @@ def test_rank_options():
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="n_calls"):
             pyspmv.rank(A, rm, device="cpu", n_calls=bad)
+
+
+def test_estimators_convert_once_per_fit():
+    """rank(A, estimator) reuses the conversion until the estimator is refitted."""
+    X, y, g = training()
+    m = models.LinearModel(select=False).fit(X, y, g)
+    a = pyspmv.portable(m, "cpu")
+    assert pyspmv.portable(m, "cpu") is a
+    m.fit(X, 2 * y, g)
+    b = pyspmv.portable(m, "cpu")
+    assert b is not a
+    A = unseen_matrices()[0]
+    r1, r2 = dict(pyspmv.rank(A, a, device="cpu")), dict(pyspmv.rank(A, m, device="cpu"))
+    assert all(r2[c] == pytest.approx(2 * r1[c], rel=1e-9) for c in r1 if np.isfinite(r1[c]))
 
 
 def test_unknown_device_and_dtype_are_errors():

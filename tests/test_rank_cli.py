@@ -52,6 +52,16 @@ def test_cli_rank_and_export(tmp_path, capsys):
     assert "ranks 'cpu' configurations" in capsys.readouterr().err
 
 
+def test_cli_exports_a_pickled_estimator(tmp_path, capsys):
+    """`pyspmv train --out` pickles an estimator; `pyspmv export --model` takes it."""
+    import pickle
+    ds = pyspmv.datasets.load(TINY, dtype="float64")
+    m = pyspmv.models.LinearModel(select=False).fit(ds.X, ds.y, ds.groups)
+    (tmp_path / "m.pkl").write_bytes(pickle.dumps(m))
+    assert main(["export", "--model", str(tmp_path / "m.pkl"), "--out", str(tmp_path / "lin.h"), "--device", "cpu"]) == 0
+    assert "lin_NCONFIGS" in (tmp_path / "lin.h").read_text()
+
+
 def test_train_default_reproduces_a_model(tmp_path):
     """The documented command on a dataset folder: the same model twice, conversion costs fitted."""
     outs = [tmp_path / "a.pyspmv", tmp_path / "b.pyspmv"]
