@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Derived inputs give the strips (ceil(rows / threads of the whole GPU), at least 1) and HYB's COO
-// part; a term is coef * z[a] * z[b], counted where lo < z[gate] <= hi.  Two linear segments split at
-// a threshold are terms gated on the two sides; ELL's f(w) + (s - 1) g(w) is a product term per
+// part; a term is coef * z[a] * z[b], counted where lo < z[gate] <= hi.  Two linear segments split
+// at a threshold are terms gated on the two sides; ELL's f(w) + (s - 1) g(w) is a product term per
 // coefficient; HYB is its ELL terms plus its COO term.
 #include "spmv_internal.h"
 
@@ -38,9 +38,9 @@ int spmv_formula_check(const spmv_model *M, spmv_err *err) {
     if (F->term_ptr == NULL || F->nderived < 0 || F->nterms < 0 ||
         (F->nterms > 0 && (F->a == NULL || F->b == NULL || F->gate == NULL || F->coef == NULL ||
                            F->lo == NULL || F->hi == NULL)) ||
-        (F->nderived > 0 && (F->da == NULL || F->db == NULL || F->dc == NULL ||
-                             F->dd == NULL || F->dceil == NULL || F->dlo == NULL || F->ddiv == NULL || F->dlo2 == NULL ||
-                             F->dadd == NULL)))
+        (F->nderived > 0 &&
+         (F->da == NULL || F->db == NULL || F->dc == NULL || F->dd == NULL || F->dceil == NULL ||
+          F->dlo == NULL || F->ddiv == NULL || F->dlo2 == NULL || F->dadd == NULL)))
         return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
                          "a formula model needs term_ptr[ngroups+1], a, b, gate, coef, lo, hi "
                          "[nterms] and da, db, dc, dd, dceil, dlo, ddiv, dlo2, dadd [nderived]");

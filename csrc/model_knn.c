@@ -41,9 +41,12 @@ static void nb_select(spmv_knn_nb *a, int32_t n, int32_t p) {
             while (nb_less(&pivot, &a[j])) j--;
             if (i <= j) nb_swap(&a[i++], &a[j--]);
         }
-        if (p - 1 <= j) hi = j;          /* the p-th smallest lies left of the cut */
-        else if (p - 1 >= i) lo = i;
-        else break;
+        if (p - 1 <= j)
+            hi = j; /* the p-th smallest lies left of the cut */
+        else if (p - 1 >= i)
+            lo = i;
+        else
+            break;
     }
 }
 
@@ -53,7 +56,8 @@ static void nb_select(spmv_knn_nb *a, int32_t n, int32_t p) {
 int32_t spmv_knn_maxset(const spmv_model *M) {
     int32_t m = 0;
     for (int32_t s = 0; s < M->knn.nsets; s++)
-        if (M->knn.set_ptr[s + 1] - M->knn.set_ptr[s] > m) m = M->knn.set_ptr[s + 1] - M->knn.set_ptr[s];
+        if (M->knn.set_ptr[s + 1] - M->knn.set_ptr[s] > m)
+            m = M->knn.set_ptr[s + 1] - M->knn.set_ptr[s];
     return m;
 }
 
@@ -85,7 +89,7 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
     int32_t nt = K->ntargets, k = K->k[g], m = 0, zeros = 0;
     double yk[SPMV_KNN_MAXK], dk[SPMV_KNN_MAXK];
     for (int32_t i = 0; i < n && m < k; i++) {
-        if (i == c->sorted) {                         /* past the prefix: sort the rest */
+        if (i == c->sorted) { /* past the prefix: sort the rest */
             qsort(c->nb + i, (size_t)(n - i), sizeof *c->nb, nb_cmp);
             c->sorted = n;
         }
@@ -98,8 +102,10 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
     double num = 0, den = 0;
     for (int32_t j = 0; j < m; j++) {
         double w = 1;
-        if (K->weighting == SPMV_KNN_SKLEARN) w = zeros ? (dk[j] == 0) : 1 / dk[j];
-        else if (K->weighting == SPMV_KNN_FLOOR) w = 1 / (dk[j] > K->dmin ? dk[j] : K->dmin);
+        if (K->weighting == SPMV_KNN_SKLEARN)
+            w = zeros ? (dk[j] == 0) : 1 / dk[j];
+        else if (K->weighting == SPMV_KNN_FLOOR)
+            w = 1 / (dk[j] > K->dmin ? dk[j] : K->dmin);
         num += yk[j] * w;
         den += w;
     }
@@ -112,9 +118,10 @@ int spmv_knn_check(const spmv_model *M, spmv_err *err) {
         K->target == NULL || (K->points == NULL && M->ninputs > 0) || K->ntargets < 1 ||
         (K->shift == NULL) != (K->div == NULL) || K->weighting < SPMV_KNN_UNIFORM ||
         K->weighting > SPMV_KNN_FLOOR)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "a KNN model needs set_ptr[nsets+1], points, target, set, k, tcol[ngroups], "
-                         "ntargets >= 1, shift and div both or neither, weighting in [0, 2]");
+        return spmv_fail(
+            err, SPMV_ESCHEMA, -1, -1, -1,
+            "a KNN model needs set_ptr[nsets+1], points, target, set, k, tcol[ngroups], "
+            "ntargets >= 1, shift and div both or neither, weighting in [0, 2]");
     int rc = spmv_check_range(K->set_ptr, (int64_t)K->nsets + 1, 0, (int64_t)K->npoints + 1,
                               "knn.set_ptr", err);
     for (int32_t s = 0; rc == 0 && s < K->nsets; s++)

@@ -1,11 +1,11 @@
-// csrc/model_trees.c: tree ensembles (gradient boosting, regression and per-class) as flat node arrays
-// SPDX-License-Identifier: BSD-3-Clause
+// csrc/model_trees.c: tree ensembles (gradient boosting, regression and per-class) as flat node
+// arrays SPDX-License-Identifier: BSD-3-Clause
 //
 // A loop walks each tree; nested generated ifs would compile slowly and bloat on large ensembles.
 // Comparisons are scikit-learn's: DecisionTreeRegressor (GradientBoosting*) casts X to float32 and
-// compares against float64 thresholds; HistGradientBoosting* compares float64.  The sum runs tree by
-// tree in fitting order, init + scale * leaf each time, as predict_stages does, so that the result
-// carries the same rounding.
+// compares against float64 thresholds; HistGradientBoosting* compares float64.  The sum runs tree
+// by tree in fitting order, init + scale * leaf each time, as predict_stages does, so that the
+// result carries the same rounding.
 #include "spmv_internal.h"
 
 #include <math.h>
@@ -20,8 +20,10 @@ void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *ra
             while (T->feature[n] >= 0) {
                 double x = z[T->feature[n]];
                 int left;
-                if (isnan(x)) left = T->missing_left != NULL && T->missing_left[n];
-                else left = (T->cast_f32 ? (double)(float)x : x) <= T->threshold[n];
+                if (isnan(x))
+                    left = T->missing_left != NULL && T->missing_left[n];
+                else
+                    left = (T->cast_f32 ? (double)(float)x : x) <= T->threshold[n];
                 n = left ? T->left[n] : T->right[n];
             }
             y += T->scale * T->value[n];
@@ -61,7 +63,7 @@ void spmv_trees_eval_rows(const spmv_model *M, int32_t g, const int32_t *rows, i
                     inner = 0;
                     for (int32_t k = 0; k < m; k++) {
                         int32_t n = cur[k], f = feat[n], split = f >= 0;
-                        double x = z[k][f & -split];              /* a leaf reads input 0 */
+                        double x = z[k][f & -split]; /* a leaf reads input 0 */
                         int32_t left = x <= thr[n];
                         if (ml != NULL) left |= (x != x) & ml[n];
                         /* arithmetic, not ?: -- a data-dependent branch here mispredicts half
@@ -84,11 +86,13 @@ int spmv_trees_check(const spmv_model *M, spmv_err *err) {
         (T->ntrees > 0 && T->root == NULL) ||
         (T->nnodes > 0 && (T->feature == NULL || T->left == NULL || T->right == NULL ||
                            T->threshold == NULL || T->value == NULL)))
-        return spmv_fail(err, SPMV_ESCHEMA, -1, T->nout, 1,
-                         "a tree model needs nout >= 1, tree_ptr[ngroups*nout+1], init, root[ntrees] "
-                         "and feature, left, right, threshold, value[nnodes]");
+        return spmv_fail(
+            err, SPMV_ESCHEMA, -1, T->nout, 1,
+            "a tree model needs nout >= 1, tree_ptr[ngroups*nout+1], init, root[ntrees] "
+            "and feature, left, right, threshold, value[nnodes]");
     int64_t ngo = (int64_t)M->ngroups * T->nout;
-    int rc = spmv_check_range(T->tree_ptr, ngo + 1, 0, (int64_t)T->ntrees + 1, "trees.tree_ptr", err);
+    int rc =
+        spmv_check_range(T->tree_ptr, ngo + 1, 0, (int64_t)T->ntrees + 1, "trees.tree_ptr", err);
     for (int64_t i = 0; rc == 0 && i < ngo; i++)
         if (T->tree_ptr[i + 1] < T->tree_ptr[i])
             rc = spmv_fail(err, SPMV_ESCHEMA, i, T->tree_ptr[i + 1], T->tree_ptr[i],

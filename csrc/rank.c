@@ -16,8 +16,9 @@ int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const 
                          what, (long long)n);
     for (int64_t i = 0; i < n; i++)
         if (a[i] < lo || a[i] >= hi)
-            return spmv_fail(err, SPMV_ESCHEMA, i, a[i], hi, "%s[%lld] = %d is outside [%lld, %lld)",
-                             what, (long long)i, (int)a[i], (long long)lo, (long long)hi);
+            return spmv_fail(err, SPMV_ESCHEMA, i, a[i], hi,
+                             "%s[%lld] = %d is outside [%lld, %lld)", what, (long long)i, (int)a[i],
+                             (long long)lo, (long long)hi);
     return SPMV_OK;
 }
 
@@ -26,7 +27,8 @@ int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const 
 int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                      int value_bytes, double max_fill, double *rows, spmv_err *err) {
     if (A == NULL || dev == NULL || C == NULL || (C->n > 0 && rows == NULL))
-        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "design rows need a matrix, GPU properties, "
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "design rows need a matrix, GPU properties, "
                          "configurations and an output array, not NULL");
     if (value_bytes != 4 && value_bytes != 8)
         return spmv_fail(err, SPMV_EINVAL, -1, value_bytes, 8,
@@ -34,8 +36,10 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     if (C->n < 0 || C->nextra < 0 ||
         (C->n > 0 && (C->format == NULL || C->param == NULL || C->unread == NULL || C->p == NULL ||
                       C->launches == NULL || (C->nextra > 0 && C->extra == NULL))))
-        return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1, "configurations: n = %d, nextra = %d, "
-                         "and every array of n entries must be given", (int)C->n, (int)C->nextra);
+        return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1,
+                         "configurations: n = %d, nextra = %d, "
+                         "and every array of n entries must be given",
+                         (int)C->n, (int)C->nextra);
     for (int32_t j = 0; j < C->n; j++)
         if (C->format[j] < 0 || C->format[j] >= SPMV_NFORMATS)
             return spmv_fail(err, SPMV_EINVAL, j, C->format[j], SPMV_NFORMATS,
@@ -48,15 +52,16 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     for (int32_t j = 0; j < C->n; j++) {
         double *r = rows + j * stride;
         memcpy(r, feat, sizeof feat);
-        for (int k = 0; k < SPMV_NPCOLS; k++) r[SPMV_COL_P_TPV + k] = C->p[(int64_t)j * SPMV_NPCOLS + k];
+        for (int k = 0; k < SPMV_NPCOLS; k++)
+            r[SPMV_COL_P_TPV + k] = C->p[(int64_t)j * SPMV_NPCOLS + k];
         r[SPMV_COL_VALUE_BYTES] = value_bytes;
         r[SPMV_COL_LAUNCHES] = C->launches[j];
-        for (int32_t k = 0; k < C->nextra; k++) r[SPMV_NCOLS + k] = C->extra[(int64_t)j * C->nextra + k];
-        int32_t same = 0;                /* an earlier configuration with the same format: reuse */
-        while (same < j && !(C->format[same] == C->format[j] &&
-                             C->param[2 * same] == C->param[2 * j] &&
-                             C->param[2 * same + 1] == C->param[2 * j + 1] &&
-                             C->unread[same] == C->unread[j]))
+        for (int32_t k = 0; k < C->nextra; k++)
+            r[SPMV_NCOLS + k] = C->extra[(int64_t)j * C->nextra + k];
+        int32_t same = 0; /* an earlier configuration with the same format: reuse */
+        while (same < j &&
+               !(C->format[same] == C->format[j] && C->param[2 * same] == C->param[2 * j] &&
+                 C->param[2 * same + 1] == C->param[2 * j + 1] && C->unread[same] == C->unread[j]))
             same++;
         if (same < j) {
             r[SPMV_COL_BYTES_MOVED] = rows[same * stride + SPMV_COL_BYTES_MOVED];
@@ -90,15 +95,24 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
 
 static double tf_apply(int tf, double x) {
     switch (tf) {
-    case SPMV_TF_LOG1P: return log1p(x);
-    case SPMV_TF_LOG: return log(x);
-    case SPMV_TF_LOG10: return log10(x);
-    case SPMV_TF_LOG2: return log2(x);
-    case SPMV_TF_EXP: return exp(x);
-    case SPMV_TF_EXPM1: return expm1(x);
-    case SPMV_TF_POW10: return pow(10.0, x);
-    case SPMV_TF_POW2: return exp2(x);
-    default: return x;
+    case SPMV_TF_LOG1P:
+        return log1p(x);
+    case SPMV_TF_LOG:
+        return log(x);
+    case SPMV_TF_LOG10:
+        return log10(x);
+    case SPMV_TF_LOG2:
+        return log2(x);
+    case SPMV_TF_EXP:
+        return exp(x);
+    case SPMV_TF_EXPM1:
+        return expm1(x);
+    case SPMV_TF_POW10:
+        return pow(10.0, x);
+    case SPMV_TF_POW2:
+        return exp2(x);
+    default:
+        return x;
     }
 }
 
@@ -139,11 +153,11 @@ int32_t spmv_model_nout(const spmv_model *M) {
  * class probabilities for the last inputs: the stages read matrix features only, so a ranking
  * evaluates each once. */
 typedef struct model_ws {
-    double *z, *raw;          /* [ninputs + derived], [nout] */
-    double *memo;             /* [2*ninputs], model_inputs' */
+    double *z, *raw; /* [ninputs + derived], [nout] */
+    double *memo;    /* [2*ninputs], model_inputs' */
     spmv_knn_cache knn;
-    struct model_ws *stage;   /* cascades: [nstages] */
-    double *proba;            /* as a stage: its class probabilities [nout + 1] for the inputs in z */
+    struct model_ws *stage; /* cascades: [nstages] */
+    double *proba;          /* as a stage: its class probabilities [nout + 1] for the inputs in z */
     int valid;
 } model_ws;
 
@@ -157,7 +171,8 @@ static void model_ws_count(const spmv_model *M, int64_t *nd, int64_t *nnb, int64
     if (M->kind == SPMV_MODEL_KNN) *nnb += spmv_knn_maxset(M);
     if (M->kind != SPMV_MODEL_CASCADE) return;
     *nst += M->cascade.nstages;
-    for (int32_t s = 0; s < M->cascade.nstages; s++) model_ws_count(&M->cascade.sub[s], nd, nnb, nst);
+    for (int32_t s = 0; s < M->cascade.nstages; s++)
+        model_ws_count(&M->cascade.sub[s], nd, nnb, nst);
 }
 
 static void model_ws_init(const spmv_model *M, model_ws *w, double **d, spmv_knn_nb **nb,
@@ -186,13 +201,14 @@ static void model_ws_init(const spmv_model *M, model_ws *w, double **d, spmv_knn
 static void model_raw(const spmv_model *M, int32_t g, const double *row, model_ws *w);
 
 /* Class probabilities of a cascade stage for this row (GradientBoostingClassifier.predict_proba:
- * expit of the logit for two classes, a softmax for more), recomputed only when its inputs change. */
+ * expit of the logit for two classes, a softmax for more), recomputed only when its inputs change.
+ */
 static const double *stage_proba(const spmv_model *S, const double *row, model_ws *w) {
     if (S->kind == 0) {
         w->proba[0] = 1;
         return w->proba;
     }
-    double *zn = w->knn.qn;                             /* new inputs, compared with the last */
+    double *zn = w->knn.qn; /* new inputs, compared with the last */
     model_inputs(S, row, zn, w->memo);
     if (w->valid && memcmp(zn, w->z, (size_t)S->ninputs * sizeof(double)) == 0) return w->proba;
     memcpy(w->z, zn, (size_t)S->ninputs * sizeof(double));
@@ -214,16 +230,27 @@ static const double *stage_proba(const spmv_model *S, const double *row, model_w
 /* Raw output(s) of group g for one design row into w->raw; the inputs are already in w->z. */
 static void model_raw(const spmv_model *M, int32_t g, const double *row, model_ws *w) {
     switch (M->kind) {
-    case SPMV_MODEL_LINEAR: spmv_linear_eval(M, g, w->z, w->raw); break;
-    case SPMV_MODEL_TREES: spmv_trees_eval(M, g, w->z, w->raw); break;
-    case SPMV_MODEL_KNN: spmv_knn_eval(M, g, w->z, &w->knn, w->raw); break;
-    case SPMV_MODEL_SVM: spmv_svm_eval(M, g, w->z, w->raw); break;
-    case SPMV_MODEL_FORMULA: spmv_formula_eval(M, g, w->z, w->raw); break;
-    default: {                                           /* SPMV_MODEL_CASCADE */
+    case SPMV_MODEL_LINEAR:
+        spmv_linear_eval(M, g, w->z, w->raw);
+        break;
+    case SPMV_MODEL_TREES:
+        spmv_trees_eval(M, g, w->z, w->raw);
+        break;
+    case SPMV_MODEL_KNN:
+        spmv_knn_eval(M, g, w->z, &w->knn, w->raw);
+        break;
+    case SPMV_MODEL_SVM:
+        spmv_svm_eval(M, g, w->z, w->raw);
+        break;
+    case SPMV_MODEL_FORMULA:
+        spmv_formula_eval(M, g, w->z, w->raw);
+        break;
+    default: { /* SPMV_MODEL_CASCADE */
         const spmv_cascade *K = &M->cascade;
         double p = 1;
         for (int32_t l = 0; l < K->nlevels; l++) {
-            int32_t s = K->node[(int64_t)g * K->nlevels + l], c = K->cls[(int64_t)g * K->nlevels + l];
+            int32_t s = K->node[(int64_t)g * K->nlevels + l],
+                    c = K->cls[(int64_t)g * K->nlevels + l];
             p *= s < 0 || c < 0 ? 0.0 : stage_proba(&K->sub[s], row, &w->stage[s])[c];
         }
         w->raw[0] = -p;
@@ -237,7 +264,8 @@ static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
     if (S->kind != SPMV_MODEL_TREES || S->ngroups != 1 || S->ncols > M->ncols)
         return spmv_fail(err, SPMV_ESCHEMA, s, S->kind, SPMV_MODEL_TREES,
                          "cascade stage %d must be a tree classifier of one group reading at most "
-                         "the cascade's %d columns, or kind 0", (int)s, (int)M->ncols);
+                         "the cascade's %d columns, or kind 0",
+                         (int)s, (int)M->ncols);
     return spmv_model_check(S, err);
 }
 
@@ -248,12 +276,14 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
                          "model kind %d is not in [%d, %d]", M->kind, SPMV_MODEL_LINEAR,
                          SPMV_MODEL_CASCADE);
     if (M->ngroups < 1 || M->ninputs < 0 || M->ncols < SPMV_NCOLS)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, 1, "model: ngroups = %d (>= 1), "
-                         "ninputs = %d (>= 0), ncols = %d (>= %d)", (int)M->ngroups,
-                         (int)M->ninputs, (int)M->ncols, SPMV_NCOLS);
+        return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, 1,
+                         "model: ngroups = %d (>= 1), "
+                         "ninputs = %d (>= 0), ncols = %d (>= %d)",
+                         (int)M->ngroups, (int)M->ninputs, (int)M->ncols, SPMV_NCOLS);
     if (M->ninputs > 0 && (M->in_nan == NULL || M->in_lo == NULL || M->in_hi == NULL ||
                            M->in_shift == NULL || M->in_div == NULL))
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "model inputs need in_col, in_tf, in_nan, "
+        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
+                         "model inputs need in_col, in_tf, in_nan, "
                          "in_lo, in_hi, in_shift and in_div");
     int rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
     if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_POW2 + 1, "in_tf", err);
@@ -261,12 +291,18 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
     if (rc == 0) rc = spmv_check_range(&M->out_col, 1, -1, M->ncols, "out_col", err);
     if (rc) return rc;
     switch (M->kind) {
-    case SPMV_MODEL_LINEAR: return spmv_linear_check(M, err);
-    case SPMV_MODEL_TREES: return spmv_trees_check(M, err);
-    case SPMV_MODEL_KNN: return spmv_knn_check(M, err);
-    case SPMV_MODEL_SVM: return spmv_svm_check(M, err);
-    case SPMV_MODEL_FORMULA: return spmv_formula_check(M, err);
-    default: break;
+    case SPMV_MODEL_LINEAR:
+        return spmv_linear_check(M, err);
+    case SPMV_MODEL_TREES:
+        return spmv_trees_check(M, err);
+    case SPMV_MODEL_KNN:
+        return spmv_knn_check(M, err);
+    case SPMV_MODEL_SVM:
+        return spmv_svm_check(M, err);
+    case SPMV_MODEL_FORMULA:
+        return spmv_formula_check(M, err);
+    default:
+        break;
     }
     const spmv_cascade *K = &M->cascade;
     if (K->nstages < 1 || K->nlevels < 1 || K->sub == NULL || K->node == NULL || K->cls == NULL)
@@ -278,7 +314,7 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
     for (int64_t i = 0; rc == 0 && i < np; i++) {
         int32_t s = K->node[i];
         int32_t ncls = s < 0 ? 1 : K->sub[s].kind == 0 ? 1 : spmv_model_nout(&K->sub[s]);
-        ncls += ncls == 1 && s >= 0 && K->sub[s].kind != 0;   /* one logit, two classes */
+        ncls += ncls == 1 && s >= 0 && K->sub[s].kind != 0; /* one logit, two classes */
         if (K->cls[i] < -1 || K->cls[i] >= ncls)
             rc = spmv_fail(err, SPMV_ESCHEMA, i, K->cls[i], ncls,
                            "cascade.cls[%lld] = %d is outside [-1, %d)", (long long)i,
@@ -289,7 +325,7 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
 
 static double out_apply(const spmv_model *M, const double *raw, const double *row) {
     double y = tf_apply(M->out_tf, raw[0]);
-    if (y < M->out_lo) y = M->out_lo;                   /* NaN stays NaN */
+    if (y < M->out_lo) y = M->out_lo; /* NaN stays NaN */
     if (M->out_col >= 0) y *= row[M->out_col];
     if (M->kind == SPMV_MODEL_SVM && M->svm.classify && !(raw[1] > 0)) y *= M->svm.penalty;
     return y;
@@ -308,22 +344,23 @@ static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int
     }
     double *R = Z + (int64_t)n * M->ninputs, *memo = R + (int64_t)n * nout;
     int32_t *ptr = idx + n;
-    memo_init(memo, M->ninputs);                                  /* ptr[g+1]: rows of groups <= g */
+    memo_init(memo, M->ninputs); /* ptr[g+1]: rows of groups <= g */
     for (int32_t g = 0; g <= ng; g++) ptr[g] = 0;
     for (int32_t i = 0; i < n; i++)
         if (group[i] >= 0) {
             ptr[group[i] + 1]++;
             model_inputs(M, rows + (int64_t)i * stride, Z + (int64_t)i * M->ninputs, memo);
         }
-    if (M->trees.cast_f32)                                   /* as DecisionTreeRegressor reads X */
+    if (M->trees.cast_f32) /* as DecisionTreeRegressor reads X */
         for (int64_t k = 0; k < (int64_t)n * M->ninputs; k++) Z[k] = (double)(float)Z[k];
     for (int32_t g = 0; g < ng; g++) ptr[g + 1] += ptr[g];
     for (int32_t i = 0; i < n; i++)
         if (group[i] >= 0) idx[ptr[group[i]]++] = i;
-    for (int32_t g = ng; g > 0; g--) ptr[g] = ptr[g - 1];  /* back to starts */
+    for (int32_t g = ng; g > 0; g--) ptr[g] = ptr[g - 1]; /* back to starts */
     ptr[0] = 0;
     for (int32_t g = 0; g < ng; g++)
-        if (ptr[g + 1] > ptr[g]) spmv_trees_eval_rows(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, R);
+        if (ptr[g + 1] > ptr[g])
+            spmv_trees_eval_rows(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, R);
     for (int32_t i = 0; i < n; i++) {
         const double *r = R + (int64_t)i * nout;
         ms[i] = group[i] < 0 ? HUGE_VAL : out_apply(M, r, rows + (int64_t)i * stride);
@@ -338,8 +375,10 @@ static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int
 int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                        const int32_t *group, double *ms, double *raw, spmv_err *err) {
     if (M == NULL || n < 0 || (n > 0 && (rows == NULL || group == NULL || ms == NULL)))
-        return spmv_fail(err, SPMV_EINVAL, -1, n, -1, "predict needs a model, rows, groups and an "
-                         "output array for n = %d rows", (int)n);
+        return spmv_fail(err, SPMV_EINVAL, -1, n, -1,
+                         "predict needs a model, rows, groups and an "
+                         "output array for n = %d rows",
+                         (int)n);
     if (stride < M->ncols)
         return spmv_fail(err, SPMV_EINVAL, -1, stride, M->ncols,
                          "rows hold %d columns; the model reads %d", (int)stride, (int)M->ncols);
@@ -392,7 +431,7 @@ typedef struct {
 static int ranked_cmp(const void *a, const void *b) {
     const ranked *x = a, *y = b;
     int xn = isnan(x->ms), yn = isnan(y->ms);
-    if (xn != yn) return xn - yn;                      /* NaN last */
+    if (xn != yn) return xn - yn; /* NaN last */
     if (!xn && x->ms != y->ms) return x->ms < y->ms ? -1 : 1;
     return (x->i > y->i) - (x->i < y->i);
 }
@@ -401,7 +440,8 @@ int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *
               const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
               double *ms, spmv_err *err) {
     if (C == NULL || M == NULL || (C->n > 0 && (order == NULL || ms == NULL || C->group == NULL)))
-        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "rank needs configurations (with groups), a "
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "rank needs configurations (with groups), a "
                          "model, order and ms arrays, not NULL");
     if (M->ncols != SPMV_NCOLS + C->nextra)
         return spmv_fail(err, SPMV_EINVAL, -1, M->ncols, SPMV_NCOLS + C->nextra,
@@ -419,8 +459,10 @@ int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *
     if (rc == 0) rc = spmv_model_predict(M, rows, n, M->ncols, C->group, ms, NULL, err);
     if (rc) goto done;
     for (int32_t j = 0; j < n; j++) {
-        if (isnan(rows[(int64_t)j * M->ncols + SPMV_COL_BYTES_MOVED])) ms[j] = HUGE_VAL;
-        else if (add_ms != NULL) ms[j] += add_ms[j];
+        if (isnan(rows[(int64_t)j * M->ncols + SPMV_COL_BYTES_MOVED]))
+            ms[j] = HUGE_VAL;
+        else if (add_ms != NULL)
+            ms[j] += add_ms[j];
         r[j].ms = ms[j];
         r[j].i = j;
     }

@@ -56,7 +56,7 @@ static int test_linear(void) {
     M.ngroups = 2;
     inputs_set(&M, &in, 2, cols);
     in.tf[0] = SPMV_TF_LOG;
-    in.lo[1] = 10;                          /* clamp below */
+    in.lo[1] = 10; /* clamp below */
     M.coef = coef;
     M.intercept = icpt;
     M.out_tf = SPMV_TF_EXP;
@@ -70,7 +70,7 @@ static int test_linear(void) {
     mu_check(close_to(raw, 3 - log(100)));
     mu_check(predict1(&M, row, -1, &ms, &raw) == 0 && ms == INF && isnan(raw));
     mu_check(predict1(&M, row, 2, &ms, &raw) == SPMV_EINVAL);
-    in.col[1] = NC;                         /* past the row */
+    in.col[1] = NC; /* past the row */
     spmv_err err = {0};
     mu_check(spmv_model_check(&M, &err) == SPMV_ESCHEMA && strstr(err.msg, "in_col") != NULL);
     return 0;
@@ -81,29 +81,40 @@ static int test_trees(void) {
     spmv_model M = {0};
     inputs in;
     int32_t cols[1] = {0}, ptr[3] = {0, 1, 2}, root[2] = {0, 3};
-    int32_t feat[5] = {0, -1, -1, -1, -1}, left[5] = {1, -1, -1, -1, -1}, right[5] = {2, -1, -1, -1, -1};
+    int32_t feat[5] = {0, -1, -1, -1, -1}, left[5] = {1, -1, -1, -1, -1},
+            right[5] = {2, -1, -1, -1, -1};
     double thr[5] = {0.1 - 1e-12, 0, 0, 0, 0}, val[5] = {0, 10, 20, 7, 0}, init[2] = {1, 2};
     uint8_t miss[5] = {1, 0, 0, 0, 0};
     double row[NC] = {0}, ms;
     M.kind = SPMV_MODEL_TREES;
     M.ngroups = 2;
     inputs_set(&M, &in, 1, cols);
-    M.trees = (spmv_trees){.nout = 1, .ntrees = 2, .nnodes = 5, .tree_ptr = ptr, .root = root,
-                           .feature = feat, .left = left, .right = right, .threshold = thr,
-                           .value = val, .missing_left = miss, .init = init, .scale = 0.5};
+    M.trees = (spmv_trees){.nout = 1,
+                           .ntrees = 2,
+                           .nnodes = 5,
+                           .tree_ptr = ptr,
+                           .root = root,
+                           .feature = feat,
+                           .left = left,
+                           .right = right,
+                           .threshold = thr,
+                           .value = val,
+                           .missing_left = miss,
+                           .init = init,
+                           .scale = 0.5};
     mu_check(spmv_model_check(&M, NULL) == 0);
-    row[0] = 0.1;                           /* (double)(float)0.1 > 0.1 - 1e-12: right */
+    row[0] = 0.1; /* (double)(float)0.1 > 0.1 - 1e-12: right */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 1 + 0.5 * 20);
-    M.trees.cast_f32 = 1;                   /* float 0.1 = 0.10000000149 > threshold: right too */
+    M.trees.cast_f32 = 1; /* float 0.1 = 0.10000000149 > threshold: right too */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 11);
-    row[0] = 0.1 - 2e-12;                   /* float64: left; cast to float32 it rounds to 0.1f: right */
+    row[0] = 0.1 - 2e-12; /* float64: left; cast to float32 it rounds to 0.1f: right */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 11);
     M.trees.cast_f32 = 0;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 6);
-    row[0] = NAN;                           /* missing goes left */
+    row[0] = NAN; /* missing goes left */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 6);
     mu_check(predict1(&M, row, 1, &ms, NULL) == 0 && ms == 2 + 0.5 * 7);
-    left[0] = 0;                            /* a cycle */
+    left[0] = 0; /* a cycle */
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     return 0;
 }
@@ -117,23 +128,34 @@ static int test_knn(void) {
     M.kind = SPMV_MODEL_KNN;
     M.ngroups = 2;
     inputs_set(&M, &in, 2, cols);
-    M.knn = (spmv_knn){.nsets = 1, .npoints = 3, .ntargets = 2, .set_ptr = setp, .points = pts,
-                       .target = tgt, .shift = sh, .div = dv, .set = set, .k = k, .tcol = tcol,
+    M.knn = (spmv_knn){.nsets = 1,
+                       .npoints = 3,
+                       .ntargets = 2,
+                       .set_ptr = setp,
+                       .points = pts,
+                       .target = tgt,
+                       .shift = sh,
+                       .div = dv,
+                       .set = set,
+                       .k = k,
+                       .tcol = tcol,
                        .weighting = SPMV_KNN_SKLEARN};
     mu_check(spmv_model_check(&M, NULL) == 0);
-    row[0] = 0.25;                          /* neighbours 0 (d .25) and 1 (d .75) */
-    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (1 / .25 + 2 / .75) / (4 + 1 / .75)));
+    row[0] = 0.25; /* neighbours 0 (d .25) and 1 (d .75) */
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 &&
+             close_to(ms, (1 / .25 + 2 / .75) / (4 + 1 / .75)));
     mu_check(predict1(&M, row, 1, &ms, NULL) == 0 && ms == 10);
-    row[0] = 1;                             /* exact match: its target alone */
+    row[0] = 1; /* exact match: its target alone */
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 2);
     M.knn.weighting = SPMV_KNN_UNIFORM;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == 1.5);
-    M.knn.weighting = SPMV_KNN_FLOOR;                /* 1 / max(d, 0.5): point 1 weighs 2, point 0 1 */
+    M.knn.weighting = SPMV_KNN_FLOOR; /* 1 / max(d, 0.5): point 1 weighs 2, point 0 1 */
     M.knn.dmin = 0.5;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (2 * 2 + 1 * 1) / 3.0));
-    tgt[2] = NAN;                                    /* point 1 not measured: 0 and 2 */
+    tgt[2] = NAN; /* point 1 not measured: 0 and 2 */
     M.knn.weighting = SPMV_KNN_SKLEARN;
-    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, (1 / 1.0 + 3 / sqrt(5)) / (1 + 1 / sqrt(5))));
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 &&
+             close_to(ms, (1 / 1.0 + 3 / sqrt(5)) / (1 + 1 / sqrt(5))));
     k[0] = SPMV_KNN_MAXK + 1;
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     return 0;
@@ -149,22 +171,30 @@ static int test_knn_past_prefix(void) {
     int32_t cols[1] = {0}, setp[2] = {0, N}, set[1] = {0}, k[1] = {2}, tcol[1] = {0};
     double row[NC] = {0}, ms;
     for (int i = 0; i < N; i++) {
-        pts[i] = (i * 7919) % N;                     /* a permutation of 0..N-1: unsorted */
+        pts[i] = (i * 7919) % N; /* a permutation of 0..N-1: unsorted */
         tgt[i] = pts[i] < 280 ? NAN : pts[i];
     }
     M.kind = SPMV_MODEL_KNN;
     M.ngroups = 1;
     inputs_set(&M, &in, 1, cols);
-    M.knn = (spmv_knn){.nsets = 1, .npoints = N, .ntargets = 1, .set_ptr = setp, .points = pts,
-                       .target = tgt, .set = set, .k = k, .tcol = tcol, .weighting = SPMV_KNN_UNIFORM};
+    M.knn = (spmv_knn){.nsets = 1,
+                       .npoints = N,
+                       .ntargets = 1,
+                       .set_ptr = setp,
+                       .points = pts,
+                       .target = tgt,
+                       .set = set,
+                       .k = k,
+                       .tcol = tcol,
+                       .weighting = SPMV_KNN_UNIFORM};
     mu_check(spmv_model_check(&M, NULL) == 0);
     row[0] = -1;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && ms == (280 + 281) / 2.0);
     for (int i = 0; i < N; i++) tgt[i] = pts[i] == 150 || pts[i] == 152 ? pts[i] : NAN;
-    row[0] = 151;                                    /* 150 and 152 tie at distance 1 */
+    row[0] = 151; /* 150 and 152 tie at distance 1 */
     k[0] = 1;
     mu_check(predict1(&M, row, 0, &ms, NULL) == 0);
-    int32_t lower = 0;                               /* the lower point index of the two wins */
+    int32_t lower = 0; /* the lower point index of the two wins */
     for (int i = 0; i < N; i++)
         if (pts[i] == 150 || pts[i] == 152) {
             lower = i;
@@ -183,14 +213,22 @@ static int test_svm_formula(void) {
     M.kind = SPMV_MODEL_SVM;
     M.ngroups = 1;
     inputs_set(&M, &in, 2, cols);
-    M.svm = (spmv_svm){.nsv = 2, .sv_ptr = svp, .sv = sv, .dual = dual, .gamma = gam, .intercept = icpt};
+    M.svm = (spmv_svm){
+        .nsv = 2, .sv_ptr = svp, .sv = sv, .dual = dual, .gamma = gam, .intercept = icpt};
     mu_check(spmv_model_check(&M, NULL) == 0);
     row[0] = 1;
-    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 && close_to(ms, 2 * exp(-0.5) - exp(-0.5) + 0.25));
-    int32_t svp2[3] = {0, 2, 2};                     /* a one-class classifier: intercept -1, "bad" */
+    mu_check(predict1(&M, row, 0, &ms, NULL) == 0 &&
+             close_to(ms, 2 * exp(-0.5) - exp(-0.5) + 0.25));
+    int32_t svp2[3] = {0, 2, 2}; /* a one-class classifier: intercept -1, "bad" */
     double gam2[2] = {0.5, 1}, icpt2[2] = {0.25, -1}, raw2[2];
-    M.svm = (spmv_svm){.nsv = 2, .classify = 1, .sv_ptr = svp2, .sv = sv, .dual = dual, .gamma = gam2,
-                       .intercept = icpt2, .penalty = 1000};
+    M.svm = (spmv_svm){.nsv = 2,
+                       .classify = 1,
+                       .sv_ptr = svp2,
+                       .sv = sv,
+                       .dual = dual,
+                       .gamma = gam2,
+                       .intercept = icpt2,
+                       .penalty = 1000};
     mu_check(spmv_model_check(&M, NULL) == 0);
     mu_check(predict1(&M, row, 0, &ms, raw2) == 0 && close_to(ms, 1000 * raw2[0]) && raw2[1] == -1);
 
@@ -198,12 +236,19 @@ static int test_svm_formula(void) {
     spmv_model F = {0};
     int32_t tp[2] = {0, 5}, a[5] = {-1, 0, -1, 0, 0}, b[5] = {-1, -1, -1, -1, 1};
     int32_t gate[5] = {0, 0, 0, 0, -1};
-    double coef[5] = {1, 2, 5, 3, 0.5}, lo[5] = {-INF, -INF, 10, 10, 0}, hi[5] = {10, 10, INF, INF, 0};
+    double coef[5] = {1, 2, 5, 3, 0.5}, lo[5] = {-INF, -INF, 10, 10, 0},
+           hi[5] = {10, 10, INF, INF, 0};
     F.kind = SPMV_MODEL_FORMULA;
     F.ngroups = 1;
     inputs_set(&F, &in, 2, cols);
-    F.formula = (spmv_formula){.nterms = 5, .term_ptr = tp, .a = a, .b = b, .gate = gate,
-                               .coef = coef, .lo = lo, .hi = hi};
+    F.formula = (spmv_formula){.nterms = 5,
+                               .term_ptr = tp,
+                               .a = a,
+                               .b = b,
+                               .gate = gate,
+                               .coef = coef,
+                               .lo = lo,
+                               .hi = hi};
     mu_check(spmv_model_check(&F, NULL) == 0);
     row[0] = 10, row[1] = 4;
     mu_check(predict1(&F, row, 0, &ms, NULL) == 0 && ms == 1 + 20 + 0.5 * 40);
@@ -217,19 +262,38 @@ static int test_cascade(void) {
      * class.  Configuration g's path: levels (stage, class). */
     spmv_model S[3] = {{0}}, M = {0};
     inputs in0, in1;
-    int32_t cols[1] = {0}, ptr0[4] = {0, 1, 2, 3}, root0[3] = {0, 0, 0}, ptr1[2] = {0, 1}, root1[1] = {0};
+    int32_t cols[1] = {0}, ptr0[4] = {0, 1, 2, 3}, root0[3] = {0, 0, 0}, ptr1[2] = {0, 1},
+            root1[1] = {0};
     int32_t feat[3] = {0, -1, -1}, left[3] = {1, -1, -1}, right[3] = {2, -1, -1};
     double thr[3] = {5, 0, 0}, v[3] = {0, 1, -1}, init0[3] = {0, 1, 2}, init1[1] = {0.5};
     S[0].kind = S[1].kind = SPMV_MODEL_TREES;
     S[0].ngroups = S[1].ngroups = 1;
     inputs_set(&S[0], &in0, 1, cols);
     inputs_set(&S[1], &in1, 1, cols);
-    S[0].trees = (spmv_trees){.nout = 3, .ntrees = 3, .nnodes = 3, .tree_ptr = ptr0, .root = root0,
-                              .feature = feat, .left = left, .right = right, .threshold = thr,
-                              .value = v, .init = init0, .scale = 1};
-    S[1].trees = (spmv_trees){.nout = 1, .ntrees = 1, .nnodes = 3, .tree_ptr = ptr1, .root = root1,
-                              .feature = feat, .left = left, .right = right, .threshold = thr,
-                              .value = v, .init = init1, .scale = 1};
+    S[0].trees = (spmv_trees){.nout = 3,
+                              .ntrees = 3,
+                              .nnodes = 3,
+                              .tree_ptr = ptr0,
+                              .root = root0,
+                              .feature = feat,
+                              .left = left,
+                              .right = right,
+                              .threshold = thr,
+                              .value = v,
+                              .init = init0,
+                              .scale = 1};
+    S[1].trees = (spmv_trees){.nout = 1,
+                              .ntrees = 1,
+                              .nnodes = 3,
+                              .tree_ptr = ptr1,
+                              .root = root1,
+                              .feature = feat,
+                              .left = left,
+                              .right = right,
+                              .threshold = thr,
+                              .value = v,
+                              .init = init1,
+                              .scale = 1};
     int32_t node[6] = {0, 1, 0, 2, 0, -1}, cls[6] = {2, 0, 1, 0, 1, 0};
     M.kind = SPMV_MODEL_CASCADE;
     M.ngroups = 3;
@@ -240,14 +304,14 @@ static int test_cascade(void) {
     mu_check(spmv_model_check(&M, NULL) == 0);
     double rows[3 * NC] = {0}, ms[3];
     int32_t g[3] = {0, 1, 2};
-    for (int i = 0; i < 3; i++) rows[i * NC] = 7;      /* right leaves: -1 */
+    for (int i = 0; i < 3; i++) rows[i * NC] = 7; /* right leaves: -1 */
     mu_check(spmv_model_predict(&M, rows, 3, NC, g, ms, NULL, NULL) == 0);
     double e0 = exp(-1 - 1), e1 = exp(0 - 1), e2 = exp(1 - 1), sum = e0 + e1 + e2;
     double p1 = 1 / (1 + exp(-(0.5 - 1)));
     mu_check(close_to(ms[0], -(e2 / sum) * (1 - p1)));
     mu_check(close_to(ms[1], -(e1 / sum) * 1.0));
-    mu_check(ms[2] == 0);                              /* a level without a stage: probability 0 */
-    cls[1] = 2;                                        /* a binary stage has classes 0 and 1 */
+    mu_check(ms[2] == 0); /* a level without a stage: probability 0 */
+    cls[1] = 2;           /* a binary stage has classes 0 and 1 */
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     return 0;
 }
@@ -255,7 +319,7 @@ static int test_cascade(void) {
 /* Three configurations over CSR, ELL and SELL-8-8; a linear model in bytes_moved ranks them. */
 static int test_rank_order(void) {
     testmat T;
-    mu_check(testmat_make(&T, 64, 50, 6, 1, 5) == 0);   /* one long row: ELL pads a lot */
+    mu_check(testmat_make(&T, 64, 50, 6, 1, 5) == 0); /* one long row: ELL pads a lot */
     spmv_csr A = {T.nrows, T.ncols, T.indptr, T.indices};
     spmv_gpu_props dev;
     spmv_gpu_props_h100(&dev);
@@ -263,8 +327,13 @@ static int test_rank_order(void) {
     int32_t par[8] = {0, 0, 0, 0, 8, 8, 0, 0}, unread[4] = {0, 0, 0, 2}, grp[4] = {0, 0, 0, 0};
     double p[4 * SPMV_NPCOLS], la[4] = {0, 0, 0, 0}, coef[1] = {1e-6}, icpt[1] = {0};
     for (int i = 0; i < 4 * SPMV_NPCOLS; i++) p[i] = NAN;
-    spmv_configs C = {.n = 4, .format = fmt, .param = par, .unread = unread, .p = p,
-                      .launches = la, .group = grp};
+    spmv_configs C = {.n = 4,
+                      .format = fmt,
+                      .param = par,
+                      .unread = unread,
+                      .p = p,
+                      .launches = la,
+                      .group = grp};
     spmv_model M = {0};
     inputs in;
     int32_t cols[1] = {SPMV_COL_BYTES_MOVED};
@@ -277,17 +346,19 @@ static int test_rank_order(void) {
     int32_t order[4];
     mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, rows, NULL) == 0);
     int64_t nnz = T.indptr[T.nrows];
-    mu_check(rows[SPMV_COL_BYTES_MOVED] == 4.0 * (T.nrows + 1 + nnz) + 8.0 * (nnz + T.nrows + T.ncols));
+    mu_check(rows[SPMV_COL_BYTES_MOVED] ==
+             4.0 * (T.nrows + 1 + nnz) + 8.0 * (nnz + T.nrows + T.ncols));
     mu_check(rows[SPMV_COL_PADDING_RATIO] == 1.0 && rows[SPMV_COL_VALUE_BYTES] == 8);
-    mu_check(rows[NC + SPMV_COL_PADDING_RATIO] > 5);   /* ELL: every row as long as the longest */
+    mu_check(rows[NC + SPMV_COL_PADDING_RATIO] > 5); /* ELL: every row as long as the longest */
     mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
     for (int j = 0; j < 4; j++)
-        mu_check(isnan(rows[j * NC + SPMV_COL_BYTES_MOVED]) ? ms[j] == INF
-                                                            : close_to(ms[j], 1e-6 * rows[j * NC + SPMV_COL_BYTES_MOVED]));
+        mu_check(isnan(rows[j * NC + SPMV_COL_BYTES_MOVED])
+                     ? ms[j] == INF
+                     : close_to(ms[j], 1e-6 * rows[j * NC + SPMV_COL_BYTES_MOVED]));
     for (int j = 1; j < 4; j++) mu_check(ms[order[j - 1]] <= ms[order[j]]);
-    mu_check(order[0] == 0 && order[2] == 1);          /* CSR first, ELL after SELL */
-    mu_check(order[3] == 3 && ms[3] == INF);           /* DIA pads past max_fill: last */
-    add[0] = 1;                                        /* conversion cost moves CSR back */
+    mu_check(order[0] == 0 && order[2] == 1); /* CSR first, ELL after SELL */
+    mu_check(order[3] == 3 && ms[3] == INF);  /* DIA pads past max_fill: last */
+    add[0] = 1;                               /* conversion cost moves CSR back */
     mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL) == 0 && order[2] == 0);
     fmt[1] = 42;
     mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
@@ -304,8 +375,13 @@ static int rank_once(const testmat *T, spmv_model *K) {
     int32_t par[6] = {8, 16, -1, 0, 0, 0}, unread[3] = {0}, grp[3] = {0, 0, 0};
     double p[3 * SPMV_NPCOLS] = {0}, la[3] = {0}, ms[3];
     int32_t order[3];
-    spmv_configs C = {.n = 3, .format = fmt, .param = par, .unread = unread, .p = p,
-                      .launches = la, .group = grp};
+    spmv_configs C = {.n = 3,
+                      .format = fmt,
+                      .param = par,
+                      .unread = unread,
+                      .p = p,
+                      .launches = la,
+                      .group = grp};
     return spmv_rank(&A, &dev, &C, K, 4, NULL, order, ms, NULL);
 }
 
@@ -314,13 +390,23 @@ static int test_every_allocation_failure_is_reported(void) {
     mu_check(testmat_make(&T, 70, 60, 7, 1, 9) == 0);
     spmv_model M = {0};
     inputs in;
-    int32_t cols[2] = {SPMV_COL_BYTES_MOVED, 0}, setp[2] = {0, 2}, set[1] = {0}, k[1] = {1}, tc[1] = {0};
+    int32_t cols[2] = {SPMV_COL_BYTES_MOVED, 0}, setp[2] = {0, 2}, set[1] = {0}, k[1] = {1},
+            tc[1] = {0};
     double pts[4] = {0, 0, 1, 1}, tgt[2] = {1, 2}, sh[2] = {0, 0}, sc[2] = {1, 1};
     M.kind = SPMV_MODEL_KNN;
     M.ngroups = 1;
     inputs_set(&M, &in, 2, cols);
-    M.knn = (spmv_knn){.nsets = 1, .npoints = 2, .ntargets = 1, .set_ptr = setp, .points = pts,
-                       .target = tgt, .shift = sh, .div = sc, .set = set, .k = k, .tcol = tc};
+    M.knn = (spmv_knn){.nsets = 1,
+                       .npoints = 2,
+                       .ntargets = 1,
+                       .set_ptr = setp,
+                       .points = pts,
+                       .target = tgt,
+                       .shift = sh,
+                       .div = sc,
+                       .set = set,
+                       .k = k,
+                       .tcol = tc};
     spmv_fail_after(0);
     mu_check(rank_once(&T, &M) == SPMV_OK);
     int64_t total = spmv_alloc_count();
