@@ -32,51 +32,60 @@ void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *ra
     }
 }
 
-/* The same sums for many rows, tree by tree, walking TREE_LANES rows of a tree in lockstep: a walk
- * is a chain of dependent loads (node, input, threshold, child), so one row at a time leaves the
- * core waiting on latency, while independent walks side by side overlap.  The step is branch-free
- * (a leaf keeps its node; NaN fails every <= and takes missing_left where given), and a tree's
- * nodes are fetched once for all the rows of its group.  Each row still adds its leaves in fitting
- * order.  rows[nr] are the row indices of group g; Z[row*ninputs] their inputs, already cast to
- * float when cast_f32; raw[row*nout] their outputs. */
-#define TREE_LANES 8
-void spmv_trees_eval_rows(const spmv_model *M, int32_t g, const int32_t *rows, int32_t nr,
-                          const double *Z, double *raw) {
+/* Rows part[lo..hi) at node n of a tree: each reaches one leaf and adds scale * its value.  A
+ * split on an input that every row shares (uniform[f]: the matrix's features, within one ranking)
+ * sends them all one way after one comparison; any other split partitions them in place. */
+static void tree_batch(const spmv_trees *T, int32_t n, int32_t *part, int32_t lo, int32_t hi,
+                       const double *Z, int32_t d, const uint8_t *uniform, double *R, int32_t nout,
+                       int32_t o) {
+    for (;;) {
+        int32_t f = T->feature[n];
+        if (f < 0) {
+            double v = T->scale * T->value[n];
+            for (int32_t r = lo; r < hi; r++) R[(int64_t)part[r] * nout + o] += v;
+            return;
+        }
+        double thr = T->threshold[n];
+        int ml = T->missing_left != NULL && T->missing_left[n];
+        if (uniform[f]) {
+            double x = Z[(int64_t)part[lo] * d + f];
+            n = (x <= thr || (x != x && ml)) ? T->left[n] : T->right[n];
+            continue;
+        }
+        int32_t i = lo, j = hi; /* [lo, i) go left, [j, hi) go right */
+        while (i < j) {
+            double x = Z[(int64_t)part[i] * d + f];
+            if (x <= thr || (x != x && ml)) {
+                i++;
+            } else {
+                int32_t t = part[i];
+                part[i] = part[--j];
+                part[j] = t;
+            }
+        }
+        if (i > lo) tree_batch(T, T->left[n], part, lo, i, Z, d, uniform, R, nout, o);
+        if (hi > i) {
+            n = T->right[n]; /* the right side without recursing */
+            lo = i;
+            continue;
+        }
+        return;
+    }
+}
+
+/* The same sums for the rows[nr] of group g at once, tree by tree in fitting order, so that each
+ * row adds its leaves in the order of the one-row walk.  Z[row*ninputs]: inputs (already cast to
+ * float when cast_f32); uniform[ninputs]: inputs equal in every row; raw[row*nout]: outputs.
+ * rows[] is reordered. */
+void spmv_trees_eval_rows(const spmv_model *M, int32_t g, int32_t *rows, int32_t nr,
+                          const double *Z, const uint8_t *uniform, double *raw) {
     const spmv_trees *T = &M->trees;
-    const int32_t *feat = T->feature, *lc = T->left, *rc = T->right;
-    const double *thr = T->threshold;
-    const uint8_t *ml = T->missing_left;
     int32_t d = M->ninputs, nout = T->nout;
     for (int32_t o = 0; o < nout; o++) {
         int32_t go = g * nout + o;
-        for (int32_t r0 = 0; r0 < nr; r0 += TREE_LANES) {
-            int32_t m = nr - r0 < TREE_LANES ? nr - r0 : TREE_LANES, cur[TREE_LANES];
-            const double *z[TREE_LANES];
-            double y[TREE_LANES];
-            for (int32_t k = 0; k < m; k++) {
-                z[k] = Z + (int64_t)rows[r0 + k] * d;
-                y[k] = T->init[go];
-            }
-            for (int32_t t = T->tree_ptr[go]; t < T->tree_ptr[go + 1]; t++) {
-                for (int32_t k = 0; k < m; k++) cur[k] = T->root[t];
-                for (int inner = 1; inner;) {
-                    inner = 0;
-                    for (int32_t k = 0; k < m; k++) {
-                        int32_t n = cur[k], f = feat[n], split = f >= 0;
-                        double x = z[k][f & -split]; /* a leaf reads input 0 */
-                        int32_t left = x <= thr[n];
-                        if (ml != NULL) left |= (x != x) & ml[n];
-                        /* arithmetic, not ?: -- a data-dependent branch here mispredicts half
-                           the time and costs more than the walk */
-                        int32_t next = rc[n] + left * (lc[n] - rc[n]);
-                        cur[k] = n + split * (next - n);
-                        inner |= split;
-                    }
-                }
-                for (int32_t k = 0; k < m; k++) y[k] += T->scale * T->value[cur[k]];
-            }
-            for (int32_t k = 0; k < m; k++) raw[(int64_t)rows[r0 + k] * nout + o] = y[k];
-        }
+        for (int32_t r = 0; r < nr; r++) raw[(int64_t)rows[r] * nout + o] = T->init[go];
+        for (int32_t t = T->tree_ptr[go]; t < T->tree_ptr[go + 1]; t++)
+            tree_batch(T, T->root[t], rows, 0, nr, Z, d, uniform, raw, nout, o);
     }
 }
 

@@ -331,28 +331,36 @@ static double out_apply(const spmv_model *M, const double *raw, const double *ro
     return y;
 }
 
-/* Tree ensembles tree by tree over all rows (spmv_trees_eval_rows): inputs of every row first, rows
- * sorted by group (counting sort, stable), then each group's rows through its trees. */
+/* Tree ensembles over all rows at once (spmv_trees_eval_rows): inputs of every row first, the
+ * inputs every row shares marked, rows sorted by group (counting sort), then each group's rows
+ * through its trees together. */
 static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                          const int32_t *group, double *ms, double *raw, spmv_err *err) {
-    int32_t nout = M->trees.nout, ng = M->ngroups;
-    double *Z = spmv_malloc((int64_t)(n + 2) * M->ninputs + (int64_t)n * nout, sizeof(double), err);
+    int32_t nout = M->trees.nout, ng = M->ngroups, ni = M->ninputs;
+    double *Z = spmv_malloc((int64_t)(n + 2) * ni + (int64_t)n * nout, sizeof(double), err);
     int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
-    if (idx == NULL) {
+    uint8_t *uniform = idx == NULL ? NULL : spmv_malloc(ni, 1, err);
+    if (uniform == NULL) {
+        spmv_free(idx);
         spmv_free(Z);
         return SPMV_ENOMEM;
     }
-    double *R = Z + (int64_t)n * M->ninputs, *memo = R + (int64_t)n * nout;
-    int32_t *ptr = idx + n;
-    memo_init(memo, M->ninputs); /* ptr[g+1]: rows of groups <= g */
+    double *R = Z + (int64_t)n * ni, *memo = R + (int64_t)n * nout;
+    int32_t *ptr = idx + n, first = -1; /* ptr[g+1]: rows of groups <= g */
+    memo_init(memo, ni);
     for (int32_t g = 0; g <= ng; g++) ptr[g] = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (group[i] >= 0) {
-            ptr[group[i] + 1]++;
-            model_inputs(M, rows + (int64_t)i * stride, Z + (int64_t)i * M->ninputs, memo);
-        }
-    if (M->trees.cast_f32) /* as DecisionTreeRegressor reads X */
-        for (int64_t k = 0; k < (int64_t)n * M->ninputs; k++) Z[k] = (double)(float)Z[k];
+    for (int32_t k = 0; k < ni; k++) uniform[k] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (group[i] < 0) continue;
+        double *z = Z + (int64_t)i * ni;
+        ptr[group[i] + 1]++;
+        model_inputs(M, rows + (int64_t)i * stride, z, memo);
+        if (M->trees.cast_f32) /* as DecisionTreeRegressor reads X */
+            for (int32_t k = 0; k < ni; k++) z[k] = (double)(float)z[k];
+        if (first < 0) first = i;
+        for (int32_t k = 0; k < ni; k++)
+            uniform[k] &= memcmp(&z[k], &Z[(int64_t)first * ni + k], sizeof(double)) == 0;
+    }
     for (int32_t g = 0; g < ng; g++) ptr[g + 1] += ptr[g];
     for (int32_t i = 0; i < n; i++)
         if (group[i] >= 0) idx[ptr[group[i]]++] = i;
@@ -360,13 +368,14 @@ static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int
     ptr[0] = 0;
     for (int32_t g = 0; g < ng; g++)
         if (ptr[g + 1] > ptr[g])
-            spmv_trees_eval_rows(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, R);
+            spmv_trees_eval_rows(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, uniform, R);
     for (int32_t i = 0; i < n; i++) {
         const double *r = R + (int64_t)i * nout;
         ms[i] = group[i] < 0 ? HUGE_VAL : out_apply(M, r, rows + (int64_t)i * stride);
         for (int32_t o = 0; raw != NULL && o < nout; o++)
             raw[(int64_t)i * nout + o] = group[i] < 0 ? NAN : r[o];
     }
+    spmv_free(uniform);
     spmv_free(idx);
     spmv_free(Z);
     return SPMV_OK;

@@ -119,9 +119,10 @@ SPMV_API void spmv_linear_eval(const spmv_model *M, int32_t g, const double *z, 
 SPMV_API int spmv_linear_check(const spmv_model *M, spmv_err *err);
 SPMV_API void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
 SPMV_API int spmv_trees_check(const spmv_model *M, spmv_err *err);
-/* Trees for the rows[nr] of group g at once: inputs Z[row*ninputs], outputs raw[row*nout]. */
-SPMV_API void spmv_trees_eval_rows(const spmv_model *M, int32_t g, const int32_t *rows, int32_t nr,
-                                   const double *Z, double *raw);
+/* Trees for the rows[nr] of group g at once (rows[] reordered): inputs Z[row*ninputs],
+ * uniform[ninputs] (1: the same in every row), outputs raw[row*nout]. */
+SPMV_API void spmv_trees_eval_rows(const spmv_model *M, int32_t g, int32_t *rows, int32_t nr,
+                                   const double *Z, const uint8_t *uniform, double *raw);
 SPMV_API void spmv_svm_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
 SPMV_API int spmv_svm_check(const spmv_model *M, spmv_err *err);
 /* z[ninputs + nderived]: the derived inputs are written after the inputs. */
