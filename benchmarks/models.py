@@ -87,6 +87,8 @@ def from_kernel_table(csv: Path, out: Path, matrices: Path) -> Path:
     for p in sorted(matrices.glob("*.mtx*")) if matrices.is_dir() else []:
         A = pyspmv.load(p)
         mats[A.name] = A
+    manifest = matrices / "MANIFEST.csv"
+    kind = pd.read_csv(manifest).set_index("name")["kind"].to_dict() if manifest.is_file() else {}
     cfgs = pyspmv.configs("cuda")
     cols = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms", "repeats",
             "convert_ms", "upload_ms", "status", "note"]
@@ -95,7 +97,8 @@ def from_kernel_table(csv: Path, out: Path, matrices: Path) -> Path:
         if name not in mats:
             continue
         A = mats[name]
-        fparts.append({"matrix": name, "group": part["group"].iloc[0], **pyspmv.features(A)})
+        group = kind.get(name, part["group"].iloc[0])          # the family: MANIFEST's kind, else the table's
+        fparts.append({"matrix": name, "group": group, **pyspmv.features(A)})
         for dt, p2 in part.groupby("dtype"):
             cf = pyspmv.config_features(A, cfgs, dtype=dt)
             t = p2[cols].copy()

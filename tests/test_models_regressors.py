@@ -84,3 +84,13 @@ def test_boosted_fits_and_exposes_flat_trees(per):
     tree = m.estimators_[0].estimators_[0, 0].tree_
     assert tree.feature.shape == tree.threshold.shape == tree.children_left.shape == tree.children_right.shape
     assert len(m.feature_names_) == m.estimators_[0].n_features_in_
+
+
+def test_boosted_focus_weighs_rows_near_each_best():
+    d = planted_frame()
+    plain = BoostedModel(n_estimators=30).fit(d.X, d.y, groups=d.groups)
+    focus = BoostedModel(n_estimators=30, focus=2.0).fit(d.X, d.y, groups=d.groups)
+    assert not np.array_equal(plain.predict(d.X), focus.predict(d.X))      # the weights reached the trees
+    assert len(focus.estimators_) == len(plain.estimators_)
+    with pytest.raises(ValueError, match="'focus'"):
+        BoostedModel(focus=-1.0).fit(d.X, d.y)

@@ -11,7 +11,7 @@ from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import FEATURE_NAMES
-from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key, log_features
+from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key, log_features, matrix_ids
 
 _CATEGORICAL = ("library", "format", "kernel")
 
@@ -55,6 +55,10 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
     per : {"global", "format", "mapping", "config"}, default="global"
         One ensemble over every configuration (with the configuration's columns as inputs), or one per
         format, per thread mapping, or per configuration.
+    focus : float, default=0.0
+        Rows weigh ``(t_best / t) ** focus`` in training, t_best the fastest time of the same matrix and
+        value type: accuracy near each matrix's best configurations counts more (0: all rows alike).
+        Training only; the fitted form is unchanged.
     n_estimators, learning_rate, max_depth, min_samples_leaf, subsample, max_features, random_state
         Passed to GradientBoostingRegressor.
 
@@ -68,7 +72,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, per: str = "global", n_estimators: int = 300, learning_rate: float = 0.1,
                  max_depth: int = 6, min_samples_leaf: int = 3, subsample: float = 0.5,
-                 max_features: float | None = 0.5, random_state: int = 0):
+                 max_features: float | None = 0.5, random_state: int = 0, focus: float = 0.0):
         self.per = per
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -77,6 +81,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         self.subsample = subsample
         self.max_features = max_features
         self.random_state = random_state
+        self.focus = focus
 
     def _keys(self, X: pd.DataFrame) -> np.ndarray:
         if self.per == "global":
@@ -84,7 +89,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         return group_key(X, self.per)
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> BoostedModel:
-        """Fit the ensembles on log(y); ``groups`` (matrix per row) is accepted and unused."""
+        """Fit the ensembles on log(y); ``groups`` (matrix per row) serves ``focus`` (default: feature rows)."""
         if self.per not in ("global", "format", "mapping", "config"):
             raise ValueError("The 'per' parameter of BoostedModel must be one of 'global', 'format', 'mapping', "
                              f"'config'. Got {self.per!r} instead.")
@@ -93,6 +98,12 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         self.categories_ = {c: sorted(set(X[c].fillna("").astype(str))) for c in _CATEGORICAL}
         self.feature_names_ = encoded_names(self.categories_)
         E = encode(X, self.categories_)
+        if not float(self.focus) >= 0.0:
+            raise ValueError(f"The 'focus' parameter of BoostedModel must be a float >= 0. Got {self.focus!r} instead.")
+        w = None
+        if self.focus:
+            unit = pd.Series(matrix_ids(X, groups)).astype(str) + "@" + X["value_bytes"].astype(str).to_numpy()
+            w = np.exp(-float(self.focus) * (t - pd.Series(t).groupby(unit.to_numpy()).transform("min").to_numpy()))
         keys = self._keys(X)
         self.groups_ = np.unique(keys)
         self.estimators_ = []
@@ -102,7 +113,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
                 n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
                 min_samples_leaf=self.min_samples_leaf, subsample=self.subsample, max_features=self.max_features,
                 random_state=self.random_state)
-            self.estimators_.append(est.fit(E[r], t[r]))
+            self.estimators_.append(est.fit(E[r], t[r], sample_weight=None if w is None else w[r]))
         self.n_features_in_ = X.shape[1]
         return self
 
