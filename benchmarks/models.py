@@ -108,9 +108,10 @@ def from_kernel_table(csv: Path, out: Path, matrices: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     pd.concat(tparts).to_csv(out / "timings.csv.gz", index=False)
     pd.DataFrame(fparts).to_csv(out / "features.csv.gz", index=False)
-    gpu = csv.stem.removeprefix("kernels_").replace("_", " ").upper()
+    gpu = csv.name.split(".")[0].removeprefix("kernels_").replace("_", " ").upper()
     (out / "metadata.json").write_text(json.dumps({"device_info": {"device": "cuda", "gpu_name": gpu},
-                                                   "source": f"benchmarks/results/{csv.name}"}))
+                                                   "source": f"benchmarks/results/{csv.name}",
+                                                   "n_matrices": len(fparts)}))
     return out
 
 
@@ -120,7 +121,9 @@ def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
              (f"Dataset device: {meta.get('device_info', {}).get('gpu_name') or meta.get('device_info', {}).get('processor', '?')}; "
              f"models trained and timed on {platform.machine()} with {os.cpu_count()} cores "
              f"(pyspmv {pyspmv.__version__}, {time.strftime('%Y-%m-%d')}). Split: 75 % / 25 % of the matrices, seed 0. "
-             "Columns: see benchmarks/models.py."), ""]
+             "Columns: see benchmarks/models.py."
+             + (f" Timings: `{meta['source']}`, the matrices found ({meta.get('n_matrices', '?')})."
+                if "source" in meta else "")), ""]
     for (dt, split), part in df.groupby(["dtype", "split"], sort=False):
         what = "held-out" if split == "holdout" else f"grouped {split[6:]}-fold by family, every"
         best = part["best_single_config"].iloc[0] if "best_single_config" in part else None
