@@ -10,7 +10,9 @@ mean; classifiers without runtimes: blank), the share of test matrices whose pic
 > 20 % slower than the measured best (a pick whose [q25, q75] overlaps the best's counts as the best),
 geomean t_pick / t_best, top-1, top-3, mean Kendall tau, speedups (geomean t_other / t_pick) over the
 baseline (cuSPARSE CSR default; CPU: row-parallel CSR), the best single configuration on the training
-matrices, Ginkgo's and CUSP's rules, training seconds and Python ranking ms per matrix, and the
+matrices, Ginkgo's and CUSP's rules, training seconds and Python ranking ms per matrix, overheads in
+SpMV-equivalents (rank_spmv: ranking ms / best SpMV ms; convert_spmv: the pick's conversion ms / its
+SpMV ms), and the
 ranking metrics again for matrices under 50 MB of CSR (L2-resident on the H100) and the larger ones.
 GuoModel and WangModel are fitted from the dataset rows (their relations), not by instrumentation.
 Writes benchmarks/results/models_<dataset>.csv (every metric) and .md (the main ones).
@@ -29,7 +31,7 @@ import pandas as pd
 
 import pyspmv
 from pyspmv import datasets
-from pyspmv.evaluate import evaluate, evaluate_folds
+from pyspmv.evaluate import column_for, evaluate, evaluate_folds
 from pyspmv.models import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +42,8 @@ VARIANTS = {"linear": (MODELS["linear"], {}), "linear-config": (MODELS["linear"]
             **{k: (MODELS[k], {}) for k in ("knn", "guo", "wang", "svm", "cascade")}}
 MAIN = ["div_median", "div_mean", "within<5%", "within5-20%", "within>20%", "geomean_ratio", "top1", "top3", "tau",
         "speedup_vs_baseline", "speedup_vs_best_single", "speedup_vs_ginkgo", "speedup_vs_cusp", "train_s",
-        "rank_ms", "l2_n", "l2_within<5%", "l2_geomean_ratio", "large_n", "large_within<5%", "large_geomean_ratio"]
+        "rank_ms", "rank_spmv", "convert_spmv", "l2_n", "l2_within<5%", "l2_geomean_ratio", "large_n",
+        "large_within<5%", "large_geomean_ratio"]
 
 
 def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed: int,
@@ -54,11 +57,12 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
             continue
         if ds.X.empty:
             continue
+        conv = column_for(ds, "convert_ms")
         for name in models:
             t0 = time.perf_counter()
             cls, params = VARIANTS[name]
             r = evaluate(cls(**params), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
-                         random_state=seed)
+                         random_state=seed, convert_ms=conv)
             rows.append({"dataset": path.name, "dtype": dt, "split": "holdout", "model": name, **r.summary})
             s = r.summary
             print(f"{path.name} {dt} {name:14s} div {s['div_median']:.3f}  <5% {s['within<5%']:.2f}  "
@@ -67,7 +71,7 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
             if family_folds:
                 fam = ds.groups.map(ds.features.set_index("matrix")["group"]).fillna("").to_numpy()
                 r = evaluate_folds(cls(**params), ds.X, ds.y, ds.groups, fam, n_splits=family_folds,
-                                   q25=ds.q25, q75=ds.q75)
+                                   q25=ds.q25, q75=ds.q75, convert_ms=conv)
                 rows.append({"dataset": path.name, "dtype": dt, "split": f"family{family_folds}", "model": name,
                              **r.summary})
     return pd.DataFrame(rows)

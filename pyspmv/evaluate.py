@@ -196,7 +196,7 @@ def _ms_predictions(model: Any, X: pd.DataFrame) -> np.ndarray | None:
 def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = None, q75: Any = None,
              test_size: float = 0.25, random_state: int = 0, l2_bytes: float = L2_BYTES,
              fit: bool = True, train_index: Any = None, test_index: Any = None,
-             rank_timing_units: int = 20) -> Evaluation:
+             rank_timing_units: int = 20, convert_ms: Any = None) -> Evaluation:
     """Fit a clone of ``model`` on the training matrices and report every metric on the test matrices.
 
     The split is :func:`split_by_matrix` unless ``train_index``/``test_index`` are given. Metrics:
@@ -204,7 +204,10 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     t_pick / t_best, top-1, top-3, Kendall's tau, speedups of the pick over the baseline (cuSPARSE CSR
     default or CPU row CSR), the best single configuration of the training matrices and the free rules,
     training seconds and ranking ms per test unit, and the ranking metrics apart for units whose CSR
-    arrays are below ``l2_bytes`` (``l2_*``) and the others (``large_*``).
+    arrays are below ``l2_bytes`` (``l2_*``) and the others (``large_*``). Overheads in SpMV-equivalents:
+    ``rank_spmv`` (median over timed units of ranking ms / the best configuration's ms) and, given
+    ``convert_ms`` aligned with X (see :func:`column_for`), ``convert_spmv`` (median of the pick's
+    conversion ms / its SpMV ms: products needed to pay the conversion back, before any gain).
     """
     y = np.asarray(y, dtype=np.float64)
     g = np.asarray(groups)
@@ -244,13 +247,22 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     summary["best_single_config"] = choices["best_single"]
     summary.update({f"speedup_vs_{k}": v for k, v in speedups(per, y[te], u_te, cfg_te, choices).items()})
     # Ranking cost: one call per unit, as rank() would make for a new matrix.
-    times = []
+    times, equiv = [], []
+    best_t = dict(zip(per["unit"], per["t_best"], strict=True))
     for u in list(dict.fromkeys(u_te))[:rank_timing_units]:
         rows = Xte[u_te == u]
         t0 = time.perf_counter()
         m.rank_scores(rows)
         times.append((time.perf_counter() - t0) * 1e3)
+        equiv.append(times[-1] / best_t[u])
     summary["rank_ms"] = float(np.median(times))
+    summary["rank_spmv"] = float(np.median(equiv))
+    if convert_ms is not None:
+        conv = pd.Series(np.asarray(convert_ms, dtype=np.float64)[te],
+                         index=pd.MultiIndex.from_arrays([u_te, cfg_te]))
+        conv = conv[~conv.index.duplicated()]
+        r = [conv.get((u, c), np.nan) / t for u, c, t in zip(per["unit"], per["pick"], per["t_pick"], strict=True)]
+        summary["convert_spmv"] = float(np.nanmedian(r)) if np.isfinite(r).any() else np.nan
     f0 = Xte.iloc[first]
     nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
     small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
@@ -262,14 +274,25 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     return Evaluation(summary, per, preds)
 
 
+def column_for(ds: Any, column: str = "convert_ms") -> np.ndarray:
+    """A column of a Dataset's full timings table (e.g. ``convert_ms``) aligned with the rows of ``ds.X``."""
+    t = ds.table
+    key = pd.MultiIndex.from_arrays([t["matrix"].astype(str), t["dtype"].astype(str), t["config"].astype(str)])
+    col = pd.Series(t[column].to_numpy(dtype=np.float64), index=key)
+    col = col[~col.index.duplicated()]
+    dt = np.where(ds.X["value_bytes"].to_numpy() == 4.0, "float32", "float64")
+    want = pd.MultiIndex.from_arrays([ds.groups.astype(str).to_numpy(), dt, ds.X["config"].astype(str).to_numpy()])
+    return col.reindex(want).to_numpy()
+
+
 def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: Any, *, n_splits: int = 5,
-                   q25: Any = None, q75: Any = None, l2_bytes: float = L2_BYTES) -> Evaluation:
+                   q25: Any = None, q75: Any = None, l2_bytes: float = L2_BYTES, convert_ms: Any = None) -> Evaluation:
     """Grouped k-fold by matrix family (:func:`family_folds`): every matrix is tested once, by a model that
     saw no matrix of its family. Ranking metrics and divergence are pooled over the folds; ``train_s`` and
     ``rank_ms`` are means over the folds and the speedups geomeans of the folds' (weighted by test units)."""
     folds = family_folds(families, n_splits)
-    runs = [evaluate(model, X, y, groups, q25=q25, q75=q75, train_index=tr, test_index=te, l2_bytes=l2_bytes)
-            for tr, te in folds]
+    runs = [evaluate(model, X, y, groups, q25=q25, q75=q75, train_index=tr, test_index=te, l2_bytes=l2_bytes,
+                     convert_ms=convert_ms) for tr, te in folds]
     per = pd.concat([r.per_matrix for r in runs], ignore_index=True)
     preds = pd.concat([r.predictions for r in runs], ignore_index=True)
     summary: dict[str, Any] = {"folds": len(runs), "train_s": float(np.mean([r.summary["train_s"] for r in runs])),
@@ -286,7 +309,9 @@ def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: A
         v = np.array([r.summary[k] for r in runs], dtype=np.float64)
         ok = np.isfinite(v)
         summary[k] = float(np.exp(np.sum(w[ok] * np.log(v[ok])) / w[ok].sum())) if ok.any() else np.nan
-    summary["rank_ms"] = float(np.mean([r.summary["rank_ms"] for r in runs]))
+    for k in ("rank_ms", "rank_spmv", "convert_spmv"):
+        if k in runs[0].summary:
+            summary[k] = float(np.nanmean([r.summary[k] for r in runs]))
     for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
         summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
     return Evaluation(summary, per, preds)
@@ -313,7 +338,7 @@ def train(dataset: str, model: str = "boosted", *, dtype: str | None = "float64"
     ds = datasets.load(dataset, dtype=dtype)
     est = MODELS[model]()
     result = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
-                      random_state=random_state)
+                      random_state=random_state, convert_ms=column_for(ds, "convert_ms"))
     if out:
         est.fit(ds.X, ds.y, groups=ds.groups)
         with open(out, "wb") as f:

@@ -104,6 +104,9 @@ def test_evaluate_reports_every_metric():
     assert s["within<5%"] + s["within5-20%"] + s["within>20%"] == pytest.approx(1.0)
     assert s["l2_n"] + s["large_n"] == s["n_test_units"] == len(r.per_matrix)
     assert np.isnan(s["speedup_vs_cusp"])                      # no GPU configurations in a CPU table
+    assert "convert_spmv" not in s and s["rank_spmv"] > 0
+    r3 = ev.evaluate(LinearModel(), d.X, d.y, d.groups, test_size=0.3, convert_ms=3 * d.y)
+    assert r3.summary["convert_spmv"] == pytest.approx(3.0)
     with pytest.raises(ValueError, match="share a matrix"):
         ev.evaluate(LinearModel(), d.X, d.y, d.groups, train_index=np.arange(10), test_index=np.arange(5, 20))
 
@@ -137,6 +140,11 @@ def test_train_command_on_a_collected_dataset(tmp_path, capsys):
     assert main(["train", str(tmp_path / "ds"), "--model", "linear", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "within<5%" in text and "speedup_vs_baseline" in text
+    ds = pyspmv.datasets.load(str(tmp_path / "ds"), dtype="float64")
+    conv = ev.column_for(ds, "convert_ms")
+    assert conv.shape == (len(ds.X),) and np.all(np.isfinite(conv))
+    t = ds.table.set_index(["matrix", "config"])["convert_ms"]
+    assert conv[0] == t[(ds.groups.iloc[0], ds.X["config"].iloc[0])]
     with open(out, "rb") as f:
         m = pickle.load(f)
     assert m.coef_.shape[0] == 4
