@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from modeldata import cpu_frame
 from sklearn.base import clone, is_classifier, is_regressor
@@ -87,3 +88,15 @@ def test_bad_parameters():
                          (GuoModel(device_props={"sm_count": 0}), "'device_props'")):
         with pytest.raises(ValueError, match=match):
             model.fit(d.X, d.y, groups=d.groups)
+
+
+def test_predict_best_keeps_value_types_apart():
+    d = cpu_frame()
+    X2 = d.X.copy()
+    X2["value_bytes"] = 4.0
+    X = pd.concat([d.X, X2], ignore_index=True)
+    y = pd.concat([d.y, d.y * 0.6], ignore_index=True)
+    g = pd.concat([d.groups, d.groups], ignore_index=True)
+    best = LinearModel().fit(X, y, groups=g).predict_best(X, g)
+    assert len(best) == 2 * d.groups.nunique()
+    assert set(best.index.get_level_values("value_bytes")) == {4.0, 8.0}

@@ -119,10 +119,15 @@ class RankMixin:
         return np.asarray(self.predict(X), dtype=np.float64)  # type: ignore[attr-defined]
 
     def predict_best(self, X: pd.DataFrame, groups: Any = None) -> pd.Series:
-        """The best configuration per matrix: a Series indexed by matrix (``groups`` or a feature-hash id)."""
+        """The best configuration per matrix: a Series indexed by matrix (``groups``, else a feature-hash
+        id); when X holds both value types, indexed by (matrix, value_bytes) pairs."""
         s = self.rank_scores(X)
         s = np.where(np.isfinite(s), s, np.inf)
         keys = np.asarray(groups) if groups is not None else matrix_ids(X)
-        df = pd.DataFrame({"m": keys, "s": s, "config": X["config"].to_numpy()})
-        best = df.loc[df.groupby("m", sort=False)["s"].idxmin()]
-        return pd.Series(best["config"].to_numpy(), index=best["m"].to_numpy(), name="config")
+        vb = X["value_bytes"].to_numpy(dtype=np.float64)
+        df = pd.DataFrame({"m": keys, "vb": vb, "s": s, "config": X["config"].to_numpy()}).reset_index(drop=True)
+        both = len(np.unique(vb)) > 1
+        best = df.loc[df.groupby(["m", "vb"] if both else "m", sort=False)["s"].idxmin()]
+        index = (pd.MultiIndex.from_arrays([best["m"].to_numpy(), best["vb"].to_numpy()], names=["matrix", "value_bytes"])
+                 if both else pd.Index(best["m"].to_numpy()))
+        return pd.Series(best["config"].to_numpy(), index=index, name="config")
