@@ -8,7 +8,8 @@ the estimator.
 Every model is fitted on the dataset's float64 rows (device from the dataset), exported with
 pyspmv.export_c and compiled with ``cc -O2``; a C driver times, per matrix, ``NAME_rank`` (CSR check,
 features, the formats' size queries, evaluation of every configuration, sort) and
-``spmv_model_predict`` alone on the precomputed design rows ("model"), each the median over
+``spmv_rank_rows`` alone on the precomputed design rows ("model": every configuration evaluated,
+then sorted), each the median over
 repeated calls (clock_gettime).  "python" is ``pyspmv.rank(A, RankModel)``, "model.predict" the
 Python model's ``rank_scores`` on that matrix's design rows (pandas included) and "sklearn" the bare
 scikit-learn ``predict`` calls the model makes on already encoded inputs (one call per configuration
@@ -61,17 +62,15 @@ int main(int argc, char **argv) {
     fclose(f);
     int reps = atoi(argv[2]), order[m_NCONFIGS];
     double ms[m_NCONFIGS], *t = malloc(sizeof(double) * (size_t)reps);
-    int32_t stride = m_model.ncols, grp[m_NCONFIGS];
-    double *rows = malloc(sizeof(double) * (size_t)(m_NCONFIGS * stride));
+    double *rows = malloc(sizeof(double) * (size_t)(m_NCONFIGS * m_model.ncols));
     spmv_csr A = {nr, nc, ip, ix};
     spmv_gpu_props dev = {@DEV@};
-    for (int j = 0; j < m_NCONFIGS; j++) grp[j] = m_configs.group[j];
     if (m_rank(nr, nc, ip, ix, order, ms) != 0) return 3;
     for (int r = 0; r < reps; r++) { double t0 = now(); m_rank(nr, nc, ip, ix, order, ms); t[r] = now() - t0; }
     double rank_us = median(t, reps) * 1e6;
     for (int r = 0; r < reps; r++) { double t0 = now(); spmv_design_rows(&A, &dev, &m_configs, @VB@, 0, rows, NULL); t[r] = now() - t0; }
     double rows_us = median(t, reps) * 1e6;
-    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_model_predict(&m_model, rows, m_NCONFIGS, stride, grp, ms, NULL, NULL); t[r] = now() - t0; }
+    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_rank_rows(&m_configs, &m_model, rows, NULL, order, ms, NULL); t[r] = now() - t0; }
     printf("%.3f %.3f %.3f\n", rank_us, rows_us, median(t, reps) * 1e6);
     return 0;
 }
@@ -316,8 +315,8 @@ def write_table(rows: list[dict], a, src: str, device: str) -> None:
          f"models fitted on {src} (float64 rows, {device} configurations). Times in µs (medians) unless "
          "marked s."),
         "",
-        ("- **C model**: `spmv_model_predict` over the design rows of every configuration (the model's work "
-         "alone); **C rows**: `spmv_design_rows` (features and every format's size query); **C rank**: the "
+        ("- **C model**: `spmv_rank_rows` on the design rows of every configuration (the model's evaluation "
+         "and the sort); **C rows**: `spmv_design_rows` (features and every format's size query); **C rank**: the "
          "exported header's `NAME_rank` (CSR check, rows, evaluation, sort), compiled `cc -O2`."),
         "- **python rank**: `pyspmv.rank(A, RankModel)` (one C call through the glue).",
         ("- **model.predict**: the Python model's `rank_scores` on the matrix's design rows (pandas included); "

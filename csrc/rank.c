@@ -116,26 +116,27 @@ static double tf_apply(int tf, double x) {
     }
 }
 
-/* Inputs of one row into z.  memo (NULL: none) holds each input's last value x and result z:
+/* Input k of one row.  memo (NULL: none) holds each input's last value x and result z:
  * consecutive rows of one matrix share its features, so a log per feature per configuration
  * would otherwise dominate a linear model's cost. */
-static void model_inputs(const spmv_model *M, const double *row, double *z, double *memo) {
+static double model_input(const spmv_model *M, int32_t k, const double *row, double *memo) {
     int32_t ni = M->ninputs;
-    for (int32_t k = 0; k < ni; k++) {
-        double x = row[M->in_col[k]];
-        if (isnan(x)) x = M->in_nan[k];
-        if (x < M->in_lo[k]) x = M->in_lo[k];
-        if (x > M->in_hi[k]) x = M->in_hi[k];
-        if (memo != NULL && memcmp(&x, &memo[k], sizeof x) == 0) {
-            z[k] = memo[ni + k];
-            continue;
-        }
-        z[k] = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) / M->in_div[k];
-        if (memo != NULL) {
-            memo[k] = x;
-            memo[ni + k] = z[k];
-        }
+    double x = row[M->in_col[k]], z;
+    if (isnan(x)) x = M->in_nan[k];
+    if (x < M->in_lo[k]) x = M->in_lo[k];
+    if (x > M->in_hi[k]) x = M->in_hi[k];
+    if (memo != NULL && memcmp(&x, &memo[k], sizeof x) == 0) return memo[ni + k];
+    z = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) / M->in_div[k];
+    if (memo != NULL) {
+        memo[k] = x;
+        memo[ni + k] = z;
     }
+    return z;
+}
+
+/* Every input of one row into z[ninputs]. */
+static void model_inputs(const spmv_model *M, const double *row, double *z, double *memo) {
+    for (int32_t k = 0; k < M->ninputs; k++) z[k] = model_input(M, k, row, memo);
 }
 
 /* An empty memo: NaN bits match no clamped input that is not NaN itself, and a NaN input maps
@@ -381,6 +382,57 @@ static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int
     return SPMV_OK;
 }
 
+/* A linear model over the rows of one matrix (spmv_rank): the inputs from the matrix's features
+ * and value size are the same in every row, so their part of each group's sum is computed once per
+ * group, and a row pays only for its configuration's own inputs. */
+static int predict_linear_shared(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                                 const int32_t *group, double *ms, spmv_err *err) {
+    int32_t ni = M->ninputs, ng = M->ngroups, nv = 0, first = -1;
+    double *z = spmv_malloc(3 * (int64_t)ni + 2 * (int64_t)ng, sizeof(double), err);
+    int32_t *var = z == NULL ? NULL : spmv_malloc(ni, sizeof(int32_t), err);
+    if (var == NULL) {
+        spmv_free(z);
+        return SPMV_ENOMEM;
+    }
+    double *memo = z + ni, *part = memo + 2 * ni, *have = part + ng;
+    memo_init(memo, ni);
+    for (int32_t g = 0; g < ng; g++) have[g] = 0;
+    for (int32_t k = 0; k < ni; k++)
+        if (!(M->in_col[k] < SPMV_NFEATURES || M->in_col[k] == SPMV_COL_VALUE_BYTES)) var[nv++] = k;
+    for (int32_t i = 0; i < n; i++) {
+        const double *row = rows + (int64_t)i * stride;
+        int32_t g = group[i];
+        if (g < 0) {
+            ms[i] = HUGE_VAL;
+            continue;
+        }
+        const double *w = M->coef + (int64_t)g * ni;
+        if (first < 0) {
+            first = i;
+            model_inputs(M, row, z, memo);
+        }
+        if (!have[g]) {
+            double s = 0;
+            for (int32_t k = 0, v = 0; k < ni; k++) {
+                if (v < nv && var[v] == k) {
+                    v++;
+                    continue;
+                }
+                s += w[k] * z[k];
+            }
+            part[g] = s;
+            have[g] = 1;
+        }
+        double y = part[g], raw;
+        for (int32_t v = 0; v < nv; v++) y += w[var[v]] * model_input(M, var[v], row, memo);
+        raw = y + M->intercept[g];
+        ms[i] = out_apply(M, &raw, row);
+    }
+    spmv_free(var);
+    spmv_free(z);
+    return SPMV_OK;
+}
+
 int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                        const int32_t *group, double *ms, double *raw, spmv_err *err) {
     if (M == NULL || n < 0 || (n > 0 && (rows == NULL || group == NULL || ms == NULL)))
@@ -437,35 +489,60 @@ typedef struct {
     int32_t i;
 } ranked;
 
-static int ranked_cmp(const void *a, const void *b) {
-    const ranked *x = a, *y = b;
+static inline int ranked_cmp(const ranked *x, const ranked *y) {
     int xn = isnan(x->ms), yn = isnan(y->ms);
     if (xn != yn) return xn - yn; /* NaN last */
     if (!xn && x->ms != y->ms) return x->ms < y->ms ? -1 : 1;
     return (x->i > y->i) - (x->i < y->i);
 }
 
-int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-              const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
-              double *ms, spmv_err *err) {
+/* Bottom-up merge sort of a[n] by ranked_cmp's order (tmp[n] workspace); returns the sorted copy.
+ * qsort's calls through a comparator cost more than the model on a hundred configurations. */
+static const ranked *ranked_sort(ranked *a, ranked *tmp, int32_t n) {
+    for (int32_t w = 1; w < n; w *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * w) {
+            int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = ranked_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+            while (i < mid) tmp[k++] = a[i++];
+            while (j < hi) tmp[k++] = a[j++];
+        }
+        ranked *t = a;
+        a = tmp;
+        tmp = t;
+    }
+    return a;
+}
+
+static int rank_check(const spmv_configs *C, const spmv_model *M, int32_t *order, double *ms,
+                      spmv_err *err) {
     if (C == NULL || M == NULL || (C->n > 0 && (order == NULL || ms == NULL || C->group == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
-                         "rank needs configurations (with groups), a "
-                         "model, order and ms arrays, not NULL");
+                         "rank needs configurations (with groups), a model, order and ms arrays, "
+                         "not NULL");
     if (M->ncols != SPMV_NCOLS + C->nextra)
         return spmv_fail(err, SPMV_EINVAL, -1, M->ncols, SPMV_NCOLS + C->nextra,
                          "the model reads %d columns, the configurations give %d", (int)M->ncols,
                          (int)(SPMV_NCOLS + C->nextra));
-    int rc;
+    for (int32_t j = 0; j < C->n; j++)
+        if (C->group[j] < -1 || C->group[j] >= M->ngroups)
+            return spmv_fail(err, SPMV_EINVAL, j, C->group[j], M->ngroups,
+                             "configuration %d has group %d, outside [-1, %d)", (int)j,
+                             (int)C->group[j], (int)M->ngroups);
+    return SPMV_OK;
+}
+
+int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
+                   const double *add_ms, int32_t *order, double *ms, spmv_err *err) {
+    int rc = rank_check(C, M, order, ms, err);
+    if (rc) return rc;
     int32_t n = C->n;
-    double *rows = spmv_malloc((int64_t)n * M->ncols, sizeof(double), err);
-    ranked *r = rows == NULL ? NULL : spmv_malloc(n, sizeof(ranked), err);
-    if (r == NULL) {
-        rc = SPMV_ENOMEM;
-        goto done;
-    }
-    rc = spmv_design_rows(A, dev, C, value_bytes, 0, rows, err);
-    if (rc == 0) rc = spmv_model_predict(M, rows, n, M->ncols, C->group, ms, NULL, err);
+    ranked *r = spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
+    if (r == NULL) return SPMV_ENOMEM;
+    if (M->kind == SPMV_MODEL_LINEAR) /* one matrix: its features are shared */
+        rc = predict_linear_shared(M, rows, n, M->ncols, C->group, ms, err);
+    else
+        rc = spmv_model_predict(M, rows, n, M->ncols, C->group, ms, NULL, err);
     if (rc) goto done;
     for (int32_t j = 0; j < n; j++) {
         if (isnan(rows[(int64_t)j * M->ncols + SPMV_COL_BYTES_MOVED]))
@@ -475,10 +552,22 @@ int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *
         r[j].ms = ms[j];
         r[j].i = j;
     }
-    qsort(r, (size_t)n, sizeof *r, ranked_cmp);
-    for (int32_t j = 0; j < n; j++) order[j] = r[j].i;
+    const ranked *s = ranked_sort(r, r + n, n);
+    for (int32_t j = 0; j < n; j++) order[j] = s[j].i;
 done:
     spmv_free(r);
+    return rc;
+}
+
+int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+              const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
+              double *ms, spmv_err *err) {
+    int rc = rank_check(C, M, order, ms, err);
+    if (rc) return rc;
+    double *rows = spmv_malloc((int64_t)C->n * M->ncols, sizeof(double), err);
+    if (rows == NULL) return SPMV_ENOMEM;
+    rc = spmv_design_rows(A, dev, C, value_bytes, 0, rows, err);
+    if (rc == 0) rc = spmv_rank_rows(C, M, rows, add_ms, order, ms, err);
     spmv_free(rows);
     return rc;
 }

@@ -389,6 +389,11 @@ SPMV_API int32_t spmv_model_nout(const spmv_model *M);
 SPMV_API int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                                 const int32_t *group, double *ms, double *raw, spmv_err *err);
 
+/* The ranking step alone, on rows[C->n*M->ncols] that spmv_design_rows made for ONE matrix (a
+ * linear model then evaluates the inputs from its features once): ms and order as spmv_rank. */
+SPMV_API int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
+                            const double *add_ms, int32_t *order, double *ms, spmv_err *err);
+
 /* Rank C's configurations for A: ms[C->n] = M's prediction plus add_ms[j] (NULL: none; e.g.
  * conversion cost / expected calls), HUGE_VAL where the configuration cannot serve A or is not
  * ranked; order[C->n] = configuration indices, fastest first (ties: lower index; NaN last).  Features

@@ -62,16 +62,23 @@ def _no_extra(n: int) -> np.ndarray:
 # ---- linear -----------------------------------------------------------------------------------------
 
 def linear(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
-    """LinearModel: log1p of Lehnert's and the per-configuration features, log2 of the parameters
-    (NaN or <= 0 -> 1: a clamp at 1 on integer parameters), one coefficient row per group, exp."""
-    from .models._common import CONFIG_FEATURES, LEHNERT_FEATURES
-    ins = concat_inputs(_log_inputs((*LEHNERT_FEATURES, *CONFIG_FEATURES)),
-                        inputs([COL[p] for p in PARAM_COLUMNS], "log2", nan=1.0, lo=1.0))
+    """LinearModel: log1p of Lehnert's and the per-configuration features, and log2 of the parameters
+    (NaN or <= 0 -> 1), one coefficient row per group, exp.  The parameters' part of the sum is a
+    constant of each configuration: it travels as one per-configuration column of coefficient 1, so
+    a ranking transforms only the matrix's features (once) and two columns per configuration."""
+    from .models._common import CONFIG_FEATURES, LEHNERT_FEATURES, param_logs
+    names = (*LEHNERT_FEATURES, *CONFIG_FEATURES)
+    ins = concat_inputs(_log_inputs(names), inputs([_core.NCOLS]))
     group = _lookup(_keys(model, cfgs, dtype, model.group_by), model.groups_)
-    spec = Spec("linear", {**head(len(model.groups_), 0, ins, "exp"),
-                           "coef": np.ascontiguousarray(model.coef_, dtype=np.float64).reshape(-1),
+    coef = np.asarray(model.coef_, dtype=np.float64)
+    nf = len(names)
+    P = param_logs(config_frame(cfgs, dtype))
+    extra = np.array([[float(P[j] @ coef[g, nf:]) if g >= 0 else 0.0] for j, g in enumerate(group)])
+    G = len(model.groups_)
+    spec = Spec("linear", {**head(G, 1, ins, "exp"),
+                           "coef": np.ascontiguousarray(np.hstack([coef[:, :nf], np.ones((G, 1))])).reshape(-1),
                            "intercept": np.ascontiguousarray(model.intercept_, dtype=np.float64)})
-    return Table([c.id for c in cfgs], group, _no_extra(len(cfgs)), spec)
+    return Table([c.id for c in cfgs], group, extra.reshape(len(cfgs), 1), spec)
 
 
 # ---- trees ------------------------------------------------------------------------------------------

@@ -385,14 +385,28 @@ static int rank_once(const testmat *T, spmv_model *K) {
     return spmv_rank(&A, &dev, &C, K, 4, NULL, order, ms, NULL);
 }
 
+static int walk(const testmat *T, spmv_model *K) {
+    spmv_fail_after(0);
+    mu_check(rank_once(T, K) == SPMV_OK);
+    int64_t total = spmv_alloc_count();
+    mu_check(total > 3);
+    for (int64_t i = 1; i <= total; i++) {
+        spmv_fail_after(i);
+        mu_check(rank_once(T, K) == SPMV_ENOMEM);
+    }
+    spmv_fail_after(0);
+    return 0;
+}
+
 static int test_every_allocation_failure_is_reported(void) {
     testmat T;
     mu_check(testmat_make(&T, 70, 60, 7, 1, 9) == 0);
-    spmv_model M = {0};
-    inputs in;
+    spmv_model M = {0}, L = {0};
+    inputs in, lin;
     int32_t cols[2] = {SPMV_COL_BYTES_MOVED, 0}, setp[2] = {0, 2}, set[1] = {0}, k[1] = {1},
             tc[1] = {0};
     double pts[4] = {0, 0, 1, 1}, tgt[2] = {1, 2}, sh[2] = {0, 0}, sc[2] = {1, 1};
+    double coef[2] = {1e-6, 0.5}, icpt[1] = {0};
     M.kind = SPMV_MODEL_KNN;
     M.ngroups = 1;
     inputs_set(&M, &in, 2, cols);
@@ -407,17 +421,14 @@ static int test_every_allocation_failure_is_reported(void) {
                        .set = set,
                        .k = k,
                        .tcol = tc};
-    spmv_fail_after(0);
-    mu_check(rank_once(&T, &M) == SPMV_OK);
-    int64_t total = spmv_alloc_count();
-    mu_check(total > 3);
-    for (int64_t i = 1; i <= total; i++) {
-        spmv_fail_after(i);
-        mu_check(rank_once(&T, &M) == SPMV_ENOMEM);
-    }
-    spmv_fail_after(0);
+    L.kind = SPMV_MODEL_LINEAR; /* rank's shared-features path */
+    L.ngroups = 1;
+    inputs_set(&L, &lin, 2, cols);
+    L.coef = coef;
+    L.intercept = icpt;
+    int rc = walk(&T, &M) || walk(&T, &L);
     testmat_free(&T);
-    return 0;
+    return rc;
 }
 #endif
 
