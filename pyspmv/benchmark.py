@@ -16,7 +16,7 @@ from . import _core, gpu
 from .configs import Config, config
 from .configs import configs as all_configs
 from .formats import FormatMatrix, convert
-from .matrix import as_matrix, value_dtype
+from .matrix import as_matrix, float32_overflow, value_dtype
 from .run import check_x, require_device
 
 COLUMNS = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms",
@@ -177,6 +177,14 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     x[x == 0] = 0.5
     ref = _Reference(M.astype(np.float64).to_scipy(), x, dt) if check else None
     base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
+    # A float64 matrix past float32's range cannot be served in float32 by any configuration.
+    too_big = float32_overflow(M.data) if dt == np.float32 else None
+    if too_big:
+        df = pd.DataFrame([{**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
+                            "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan,
+                            "status": "not_applicable", "note": too_big} for c in cfgs], columns=COLUMNS)
+        df.attrs["device_info"] = info
+        return df
     # One conversion per format key at a time: large matrices cannot keep every format in memory.
     groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
     for i, c in enumerate(cfgs):

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _core
 from .configs import FORMATS, format_param_defaults, format_param_names
-from .matrix import Matrix, as_matrix, value_dtype
+from .matrix import Matrix, as_matrix, float32_overflow, value_dtype
 
 
 class FormatMatrix:
@@ -121,6 +121,10 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
             raise TypeError(f"The '{k}' parameter of convert() must be an integer. Got {v!r} instead.")
     p = [int(full[n]) for n in names] + [0, 0]
     dt = value_dtype(dtype) if dtype is not None else M.dtype
+    if dt == np.float32:
+        why = float32_overflow(M.data)
+        if why:
+            raise ValueError(why)
     values = M.data if M.dtype == dt else M.data.astype(dt)
     state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
     return FormatMatrix(state, full, name=M.name)

@@ -26,6 +26,19 @@ def value_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
     return dt
 
 
+def float32_overflow(values: np.ndarray) -> str | None:
+    """Why ``values`` cannot become float32 (a finite value past its range, which would turn into
+    inf), or None."""
+    if values.size == 0 or values.dtype == np.float32:
+        return None
+    finite = np.abs(values[np.isfinite(values)]) if np.issubdtype(values.dtype, np.floating) else np.abs(values)
+    big = float(finite.max(initial=0))
+    if big > float(np.finfo(np.float32).max):
+        return (f"The matrix holds |value| = {big:.3g}, past the float32 limit {np.finfo(np.float32).max:.3g}; "
+                f"use dtype='float64'.")
+    return None
+
+
 class Matrix:
     """A sparse matrix in canonical CSR form, the input of every pyspmv function.
 
@@ -73,12 +86,10 @@ class Matrix:
         if dtype is None:
             dtype = np.float32 if data.dtype == np.float32 else np.float64
         dt = value_dtype(dtype)
-        if dt == np.float32 and data.dtype != np.float32 and data.nnz:
-            finite = np.abs(data.data[np.isfinite(data.data)]) if np.issubdtype(data.dtype, np.floating) else np.abs(data.data)
-            big = float(finite.max(initial=0))
-            if big > float(np.finfo(np.float32).max):
-                raise ValueError(f"The matrix holds |value| = {big:.3g}, past the float32 limit "
-                                 f"{np.finfo(np.float32).max:.3g}; use dtype='float64'.")
+        if dt == np.float32 and data.dtype != np.float32:
+            why = float32_overflow(data.data)
+            if why:
+                raise ValueError(why)
         A = sp.csr_array(data, dtype=dt, copy=True)
         A.sum_duplicates()  # sorts indices too
         self._indptr = _frozen(A.indptr.astype(np.int32, copy=False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import pyspmv
 
@@ -128,3 +129,15 @@ def test_gpu_absent_raises_device_unavailable(A):
     with pytest.raises(pyspmv.DeviceUnavailableError, match="CUDA"):
         pyspmv.spmv(A, np.ones(A.ncols), "pyspmv/csr/vector/tpv=4/bs=128")
     assert issubclass(pyspmv.DeviceUnavailableError, RuntimeError)
+
+
+def test_float32_overflow_benchmark_rows_not_applicable():
+    """A float64 matrix past float32's range: every float32 configuration is not_applicable with the
+    reason (it was once converted to inf and reported as 'wrong'), and convert() refuses it."""
+    A = pyspmv.Matrix(sp.csr_array(np.array([[1e300, 0.0], [0.0, 2.0]])))
+    df = pyspmv.benchmark(A, dtype="float32", repeats=2, progress=False)
+    assert set(df.status) == {"not_applicable"}
+    assert df.note.str.contains("float32 limit").all()
+    assert (pyspmv.benchmark(A, dtype="float64", repeats=2, progress=False).status == "ok").all()
+    with pytest.raises(ValueError, match="float32 limit"):
+        pyspmv.convert(A, "ell", dtype="float32")
