@@ -138,6 +138,7 @@ def test_float32_overflow_benchmark_rows_not_applicable():
     df = pyspmv.benchmark(A, dtype="float32", repeats=2, progress=False)
     assert set(df.status) == {"not_applicable"}
     assert df.note.str.contains("float32 limit").all()
-    assert (pyspmv.benchmark(A, dtype="float64", repeats=2, progress=False).status == "ok").all()
+    df64 = pyspmv.benchmark(A, dtype="float64", repeats=2, progress=False)
+    assert (df64.status == "ok").any() and not df64.status.isin(["wrong", "error"]).any()
     with pytest.raises(ValueError, match="float32 limit"):
         pyspmv.convert(A, "ell", dtype="float32")
