@@ -1,7 +1,7 @@
 """pyspmv: which sparse matrix-vector kernel should this matrix use on this device?
 
-Features, storage formats, timed SpMV kernels and (later) learned models that rank every
-configuration for a matrix. See README.md for a tour.
+Features, storage formats, timed SpMV kernels, measured datasets, and learned models of every
+configuration's runtime, evaluated in C to rank the configurations for a matrix. See README.md.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
