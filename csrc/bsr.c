@@ -41,29 +41,42 @@ static int32_t bsr_rows(int32_t nrows, int32_t b, int64_t br) {
     return left < b ? (int32_t)left : b;
 }
 
+/* Blocks are counted in one pass over the entries with a mark per block column holding the last
+ * block row that touched it (scipy's csr_count_blocks): one division per entry, where merging the
+ * rows of each block row as the fill does costs O(b) per block and made the size query the bulk of
+ * pyspmv.rank() (2.6 ms of 7 for every format of a 290k-entry matrix at b = 2). */
 static int bsr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int32_t b = F->param[0], cur[BSR_MAX_B];
+    int32_t b = F->param[0];
     if (b < 1 || b > BSR_MAX_B)
         return spmv_fail(err, SPMV_EINVAL, -1, b, BSR_MAX_B,
                          "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
                          "instead.", BSR_MAX_B, b);
-    int64_t nbrows = ((int64_t)A->nrows + b - 1) / b, nblocks = 0;
-    for (int64_t br = 0; br < nbrows; br++) {
-        int32_t r0 = (int32_t)(br * b), rows = bsr_rows(A->nrows, b, br), bc;
-        for (int32_t r = 0; r < rows; r++) cur[r] = A->indptr[r0 + r];
-        while ((bc = bsr_next(A, r0, rows, b, cur)) >= 0) {
-            nblocks++;
-            for (int32_t r = 0; r < rows; r++)
-                while (cur[r] < A->indptr[r0 + r + 1] && A->indices[cur[r]] / b == bc) cur[r]++;
+    int64_t nbrows = ((int64_t)A->nrows + b - 1) / b, nbcols = ((int64_t)A->ncols + b - 1) / b;
+    int64_t nblocks = 0;
+    int32_t *mark = spmv_malloc(nbcols, sizeof(int32_t), err);
+    if (mark == NULL) return SPMV_ENOMEM;
+    for (int64_t k = 0; k < nbcols; k++) mark[k] = -1;
+    int shift = 0; /* b a power of two (every registered b): a shift instead of a division */
+    while (shift < 5 && (1 << shift) < b) shift++;
+    for (int32_t r = 0; r < A->nrows; r++) {
+        int32_t br = r / b;
+        const int32_t *c = A->indices + A->indptr[r], *end = A->indices + A->indptr[r + 1];
+        if ((1 << shift) == b) {
+            for (; c < end; c++)
+                if (mark[*c >> shift] != br) mark[*c >> shift] = br, nblocks++;
+        } else {
+            for (; c < end; c++)
+                if (mark[*c / b] != br) mark[*c / b] = br, nblocks++;
         }
     }
+    spmv_free(mark);
     int64_t slots = nblocks * b * b;
     char what[48];
     snprintf(what, sizeof what, "BSR with b=%d", (int)b);
     int rc = spmv_fill_guard(F, slots, what, err);
     if (rc) return rc;
     F->scalar[0] = nbrows;
-    F->scalar[1] = ((int64_t)A->ncols + b - 1) / b;
+    F->scalar[1] = nbcols;
     F->scalar[2] = nblocks;
     F->nidx[0] = nbrows + 1;
     F->nidx[1] = nblocks;
