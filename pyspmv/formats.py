@@ -121,10 +121,11 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
             raise TypeError(f"The '{k}' parameter of convert() must be an integer. Got {v!r} instead.")
     p = [int(full[n]) for n in names] + [0, 0]
     dt = value_dtype(dtype) if dtype is not None else M.dtype
-    if dt == np.float32:
-        why = float32_overflow(M.data)
-        if why:
-            raise ValueError(why)
-    values = M.data if M.dtype == dt else M.data.astype(dt)
+    # The cast reports overflow itself, so the float32 range costs no extra pass over the values.
+    try:
+        with np.errstate(over="raise"):
+            values = M.data if M.dtype == dt else M.data.astype(dt)
+    except FloatingPointError:
+        raise ValueError(float32_overflow(M.data)) from None
     state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
     return FormatMatrix(state, full, name=M.name)
