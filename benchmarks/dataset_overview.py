@@ -19,26 +19,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from kernels import markdown
 from pyspmv import datasets
-
-BASELINE = {"cuda": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
+from pyspmv.evaluate import baseline_id
 
 
 def best_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The fastest ``ok`` row of every (matrix, dtype), with its speedup over the baseline."""
     ok = table[table.status == "ok"]
     best = ok.loc[ok.groupby(["matrix", "dtype"]).median_ms.idxmin()].copy()
-    base = ok[ok.config == BASELINE[str(ok.device.iloc[0])]].set_index(["matrix", "dtype"]).median_ms
+    base = ok[ok.config == baseline_id(set(ok.config))].set_index(["matrix", "dtype"]).median_ms
     best["speedup"] = base.reindex(pd.MultiIndex.from_frame(best[["matrix", "dtype"]])).to_numpy() / best.median_ms
     best["family"] = best.config.str.split("/").str[:2].str.join("/")
     return best
-
-
-def _markdown(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join([str(df.index.name or ""), *map(str, df.columns)]) + " |"
-    rule = "|" + " --- |" * (len(df.columns) + 1)
-    body = ["| " + " | ".join([str(i), *(f"{v:g}" for v in row)]) + " |" for i, row in zip(df.index, df.to_numpy())]
-    return "\n".join([head, rule, *body])
 
 
 def overview(name: str, out: Path) -> None:
@@ -57,7 +50,7 @@ def overview(name: str, out: Path) -> None:
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("stored entries")
         ax.set_title(f"{name}, {dt}")
-    axes[0].set_ylabel(f"best configuration's speedup over {BASELINE[ds.table.device.iloc[0]]}")
+    axes[0].set_ylabel(f"best configuration's speedup over {baseline_id(set(ds.table.config))}")
     axes[1].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(out / f"dataset_{name}.png", dpi=110)
@@ -65,8 +58,8 @@ def overview(name: str, out: Path) -> None:
     sp = best.groupby("dtype").speedup.agg(lambda v: float(np.exp(np.log(v.dropna()).mean())))
     md = [f"# Dataset {name}: which family is fastest\n",
           (f"{best.matrix.nunique()} matrices. Share of matrix/dtype pairs whose measured best configuration is "
-          "of each library/format:\n"), _markdown(share), "\n",
-          f"Geometric-mean speedup of the measured best over {BASELINE[ds.table.device.iloc[0]]}: "
+          "of each library/format:\n"), markdown(share.reset_index()), "\n",
+          f"Geometric-mean speedup of the measured best over {baseline_id(set(ds.table.config))}: "
           + ", ".join(f"{k} {v:.2f}x" for k, v in sp.items()), "\n"]
     (out / f"dataset_{name}.md").write_text("\n".join(md), encoding="utf-8")
     print((out / f"dataset_{name}.md").read_text(encoding="utf-8"))
