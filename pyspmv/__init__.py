@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import datasets
 from ._core import DeviceUnavailableError, NotApplicableError
-from .benchmark import benchmark, device_info
+from .benchmark import NoisyTimingWarning, benchmark, device_info
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
 from .export import export_c, load_model, save_model
@@ -24,9 +24,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix",
-    "Matrix", "NotApplicableError", "RankModel", "benchmark", "collect", "config", "config_features", "configs",
-    "convert", "datasets", "default_model", "device_info", "export_c", "features", "generate", "load", "load_model",
-    "portable", "rank", "save_model", "spmv",
+    "Matrix", "NoisyTimingWarning", "NotApplicableError", "RankModel", "benchmark", "collect", "config",
+    "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c", "features",
+    "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
 ]
 
 

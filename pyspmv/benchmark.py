@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,11 +14,23 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import _core, gpu
-from .configs import Config, config
+from .configs import DEVICES, Config, config
 from .configs import configs as all_configs
 from .formats import FormatMatrix, convert
 from .matrix import as_matrix, float32_overflow, value_dtype
 from .run import check_x, require_device
+
+#: A configuration's timings count as disturbed (another process had the cores) when q75 exceeds
+#: NOISE_RATIO times q25 and q25 by more than NOISE_FLOOR_MS (below that, timer jitter on a
+#: microsecond product, not a busy machine): it is then timed once more, and a NoisyTimingWarning
+#: names it if the spread stays.
+NOISE_RATIO = 2.0
+NOISE_FLOOR_MS = 0.02
+
+
+class NoisyTimingWarning(UserWarning):
+    """:func:`pyspmv.benchmark` timed configurations whose spread says the machine was busy."""
+
 
 COLUMNS = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms",
            "repeats", "convert_ms", "upload_ms", "status", "note"]
@@ -115,7 +128,17 @@ def _format_key(c: Config) -> tuple[str, tuple[tuple[str, int], ...]]:
     return c.format, tuple(sorted(c.format_kwargs.items()))
 
 
-def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: str = "cpu",
+def noisy(q25: float, q75: float) -> bool:
+    """Whether quartiles ``q25``, ``q75`` (ms) are spread as a busy machine spreads them."""
+    return bool(q75 > NOISE_RATIO * q25 and q75 - q25 > NOISE_FLOOR_MS)
+
+
+def _spread(t: tuple[float, ...]) -> float:
+    """q75/q25 of a (median, q25, q75, ...) timing."""
+    return t[2] / t[1] if t[1] > 0 else float("inf")
+
+
+def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: str | None = None,
               dtype: Any = "float64", repeats: int = 200, warmup: int = 10, budget_s: float = 1.0,
               check: bool = True, seed: int = 0, progress: bool | None = None) -> pd.DataFrame:
     """Time SpMV with each configuration on ``A``.
@@ -129,16 +152,25 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     the result (of a run whose output was poisoned with NaN first, on the GPU) is checked against
     scipy in float64.
 
+    A configuration whose quartiles are spread as on a busy machine (:func:`noisy`: q75 > 2 q25
+    and more than 0.02 ms apart) is timed once more, keeping the tighter of the two; if still
+    spread, its ``note`` says so and a :class:`pyspmv.NoisyTimingWarning` names it at the end.
+
     Parameters
     ----------
-    A : Matrix or scipy.sparse matrix
+    A : Matrix, scipy.sparse matrix, or path of a Matrix Market file
     configs : iterable of Config or str, optional
         Default: every configuration of ``device``.
-    device : {'cpu', 'cuda'}
+    device : {'cpu', 'cuda'}, optional
+        Default: the device of ``configs`` (they must share one), else ``'cpu'``.
     dtype : {'float32', 'float64'}
     repeats, warmup : int
-    budget_s : float
-        Time budget of the timed runs per configuration (at least one run is always made).
+        Timed runs wanted (at most; see ``budget_s``) and untimed runs before them.
+    budget_s : float, default 1.0
+        Seconds of timed runs per configuration (warm-up excluded): timing stops once they are
+        spent, even short of ``repeats`` (at least one run is always made); ``repeats`` then says
+        how many ran and ``note`` that the budget cut them. Raise it to get every repeat of slow
+        products.
     check : bool
         Compare each configuration's result with scipy before timing it.
     seed : int
@@ -151,7 +183,8 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     pandas.DataFrame
         One row per configuration, in the order given, columns ``matrix, group, dtype, device,
         config, median_ms, q25_ms, q75_ms, min_ms, repeats, convert_ms, upload_ms, status, note``.
-        ``status`` is ``ok``, ``not_applicable`` (the format or thread mapping cannot serve ``A``;
+        ``repeats`` is the runs made. ``status`` is ``ok`` (``note`` then says whether ``budget_s``
+        cut the runs and whether the timings stayed noisy), ``not_applicable`` (the format or thread mapping cannot serve ``A``;
         ``note`` says why), ``wrong`` (the result failed the reference check; not timed) or
         ``error`` (the run failed, e.g. GPU out of memory; ``note`` says how).
         ``df.attrs['device_info']`` describes the machine (and the GPU, its driver, CUDA and cuSPARSE).
@@ -160,6 +193,12 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     ------
     pyspmv.DeviceUnavailableError
         ``device='cuda'`` without a usable GPU.
+
+    Warns
+    -----
+    pyspmv.NoisyTimingWarning
+        Configurations still noisy after timing them again: close other work, set
+        ``OMP_NUM_THREADS`` to the cores you can have, or raise ``repeats`` and ``budget_s``.
     """
     M = as_matrix(A)
     dt = value_dtype(dtype)
@@ -167,8 +206,17 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         raise ValueError(f"The 'repeats' parameter of benchmark() must be an int >= 1. Got {repeats!r} instead.")
     if not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"The 'warmup' parameter of benchmark() must be an int >= 0. Got {warmup!r} instead.")
+    given = None if configs is None else [config(c) for c in configs]
+    if device is None:
+        devices = sorted({c.device for c in given or ()})
+        if len(devices) > 1:
+            raise ValueError(f"benchmark() times one device per call; the configurations run on {devices}. Pass "
+                             "device= and that device's configurations.")
+        device = devices[0] if devices else "cpu"
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of benchmark() must be one of {DEVICES}. Got {device!r} instead.")
     info = device_info(device)
-    cfgs = [config(c) for c in (all_configs(device) if configs is None else configs)]
+    cfgs = all_configs(device) if given is None else given
     for c in cfgs:
         if c.device != device:
             raise ValueError(f"Configuration {c.id!r} runs on {c.device}, not on device={device!r}.")
@@ -206,6 +254,13 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
             del F
     df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs["device_info"] = info
+    spread = [r["config"] for r in rows if r["status"] == "ok" and noisy(r["q25_ms"], r["q75_ms"])]
+    if spread:
+        names = ", ".join(spread[:5]) + (f" and {len(spread) - 5} more" if len(spread) > 5 else "")
+        warnings.warn(f"benchmark() of {M.name or 'the matrix'}: {len(spread)} configuration(s) kept q75/q25 > "
+                      f"{NOISE_RATIO:g} after a second timing, so the machine was busy and their median_ms is "
+                      f"unreliable: {names}. Close other work, set OMP_NUM_THREADS to the cores you can have, or "
+                      "raise repeats and budget_s.", NoisyTimingWarning, stacklevel=2)
     return df
 
 
@@ -238,8 +293,18 @@ def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: n
             if worst is not None:
                 return {**row, "status": "wrong",
                         "note": f"result differs from scipy float64: worst error {worst:.3g}x the bound"}
-        med, q25, q75, mn, runs = runner.bench(xa, warmup, repeats, float(budget_s))
-        row.update(median_ms=med, q25_ms=q25, q75_ms=q75, min_ms=mn, repeats=int(runs))
+        t = runner.bench(xa, warmup, repeats, float(budget_s))
+        notes = []
+        if noisy(t[1], t[2]):  # once more; the tighter of the two is kept
+            again = runner.bench(xa, warmup, repeats, float(budget_s))
+            notes.append(f"timed twice: q75/q25 was {_spread(t):.3g}")
+            t = min(t, again, key=_spread)
+            if noisy(t[1], t[2]):
+                notes.append(f"noisy: q75/q25 = {_spread(t):.3g} > {NOISE_RATIO:g}, the machine was busy")
+        med, q25, q75, mn, runs = t
+        if runs < repeats:
+            notes.append(f"budget_s = {budget_s:g} s cut the runs to {int(runs)} of {repeats}")
+        row.update(median_ms=med, q25_ms=q25, q75_ms=q75, min_ms=mn, repeats=int(runs), note="; ".join(notes))
     except (MemoryError, RuntimeError) as exc:
         return {**row, "status": "error", "note": f"{type(exc).__name__}: {exc}"}
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -145,33 +146,48 @@ def configs(device: str = "cpu") -> list[Config]:
 def config(cfg: Config | str) -> Config:
     """Parse a configuration id (or pass a Config through).
 
-    Parameters may be left out (they take the format's defaults) or set to values outside the
-    registry's grid; the format checks their range when it converts.
+    An id is a registry kernel (``library/format[/kernel]``) followed by ``name=value`` parameters,
+    each at most once. Parameters may be left out (they take the format's defaults). A value is
+    ASCII decimal digits (``[0-9]+``; a leading ``-`` only for a parameter whose default is
+    negative, such as HYB's ``k``), and where the registry has a grid for that parameter, one of
+    the grid's values: the ids of :func:`configs`.
 
     Raises
     ------
     ValueError
-        An unknown id or parameter, or a parameter value that is not an integer.
+        An unknown id or parameter, a repeated parameter, a value that is not plain decimal digits,
+        or a value outside the parameter's grid; the message names the id and what is allowed.
+    TypeError
+        ``cfg`` neither a Config nor a str.
     """
     if isinstance(cfg, Config):
         return cfg
     if not isinstance(cfg, str):
         raise TypeError(f"A configuration must be a Config or an id string. Got {type(cfg).__name__} instead.")
-    parts = cfg.strip("/").split("/")
-    base = [p for p in parts if "=" not in p]
-    kv = [p for p in parts if "=" in p]
-    entry = next((e for e in _registry() if e["id"] == "/".join(base)), None)
+    parts = cfg.split("/")
+    n = next((i for i, p in enumerate(parts) if "=" in p), len(parts))
+    entry = next((e for e in _registry() if e["id"] == "/".join(parts[:n])), None)
     if entry is None:
         known = ", ".join(sorted({e["id"] for e in _registry()}))
-        raise ValueError(f"Unknown configuration id {cfg!r}. Known kernels: {known}; list them with pyspmv.configs().")
+        raise ValueError(f"Unknown configuration id {cfg!r}. Known kernels: {known}; list every id with "
+                         "pyspmv.configs('cpu') or pyspmv.configs('cuda').")
     params: dict[str, int] = {}
     allowed = [n for n in entry["param_names"] if n]
-    for item in kv:
-        name, _, value = item.partition("=")
+    for item in parts[n:]:
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"Configuration {cfg!r}: {item!r} follows the parameters; each must read name=value.")
         if name not in allowed:
             raise ValueError(f"Configuration {cfg!r}: '{name}' is not a parameter of {entry['id']}; it takes {allowed or 'none'}.")
-        try:
-            params[name] = int(value)
-        except ValueError:
-            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' must be an integer. Got {value!r} instead.") from None
+        if name in params:
+            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' is given twice; give each at most once.")
+        k = entry["param_names"].index(name)
+        grid, signed = entry["grid"][k], entry["param_default"][k] < 0
+        if not re.fullmatch(r"-?[0-9]+" if signed else r"[0-9]+", value):
+            what = "an integer (ASCII digits, optionally after '-')" if signed else "a non-negative integer (ASCII digits)"
+            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' must be {what}. Got {value!r} instead.")
+        params[name] = int(value)
+        if grid and params[name] not in grid:
+            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' of {entry['id']} must be one of "
+                             f"{', '.join(map(str, grid))}. Got {params[name]} instead.")
     return _make(entry, params)

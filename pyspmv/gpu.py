@@ -6,9 +6,11 @@ use, so that ``import pyspmv`` works on machines without nvcc, a driver or a GPU
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import ctypes
+import sys
 from functools import lru_cache
 from types import ModuleType
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +37,40 @@ def cuda() -> Any:
     mod = _load()
     if isinstance(mod, str):
         raise DeviceUnavailableError(mod)
-    mod.device_count()  # raises DeviceUnavailableError with the driver's reason
+    try:
+        mod.device_count()
+    except DeviceUnavailableError as exc:
+        raise DeviceUnavailableError(explain(str(exc))) from None
     return mod
+
+
+#: The NVIDIA driver's library, which the CUDA runtime loads at run time.
+DRIVER_LIBRARY = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
+
+
+def driver_missing() -> str | None:
+    """Why the NVIDIA driver's library cannot be loaded, or None when it can. (The toolkit's
+    ``stubs/libcuda.so``, which ``ctypes.util.find_library`` may report, is no driver.)"""
+    try:
+        ctypes.CDLL(DRIVER_LIBRARY)
+    except OSError as exc:
+        return str(exc)
+    return None
+
+
+def explain(reason: str) -> str:
+    """The CUDA runtime's ``reason`` a device is unusable, said in words a user can act on."""
+    missing = driver_missing()
+    if missing is not None:
+        return (f"no NVIDIA driver found ({DRIVER_LIBRARY} cannot be loaded: {missing}); GPU configurations need "
+                f"an NVIDIA GPU and its driver; use device='cpu' here. [CUDA: {reason}]")
+    if "cudaErrorInsufficientDriver" in reason:
+        return (f"the NVIDIA driver is older than the CUDA runtime pyspmv was built with; update the driver "
+                f"(nvidia-smi shows its version). [CUDA: {reason}]")
+    if "cudaErrorNoDevice" in reason:
+        return (f"the NVIDIA driver is installed but finds no CUDA GPU; check nvidia-smi and "
+                f"CUDA_VISIBLE_DEVICES. [CUDA: {reason}]")
+    return reason
 
 
 def available() -> bool:
@@ -128,7 +162,7 @@ class Plan:
     def close(self) -> None:
         self._plan.close()
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> Plan:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import os
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -65,7 +66,7 @@ def _prepared(rm: RankModel, dtype: str) -> _Ranked:
     return cache[dtype]
 
 
-def rank(A: Any, model: Any = None, device: str = "cuda", dtype: str = "float64", n_calls: int | None = None,
+def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
          deterministic: bool = False) -> list[tuple[str, float]]:
     """Every configuration of ``device`` for matrix ``A``, fastest predicted first.
 
@@ -74,12 +75,18 @@ def rank(A: Any, model: Any = None, device: str = "cuda", dtype: str = "float64"
 
     Parameters
     ----------
-    A : Matrix or scipy.sparse matrix
-    model : fitted pyspmv.models estimator, RankModel (e.g. from :func:`pyspmv.load_model`), or None
-        None: :func:`default_model` of ``device``. An estimator is converted on every call; convert it
-        once with :func:`pyspmv.portable` where speed matters.
-    device : {'cuda', 'cpu'}
-    dtype : {'float64', 'float32'}
+    A : Matrix, scipy.sparse matrix, or path of a Matrix Market file (str or path-like)
+    model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
+        None: :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
+        estimator is converted on every call; convert it once with :func:`pyspmv.portable` where
+        speed matters.
+    device : {'cuda', 'cpu'}, optional
+        Whose configurations to rank. Default: the model's device (a RankModel's ``device``, an
+        estimator's from the configurations it was trained on); with no model, ``'cuda'``. Given
+        with a model of another device, it is an error.
+    dtype : {'float64', 'float32'}, optional
+        The value type the configurations will compute in. Default: ``A``'s (a float32 Matrix is
+        ranked for float32).
     n_calls : int, optional
         SpMV calls the caller expects: each configuration's conversion cost (a per-format fit of
         ``convert_ms`` against nonzeros carried by the model, ``model.meta['convert_ms']``) is added
@@ -93,18 +100,28 @@ def rank(A: Any, model: Any = None, device: str = "cuda", dtype: str = "float64"
         ``(configuration id, predicted ms)`` fastest first (for classifiers the ms is the model's
         score, lower is better); configurations that cannot serve ``A`` come last with ``inf``.
     """
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES}. Got {device!r} instead.")
-    if dtype not in DTYPES:
-        raise ValueError(f"The 'dtype' parameter of rank() must be one of {DTYPES}. Got {dtype!r} instead.")
+    if device is not None and device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or n_calls < 1):
         raise ValueError(f"The 'n_calls' parameter of rank() must be a positive int or None. Got {n_calls!r} instead.")
-    rm = default_model(device) if model is None else portable(model, device)
-    if rm.device != device:
+    M = as_matrix(A)
+    if dtype is None:
+        dtype = M.dtype.name
+    else:
+        try:
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            dtype = repr(dtype)
+        if dtype not in DTYPES:
+            raise ValueError(f"The 'dtype' parameter of rank() must be one of {DTYPES} or None. Got {dtype} instead.")
+    if isinstance(model, (str, os.PathLike)):
+        from .export import load_model
+        model = load_model(model)
+    rm = default_model(device or "cuda") if model is None else portable(model, device)
+    if device is not None and rm.device != device:
         raise ValueError(f"The model ranks {rm.device!r} configurations; rank() was asked for device {device!r}.")
     p = _prepared(rm, dtype)
-    M = as_matrix(A)
     add = None
     if n_calls is not None:
         if p.convert is None:

@@ -9,7 +9,7 @@ import numpy as np
 from . import _core, gpu
 from .configs import Config, config
 from .formats import FormatMatrix, convert
-from .matrix import as_matrix, value_dtype
+from .matrix import as_matrix, float32_overflow, value_dtype
 
 #: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN.
 PADDING_TIMES_X = ("dia", "bsr")
@@ -36,12 +36,20 @@ def prepare(A: Any, cfg: Config | str, dtype: Any = None) -> tuple[Config, Forma
 
 
 def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
-    """``x`` as a contiguous 1-D array of ``dtype`` with ``ncols`` entries, or a clear error."""
+    """``x`` as a contiguous 1-D array of ``dtype`` with ``ncols`` entries, or a clear error.
+
+    Refused: a finite value past ``dtype``'s range (it would become inf), and, for the formats of
+    :data:`PADDING_TIMES_X`, a non-finite value. Elsewhere NaN and inf in ``x`` propagate into ``y``
+    as in scipy's product.
+    """
     xa = np.asarray(x)
     if xa.ndim != 1 or xa.shape[0] != ncols:
         raise ValueError(f"'x' has shape {xa.shape}; it must be 1-D with ncols = {ncols} entries.")
     if np.iscomplexobj(xa) or not (np.issubdtype(xa.dtype, np.number) or xa.dtype == bool):
         raise TypeError(f"'x' must hold real numbers. Got dtype {xa.dtype}.")
+    why = float32_overflow(xa, dtype, what="'x'")
+    if why:
+        raise ValueError(why)
     xa = np.ascontiguousarray(xa, dtype=dtype)
     if fmt in PADDING_TIMES_X:
         bad = _core.finite_check(xa)
@@ -56,9 +64,12 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
 
     Parameters
     ----------
-    A : Matrix, scipy.sparse matrix, or FormatMatrix
+    A : Matrix, scipy.sparse matrix, path of a Matrix Market file, or FormatMatrix
         A FormatMatrix must match the configuration's format and parameters.
     x : array-like of shape (ncols,)
+        Real numbers. Finite values past the range of the arithmetic type are refused (float32:
+        |x| > 3.4e38). NaN and inf propagate into ``y`` as in scipy, except with DIA and BSR
+        configurations, which multiply stored padding zeros by ``x`` and so refuse them.
     config : Config or str, default 'cpu/csr/rows'
         See :func:`pyspmv.configs`.
     dtype : {'float32', 'float64'}, optional
