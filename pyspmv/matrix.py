@@ -378,7 +378,11 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     h = _read_header(path)
     _check_declared(h, path)
     try:
-        M = scipy.io.mmread(path, spmatrix=False)  # sparse arrays; scipy 1.18 warns without this
+        if _compression(path) == _compression_by_name(path):  # scipy reads the file itself, in parallel
+            M = scipy.io.mmread(path, spmatrix=False)  # sparse arrays; scipy 1.18 warns without this
+        else:
+            with _open_binary(path) as f:
+                M = scipy.io.mmread(f, spmatrix=False)
     except Exception as exc:  # noqa: BLE001 — scipy raises ValueError, OverflowError, IndexError, ... for bad files
         raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file: {exc}") from None
     if sp.issparse(M):
@@ -429,14 +433,23 @@ class MMHeader(NamedTuple):
     header_lines: int
 
 
-def _open_binary(path: str) -> IO[bytes]:
-    """``path`` opened for reading bytes, decompressed by its magic number (gzip, bzip2) whatever its name."""
+def _compression(path: str) -> str:
+    """'gzip', 'bzip2' or '' by the file's magic number."""
     with open(path, "rb") as f:
         magic = f.read(3)
-    if magic[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    if magic == b"BZh":
-        return bz2.open(path, "rb")  # type: ignore[return-value]
+    return "gzip" if magic[:2] == b"\x1f\x8b" else "bzip2" if magic == b"BZh" else ""
+
+
+def _compression_by_name(path: str) -> str:
+    """What scipy.io.mmread infers from the name: 'gzip', 'bzip2' or ''."""
+    return "gzip" if path.endswith(".gz") else "bzip2" if path.endswith(".bz2") else ""
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    """``path`` opened for reading bytes, decompressed by its magic number whatever its name."""
+    kind = _compression(path)
+    if kind:
+        return (gzip.open if kind == "gzip" else bz2.open)(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")
 
 
