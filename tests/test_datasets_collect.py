@@ -166,6 +166,8 @@ def test_dask_path_gives_the_same_table(collected, tmp_path):
         collect(entries(), tmp_path, configs=CFGS, client=client, **FAST)
     t1, f1 = read(collected)
     t2, f2 = read(tmp_path)
+    for t in (t1, t2):  # an ok row's note is about its timing (budget cut, noisy), which differs run to run
+        t.loc[t.status == "ok", "note"] = ""
     fixed = ["matrix", "group", "dtype", "device", "config", "repeats", "status", "note", "bytes_moved",
              "padding_ratio", "launches"]
     pd.testing.assert_frame_equal(t1[fixed], t2[fixed])
