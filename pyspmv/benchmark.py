@@ -184,8 +184,8 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         One row per configuration, in the order given, columns ``matrix, group, dtype, device,
         config, median_ms, q25_ms, q75_ms, min_ms, repeats, convert_ms, upload_ms, status, note``.
         ``repeats`` is the runs made. ``status`` is ``ok`` (``note`` then says whether ``budget_s``
-        cut the runs and whether the timings stayed noisy), ``not_applicable`` (the format or thread mapping cannot serve ``A``;
-        ``note`` says why), ``wrong`` (the result failed the reference check; not timed) or
+        cut the runs and whether the timings stayed noisy), ``not_applicable`` (the format or thread
+        mapping cannot serve ``A``; ``note`` says why), ``wrong`` (the result failed the reference check; not timed) or
         ``error`` (the run failed, e.g. GPU out of memory; ``note`` says how).
         ``df.attrs['device_info']`` describes the machine (and the GPU, its driver, CUDA and cuSPARSE).
 

@@ -184,7 +184,8 @@ def config(cfg: Config | str) -> Config:
         k = entry["param_names"].index(name)
         grid, signed = entry["grid"][k], entry["param_default"][k] < 0
         if not re.fullmatch(r"-?[0-9]+" if signed else r"[0-9]+", value):
-            what = "an integer (ASCII digits, optionally after '-')" if signed else "a non-negative integer (ASCII digits)"
+            what = ("an integer (ASCII digits, optionally after '-')" if signed
+                    else "a non-negative integer (ASCII digits)")
             raise ValueError(f"Configuration {cfg!r}: parameter '{name}' must be {what}. Got {value!r} instead.")
         params[name] = int(value)
         if grid and params[name] not in grid:
