@@ -378,8 +378,9 @@ class RankModel:
     def table(self, dtype: str) -> Table:
         """The table of value type ``dtype``; a ValueError names the ones the model has."""
         if dtype not in self.tables:
-            raise ValueError(f"The 'dtype' parameter must be one the model was trained on: {sorted(self.tables)}. "
-                             f"Got {dtype!r} instead.")
+            raise ValueError(f"The 'dtype' parameter must be a value type the model was trained on: "
+                             f"{sorted(self.tables)}. Got {dtype!r} instead; to rank {dtype}, fit the model on rows "
+                             f"of {dtype} (pyspmv.datasets.load(..., dtype=None) holds both).")
         return self.tables[dtype]
 
     def capsule(self, dtype: str) -> Any:
@@ -440,6 +441,11 @@ def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DT
     dtypes : tuple of str
         Value types to make tables for; those without a single known configuration are left out.
 
+    Its ``meta['convert_ms']`` (what :func:`pyspmv.rank`'s ``n_calls`` needs) is the estimator's own
+    conversion-cost fit (``convert_ms_``, made when it was fitted with conversion times), else the
+    shipped default model's of ``device``, recorded as ``meta['convert_ms_from']``. Value types the
+    estimator was not trained on (``value_types_``) get no table.
+
     Raises
     ------
     TypeError
@@ -479,8 +485,9 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter must be one of {DEVICES}. Got {device!r} instead.")
     cfgs = configs(device)
+    trained = getattr(model, "value_types_", None)          # None: fitted before pyspmv recorded them
     tables = {}
-    for dtype in dtypes:
+    for dtype in (d for d in dtypes if trained is None or d in trained):
         t = build(model, cfgs, dtype)
         if t is not None and (t.group >= 0).any():
             tables[dtype] = t
@@ -490,4 +497,18 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
     gpu = export_models.model_gpu(model)
     score = "score" if type(model).__name__ == "CascadeModel" else "ms"
     src = f"{type(model).__name__}({', '.join(f'{k}={v!r}' for k, v in model.get_params().items())})"
-    return RankModel(device, tables, source=src, gpu=gpu, score=score)
+    return RankModel(device, tables, source=src, gpu=gpu, score=score, meta=_convert_meta(model, device))
+
+
+def _convert_meta(model: Any, device: str) -> dict[str, Any]:
+    """``meta['convert_ms']``: the estimator's own conversion-cost fit, else that of the shipped default
+    model of ``device`` (``meta['convert_ms_from']`` says so), else none."""
+    fit = getattr(model, "convert_ms_", None)
+    if fit:
+        return {"convert_ms": {k: list(v) for k, v in fit.items()}}
+    from .rank import default_model
+    try:
+        fit = default_model(device).meta.get("convert_ms")
+    except (FileNotFoundError, ValueError):
+        fit = None
+    return {"convert_ms": fit, "convert_ms_from": f"the default {device} model"} if fit else {}
