@@ -8,6 +8,7 @@ same evaluator as :func:`pyspmv.rank`, not a second implementation.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -535,7 +536,12 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     except FileNotFoundError:
         raise
     except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.") from None
+        hint = ""
+        with contextlib.suppress(OSError), open(path, "rb") as fh:
+            if fh.read(1) == b"\x80":
+                hint = (" It looks like a pickle, which pyspmv never reads (reading one runs code); save the estimator "
+                        "with pyspmv.save_model() instead.")
+        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.{hint}") from None
     if header["feature_names"] != list(FEATURE_NAMES) or header["row_columns"] != list(ROW_COLUMNS):
         theirs, ours = [str(f)[:64] for f in header["feature_names"]], list(FEATURE_NAMES)
         diff = [f for f in theirs if f not in ours] + [f for f in ours if f not in theirs]
@@ -566,10 +572,6 @@ class _Refused(ValueError):
 
 
 def read_model(path: str | os.PathLike[str]) -> RankModel:
-    """A model from a file: :func:`load_model`. Pickles (``.pkl``, ``.pickle``) are refused: a pickle
-    runs code when read; save estimators with :func:`save_model` instead."""
-    path = Path(path)
-    if path.suffix in (".pkl", ".pickle"):
-        raise ValueError(f"The model file {str(path)!r} is a pickle, which pyspmv does not read (loading a pickle "
-                         "runs code). Save the estimator with pyspmv.save_model() and pass that file.")
+    """A model from a file, whatever its suffix: :func:`load_model`. Pickles are refused (reading one
+    runs code): the ValueError says to save the estimator with :func:`save_model` instead."""
     return load_model(path)
