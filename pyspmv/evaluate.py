@@ -220,7 +220,8 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     m = clone(model) if fit else model
     t0 = time.perf_counter()
     if fit:
-        m.fit(Xtr, y[tr], groups=g[tr])
+        extra = {} if convert_ms is None else {"convert_ms": np.asarray(convert_ms, dtype=np.float64)[tr]}
+        m.fit(Xtr, y[tr], groups=g[tr], **extra)
     train_s = time.perf_counter() - t0
     u_tr = units(g[tr], Xtr["value_bytes"])
     u_te = units(g[te], Xte["value_bytes"])
@@ -326,21 +327,22 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def train(dataset: str, model: str = "boosted", *, dtype: str | None = "float64", out: str | None = None,
-          test_size: float = 0.25, random_state: int = 0) -> Evaluation:
+          test_size: float = 0.25, random_state: int = 0, verbose: int = 1) -> Evaluation:
     """What ``pyspmv train`` does: load ``dataset``, evaluate ``model`` on held-out matrices, then fit it
-    on every matrix and pickle it to ``out`` (when given). Returns the held-out evaluation."""
-    import pickle
-
+    on every matrix (with the conversion-cost fit of the dataset's ``convert_ms``) and save it to ``out``
+    with :func:`pyspmv.save_model` (when given). ``verbose`` >= 1 shows each fit's progress on stderr.
+    Returns the held-out evaluation."""
     from . import datasets
+    from .export import save_model
     from .models import MODELS
     if model not in MODELS:
         raise ValueError(f"The 'model' parameter of train() must be one of {', '.join(MODELS)}. Got {model!r} instead.")
     ds = datasets.load(dataset, dtype=dtype)
-    est = MODELS[model]()
+    est = MODELS[model](verbose=verbose)
+    conv = column_for(ds, "convert_ms")
     result = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=test_size,
-                      random_state=random_state, convert_ms=column_for(ds, "convert_ms"))
+                      random_state=random_state, convert_ms=conv)
     if out:
-        est.fit(ds.X, ds.y, groups=ds.groups)
-        with open(out, "wb") as f:
-            pickle.dump(est, f)
+        est.fit(ds.X, ds.y, groups=ds.groups, convert_ms=conv)
+        save_model(est, out)
     return result

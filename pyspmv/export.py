@@ -8,18 +8,20 @@ same evaluator as :func:`pyspmv.rank`, not a second implementation.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import zipfile
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .configs import DEVICES, config
+from .configs import DEVICES
 from .features import FEATURE_NAMES
 from .portable import (
     DTYPES,
@@ -30,7 +32,11 @@ from .portable import (
     RankModel,
     Spec,
     Table,
+    check_model,
+    native,
     portable,
+    spec_arrays,
+    spec_scalars,
 )
 
 #: Core sources an exported header includes, in order (timing.c needs POSIX clocks and stays out).
@@ -124,34 +130,29 @@ def _c_array(ctype: str, name: str, a: np.ndarray) -> str:
 
 
 def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
-    """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser."""
+    """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
+
+    Field names come from the kind's schema (:func:`pyspmv.portable.spec_scalars`,
+    :func:`~pyspmv.portable.spec_arrays`), never from the spec's own keys; values are written as numbers."""
     f = spec.fields
     ctype = {np.dtype(np.int32): "int32_t", np.dtype(np.float64): "double", np.dtype(np.uint8): "uint8_t"}
+    init = [f".kind = {KINDS[spec.kind]}"]
+    sub: dict[str, list[str]] = {}
 
-    def ref(key: str) -> str:
+    def put(key: str, value: str) -> None:
+        part, _, fld = key.rpartition(".")
+        (sub.setdefault(part, []) if part else init).append(f".{fld} = {value}")
+
+    for key, typ in spec_scalars(spec.kind).items():
+        put(key, str(int(f[key])) if typ is int else _c_double(float(f[key])))
+    for key, (dt, _, _) in spec_arrays(spec.kind).items():
         a = f.get(key)
         if a is None or np.size(a) == 0:
-            return "NULL"
-        nm = f"{prefix}_{key.replace('.', '_')}"
-        out.append(_c_array(ctype[np.asarray(a).dtype], nm, np.asarray(a)))
-        return nm
-
-    def num(key: str) -> str:
-        v = f[key]
-        return _c_double(float(v)) if isinstance(v, float) else str(int(v))
-
-    init = [f".kind = {KINDS[spec.kind]}", f".ngroups = {f['ngroups']}", f".ncols = {f['ncols']}",
-            f".ninputs = {f['ninputs']}"]
-    init += [f".{k} = {ref(k)}" for k in ("in_col", "in_tf", "in_nan", "in_lo", "in_hi", "in_shift", "in_div")]
-    init += [f".out_tf = {f['out_tf']}", f".out_col = {f['out_col']}", f".out_lo = {_c_double(f['out_lo'])}"]
-    sub: dict[str, list[str]] = {}
-    for key in f:
-        if "." not in key:
-            if key in ("coef", "intercept"):
-                init.append(f".{key} = {ref(key)}")
+            put(key, "NULL")
             continue
-        part, fld = key.split(".", 1)
-        sub.setdefault(part, []).append(f".{fld} = {ref(key) if isinstance(f[key], np.ndarray) else num(key)}")
+        nm = f"{prefix}_{key.replace('.', '_')}"
+        out.append(_c_array(ctype[dt], nm, np.asarray(a)))
+        put(key, nm)
     if spec.kind == "cascade":
         inits = [_spec_c(s, f"{prefix}_s{i}", out) for i, s in enumerate(spec.subs)]
         out.append(f"static const spmv_model {prefix}_stages[{len(inits)}] = {{\n    " + ",\n    ".join(inits) + "\n};")
@@ -159,6 +160,48 @@ def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
     for part, items in sub.items():
         init.append(f".{part} = {{" + ", ".join(items) + "}")
     return "{" + ", ".join(init) + "}"
+
+
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int long "
+    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
+    "_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local "
+    "bool true false NULL asm typeof".split())
+#: Reserved for the implementation (C11 7.1.3: a leading '_', any '__') and for pyspmv's core (spmv_, SPMV_).
+_RESERVED = re.compile(r"_.*|.*__.*|(?i:(py)?spmv).*")
+#: Suffixes of the names an exported header defines for ``name`` (the guard is ``NAME_H``).
+_GENERATED = ("NCONFIGS", "config_ids", "model", "configs", "rank", "predict", "m_", "cfg_")
+_MAX_NAME = 40
+
+
+def _check_name(name: Any) -> str:
+    """``name`` as a header prefix: a C identifier, no keyword, nothing reserved, and no name the header
+    generates from it (``NAME_*``, ``NAME_H``) that the core or the C library already uses."""
+    msg = f"The 'name' parameter of export_c() must be a C identifier of at most {_MAX_NAME} characters"
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > _MAX_NAME:
+        raise ValueError(f"{msg} ([A-Za-z_][A-Za-z0-9_]*). Got {name!r} instead.")
+    generated = [name, f"{name.upper()}_H", *(f"{name}_{s}" for s in _GENERATED)]
+    bad = [g for g in generated if g in _C_KEYWORDS or _RESERVED.fullmatch(g)]
+    if bad:
+        raise ValueError(f"{msg}, not a C keyword and not reserved (a leading '_', '__', a 'spmv' or 'pyspmv' prefix in "
+                         "any case). "
+                         f"Got {name!r} instead; it would define {bad[0]!r}.")
+    core = _core_identifiers()
+    exact = set(generated[1:]) - {f"{name}_m_", f"{name}_cfg_"}
+    clash = sorted(c for c in core if c in exact or c.startswith((f"{name}_m_", f"{name}_cfg_")))
+    if clash:
+        raise ValueError(f"{msg} whose names do not collide with pyspmv's core. Got {name!r} instead; the core already "
+                         f"defines {clash[0]!r}.")
+    return name
+
+
+@cache
+def _core_identifiers() -> frozenset[str]:
+    return frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", core_source()))
+
+
+#: What a configuration id may hold to be written into a C string literal as is.
+_SAFE_ID = re.compile(r"[A-Za-z0-9_/=.-]+")
 
 
 def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = None, dtype: str = "float64",
@@ -172,12 +215,18 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     cannot serve the matrix gets ``HUGE_VAL`` ms and ranks last. Compile with any C99 compiler and
     link libm (``-lm``).
 
+    The header carries only numbers and identifiers that pyspmv generated and checked: the model's
+    free text (``source``, ``meta``) stays out, field names come from the model kind's schema, and
+    configuration ids must be ones of ``pyspmv.configs(device)``.
+
     Parameters
     ----------
     model : fitted pyspmv.models estimator or RankModel
     path : path of the header to write
     name : str, optional
-        C identifier prefix; default: the file's stem.
+        C identifier prefix; default: the file's stem. Not a C keyword, not reserved (a leading
+        ``_``, ``__``, a ``spmv`` or ``pyspmv`` prefix in any case), and no name the header defines
+        (``NAME_*``, ``NAME_H``) may be one of the core's.
     dtype : {'float32', 'float64'}
         The value type it ranks for (bytes moved depend on it).
     device : {'cpu', 'cuda'}, optional
@@ -186,33 +235,40 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     Returns
     -------
     pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        A bad ``name`` or ``dtype``, a value type the model has no table for, or a model that fails
+        :func:`pyspmv.portable.check_model`.
     """
     path = Path(path)
-    name = path.stem if name is None else name
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(f"The 'name' parameter of export_c() must be a C identifier. Got {name!r} instead.")
+    N = _check_name(path.stem if name is None else name)
     if dtype not in DTYPES:
         raise ValueError(f"The 'dtype' parameter of export_c() must be one of {DTYPES}. Got {dtype!r} instead.")
     rm = portable(model, device)
+    check_model(rm)
     t = rm.table(dtype).ranked()
     n = len(t.config_ids)
+    for cid in t.config_ids:                      # check_model knows them all; written into C only if plain
+        if not _SAFE_ID.fullmatch(cid):
+            raise ValueError(f"The model's configuration id {cid!r} holds characters an exported header does not carry.")
     arrays: list[str] = []
-    model_init = _spec_c(t.spec, f"{name}_m", arrays)
+    model_init = _spec_c(t.spec, f"{N}_m", arrays)
     cfg = t.config_arrays(rm.gpu)
-    items = [f".n = {n}", f".nextra = {cfg['cfg.nextra']}"]
+    items = [f".n = {n}", f".nextra = {int(cfg['cfg.nextra'])}"]
     for k, ct in (("cfg.format", "int32_t"), ("cfg.param", "int32_t"), ("cfg.unread", "int32_t"),
                   ("cfg.p", "double"), ("cfg.launches", "double"), ("cfg.group", "int32_t"), ("cfg.extra", "double")):
-        nm = f"{name}_cfg_{k[4:]}"
+        nm = f"{N}_cfg_{k[4:]}"
         if np.size(cfg[k]):
             arrays.append(_c_array(ct, nm, cfg[k]))
         items.append(f".{k[4:]} = {nm if np.size(cfg[k]) else 'NULL'}")
     cfg_init = ", ".join(items)
     dev = cfg["dev"]
-    ids = ",\n    ".join(json.dumps(c) for c in t.config_ids)
-    N = name
-    text = f"""/* {path.name}: a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).
- * Model: {rm.source}
- * Device: {rm.device}; value type: {dtype}; {n} configurations; output: {"predicted ms" if rm.score == "ms" else "score (lower is better)"}.
+    ids = ",\n    ".join(f'"{c}"' for c in t.config_ids)
+    output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
+    text = f"""/* {N}.h: a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).
+ * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: {output}.
  *
  *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS]
  *   int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms);
@@ -279,6 +335,10 @@ SPMV_API int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, co
 # ---- save / load --------------------------------------------------------------------------------------
 
 _MAGIC = "pyspmv-model"
+#: Most bytes of arrays a model file may hold (the shipped defaults hold a few MB).
+MAX_MODEL_BYTES = 1 << 30
+_MAX_MEMBERS = 4096
+_MAX_TEXT = 1 << 16
 
 
 def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -287,20 +347,41 @@ def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str,
         if isinstance(v, np.ndarray):
             arrays[f"{key}/{k}"] = v
         else:
-            scalars[k] = v
+            scalars[k] = v.item() if isinstance(v, np.generic) else v
     return {"kind": spec.kind, "scalars": scalars,
             "subs": [_spec_meta(s, f"{key}/sub{i}", arrays) for i, s in enumerate(spec.subs)]}
 
 
 def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None = None) -> Path:
-    """Save ``model`` (a fitted pyspmv.models estimator or a RankModel) in portable form.
+    """Save ``model`` in portable form: the one model file format of pyspmv.
 
     The file is a NumPy ``.npz`` archive: ``header.json`` (format version, pyspmv version, device,
-    the feature schema, each value type's configuration ids, scalar fields) and the arrays. Load it
-    with :func:`load_model`; no pickle is involved.
+    the feature schema, each value type's configuration ids, scalar fields, the conversion-cost fit
+    and provenance in ``meta``) and the arrays. Load it with :func:`load_model`; no pickle is involved.
+
+    Parameters
+    ----------
+    model : fitted pyspmv.models estimator (any of ``pyspmv.models.MODELS``) or RankModel
+    path : path of the file to write
+    device : {'cpu', 'cuda'}, optional
+        For estimators: whose configurations; default the model's.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    TypeError
+        ``model`` is neither a pyspmv.models estimator nor a RankModel.
+    sklearn.exceptions.NotFittedError
+        The estimator is not fitted.
+    ValueError
+        The model fails :func:`pyspmv.portable.check_model` (a RankModel made by hand, say).
     """
     from . import __version__
     rm = portable(model, device)
+    check_model(rm)
     arrays: dict[str, np.ndarray] = {}
     tables = {}
     for dtype, t in rm.tables.items():
@@ -317,81 +398,172 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
     return path
 
 
-def _spec_load(meta: dict[str, Any], key: str, z: Any) -> Spec:
-    fields: dict[str, Any] = dict(meta["scalars"])
+class _Corrupt(ValueError):
+    """A model file that cannot be read as one (its message names the member or key)."""
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, read without pickle; each member's declared shape and dtype are
+    checked against :data:`MAX_MODEL_BYTES` (and the memory available) before it is read."""
+    out: dict[str, np.ndarray] = {}
+    total = 0
+    limit = MAX_MODEL_BYTES
+    try:
+        limit = min(limit, os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        zf = zipfile.ZipFile(path)
+    except (FileNotFoundError, MemoryError):
+        raise
+    except Exception as exc:             # BadZipFile, OSError, struct.error, ...
+        raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > _MAX_MEMBERS:
+            raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
+        for info in infos:
+            name = info.filename
+            if not name.endswith(".npy") or name[:-4] in out:
+                raise _Corrupt(f"member {name!r} is not a NumPy array of its own")
+            key = name[:-4]
+            try:
+                with zf.open(info) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    if version == (1, 0):
+                        shape, _, dt = np.lib.format.read_array_header_1_0(fh)
+                    elif version == (2, 0):
+                        shape, _, dt = np.lib.format.read_array_header_2_0(fh)
+                    else:
+                        raise _Corrupt(f"array {key!r} has .npy version {version}; model files use 1.0 or 2.0")
+                    if dt.hasobject or dt.kind not in "biuf":
+                        raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
+                    nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
+                    total += nbytes
+                    if total > limit:
+                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes")
+                with zf.open(info) as fh:
+                    a = np.lib.format.read_array(fh, allow_pickle=False)
+            except (_Corrupt, MemoryError):
+                raise
+            except Exception as exc:     # zlib.error, EOFError, OverflowError, ... : all mean a corrupt member
+                raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
+            out[key] = np.ascontiguousarray(native(a))
+    return out
+
+
+def _want(cond: bool, what: str, expected: str, got: Any) -> None:
+    if not cond:
+        raise _Corrupt(f"{what} must be {expected}. Got {got!r} instead" if len(repr(got)) < 200 else
+                       f"{what} must be {expected}. Got a {type(got).__name__} instead")
+
+
+def _spec_load(meta: Any, key: str, arrays: dict[str, np.ndarray], used: set[str], depth: int = 0) -> Spec:
+    _want(isinstance(meta, dict) and set(meta) == {"kind", "scalars", "subs"}, f"header entry {key!r}",
+          "a dict of 'kind', 'scalars', 'subs'", meta)
+    kind, scalars, subs = meta["kind"], meta["scalars"], meta["subs"]
+    _want(isinstance(kind, str) and kind in KINDS, f"the model kind of {key!r}", f"one of {tuple(KINDS)}", kind)
+    _want(isinstance(scalars, dict), f"the scalars of {key!r}", "a dict", scalars)
+    _want(isinstance(subs, list) and (depth == 0 or not subs) and len(subs) <= 64, f"the stages of {key!r}",
+          "a list of at most 64 (cascades only, one level)", subs)
+    fields: dict[str, Any] = dict(scalars)
     prefix = key + "/"
-    for k in z.files:
+    for k, a in arrays.items():
         if k.startswith(prefix) and "/" not in k[len(prefix):]:
-            fields[k[len(prefix):]] = z[k]
-    if meta["kind"] not in KINDS:
-        raise ValueError(f"unknown model kind {meta['kind']!r}")
-    return Spec(meta["kind"], fields, [_spec_load(s, f"{key}/sub{i}", z) for i, s in enumerate(meta["subs"])])
+            f = k[len(prefix):]
+            if f in fields:
+                raise _Corrupt(f"field {f!r} of {key!r} is both a scalar and an array")
+            fields[f] = a
+            used.add(k)
+    return Spec(kind, fields, [_spec_load(s, f"{key}/sub{i}", arrays, used, depth + 1) for i, s in enumerate(subs)])
 
 
 def load_model(path: str | os.PathLike[str]) -> RankModel:
     """Load a model saved by :func:`save_model`.
 
+    Model files are untrusted: the file is read without pickle, every array's dtype (big-endian ones
+    are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
+    conversion-cost fit are checked against the model kind's schema before the C core reads them,
+    and then the C core's own model check runs.
+
     Raises
     ------
+    FileNotFoundError
+        No such file.
     ValueError
-        The file is not a pyspmv model file or is corrupt; it was written by a newer format version;
-        its feature schema or design-row columns differ from this pyspmv's; a configuration id it ranks
-        is unknown here or belongs to another device; its arrays fail the C core's model check.
+        Everything else, naming the key or field and what was expected: the file is not a pyspmv model
+        file or is corrupt; it was written by a newer format version; its feature schema or design-row
+        columns differ from this pyspmv's; a configuration id it ranks is unknown here, belongs to
+        another device or is not one of ``pyspmv.configs(device)``; a field has the wrong type, dtype
+        or length; its arrays fail the C core's model check.
     """
     path = Path(path)
+    where = f"Model file {str(path)!r}"
     try:
-        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
-            header = json.loads(bytes(z["header.json"]).decode())
-            if not isinstance(header, dict) or header.get("format") != _MAGIC:
-                raise ValueError("no pyspmv model header")
-            version = header["version"]
-            if not isinstance(version, int) or version > FORMAT_VERSION:
-                raise _Refused(f"Model file {str(path)!r} has format version {version!r}; this pyspmv reads up to "
-                               f"{FORMAT_VERSION}. Upgrade pyspmv or re-export the model.")
-            raw = {d: (m, z[f"{d}/group"], z[f"{d}/extra"], _spec_load(m["spec"], f"{d}/spec", z))
-                   for d, m in header["tables"].items()}
+        arrays = _read_npz(path)
+        raw = arrays.pop("header.json", None)
+        _want(raw is not None and raw.dtype == np.uint8 and raw.ndim == 1, "the member 'header.json'",
+              "1-D uint8 JSON text", None if raw is None else f"{raw.dtype} of shape {raw.shape}")
+        header = json.loads(bytes(raw).decode())
+        _want(isinstance(header, dict) and header.get("format") == _MAGIC, "the header", f"a {_MAGIC!r} header",
+              type(header).__name__)
+        version = header.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise _Corrupt(f"its format version must be an int >= 1. Got {version!r} instead")
+        if version > FORMAT_VERSION:
+            raise _Refused(f"{where} has format version {version!r}; this pyspmv reads up to {FORMAT_VERSION}. "
+                           "Upgrade pyspmv or re-export the model.")
+        for k, typ in (("device", str), ("source", str), ("score", str), ("gpu", dict), ("meta", dict),
+                       ("feature_names", list), ("row_columns", list), ("tables", dict)):
+            _want(isinstance(header.get(k), typ), f"the header's {k!r}", f"a {typ.__name__}", header.get(k))
+        _want(len(header["source"]) <= _MAX_TEXT, "the header's 'source'", f"at most {_MAX_TEXT} characters",
+              f"{len(header['source'])} characters")
+        used: set[str] = set()
+        raw_tables = {}
+        for d, m in header["tables"].items():
+            _want(isinstance(m, dict) and set(m) == {"config_ids", "spec"}, f"the header's table {d!r}",
+                  "a dict of 'config_ids' and 'spec'", m)
+            for k in ("group", "extra"):
+                _want(f"{d}/{k}" in arrays, f"the array '{d}/{k}'", "present", None)
+                used.add(f"{d}/{k}")
+            raw_tables[d] = (m["config_ids"], arrays[f"{d}/group"], arrays[f"{d}/extra"],
+                             _spec_load(m["spec"], f"{d}/spec", arrays, used))
+        extra_keys = sorted(set(arrays) - used)
+        if extra_keys:
+            raise _Corrupt(f"array {extra_keys[0]!r} belongs to no field of the model")
     except _Refused:
         raise
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError, json.JSONDecodeError,
-            UnicodeDecodeError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt ({type(exc).__name__}: {exc}).") \
-            from exc
+    except FileNotFoundError:
+        raise
+    except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
+        hint = ""
+        with contextlib.suppress(OSError), open(path, "rb") as fh:
+            if fh.read(1) == b"\x80":
+                hint = (" It looks like a pickle, which pyspmv never reads (reading one runs code); save the estimator "
+                        "with pyspmv.save_model() instead.")
+        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.{hint}") from None
     if header["feature_names"] != list(FEATURE_NAMES) or header["row_columns"] != list(ROW_COLUMNS):
-        theirs, ours = header["feature_names"], list(FEATURE_NAMES)
+        theirs, ours = [str(f)[:64] for f in header["feature_names"]], list(FEATURE_NAMES)
         diff = [f for f in theirs if f not in ours] + [f for f in ours if f not in theirs]
-        raise ValueError(f"Model file {str(path)!r} was made with another feature schema ({len(theirs)} features, "
+        raise ValueError(f"{where} was made with another feature schema ({len(theirs)} features, "
                          f"{len(header['row_columns'])} design columns) than this pyspmv's ({len(ours)}, "
                          f"{len(ROW_COLUMNS)}); differing: {diff[:6] or 'the order'}. Retrain the model.")
     device = header["device"]
     if device not in DEVICES:
-        raise ValueError(f"Model file {str(path)!r} names device {device!r}; known devices: {DEVICES}.")
+        raise ValueError(f"{where} names device {device[:64]!r}; known devices: {DEVICES}.")
     tables = {}
-    for dtype, (m, group, extra, spec) in raw.items():
+    for dtype, (ids, group, extra, spec) in raw_tables.items():
         if dtype not in DTYPES:
-            raise ValueError(f"Model file {str(path)!r} has a table for value type {dtype!r}; known: {DTYPES}.")
-        ids = list(m["config_ids"])
-        for cid in ids:
-            try:
-                c = config(cid)
-            except ValueError as exc:
-                raise ValueError(f"Model file {str(path)!r} ranks configuration {cid!r}, unknown to this pyspmv: "
-                                 f"{exc} The model's configuration list does not match; retrain it.") from None
-            if c.device != device:
-                raise ValueError(f"Model file {str(path)!r} is for device {device!r} but ranks {cid!r} of device "
-                                 f"{c.device!r}.")
-        if len(group) != len(ids) or extra.ndim != 2 or extra.shape[0] != len(ids):
-            raise ValueError(f"Model file {str(path)!r} is corrupt: {len(ids)} configuration ids but group/extra "
-                             f"tables of {len(group)} and {extra.shape[0] if extra.ndim else '?'} rows.")
-        tables[dtype] = Table(ids, np.asarray(group, np.int32), np.asarray(extra, np.float64), spec)
-    rm = RankModel(device, tables, source=header.get("source", ""), gpu=header.get("gpu"),
-                   score=header.get("score", "ms"), meta=header.get("meta"))
+            raise ValueError(f"{where} has a table for value type {dtype[:64]!r}; known: {DTYPES}.")
+        tables[dtype] = Table(ids, group, extra, spec)
+    rm = RankModel(device, tables, source=header["source"], gpu=header["gpu"], score=header["score"],
+                   meta=header["meta"])
+    check_model(rm, where)
     for dtype in tables:
         try:
             rm.capsule(dtype)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"Model file {str(path)!r} fails the model check for {dtype}: {exc}") from None
+            raise ValueError(f"{where} fails the model check for {dtype}: {exc}") from None
     return rm
 
 
@@ -399,12 +571,7 @@ class _Refused(ValueError):
     """A readable file that this version refuses (kept apart from corruption)."""
 
 
-def read_model(path: str | os.PathLike[str]) -> Any:
-    """A model from a file: a :func:`save_model` file, or (``.pkl``, ``.pickle``: trusted files only)
-    a pickled estimator as ``pyspmv train --out`` writes."""
-    path = Path(path)
-    if path.suffix in (".pkl", ".pickle"):
-        import pickle
-        with open(path, "rb") as f:
-            return pickle.load(f)
+def read_model(path: str | os.PathLike[str]) -> RankModel:
+    """A model from a file, whatever its suffix: :func:`load_model`. Pickles are refused (reading one
+    runs code): the ValueError says to save the estimator with :func:`save_model` instead."""
     return load_model(path)

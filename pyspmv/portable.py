@@ -10,14 +10,16 @@ the C core's, the same source an exported header carries.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import _core
-from .configs import DEVICES, Config, config, configs
+from .configs import DEVICES, FORMATS, Config, config, configs
 from .features import _UNREAD_INDEX, FEATURE_NAMES, H100
 from .formats import format_code
 from .matrix import as_matrix
@@ -38,6 +40,213 @@ VALUE_BYTES = {"float32": 4, "float64": 8}
 BIG = float(np.finfo(np.float64).max)
 #: Format version of the portable form (save_model files, exported headers).
 FORMAT_VERSION = 1
+
+
+#: Scalar fields of every spec, then of each kind: ``int`` or ``float``.
+_HEAD_SCALARS: dict[str, type] = {"ngroups": int, "ncols": int, "ninputs": int, "out_tf": int, "out_col": int,
+                                  "out_lo": float}
+_KIND_SCALARS: dict[str, dict[str, type]] = {
+    "linear": {}, "constant": {}, "cascade": {"cascade.nlevels": int},
+    "trees": {"trees.nout": int, "trees.ntrees": int, "trees.nnodes": int, "trees.cast_f32": int, "trees.scale": float},
+    "knn": {"knn.nsets": int, "knn.npoints": int, "knn.ntargets": int, "knn.weighting": int, "knn.dmin": float},
+    "svm": {"svm.nsv": int, "svm.classify": int, "svm.penalty": float},
+    "formula": {"formula.nderived": int, "formula.nterms": int},
+}
+_I32, _F64, _U8 = np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.uint8)
+_Len = Callable[[dict[str, Any]], int]
+#: Array fields: dtype, length from the scalars, optional (csrc/spmv.h's spmv_model; pyspmv/_core.c parses them).
+_HEAD_ARRAYS: dict[str, tuple[np.dtype, _Len, bool]] = {
+    **{k: (_I32, lambda f: f["ninputs"], False) for k in ("in_col", "in_tf")},
+    **{k: (_F64, lambda f: f["ninputs"], False) for k in ("in_nan", "in_lo", "in_hi", "in_shift", "in_div")}}
+
+
+def _svm_sets(f: dict[str, Any]) -> int:
+    return f["ngroups"] * (2 if f["svm.classify"] else 1)
+
+
+_KIND_ARRAYS: dict[str, dict[str, tuple[np.dtype, _Len, bool]]] = {
+    "constant": {},
+    "linear": {"coef": (_F64, lambda f: f["ngroups"] * f["ninputs"], False),
+               "intercept": (_F64, lambda f: f["ngroups"], False)},
+    "trees": {"trees.tree_ptr": (_I32, lambda f: f["ngroups"] * f["trees.nout"] + 1, False),
+              "trees.root": (_I32, lambda f: f["trees.ntrees"], False),
+              **{f"trees.{k}": (_I32, lambda f: f["trees.nnodes"], False) for k in ("feature", "left", "right")},
+              **{f"trees.{k}": (_F64, lambda f: f["trees.nnodes"], False) for k in ("threshold", "value")},
+              "trees.missing_left": (_U8, lambda f: f["trees.nnodes"], True),
+              "trees.init": (_F64, lambda f: f["ngroups"] * f["trees.nout"], False)},
+    "knn": {"knn.set_ptr": (_I32, lambda f: f["knn.nsets"] + 1, False),
+            "knn.points": (_F64, lambda f: f["knn.npoints"] * f["ninputs"], False),
+            "knn.target": (_F64, lambda f: f["knn.npoints"] * f["knn.ntargets"], False),
+            **{f"knn.{k}": (_F64, lambda f: f["knn.nsets"] * f["ninputs"], True) for k in ("shift", "div", "weight")},
+            **{f"knn.{k}": (_I32, lambda f: f["ngroups"], False) for k in ("set", "k", "tcol")}},
+    "svm": {"svm.sv_ptr": (_I32, lambda f: _svm_sets(f) + 1, False),
+            "svm.sv": (_F64, lambda f: f["svm.nsv"] * f["ninputs"], False),
+            "svm.dual": (_F64, lambda f: f["svm.nsv"], False),
+            **{f"svm.{k}": (_F64, _svm_sets, False) for k in ("gamma", "intercept")}},
+    "formula": {**{f"formula.{k}": (_I32, lambda f: f["formula.nderived"], False) for k in ("da", "db", "dc", "dd",
+                                                                                           "dceil")},
+                **{f"formula.{k}": (_F64, lambda f: f["formula.nderived"], False) for k in ("dlo", "ddiv", "dlo2",
+                                                                                           "dadd")},
+                "formula.term_ptr": (_I32, lambda f: f["ngroups"] + 1, False),
+                **{f"formula.{k}": (_I32, lambda f: f["formula.nterms"], False) for k in ("a", "b", "gate")},
+                **{f"formula.{k}": (_F64, lambda f: f["formula.nterms"], False) for k in ("coef", "lo", "hi")}},
+    "cascade": {f"cascade.{k}": (_I32, lambda f: f["ngroups"] * f["cascade.nlevels"], False) for k in ("node", "cls")},
+}
+#: Allowed values of the enumerated scalars (the rest are counts in [0, 2**31)).
+_CHOICES: dict[str, tuple[int, ...]] = {"out_tf": tuple(TF.values()), "trees.cast_f32": (0, 1),
+                                        "svm.classify": (0, 1), "knn.weighting": tuple(KNN_WEIGHTING.values())}
+_INT32_MAX = 2**31 - 1
+
+
+def spec_scalars(kind: str) -> dict[str, type]:
+    """The scalar fields of a spec of ``kind`` (the only scalar names a model file or header may carry)."""
+    return {**_HEAD_SCALARS, **_KIND_SCALARS[kind]}
+
+
+def spec_arrays(kind: str) -> dict[str, tuple[np.dtype, _Len, bool]]:
+    """The array fields of a spec of ``kind``: dtype, length from the scalars, optional."""
+    return {**_HEAD_ARRAYS, **_KIND_ARRAYS[kind]}
+
+
+def native(a: Any) -> Any:
+    """``a`` with a native byte order (a file may hold big-endian arrays); other values as they are."""
+    if isinstance(a, np.ndarray) and not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
+    """Refuse a spec whose field names, scalar types and ranges, or array dtypes and lengths are not
+    those of its kind; ``where`` names it in the message (e.g. ``"float64/spec"``). Values inside the
+    arrays (indices, ranges) are ``spmv_model_check``'s, in C."""
+    if spec.kind not in KINDS or (stage and spec.kind not in ("trees", "constant")):
+        allowed = ("trees", "constant") if stage else tuple(KINDS)
+        raise ValueError(f"The model kind of {where} must be one of {allowed}. Got {spec.kind!r} instead.")
+    scal, arrs = spec_scalars(spec.kind), spec_arrays(spec.kind)
+    unknown = [k for k in spec.fields if k not in scal and k not in arrs]
+    if unknown:
+        raise ValueError(f"{where} has field {unknown[0]!r}, which a {spec.kind!r} model does not have; its fields: "
+                         f"{', '.join([*scal, *arrs])}.")
+    f = spec.fields
+    for k, typ in scal.items():
+        v = f.get(k)
+        if typ is int:
+            ok = isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+            lo = -1 if k == "out_col" else 0
+            if not ok or not lo <= v <= _INT32_MAX or (k in _CHOICES and v not in _CHOICES[k]):
+                want = f"one of {_CHOICES[k]}" if k in _CHOICES else f"an int in [{lo}, {_INT32_MAX}]"
+                raise ValueError(f"The field {k!r} of {where} must be {want}. Got {v!r} instead.")
+        else:
+            ok = isinstance(v, float | int | np.floating | np.integer) and not isinstance(v, bool | np.bool_)
+            # out_lo may be -inf (no floor); every other float must be finite
+            if not ok or np.isnan(v) or (k != "out_lo" and not np.isfinite(v)) or (k == "out_lo" and v == np.inf):
+                raise ValueError(f"The field {k!r} of {where} must be a finite float. Got {v!r} instead.")
+    if f["ncols"] < _core.NCOLS:
+        raise ValueError(f"The field 'ncols' of {where} must be at least {_core.NCOLS} (the design row). "
+                         f"Got {f['ncols']} instead.")
+    for k, (dt, length, optional) in arrs.items():
+        a = f.get(k)
+        if a is None and optional:
+            continue
+        n = length(f)
+        if not isinstance(a, np.ndarray) or a.dtype != dt or a.ndim != 1 or a.shape[0] != n:
+            got = (f"a {a.ndim}-D {a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+                   else type(a).__name__)
+            raise ValueError(f"The array {k!r} of {where} must be 1-D {dt} of length {n}. Got {got} instead.")
+    if spec.kind == "cascade":
+        if not spec.subs:
+            raise ValueError(f"A cascade model ({where}) needs at least one stage. Got none.")
+        for i, s in enumerate(spec.subs):
+            check_spec(s, f"{where}/sub{i}", stage=True)
+    elif spec.subs:
+        raise ValueError(f"Only cascade models have stages; {where} is {spec.kind!r} with {len(spec.subs)}.")
+
+
+def check_gpu(gpu: Any, where: str) -> dict[str, int]:
+    """GPU properties (Guo's strips): positive ints ``sm_count``, ``threads_per_sm``, ``warp_size``."""
+    if not isinstance(gpu, dict) or set(gpu) != set(H100):
+        raise ValueError(f"The GPU properties of {where} must be a dict of {sorted(H100)}. Got {gpu!r} instead.")
+    for k, v in gpu.items():
+        if not isinstance(v, int | np.integer) or isinstance(v, bool | np.bool_) or not 1 <= v <= 1 << 20:
+            raise ValueError(f"The GPU property {k!r} of {where} must be an int in [1, {1 << 20}]. Got {v!r} instead.")
+    return {k: int(v) for k, v in gpu.items()}
+
+
+def check_convert_fit(fit: Any, where: str) -> dict[str, list[float]]:
+    """A conversion-cost fit: per format name, ``[a, b]`` (convert_ms = a + b * nnz), finite and >= 0."""
+    if not isinstance(fit, dict):
+        raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} must be a dict of format -> [a, b]. "
+                         f"Got {type(fit).__name__} instead.")
+    for fmt, ab in fit.items():
+        if fmt not in FORMATS:
+            raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} names format {fmt!r}; known: {FORMATS}.")
+        ok = isinstance(ab, list | tuple) and len(ab) == 2 and all(
+            isinstance(v, float | int) and not isinstance(v, bool) and np.isfinite(v) and v >= 0 for v in ab)
+        if not ok:
+            raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} must give format {fmt!r} two finite "
+                             f"numbers >= 0 (ms, ms per nonzero). Got {ab!r} instead.")
+    return {str(k): [float(v) for v in ab] for k, ab in fit.items()}
+
+
+def check_table(t: Table, device: str, where: str) -> None:
+    """Configuration ids (known, of ``device``, distinct), group and extra against the spec."""
+    ids = t.config_ids
+    if not isinstance(ids, list) or not ids:
+        raise ValueError(f"The configuration ids of {where} must be a non-empty list. Got {ids!r} instead.")
+    known = _device_ids(device)
+    for cid in ids:
+        if not isinstance(cid, str):
+            raise ValueError(f"The configuration ids of {where} must be strings. Got {cid!r} instead.")
+        try:
+            c = config(cid)
+        except ValueError as exc:
+            raise ValueError(f"{where} ranks configuration {cid!r}, unknown to this pyspmv: {exc} The model's "
+                             "configuration list does not match; retrain it.") from None
+        if c.device != device:
+            raise ValueError(f"{where} is for device {device!r} but ranks {cid!r} of device {c.device!r}.")
+        if cid not in known:
+            raise ValueError(f"{where} ranks configuration {cid!r}, which is not one of pyspmv.configs({device!r}) "
+                             f"(a parameter outside the grid, or not spelt as the registry does). Retrain the model.")
+    if len(set(ids)) != len(ids):
+        dup = next(c for c in ids if ids.count(c) > 1)
+        raise ValueError(f"{where} lists configuration {dup!r} twice.")
+    check_spec(t.spec, f"{where}/spec")
+    n, ng, nextra = len(ids), t.spec.fields["ngroups"], t.spec.fields["ncols"] - _core.NCOLS
+    g = t.group
+    if not isinstance(g, np.ndarray) or g.dtype != _I32 or g.shape != (n,):
+        raise ValueError(f"The array 'group' of {where} must be 1-D int32 of length {n} (one per configuration id). "
+                         f"Got {getattr(g, 'dtype', type(g).__name__)} of shape {getattr(g, 'shape', '?')} instead.")
+    if n and (g.min() < -1 or g.max() >= ng):
+        raise ValueError(f"The array 'group' of {where} must hold -1 (not ranked) or a group in [0, {ng}). Got "
+                         f"{int(g.min() if g.min() < -1 else g.max())} instead.")
+    e = t.extra
+    if not isinstance(e, np.ndarray) or e.dtype != _F64 or e.shape != (n, nextra):
+        raise ValueError(f"The array 'extra' of {where} must be 2-D float64 of shape ({n}, {nextra}) (configurations "
+                         f"x the spec's columns past the design row). Got {getattr(e, 'dtype', type(e).__name__)} of "
+                         f"shape {getattr(e, 'shape', '?')} instead.")
+
+
+@cache
+def _device_ids(device: str) -> frozenset[str]:
+    return frozenset(c.id for c in configs(device))
+
+
+def check_model(rm: RankModel, where: str = "the model") -> None:
+    """Everything :func:`pyspmv.load_model` and :func:`pyspmv.export_c` require of a RankModel before the
+    C core reads it: device, score, GPU properties, conversion-cost fit, and each table."""
+    if rm.device not in DEVICES:
+        raise ValueError(f"The device of {where} must be one of {DEVICES}. Got {rm.device!r} instead.")
+    if rm.score not in ("ms", "score"):
+        raise ValueError(f"The score of {where} must be 'ms' or 'score'. Got {rm.score!r} instead.")
+    check_gpu(rm.gpu, where)
+    if "convert_ms" in rm.meta:
+        check_convert_fit(rm.meta["convert_ms"], where)
+    if not isinstance(rm.tables, dict) or not rm.tables:
+        raise ValueError(f"{where} must have a table for at least one value type of {DTYPES}.")
+    for dtype, t in rm.tables.items():
+        if dtype not in DTYPES:
+            raise ValueError(f"{where} has a table for value type {dtype!r}; known: {DTYPES}.")
+        check_table(t, rm.device, f"{where} ({dtype})")
 
 
 @dataclass
@@ -169,8 +378,9 @@ class RankModel:
     def table(self, dtype: str) -> Table:
         """The table of value type ``dtype``; a ValueError names the ones the model has."""
         if dtype not in self.tables:
-            raise ValueError(f"The 'dtype' parameter must be one the model was trained on: {sorted(self.tables)}. "
-                             f"Got {dtype!r} instead.")
+            raise ValueError(f"The 'dtype' parameter must be a value type the model was trained on: "
+                             f"{sorted(self.tables)}. Got {dtype!r} instead; to rank {dtype}, fit the model on rows "
+                             f"of {dtype} (pyspmv.datasets.load(..., dtype=None) holds both).")
         return self.tables[dtype]
 
     def capsule(self, dtype: str) -> Any:
@@ -231,6 +441,11 @@ def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DT
     dtypes : tuple of str
         Value types to make tables for; those without a single known configuration are left out.
 
+    Its ``meta['convert_ms']`` (what :func:`pyspmv.rank`'s ``n_calls`` needs) is the estimator's own
+    conversion-cost fit (``convert_ms_``, made when it was fitted with conversion times), else the
+    shipped default model's of ``device``, recorded as ``meta['convert_ms_from']``. Value types the
+    estimator was not trained on (``value_types_``) get no table.
+
     Raises
     ------
     TypeError
@@ -270,8 +485,9 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter must be one of {DEVICES}. Got {device!r} instead.")
     cfgs = configs(device)
+    trained = getattr(model, "value_types_", None)          # None: fitted before pyspmv recorded them
     tables = {}
-    for dtype in dtypes:
+    for dtype in (d for d in dtypes if trained is None or d in trained):
         t = build(model, cfgs, dtype)
         if t is not None and (t.group >= 0).any():
             tables[dtype] = t
@@ -281,4 +497,18 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
     gpu = export_models.model_gpu(model)
     score = "score" if type(model).__name__ == "CascadeModel" else "ms"
     src = f"{type(model).__name__}({', '.join(f'{k}={v!r}' for k, v in model.get_params().items())})"
-    return RankModel(device, tables, source=src, gpu=gpu, score=score)
+    return RankModel(device, tables, source=src, gpu=gpu, score=score, meta=_convert_meta(model, device))
+
+
+def _convert_meta(model: Any, device: str) -> dict[str, Any]:
+    """``meta['convert_ms']``: the estimator's own conversion-cost fit, else that of the shipped default
+    model of ``device`` (``meta['convert_ms_from']`` says so), else none."""
+    fit = getattr(model, "convert_ms_", None)
+    if fit:
+        return {"convert_ms": {k: list(v) for k, v in fit.items()}}
+    from .rank import default_model
+    try:
+        fit = default_model(device).meta.get("convert_ms")
+    except (FileNotFoundError, ValueError):
+        fit = None
+    return {"convert_ms": fit, "convert_ms_from": f"the default {device} model"} if fit else {}

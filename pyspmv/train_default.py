@@ -33,30 +33,6 @@ def make_model(kind: str, seed: int = 0) -> Any:
     return make[kind]()
 
 
-def convert_fit(table: pd.DataFrame, features: pd.DataFrame) -> dict[str, list[float]]:
-    """Per format, least squares convert_ms = a + b * nnz over the measured rows (b >= 0, a >= 0)."""
-    from .configs import config
-    nnz = features.set_index("matrix")["nnz"]
-    ok = table[(table["status"] == "ok") & np.isfinite(table["convert_ms"])]
-    fmt = ok["config"].map(lambda c: config(c).format)
-    out: dict[str, list[float]] = {}
-    for f, rows in ok.groupby(fmt):
-        x = nnz.reindex(rows["matrix"]).to_numpy(np.float64)
-        y = rows["convert_ms"].to_numpy(np.float64)
-        good = np.isfinite(x) & np.isfinite(y)
-        x, y = x[good], y[good]
-        if len(x) == 0:
-            continue
-        if len(x) > 1 and np.ptp(x) > 0:
-            b, a = np.polyfit(x, y, 1)
-        else:
-            a, b = float(y.mean()), 0.0
-        if b < 0:
-            a, b = float(y.mean()), 0.0
-        out[str(f)] = [max(float(a), 0.0), float(b)]
-    return out
-
-
 def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str | Path) -> Path:
     """A dataset folder (schema.md) from a ``benchmarks/kernels.py`` table: its rows of the matrices
     found as ``<matrices>/<matrix>.mtx.gz``, with their features and per-configuration columns
@@ -93,23 +69,28 @@ def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str 
     return out
 
 
-def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[str] | None = None) -> Any:
+def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[str] | None = None,
+          verbose: int = 1) -> Any:
     """Fit ``kind`` on ``dataset`` (both value types) and return its portable form with the
-    conversion-cost fit and provenance in ``meta``."""
+    conversion-cost fit (from the dataset's ``convert_ms``) and provenance in ``meta``; ``verbose``
+    >= 1 shows the fit's progress on stderr."""
     from . import datasets
+    from .evaluate import column_for
     from .portable import portable
     ds = datasets.load(dataset, dtype=None)
     devices = sorted(set(ds.table["device"]))
     if len(devices) != 1:
         raise ValueError(f"Dataset {dataset!r} mixes devices {devices}; train one device at a time.")
-    model = make_model(kind, seed).fit(ds.X, ds.y, ds.groups)
+    model = make_model(kind, seed).set_params(verbose=verbose)
+    model.fit(ds.X, ds.y, ds.groups, convert_ms=column_for(ds, "convert_ms"))
+    if not model.convert_ms_:
+        raise ValueError(f"Dataset {dataset!r} has no finite convert_ms; the default model needs its conversion costs.")
     rm = portable(model, devices[0])
     md = ds.metadata
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
                     "command": " ".join(["python -m pyspmv.train_default", *(argv if argv is not None else
-                                         ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])]),
-                    "convert_ms": convert_fit(ds.table, ds.features)})
+                                         ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])])})
     return rm
 
 

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from ..features import FEATURE_NAMES
 
@@ -107,12 +110,60 @@ def param_logs(X: pd.DataFrame) -> np.ndarray:
     return np.log2(p)
 
 
+def progress(iterable: Iterable[Any] | None = None, *, total: int | None = None, desc: str, verbose: Any = 0) -> Any:
+    """A tqdm bar on stderr for a step of a fit, shown when ``verbose`` (an estimator's parameter) is >= 1."""
+    return tqdm(iterable, total=total, desc=desc, disable=not verbose, file=sys.stderr, leave=False,
+                dynamic_ncols=True)
+
+
+def check_verbose(verbose: Any, who: str) -> None:
+    """``verbose``: an int >= 0 (or a bool), scikit-learn's convention: 0 silent, >= 1 progress bars."""
+    if not isinstance(verbose, int | np.integer) or verbose < 0:
+        raise ValueError(f"The 'verbose' parameter of {who} must be an int >= 0. Got {verbose!r} instead.")
+
+
+def conversion_fit(formats: Any, nnz: Any, convert_ms: Any) -> dict[str, list[float]]:
+    """Per format, least squares ``convert_ms = a + b * nnz`` over the rows with a finite time, a and
+    b >= 0 (a falls back to the mean time with b = 0 where the slope would be negative or unknown)."""
+    fmt = np.asarray(formats, dtype=object)
+    x, y = np.asarray(nnz, dtype=np.float64), np.asarray(convert_ms, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y) & (y >= 0)
+    out: dict[str, list[float]] = {}
+    for f in sorted({str(v) for v in fmt[ok]}):
+        r = ok & (fmt == f)
+        xf, yf = x[r], y[r]
+        a, b = float(yf.mean()), 0.0
+        if len(xf) > 1 and np.ptp(xf) > 0:
+            b1, a1 = np.polyfit(xf, yf, 1)
+            if b1 >= 0:
+                a, b = float(a1), float(b1)
+        out[f] = [max(a, 0.0), b]
+    return out
+
+
 class RankMixin:
-    """Ranking helpers shared by every model.
+    """Ranking helpers shared by every model, and what every fit records besides its own model.
 
     ``rank_scores(X)`` returns one score per row, lower meaning faster (regressors: predicted ms);
     ``predict_best(X, groups)`` returns the configuration id with the lowest score per matrix.
+    Every ``fit`` ends in :meth:`_fit_extras`: ``value_types_`` (the value types X held) and
+    ``convert_ms_`` (per format, ``[a, b]`` of ``convert_ms = a + b * nnz``, from ``fit``'s
+    ``convert_ms`` or X's ``convert_ms`` column; None without either), which :func:`pyspmv.rank`'s
+    ``n_calls`` uses.
     """
+
+    def _fit_extras(self, X: pd.DataFrame, convert_ms: Any, who: str) -> None:
+        vb = X["value_bytes"].to_numpy(dtype=np.float64)
+        self.value_types_ = [d for d, b in (("float32", 4.0), ("float64", 8.0)) if (vb == b).any()]
+        if convert_ms is None and "convert_ms" in X.columns:
+            convert_ms = X["convert_ms"]
+        self.convert_ms_ = None
+        if convert_ms is not None:
+            c = np.asarray(convert_ms, dtype=np.float64).ravel()
+            if c.shape[0] != len(X):
+                raise ValueError(f"The 'convert_ms' parameter of {who} must have one conversion time (ms) per row of X "
+                                 f"({len(X)}). Got {c.shape[0]} instead.")
+            self.convert_ms_ = conversion_fit(X["format"].astype(str).to_numpy(), X["nnz"], c) or None
 
     def rank_scores(self, X: pd.DataFrame) -> np.ndarray:
         """Score per row of ``X``, lower is better; regressors return their predicted runtime (ms)."""

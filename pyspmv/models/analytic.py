@@ -15,7 +15,7 @@ from ..configs import config as get_config
 from ..datasets import generators as gen
 from ..features import config_features
 from ..matrix import Matrix
-from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key
+from ._common import PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
 
 #: The columns these models read from X (they need no tier-2 feature).
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
@@ -92,7 +92,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
         self.groups_ = keys
         self.kinds_ = np.empty(len(keys), dtype=object)
         self.coef_ = np.zeros((len(keys), self._MAX_TERMS))
-        for i, g in enumerate(keys):
+        for i, g in enumerate(progress(keys, desc=type(self).__name__, verbose=getattr(self, "verbose", 0))):
             r = np.flatnonzero(gk == g)
             self.kinds_[i] = kinds[r[0]]
             A = self._terms(self.kinds_[i], d, r)
@@ -100,10 +100,14 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
             self.coef_[i, :A.shape[1]] = np.linalg.lstsq(A / ms[r, None], np.ones(len(r)), rcond=None)[0]
         self.props_ = props
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> _BenchmarkModel:
-        """Fit each configuration's relation from dataset rows (runtime ``y`` in ms); ``groups`` unused."""
-        X = check_X(X, f"{type(self).__name__}.fit", INPUT_COLUMNS)
-        self._fit_rows(X, check_y(y, len(X), f"{type(self).__name__}.fit"))
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> _BenchmarkModel:
+        """Fit each configuration's relation from dataset rows (runtime ``y`` in ms); ``groups`` unused;
+        ``convert_ms``: conversion time (ms) per row for the conversion-cost fit (:class:`RankMixin`)."""
+        who = f"{type(self).__name__}.fit"
+        check_verbose(self.verbose, who)
+        X = check_X(X, who, INPUT_COLUMNS)
+        self._fit_rows(X, check_y(y, len(X), who))
+        self._fit_extras(X, convert_ms, who)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -166,6 +170,8 @@ class GuoModel(_BenchmarkModel):
     device_props : dict or None
         ``sm_count, max_threads_per_sm, max_threads_per_block, warp_size``; None: the H100's for
         :meth:`fit`, the measured device's for :meth:`instrument` (the CPU: cores x 256 rows per strip).
+    verbose : int, default=0
+        0: silent; >= 1: progress bars on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -174,8 +180,9 @@ class GuoModel(_BenchmarkModel):
     instrument_ : DataFrame, the timed benchmark matrices (after :meth:`instrument`).
     """
 
-    def __init__(self, device_props: dict[str, int] | None = None):
+    def __init__(self, device_props: dict[str, int] | None = None, verbose: int = 0):
         self.device_props = device_props
+        self.verbose = verbose
 
     def _kind(self, fmt: str, kernel: str) -> str | None:
         return fmt if fmt in ("csr", "ell", "coo", "hyb") else None
@@ -229,6 +236,7 @@ class GuoModel(_BenchmarkModel):
         if tab.empty:
             raise RuntimeError(f"GuoModel.instrument: no benchmark matrix could be timed on {device!r}.")
         self._fit_rows(tab, tab["ms"].to_numpy(), props)
+        self._fit_extras(tab, None, f"{type(self).__name__}.instrument")
         self._add_hyb(cfgs["hyb"], cfgs["ell"], cfgs["coo"], dtype)
         self.instrument_ = tab
         self.n_features_in_ = len(INPUT_COLUMNS)
@@ -264,8 +272,9 @@ class WangModel(_BenchmarkModel):
     Parameters and attributes as :class:`GuoModel`.
     """
 
-    def __init__(self, device_props: dict[str, int] | None = None):
+    def __init__(self, device_props: dict[str, int] | None = None, verbose: int = 0):
         self.device_props = device_props
+        self.verbose = verbose
 
     def _kind(self, fmt: str, kernel: str) -> str | None:
         return fmt if fmt in ("csr", "ell", "jad") else None
@@ -307,6 +316,7 @@ class WangModel(_BenchmarkModel):
         if tab.empty:
             raise RuntimeError(f"WangModel.instrument: no benchmark matrix could be timed on {device!r}.")
         self._fit_rows(tab, tab["ms"].to_numpy(), props)
+        self._fit_extras(tab, None, f"{type(self).__name__}.instrument")
         self.instrument_ = tab
         self.n_features_in_ = len(INPUT_COLUMNS)
         return self

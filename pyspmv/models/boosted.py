@@ -11,7 +11,17 @@ from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import FEATURE_NAMES
-from ._common import PARAM_COLUMNS, RankMixin, check_X, check_y, group_key, log_features, matrix_ids
+from ._common import (
+    PARAM_COLUMNS,
+    RankMixin,
+    check_verbose,
+    check_X,
+    check_y,
+    group_key,
+    log_features,
+    matrix_ids,
+    progress,
+)
 
 _CATEGORICAL = ("library", "format", "kernel")
 
@@ -65,6 +75,8 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         benchmarks/models.py's split of ``datasets/h100`` (300 trees at 0.1: geomean t_pick / t_best 1.046
         in float64 and 1.041 in float32; 600 at 0.05: 1.028 and 1.036); twice the trees cost twice the
         ranking time in C (about 0.9 ms for 135 configurations on the 2-core dev VM).
+    verbose : int, default=0
+        0: silent; >= 1: a progress bar over the boosting stages on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -76,7 +88,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, per: str = "global", n_estimators: int = 600, learning_rate: float = 0.05,
                  max_depth: int = 6, min_samples_leaf: int = 3, subsample: float = 0.5,
-                 max_features: float | None = 0.5, random_state: int = 0, focus: float = 0.0):
+                 max_features: float | None = 0.5, random_state: int = 0, focus: float = 0.0, verbose: int = 0):
         self.per = per
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -86,14 +98,17 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         self.max_features = max_features
         self.random_state = random_state
         self.focus = focus
+        self.verbose = verbose
 
     def _keys(self, X: pd.DataFrame) -> np.ndarray:
         if self.per == "global":
             return np.full(len(X), "*", dtype=object)
         return group_key(X, self.per)
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> BoostedModel:
-        """Fit the ensembles on log(y); ``groups`` (matrix per row) serves ``focus`` (default: feature rows)."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> BoostedModel:
+        """Fit the ensembles on log(y); ``groups`` (matrix per row) serves ``focus`` (default: feature rows);
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+        check_verbose(self.verbose, "BoostedModel")
         if self.per not in ("global", "format", "mapping", "config"):
             raise ValueError("The 'per' parameter of BoostedModel must be one of 'global', 'format', 'mapping', "
                              f"'config'. Got {self.per!r} instead.")
@@ -111,13 +126,20 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         keys = self._keys(X)
         self.groups_ = np.unique(keys)
         self.estimators_ = []
-        for g in self.groups_:
-            r = keys == g
-            est = GradientBoostingRegressor(
-                n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
-                min_samples_leaf=self.min_samples_leaf, subsample=self.subsample, max_features=self.max_features,
-                random_state=self.random_state)
-            self.estimators_.append(est.fit(E[r], t[r], sample_weight=None if w is None else w[r]))
+        with progress(total=len(self.groups_) * int(self.n_estimators), desc="BoostedModel: trees",
+                      verbose=self.verbose) as bar:
+            def stage(i: int, est: Any, local: Any) -> bool:
+                bar.update(1)
+                return False                                      # never stop early
+            for g in self.groups_:
+                r = keys == g
+                est = GradientBoostingRegressor(
+                    n_estimators=self.n_estimators, learning_rate=self.learning_rate, max_depth=self.max_depth,
+                    min_samples_leaf=self.min_samples_leaf, subsample=self.subsample, max_features=self.max_features,
+                    random_state=self.random_state)
+                self.estimators_.append(est.fit(E[r], t[r], sample_weight=None if w is None else w[r],
+                                                monitor=stage if self.verbose else None))
+        self._fit_extras(X, convert_ms, "BoostedModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
 

@@ -14,7 +14,7 @@ from sklearn.svm import SVC, SVR
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import FEATURE_NAMES
-from ._common import RankMixin, check_X, check_y, group_key, log_features, matrix_ids
+from ._common import RankMixin, check_verbose, check_X, check_y, group_key, log_features, matrix_ids, progress
 
 
 def _matrix_table(X: pd.DataFrame, groups: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -53,6 +53,8 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
     bad_penalty : float, default=1e3
     max_search_groups : int, default=16
     random_state : int, default=0
+    verbose : int, default=0
+        0: silent; >= 1: progress bars on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -63,7 +65,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, factor: float = 0.5, C_grid: tuple[float, ...] = (1.0, 10.0, 100.0),
                  gamma_grid: tuple[float, ...] = (0.3, 1.0, 3.0), epsilon: float = 0.05, bad_penalty: float = 1e3,
-                 max_search_groups: int = 16, random_state: int = 0):
+                 max_search_groups: int = 16, random_state: int = 0, verbose: int = 0):
         self.factor = factor
         self.C_grid = C_grid
         self.gamma_grid = gamma_grid
@@ -71,9 +73,12 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         self.bad_penalty = bad_penalty
         self.max_search_groups = max_search_groups
         self.random_state = random_state
+        self.verbose = verbose
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> SVMModel:
-        """Label configurations per matrix from runtimes ``y`` (ms) and fit the SVC and SVR of each."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> SVMModel:
+        """Label configurations per matrix from runtimes ``y`` (ms) and fit the SVC and SVR of each;
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+        check_verbose(self.verbose, "SVMModel")
         if not 0.0 <= float(self.factor) <= 1.0:
             raise ValueError(f"The 'factor' parameter of SVMModel must be a float in [0, 1]. Got {self.factor!r} "
                              "instead.")
@@ -96,7 +101,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         self.svcs_, self.svrs_ = [], []
         self.const_ = np.zeros(len(rows), dtype=int)
         nf = Z.shape[1]
-        for i, r in enumerate(rows):
+        for i, r in enumerate(progress(rows, desc="SVMModel: configurations", verbose=self.verbose)):
             labels = good[r]
             if labels.min() == labels.max():
                 self.svcs_.append(None)
@@ -105,6 +110,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
                 self.svcs_.append(SVC(C=self.svc_C_, gamma=self.svc_gamma_ / nf).fit(Z[r], labels))
             self.svrs_.append(SVR(C=self.svr_C_, gamma=self.svr_gamma_ / nf, epsilon=self.epsilon).fit(Z[r], t[r]))
         self.classes_ = np.array([0, 1])
+        self._fit_extras(X, convert_ms, "SVMModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -114,20 +120,20 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         sample = [rows[i] for i in rng.permutation(len(rows))[: self.max_search_groups] if len(rows[i]) >= 10]
         nf = Z.shape[1]
         best_c, best_r = (-np.inf, 1.0, 1.0), (-np.inf, 1.0, 1.0)
-        for C in self.C_grid:
-            for gm in self.gamma_grid:
-                sc, sr = [], []
-                for r in sample:
-                    cv = KFold(5, shuffle=True, random_state=self.random_state)
-                    lab = good[r]
-                    if lab.min() != lab.max() and np.bincount(lab).min() >= 5:
-                        sc.append(cross_val_score(SVC(C=C, gamma=gm / nf), Z[r], lab, cv=cv).mean())
-                    sr.append(cross_val_score(SVR(C=C, gamma=gm / nf, epsilon=self.epsilon), Z[r], t[r], cv=cv,
-                                              scoring="neg_mean_squared_error").mean())
-                if sc and np.mean(sc) > best_c[0]:
-                    best_c = (float(np.mean(sc)), C, gm)
-                if sr and np.mean(sr) > best_r[0]:
-                    best_r = (float(np.mean(sr)), C, gm)
+        grid = [(C, gm) for C in self.C_grid for gm in self.gamma_grid]
+        for C, gm in progress(grid, desc="SVMModel: C and gamma (CV)", verbose=self.verbose):
+            sc, sr = [], []
+            for r in sample:
+                cv = KFold(5, shuffle=True, random_state=self.random_state)
+                lab = good[r]
+                if lab.min() != lab.max() and np.bincount(lab).min() >= 5:
+                    sc.append(cross_val_score(SVC(C=C, gamma=gm / nf), Z[r], lab, cv=cv).mean())
+                sr.append(cross_val_score(SVR(C=C, gamma=gm / nf, epsilon=self.epsilon), Z[r], t[r], cv=cv,
+                                          scoring="neg_mean_squared_error").mean())
+            if sc and np.mean(sc) > best_c[0]:
+                best_c = (float(np.mean(sc)), C, gm)
+            if sr and np.mean(sr) > best_r[0]:
+                best_r = (float(np.mean(sr)), C, gm)
         _, self.svc_C_, self.svc_gamma_ = best_c
         _, self.svr_C_, self.svr_gamma_ = best_r
 
@@ -183,6 +189,8 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
     ----------
     n_estimators, learning_rate, max_depth, random_state
         Passed to every GradientBoostingClassifier.
+    verbose : int, default=0
+        0: silent; >= 1: progress bars on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -192,14 +200,17 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, n_estimators: int = 100, learning_rate: float = 0.1, max_depth: int = 3,
-                 random_state: int = 0):
+                 random_state: int = 0, verbose: int = 0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.random_state = random_state
+        self.verbose = verbose
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> CascadeModel:
-        """Make the three levels' labels from runtimes ``y`` (ms) and fit one classifier per node."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> CascadeModel:
+        """Make the three levels' labels from runtimes ``y`` (ms) and fit one classifier per node;
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+        check_verbose(self.verbose, "CascadeModel")
         X = check_X(X, "CascadeModel.fit")
         ms = check_y(y, len(X), "CascadeModel.fit")
         key, first = _matrix_table(X, groups)
@@ -207,6 +218,8 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
         df = pd.DataFrame({"key": key, "ms": ms, "format": X["format"].astype(str).to_numpy(),
                            "library": X["library"].astype(str).to_numpy(), "config": X["config"].astype(str).to_numpy()})
         self.nodes_, self.labels_, self.classifiers_ = [], [], []
+        pairs = df[["format", "library"]].drop_duplicates()
+        bar = progress(total=1 + pairs["format"].nunique() + len(pairs), desc="CascadeModel: nodes", verbose=self.verbose)
 
         def node(name: str, sub: pd.DataFrame, label: str) -> None:
             best = sub.loc[sub.groupby("key")["ms"].idxmin()]
@@ -223,6 +236,7 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
             self.nodes_.append(name)
             self.labels_.append(np.asarray(classes, dtype=object))
             self.classifiers_.append(clf)
+            bar.update(1)
 
         node("", df, "format")
         for f in sorted(df["format"].unique()):
@@ -230,7 +244,9 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
             node(f, sf, "library")
             for lib in sorted(sf["library"].unique()):
                 node(f"{f}/{lib}", sf[sf["library"] == lib], "config")
+        bar.close()
         self.classes_ = np.array([0, 1])
+        self._fit_extras(X, convert_ms, "CascadeModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
 

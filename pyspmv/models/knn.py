@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..features import FEATURE_NAMES
-from ._common import RankMixin, check_X, check_y, group_key, log_features, matrix_ids
+from ._common import RankMixin, check_verbose, check_X, check_y, group_key, log_features, matrix_ids, progress
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
 
@@ -54,6 +54,8 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     max_search_matrices, max_search_groups : int
         Training matrices and configuration groups sampled for the weight search (speed).
     random_state : int, default=0
+    verbose : int, default=0
+        0: silent; >= 1: progress bars on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -66,7 +68,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     def __init__(self, k: int = 4, k_by_format: dict[str, int] | None = None, features: list[str] | None = None,
                  learn_weights: bool = True, weight_grid: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0),
                  n_passes: int = 2, max_search_matrices: int = 400, max_search_groups: int = 48,
-                 random_state: int = 0):
+                 random_state: int = 0, verbose: int = 0):
         self.k = k
         self.k_by_format = k_by_format
         self.features = features
@@ -76,13 +78,16 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
         self.max_search_matrices = max_search_matrices
         self.max_search_groups = max_search_groups
         self.random_state = random_state
+        self.verbose = verbose
 
     def _scale(self, X: pd.DataFrame) -> np.ndarray:
         span = np.where(self.hi_ > self.lo_, self.hi_ - self.lo_, 1.0)
         return (log_features(X, self.features_) - self.lo_) / span
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> KNNModel:
-        """Store the training matrices' scaled features and log runtimes and learn the feature weights."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> KNNModel:
+        """Store the training matrices' scaled features and log runtimes and learn the feature weights;
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+        check_verbose(self.verbose, "KNNModel")
         if not isinstance(self.k, int | np.integer) or self.k < 1:
             raise ValueError(f"The 'k' parameter of KNNModel must be an int >= 1. Got {self.k!r} instead.")
         kbf = {"sell": 2} if self.k_by_format is None else dict(self.k_by_format)
@@ -110,6 +115,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
         self.weights_ = np.ones(len(self.features_))
         if self.learn_weights and len(first) > 2:
             self._search()
+        self._fit_extras(X, convert_ms, "KNNModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -132,21 +138,23 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
         w = self.weights_.copy()
         best = loo(w)
-        for _ in range(self.n_passes):
-            changed = False
-            for f in range(len(w)):
-                for v in self.weight_grid:
-                    if v == w[f]:
-                        continue
-                    trial = w.copy()
-                    trial[f] = v
-                    if not trial.any():
-                        continue
-                    e = loo(trial)
-                    if e < best - 1e-12:
-                        best, w, changed = e, trial, True
-            if not changed:
-                break
+        with progress(total=self.n_passes * len(w), desc="KNNModel: feature weights", verbose=self.verbose) as bar:
+            for _ in range(self.n_passes):
+                changed = False
+                for f in range(len(w)):
+                    for v in self.weight_grid:
+                        if v == w[f]:
+                            continue
+                        trial = w.copy()
+                        trial[f] = v
+                        if not trial.any():
+                            continue
+                        e = loo(trial)
+                        if e < best - 1e-12:
+                            best, w, changed = e, trial, True
+                    bar.update(1)
+                if not changed:
+                    break
         self.weights_ = w
         self.loo_error_ = best
 

@@ -14,12 +14,14 @@ from ._common import (
     LEHNERT_FEATURES,
     PARAM_COLUMNS,
     RankMixin,
+    check_verbose,
     check_X,
     check_y,
     group_key,
     log_features,
     matrix_ids,
     param_logs,
+    progress,
 )
 
 #: The candidate regressors: log1p of Lehnert's Table 2 and the per-configuration features, then log2 of
@@ -65,6 +67,8 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         Folds (grouped by matrix) of the selection.
     tol : float, default=0.005
         A candidate joins only if it lowers the cross-validated squared log error by this fraction.
+    verbose : int, default=0
+        0: silent; >= 1: progress bars on stderr (scikit-learn's convention).
 
     Attributes
     ----------
@@ -75,11 +79,13 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
     selected_ : dict, format -> list of selected regressor names.
     """
 
-    def __init__(self, group_by: str = "mapping", select: bool = True, cv: int = 5, tol: float = 0.005):
+    def __init__(self, group_by: str = "mapping", select: bool = True, cv: int = 5, tol: float = 0.005,
+                 verbose: int = 0):
         self.group_by = group_by
         self.select = select
         self.cv = cv
         self.tol = tol
+        self.verbose = verbose
 
     def _validate(self) -> None:
         if self.group_by not in ("mapping", "config", "format"):
@@ -89,9 +95,11 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'cv' parameter of LinearModel must be an int >= 2. Got {self.cv!r} instead.")
         if not 0 <= float(self.tol) < 1:
             raise ValueError(f"The 'tol' parameter of LinearModel must be a float in [0, 1). Got {self.tol!r} instead.")
+        check_verbose(self.verbose, "LinearModel")
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> LinearModel:
-        """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> LinearModel:
+        """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row;
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         self._validate()
         X = check_X(X, "LinearModel.fit")
         t = np.log(check_y(y, len(X), "LinearModel.fit"))
@@ -105,7 +113,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         self.coef_ = np.zeros((len(keys), A.shape[1]))
         self.intercept_ = np.zeros(len(keys))
         self.selected_: dict[str, list[str]] = {}
-        for f in np.unique(fmt):
+        for f in progress(np.unique(fmt), desc="LinearModel: formats", verbose=self.verbose):
             rows = np.flatnonzero(fmt == f)
             cols = self._select(A[rows], t[rows], gk[rows], mids[rows]) if self.select else list(range(A.shape[1]))
             self.selected_[str(f)] = [CANDIDATES[c] for c in cols]
@@ -115,6 +123,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
                 coef, b = _lstsq(A[np.ix_(r, cols)], t[r])
                 self.coef_[i, cols] = coef
                 self.intercept_[i] = b
+        self._fit_extras(X, convert_ms, "LinearModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
 
