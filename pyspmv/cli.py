@@ -194,7 +194,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         ds = datasets.load(args.dataset, dtype=dtype)
     est = _with_progress(MODELS[args.model]()) if not args.quiet else MODELS[args.model]()
     n = ds.groups.nunique()
-    with _step(f"evaluating {args.model} on held-out matrices (test size {args.test_size} of {n})", args.quiet):
+    with _step(f"evaluating {args.model} on held-out matrices ({args.test_size:.0%} of {n})", args.quiet):
         r = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=args.test_size,
                      random_state=args.seed, convert_ms=column_for(ds, "convert_ms"))
     print(f"# {args.model} on {args.dataset} ({args.dtype}), held-out matrices")
