@@ -1,28 +1,138 @@
-"""The ``pyspmv`` command: ``pyspmv features FILE``, ``pyspmv bench FILE``."""
+"""The ``pyspmv`` command: features, bench, collect, train, export, rank (also ``python -m pyspmv``)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import math
+import os
+import shlex
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
-from . import _core
+from . import __version__, _core
 from .benchmark import benchmark
+from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
 from .matrix import Matrix, load
+
+#: What `pyspmv rank` prints unless --top says otherwise.
+TOP_DEFAULT = 10
+#: The suffix `pyspmv train --out` adds to a name that has none (a save_model file, NumPy .npz).
+MODEL_SUFFIX = ".pyspmv"
+#: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
+EXIT_BROKEN_PIPE = 141
+#: Exceptions reported as one line (and exit status 2) unless --debug asks for the traceback.
+USER_ERRORS = (ValueError, TypeError, OSError, MemoryError, _core.DeviceUnavailableError)
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default, except where there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _top(text: str) -> int | None:
+    """--top's type: a positive integer, or 'all' (None: every row)."""
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all'. Got {text!r} instead.")
+    return n
+
+
+def _jsonable(v: Any) -> Any:
+    """``v`` with every non-finite float (inf, nan) replaced by None, so that the JSON is valid."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def _print_json(v: Any) -> None:
+    print(json.dumps(_jsonable(v), indent=1, allow_nan=False))
+
+
+def _device_name(info: dict[str, Any]) -> str | None:
+    """The machine a ``device_info`` dict describes: the GPU's name, else the processor and its cores."""
+    if info.get("gpu_name"):
+        return str(info["gpu_name"])
+    if info.get("processor"):
+        cores = info.get("cpu_count")
+        return f"{info['processor']} ({cores} cores)" if cores else str(info["processor"])
+    return None
+
+
+def _measured_on(rm: Any) -> str:
+    """The machine whose timings a RankModel was trained on, from its ``meta`` (or its dataset's metadata)."""
+    meta = rm.meta
+    name = meta.get("device_name") or _device_name(meta.get("device_info") or {})
+    if not name and meta.get("dataset"):
+        from .datasets.load import _resolve        # the dataset's metadata.json, without loading its tables
+        try:
+            md = json.loads((_resolve(str(meta["dataset"])) / "metadata.json").read_text(encoding="utf-8"))
+            name = _device_name(md.get("device_info") or {})
+        except (OSError, ValueError):
+            name = None
+    return name or f"an unrecorded {rm.device} device"
 
 
 def _matrix(args: argparse.Namespace) -> Matrix:
     if args.generate:
         kind, _, size = args.generate.partition(":")
         if not size.isdigit() or int(size) < 1:
-            raise ValueError(f"--generate takes KIND:SIZE with SIZE a positive integer (e.g. poisson2d:300). Got {args.generate!r}.")
+            raise ValueError(f"--generate takes KIND:SIZE with SIZE a positive integer (e.g. poisson2d:300). "
+                             f"Got {args.generate!r} instead.")
         return generate(kind, int(size))
     if not args.file:
         raise ValueError("give a Matrix Market FILE or --generate KIND:SIZE")
     return load(args.file)
+
+
+def _device_of_configs(ids: Sequence[str] | None, given: str | None, default: str) -> str:
+    """--device, else the one device of the --config ids, else ``default``."""
+    if given is not None:
+        return given
+    devices = sorted({config(c).device for c in ids or ()})
+    if len(devices) > 1:
+        raise ValueError(f"--config ids of several devices ({', '.join(devices)}); give ids of one device.")
+    return devices[0] if devices else default
+
+
+@contextmanager
+def _step(what: str, quiet: bool) -> Iterator[None]:
+    """A line on stderr before a long step and its duration after it."""
+    t0 = time.perf_counter()
+    if not quiet:
+        print(f"pyspmv: {what} ...", file=sys.stderr, flush=True)
+    yield
+    if not quiet:
+        print(f"pyspmv: {what}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+
+def _with_progress(est: Any) -> Any:
+    """``est`` with its own progress output turned on, where it has such a parameter."""
+    params = inspect.signature(type(est)).parameters
+    for name, on in (("progress", True), ("verbose", 1)):
+        if name in params:
+            return est.set_params(**{name: on})
+    return est
 
 
 def _add_matrix_args(p: argparse.ArgumentParser) -> None:
@@ -35,7 +145,7 @@ def _cmd_features(args: argparse.Namespace) -> int:
     A = _matrix(args)
     f = features(A)
     if args.json:
-        print(json.dumps({"matrix": A.name, **f}, indent=1))
+        _print_json({"matrix": A.name, **f})
     else:
         print(f"# {A!r}")
         width = max(len(k) for k in f)
@@ -46,14 +156,13 @@ def _cmd_features(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     A = _matrix(args)
-    cfgs = args.config or None
-    df = benchmark(A, cfgs, device=args.device, dtype=args.dtype, repeats=args.repeats,
+    device = _device_of_configs(args.config, args.device, "cpu")
+    df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
                    budget_s=args.budget, progress=not args.quiet)
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")
-    info = df.attrs["device_info"]
-    where = info.get("gpu_name") or info["processor"]
+    where = _device_name(df.attrs["device_info"]) or device
     print(f"# {A!r} on {where} ({args.dtype}); fastest first")
     cols = ["config", "median_ms", "q25_ms", "q75_ms", "repeats", "convert_ms"]
     print(ok[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -63,19 +172,51 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_out(out: str) -> Path:
+    """--out of `pyspmv train`: a save_model file; MODEL_SUFFIX is added to a name without a suffix."""
+    path = Path(out)
+    if path.suffix in (".pkl", ".pickle"):
+        raise ValueError(f"--out {out!r}: pyspmv writes models as save_model files (NumPy .npz, no pickle); "
+                         f"name it e.g. {str(path.with_suffix(MODEL_SUFFIX))!r}.")
+    return path if path.suffix else path.with_suffix(MODEL_SUFFIX)
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .evaluate import format_summary, train
-    r = train(args.dataset, args.model, dtype=None if args.dtype == "both" else args.dtype, out=args.out,
-              test_size=args.test_size, random_state=args.seed)
+    from . import datasets
+    from .evaluate import column_for, evaluate, format_summary
+    from .export import save_model
+    from .models import MODELS
+    from .portable import portable
+    from .train_default import convert_fit
+    out = _model_out(args.out) if args.out else None
+    dtype = None if args.dtype == "both" else args.dtype
+    with _step(f"loading dataset {args.dataset} ({args.dtype})", args.quiet):
+        ds = datasets.load(args.dataset, dtype=dtype)
+    est = _with_progress(MODELS[args.model]()) if not args.quiet else MODELS[args.model]()
+    n = ds.groups.nunique()
+    with _step(f"evaluating {args.model} on held-out matrices ({args.test_size:.0%} of {n})", args.quiet):
+        r = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=args.test_size,
+                     random_state=args.seed, convert_ms=column_for(ds, "convert_ms"))
     print(f"# {args.model} on {args.dataset} ({args.dtype}), held-out matrices")
     print(format_summary(r.summary))
-    if args.out:
-        print(f"# fitted on every matrix, saved to {args.out}")
+    if out is None:
+        return 0
+    with _step(f"fitting {args.model} on all {n} matrices", args.quiet):
+        est.fit(ds.X, ds.y, groups=ds.groups)
+    devices = sorted(set(ds.table["device"]))
+    rm = portable(est, devices[0] if len(devices) == 1 else None)
+    info = ds.metadata.get("device_info") or {}
+    rm.meta.update({"dataset": str(args.dataset), "n_matrices": int(n), "n_rows": len(ds.X),
+                    "device_info": info, "command": shlex.join(["pyspmv", *args.argv]),
+                    "convert_ms": convert_fit(ds.table, ds.features)})
+    path = save_model(rm, out)
+    print(f"# fitted on every matrix, saved to {path} (read it with pyspmv.load_model or --model)")
     return 0
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
     from .datasets import collect, folder_corpus, standard_corpus
+    device = _device_of_configs(args.config, args.device, "cpu")
     entries = []
     for c in args.corpus or ["standard"]:
         if c == "standard":
@@ -90,7 +231,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         from dask.distributed import Client
         client = Client(args.scheduler)
     try:
-        out = collect(entries, args.out, device=args.device, dtypes=args.dtypes, configs=args.config,
+        out = collect(entries, args.out, device=device, dtypes=args.dtypes, configs=args.config,
                       repeats=args.repeats, warmup=args.warmup, budget_s=args.budget, progress=not args.quiet,
                       client=client)
     finally:
@@ -103,62 +244,91 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
-    from .export import read_model
-    from .rank import rank
+    from .export import load_model
+    from .rank import DEFAULT_FILES, default_model, rank
     A = _matrix(args)
-    model = read_model(args.model) if args.model else None
-    r = rank(A, model, device=args.device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+    if args.model:
+        rm, label = load_model(args.model), args.model
+    else:
+        device = args.device or "cuda"
+        rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+    device = args.device or rm.device
+    r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+    shown = r if args.top is None else r[:args.top]
+    unit = "predicted_us" if rm.score == "ms" else "score"
+    scale = 1e3 if rm.score == "ms" else 1.0
     if args.json:
-        print(json.dumps([{"config": c, "predicted_ms": ms} for c, ms in r[:args.top]], indent=1))
+        _print_json([{"rank": i, "config": c, "predicted_ms" if rm.score == "ms" else "score": v}
+                     for i, (c, v) in enumerate(shown, 1)])
         return 0
-    src = args.model or f"default {args.device} model"
-    print(f"# {A!r}, {args.dtype}, {src}; fastest predicted first" +
-          (f"; conversion amortised over {args.n_calls} calls" if args.n_calls else ""))
-    width = max((len(c) for c, _ in r[:args.top]), default=6)
-    for c, ms in r[:args.top]:
-        print(f"{c:<{width}}  {ms:.6g}")
+    calls = (f"conversion amortised over {args.n_calls} calls" if args.n_calls
+             else "conversion not counted (--n-calls)")
+    print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
+          f"{_measured_on(rm)}; dtype {args.dtype}; {calls}")
+    width = max([len(c) for c, _ in shown] + [len("config")])
+    print(f"{'rank':>4}  {'config':<{width}}  {unit:>12}")
+    for i, (c, v) in enumerate(shown, 1):
+        print(f"{i:>4}  {c:<{width}}  {v * scale:>12.3f}" if math.isfinite(v) else
+              f"{i:>4}  {c:<{width}}  {'n/a':>12}")
+    more = f"; --top all shows all {len(r)}" if len(shown) < len(r) else ""
+    print(f"# {len(shown)} of {len(r)} configurations, fastest predicted first{more}"
+          + ("; n/a: cannot serve this matrix" if any(not math.isfinite(v) for _, v in shown) else ""))
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import export_c, read_model, save_model
+    from .export import export_c, load_model, save_model
     from .rank import default_model
-    model = default_model(args.default) if args.default else read_model(args.model)
+    model = default_model(args.default) if args.default else load_model(args.model)
     if args.out.endswith(".h"):
-        path = export_c(model, args.out, name=args.name, dtype=args.dtype, device=args.device)
+        path = export_c(model, args.out, name=args.name, dtype=args.dtype)
     else:
-        path = save_model(model, args.out, device=args.device)
+        path = save_model(model, args.out)
     print(f"# wrote {path}")
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pyspmv`` command; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="pyspmv", description="Sparse matrix-vector kernels: features, benchmarks.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("features", help="print every feature of a matrix")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pyspmv", formatter_class=_Help,
+                                     description="Which sparse matrix-vector configuration is fastest for this "
+                                                 "matrix on this device? Features, timings, models, rankings.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", formatter_class=_Help)
+
+    p = command("features", "print every feature of a matrix")
     _add_matrix_args(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_features)
-    p = sub.add_parser("bench", help="time SpMV with every configuration (or --config ...)")
+
+    p = command("bench", "time SpMV with every configuration of a device (or --config ...)")
     _add_matrix_args(p)
     p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
-    p.add_argument("--repeats", type=int, default=200)
-    p.add_argument("--budget", type=float, default=1.0, help="seconds of timed runs per configuration")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
+    p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
+    p.add_argument("--budget", type=float, default=1.0,
+                   help="seconds of timed runs per configuration; fewer than --repeats runs once it is spent")
     p.add_argument("--out", help="write the table as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_bench)
-    p = sub.add_parser("train", help="evaluate a model on held-out matrices of a dataset, then fit and save it")
+
+    p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
     p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
-    p.add_argument("--model", default="boosted", choices=["linear", "boosted", "knn", "guo", "wang", "svm", "cascade"])
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"])
+    p.add_argument("--model", default="boosted", choices=["linear", "boosted", "knn", "guo", "wang", "svm", "cascade"],
+                   help="model kind")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"], help="value type(s)")
     p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
-    p.add_argument("--out", help="pickle the model fitted on every matrix here")
+    p.add_argument("--out", help=f"fit on every matrix and save the model here (pyspmv.save_model's format; "
+                                 f"{MODEL_SUFFIX} is added to a name without a suffix)")
+    p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
     p.set_defaults(func=_cmd_train)
-    p = sub.add_parser("collect", help="measure a dataset (features, every configuration x dtype), resumably")
+
+    p = command("collect", "measure a dataset (features, every configuration x dtype), resumably")
     p.add_argument("--corpus", action="append", metavar="standard|FOLDER",
                    help="the generated standard corpus or a Matrix Market folder with MANIFEST.csv; repeatable "
                         "(default: standard)")
@@ -168,40 +338,74 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="only the N smallest matrices")
     p.add_argument("--seed", type=int, default=0, help="seed of the standard corpus")
     p.add_argument("--out", required=True, help="dataset folder (resumes what is there)")
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"])
+    p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+                   help="value types")
     p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
-    p.add_argument("--repeats", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
+    p.add_argument("--warmup", type=int, default=10, help="untimed runs first")
     p.add_argument("--budget", type=float, default=0.25, help="seconds of timed runs per configuration")
     p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_collect)
-    p = sub.add_parser("rank", help="rank every configuration for a matrix by a model's predicted time")
+
+    p = command("rank", "rank every configuration for a matrix by a model's predicted time")
     _add_matrix_args(p)
-    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64"])
-    p.add_argument("--model", help="model file (save_model's, or a .pkl from 'pyspmv train --out'); default: the "
-                   "shipped default of --device")
+    p.add_argument("--model", help=f"model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
+                                   "the shipped default of --device")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
     p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
     p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
-    p.add_argument("--top", type=int, default=None, help="print only the N fastest")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--top", type=_top, default=TOP_DEFAULT, metavar="N|all",
+                   help="print the N fastest predicted, or all")
+    p.add_argument("--json", action="store_true", help="print JSON (times in ms; null where not applicable)")
     p.set_defaults(func=_cmd_rank)
-    p = sub.add_parser("export", help="export a model as a C99 header (OUT.h) or a model file")
+
+    p = command("export", "export a model as a C99 header (OUT.h) or a model file")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--model", help="model file (save_model's, or a .pkl from 'pyspmv train --out')")
-    g.add_argument("--default", choices=["cuda", "cpu"], help="the shipped default model of this device")
+    g.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out')")
+    g.add_argument("--default", choices=DEVICES, help="the shipped default model of this device")
     p.add_argument("--out", required=True, help="NAME.h: a C99 header; anything else: a save_model file")
     p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type of the header")
-    p.add_argument("--device", choices=["cuda", "cpu"], help="for estimators: whose configurations")
     p.set_defaults(func=_cmd_export)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pyspmv`` command (and of ``python -m pyspmv``); returns the exit status.
+
+    Errors a user can act on (bad input, missing file, no GPU, out of memory) print one line
+    ``pyspmv: error: ...`` and return 2; ``--debug`` shows the traceback instead. A reader of
+    stdout that goes away early (``pyspmv rank ... | head``) ends the command quietly.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    args.argv = argv
     try:
-        return int(args.func(args))
-    except (ValueError, TypeError, OSError, MemoryError, _core.DeviceUnavailableError) as exc:
-        print(f"pyspmv {args.command}: error: {exc}", file=sys.stderr)
+        status = int(args.func(args))
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # Python's advice (signal docs, "Note on SIGPIPE"): point stdout at devnull so that the
+        # flush at exit does not fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):   # stdout replaced by something without a descriptor
+            pass
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("pyspmv: interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as exc:
+        if args.debug:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"pyspmv: error: {msg}", file=sys.stderr)
         return 2
 
 
