@@ -40,7 +40,7 @@ for h in "${harnesses[@]}"; do
     "$build/tests/fuzz/fuzz_$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=30 -max_len=4096 \
         -print_final_stats=1 -artifact_prefix="$findings/$h-" ${FUZZ_ARGS:-} "$work/$h" >"$log" 2>&1 || rc=$?
     execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
-    rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+    rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | awk '{print $2}' || true)
     if [ "$rc" -eq 0 ]; then
         printf '%-14s ok       %10s executions  %6s exec/s  corpus %s -> %s files\n' "$h" "${execs:-?}" \
             "${rate:-?}" "$(ls "tests/fuzz/corpus/$h" | wc -l)" "$(ls "$work/$h" | wc -l)"
