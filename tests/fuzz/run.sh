@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh: builds the libFuzzer harnesses, runs each for N seconds on a copy of its seed corpus
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/fuzz/run.sh [SECONDS [HARNESS...]]     (60 s each; csr_features convert model)
+# env:   BUILD            build directory (build-fuzz), set up with CC=clang when missing
+#        SPMV_FUZZ_MODES  harness modes, comma-separated or "all" (tests/fuzz/fuzz_common.h)
+#        FUZZ_ARGS        more libFuzzer flags, e.g. "-jobs=4 -workers=4" for a longer run
+# Prints executions per harness; exits 1 when any harness finds something, with the input kept in
+# $BUILD/fuzz-findings/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(csr_features convert model)
+build=${BUILD:-build-fuzz}
+
+if [ ! -f "$build/build.ninja" ]; then
+    CC=${CC:-clang} meson setup "$build" -Dfuzz=true -Dcuda=disabled
+fi
+targets=()
+for h in "${harnesses[@]}"; do targets+=("tests/fuzz/fuzz_$h"); done
+ninja -C "$build" "${targets[@]}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+findings="$build/fuzz-findings"
+mkdir -p "$findings"
+# libomp's threads spin for 200 ms after each parallel region: on every execution that is CPU
+# taken from the fuzzer (and, on a shared machine, from everyone else).
+export KMP_BLOCKTIME=0
+status=0
+for h in "${harnesses[@]}"; do
+    cp -r "tests/fuzz/corpus/$h" "$work/$h"
+    log="$work/$h.log"
+    rc=0
+    # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
+    "$build/tests/fuzz/fuzz_$h" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=30 -max_len=4096 \
+        -print_final_stats=1 -artifact_prefix="$findings/$h-" ${FUZZ_ARGS:-} "$work/$h" >"$log" 2>&1 || rc=$?
+    execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
+    rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | awk '{print $2}' || true)
+    if [ "$rc" -eq 0 ]; then
+        printf '%-14s ok       %10s executions  %6s exec/s  corpus %s -> %s files\n' "$h" "${execs:-?}" \
+            "${rate:-?}" "$(ls "tests/fuzz/corpus/$h" | wc -l)" "$(ls "$work/$h" | wc -l)"
+    else
+        status=1
+        printf '%-14s FINDING  %10s executions (exit %s); the log ends:\n' "$h" "${execs:-?}" "$rc"
+        grep -E 'FUZZ FINDING|ERROR:|SUMMARY|runtime error|^    #[0-9]+ ' "$log" | head -25 || tail -25 "$log"
+        grep -E 'Test unit written to' "$log" || true
+        cp "$log" "$findings/$h.log"
+    fi
+done
+exit $status
