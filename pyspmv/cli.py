@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
@@ -126,15 +125,6 @@ def _step(what: str, quiet: bool) -> Iterator[None]:
         print(f"pyspmv: {what}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
 
 
-def _with_progress(est: Any) -> Any:
-    """``est`` with its own progress output turned on, where it has such a parameter."""
-    params = inspect.signature(type(est)).parameters
-    for name, on in (("progress", True), ("verbose", 1)):
-        if name in params:
-            return est.set_params(**{name: on})
-    return est
-
-
 def _add_matrix_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", help="Matrix Market file (.mtx or .mtx.gz)")
     p.add_argument("--generate", metavar="KIND:SIZE",
@@ -187,28 +177,27 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .export import save_model
     from .models import MODELS
     from .portable import portable
-    from .train_default import convert_fit
     out = _model_out(args.out) if args.out else None
     dtype = None if args.dtype == "both" else args.dtype
     with _step(f"loading dataset {args.dataset} ({args.dtype})", args.quiet):
         ds = datasets.load(args.dataset, dtype=dtype)
-    est = _with_progress(MODELS[args.model]()) if not args.quiet else MODELS[args.model]()
+    est = MODELS[args.model](verbose=0 if args.quiet else 1)
+    conv = column_for(ds, "convert_ms")
     n = ds.groups.nunique()
     with _step(f"evaluating {args.model} on held-out matrices ({args.test_size:.0%} of {n})", args.quiet):
         r = evaluate(est, ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75, test_size=args.test_size,
-                     random_state=args.seed, convert_ms=column_for(ds, "convert_ms"))
+                     random_state=args.seed, convert_ms=conv)
     print(f"# {args.model} on {args.dataset} ({args.dtype}), held-out matrices")
     print(format_summary(r.summary))
     if out is None:
         return 0
     with _step(f"fitting {args.model} on all {n} matrices", args.quiet):
-        est.fit(ds.X, ds.y, groups=ds.groups)
+        est.fit(ds.X, ds.y, groups=ds.groups, convert_ms=conv)
     devices = sorted(set(ds.table["device"]))
     rm = portable(est, devices[0] if len(devices) == 1 else None)
     info = ds.metadata.get("device_info") or {}
     rm.meta.update({"dataset": str(args.dataset), "n_matrices": int(n), "n_rows": len(ds.X),
-                    "device_info": info, "command": shlex.join(["pyspmv", *args.argv]),
-                    "convert_ms": convert_fit(ds.table, ds.features)})
+                    "device_info": info, "command": shlex.join(["pyspmv", *args.argv])})
     path = save_model(rm, out)
     print(f"# fitted on every matrix, saved to {path} (read it with pyspmv.load_model or --model)")
     return 0

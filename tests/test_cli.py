@@ -221,20 +221,11 @@ def test_debug_shows_the_traceback():
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
 
 
-def test_progress_is_passed_to_estimators_that_take_it():
-    from pyspmv.cli import _with_progress
-
-    class WithProgress:
-        def __init__(self, progress: bool = False):
-            self.progress = progress
-
-        def set_params(self, **kw):
-            self.__dict__.update(kw)
-            return self
-
-    class Without(WithProgress):
-        def __init__(self):
-            pass
-
-    assert _with_progress(WithProgress()).progress is True
-    assert not hasattr(_with_progress(Without()), "progress")
+def test_train_shows_progress_unless_quiet(tmp_path):
+    """Every step line and the estimator's own bar reach stderr; --quiet silences both."""
+    out = tmp_path / "m"
+    p = _cli("train", str(TINY), "--model", "linear", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "fitting linear on all" in p.stderr and "LinearModel" in p.stderr
+    q = _cli("train", str(TINY), "--model", "linear", "--out", str(out), "--quiet")
+    assert q.returncode == 0 and q.stderr == ""

@@ -76,7 +76,7 @@ HEADER_CASES = {
                        "unknown to this pyspmv"),
     "config_id_sell_c3": (lambda h: h["tables"]["float64"]["config_ids"].__setitem__(
         h["tables"]["float64"]["config_ids"].index("cpu/sell/c=8/sigma=64"), "cpu/sell/c=3/sigma=64"),
-        "not one of pyspmv.configs"),
+        "parameter .c. of cpu/sell must be one of 4, 8, 16. Got 3"),
     "config_id_twice": (lambda h: h["tables"]["float64"]["config_ids"].__setitem__(
         1, h["tables"]["float64"]["config_ids"][0]), "twice"),
     "gpu_zero": (lambda h: h.__setitem__("gpu", {"sm_count": 0, "threads_per_sm": 0, "warp_size": 0}), "'sm_count'"),

@@ -30,9 +30,6 @@ SLOW = re.compile(r"\btakes (minutes|hours)\b")
 NOT_RUN = ("pip install", "pytest", "python benchmarks/")
 #: Warnings that mean an example has gone stale; others (e.g. a busy machine's) are messages to the user.
 STALE = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
-#: README statement whose failure waits on another change: rank(n_calls=) with a user-fitted model
-#: needs the model's conversion-cost fit (models/); remove with the xfail below once that is merged.
-PENDING = ("n_calls=50", "conversion-cost fit")
 
 
 def _blocks(lang: str) -> list[tuple[int, str]]:
@@ -106,10 +103,6 @@ def _run_python(gpu: bool) -> list[tuple[int, str, BaseException]]:
     return failures
 
 
-def _pending(f: tuple[int, str, BaseException]) -> bool:
-    return PENDING[0] in f[1] and PENDING[1] in str(f[2])
-
-
 def _report(failures: list) -> str:
     return "\n".join(f"README.md:{ln}: {src.strip()}\n    {type(e).__name__}: {e}" for ln, src, e in failures)
 
@@ -126,15 +119,8 @@ def python_failures(tmp_path_factory):
 
 def test_python_examples_run(python_failures):
     failures, stale = python_failures
-    assert not [f for f in failures if not _pending(f)], _report(failures)
+    assert not failures, _report(failures)
     assert not stale, [f"{w.filename}:{w.lineno}: {w.message}" for w in stale]
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="rank(n_calls=) with a user-fitted model needs its conversion-cost fit (models/, pending)")
-def test_rank_with_n_calls_and_a_fitted_model(python_failures):
-    failures, _ = python_failures
-    assert not [f for f in failures if _pending(f)], _report(failures)
 
 
 @pytest.mark.gpu
@@ -143,7 +129,7 @@ def test_python_examples_run_on_a_gpu(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         failures = _run_python(gpu=True)
-    assert not [f for f in failures if not _pending(f)], _report(failures)
+    assert not failures, _report(failures)
 
 
 def test_every_shell_line_is_run_or_known():
