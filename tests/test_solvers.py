@@ -76,7 +76,7 @@ def test_matches_scipy(name, dtype, policy):
     A = A.astype(dtype)
     b = rhs(A.nrows).astype(dtype)
     rtol = RTOL[dtype]
-    x, info, rec = ours(A, b, rtol=rtol, policy=policy)
+    x, info, rec = ours(A, b, rtol=rtol, policy=policy, select_min_nnz=0)
     kw = {"callback_type": "x"} if name == "gmres" else {}
     xs, infos = ref(A.to_scipy(), b, rtol=rtol, **kw)
     assert info == 0 and infos == 0
@@ -190,7 +190,7 @@ def test_real_ranking_switches():
     stored entries the core keeps the GIL, so a short async solve may end before the helper ran.)"""
     A, b = spd(40), rhs(1600)
     for policy in ("serial", "async", "online"):
-        _x, info, rec = S.cg(A, b, rtol=1e-10, policy=policy)
+        _x, info, rec = S.cg(A, b, rtol=1e-10, policy=policy, select_min_nnz=0)
         assert info == 0
         if policy == "serial" or rec.ranking:
             assert rec.ranking and rec.rank_s > 0, rec
@@ -215,7 +215,7 @@ def test_switch_does_not_change_iterates(monkeypatch):
         if len(got) == 5:
             go.set()
             done.wait(5)
-    _x, _info, rec = S.cg(A, b, rtol=1e-12, maxiter=40, policy="async", callback=cb)
+    _x, _info, rec = S.cg(A, b, rtol=1e-12, maxiter=40, policy="async", callback=cb, select_min_nnz=0)
     assert [c for _, c in rec.schedule] == ["cpu/csr/rows", "cpu/sell/c=4/sigma=1"], rec
     assert rec.schedule[1][0] >= 5
     assert len(got) == len(ref)
@@ -230,13 +230,27 @@ def test_online_keeps_the_fastest_probe(monkeypatch, name):
     cb = wait_at_first_iteration(selection_done(monkeypatch))
     kw = {"callback_type": "x"} if name == "gmres" else {}
     _x, info, rec = SOLVERS[name][0](A, rhs(900), rtol=1e-10, policy="online", top_k=2, probe_iters=2, callback=cb,
-                                    **kw)
+                                    select_min_nnz=0, **kw)
     assert info == 0
     assert set(rec.probes) == {"cpu/dia", "cpu/csr/nnz", "cpu/csr/rows"}, rec
     assert rec.config == min(rec.probes, key=rec.probes.get)
     assert rec.probe_s > 0 and any("kept" in e for _, e in rec.events)
     ran = [c for _, c in rec.schedule]
     assert ran[-1] == rec.config and "cpu/coo" not in ran
+
+
+@pytest.mark.parametrize("policy", ["async", "online"])
+def test_small_matrices_run_the_start_config(monkeypatch, policy):
+    """At or below select_min_nnz stored entries async and online do not rank: the core would keep the GIL."""
+    def never(*args, **kwargs):
+        raise AssertionError("ranked")
+    monkeypatch.setattr(switching, "rank", never)
+    A = spd()
+    _x, info, rec = S.cg(A, rhs(400), rtol=1e-8, policy=policy, select_min_nnz=A.nnz)
+    assert info == 0 and rec.schedule == [(0, "cpu/csr/rows")] and not rec.ranking
+    assert "select_min_nnz" in rec.events[0][1]
+    with pytest.raises(ValueError, match="'select_min_nnz'"):
+        S.cg(A, rhs(400), select_min_nnz=-1)
 
 
 # -- failures leave the solve running ------------------------------------------------------------
@@ -247,7 +261,7 @@ def test_ranking_failure_is_recorded(monkeypatch, policy):
     monkeypatch.setattr(switching, "rank", boom)
     A, b = spd(), rhs(400)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
-    _x, info, rec = S.cg(A, b, rtol=1e-8, policy=policy, callback=cb)
+    _x, info, rec = S.cg(A, b, rtol=1e-8, policy=policy, callback=cb, select_min_nnz=0)
     assert info == 0 and rec.schedule == [(0, "cpu/csr/rows")]
     assert any("ranking failed (RuntimeError: model exploded)" in e for _, e in rec.events), rec
 
@@ -265,7 +279,8 @@ def test_conversion_failure_is_recorded(monkeypatch, policy, error):
     monkeypatch.setattr(switching, "rank", fake_rank(["cpu/dia", "cpu/ell"]))
     A, b = spd(), rhs(400)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
-    x, info, rec = S.gmres(A, b, rtol=1e-8, policy=policy, callback=cb, callback_type="pr_norm")
+    x, info, rec = S.gmres(A, b, rtol=1e-8, policy=policy, callback=cb, callback_type="pr_norm",
+                               select_min_nnz=0)
     assert info == 0 and rec.config == "cpu/csr/rows"
     assert any(f"converting to cpu/dia failed ({type(error).__name__}" in e for _, e in rec.events), rec
     assert np.linalg.norm(b - A.to_scipy() @ x) <= 1.5e-8 * np.linalg.norm(b)
@@ -277,7 +292,7 @@ def test_memory_error_while_switching(monkeypatch):
         raise MemoryError("no room for the new format")
     monkeypatch.setattr(switching, "select", oom)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
-    _x, info, rec = S.bicgstab(unsymmetric(), rhs(400), rtol=1e-8, policy="async", callback=cb)
+    _x, info, rec = S.bicgstab(unsymmetric(), rhs(400), rtol=1e-8, policy="async", callback=cb, select_min_nnz=0)
     assert info == 0 and rec.config == "cpu/csr/rows"
     assert any("MemoryError: no room" in e for _, e in rec.events), rec
 

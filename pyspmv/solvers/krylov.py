@@ -12,6 +12,7 @@ from scipy.linalg import solve_triangular
 
 from .record import SolveRecord
 from .setup import setup
+from .switching import SELECT_MIN_NNZ
 
 #: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
 BREAKDOWN = -10
@@ -55,6 +56,11 @@ _COMMON = """
         Ranking model, as :func:`pyspmv.rank` takes it; default the device's embedded model.
     top_k, probe_iters : int
         ``online``: candidates probed, and iterations each.
+    select_min_nnz : int, default 50,000
+        ``async`` and ``online`` rank only matrices with more stored entries than this; smaller ones
+        run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
+        in its calls, so a helper thread would take turns with the iterations instead of running
+        beside them, and a short solve would pay for it. ``serial`` ranks at any size.
     dtype : {{'float32', 'float64'}}, optional
         Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
 
@@ -90,11 +96,11 @@ def _doc(maxiter: str, callback: str, info: str, omega: str = "") -> Callable[[A
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
        device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-       dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+       select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients.
     """
     P = setup("cg", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              dtype, 1, lambda n, it: it + 1)
+              select_min_nnz, dtype, 1, lambda n, it: it + 1)
     x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
     times: list[float] = []
     t_iter = time.perf_counter()
@@ -145,11 +151,11 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
              device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-             dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+             select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration).
     """
     P = setup("bicgstab", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k,
-              probe_iters, dtype, 2, lambda n, it: 2 * it + 1)
+              probe_iters, select_min_nnz, dtype, 2, lambda n, it: 2 * it + 1)
     x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
     tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
     times: list[float] = []
@@ -225,7 +231,8 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, callback: Callable[[Any], Any] | None = None, callback_type: str | None = None,
           policy: str = "async", config: Any = None, device: str = "cpu", model: Any = None, top_k: int = 3,
-          probe_iters: int = 3, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ,
+          dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by GMRES restarted every ``restart`` (default 20) inner
     iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart.
     """
@@ -237,7 +244,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         raise ValueError(f"The 'restart' parameter of gmres() must be an int >= 1 or None. Got {restart!r} instead.")
     m_req = 20 if restart is None else int(restart)
     P = setup("gmres", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
+              select_min_nnz, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
     x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
     n = x.shape[0]
     m = min(m_req, n)

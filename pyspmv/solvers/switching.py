@@ -22,6 +22,10 @@ from .record import SolveRecord
 POLICIES = ("fixed", "serial", "async", "online")
 #: The configuration ``fixed`` runs and ``async``/``online`` start with, per device.
 DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
+#: Default ``select_min_nnz``: the core keeps the GIL in calls on fewer stored entries than this
+#: (``NOGIL_MIN_WORK`` in pyspmv/_glue.h), so below it a helper thread could only take turns with the
+#: iterations, not run beside them.
+SELECT_MIN_NNZ = 50_000
 
 
 @dataclass
@@ -86,7 +90,7 @@ class Multiplier:
     """
 
     def __init__(self, M: Matrix, dtype: np.dtype, policy: str, start: Config, device: str, model: Any,
-                 n_calls: int, top_k: int, probe_iters: int, record: SolveRecord, t0: float):
+                 n_calls: int, top_k: int, probe_iters: int, select_min_nnz: int, record: SolveRecord, t0: float):
         self.record, self.t0 = record, t0
         self.products = 0
         self.active = False
@@ -115,6 +119,10 @@ class Multiplier:
                     self._use(sel.candidates[0], 0)
                 else:
                     self._timed_prepare(start, 0)
+        elif M.nnz <= select_min_nnz:
+            self._timed_prepare(start, 0)
+            why = f"{M.nnz} stored entries <= select_min_nnz={select_min_nnz}: no ranking beside the iterations"
+            record.events.append((0, f"{why}; running {start.id}"))
         else:
             self._timed_prepare(start, 0)
             k = top_k if policy == "online" else 1
