@@ -1,0 +1,326 @@
+"""CG, BiCGSTAB and restarted GMRES whose products run through pyspmv's kernels, chosen as they run."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from .record import SolveRecord
+from .setup import setup
+from .switching import SELECT_MIN_NNZ
+
+#: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
+BREAKDOWN = -10
+#: info of BiCGSTAB's omega breakdown (scipy's code).
+BREAKDOWN_OMEGA = -11
+
+_COMMON = """
+    Parameters
+    ----------
+    A : pyspmv.Matrix, scipy.sparse matrix or 2-D array
+        Square, real, finite.
+    b : array_like of shape (n,) or (n, 1)
+    x0 : array_like of shape (n,), optional
+        Starting guess; default zeros.
+    rtol, atol : float
+        Stop once ``norm(b - A @ x) <= max(rtol * norm(b), atol)`` (scipy's test).
+    maxiter : int, optional
+        {maxiter}
+    callback : callable, optional
+        {callback}
+    policy : {{'fixed', 'serial', 'async', 'online'}}, default 'async'
+        How the SpMV configuration is chosen:
+
+        - ``fixed``: run ``config`` throughout.
+        - ``serial``: rank (:func:`pyspmv.rank`), convert to the first pick, then iterate.
+        - ``async``: iterate with ``config`` while a helper thread ranks and converts; switch to the
+          pick at the first iteration boundary after it is ready (Gao et al.).
+        - ``online``: as ``async``, with the first ``top_k`` picks converted; once they are ready each
+          of them and ``config`` runs ``probe_iters`` iterations with its products timed, and the
+          fastest product (minimum over its iterations) is kept (Li & Suda's third step).
+
+        ``n_calls`` of the ranking is :func:`pyspmv.solvers.expected_iterations` times the products
+        per iteration, capped by ``maxiter``. A ranking or conversion that fails (including
+        ``MemoryError``) leaves the solve on its configuration and is recorded in ``record.events``.
+    config : str or pyspmv.Config, optional
+        Configuration run by ``fixed``, started with by ``async`` and ``online``, fallen back on by
+        ``serial``; default ``'cpu/csr/rows'``.
+    device : {{'cpu'}}
+        ``'cuda'`` raises NotImplementedError (not implemented yet).
+    model : optional
+        Ranking model, as :func:`pyspmv.rank` takes it; default the device's embedded model.
+    top_k, probe_iters : int
+        ``online``: candidates probed, and iterations each.
+    select_min_nnz : int, default 50,000
+        ``async`` and ``online`` rank only matrices with more stored entries than this; smaller ones
+        run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
+        in its calls, so a helper thread would take turns with the iterations instead of running
+        beside them, and a short solve would pay for it. ``serial`` ranks at any size.
+    dtype : {{'float32', 'float64'}}, optional
+        Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+    info : int
+        0 converged; > 0 {info}; < 0 breakdown (-10: a divisor of the recurrence vanished{omega}).
+    record : SolveRecord
+        Which configuration ran from which iteration, and where the time went.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments (shapes, a non-square ``A``, an unknown policy or configuration, a negative or
+        non-finite tolerance, ...); the message names the argument.
+    NotImplementedError
+        ``device='cuda'``.
+    pyspmv.NotApplicableError
+        ``config`` cannot serve ``A``.
+"""
+
+
+def _doc(maxiter: str, callback: str, info: str, omega: str = "") -> Callable[[Any], Any]:
+    def deco(f: Any) -> Any:
+        f.__doc__ += _COMMON.format(maxiter=maxiter, callback=callback, info=info, omega=omega)
+        return f
+    return deco
+
+
+@_doc("Iterations; default ``10 * n``.", "Called as ``callback(xk)`` after each iteration.",
+      "iterations run without convergence")
+def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+       callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
+       device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
+       select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+    """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients.
+    """
+    P = setup("cg", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
+              select_min_nnz, dtype, 1, lambda n, it: it + 1)
+    x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
+    times: list[float] = []
+    t_iter = time.perf_counter()
+    try:
+        r = P.b.copy()
+        if x.any():
+            q = np.empty_like(x)
+            op.mv(x, q)
+            axpy(q, r, a=-1.0)
+        p, q = np.empty_like(x), np.empty_like(x)
+        rho_prev, info, it = 1.0, P.maxiter, 0
+        for it in range(P.maxiter):
+            rho = float(dot(r, r))
+            if math.sqrt(rho) <= P.tol:
+                info = 0
+                break
+            times.append(time.perf_counter())
+            if op.active:
+                op.boundary(it)
+            if it == 0:
+                p[:] = r
+            else:
+                scal(rho / rho_prev, p)
+                axpy(r, p, a=1.0)
+            op.mv(p, q)
+            pq = float(dot(p, q))
+            if pq == 0.0 or not math.isfinite(pq):
+                info = BREAKDOWN
+                break
+            alpha = rho / pq
+            axpy(p, x, a=alpha)
+            axpy(q, r, a=-alpha)
+            rho_prev = rho
+            if callback is not None:
+                callback(x)
+        else:
+            it = P.maxiter
+            rho = float(dot(r, r))
+            info = 0 if math.sqrt(rho) <= P.tol else P.maxiter
+    except BaseException:
+        P.op.close(it)
+        raise
+    return P.finish(info, it, math.sqrt(rho), t_iter, times)
+
+
+@_doc("Iterations; default ``10 * n``.", "Called as ``callback(xk)`` after each iteration.",
+      "iterations run without convergence", ", -11: BiCGSTAB's omega vanished")
+def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+             callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
+             device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
+             select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+    """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration).
+    """
+    P = setup("bicgstab", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k,
+              probe_iters, select_min_nnz, dtype, 2, lambda n, it: 2 * it + 1)
+    x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
+    tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
+    times: list[float] = []
+    t_iter = time.perf_counter()
+    it = 0
+    try:
+        r = P.b.copy()
+        v, t = np.empty_like(x), np.empty_like(x)
+        if x.any():
+            op.mv(x, v)
+            axpy(v, r, a=-1.0)
+        rhat, p = r.copy(), np.empty_like(x)
+        rho_prev = alpha = omega = 1.0
+        info = P.maxiter
+        rnorm = float(nrm2(r))
+        for it in range(P.maxiter):
+            if rnorm <= P.tol:
+                info = 0
+                break
+            times.append(time.perf_counter())
+            if op.active:
+                op.boundary(it)
+            rho = float(dot(rhat, r))
+            if abs(rho) < tiny or not math.isfinite(rho):
+                info = BREAKDOWN
+                break
+            if it == 0:
+                p[:] = r
+            else:
+                axpy(v, p, a=-omega)
+                scal(rho / rho_prev * (alpha / omega), p)
+                axpy(r, p, a=1.0)
+            op.mv(p, v)
+            rv = float(dot(rhat, v))
+            if rv == 0.0 or not math.isfinite(rv):
+                info = BREAKDOWN
+                break
+            alpha = rho / rv
+            axpy(v, r, a=-alpha)                  # r holds s = r - alpha v from here
+            rnorm = float(nrm2(r))
+            if rnorm <= P.tol:
+                axpy(p, x, a=alpha)
+                if callback is not None:
+                    callback(x)
+                info, it = 0, it + 1
+                break
+            op.mv(r, t)
+            tt = float(dot(t, t))
+            omega = float(dot(t, r)) / tt if tt > 0 else 0.0
+            axpy(p, x, a=alpha)
+            axpy(r, x, a=omega)
+            axpy(t, r, a=-omega)
+            rnorm = float(nrm2(r))
+            rho_prev = rho
+            if callback is not None:
+                callback(x)
+            if abs(omega) < tiny or not math.isfinite(omega):
+                info, it = (0 if rnorm <= P.tol else BREAKDOWN_OMEGA), it + 1
+                break
+        else:
+            it = P.maxiter
+            info = 0 if rnorm <= P.tol else P.maxiter
+    except BaseException:
+        P.op.close(it)
+        raise
+    return P.finish(info, it, rnorm, t_iter, times)
+
+
+@_doc("Restart cycles; default ``10 * n``.",
+      "Called after each inner iteration with the relative residual estimate (``callback_type='pr_norm'``, "
+      "the default) or after each restart with ``xk`` (``'x'``).",
+      "restart cycles run without convergence")
+def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
+          maxiter: int | None = None, callback: Callable[[Any], Any] | None = None, callback_type: str | None = None,
+          policy: str = "async", config: Any = None, device: str = "cpu", model: Any = None, top_k: int = 3,
+          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ,
+          dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+    """Solve ``A x = b`` for general square ``A`` by GMRES restarted every ``restart`` (default 20) inner
+    iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart.
+    """
+    if callback_type not in (None, "x", "pr_norm"):
+        raise ValueError(f"The 'callback_type' parameter of gmres() must be 'x', 'pr_norm' or None. Got "
+                         f"{callback_type!r} instead.")
+    if restart is not None and (isinstance(restart, bool) or not isinstance(restart, int | np.integer)
+                                or restart < 1):
+        raise ValueError(f"The 'restart' parameter of gmres() must be an int >= 1 or None. Got {restart!r} instead.")
+    m_req = 20 if restart is None else int(restart)
+    P = setup("gmres", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
+              select_min_nnz, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
+    x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
+    n = x.shape[0]
+    m = min(m_req, n)
+    cb_x = callback if callback_type == "x" else None
+    cb_pr = callback if callback is not None and callback_type != "x" else None
+    times: list[float] = []
+    t_iter = time.perf_counter()
+    inner = cycle = 0
+    try:
+        V = np.empty((n, m + 1), dtype=P.dtype, order="F")    # columns contiguous: products write into them
+        R = np.zeros((m, m))
+        r = np.empty_like(x)
+        op.mv(x, r)
+        np.subtract(P.b, r, out=r)
+        beta = float(nrm2(r))
+        info = P.maxiter
+        for cycle in range(P.maxiter):
+            if beta <= P.tol:
+                info = 0
+                break
+            np.multiply(r, 1.0 / beta, out=V[:, 0])
+            g = [beta] + [0.0] * m
+            cs: list[float] = []
+            sn: list[float] = []
+            k, stop = m, False
+            for j in range(m):
+                times.append(time.perf_counter())
+                if op.active:
+                    op.boundary(inner)
+                w = V[:, j + 1]
+                op.mv(V[:, j], w)
+                Vj = V[:, :j + 1]
+                h = gemv(1.0, Vj, w, trans=1)
+                gemv(-1.0, Vj, h, beta=1.0, y=w, overwrite_y=1)
+                h2 = gemv(1.0, Vj, w, trans=1)               # second pass: orthogonal to rounding
+                gemv(-1.0, Vj, h2, beta=1.0, y=w, overwrite_y=1)
+                col = (h.astype(np.float64) + h2).tolist()
+                hn = float(nrm2(w))
+                if hn > 0:
+                    scal(1.0 / hn, w)
+                for i in range(j):
+                    a, c = col[i], col[i + 1]
+                    col[i], col[i + 1] = cs[i] * a + sn[i] * c, -sn[i] * a + cs[i] * c
+                d = math.hypot(col[j], hn)
+                inner += 1
+                if d == 0.0 or not math.isfinite(d):
+                    k, stop, info = j, True, BREAKDOWN
+                    break
+                cs.append(col[j] / d)
+                sn.append(hn / d)
+                col[j] = d
+                R[:j + 1, j] = col[:j + 1]
+                g[j + 1] = -sn[j] * g[j]
+                g[j] = cs[j] * g[j]
+                resid = abs(g[j + 1])
+                if cb_pr is not None:
+                    cb_pr(resid / P.bnorm if P.bnorm > 0 else resid)
+                if resid <= P.tol or hn == 0.0:
+                    k = j + 1
+                    break
+            if k > 0:
+                y = solve_triangular(R[:k, :k], np.asarray(g[:k])).astype(P.dtype)
+                gemv(1.0, V[:, :k], y, beta=1.0, y=x, overwrite_y=1)
+            op.mv(x, r)
+            np.subtract(P.b, r, out=r)
+            beta = float(nrm2(r))
+            if cb_x is not None:
+                cb_x(x)
+            if stop:
+                cycle += 1
+                info = 0 if beta <= P.tol else info
+                break
+        else:
+            cycle = P.maxiter
+            info = 0 if beta <= P.tol else P.maxiter
+    except BaseException:
+        P.op.close(inner)
+        raise
+    return P.finish(info, inner, beta, t_iter, times)

@@ -1,0 +1,160 @@
+"""Argument checks shared by the solvers, and the number of products a solve is expected to take."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import blas
+
+from ..configs import Config, config
+from ..matrix import Matrix, as_matrix
+from .record import SolveRecord
+from .switching import DEFAULT_CONFIG, POLICIES, Multiplier
+
+
+def expected_iterations(n: int, rtol: float, dtype: np.dtype) -> int:
+    """Iterations a Krylov solve of ``n`` unknowns is guessed to take, for ``rank(n_calls=...)``.
+
+    CG's bound ``sqrt(kappa) / 2 * ln(2 / rtol)`` with the condition number of a 2-D Laplacian of
+    ``n`` unknowns, ``kappa ~ 4 n / pi**2``: ``sqrt(n) / pi * ln(2 / rtol)`` (``rtol`` at least the
+    dtype's epsilon). The caller caps it with ``maxiter``. A guess: it sets how much a conversion must
+    repay, so only its order of magnitude matters.
+    """
+    r = max(float(rtol), float(np.finfo(dtype).eps))
+    return max(1, math.ceil(math.sqrt(n) / math.pi * math.log(2.0 / r)))
+
+
+@dataclass
+class Problem:
+    """A checked problem: matrix, right-hand side and start in one dtype, tolerance, BLAS, product."""
+
+    M: Matrix
+    b: np.ndarray
+    x: np.ndarray
+    tol: float
+    bnorm: float
+    maxiter: int
+    dtype: np.dtype
+    op: Multiplier
+    record: SolveRecord
+    t0: float
+    axpy: Callable[..., Any]
+    dot: Callable[..., Any]
+    nrm2: Callable[..., Any]
+    scal: Callable[..., Any]
+    gemv: Callable[..., Any]
+
+    def finish(self, info: int, iterations: int, residual: float, t_iter: float,
+               times: list[float]) -> tuple[np.ndarray, int, SolveRecord]:
+        """Close the product (selection thread included) and fill the record."""
+        now = time.perf_counter()
+        self.op.close(iterations)
+        rec = self.record
+        rec.info, rec.iterations, rec.residual = int(info), int(iterations), float(residual)
+        rec.iterate_s = now - t_iter
+        rec.iteration_times = np.asarray(times) - self.t0
+        rec.wall_s = time.perf_counter() - self.t0
+        return self.x, rec.info, rec
+
+
+def _real(value: Any, name: str, fn: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"The '{name}' parameter of {fn}() must be a real number >= 0. Got {value!r} instead.")
+    v = float(value)
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"The '{name}' parameter of {fn}() must be a finite number >= 0. Got {value!r} instead.")
+    return v
+
+
+def positive_int(value: Any, name: str, fn: str, *, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``, or an error naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"The '{name}' parameter of {fn}() must be an int >= {minimum}. Got {value!r} instead.")
+    return int(value)
+
+
+def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
+    a = np.asarray(v)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"The '{name}' parameter of {fn}() must have shape ({n},) to match A. Got shape "
+                         f"{a.shape} instead.")
+    if np.iscomplexobj(a) or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise TypeError(f"The '{name}' parameter of {fn}() must hold real numbers. Got dtype {a.dtype} instead.")
+    out = np.array(a, dtype=dtype, order="C")          # a copy: the solver writes into x
+    if not np.isfinite(out).all():
+        raise ValueError(f"The '{name}' parameter of {fn}() holds non-finite values (at index "
+                         f"{int(np.flatnonzero(~np.isfinite(out))[0])}).")
+    return out
+
+
+def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, callback: Any, policy: Any,
+          cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, dtype: Any,
+          products_per_iteration: int, max_products: Callable[[int, int], int]) -> Problem:
+    """Check every argument of solver ``fn``, build the record and start the policy.
+
+    ``max_products(n, maxiter)`` is the most products the solve can take; the expected count
+    passed to ``rank(n_calls=...)`` is :func:`expected_iterations` times ``products_per_iteration``,
+    capped by it.
+    """
+    t0 = time.perf_counter()
+    if device != "cpu":
+        if device == "cuda":
+            raise NotImplementedError(f"{fn}(device='cuda') is not implemented yet: pyspmv.solvers iterate on the "
+                                      "CPU only. Use device='cpu'.")
+        raise ValueError(f"The 'device' parameter of {fn}() must be 'cpu'. Got {device!r} instead.")
+    if policy not in POLICIES:
+        raise ValueError(f"The 'policy' parameter of {fn}() must be one of {', '.join(POLICIES)}. Got {policy!r} "
+                         "instead.")
+    if isinstance(A, (np.ndarray, Matrix)) or sp.issparse(A):
+        M = as_matrix(A)
+    else:
+        raise TypeError(f"The 'A' parameter of {fn}() must be a pyspmv.Matrix, a scipy.sparse matrix or a 2-D "
+                        f"array. Got {type(A).__name__} instead.")
+    n, ncols = M.shape
+    if n != ncols:
+        raise ValueError(f"The 'A' parameter of {fn}() must be a square matrix. Got shape {M.shape} instead.")
+    if not np.isfinite(M.data).all():
+        raise ValueError(f"The 'A' parameter of {fn}() holds non-finite values.")
+    if dtype is None:
+        dt = np.result_type(M.dtype, np.asarray(b).dtype)
+        dt = np.dtype(np.float32) if dt == np.float32 else np.dtype(np.float64)
+    else:
+        dt = np.dtype(dtype) if dtype in ("float32", "float64", np.float32, np.float64) else None
+        if dt is None:
+            raise TypeError(f"The 'dtype' parameter of {fn}() must be 'float32', 'float64' or None. Got {dtype!r} "
+                            "instead.")
+    M = M.astype(dt)
+    bb = _vector(b, n, "b", fn, dt)
+    x = np.zeros(n, dt) if x0 is None else _vector(x0, n, "x0", fn, dt)
+    rt, at = _real(rtol, "rtol", fn), _real(atol, "atol", fn)
+    maxit = 10 * n if maxiter is None else positive_int(maxiter, "maxiter", fn)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"The 'callback' parameter of {fn}() must be callable or None. Got {callback!r} instead.")
+    k = positive_int(top_k, "top_k", fn)
+    probes = positive_int(probe_iters, "probe_iters", fn)
+    min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
+    cid = DEFAULT_CONFIG[device] if cfg is None else cfg
+    try:
+        c: Config = config(cid)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"The 'config' parameter of {fn}(): {exc}") from None
+    if c.device != device:
+        raise ValueError(f"The 'config' parameter of {fn}() must be a {device!r} configuration. Got {c.id!r} "
+                         f"(device {c.device!r}) instead.")
+    bnorm = float(np.linalg.norm(bb))
+    n_calls = None
+    if policy != "fixed":
+        n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
+    record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
+    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0)
+    axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
+    return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv)

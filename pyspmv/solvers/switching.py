@@ -1,0 +1,255 @@
+"""The product a solver iterates with, and the policies that choose its configuration before or
+while the solver runs (Gao et al.: predict beside the iterations; Li & Suda: profile the top picks)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..configs import Config, config
+from ..formats import FormatMatrix, convert
+from ..matrix import Matrix
+from ..rank import rank
+from .record import SolveRecord
+
+#: Selection policies, see :func:`pyspmv.solvers.cg`.
+POLICIES = ("fixed", "serial", "async", "online")
+#: The configuration ``fixed`` runs and ``async``/``online`` start with, per device.
+DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
+#: Default ``select_min_nnz``: the core keeps the GIL in calls on fewer stored entries than this
+#: (``NOGIL_MIN_WORK`` in pyspmv/_glue.h), so below it a helper thread could only take turns with the
+#: iterations, not run beside them.
+SELECT_MIN_NNZ = 50_000
+
+
+@dataclass
+class Prepared:
+    """A configuration and ``A`` converted for it: what one product needs."""
+
+    config: Config
+    matrix: FormatMatrix
+
+
+@dataclass
+class Selection:
+    """What ranking and conversion hand back (from the helper thread under async and online)."""
+
+    ranking: list[tuple[str, float]]
+    candidates: list[Prepared] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    rank_s: float = 0.0
+    convert_s: float = 0.0
+    start: float = 0.0
+    end: float = 0.0
+
+
+def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
+    """Convert ``M`` for ``cfg``; raises what :func:`pyspmv.convert` raises."""
+    return Prepared(cfg, convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs))
+
+
+def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k: int, current: Prepared | None,
+           cancel: threading.Event | None = None) -> Selection:
+    """Rank the configurations of ``device`` for ``M`` and convert the first ``k`` that can serve it.
+
+    A ranking failure raises; a conversion failure (not applicable, out of memory, anything) is
+    noted in ``failures`` and that candidate skipped. ``current`` is reused, not converted again.
+    Stops converting once ``cancel`` is set.
+    """
+    start = time.perf_counter()
+    ranked = rank(M, model=model, device=device, dtype=dtype.name, n_calls=n_calls)
+    sel = Selection([(c, float(ms)) for c, ms in ranked if np.isfinite(ms)][:max(k, 5)], start=start)
+    sel.rank_s = time.perf_counter() - start
+    for cid, _ms in sel.ranking[:k]:
+        if cancel is not None and cancel.is_set():
+            break
+        if current is not None and cid == current.config.id:
+            sel.candidates.append(current)
+            continue
+        t = time.perf_counter()
+        try:
+            sel.candidates.append(prepare(M, config(cid), dtype))
+        except Exception as exc:  # noqa: BLE001 — any failure leaves the solve on its configuration
+            sel.failures.append(f"converting to {cid} failed ({type(exc).__name__}: {exc})")
+        sel.convert_s += time.perf_counter() - t
+    sel.end = time.perf_counter()
+    return sel
+
+
+class Multiplier:
+    """``y = A @ x`` for one solve, with the configuration its policy chooses.
+
+    The solver calls :meth:`mv` for products and, while :attr:`active`, :meth:`boundary` between
+    iterations: the only place the configuration changes, so an iteration's products all use one.
+    """
+
+    def __init__(self, M: Matrix, dtype: np.dtype, policy: str, start: Config, device: str, model: Any,
+                 n_calls: int, top_k: int, probe_iters: int, select_min_nnz: int, record: SolveRecord, t0: float):
+        self.record, self.t0 = record, t0
+        self.products = 0
+        self.active = False
+        self._M, self._dtype = M, dtype
+        self._future: concurrent.futures.Future[Selection] | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._cancel = threading.Event()
+        self._probe_iters = probe_iters
+        self._queue: list[Prepared] = []
+        self._times: list[float] = []
+        self._probed: dict[str, Prepared] = {}
+        self._probe_t0 = 0.0
+        self._probe_it = 0
+        self._current: Prepared
+        if policy == "fixed":
+            self._timed_prepare(start, 0)
+        elif policy == "serial":
+            try:
+                sel = select(M, dtype, device, model, n_calls, 1, None)
+            except Exception as exc:  # noqa: BLE001
+                record.events.append((0, f"ranking failed ({type(exc).__name__}: {exc}); running {start.id}"))
+                self._timed_prepare(start, 0)
+            else:
+                self._note(sel, 0)
+                if sel.candidates:
+                    self._use(sel.candidates[0], 0)
+                else:
+                    self._timed_prepare(start, 0)
+        elif M.nnz <= select_min_nnz:
+            self._timed_prepare(start, 0)
+            why = f"{M.nnz} stored entries <= select_min_nnz={select_min_nnz}: no ranking beside the iterations"
+            record.events.append((0, f"{why}; running {start.id}"))
+        else:
+            self._timed_prepare(start, 0)
+            k = top_k if policy == "online" else 1
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
+            self._future = self._pool.submit(select, M, dtype, device, model, n_calls, k, self._current,
+                                             self._cancel)
+            self.active = True
+
+    # -- products ----------------------------------------------------------------------------
+    def mv(self, x: np.ndarray, y: np.ndarray) -> None:
+        """``y = A @ x`` with the current configuration (the core releases the GIL in long calls)."""
+        _core.mv(self._state, self._kernel, x, y)
+        self.products += 1
+
+    def _timed_mv(self, x: np.ndarray, y: np.ndarray) -> None:
+        t = time.perf_counter()
+        _core.mv(self._state, self._kernel, x, y)
+        self._times.append(time.perf_counter() - t)
+        self.products += 1
+
+    # -- switching ---------------------------------------------------------------------------
+    def _use(self, p: Prepared, it: int) -> None:
+        self._current = p
+        self._state, self._kernel = p.matrix._state, p.config.variant
+        sched = self.record.schedule
+        if sched and sched[-1][0] == it:       # the one before ran no iteration
+            sched.pop()
+        if not sched or sched[-1][1] != p.config.id:
+            sched.append((it, p.config.id))
+
+    def _timed_prepare(self, cfg: Config, it: int) -> None:
+        t = time.perf_counter()
+        p = prepare(self._M, cfg, self._dtype)
+        self.record.convert_s += time.perf_counter() - t
+        self._use(p, it)
+
+    def _note(self, sel: Selection, it: int) -> None:
+        rec = self.record
+        rec.ranking = sel.ranking
+        rec.rank_s += sel.rank_s
+        rec.convert_s += sel.convert_s
+        rec.rank_window = (sel.start - self.t0, sel.end - self.t0)
+        rec.events.extend((it, f) for f in sel.failures)
+
+    def boundary(self, it: int) -> None:
+        """Between iterations ``it - 1`` and ``it``: take a landed selection, advance probing.
+
+        Any failure here is recorded and leaves the solve on its current configuration.
+        """
+        if self._future is not None:
+            if not self._future.done():
+                return
+            fut, self._future = self._future, None
+            try:
+                self._land(fut.result(), it)
+            except Exception as exc:  # noqa: BLE001 — the ranking thread's or the switch's failure
+                self._queue = []
+                self.record.events.append(
+                    (it, f"ranking failed ({type(exc).__name__}: {exc}); staying on {self._current.config.id}"))
+        if self._queue:
+            self._probe(it)
+        self.active = self._future is not None or bool(self._queue)
+
+    def _land(self, sel: Selection, it: int) -> None:
+        self._note(sel, it)
+        cands = list(sel.candidates)
+        if len(cands) <= 1 or self._probe_iters == 0:     # async, or online with one candidate left
+            if cands and cands[0] is not self._current:
+                self._use(cands[0], it)
+                self.record.events.append((it, f"switched to {cands[0].config.id}"))
+            elif cands:
+                self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
+            return
+        if all(c is not self._current for c in cands):
+            cands.append(self._current)      # the configuration running now competes too
+        self._queue = cands
+        self._probe_t0 = time.perf_counter()
+        self._start_probe(it)
+
+    def _start_probe(self, it: int) -> None:
+        self._times = []
+        self._probe_it = it
+        self._use(self._queue[0], it)
+        self.mv = self._timed_mv  # type: ignore[method-assign]
+
+    def _probe(self, it: int) -> None:
+        if it - self._probe_it < self._probe_iters or not self._times:
+            return
+        p = self._queue.pop(0)
+        self.record.probes[p.config.id] = min(self._times)
+        self._probed[p.config.id] = p
+        if self._queue:
+            self._start_probe(it)
+            return
+        self._finish_probe(it)
+
+    def _finish_probe(self, it: int) -> None:
+        del self.mv                      # back to the untimed method
+        rec = self.record
+        best = min(rec.probes, key=rec.probes.__getitem__)
+        self._use(self._probed[best], it)
+        self._probed = {}                # the other candidates' storage goes
+        rec.probe_s += time.perf_counter() - self._probe_t0
+        rec.events.append((it, f"probed {len(rec.probes)} configurations; kept {best}"))
+
+    def close(self, it: int) -> None:
+        """At the end of the solve: note a selection that landed too late or is still running."""
+        if self._queue:
+            if self._times:
+                self.record.probes[self._queue[0].config.id] = min(self._times)
+            self.record.probe_s += time.perf_counter() - self._probe_t0
+            self.record.events.append((it, "the solve ended while probing"))
+            self._queue = []
+            self.__dict__.pop("mv", None)
+        if self._future is not None:
+            if self._future.done() and self._future.exception() is None:
+                self._note(self._future.result(), it)
+                self.record.events.append((it, "the selection landed after the last iteration"))
+            elif self._future.done():
+                exc = self._future.exception()
+                self.record.events.append((it, f"ranking failed ({type(exc).__name__}: {exc})"))
+            else:
+                self._cancel.set()
+                self.record.events.append((it, "the solve ended before the selection landed; abandoned"))
+            self._future = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+        self.active = False
+        self.record.products = self.products
