@@ -31,8 +31,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``pyspmv.models`` and ``pyspmv.evaluate`` load scikit-learn, so they are imported on first use."""
-    if name in ("models", "evaluate"):
+    """``pyspmv.models``, ``pyspmv.evaluate`` and ``pyspmv.solvers`` load scikit-learn or threads, so they
+    are imported on first use."""
+    if name in ("models", "evaluate", "solvers"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
