@@ -74,7 +74,7 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
         F.param[0] = C->param[2 * j];
         F.param[1] = C->param[2 * j + 1];
         F.max_fill = max_fill;
-        rc = spmv_fmt_size(A, &F, err);
+        rc = spmv_fmt_size_checked(A, &F, err); /* A: validated by the features */
         if (rc == SPMV_ENOTAPPLICABLE) {
             r[SPMV_COL_BYTES_MOVED] = r[SPMV_COL_PADDING_RATIO] = NAN;
             continue;
