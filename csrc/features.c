@@ -226,16 +226,17 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
             int32_t g = (i >> 5) + 1;           /* group id; 0 is the never-stamped value */
             int32_t first = *q, last = qe[-1];
             /* The indices are checked as they are read, before any write they index: the row's
-             * ends lie in [0, ncols), and each next column in (previous, last], so a sorted row
-             * stays in bounds and anything else stops the pass (one compare per entry). */
+             * ends lie in [0, ncols) and every column between them in [first, last] (one compare
+             * per entry); order shows as a gap <= 0 in gmin after the pass, at no cost here. */
             if ((uint32_t)first >= ncols || (uint32_t)last >= ncols || first > last) goto bad;
+            uint32_t width = (uint32_t)last - (uint32_t)first;
             int32_t c = first, s = c >> 4, run = 0, best = 0, segs = 1;
             mk[c] = 1;
             segw += stamp[s] != g;
             stamp[s] = g;
             for (q++; q < qe; q++) {            /* compares become cmov/setcc */
                 int32_t cn = *q;
-                if ((uint32_t)cn - (uint32_t)c - 1u >= (uint32_t)last - (uint32_t)c) goto bad;
+                if ((uint32_t)cn - (uint32_t)first > width) goto bad;
                 int32_t d = cn - c, sn = cn >> 4;
                 gmin = d < gmin ? d : gmin;
                 gmax = d > gmax ? d : gmax;
@@ -267,6 +268,8 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
             moments_add(&mup, bup, nb);
         }
     }
+
+    if (gmin <= 0) goto bad; /* a row not strictly increasing */
 
     /* Occupied offsets in ascending order: count them, then the sd of their gaps about the mean
      * gap, which the extremes fix: (last - first) / (ndiag - 1).  Both walks skip empty words. */
