@@ -72,9 +72,9 @@ static int broell_slice(const spmv_csr *A, int32_t h, int32_t bits, int64_t s, i
 }
 
 /* Words per row of a slice of width w with b-bit symbols. */
-static int32_t broell_nwords(int32_t w, int32_t b) {
+static int64_t broell_nwords(int32_t w, int32_t b) {
     int32_t spw = 32 / b;
-    return (w + spw - 1) / spw;
+    return ((int64_t)w + spw - 1) / spw; /* int64: w near INT32_MAX would overflow */
 }
 
 static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
@@ -128,7 +128,68 @@ static int32_t broell_len(const spmv_fmt *F, int32_t i) {
 #define SPMV_NAME(x) x##_f64
 #include "broell_impl.h"
 
+/* Slice sizes must add up to the pointers exactly (the kernel trusts word_ptr[s] + w*h + l), then
+ * every row decodes to columns in [0, ncols), its symbols 0 after the first 0. */
+static int broell_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"word_ptr", "val_ptr", "slice_info", "words", "values", NULL};
+    int rc = broell_params(F, err);
+    int32_t h = F->param[0], bits = F->param[1], n = F->nrows;
+    int64_t nslices = ((int64_t)n + h - 1) / h, words = F->scalar[1], vals = F->scalar[2];
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / h)", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "words", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 2, 0, INT32_MAX, "value slots", err);
+    if (rc) return rc;
+    int64_t nidx[SPMV_MAXIDX] = {nslices + 1, nslices + 1, 2 * nslices, words};
+    int64_t nval[SPMV_MAXVAL] = {vals};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    const int32_t *wp = F->idx[0], *vp = F->idx[1], *info = F->idx[2];
+    int64_t wsum = 0, vsum = 0, count = 0;
+    for (int64_t s = 0; rc == SPMV_OK && s <= nslices; s++) {
+        if (wp[s] != wsum || vp[s] != vsum)
+            return spmv_fail(err, SPMV_EINDEX, s, wp[s], wsum,
+                             "bro_ell: word_ptr[%lld] = %d and val_ptr[%lld] = %d; the slices "
+                             "before it give %lld and %lld", (long long)s, wp[s], (long long)s,
+                             vp[s], (long long)wsum, (long long)vsum);
+        if (s == nslices) break;
+        int32_t w = info[2 * s], b = info[2 * s + 1];
+        if (w < 0 || b < 1 || b > 32 || (bits != 0 && b != bits))
+            return spmv_fail(err, SPMV_EINVAL, s, b, 32,
+                             "bro_ell: slice_info of slice %lld is (width %d, bits %d); the width "
+                             "must be >= 0 and the bits in [1, 32]%s", (long long)s, w, b,
+                             bits ? ", equal to the 'bits' parameter" : "");
+        wsum += h * broell_nwords(w, b);
+        vsum += (int64_t)h * w;
+        if (wsum > words || vsum > vals) /* also keeps the sums far from overflow */
+            return spmv_fail(err, SPMV_EINDEX, s, wsum, words,
+                             "bro_ell: slices 0..%lld need %lld words and %lld value slots, "
+                             "past scalar[1] = %lld and scalar[2] = %lld", (long long)s,
+                             (long long)wsum, (long long)vsum, (long long)words, (long long)vals);
+    }
+    if (rc == SPMV_OK && (wsum != words || vsum != vals))
+        rc = spmv_fail(err, SPMV_EINVAL, -1, wsum, words,
+                       "bro_ell: the slices need %lld words and %lld value slots; scalar[1] = %lld "
+                       "and scalar[2] = %lld", (long long)wsum, (long long)vsum, (long long)words,
+                       (long long)vals);
+    for (int32_t i = 0; rc == SPMV_OK && i < n; i++) {
+        int32_t s = i / h, l = i % h, w = info[2 * s], b = info[2 * s + 1], j = 0;
+        int64_t col = -1, prev = -1;
+        for (; rc == SPMV_OK && j < w; j++) {
+            uint32_t sym = broell_sym(F->idx[3], wp[s], h, l, j, b);
+            if (sym == 0) break;
+            col += sym;
+            rc = spmv_fmt_col(F, i, col, &prev, "words (decoded)", err);
+        }
+        count += j;
+        for (; rc == SPMV_OK && j < w; j++)
+            if (broell_sym(F->idx[3], wp[s], h, l, j, b) != 0)
+                rc = spmv_fail(err, SPMV_EINDEX, i, j, -1,
+                               "bro_ell: row %d has a symbol after its padding (symbol %d): only "
+                               "0 may follow the first 0", i, j);
+    }
+    return rc ? rc : spmv_fmt_count(F, count, err);
+}
+
 SPMV_API const spmv_format_ops spmv_broell_ops = {
     broell_size,       broell_fill_f32, broell_fill_f64, broell_to_csr_f32, broell_to_csr_f64,
-    broell_mv_f32,     broell_mv_f64,   1,
+    broell_mv_f32,     broell_mv_f64,   1, broell_check,
 };

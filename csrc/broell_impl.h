@@ -16,12 +16,12 @@ static int SPMV_NAME(broell_fill)(const spmv_csr *A, const SPMV_REAL *values, sp
         if (rc) return rc;
         info[2 * s] = w;
         info[2 * s + 1] = b;
-        wp[s + 1] = wp[s] + h * broell_nwords(w, b);
+        wp[s + 1] = (int32_t)(wp[s] + h * broell_nwords(w, b)); /* <= words: guarded */
         vp[s + 1] = vp[s] + h * w;
     }
 #pragma omp parallel for schedule(static) if (F->scalar[2] > SPMV_OMP_MIN_WORK)
     for (int64_t s = 0; s < nslices; s++) {
-        int32_t w = info[2 * s], b = info[2 * s + 1], spw = 32 / b, nw = broell_nwords(w, b);
+        int32_t w = info[2 * s], b = info[2 * s + 1], spw = 32 / b, nw = (int32_t)broell_nwords(w, b);
         for (int32_t l = 0; l < h; l++) {
             int64_t i = s * h + l;
             int32_t p0 = 0, len = 0;

@@ -37,6 +37,22 @@ int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt) {
 #define SPMV_NAME(x) x##_f64
 #include "coo_impl.h"
 
+static int coo_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"row", "col", NULL, NULL, "values", NULL};
+    int64_t nidx[SPMV_MAXIDX] = {F->nnz, F->nnz}, nval[SPMV_MAXVAL] = {F->nnz}, prev = -1;
+    int rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    const int32_t *row = F->idx[0], *col = F->idx[1];
+    for (int64_t p = 0; rc == SPMV_OK && p < F->nnz; p++) {
+        if (row[p] < 0 || row[p] >= F->nrows || (p > 0 && row[p] < row[p - 1]))
+            return spmv_fail(err, SPMV_EINDEX, p, row[p], F->nrows,
+                             "coo: row[%lld] = %d is outside [0, nrows = %d) or below the row "
+                             "before it (rows must not decrease)", (long long)p, row[p], F->nrows);
+        if (p > 0 && row[p] != row[p - 1]) prev = -1;
+        rc = spmv_fmt_col(F, row[p], col[p], &prev, "col", err);
+    }
+    return rc;
+}
+
 SPMV_API const spmv_format_ops spmv_coo_ops = {
-    coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64, 1,
+    coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64, 1, coo_check,
 };

@@ -26,6 +26,9 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
         return spmv_fail(err, SPMV_EINVAL, -1, indptr_len, (int64_t)A->nrows + 1,
                          "indptr has length %lld; it must be nrows+1 = %lld",
                          (long long)indptr_len, (long long)A->nrows + 1);
+    /* The whole of indptr first: a row's bounds are read as indices only once every bound is known
+     * to lie within [0, indices_len], so a bad indptr can neither make this check read past
+     * indices nor print what lies there. */
     if (A->indptr[0] != 0)
         return spmv_fail(err, SPMV_EINDEX, 0, A->indptr[0], 0, "indptr[0] is %d; it must be 0",
                          A->indptr[0]);
@@ -33,11 +36,13 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
         return spmv_fail(err, SPMV_EINVAL, A->nrows, A->indptr[A->nrows], indices_len,
                          "indptr[nrows] = %d but indices has length %lld", A->indptr[A->nrows],
                          (long long)indices_len);
+    for (int32_t i = 0; i < A->nrows; i++)
+        if (A->indptr[i + 1] < A->indptr[i])
+            return spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, A->indptr[i + 1], A->indptr[i],
+                             "indptr decreases at position %lld: %d after %d", (long long)i + 1,
+                             A->indptr[i + 1], A->indptr[i]);
     for (int32_t i = 0; i < A->nrows; i++) {
         int32_t p0 = A->indptr[i], p1 = A->indptr[i + 1];
-        if (p1 < p0)
-            return spmv_fail(err, SPMV_EINDEX, i + 1, p1, p0,
-                             "indptr decreases at position %d: %d after %d", i + 1, p1, p0);
         for (int32_t p = p0; p < p1; p++) {
             int32_t j = A->indices[p];
             if (j < 0 || j >= A->ncols)
@@ -92,6 +97,14 @@ static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "csr_impl.h"
 
+static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"indptr", "indices", NULL, NULL, "values", NULL};
+    int64_t nidx[SPMV_MAXIDX] = {(int64_t)F->nrows + 1, F->nnz}, nval[SPMV_MAXVAL] = {F->nnz};
+    int rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    spmv_csr A = {F->nrows, F->ncols, F->idx[0], F->idx[1]};
+    return rc ? rc : spmv_csr_check(&A, nidx[0], F->nnz, err);
+}
+
 SPMV_API const spmv_format_ops spmv_csr_ops = {
-    csr_size, csr_fill_f32, csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64, 2,
+    csr_size, csr_fill_f32, csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64, 2, csr_check_fmt,
 };

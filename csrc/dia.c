@@ -77,6 +77,34 @@ static int dia_offsets(const spmv_csr *A, spmv_fmt *F, int32_t **slot, spmv_err 
 #define SPMV_NAME(x) x##_f64
 #include "dia_impl.h"
 
+static int dia_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"offsets", "presence bits", NULL, NULL, "data", NULL};
+    int32_t n = F->nrows, ncols = F->ncols;
+    int rc = spmv_fmt_scalar(F, 0, 0, (int64_t)n + ncols - 1, "diagonals", err);
+    if (rc) return rc;
+    int64_t nd = F->scalar[0], slots = nd * n, count = 0; /* < 2^32 * 2^31: no overflow */
+    int64_t nidx[SPMV_MAXIDX] = {nd, spmv_bitwords(slots)}, nval[SPMV_MAXVAL] = {slots};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    const int32_t *off = F->idx[0], *bits = F->idx[1];
+    for (int64_t d = 0; rc == SPMV_OK && d < nd; d++)
+        if (off[d] < -(int64_t)(n - 1) || off[d] > ncols - 1 || (d > 0 && off[d] <= off[d - 1]))
+            return spmv_fail(err, SPMV_EINDEX, d, off[d], ncols,
+                             "dia: offsets[%lld] = %d; offsets must increase strictly within "
+                             "[-(nrows-1), ncols-1] = [%d, %d]", (long long)d, off[d], -(n - 1),
+                             ncols - 1);
+    for (int64_t d = 0; rc == SPMV_OK && d < nd; d++)
+        for (int32_t i = 0; i < n; i++) {
+            if (!spmv_bit_get(bits, d * n + i)) continue;
+            if ((int64_t)i + off[d] < 0 || (int64_t)i + off[d] >= ncols)
+                return spmv_fail(err, SPMV_EINDEX, i, (int64_t)i + off[d], ncols,
+                                 "dia: a presence bit of diagonal %lld marks row %d, column %lld, "
+                                 "outside [0, ncols = %d)", (long long)d, i,
+                                 (long long)i + off[d], ncols);
+            count++;
+        }
+    return rc ? rc : spmv_fmt_count(F, count, err);
+}
+
 SPMV_API const spmv_format_ops spmv_dia_ops = {
-    dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64, 1,
+    dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64, 1, dia_check,
 };

@@ -40,6 +40,39 @@ static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "ell_impl.h"
 
+int spmv_ell_part_row(const spmv_fmt *F, int32_t i, int32_t w, const int32_t *col, int64_t *prev,
+                      int32_t *len, spmv_err *err) {
+    int32_t n = F->nrows, k = 0;
+    for (; k < w && col[(int64_t)k * n + i] >= 0; k++) {
+        int rc = spmv_fmt_col(F, i, col[(int64_t)k * n + i], prev, "the ELL col", err);
+        if (rc) return rc;
+    }
+    *len = k;
+    for (; k < w; k++)
+        if (col[(int64_t)k * n + i] != -1)
+            return spmv_fail(err, SPMV_EINDEX, i, col[(int64_t)k * n + i], -1,
+                             "%s: the ELL col holds %d in slot %d of row %d, after the row's "
+                             "entries: only padding (-1) may follow them",
+                             spmv_format_name(F->format), col[(int64_t)k * n + i], k, i);
+    return SPMV_OK;
+}
+
+static int ell_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"col", NULL, NULL, NULL, "values", NULL};
+    int rc = spmv_fmt_scalar(F, 0, 0, INT32_MAX, "width", err);
+    if (rc) return rc;
+    int64_t slots = (int64_t)F->nrows * F->scalar[0], count = 0;
+    int64_t nidx[SPMV_MAXIDX] = {slots}, nval[SPMV_MAXVAL] = {slots};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    for (int32_t i = 0; rc == SPMV_OK && i < F->nrows; i++) {
+        int64_t prev = -1;
+        int32_t len = 0;
+        rc = spmv_ell_part_row(F, i, (int32_t)F->scalar[0], F->idx[0], &prev, &len, err);
+        count += len;
+    }
+    return rc ? rc : spmv_fmt_count(F, count, err);
+}
+
 SPMV_API const spmv_format_ops spmv_ell_ops = {
-    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64, 1,
+    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64, 1, ell_check,
 };

@@ -83,20 +83,32 @@ static int32_t hist_kth(const int64_t *hist, int64_t k) {
 static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) {
     int rc = SPMV_OK;
     const int32_t *ip = A->indptr;
-    int32_t n = A->nrows, lmin = INT32_MAX, lmax = 0, hyb = 0;
-    int64_t nnz = ip[n], empty = 0, *hist = NULL;
+    int32_t n = A->nrows, hyb = 0;
+    int64_t nnz = ip[n], empty = 0, *hist = NULL, lmin = INT64_MAX, lmax = 0;
     /* The sd in one pass, exactly: squares about the integer m0 nearest the mean add up in uint64
      * (at most nnz*max + nnz^2/n < 2^63), then sum (len-mean)^2 = sum (len-m0)^2 - n (mean-m0)^2.
      * An integer sum also keeps the loop free of a floating-point add chain. */
     int64_t m0 = (nnz + n / 2) / n;
     uint64_t sq = 0;
+    if (ip[0] != 0)
+        return spmv_fail(err, SPMV_EINDEX, 0, ip[0], 0, "indptr[0] is %d; it must be 0", ip[0]);
+    /* Lengths in int64 so that a hostile indptr cannot overflow them; a decreasing indptr shows as
+     * lmin < 0 after the loop, which with indptr[0] == 0 keeps every bound within [0, nnz] -- the
+     * check that lets the pattern pass read indices -- at no cost inside the loop. */
     for (int32_t i = 0; i < n; i++) {
-        int32_t len = ip[i + 1] - ip[i];
-        int64_t d = len - m0;
+        int64_t len = (int64_t)ip[i + 1] - ip[i];
+        uint64_t d = (uint64_t)(len - m0);
         lmin = len < lmin ? len : lmin;
         lmax = len > lmax ? len : lmax;
         empty += len == 0;
-        sq += (uint64_t)(d * d);
+        sq += d * d; /* mod 2^64: exact whenever indptr is valid */
+    }
+    if (lmin < 0) {
+        for (int32_t i = 0; i < n; i++)
+            if (ip[i + 1] < ip[i])
+                return spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
+                                 "indptr decreases at position %lld: %d after %d",
+                                 (long long)i + 1, ip[i + 1], ip[i]);
     }
     double mean = (double)nnz / n, dm = mean - (double)m0;
     double sd = sqrt(fmax((double)sq - n * dm * dm, 0) / n);
@@ -108,11 +120,11 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     }
     for (int32_t i = 0; i < n; i++) hist[ip[i + 1] - ip[i]]++;
     int32_t mode = 0;
-    for (int32_t len = 1; len <= lmax; len++)
+    for (int32_t len = 1; len <= (int32_t)lmax; len++)
         if (hist[len] > hist[mode]) mode = len;  /* strict: the smallest length wins ties */
     double median = n % 2 ? hist_kth(hist, n / 2)
                           : 0.5 * ((double)hist_kth(hist, n / 2 - 1) + hist_kth(hist, n / 2));
-    hyb = spmv_hyb_width_hist(hist, lmax, n);
+    hyb = spmv_hyb_width_hist(hist, (int32_t)lmax, n);
 
     int64_t T = (int64_t)dev->sm_count * dev->threads_per_sm;
     out[F_NROWS] = n;
@@ -120,13 +132,13 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     out[F_NNZ] = (double)nnz;
     out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
     out[F_NNZ_MEAN] = mean;
-    out[F_NNZ_MIN] = lmin;
-    out[F_NNZ_MAX] = lmax;
+    out[F_NNZ_MIN] = (double)lmin;
+    out[F_NNZ_MAX] = (double)lmax;
     out[F_NNZ_MODE] = mode;
     out[F_NNZ_MEDIAN] = median;
     out[F_NNZ_SD] = sd;
     out[F_NNZ_COV] = ratio(sd, mean);
-    out[F_NNZ_MAX_MINUS_MEAN] = lmax - mean;
+    out[F_NNZ_MAX_MINUS_MEAN] = (double)lmax - mean;
     out[F_ELL_FILL] = ratio((double)n * lmax, (double)nnz);
     out[F_EMPTY_ROWS] = (double)empty;
     out[F_HYB_WIDTH] = hyb;
@@ -186,13 +198,14 @@ static int word_zero(const uint8_t *p) {
     return w == 0;
 }
 
-/* Tier 2 in one pass over indices.  Workspace: one byte per offset col-row (nrows+ncols-1) marking
+/* Tier 2 in one pass over indices, which it validates as it goes (indptr: features_rows).  Workspace: one byte per offset col-row (nrows+ncols-1) marking
  * the occupied diagonals, and one int32 per 128-byte segment of x stamped with the id of the last
  * row group that read it, so a group counts each segment once without clearing anything. */
 static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     int rc = SPMV_OK;
     const int32_t *ip = A->indptr, *ix = A->indices;
     int32_t n = A->nrows;
+    uint32_t ncols = (uint32_t)A->ncols;
     int64_t noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;
     uint8_t *mark = spmv_calloc(noff, 1, err);
     int32_t *stamp = mark == NULL ? NULL : spmv_calloc(nseg, sizeof(int32_t), err);
@@ -203,19 +216,28 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK];
     int64_t span = 0, cluster = 0, segr = 0, segw = 0;
     moments mlo = {0, 0, 0, 0}, mup = {0, 0, 0, 0};
-    for (int32_t b0 = 0; b0 < n; b0 += BLOCK) {     /* BLOCK is a multiple of the group size 32 */
-        int32_t b1 = n - b0 < BLOCK ? n : b0 + BLOCK, nb = 0;
-        for (int32_t i = b0; i < b1; i++) {
+    /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
+    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {     /* BLOCK is a multiple of the group size 32 */
+        int32_t b1 = n - b0 < BLOCK ? n : (int32_t)(b0 + BLOCK), nb = 0;
+        for (int32_t i = (int32_t)b0; i < b1; i++) {
             const int32_t *q = ix + ip[i], *qe = ix + ip[i + 1];
             if (q == qe) continue;
             uint8_t *mk = mark + (n - 1 - i);   /* mk[col] marks offset col - i */
             int32_t g = (i >> 5) + 1;           /* group id; 0 is the never-stamped value */
-            int32_t first = *q, c = first, s = c >> 4, run = 0, best = 0, segs = 1;
+            int32_t first = *q, last = qe[-1];
+            /* The indices are checked as they are read, before any write they index: the row's
+             * ends lie in [0, ncols) and every column between them in [first, last] (one compare
+             * per entry); order shows as a gap <= 0 in gmin after the pass, at no cost here. */
+            if ((uint32_t)first >= ncols || (uint32_t)last >= ncols || first > last) goto bad;
+            uint32_t width = (uint32_t)last - (uint32_t)first;
+            int32_t c = first, s = c >> 4, run = 0, best = 0, segs = 1;
             mk[c] = 1;
             segw += stamp[s] != g;
             stamp[s] = g;
             for (q++; q < qe; q++) {            /* compares become cmov/setcc */
-                int32_t cn = *q, d = cn - c, sn = cn >> 4;
+                int32_t cn = *q;
+                if ((uint32_t)cn - (uint32_t)first > width) goto bad;
+                int32_t d = cn - c, sn = cn >> 4;
                 gmin = d < gmin ? d : gmin;
                 gmax = d > gmax ? d : gmax;
                 run = d == 1 ? run + 1 : 0;
@@ -246,6 +268,8 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
             moments_add(&mup, bup, nb);
         }
     }
+
+    if (gmin <= 0) goto bad; /* a row not strictly increasing */
 
     /* Occupied offsets in ascending order: count them, then the sd of their gaps about the mean
      * gap, which the extremes fix: (last - first) / (ndiag - 1).  Both walks skip empty words. */
@@ -294,6 +318,10 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     out[F_UP_BAND_SD] = rows ? sqrt(mup.m2 / r) : 0;
     out[F_X_SEG_ROW_MEAN] = ratio((double)segr, r);
     out[F_X_SEG_WARP_MEAN] = (double)segw / (double)ceil_div(n, 32);
+    goto done;
+bad: /* indptr is valid (features_rows): let the CSR check name the first bad index */
+    rc = spmv_csr_check(A, (int64_t)n + 1, ip[n], err);
+    if (rc == SPMV_OK) rc = spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features: inconsistent CSR");
 done:
     spmv_free(stamp);
     spmv_free(mark);

@@ -1,4 +1,4 @@
-// csrc/format.c: dispatch from a spmv_fmt to its format's operations, and the shared padding guard
+// csrc/format.c: dispatch from a spmv_fmt to its format's operations, the padding guard, state checks
 // SPDX-License-Identifier: BSD-3-Clause
 #include "spmv_internal.h"
 
@@ -25,7 +25,23 @@ static const spmv_format_ops *ops_of(const spmv_fmt *F, spmv_err *err) {
     return formats[F->format];
 }
 
+/* The public conversions check A themselves (O(nnz), small beside the conversion): the core
+ * refuses what it cannot read safely whoever calls it. */
+static int csr_ok(const spmv_csr *A, spmv_err *err) {
+    if (A == NULL || A->indptr == NULL || A->nrows < 1)
+        return spmv_fail(err, SPMV_EINVAL, -1, A ? A->nrows : -1, 1,
+                         "conversion needs a CSR matrix with nrows >= 1 and indptr, not NULL");
+    return spmv_csr_check(A, (int64_t)A->nrows + 1, A->indptr[A->nrows], err);
+}
+
 int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    int rc = csr_ok(A, err);
+    return rc ? rc : spmv_fmt_size_checked(A, F, err);
+}
+
+int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
     F->nrows = A->nrows;
@@ -39,12 +55,14 @@ int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 
 int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
-    return op ? op->fill_f32(A, values, F, err) : SPMV_EINVAL;
+    int rc = op ? csr_ok(A, err) : SPMV_EINVAL;
+    return rc ? rc : op->fill_f32(A, values, F, err);
 }
 
 int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
-    return op ? op->fill_f64(A, values, F, err) : SPMV_EINVAL;
+    int rc = op ? csr_ok(A, err) : SPMV_EINVAL;
+    return rc ? rc : op->fill_f64(A, values, F, err);
 }
 
 int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *indices, float *values,
@@ -101,5 +119,111 @@ int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err
                          "max_fill=%g",
                          what, (long long)slots, (double)slots / (double)base, (long long)base,
                          fill);
+    return SPMV_OK;
+}
+
+/* ---- structural checks of a filled spmv_fmt (spmv_fmt_check and each format's check op) ---- */
+
+int spmv_fmt_check(const spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    const char *fn = names[F->format];
+    if (F->nrows < 1 || F->ncols < 1)
+        return spmv_fail(err, SPMV_EINVAL, -1, F->nrows < 1 ? F->nrows : F->ncols, 1,
+                         "%s: shape %d x %d; nrows and ncols must be >= 1", fn, F->nrows, F->ncols);
+    if (F->nnz < 0 || F->nnz > INT32_MAX)
+        return spmv_fail(err, SPMV_EINVAL, -1, F->nnz, INT32_MAX, "%s: nnz = %lld is outside [0, %d]",
+                         fn, (long long)F->nnz, INT32_MAX);
+    return op->check(F, err);
+}
+
+int spmv_fmt_scalar(const spmv_fmt *F, int k, int64_t lo, int64_t hi, const char *what,
+                    spmv_err *err) {
+    if (F->scalar[k] < lo || F->scalar[k] > hi)
+        return spmv_fail(err, SPMV_EINVAL, k, F->scalar[k], hi,
+                         "%s: scalar[%d] (%s) = %lld is outside [%lld, %lld]", names[F->format], k,
+                         what, (long long)F->scalar[k], (long long)lo, (long long)hi);
+    return SPMV_OK;
+}
+
+int spmv_fmt_lengths(const spmv_fmt *F, const int64_t *nidx, const int64_t *nval,
+                     const char *const *what, spmv_err *err) {
+    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) {
+        int isval = k >= SPMV_MAXIDX, j = isval ? k - SPMV_MAXIDX : k;
+        int64_t have = isval ? F->nval[j] : F->nidx[j], want = isval ? nval[j] : nidx[j];
+        const void *a = isval ? F->val[j] : (const void *)F->idx[j];
+        if (want > INT32_MAX)  /* every stored array is indexed with int32 on the GPU */
+            return spmv_fail(err, SPMV_EINVAL, k, want, INT32_MAX,
+                             "%s: %s would need %lld entries, past the int32 limit %d",
+                             names[F->format], what[k] ? what[k] : "an array", (long long)want,
+                             INT32_MAX);
+        if (have != want || (want > 0 && a == NULL))
+            return spmv_fail(err, SPMV_EINVAL, k, have, want,
+                             "%s: %s[%d] (%s) has %lld entries; it must have %lld",
+                             names[F->format], isval ? "val" : "idx", j,
+                             what[k] ? what[k] : "unused", (long long)have, (long long)want);
+    }
+    return SPMV_OK;
+}
+
+int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last, int64_t step,
+                 const char *what, spmv_err *err) {
+    if (p[0] != 0)
+        return spmv_fail(err, SPMV_EINDEX, 0, p[0], 0, "%s: %s[0] = %d; it must be 0",
+                         names[F->format], what, p[0]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = (int64_t)p[i + 1] - p[i];
+        if (d < 0 || d % step != 0)
+            return spmv_fail(err, SPMV_EINDEX, i + 1, p[i + 1], p[i],
+                             "%s: %s[%lld] = %d after %d; it must not decrease%s",
+                             names[F->format], what, (long long)i + 1, p[i + 1], p[i],
+                             step > 1 ? " and must step by multiples of the slice height" : "");
+    }
+    if (p[n] != last)
+        return spmv_fail(err, SPMV_EINDEX, n, p[n], last, "%s: %s[%lld] = %d; it must be %lld",
+                         names[F->format], what, (long long)n, p[n], (long long)last);
+    return SPMV_OK;
+}
+
+int spmv_fmt_perm(const spmv_fmt *F, const int32_t *perm, int32_t n, const char *what,
+                  spmv_err *err) {
+    int32_t *seen = spmv_calloc(spmv_bitwords(n), sizeof(int32_t), err);
+    if (seen == NULL) return SPMV_ENOMEM;
+    int rc = SPMV_OK;
+    for (int32_t r = 0; r < n && rc == SPMV_OK; r++) {
+        if (perm[r] < 0 || perm[r] >= n)
+            rc = spmv_fail(err, SPMV_EINDEX, r, perm[r], n, "%s: %s[%d] = %d is outside [0, %d)",
+                           names[F->format], what, r, perm[r], n);
+        else if (spmv_bit_get(seen, perm[r]))
+            rc = spmv_fail(err, SPMV_EINDEX, r, perm[r], n,
+                           "%s: %s[%d] = %d repeats a row: it must be a permutation of [0, %d)",
+                           names[F->format], what, r, perm[r], n);
+        else
+            spmv_bit_set(seen, perm[r]);
+    }
+    spmv_free(seen);
+    return rc;
+}
+
+int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *prev, const char *what,
+                 spmv_err *err) {
+    if (col < 0 || col >= F->ncols)
+        return spmv_fail(err, SPMV_EINDEX, row, col, F->ncols,
+                         "%s: %s holds column %lld in row %lld, outside [0, ncols = %d)",
+                         names[F->format], what, (long long)col, (long long)row, F->ncols);
+    if (col <= *prev)
+        return spmv_fail(err, SPMV_EUNSORTED, row, col, *prev,
+                         "%s: %s holds column %lld after column %lld in row %lld; a row's "
+                         "columns must increase", names[F->format], what, (long long)col,
+                         (long long)*prev, (long long)row);
+    *prev = col;
+    return SPMV_OK;
+}
+
+int spmv_fmt_count(const spmv_fmt *F, int64_t count, spmv_err *err) {
+    if (count != F->nnz)
+        return spmv_fail(err, SPMV_EINVAL, -1, count, F->nnz,
+                         "%s: the arrays store %lld entries but nnz is %lld", names[F->format],
+                         (long long)count, (long long)F->nnz);
     return SPMV_OK;
 }

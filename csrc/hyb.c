@@ -52,6 +52,37 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #define SPMV_NAME(x) x##_f64
 #include "hyb_impl.h"
 
+/* A row's COO entries follow a full ELL part and continue its columns, as hyb_fill leaves them. */
+static int hyb_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"ELL col", "COO row", "COO col", NULL, "ELL values",
+                                       "COO values"};
+    int rc = spmv_fmt_scalar(F, 0, 0, INT32_MAX, "ELL width", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "COO entries", err);
+    if (rc) return rc;
+    int32_t n = F->nrows, w = (int32_t)F->scalar[0];
+    int64_t slots = (int64_t)n * w, coo = F->scalar[1], q = 0, count = 0;
+    int64_t nidx[SPMV_MAXIDX] = {slots, coo, coo}, nval[SPMV_MAXVAL] = {slots, coo};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    const int32_t *crow = F->idx[1], *ccol = F->idx[2];
+    for (int32_t i = 0; rc == SPMV_OK && i < n; i++) {
+        int64_t prev = -1;
+        int32_t len = 0;
+        rc = spmv_ell_part_row(F, i, w, F->idx[0], &prev, &len, err);
+        count += len;
+        for (; rc == SPMV_OK && q < coo && crow[q] == i; q++, count++)
+            rc = len < w ? spmv_fail(err, SPMV_EINDEX, q, i, len,
+                                     "hyb: COO entry %lld is in row %d, whose ELL part holds %d "
+                                     "of %d entries: COO entries follow a full ELL part",
+                                     (long long)q, i, len, w)
+                         : spmv_fmt_col(F, i, ccol[q], &prev, "the COO col", err);
+    }
+    if (rc == SPMV_OK && q < coo)
+        rc = spmv_fail(err, SPMV_EINDEX, q, crow[q], n,
+                       "hyb: COO row[%lld] = %d is outside [0, nrows = %d) or below the row before "
+                       "it (rows must not decrease)", (long long)q, crow[q], n);
+    return rc ? rc : spmv_fmt_count(F, count, err);
+}
+
 SPMV_API const spmv_format_ops spmv_hyb_ops = {
-    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64, 1,
+    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64, 1, hyb_check,
 };

@@ -66,6 +66,35 @@ static int32_t jad_len(const int32_t *jd, int32_t njd, int32_t r) {
 #define SPMV_NAME(x) x##_f64
 #include "jad_impl.h"
 
+/* Jagged diagonals never grow (each is a prefix of the permuted rows), so row r's entries are the
+ * diagonals k with jd_ptr[k] + r < jd_ptr[k+1], which the kernel and jad_len rely on. */
+static int jad_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"perm", "jd_ptr", "col", NULL, "values", NULL};
+    int32_t n = F->nrows;
+    int rc = spmv_fmt_scalar(F, 0, 0, F->nnz, "jagged diagonals", err);
+    if (rc) return rc;
+    int32_t njd = (int32_t)F->scalar[0];
+    int64_t nidx[SPMV_MAXIDX] = {n, (int64_t)njd + 1, F->nnz}, nval[SPMV_MAXVAL] = {F->nnz};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    if (rc == SPMV_OK) rc = spmv_fmt_ptr(F, F->idx[1], njd, F->nnz, 1, "jd_ptr", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_perm(F, F->idx[0], n, "perm", err);
+    const int32_t *perm = F->idx[0], *jd = F->idx[1], *col = F->idx[2];
+    for (int32_t k = 0; rc == SPMV_OK && k < njd; k++) {
+        int64_t len = (int64_t)jd[k + 1] - jd[k];
+        if (len > n || (k > 0 && len > (int64_t)jd[k] - jd[k - 1]))
+            return spmv_fail(err, SPMV_EINDEX, k, len, n,
+                             "jad: jagged diagonal %d holds %lld entries; it must hold at most "
+                             "nrows = %d and no more than the diagonal before it", k,
+                             (long long)len, n);
+    }
+    for (int32_t r = 0; rc == SPMV_OK && r < n; r++) {
+        int64_t prev = -1;
+        for (int32_t k = 0; rc == SPMV_OK && k < njd && (int64_t)jd[k] + r < jd[k + 1]; k++)
+            rc = spmv_fmt_col(F, perm[r], col[jd[k] + r], &prev, "col", err);
+    }
+    return rc;
+}
+
 SPMV_API const spmv_format_ops spmv_jad_ops = {
-    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64, 1,
+    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64, 1, jad_check,
 };

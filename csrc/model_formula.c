@@ -45,6 +45,10 @@ int spmv_formula_check(const spmv_model *M, spmv_err *err) {
                          "a formula model needs term_ptr[ngroups+1], a, b, gate, coef, lo, hi "
                          "[nterms] and da, db, dc, dd, dceil, dlo, ddiv, dlo2, dadd [nderived]");
     int64_t nz = (int64_t)M->ninputs + F->nderived;
+    if (nz > INT32_MAX) /* z[] is sized and indexed with int32 */
+        return spmv_fail(err, SPMV_ESCHEMA, -1, nz, INT32_MAX,
+                         "formula: ninputs + nderived = %lld is past the int32 limit %d",
+                         (long long)nz, INT32_MAX);
     int rc = spmv_check_range(F->term_ptr, (int64_t)M->ngroups + 1, 0, (int64_t)F->nterms + 1,
                               "formula.term_ptr", err);
     for (int32_t g = 0; rc == 0 && g < M->ngroups; g++)

@@ -1,5 +1,5 @@
-// csrc/model_trees.c: tree ensembles (gradient boosting, regression and per-class) as flat node
-// arrays SPDX-License-Identifier: BSD-3-Clause
+// csrc/model_trees.c: tree ensembles (boosting, regression, per-class) as flat node arrays
+// SPDX-License-Identifier: BSD-3-Clause
 //
 // A loop walks each tree; nested generated ifs would compile slowly and bloat on large ensembles.
 // Comparisons are scikit-learn's: DecisionTreeRegressor (GradientBoosting*) casts X to float32 and
@@ -34,7 +34,11 @@ void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *ra
 
 /* Rows part[lo..hi) at node n of a tree: each reaches one leaf and adds scale * its value.  A
  * split on an input that every row shares (uniform[f]: the matrix's features, within one ranking)
- * sends them all one way after one comparison; any other split partitions them in place. */
+ * sends them all one way after one comparison; any other split partitions them in place.
+ * The walk follows a side alone without recursing, and when both sides hold rows it recurses into
+ * the smaller and loops on the larger: each recursion at least halves the rows, so the stack holds
+ * at most log2(rows) + 1 frames however deep the tree (a model file's 100,000-node chain
+ * included).  Each row still reaches exactly one leaf per tree, so its sum is unchanged. */
 static void tree_batch(const spmv_trees *T, int32_t n, int32_t *part, int32_t lo, int32_t hi,
                        const double *Z, int32_t d, const uint8_t *uniform, double *R, int32_t nout,
                        int32_t o) {
@@ -63,13 +67,19 @@ static void tree_batch(const spmv_trees *T, int32_t n, int32_t *part, int32_t lo
                 part[j] = t;
             }
         }
-        if (i > lo) tree_batch(T, T->left[n], part, lo, i, Z, d, uniform, R, nout, o);
-        if (hi > i) {
-            n = T->right[n]; /* the right side without recursing */
-            lo = i;
+        if (i == lo || i == hi) { /* one side only: follow it */
+            n = i == hi ? T->left[n] : T->right[n];
             continue;
         }
-        return;
+        if (i - lo <= hi - i) {
+            tree_batch(T, T->left[n], part, lo, i, Z, d, uniform, R, nout, o);
+            n = T->right[n];
+            lo = i;
+        } else {
+            tree_batch(T, T->right[n], part, i, hi, Z, d, uniform, R, nout, o);
+            n = T->left[n];
+            hi = i;
+        }
     }
 }
 
@@ -100,6 +110,10 @@ int spmv_trees_check(const spmv_model *M, spmv_err *err) {
             "a tree model needs nout >= 1, tree_ptr[ngroups*nout+1], init, root[ntrees] "
             "and feature, left, right, threshold, value[nnodes]");
     int64_t ngo = (int64_t)M->ngroups * T->nout;
+    if (ngo >= INT32_MAX) /* the evaluators index (group, output) pairs with int32 */
+        return spmv_fail(err, SPMV_ESCHEMA, -1, ngo, INT32_MAX,
+                         "trees: ngroups * nout = %lld is past the int32 limit %d", (long long)ngo,
+                         INT32_MAX);
     int rc =
         spmv_check_range(T->tree_ptr, ngo + 1, 0, (int64_t)T->ntrees + 1, "trees.tree_ptr", err);
     for (int64_t i = 0; rc == 0 && i < ngo; i++)

@@ -74,7 +74,7 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
         F.param[0] = C->param[2 * j];
         F.param[1] = C->param[2 * j + 1];
         F.max_fill = max_fill;
-        rc = spmv_fmt_size(A, &F, err);
+        rc = spmv_fmt_size_checked(A, &F, err); /* A: validated by the features */
         if (rc == SPMV_ENOTAPPLICABLE) {
             r[SPMV_COL_BYTES_MOVED] = r[SPMV_COL_PADDING_RATIO] = NAN;
             continue;
@@ -261,7 +261,11 @@ static void model_raw(const spmv_model *M, int32_t g, const double *row, model_w
 
 static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
     const spmv_model *S = &M->cascade.sub[s];
-    if (S->kind == 0) return SPMV_OK;
+    if (S->kind == 0) /* never evaluated, but its ninputs sizes its workspace */
+        return S->ninputs < 0 ? spmv_fail(err, SPMV_ESCHEMA, s, S->ninputs, 0,
+                                          "cascade stage %d: ninputs = %d must be >= 0", (int)s,
+                                          (int)S->ninputs)
+                              : SPMV_OK;
     if (S->kind != SPMV_MODEL_TREES || S->ngroups != 1 || S->ncols > M->ncols)
         return spmv_fail(err, SPMV_ESCHEMA, s, S->kind, SPMV_MODEL_TREES,
                          "cascade stage %d must be a tree classifier of one group reading at most "
@@ -338,7 +342,7 @@ static double out_apply(const spmv_model *M, const double *raw, const double *ro
 static int predict_trees(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                          const int32_t *group, double *ms, double *raw, spmv_err *err) {
     int32_t nout = M->trees.nout, ng = M->ngroups, ni = M->ninputs;
-    double *Z = spmv_malloc((int64_t)(n + 2) * ni + (int64_t)n * nout, sizeof(double), err);
+    double *Z = spmv_malloc(((int64_t)n + 2) * ni + (int64_t)n * nout, sizeof(double), err);
     int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
     uint8_t *uniform = idx == NULL ? NULL : spmv_malloc(ni, 1, err);
     if (uniform == NULL) {

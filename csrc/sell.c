@@ -119,7 +119,39 @@ done:
 #define SPMV_NAME(x) x##_f64
 #include "sell_impl.h"
 
+static int sell_check(const spmv_fmt *F, spmv_err *err) {
+    static const char *const what[] = {"perm", "slice_ptr", "col", NULL, "values", NULL};
+    int rc = sell_params(F, err);
+    int32_t c = F->param[0], n = F->nrows;
+    int64_t nslices = ((int64_t)n + c - 1) / c, count = 0;
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / c)", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "slots", err);
+    if (rc) return rc;
+    int64_t nidx[SPMV_MAXIDX] = {n, nslices + 1, F->scalar[1]}, nval[SPMV_MAXVAL] = {F->scalar[1]};
+    rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    if (rc == SPMV_OK) rc = spmv_fmt_ptr(F, F->idx[1], nslices, F->scalar[1], c, "slice_ptr", err);
+    if (rc == SPMV_OK) rc = spmv_fmt_perm(F, F->idx[0], n, "perm", err);
+    const int32_t *perm = F->idx[0], *sp = F->idx[1], *col = F->idx[2];
+    for (int64_t s = 0; rc == SPMV_OK && s < nslices; s++) {
+        int32_t w = (sp[s + 1] - sp[s]) / c;
+        for (int32_t l = 0; rc == SPMV_OK && l < c; l++) {
+            int64_t r = s * c + l, prev = -1;
+            int32_t k = 0;
+            for (; rc == SPMV_OK && r < n && k < w && col[sp[s] + (int64_t)k * c + l] >= 0; k++)
+                rc = spmv_fmt_col(F, perm[r], col[sp[s] + (int64_t)k * c + l], &prev, "col", err);
+            count += k;
+            for (; rc == SPMV_OK && k < w; k++)
+                if (col[sp[s] + (int64_t)k * c + l] != -1)
+                    rc = spmv_fail(err, SPMV_EINDEX, r, col[sp[s] + (int64_t)k * c + l], -1,
+                                   "sell: col holds %d in slot %d of lane %d of slice %lld, after "
+                                   "the lane's entries or past nrows: only padding (-1) may be "
+                                   "there", col[sp[s] + (int64_t)k * c + l], k, l, (long long)s);
+        }
+    }
+    return rc ? rc : spmv_fmt_count(F, count, err);
+}
+
 SPMV_API const spmv_format_ops spmv_sell_ops = {
     sell_size, sell_fill_f32, sell_fill_f64, sell_to_csr_f32, sell_to_csr_f64, sell_mv_f32,
-    sell_mv_f64, 1,
+    sell_mv_f64, 1, sell_check,
 };

@@ -85,7 +85,10 @@ SPMV_API void spmv_gpu_props_h100(spmv_gpu_props *p);
 SPMV_API const char *spmv_feature_name(int i);
 
 /* out[SPMV_NFEATURES] (caller-allocated) = every matrix feature of A, tiers 0 to 2.  Tier 2 is one
- * pass over indices.  Workspace O(nrows + ncols).  Returns 0, SPMV_EINVAL or SPMV_ENOMEM. */
+ * pass over indices.  Workspace O(nrows + ncols).  indptr must hold nrows+1 entries and indices
+ * indptr[nrows]; everything else spmv_csr_check verifies is verified here as it is read (fused into
+ * the passes, not a pass of its own).  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED (the
+ * messages of spmv_csr_check) or SPMV_ENOMEM. */
 SPMV_API int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err);
 
 /* ---- storage formats --------------------------------------------------------------------------- */
@@ -136,13 +139,14 @@ typedef struct {
     void *val[SPMV_MAXVAL];          /* caller-allocated: float or double as the call's suffix says */
 } spmv_fmt;
 
-/* Step 1 of conversion: sizes of F->format for A.  Returns 0, SPMV_EINVAL (bad param, message names
- * it and its range), SPMV_ENOTAPPLICABLE (padding past max_fill or a slot count past int32; message
+/* Step 1 of conversion: sizes of F->format for A.  A is checked as by spmv_csr_check with
+ * indptr[nrows+1], indices[indptr[nrows]] (its errors: SPMV_EINDEX, SPMV_EUNSORTED, SPMV_EINVAL).
+ * Returns 0, SPMV_EINVAL (bad param, message names it and its range), SPMV_ENOTAPPLICABLE (padding past max_fill or a slot count past int32; message
  * says which and by how much) or SPMV_ENOMEM.  O(nnz + nrows). */
 SPMV_API int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
 
-/* Step 2: fill F's caller-allocated arrays from A and values[nnz].  F as left by spmv_fmt_size.
- * Returns 0, SPMV_EINVAL or SPMV_ENOMEM (workspace).  O(nnz + stored slots). */
+/* Step 2: fill F's caller-allocated arrays from A and values[nnz].  F as left by spmv_fmt_size; A
+ * checked again as there.  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED or SPMV_ENOMEM.  O(nnz + stored slots). */
 SPMV_API int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
 SPMV_API int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err);
 
@@ -152,6 +156,20 @@ SPMV_API int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *in
                                  spmv_err *err);
 SPMV_API int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices, double *values,
                                  spmv_err *err);
+
+/* Check a filled F before reading it, for F that did not come straight from spmv_fmt_fill_* (a state
+ * from Python, a file): nrows, ncols >= 1, 0 <= nnz <= INT32_MAX; parameters in their ranges;
+ * scalar[] consistent with the shape and parameters; every nidx[k], nval[k] equal to what the layout
+ * of csrc/<format>.c derives from them (at most INT32_MAX; unused slots 0) with non-NULL arrays;
+ * pointer arrays starting at 0, non-decreasing and ending at their totals; permutations (SELL,
+ * JAD) permutations; every stored column in [0, ncols) and increasing along its row, padding
+ * (column -1, symbol 0, presence bit 0) only after a row's entries or outside the matrix; stored
+ * entries counting exactly nnz.  Returns 0, SPMV_EINVAL (a count, scalar or parameter; the message
+ * names the array and the count it must have), SPMV_EINDEX (an index or pointer out of range),
+ * SPMV_EUNSORTED or SPMV_ENOMEM (a permutation's bitmap).  O(stored slots + nrows).
+ * spmv_fmt_to_csr_*, spmv_fmt_mv_*, spmv_fmt_bench_* and spmv_fmt_bytes require F to pass it (or to
+ * come from spmv_fmt_fill_*): they do not re-check on every product. */
+SPMV_API int spmv_fmt_check(const spmv_fmt *F, spmv_err *err);
 
 /* Bytes F stores (index arrays as int32, values at elem_size bytes each). */
 SPMV_API int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size);
@@ -258,7 +276,8 @@ typedef struct {
  * configuration of C, with value_bytes 4 or 8; a configuration whose format cannot serve A (size query
  * SPMV_ENOTAPPLICABLE under max_fill, <= 0: SPMV_DEFAULT_MAX_FILL) gets NaN bytes_moved and
  * padding_ratio.  One size query per distinct (format, parameters).  O(nnz * distinct formats).
- * Returns 0, SPMV_EINVAL or SPMV_ENOMEM.  A must pass spmv_csr_check(). */
+ * Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED or SPMV_ENOMEM.  A is validated as
+ * spmv_features_compute does (first, in its passes), so the size queries after it read a valid A. */
 SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                               int value_bytes, double max_fill, double *rows, spmv_err *err);
 
@@ -398,8 +417,8 @@ SPMV_API int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const do
  * conversion cost / expected calls), HUGE_VAL where the configuration cannot serve A or is not
  * ranked; order[C->n] = configuration indices, fastest first (ties: lower index; NaN last).  Features
  * with dev's properties; value_bytes 4 or 8.  Workspace O(C->n * M->ncols + nrows + ncols).
- * Returns 0, SPMV_EINVAL (M->ncols != SPMV_NCOLS + C->nextra, ...) or SPMV_ENOMEM.  A must pass
- * spmv_csr_check() and M spmv_model_check(). */
+ * Returns 0, SPMV_EINVAL (M->ncols != SPMV_NCOLS + C->nextra, ...), SPMV_EINDEX, SPMV_EUNSORTED
+ * (A, validated as by spmv_design_rows) or SPMV_ENOMEM.  M must pass spmv_model_check(). */
 SPMV_API int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                        const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
                        double *ms, spmv_err *err);

@@ -80,7 +80,34 @@ typedef struct {
     int (*mv_f32)(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
     int (*mv_f64)(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
     int nkernels; /* variants mv accepts: 0 .. nkernels-1 */
+    /* spmv_fmt_check's part for this format (shape and nnz already checked): lengths first, then
+     * scalars and parameters, then the arrays' contents, each before anything it makes readable. */
+    int (*check)(const spmv_fmt *F, spmv_err *err);
 } spmv_format_ops;
+
+/* spmv_fmt_size without checking A: for callers that have just validated A themselves
+ * (spmv_design_rows, after spmv_features_compute). */
+SPMV_API int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
+
+/* Helpers of the check ops (csrc/format.c); each fails with a message naming the format and the
+ * array.  spmv_fmt_scalar: lo <= scalar[k] <= hi.  spmv_fmt_lengths: nidx[k], nval[k] equal the
+ * expected counts (at most INT32_MAX) and arrays with entries are not NULL; what[] names the
+ * SPMV_MAXIDX index then SPMV_MAXVAL value slots (NULL: unused).  spmv_fmt_ptr: p[0..n] starts at
+ * 0, never decreases, steps by multiples of step and ends at last.  spmv_fmt_perm: perm[n] is a
+ * permutation of [0, n) (SPMV_ENOMEM: its workspace).  spmv_fmt_col: col in [0, ncols) and past
+ * *prev (the row's previous column, -1 at its start), then *prev = col.  spmv_fmt_count: the
+ * entries counted equal F->nnz, so that back-conversion fills exactly the arrays it was given. */
+SPMV_API int spmv_fmt_scalar(const spmv_fmt *F, int k, int64_t lo, int64_t hi, const char *what,
+                             spmv_err *err);
+SPMV_API int spmv_fmt_lengths(const spmv_fmt *F, const int64_t *nidx, const int64_t *nval,
+                              const char *const *what, spmv_err *err);
+SPMV_API int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last, int64_t step,
+                          const char *what, spmv_err *err);
+SPMV_API int spmv_fmt_perm(const spmv_fmt *F, const int32_t *perm, int32_t n, const char *what,
+                           spmv_err *err);
+SPMV_API int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *prev, const char *what,
+                          spmv_err *err);
+SPMV_API int spmv_fmt_count(const spmv_fmt *F, int64_t count, spmv_err *err);
 
 /* Objects of the interface: `extern` here, `static` in an exported header (see SPMV_API). */
 #ifndef SPMV_DATA
@@ -98,6 +125,10 @@ SPMV_API int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64
  * y = that ELL part times x; an orphaned `omp for`, so call it inside a parallel region (or
  * serially).  coo_part_chunk: thread t of nt sums its run of row-sorted COO entries into y, setting
  * (add = 0) or adding to (add = 1) each row it finishes; every row is summed by one thread. */
+/* Check row i of an ELL part of width w (spmv_fmt_check): its entries (columns via spmv_fmt_col,
+ * continuing *prev), then only padding -1; *len = its entries. */
+SPMV_API int spmv_ell_part_row(const spmv_fmt *F, int32_t i, int32_t w, const int32_t *col, int64_t *prev,
+                               int32_t *len, spmv_err *err);
 SPMV_API void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w, int32_t *col,
                                      float *v);
 SPMV_API void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w, int32_t *col,

@@ -95,7 +95,7 @@ static int check_args(const spmv_fmt *F, const spmv_kernel_desc *K, const int32_
     if (K->library == SPMV_LIB_PYSPMV && (bs < 32 || bs > 1024 || bs % 32 != 0))
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "bs=%d: the block size must be a multiple of 32 in [32, 1024]", bs);
-    return SPMV_OK;
+    return spmv_fmt_check(F, err); /* a state from Python: lengths, ranges, before any upload */
 }
 
 static int setup_kernel(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {

@@ -18,6 +18,23 @@ static spmv_csr csr_of(int nrows, int ncols, PyArrayObject *indptr, PyArrayObjec
     return A;
 }
 
+/* The lengths the core cannot see through a spmv_csr: indptr[nrows+1] and indices holding at least
+ * indptr[nrows] entries.  The core checks everything else as it reads. */
+static int csr_lengths(int nrows, PyArrayObject *indptr, PyArrayObject *indices, const char *fn) {
+    if (nrows < 1 || PyArray_SIZE(indptr) != (npy_intp)nrows + 1) {
+        PyErr_Format(PyExc_ValueError, "%s: indptr has %zd entries; it must have nrows+1 = %lld (nrows >= 1)",
+                     fn, (Py_ssize_t)PyArray_SIZE(indptr), (long long)nrows + 1);
+        return 0;
+    }
+    int32_t nnz = ((const int32_t *)PyArray_DATA(indptr))[nrows];
+    if (nnz < 0 || (npy_intp)nnz > PyArray_SIZE(indices)) {
+        PyErr_Format(PyExc_ValueError, "%s: indptr[nrows] = %d but indices has %zd entries", fn, (int)nnz,
+                     (Py_ssize_t)PyArray_SIZE(indices));
+        return 0;
+    }
+    return 1;
+}
+
 /* ---- functions ---- */
 
 static PyObject *csr_check(PyObject *m, PyObject *args) {
@@ -53,7 +70,8 @@ static PyObject *features(PyObject *m, PyObject *args) {
     spmv_err err = {0};
     int rc;
     if (!PyArg_ParseTuple(args, "iiO&O&iii", &nrows, &ncols, int32_array, &indptr, int32_array,
-                          &indices, &dev.sm_count, &dev.threads_per_sm, &dev.warp_size))
+                          &indices, &dev.sm_count, &dev.threads_per_sm, &dev.warp_size) ||
+        !csr_lengths(nrows, indptr, indices, "features"))
         return NULL;
     npy_intp n = SPMV_NFEATURES;
     PyObject *out = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
@@ -149,14 +167,15 @@ static PyObject *convert(PyObject *m, PyObject *args) {
     PyObject *idx = NULL, *val = NULL, *res = NULL;
     if (!PyArg_ParseTuple(args, "iiidiiO&O&O&", &F.format, &F.param[0], &F.param[1], &F.max_fill,
                           &nrows, &ncols, int32_array, &indptr, int32_array, &indices, real_array,
-                          &values))
+                          &values) ||
+        !csr_lengths(nrows, indptr, indices, "convert"))
         return NULL;
     if (F.format < 0 || F.format >= SPMV_NFORMATS)
         return PyErr_Format(PyExc_ValueError, "format code %d is not in [0, %d)", F.format,
                             SPMV_NFORMATS);
-    if (PyArray_SIZE(values) != PyArray_SIZE(indices))
-        return PyErr_Format(PyExc_ValueError, "values has %zd entries, indices %zd",
-                            (Py_ssize_t)PyArray_SIZE(values), (Py_ssize_t)PyArray_SIZE(indices));
+    if (PyArray_SIZE(values) < ((const int32_t *)PyArray_DATA(indptr))[nrows])
+        return PyErr_Format(PyExc_ValueError, "convert: values has %zd entries; indptr[nrows] = %d",
+                            (Py_ssize_t)PyArray_SIZE(values), ((const int32_t *)PyArray_DATA(indptr))[nrows]);
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     int big = PyArray_SIZE(indices) > NOGIL_MIN_WORK;
     CALL_C(big, rc = spmv_fmt_size(&A, &F, &err));
@@ -190,7 +209,8 @@ static PyObject *fmt_size(PyObject *m, PyObject *args) {
     PyArrayObject *indptr, *indices;
     spmv_err err = {0};
     if (!PyArg_ParseTuple(args, "iiidiiO&O&", &F.format, &F.param[0], &F.param[1], &F.max_fill,
-                          &nrows, &ncols, int32_array, &indptr, int32_array, &indices))
+                          &nrows, &ncols, int32_array, &indptr, int32_array, &indices) ||
+        !csr_lengths(nrows, indptr, indices, "fmt_size"))
         return NULL;
     if (F.format < 0 || F.format >= SPMV_NFORMATS)
         return PyErr_Format(PyExc_ValueError, "format code %d is not in [0, %d)", F.format,
@@ -276,6 +296,13 @@ static PyObject *bench(PyObject *m, PyObject *args) {
     Py_END_ALLOW_THREADS
     if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
+}
+
+/* fmt_check(state): the converter runs spmv_fmt_check; ValueError naming the array otherwise */
+static PyObject *fmt_check(PyObject *m, PyObject *args) {
+    spmv_fmt F;
+    if (!PyArg_ParseTuple(args, "O&", state_converter, &F)) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
@@ -532,6 +559,9 @@ static PyObject *model_predict(PyObject *m, PyObject *args) {
                           int32_array, &group))
         return NULL;
     npy_intp n = PyArray_SIZE(group), nraw = n * spmv_model_nout(&G->model);
+    if (n > INT32_MAX)
+        return PyErr_Format(PyExc_ValueError, "model_predict: %zd rows, past the int32 limit %d", (Py_ssize_t)n,
+                            INT32_MAX);
     if (PyArray_TYPE(rows) != NPY_FLOAT64 || stride < 1 || PyArray_SIZE(rows) != n * stride)
         return PyErr_Format(PyExc_ValueError, "rows must be float64 with %zd x %d entries",
                             (Py_ssize_t)n, stride);
@@ -557,7 +587,8 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     PyArrayObject *indptr, *indices;
     spmv_err err = {0};
     if (!PyArg_ParseTuple(args, "O&iiO&O&i", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb))
+                          &indptr, int32_array, &indices, &vb) ||
+        !csr_lengths(nrows, indptr, indices, "design_rows"))
         return NULL;
     npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
     PyObject *rows = PyArray_SimpleNew(1, &len, NPY_FLOAT64);
@@ -580,7 +611,8 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     PyObject *add;
     spmv_err err = {0};
     if (!PyArg_ParseTuple(args, "O&iiO&O&iO", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add))
+                          &indptr, int32_array, &indices, &vb, &add) ||
+        !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
     npy_intp n = G->configs.n;
     const double *addp = NULL;
@@ -626,6 +658,7 @@ static PyMethodDef core_methods[] = {
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
+    {"fmt_check", fmt_check, METH_VARARGS, "fmt_check(state): ValueError unless the state is consistent"},
     {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},

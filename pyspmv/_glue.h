@@ -103,7 +103,9 @@ static inline int real_out_array(PyObject *o, void *out) {
     return 1;
 }
 
-/* A state tuple to a spmv_fmt whose arrays are borrowed from the tuple. */
+/* A state tuple to a spmv_fmt whose arrays are borrowed from the tuple, checked by spmv_fmt_check
+ * before any C reads them: a state is whatever Python hands over (FormatMatrix is public, and its
+ * read-only arrays can be made writeable again), so every entry that takes one checks it again. */
 static inline int state_converter(PyObject *o, void *out) {
     spmv_fmt *F = out;
     PyObject *params, *scalars, *idx, *val;
@@ -140,6 +142,13 @@ static inline int state_converter(PyObject *o, void *out) {
         typenum = PyArray_TYPE(a);
         F->val[k] = PyArray_DATA(a);
         F->nval[k] = PyArray_SIZE(a);
+    }
+    spmv_err err = {0};
+    int rc = spmv_fmt_check(F, &err);
+    if (rc) {
+        PyErr_Format(rc == SPMV_ENOMEM ? PyExc_MemoryError : PyExc_ValueError, "state of a %s matrix: %s",
+                     spmv_format_name(F->format), err.msg[0] ? err.msg : spmv_strerror(rc));
+        return 0;
     }
     return 1;
 }

@@ -17,6 +17,15 @@ class FormatMatrix:
     Made by :func:`convert`; its arrays are read-only. ``to_csr()`` gives the original matrix back
     exactly. Layouts are documented at the top of ``csrc/<format>.c``.
 
+    A state built elsewhere is checked here (array lengths against the shape, scalars and
+    parameters; indices in range or padding; pointers monotone; permutations), and again by every
+    call that hands it to the C core, since read-only arrays can be made writeable again.
+
+    Raises
+    ------
+    ValueError
+        The state is inconsistent; the message names the array and the count or range it breaks.
+
     Attributes
     ----------
     format : str
@@ -31,6 +40,20 @@ class FormatMatrix:
     """
 
     def __init__(self, state: tuple[Any, ...], params: dict[str, int], name: str | None = None):
+        if not isinstance(state, tuple) or len(state) != 8:
+            raise ValueError("The 'state' parameter of FormatMatrix() must be the 8-tuple convert() makes "
+                             "(format, nrows, ncols, nnz, params, scalars, index arrays, value arrays).")
+        _core.fmt_check(state)
+        self._init(state, params, name)
+
+    @classmethod
+    def _from_core(cls, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> FormatMatrix:
+        # convert()'s fresh arrays, filled by the core from a checked CSR: no second check here.
+        self = cls.__new__(cls)
+        self._init(state, params, name)
+        return self
+
+    def _init(self, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> None:
         fmt, nrows, ncols, nnz, _p, scalars, idx, val = state
         for a in (*idx, *val):
             a.flags.writeable = False
@@ -128,4 +151,4 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
     except FloatingPointError:
         raise ValueError(float32_overflow(M.data)) from None
     state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
-    return FormatMatrix(state, full, name=M.name)
+    return FormatMatrix._from_core(state, full, M.name)

@@ -1,0 +1,169 @@
+"""Issue 11: hostile inputs reach the C core through the public API and through ``pyspmv._core``.
+
+Every case used to crash (or read out of bounds under ASan); each must now be a ValueError naming
+the argument and the limit.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pyspmv
+from pyspmv import _core
+
+H100 = (132, 2048, 32)
+FORMATS = ["csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad", "bsr"]
+PARAMS = {"sell": {"c": 4, "sigma": 8}, "bro_ell": {"h": 4}, "bsr": {"b": 2}, "hyb": {"k": 1}}
+
+
+def unchecked(indptr, indices, shape):
+    """A scipy matrix whose constructor does not look at the index values."""
+    ip, ix = np.asarray(indptr, np.int32), np.asarray(indices, np.int32)
+    return sp.csr_matrix((np.ones(ix.size), ix, ip), shape=shape)
+
+
+def grid(n=12):
+    A = sp.random(n, n + 3, density=0.3, format="csr", random_state=7) + sp.eye(n, n + 3, format="csr")
+    A.sum_duplicates()
+    return A.tocsr()
+
+
+@pytest.mark.parametrize("col", [2**30, -1, 5, -(2**31)])
+def test_out_of_range_column_refused_by_core(col):
+    ip = np.array([0, 2, 3, 4], np.int32)
+    ix = np.array([0, col, 1, 2], np.int32)
+    with pytest.raises(ValueError, match=r"column index -?\d+ in row 0 is outside \[0, ncols = 5\)|"
+                                         r"row 0 has column"):
+        _core.features(3, 5, ip, ix, *H100)
+    with pytest.raises(ValueError, match="outside|column"):
+        _core.convert(2, 0, 0, 20.0, 3, 5, ip, ix, np.ones(4))
+    with pytest.raises(ValueError, match="outside|column"):
+        _core.fmt_size(0, 0, 0, 20.0, 3, 5, ip, ix)
+
+
+def test_out_of_range_column_public_api():
+    """The reproducer: pyspmv.Matrix over a scipy matrix with a column index of 2**30."""
+    S = unchecked([0, 1, 2], [0, 2**30], (2, 3))
+    with pytest.raises(ValueError, match="column|outside|index"):
+        pyspmv.features(pyspmv.Matrix(S))
+    with pytest.raises(ValueError, match="column|outside|index"):
+        pyspmv.rank(pyspmv.Matrix(S), device="cpu")
+
+
+def test_unsorted_and_bad_indptr_refused_by_features():
+    with pytest.raises(ValueError, match="row 0 has column 1 after column 2"):
+        _core.features(2, 3, np.array([0, 2, 3], np.int32), np.array([2, 1, 0], np.int32), *H100)
+    with pytest.raises(ValueError, match="indptr decreases at position 2"):
+        _core.features(2, 3, np.array([0, 3, 1], np.int32), np.array([0, 1, 2], np.int32), *H100)
+    with pytest.raises(ValueError, match=r"indptr\[0\] is 1"):
+        _core.features(2, 3, np.array([1, 2, 3], np.int32), np.array([0, 1, 2], np.int32), *H100)
+    with pytest.raises(ValueError, match=r"indptr has 3 entries; it must have nrows\+1 = 4"):
+        _core.features(3, 3, np.array([0, 1, 2], np.int32), np.array([0, 1], np.int32), *H100)
+    with pytest.raises(ValueError, match=r"indptr\[nrows\] = 9 but indices has 2 entries"):
+        _core.features(2, 3, np.array([0, 1, 9], np.int32), np.array([0, 1], np.int32), *H100)
+
+
+def test_csr_check_reads_indptr_before_indices():
+    """indptr pointing past indices: refused on indptr alone, nothing past indices in the message."""
+    with pytest.raises(ValueError, match="indptr decreases at position 2: 2 after 100"):
+        _core.csr_check(2, 3, np.array([0, 100, 2], np.int32), np.array([0, 1], np.int32))
+
+
+def test_rank_core_refuses_bad_columns():
+    rm = pyspmv.default_model("cpu")
+    from pyspmv.rank import _prepared
+
+    cap = _prepared(rm, "float64").capsule
+    ip = np.array([0, 2, 3], np.int32)
+    for col in (2**30, -7):
+        with pytest.raises(ValueError, match="column index"):
+            _core.rank(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8, None)
+        with pytest.raises(ValueError, match="column index"):
+            _core.design_rows(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8)
+
+
+def chain_spec(depth):
+    """A regression tree that is a chain `depth` splits deep, every row going left at each."""
+    nodes = 2 * depth + 1
+    n = np.arange(nodes, dtype=np.int32)
+    internal = (n % 2 == 0) & (n < nodes - 1)
+    feature = np.where(internal, 0, -1).astype(np.int32)
+    left = np.where(internal, n + 2, -1).astype(np.int32)
+    right = np.where(internal, n + 1, -1).astype(np.int32)
+    value = np.zeros(nodes)
+    value[-1] = 1.0
+    ncols = _core.NCOLS
+    f64, i32 = (lambda *v: np.array(v, np.float64)), (lambda *v: np.array(v, np.int32))
+    return {
+        "kind": 2, "ngroups": 1, "ncols": ncols, "ninputs": 1, "out_tf": 0, "out_col": -1, "out_lo": -np.inf,
+        "in_col": i32(_core.NFEATURES), "in_tf": i32(0), "in_nan": f64(0), "in_lo": f64(-np.inf),
+        "in_hi": f64(np.inf), "in_shift": f64(0), "in_div": f64(1),
+        "trees.nout": 1, "trees.ntrees": 1, "trees.nnodes": nodes, "trees.cast_f32": 0, "trees.scale": 1.0,
+        "trees.tree_ptr": i32(0, 1), "trees.root": i32(0), "trees.feature": feature, "trees.left": left,
+        "trees.right": right, "trees.threshold": np.full(nodes, 1e300), "trees.value": value,
+        "trees.init": f64(0),
+        "cfg.n": 0, "cfg.nextra": 0, "cfg.format": i32(), "cfg.param": i32(), "cfg.unread": i32(),
+        "cfg.p": f64(), "cfg.launches": f64(), "cfg.group": i32(), "cfg.extra": f64(), "dev": i32(*H100),
+    }
+
+
+def test_deep_tree_chain_does_not_overflow_the_stack():
+    cap = _core.model_new(chain_spec(100_000))
+    rows = np.zeros((4, _core.NCOLS))
+    rows[:, _core.NFEATURES] = [0, 1, 2, 3]  # rows differ: the batch walk partitions them at every split
+    ms, _ = _core.model_predict(cap, rows.ravel(), _core.NCOLS, np.zeros(4, np.int32))
+    assert ms.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_ell_raised_width_refused():
+    B = pyspmv.convert(grid(), "ell")
+    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
+    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val)
+    with pytest.raises(ValueError, match=r"idx\[0\] \(col\) has \d+ entries; it must have \d+"):
+        pyspmv.FormatMatrix(bad, B.params)
+    for call in (lambda: _core.to_csr(bad), lambda: _core.mv(bad, 0, np.ones(ncols), np.zeros(nrows)),
+                 lambda: _core.fmt_bytes(bad, 8), lambda: _core.fmt_check(bad),
+                 lambda: _core.bench(bad, 0, np.ones(ncols), np.zeros(nrows), 0, 1, 0.0)):
+        with pytest.raises(ValueError, match="ELL|ell"):
+            call()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_state_made_writeable_and_corrupted_is_refused(fmt):
+    A = grid()
+    B = pyspmv.convert(A, fmt, max_fill=1e9, **PARAMS.get(fmt, {}))
+    pyspmv.FormatMatrix(B._state, B.params)  # a consistent state passes
+    x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
+    bitwords = {("dia", 1), ("bsr", 2), ("bro_ell", 3)}  # presence bits, packed symbols: checked apart
+    for k, a in enumerate(B.index_arrays):
+        if a.size == 0 or (fmt, k) in bitwords:
+            continue
+        a.flags.writeable = True
+        keep = a[0]
+        for wild in (2**30, -5):
+            a[0] = wild
+            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                _core.mv(B._state, 0, x, y)
+            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                B.to_csr()
+        a[0] = keep
+        a.flags.writeable = False
+    assert abs(B.to_csr().to_scipy() - A).max() == 0
+    _core.mv(B._state, 0, x, y)
+    np.testing.assert_allclose(y, A @ x)
+
+
+def test_formatmatrix_state_shape_refused():
+    with pytest.raises(ValueError, match="8-tuple"):
+        pyspmv.FormatMatrix((0, 1), {})
+    B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
+    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
+    perm = idx[0].copy()
+    perm[1] = perm[0]
+    bad = (fmt, nrows, ncols, nnz, p, s, (perm, *idx[1:]), val)
+    with pytest.raises(ValueError, match="perm.*permutation"):
+        pyspmv.FormatMatrix(bad, B.params)
+    with pytest.raises(ValueError, match="nnz"):
+        pyspmv.FormatMatrix((fmt, nrows, ncols, nnz + 1, p, s, idx, val), B.params)
