@@ -198,12 +198,14 @@ static int word_zero(const uint8_t *p) {
     return w == 0;
 }
 
-/* Tier 2 in one pass over indices, which it validates as it goes (indptr: features_rows).  Workspace: one byte per offset col-row (nrows+ncols-1) marking
- * the occupied diagonals, and one int32 per 128-byte segment of x stamped with the id of the last
- * row group that read it, so a group counts each segment once without clearing anything. */
+/* Tier 2 in one pass over indices, which it validates as it goes (indptr: features_rows).
+ * Workspace: one byte per offset col-row (nrows+ncols-1) marking the occupied diagonals, and one
+ * int32 per 128-byte segment of x stamped with the id of the last row group that read it, so a
+ * group counts each segment once without clearing anything. */
 static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     int rc = SPMV_OK;
-    const int32_t *ip = A->indptr, *ix = A->indices;
+    const int32_t none = 0;   /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
+    const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
     int32_t n = A->nrows;
     uint32_t ncols = (uint32_t)A->ncols;
     int64_t noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;

@@ -17,9 +17,9 @@
 
 /* ---- modes ---------------------------------------------------------------------------------- */
 
-/* Calls that feed input the core is known to mishandle today, each behind a mode so that the
- * default run stays quiet until the hardening lands; then switch it on (SPMV_FUZZ_MODES=all, or
- * change FZ_DEFAULT_MODES below).
+/* Calls that feed input the core once mishandled (issue 11), each behind a mode; all are on by
+ * default since the core's hardening.  SPMV_FUZZ_MODES=name,name (or "" for none) narrows a run
+ * to what is being investigated.
  *   raw_check   spmv_csr_check on indices exactly indices_len long (else padded past it: the
  *               check reads indices[] under an indptr that points past them before it notices
  *               that indptr later decreases)
@@ -34,7 +34,7 @@
  *               C leaves undefined and UBSan reports */
 enum { FZ_RAW_CHECK = 1, FZ_UNCHECKED = 2, FZ_UNCHECKED_FMT = 4, FZ_DEEP_TREES = 8, FZ_NULL_EMPTY = 16 };
 #ifndef FZ_DEFAULT_MODES
-#define FZ_DEFAULT_MODES ""
+#define FZ_DEFAULT_MODES "all"
 #endif
 
 static unsigned fz_modes;
