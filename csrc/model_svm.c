@@ -9,10 +9,10 @@ static double svm_decision(const spmv_model *M, int32_t s, const double *z) {
     int32_t d = M->ninputs;
     double y = 0;
     for (int32_t i = S->sv_ptr[s]; i < S->sv_ptr[s + 1]; i++) {
-        const double *v = S->sv + (int64_t)i * d;
+        int64_t v = (int64_t)i * d;          /* an index: sv may be NULL when d is 0 */
         double d2 = 0;
         for (int32_t k = 0; k < d; k++) {
-            double e = z[k] - v[k];
+            double e = z[k] - S->sv[v + k];
             d2 += e * e;
         }
         y += S->dual[i] * exp(-S->gamma[s] * d2);
