@@ -79,16 +79,8 @@ def _device_name(info: dict[str, Any]) -> str | None:
 
 
 def _measured_on(rm: Any) -> str:
-    """The machine whose timings a RankModel was trained on, from its ``meta`` (or its dataset's metadata)."""
-    meta = rm.meta
-    name = meta.get("device_name") or _device_name(meta.get("device_info") or {})
-    if not name and meta.get("dataset"):
-        from .datasets.load import _resolve        # the dataset's metadata.json, without loading its tables
-        try:
-            md = json.loads((_resolve(str(meta["dataset"])) / "metadata.json").read_text(encoding="utf-8"))
-            name = _device_name(md.get("device_info") or {})
-        except (OSError, ValueError):
-            name = None
+    """The machine whose timings a RankModel was trained on, from its ``meta['device_info']``."""
+    name = _device_name(rm.meta.get("device_info") or {})
     return name or f"an unrecorded {rm.device} device"
 
 

@@ -89,6 +89,7 @@ def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[
     md = ds.metadata
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
+                    "device_info": md.get("device_info") or {},
                     "command": " ".join(["python -m pyspmv.train_default", *(argv if argv is not None else
                                          ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])])})
     return rm
