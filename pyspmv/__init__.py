@@ -25,9 +25,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix",
     "Matrix", "NoisyTimingWarning", "NotApplicableError", "RankModel", "Ranking", "benchmark", "collect",
-    "config",
-    "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c", "features",
-    "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
+    "config", "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c",
+    "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
 ]
 
 
