@@ -17,23 +17,23 @@ from .formats import FormatMatrix, convert
 from .generators import generate
 from .matrix import Matrix, load
 from .portable import RankModel, portable
-from .rank import default_model, rank
+from .rank import Ranking, default_model, rank
 from .run import spmv
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix",
-    "Matrix", "NoisyTimingWarning", "NotApplicableError", "RankModel", "benchmark", "collect", "config",
-    "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c", "features",
-    "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
+    "Matrix", "NoisyTimingWarning", "NotApplicableError", "RankModel", "Ranking", "benchmark", "collect",
+    "config", "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c",
+    "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """``pyspmv.models``, ``pyspmv.evaluate`` and ``pyspmv.solvers`` load scikit-learn or threads, so they
-    are imported on first use."""
-    if name in ("models", "evaluate", "solvers"):
+    """``pyspmv.models``, ``pyspmv.evaluate`` and ``pyspmv.solvers`` load scikit-learn or threads, and
+    ``pyspmv.plot`` matplotlib, so they are imported on first use."""
+    if name in ("models", "evaluate", "solvers", "plot"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -93,6 +93,20 @@ class FormatMatrix:
                 f"{self.nbytes} bytes, {self.dtype}>")
 
 
+    def _repr_html_(self) -> str:
+        """Format, parameters, shape, bytes and padding, for Jupyter."""
+        from html import escape
+        rows = [("format", self.format),
+                ("params", ", ".join(f"{k}={v}" for k, v in self.params.items()) or "none"),
+                ("shape", f"{self.shape[0]:,} &times; {self.shape[1]:,}"), ("stored entries", f"{self.nnz:,}"),
+                ("dtype", str(self.dtype)), ("bytes", f"{self.nbytes:,}"),
+                ("padding", f"{self.padding_ratio:.3f} value slots per entry")]
+        name = f" {escape(self.name)}" if self.name else ""
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+                       for k, v in rows)
+        return f"<div><b>pyspmv.FormatMatrix</b>{name}<table>{body}</table></div>"
+
+
 def format_code(fmt: str) -> int:
     """Index of format ``fmt`` in the C core's list."""
     if fmt not in FORMATS:

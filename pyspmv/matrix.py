@@ -219,6 +219,69 @@ class Matrix:
         label = f" {self.name!r}" if self.name else ""
         return f"<pyspmv.Matrix{label} {self.nrows}x{self.ncols}, {self.nnz} stored, {self.dtype}>"
 
+    #: Entries :meth:`density` reads at most; past it, an evenly strided sample stands for the rest.
+    DENSITY_SAMPLE = 1 << 21
+
+    def density(self, bins: int = 64) -> np.ndarray:
+        """Stored entries per cell of a grid of at most ``bins`` x ``bins`` cells over the matrix (the
+        sparsity picture of :func:`pyspmv.plot.spy` and of the notebook display).
+
+        Cells keep the matrix's aspect ratio (a dimension below ``bins`` gets one cell per row or
+        column). Costs O(min(nnz, DENSITY_SAMPLE) log nrows): a matrix with more entries is drawn from an
+        evenly strided sample of them, its counts scaled back by the stride.
+        """
+        if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or not 1 <= bins <= 4096:
+            raise ValueError(f"The 'bins' parameter of Matrix.density() must be an int in [1, 4096]. Got {bins!r} instead.")
+        big = max(self.nrows, self.ncols)
+        br = max(1, min(self.nrows, round(bins * self.nrows / big)))
+        bc = max(1, min(self.ncols, round(bins * self.ncols / big)))
+        step = max(1, -(-self.nnz // self.DENSITY_SAMPLE))
+        pos = np.arange(0, self.nnz, step, dtype=np.int64)
+        rows = np.searchsorted(self._indptr, pos, side="right") - 1
+        r = rows.astype(np.int64) * br // self.nrows
+        c = self._indices[pos].astype(np.int64) * bc // self.ncols
+        return np.bincount(r * bc + c, minlength=br * bc).reshape(br, bc).astype(np.float64) * step
+
+    def _repr_html_(self) -> str:
+        """Shape, entries, value type and a small sparsity picture, for Jupyter."""
+        from html import escape
+        title = f" <b>{escape(self.name)}</b>" if self.name else ""
+        group = f", group {escape(self.group)}" if self.group else ""
+        per_row = self.nnz / self.nrows
+        text = (f"<div><b>pyspmv.Matrix</b>{title}{group}<br>{self.nrows:,} &times; {self.ncols:,}, "
+                f"{self.nnz:,} stored entries ({per_row:.3g} per row, density {self.nnz / (self.nrows * self.ncols):.3g}), "
+                f"{self.dtype}</div>")
+        return (f"<div style='display:flex;gap:1em;align-items:center'>{_sparsity_picture(self.density(48))}"
+                f"{text}</div>")
+
+
+def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
+    """HTML for a density grid: an inline PNG when matplotlib is installed, else an SVG of the occupied
+    cells (darker: more entries)."""
+    from html import escape
+    r, c = grid.shape
+    scale = px / max(r, c)
+    w, h = max(1, round(c * scale)), max(1, round(r * scale))
+    shade = np.log1p(grid) / np.log1p(grid.max()) if grid.max() > 0 else grid
+    try:
+        import base64
+        import io
+
+        from matplotlib.image import imsave
+    except ImportError:
+        cells = "".join(f"<rect x='{j}' y='{i}' width='1' height='1' fill-opacity='{0.25 + 0.75 * shade[i, j]:.2f}'/>"
+                        for i, j in zip(*np.nonzero(grid), strict=True))
+        return (f"<svg width='{w}' height='{h}' viewBox='0 0 {c} {r}' preserveAspectRatio='none' "
+                f"style='border:1px solid #999' shape-rendering='crispEdges'>"
+                f"<g fill='#1f3b73'>{cells}</g></svg>")
+    buf = io.BytesIO()
+    k = max(1, px // max(r, c))
+    imsave(buf, np.kron(shade, np.ones((k, k))), cmap="Blues", vmin=0.0, vmax=1.0, format="png",
+           metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (f"<img src='data:image/png;base64,{escape(data)}' width='{w}' height='{h}' "
+            f"style='border:1px solid #999;image-rendering:pixelated' alt='sparsity pattern'/>")
+
 
 def as_matrix(A: Any, name: str = "A") -> Matrix:
     """``A`` if it is a Matrix, :func:`load` of it if it is a path (str or path-like), else

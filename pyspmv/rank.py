@@ -66,8 +66,48 @@ def _prepared(rm: RankModel, dtype: str) -> _Ranked:
     return cache[dtype]
 
 
+class Ranking(list):
+    """What :func:`rank` returns: a list of ``(configuration id, predicted ms)`` pairs, fastest first.
+
+    It is a plain list of tuples (iteration, ``len``, ``r[0] -> (id, ms)``, slicing and equality with a list
+    of tuples all behave as a list's), plus ``best`` (the first id), ``to_frame()`` (a pandas DataFrame) and
+    a table when Jupyter shows it. ``score`` names the column: ``'predicted_ms'`` for runtime models,
+    ``'score'`` (lower is better) for classifiers.
+    """
+
+    #: Rows the HTML table shows; ``to_frame()`` has them all.
+    HTML_ROWS = 20
+
+    def __init__(self, pairs: Any = (), *, device: str | None = None, dtype: str | None = None,
+                 score: str = "predicted_ms", matrix: str | None = None):
+        super().__init__(pairs)
+        self.device, self.dtype, self.score, self.matrix = device, dtype, score, matrix
+
+    @property
+    def best(self) -> str | None:
+        """The configuration ranked first (None when nothing was ranked)."""
+        return self[0][0] if self else None
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per configuration: ``rank`` (1 = fastest, the index), ``config`` and
+        ``predicted_ms`` (or ``score``); ``inf`` where a configuration cannot serve the matrix."""
+        import pandas as pd
+        df = pd.DataFrame(list(self), columns=["config", self.score])
+        df.index = pd.RangeIndex(1, len(df) + 1, name="rank")
+        return df
+
+    def _repr_html_(self) -> str:
+        from html import escape
+        head = (f"<p><b>pyspmv ranking</b>{' of ' + escape(self.matrix) if self.matrix else ''}: "
+                f"{len(self)} configurations{', device ' + escape(self.device) if self.device else ''}"
+                f"{', ' + escape(self.dtype) if self.dtype else ''}; fastest predicted first"
+                + (f" (first {self.HTML_ROWS} shown; <code>to_frame()</code> has all)" if len(self) > self.HTML_ROWS
+                   else "") + "</p>")
+        return head + self.to_frame().head(self.HTML_ROWS).to_html()
+
+
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
-         deterministic: bool = False) -> list[tuple[str, float]]:
+         deterministic: bool = False) -> Ranking:
     """Every configuration of ``device`` for matrix ``A``, fastest predicted first.
 
     Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
@@ -96,9 +136,10 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
 
     Returns
     -------
-    list of (str, float)
-        ``(configuration id, predicted ms)`` fastest first (for classifiers the ms is the model's
-        score, lower is better); configurations that cannot serve ``A`` come last with ``inf``.
+    Ranking
+        A list of ``(configuration id, predicted ms)`` fastest first (for classifiers the ms is the
+        model's score, lower is better); configurations that cannot serve ``A`` come last with
+        ``inf``. It also has ``best``, ``to_frame()`` and a table in Jupyter (:class:`Ranking`).
     """
     if device is not None and device not in DEVICES:
         raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
@@ -134,4 +175,5 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if deterministic:
         keep &= p.deterministic[order]
     order = order[keep]
-    return list(zip(p.ids[order].tolist(), ms[order].tolist(), strict=True))
+    return Ranking(zip(p.ids[order].tolist(), ms[order].tolist(), strict=True), device=rm.device, dtype=dtype,
+                   score="predicted_ms" if rm.score == "ms" else "score", matrix=M.name)

@@ -57,6 +57,21 @@ class Dataset:
                 f"device={self.metadata.get('device_info', {}).get('device', '?')})")
 
 
+    def _repr_html_(self) -> str:
+        """Device, value types, matrices, configurations, rows and the head of X, for Jupyter."""
+        from html import escape
+        info = self.metadata.get("device_info", {})
+        device = info.get("gpu_name") or info.get("processor") or info.get("device", "?")
+        dtypes = ", ".join(sorted({"float32" if b == 4.0 else "float64" for b in self.X["value_bytes"].unique()}))
+        rows = [("device", escape(str(device))), ("dtype", dtypes or "none"),
+                ("matrices", f"{self.groups.nunique():,}"), ("configurations", f"{self.X['config'].nunique():,}"),
+                ("rows (status ok)", f"{len(self.X):,} of {len(self.table):,}")]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+                       for k, v in rows)
+        head = pd.concat([self.groups, self.X[["config", "nrows", "nnz"]], self.y], axis=1).head()
+        return f"<div><b>pyspmv Dataset</b><table>{body}</table>{head.to_html()}</div>"
+
+
 def _parse_id(cid: str) -> dict[str, Any]:
     """library, format, kernel and p_* parameters of a configuration id (no registry needed)."""
     parts = cid.split("/")
