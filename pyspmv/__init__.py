@@ -15,7 +15,8 @@ from .export import export_c, load_model, save_model
 from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
 from .generators import generate
-from .matrix import Matrix, load
+from .matrix import Matrix
+from .mmio import load
 from .portable import RankModel, portable
 from .rank import Ranking, default_model, rank
 from .run import spmv

@@ -19,7 +19,8 @@ from .benchmark import benchmark
 from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
-from .matrix import Matrix, load
+from .matrix import Matrix
+from .mmio import load
 
 #: What `pyspmv rank` prints unless --top says otherwise.
 TOP_DEFAULT = 10

@@ -41,7 +41,7 @@ def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str 
 
     from .configs import config
     from .features import FEATURE_NAMES, config_features, features
-    from .matrix import load
+    from .mmio import load
     t = pd.read_csv(table)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

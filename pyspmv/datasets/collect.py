@@ -20,7 +20,8 @@ from ..benchmark import COLUMNS, benchmark, device_info
 from ..configs import Config, config
 from ..configs import configs as all_configs
 from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
-from ..matrix import Matrix, load, value_dtype
+from ..matrix import Matrix, value_dtype
+from ..mmio import load
 from .corpus import CorpusEntry
 
 TIMING_COLUMNS = [*COLUMNS, *CONFIG_FEATURE_NAMES]

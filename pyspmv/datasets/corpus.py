@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..matrix import Matrix, load
+from ..matrix import Matrix
+from ..mmio import load
 from . import generators as gen
 
 #: Rows one full-GPU iteration covers with a warp per row on the H100 (Guo's strip).
