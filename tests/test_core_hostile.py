@@ -118,9 +118,10 @@ def test_deep_tree_chain_does_not_overflow_the_stack():
 
 
 def test_ell_raised_width_refused():
+    """Also with B's seal kept: the seal holds for B's scalars, not these."""
     B = pyspmv.convert(grid(), "ell")
-    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
-    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val)
+    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
+    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val, seal)
     with pytest.raises(ValueError, match=r"idx\[0\] \(col\) has \d+ entries; it must have \d+"):
         pyspmv.FormatMatrix(bad, B.params)
     for call in (lambda: _core.to_csr(bad), lambda: _core.mv(bad, 0, np.ones(ncols), np.zeros(nrows)),
@@ -130,36 +131,49 @@ def test_ell_raised_width_refused():
             call()
 
 
+def writeable_copy(B):
+    """B's state with writeable copies of its arrays, B's seal kept."""
+    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
+    return (fmt, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val), seal)
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_state_made_writeable_and_corrupted_is_refused(fmt):
+    """The arrays of a FormatMatrix cannot be made writeable; a state of writeable arrays (the seal
+    of another matrix kept, or none) is checked on every call, so corrupting it between calls is
+    refused."""
     A = grid()
     B = pyspmv.convert(A, fmt, max_fill=1e9, **PARAMS.get(fmt, {}))
     pyspmv.FormatMatrix(B._state, B.params)  # a consistent state passes
+    for a in (*B.index_arrays, *B.value_arrays):
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.flags.writeable = True
     x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
     bitwords = {("dia", 1), ("bsr", 2), ("bro_ell", 3)}  # presence bits, packed symbols: checked apart
-    for k, a in enumerate(B.index_arrays):
-        if a.size == 0 or (fmt, k) in bitwords:
-            continue
-        a.flags.writeable = True
-        keep = a[0]
-        for wild in (2**30, -5):
-            a[0] = wild
-            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                _core.mv(B._state, 0, x, y)
-            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                B.to_csr()
-        a[0] = keep
-        a.flags.writeable = False
+    for state in (writeable_copy(B), writeable_copy(B)[:8]):
+        for k, a in enumerate(state[6]):
+            if a.size == 0 or (fmt, k) in bitwords:
+                continue
+            keep = a[0]
+            for wild in (2**30, -5):
+                a[0] = wild
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    _core.mv(state, 0, x, y)
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    _core.to_csr(state)
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    pyspmv.FormatMatrix(state, B.params)
+            a[0] = keep
+        _core.mv(state, 0, x, y)
+        np.testing.assert_allclose(y, A @ x)
     assert abs(B.to_csr().to_scipy() - A).max() == 0
-    _core.mv(B._state, 0, x, y)
-    np.testing.assert_allclose(y, A @ x)
 
 
 def test_formatmatrix_state_shape_refused():
-    with pytest.raises(ValueError, match="8-tuple"):
+    with pytest.raises(ValueError, match=r"the tuple convert\(\) makes"):
         pyspmv.FormatMatrix((0, 1), {})
     B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
-    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
+    fmt, nrows, ncols, nnz, p, s, idx, val, _seal = B._state
     perm = idx[0].copy()
     perm[1] = perm[0]
     bad = (fmt, nrows, ncols, nnz, p, s, (perm, *idx[1:]), val)
