@@ -3,7 +3,10 @@
 //
 // Private: the public, keyword-friendly API is Python (pyspmv/*.py), which casts visibly and names
 // arguments.  Converters here check and never cast.  A converted matrix crosses as a "state" tuple
-// (format, nrows, ncols, nnz, (p0, p1), (s0, s1, s2, s3), (idx arrays...), (val arrays...)).
+// (format, nrows, ncols, nnz, (p0, p1), (s0, s1, s2, s3), (idx arrays...), (val arrays...), seal):
+// seal is the capsule of _glue.h's sealed states (or None; 8-tuples without it are read too).
+// convert() and seal() make sealed states, whose arrays are read-only over bytes objects for good,
+// so that products on them skip the check every other state gets.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <numpy/arrayobject.h>
@@ -143,31 +146,67 @@ static PyObject *kernels(PyObject *m, PyObject *noargs) {
     return list;
 }
 
+/* A zeroed, read-only 1-D array of n entries over a new bytes object (its base): C fills it through
+ * data before Python sees it, and nothing can make it writeable afterwards (see _glue.h). */
+static PyObject *sealed_array(npy_intp n, int typenum, void **data) {
+    PyArray_Descr *d = PyArray_DescrFromType(typenum);
+    if (d == NULL) return NULL;
+    PyObject *b = PyBytes_FromStringAndSize(NULL, n * PyDataType_ELSIZE(d));
+    if (b == NULL) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    memset(PyBytes_AS_STRING(b), 0, (size_t)PyBytes_GET_SIZE(b));
+    PyObject *a = PyArray_NewFromDescr(&PyArray_Type, d, 1, &n, NULL, PyBytes_AS_STRING(b), 0, NULL);
+    if (a == NULL || PyArray_SetBaseObject((PyArrayObject *)a, b) < 0) {  /* steals b, even failing */
+        if (a == NULL) Py_DECREF(b);
+        Py_XDECREF(a);
+        return NULL;
+    }
+    *data = PyArray_DATA((PyArrayObject *)a);
+    return a;
+}
+
 static PyObject *new_arrays(int n, const int64_t *len, int typenum, void **data) {
     PyObject *t = PyTuple_New(n);
     for (int k = 0; t != NULL && k < n; k++) {
-        npy_intp d = (npy_intp)len[k];
-        PyObject *a = PyArray_ZEROS(1, &d, typenum, 0);
+        PyObject *a = sealed_array((npy_intp)len[k], typenum, &data[k]);
         if (a == NULL) {
             Py_CLEAR(t);
             break;
         }
-        data[k] = PyArray_DATA((PyArrayObject *)a);
         PyTuple_SET_ITEM(t, k, a);
     }
     return t;
 }
 
-/* convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values) -> state tuple */
+/* The state tuple of F, whose arrays are the tuples idx and val, sealed.  F must have passed
+ * spmv_fmt_check or come from spmv_fmt_fill_*. */
+static PyObject *sealed_state(const spmv_fmt *F, int typenum, PyObject *idx, PyObject *val) {
+    PyObject *res = Py_BuildValue("(iiiL(ii)(LLLL)OOO)", F->format, F->nrows, F->ncols, (long long)F->nnz,
+                                  F->param[0], F->param[1], (long long)F->scalar[0], (long long)F->scalar[1],
+                                  (long long)F->scalar[2], (long long)F->scalar[3], idx, val, Py_None);
+    PyObject *cap = res != NULL ? seal_new(res, F, typenum) : NULL;
+    if (cap == NULL) {
+        Py_XDECREF(res);
+        return NULL;
+    }
+    Py_DECREF(PyTuple_GET_ITEM(res, 8));                /* res is new and ours alone: fill its slot */
+    PyTuple_SET_ITEM(res, 8, cap);
+    return res;
+}
+
+/* convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state tuple,
+ * its arrays sealed; with seal true the 9-tuple with its seal, else the 8 entries before it */
 static PyObject *convert(PyObject *m, PyObject *args) {
     spmv_fmt F = {0};
-    int nrows, ncols, rc;
+    int nrows, ncols, rc, with_seal = 0;
     PyArrayObject *indptr, *indices, *values;
     spmv_err err = {0};
     PyObject *idx = NULL, *val = NULL, *res = NULL;
-    if (!PyArg_ParseTuple(args, "iiidiiO&O&O&", &F.format, &F.param[0], &F.param[1], &F.max_fill,
+    if (!PyArg_ParseTuple(args, "iiidiiO&O&O&|p", &F.format, &F.param[0], &F.param[1], &F.max_fill,
                           &nrows, &ncols, int32_array, &indptr, int32_array, &indices, real_array,
-                          &values) ||
+                          &values, &with_seal) ||
         !csr_lengths(nrows, indptr, indices, "convert"))
         return NULL;
     if (F.format < 0 || F.format >= SPMV_NFORMATS)
@@ -192,9 +231,13 @@ static PyObject *convert(PyObject *m, PyObject *args) {
         raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
         goto exit;
     }
-    res = Py_BuildValue("(iiiL(ii)(LLLL)OO)", F.format, F.nrows, F.ncols, (long long)F.nnz,
-                        F.param[0], F.param[1], (long long)F.scalar[0], (long long)F.scalar[1],
-                        (long long)F.scalar[2], (long long)F.scalar[3], idx, val);
+    /* Sealed without spmv_fmt_check: spmv_fmt_fill_* checked A and its output needs none (spmv.h). */
+    if (with_seal)
+        res = sealed_state(&F, typenum, idx, val);
+    else
+        res = Py_BuildValue("(iiiL(ii)(LLLL)OO)", F.format, F.nrows, F.ncols, (long long)F.nnz, F.param[0],
+                            F.param[1], (long long)F.scalar[0], (long long)F.scalar[1], (long long)F.scalar[2],
+                            (long long)F.scalar[3], idx, val);
 exit:
     Py_XDECREF(idx);
     Py_XDECREF(val);
@@ -303,6 +346,36 @@ static PyObject *fmt_check(PyObject *m, PyObject *args) {
     spmv_fmt F;
     if (!PyArg_ParseTuple(args, "O&", state_converter, &F)) return NULL;
     Py_RETURN_NONE;
+}
+
+/* seal(state) -> sealed state: the state itself when its seal holds; else its arrays, each copied
+ * into a sealed array unless sealed already, checked by spmv_fmt_check and sealed. */
+static PyObject *seal(PyObject *m, PyObject *args) {
+    PyObject *state, *arrays[2] = {NULL, NULL}, *res = NULL;
+    spmv_fmt F;
+    if (!PyArg_ParseTuple(args, "O", &state) || !state_parse(state, &F)) return NULL;
+    int typenum = state_typenum(state);
+    if (seal_holds(state, &F, typenum)) return Py_NewRef(state);
+    for (int t = 0; t < 2; t++) {
+        PyObject *given = PyTuple_GET_ITEM(state, 6 + t);
+        Py_ssize_t n = PyTuple_GET_SIZE(given);
+        if ((arrays[t] = PyTuple_New(n)) == NULL) goto exit;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(given, k);
+            void **data = t == 0 ? (void **)&F.idx[k] : &F.val[k];
+            PyObject *b = sealed_owner(a) ? Py_NewRef(a) : sealed_array(PyArray_SIZE(a), PyArray_TYPE(a), data);
+            if (b == NULL) goto exit;
+            PyTuple_SET_ITEM(arrays[t], k, b);
+            if (b != (PyObject *)a && PyArray_NBYTES(a) > 0)
+                memcpy(*data, PyArray_DATA(a), (size_t)PyArray_NBYTES(a));
+        }
+    }
+    /* The copies are checked, not the given arrays: those could change after the check. */
+    if (state_check(&F)) res = sealed_state(&F, typenum, arrays[0], arrays[1]);
+exit:
+    Py_XDECREF(arrays[0]);
+    Py_XDECREF(arrays[1]);
+    return res;
 }
 
 static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
@@ -650,7 +723,7 @@ static PyMethodDef core_methods[] = {
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
     {"convert", convert, METH_VARARGS,
-     "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values) -> state"},
+     "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state"},
     {"fmt_size", fmt_size, METH_VARARGS,
      "fmt_size(format, p0, p1, max_fill, nrows, ncols, indptr, indices) -> (scalars, nidx, nval)"},
     {"to_csr", to_csr, METH_VARARGS, "to_csr(state) -> (indptr, indices, values)"},
@@ -659,6 +732,8 @@ static PyMethodDef core_methods[] = {
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
     {"fmt_check", fmt_check, METH_VARARGS, "fmt_check(state): ValueError unless the state is consistent"},
+    {"seal", seal, METH_VARARGS,
+     "seal(state) -> the state, its arrays copied into sealed ones where not sealed, checked and sealed"},
     {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
@@ -686,6 +761,7 @@ static int core_exec(PyObject *m) {
         PyModule_AddIntConstant(m, "HAVE_NVCC", SPMV_HAVE_NVCC) < 0 ||
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
         PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
+        PyModule_AddIntConstant(m, "NOGIL_MIN_WORK", NOGIL_MIN_WORK) < 0 ||
         PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0)
         return -1;
     return 0;

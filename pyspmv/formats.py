@@ -14,12 +14,14 @@ from .matrix import Matrix, as_matrix, float32_overflow, value_dtype
 class FormatMatrix:
     """A matrix stored in one of pyspmv's formats, as the C core laid it out.
 
-    Made by :func:`convert`; its arrays are read-only. ``to_csr()`` gives the original matrix back
-    exactly. Layouts are documented at the top of ``csrc/<format>.c``.
+    Made by :func:`convert`; its arrays are read-only for good (their memory is a ``bytes`` object,
+    so numpy refuses to make them writeable). ``to_csr()`` gives the original matrix back exactly.
+    Layouts are documented at the top of ``csrc/<format>.c``.
 
-    A state built elsewhere is checked here (array lengths against the shape, scalars and
-    parameters; indices in range or padding; pointers monotone; permutations), and again by every
-    call that hands it to the C core, since read-only arrays can be made writeable again.
+    A state built elsewhere is checked here, once (array lengths against the shape, scalars and
+    parameters; indices in range or padding; pointers monotone; permutations); arrays of it that
+    could be written to are copied first, so later changes to them do not reach this matrix. The
+    products then skip the check: the state is sealed (see ``pyspmv/_glue.h``).
 
     Raises
     ------
@@ -40,23 +42,20 @@ class FormatMatrix:
     """
 
     def __init__(self, state: tuple[Any, ...], params: dict[str, int], name: str | None = None):
-        if not isinstance(state, tuple) or len(state) != 8:
-            raise ValueError("The 'state' parameter of FormatMatrix() must be the 8-tuple convert() makes "
-                             "(format, nrows, ncols, nnz, params, scalars, index arrays, value arrays).")
-        _core.fmt_check(state)
-        self._init(state, params, name)
+        if not isinstance(state, tuple) or len(state) not in (8, 9):
+            raise ValueError("The 'state' parameter of FormatMatrix() must be the tuple convert() makes "
+                             "(format, nrows, ncols, nnz, params, scalars, index arrays, value arrays, seal).")
+        self._init(_core.seal(state), params, name)
 
     @classmethod
     def _from_core(cls, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> FormatMatrix:
-        # convert()'s fresh arrays, filled by the core from a checked CSR: no second check here.
+        # convert()'s state comes sealed: nothing to check or copy.
         self = cls.__new__(cls)
         self._init(state, params, name)
         return self
 
     def _init(self, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> None:
-        fmt, nrows, ncols, nnz, _p, scalars, idx, val = state
-        for a in (*idx, *val):
-            a.flags.writeable = False
+        fmt, nrows, ncols, nnz, _p, scalars, idx, val, _seal = state
         self._state = state
         self.format: str = FORMATS[fmt]
         self.shape: tuple[int, int] = (nrows, ncols)
@@ -164,5 +163,5 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
             values = M.data if M.dtype == dt else M.data.astype(dt)
     except FloatingPointError:
         raise ValueError(float32_overflow(M.data)) from None
-    state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
+    state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values, True)
     return FormatMatrix._from_core(state, full, M.name)

@@ -118,9 +118,10 @@ def test_deep_tree_chain_does_not_overflow_the_stack():
 
 
 def test_ell_raised_width_refused():
+    """Also with B's seal kept: the seal holds for B's scalars, not these."""
     B = pyspmv.convert(grid(), "ell")
-    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
-    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val)
+    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
+    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val, seal)
     with pytest.raises(ValueError, match=r"idx\[0\] \(col\) has \d+ entries; it must have \d+"):
         pyspmv.FormatMatrix(bad, B.params)
     for call in (lambda: _core.to_csr(bad), lambda: _core.mv(bad, 0, np.ones(ncols), np.zeros(nrows)),
@@ -130,36 +131,49 @@ def test_ell_raised_width_refused():
             call()
 
 
+def writeable_copy(B):
+    """B's state with writeable copies of its arrays, B's seal kept."""
+    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
+    return (fmt, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val), seal)
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_state_made_writeable_and_corrupted_is_refused(fmt):
+    """The arrays of a FormatMatrix cannot be made writeable; a state of writeable arrays (the seal
+    of another matrix kept, or none) is checked on every call, so corrupting it between calls is
+    refused."""
     A = grid()
     B = pyspmv.convert(A, fmt, max_fill=1e9, **PARAMS.get(fmt, {}))
     pyspmv.FormatMatrix(B._state, B.params)  # a consistent state passes
+    for a in (*B.index_arrays, *B.value_arrays):
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.flags.writeable = True
     x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
     bitwords = {("dia", 1), ("bsr", 2), ("bro_ell", 3)}  # presence bits, packed symbols: checked apart
-    for k, a in enumerate(B.index_arrays):
-        if a.size == 0 or (fmt, k) in bitwords:
-            continue
-        a.flags.writeable = True
-        keep = a[0]
-        for wild in (2**30, -5):
-            a[0] = wild
-            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                _core.mv(B._state, 0, x, y)
-            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                B.to_csr()
-        a[0] = keep
-        a.flags.writeable = False
+    for state in (writeable_copy(B), writeable_copy(B)[:8]):
+        for k, a in enumerate(state[6]):
+            if a.size == 0 or (fmt, k) in bitwords:
+                continue
+            keep = a[0]
+            for wild in (2**30, -5):
+                a[0] = wild
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    _core.mv(state, 0, x, y)
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    _core.to_csr(state)
+                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                    pyspmv.FormatMatrix(state, B.params)
+            a[0] = keep
+        _core.mv(state, 0, x, y)
+        np.testing.assert_allclose(y, A @ x)
     assert abs(B.to_csr().to_scipy() - A).max() == 0
-    _core.mv(B._state, 0, x, y)
-    np.testing.assert_allclose(y, A @ x)
 
 
 def test_formatmatrix_state_shape_refused():
-    with pytest.raises(ValueError, match="8-tuple"):
+    with pytest.raises(ValueError, match=r"the tuple convert\(\) makes"):
         pyspmv.FormatMatrix((0, 1), {})
     B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
-    fmt, nrows, ncols, nnz, p, s, idx, val = B._state
+    fmt, nrows, ncols, nnz, p, s, idx, val, _seal = B._state
     perm = idx[0].copy()
     perm[1] = perm[0]
     bad = (fmt, nrows, ncols, nnz, p, s, (perm, *idx[1:]), val)
@@ -167,3 +181,87 @@ def test_formatmatrix_state_shape_refused():
         pyspmv.FormatMatrix(bad, B.params)
     with pytest.raises(ValueError, match="nnz"):
         pyspmv.FormatMatrix((fmt, nrows, ncols, nnz + 1, p, s, idx, val), B.params)
+
+
+def sealed_copy(a):
+    """A read-only array over a bytes object, like the ones convert() makes, holding a's values."""
+    return np.frombuffer(a.tobytes(), a.dtype)
+
+
+def test_sealed_arrays_cannot_be_made_writeable():
+    """Each trick numpy offers to get a writeable array onto a FormatMatrix's memory is refused.
+
+    Out of reach by design: a raw address made into an array (``__array_interface__`` with
+    ``readonly`` False, ctypes), which can write anywhere in the process."""
+    B = pyspmv.convert(grid(), "ell")
+    a = B.index_arrays[0]
+    assert type(a.base) is bytes and not a.flags.writeable
+    views = [a, a[:], a[::-1], a.view(np.float32), np.asarray(a), np.array(a, copy=False), a.reshape(-1),
+             np.ndarray(a.shape, a.dtype, buffer=a), np.ndarray(a.shape, a.dtype, buffer=a.base),
+             np.frombuffer(a.base, a.dtype), np.lib.stride_tricks.as_strided(a),
+             np.lib.stride_tricks.as_strided(a, writeable=True)]
+    for v in views:
+        assert not v.flags.writeable
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            v.flags.writeable = True
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            v.setflags(write=True)
+        with pytest.raises(ValueError, match="read-only"):
+            v[...] = 0
+    assert abs(B.to_csr().to_scipy() - grid()).max() == 0
+
+
+def test_sealed_array_given_new_memory_is_checked_again():
+    """ndarray.__setstate__ swaps an array's buffer in place (same object, new writeable memory):
+    the data pointer no longer matches the seal's, so the state is checked and the corruption refused."""
+    A = grid()
+    B = pyspmv.convert(A, "ell")
+    a = B.index_arrays[0]
+    bad = a.copy()
+    bad[0] = 2**30
+    a.__setstate__((1, a.shape, a.dtype, False, bad.tobytes()))
+    assert a.flags.writeable and a is B._state[6][0]
+    x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
+    with pytest.raises(ValueError, match="state of a ell matrix"):
+        _core.mv(B._state, 0, x, y)
+    a.flags.writeable = False                             # read-only again, but not the sealed memory
+    with pytest.raises(ValueError, match="state of a ell matrix"):
+        B.to_csr()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "ell", "sell", "coo"])
+def test_seal_of_other_objects_does_not_vouch(fmt):
+    """A seal vouches only for the very arrays and numbers it checked: equal-looking read-only arrays
+    over bytes (not the sealed objects), or another matrix's seal, get the full check."""
+    A = grid()
+    B = pyspmv.convert(A, fmt, **PARAMS.get(fmt, {}))
+    fmt_, nrows, ncols, nnz, p, s, idx, val, seal = B._state
+    x, y = np.ones(ncols), np.zeros(nrows)
+    k = 1 if fmt in ("csr", "coo") else 0                  # the column array
+    w = idx[k].copy()
+    w[0] = 2**30
+    wild = sealed_copy(w)
+    bad = (fmt_, nrows, ncols, nnz, p, s, (*idx[:k], wild, *idx[k + 1:]), val, seal)
+    for call in (lambda: _core.mv(bad, 0, x, y), lambda: _core.to_csr(bad), lambda: _core.seal(bad),
+                 lambda: pyspmv.FormatMatrix(bad, B.params)):
+        with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+            call()
+    other = pyspmv.convert(grid(9), fmt, **PARAMS.get(fmt, {}))
+    swapped = (*B._state[:8], other._state[8])          # B's arrays, another matrix's seal
+    assert _core.seal(swapped) is not swapped             # checked (and passed), sealed anew
+    _core.mv(swapped, 0, x, y)
+    np.testing.assert_allclose(y, A @ x)
+    with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+        _core.mv((fmt_, nrows, ncols, nnz + 1, p, s, idx, val, seal), 0, x, y)
+
+
+def test_sealed_state_is_vouched_for():
+    """The fast path, seen structurally: seal() hands back a sealed state itself (no copy, no new
+    seal), and FormatMatrix of it shares it; the converter decides with the same test (_glue.h)."""
+    B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
+    assert _core.seal(B._state) is B._state
+    assert pyspmv.FormatMatrix(B._state, B.params)._state is B._state
+    unsealed = B._state[:8]
+    again = _core.seal(unsealed)
+    assert again is not unsealed and all(a is b for a, b in zip(again[6] + again[7], unsealed[6] + unsealed[7]))
+    assert _core.seal(again) is again

@@ -97,3 +97,22 @@ def test_padding_guard_reports_not_applicable_with_reason():
     with pytest.raises(pyspmv.NotApplicableError, match="max_fill"):
         pyspmv.convert(A, "ell")
     assert pyspmv.convert(A, "ell", max_fill=1000).to_csr() == A
+
+
+@pytest.mark.parametrize(("fmt", "params"), FORMAT_CASES, ids=CASE_IDS)
+def test_formatmatrix_of_a_user_state_copies_and_seals_it(fmt, params):
+    """A state of writeable arrays is copied into read-only arrays over bytes, once, at construction:
+    later writes to the user's arrays do not reach the FormatMatrix."""
+    A = pyspmv.generate("random", 40, seed=3)
+    B = pyspmv.convert(A, fmt, **params)
+    fmt_, nrows, ncols, nnz, p, s, idx, val, _seal = B._state
+    mine = (fmt_, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val))
+    F = pyspmv.FormatMatrix(mine, B.params)
+    for theirs, ours in zip(mine[6] + mine[7], F.index_arrays + F.value_arrays):
+        assert ours is not theirs and type(ours.base) is bytes and not ours.flags.writeable
+        np.testing.assert_array_equal(ours, theirs)
+        theirs[...] = -7                                   # the user's copy, garbage now
+    assert F.to_csr() == A
+    x, y = np.arange(A.ncols, dtype=np.float64), np.zeros(A.nrows)
+    pyspmv._core.mv(F._state, 0, x, y)                     # kernel 0: every format's default
+    np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12)

@@ -23,9 +23,9 @@ POLICIES = ("fixed", "serial", "async", "online")
 #: The configuration ``fixed`` runs and ``async``/``online`` start with, per device.
 DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
 #: Default ``select_min_nnz``: the core keeps the GIL in calls on fewer stored entries than this
-#: (``NOGIL_MIN_WORK`` in pyspmv/_glue.h), so below it a helper thread could only take turns with the
+#: (``_core.NOGIL_MIN_WORK``), so below it a helper thread could only take turns with the
 #: iterations, not run beside them.
-SELECT_MIN_NNZ = 50_000
+SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
 
 
 @dataclass
@@ -133,7 +133,8 @@ class Multiplier:
 
     # -- products ----------------------------------------------------------------------------
     def mv(self, x: np.ndarray, y: np.ndarray) -> None:
-        """``y = A @ x`` with the current configuration (the core releases the GIL in long calls)."""
+        """``y = A @ x`` with the current configuration (the core releases the GIL in long calls, and
+        skips the state check: convert() seals the state)."""
         _core.mv(self._state, self._kernel, x, y)
         self.products += 1
 
