@@ -21,6 +21,9 @@ H100 = "NVIDIA H100 80GB HBM3"          # the GPU datasets/h100, and so the ship
 
 
 def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    # Not from the checkout's root: `python -m` puts the working directory first on sys.path, where the
+    # source tree's pyspmv (without its compiled modules) would shadow the installed one.
+    kw.setdefault("cwd", Path(__file__).parent)
     return subprocess.run([sys.executable, "-m", "pyspmv", *args], capture_output=True, text=True, timeout=120, **kw)
 
 
