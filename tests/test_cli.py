@@ -130,12 +130,12 @@ def test_rank_takes_the_device_of_its_model(tmp_path, capsys):
 def test_a_closed_pipe_ends_quietly():
     """`pyspmv rank ... | head -1`: no 'Broken pipe', no traceback."""
     cmd = f"{sys.executable} -m pyspmv rank --generate poisson2d:20 --top all | head -1"
-    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent)
     assert p.returncode == 0 and p.stdout.startswith("# matrix poisson2d_20")
     assert "Broken pipe" not in p.stderr and "Traceback" not in p.stderr, p.stderr
     # The reader gone before the first write, every time: the writer's status says so, quietly.
     proc = subprocess.Popen([sys.executable, "-m", "pyspmv", "rank", "--generate", "poisson2d:20", "--top", "all"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent)
     proc.stdout.close()
     err = proc.stderr.read()
     proc.stderr.close()
