@@ -22,13 +22,13 @@ SPMV_API void *spmv_calloc(int64_t n, int64_t size, spmv_err *err);
 SPMV_API void spmv_free(void *p);
 #ifdef SPMV_FAIL_INJECT
 SPMV_API void spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
-         int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
-         #endif
-         
-         /* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
-          * pass int32 (GPU kernels index with int32) or max_fill * max(nnz, nrows).  `what` names the format
-          * in the message ("ELL width 812"). */
-         int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err *err);
+SPMV_API int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
+#endif
+
+/* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
+ * pass int32 (GPU kernels index with int32) or max_fill * max(nnz, nrows).  `what` names the format
+ * in the message ("ELL width 812"). */
+SPMV_API int spmv_fill_guard(const spmv_fmt *F, int64_t slots, const char *what, spmv_err *err);
 
 /* Bell-Garland ELL width of HYB (also the hyb_width feature): the largest K such that at least
  * T = min(nrows, max(4096, ceil(nrows/3))) rows hold K or more entries.  CUSP's rule with
