@@ -140,7 +140,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     if callback is not None and not callable(callback):
         raise TypeError(f"The 'callback' parameter of {fn}() must be callable or None. Got {callback!r} instead.")
     k = positive_int(top_k, "top_k", fn)
-    probes = positive_int(probe_iters, "probe_iters", fn)
+    probes = positive_int(probe_iters, "probe_iters", fn, minimum=0)
     min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
     cid = DEFAULT_CONFIG[device] if cfg is None else cfg
     try:

@@ -4,12 +4,14 @@ while the solver runs (Gao et al.: predict beside the iterations; Li & Suda: pro
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from .. import _core
 from ..configs import Config, config
@@ -26,6 +28,25 @@ DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
 #: (``_core.NOGIL_MIN_WORK``), so below it a helper thread could only take turns with the
 #: iterations, not run beside them.
 SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
+
+
+@functools.cache
+def threadpools() -> ThreadpoolController:
+    """The BLAS and OpenMP libraries loaded in this process (finding them takes about 1 ms, so once)."""
+    return ThreadpoolController()
+
+
+def _one_core_less() -> Any:
+    """Limit this thread's OpenMP products to one thread fewer than they use now, for as long as the
+    selection thread runs beside them; returns the limiter (``restore_original_limits()``) or None.
+
+    OpenMP's thread count is a per-thread setting, so the selection thread is not affected.  Without
+    this, on a machine of n cores the products' n threads and the selection thread share n cores, and
+    a product waits at its barrier for a thread that was descheduled: iterations stall while ranking
+    runs instead of going on beside it."""
+    omp = threadpools().select(user_api="openmp")
+    n = max((int(i["num_threads"]) for i in omp.info()), default=1)
+    return omp.limit(limits=n - 1) if n > 1 else None
 
 
 @dataclass
@@ -104,6 +125,7 @@ class Multiplier:
         self._probed: dict[str, Prepared] = {}
         self._probe_t0 = 0.0
         self._probe_it = 0
+        self._omp: Any = None
         self._current: Prepared
         if policy == "fixed":
             self._timed_prepare(start, 0)
@@ -126,6 +148,7 @@ class Multiplier:
         else:
             self._timed_prepare(start, 0)
             k = top_k if policy == "online" else 1
+            self._omp = _one_core_less()
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
             self._future = self._pool.submit(select, M, dtype, device, model, n_calls, k, self._current,
                                              self._cancel)
@@ -143,6 +166,12 @@ class Multiplier:
         _core.mv(self._state, self._kernel, x, y)
         self._times.append(time.perf_counter() - t)
         self.products += 1
+
+    def _all_cores(self) -> None:
+        """The products' OpenMP threads back to what they were before the selection thread started."""
+        if self._omp is not None:
+            self._omp.restore_original_limits()
+            self._omp = None
 
     # -- switching ---------------------------------------------------------------------------
     def _use(self, p: Prepared, it: int) -> None:
@@ -177,6 +206,7 @@ class Multiplier:
             if not self._future.done():
                 return
             fut, self._future = self._future, None
+            self._all_cores()
             try:
                 self._land(fut.result(), it)
             except Exception as exc:  # noqa: BLE001 — the ranking thread's or the switch's failure
@@ -190,15 +220,22 @@ class Multiplier:
     def _land(self, sel: Selection, it: int) -> None:
         self._note(sel, it)
         cands = list(sel.candidates)
-        if len(cands) <= 1 or self._probe_iters == 0:     # async, or online with one candidate left
-            if cands and cands[0] is not self._current:
+        if not cands:
+            return
+        if self._probe_iters == 0:           # trust the ranking: take its pick unmeasured
+            if cands[0] is not self._current:
                 self._use(cands[0], it)
                 self.record.events.append((it, f"switched to {cands[0].config.id}"))
-            elif cands:
+            else:
                 self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
             return
         if all(c is not self._current for c in cands):
             cands.append(self._current)      # the configuration running now competes too
+        if len(cands) == 1:
+            self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
+            return
+        # async probes its one pick against what runs now, online its top k too: a model measured on
+        # another machine (or a busy one) can be wrong, and a switch must not make the solve slower.
         self._queue = cands
         self._probe_t0 = time.perf_counter()
         self._start_probe(it)
@@ -249,6 +286,7 @@ class Multiplier:
                 self._cancel.set()
                 self.record.events.append((it, "the solve ended before the selection landed; abandoned"))
             self._future = None
+        self._all_cores()
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
