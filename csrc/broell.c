@@ -31,11 +31,13 @@ static int broell_params(const spmv_fmt *F, spmv_err *err) {
     if (h < 1 || h > BROELL_MAX_H || (h & (h - 1)) != 0)
         return spmv_fail(err, SPMV_EINVAL, -1, h, BROELL_MAX_H,
                          "The 'h' parameter of bro_ell must be a power of two in [1, %d]. Got %d "
-                         "instead.", BROELL_MAX_H, h);
+                         "instead.",
+                         BROELL_MAX_H, h);
     if (bits != 0 && bits != 8 && bits != 16 && bits != 32)
         return spmv_fail(err, SPMV_EINVAL, -1, bits, 32,
                          "The 'bits' parameter of bro_ell must be 0 (adaptive), 8, 16 or 32. Got "
-                         "%d instead.", bits);
+                         "%d instead.",
+                         bits);
     return SPMV_OK;
 }
 
@@ -56,7 +58,7 @@ static int broell_slice(const spmv_csr *A, int32_t h, int32_t bits, int64_t s, i
     int32_t b = 1;
     while (b < 32 && (maxsym >> b) != 0) b++;
     if (bits != 0 && b > bits) {
-        for (int64_t i = s * h; i < (s + 1) * h && i < A->nrows; i++)  /* name the first culprit */
+        for (int64_t i = s * h; i < (s + 1) * h && i < A->nrows; i++) /* name the first culprit */
             for (int32_t p = A->indptr[i]; p < A->indptr[i + 1]; p++) {
                 int64_t d = (int64_t)A->indices[p] - (p > A->indptr[i] ? A->indices[p - 1] : -1);
                 if (d >= ((int64_t)1 << bits))
@@ -91,7 +93,7 @@ static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     }
     char what[48];
     snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
-    rc = spmv_fill_guard(F, vals, what, err);      /* words <= value slots: this covers both */
+    rc = spmv_fill_guard(F, vals, what, err); /* words <= value slots: this covers both */
     if (rc) return rc;
     F->scalar[0] = nslices;
     F->scalar[1] = words;
@@ -131,11 +133,13 @@ static int32_t broell_len(const spmv_fmt *F, int32_t i) {
 /* Slice sizes must add up to the pointers exactly (the kernel trusts word_ptr[s] + w*h + l), then
  * every row decodes to columns in [0, ncols), its symbols 0 after the first 0. */
 static int broell_check(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"word_ptr", "val_ptr", "slice_info", "words", "values", NULL};
+    static const char *const what[] = {"word_ptr", "val_ptr", "slice_info",
+                                       "words",    "values",  NULL};
     int rc = broell_params(F, err);
     int32_t h = F->param[0], bits = F->param[1], n = F->nrows;
     int64_t nslices = ((int64_t)n + h - 1) / h, words = F->scalar[1], vals = F->scalar[2];
-    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / h)", err);
+    if (rc == SPMV_OK)
+        rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / h)", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "words", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 2, 0, INT32_MAX, "value slots", err);
     if (rc) return rc;
@@ -148,28 +152,30 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
         if (wp[s] != wsum || vp[s] != vsum)
             return spmv_fail(err, SPMV_EINDEX, s, wp[s], wsum,
                              "bro_ell: word_ptr[%lld] = %d and val_ptr[%lld] = %d; the slices "
-                             "before it give %lld and %lld", (long long)s, wp[s], (long long)s,
-                             vp[s], (long long)wsum, (long long)vsum);
+                             "before it give %lld and %lld",
+                             (long long)s, wp[s], (long long)s, vp[s], (long long)wsum,
+                             (long long)vsum);
         if (s == nslices) break;
         int32_t w = info[2 * s], b = info[2 * s + 1];
         if (w < 0 || b < 1 || b > 32 || (bits != 0 && b != bits))
             return spmv_fail(err, SPMV_EINVAL, s, b, 32,
                              "bro_ell: slice_info of slice %lld is (width %d, bits %d); the width "
-                             "must be >= 0 and the bits in [1, 32]%s", (long long)s, w, b,
-                             bits ? ", equal to the 'bits' parameter" : "");
+                             "must be >= 0 and the bits in [1, 32]%s",
+                             (long long)s, w, b, bits ? ", equal to the 'bits' parameter" : "");
         wsum += h * broell_nwords(w, b);
         vsum += (int64_t)h * w;
         if (wsum > words || vsum > vals) /* also keeps the sums far from overflow */
             return spmv_fail(err, SPMV_EINDEX, s, wsum, words,
                              "bro_ell: slices 0..%lld need %lld words and %lld value slots, "
-                             "past scalar[1] = %lld and scalar[2] = %lld", (long long)s,
-                             (long long)wsum, (long long)vsum, (long long)words, (long long)vals);
+                             "past scalar[1] = %lld and scalar[2] = %lld",
+                             (long long)s, (long long)wsum, (long long)vsum, (long long)words,
+                             (long long)vals);
     }
     if (rc == SPMV_OK && (wsum != words || vsum != vals))
         rc = spmv_fail(err, SPMV_EINVAL, -1, wsum, words,
                        "bro_ell: the slices need %lld words and %lld value slots; scalar[1] = %lld "
-                       "and scalar[2] = %lld", (long long)wsum, (long long)vsum, (long long)words,
-                       (long long)vals);
+                       "and scalar[2] = %lld",
+                       (long long)wsum, (long long)vsum, (long long)words, (long long)vals);
     for (int32_t i = 0; rc == SPMV_OK && i < n; i++) {
         int32_t s = i / h, l = i % h, w = info[2 * s], b = info[2 * s + 1], j = 0;
         int64_t col = -1, prev = -1;
@@ -184,12 +190,14 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
             if (broell_sym(F->idx[3], wp[s], h, l, j, b) != 0)
                 rc = spmv_fail(err, SPMV_EINDEX, i, j, -1,
                                "bro_ell: row %d has a symbol after its padding (symbol %d): only "
-                               "0 may follow the first 0", i, j);
+                               "0 may follow the first 0",
+                               i, j);
     }
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
 SPMV_API const spmv_format_ops spmv_broell_ops = {
-    broell_size,       broell_fill_f32, broell_fill_f64, broell_to_csr_f32, broell_to_csr_f64,
-    broell_mv_f32,     broell_mv_f64,   1, broell_check,
+    broell_size,       broell_fill_f32, broell_fill_f64, broell_to_csr_f32,
+    broell_to_csr_f64, broell_mv_f32,   broell_mv_f64,   1,
+    broell_check,
 };

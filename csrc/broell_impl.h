@@ -21,7 +21,8 @@ static int SPMV_NAME(broell_fill)(const spmv_csr *A, const SPMV_REAL *values, sp
     }
 #pragma omp parallel for schedule(static) if (F->scalar[2] > SPMV_OMP_MIN_WORK)
     for (int64_t s = 0; s < nslices; s++) {
-        int32_t w = info[2 * s], b = info[2 * s + 1], spw = 32 / b, nw = (int32_t)broell_nwords(w, b);
+        int32_t w = info[2 * s], b = info[2 * s + 1], spw = 32 / b,
+                nw = (int32_t)broell_nwords(w, b);
         for (int32_t l = 0; l < h; l++) {
             int64_t i = s * h + l;
             int32_t p0 = 0, len = 0;
@@ -30,7 +31,7 @@ static int SPMV_NAME(broell_fill)(const spmv_csr *A, const SPMV_REAL *values, sp
                 uint32_t word = 0;
                 for (int32_t t = 0, j = q * spw; t < spw && j < len; t++, j++) {
                     uint32_t sym = (uint32_t)(indices[p0 + j] - (j > 0 ? indices[p0 + j - 1] : -1));
-                    word |= sym << (t * b);  /* t*b <= 32 - b: never a full-width shift */
+                    word |= sym << (t * b); /* t*b <= 32 - b: never a full-width shift */
                 }
                 words[wp[s] + (int64_t)q * h + l] = (int32_t)word;
             }
@@ -80,7 +81,7 @@ static int SPMV_NAME(broell_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *
         SPMV_REAL sum = 0;
         for (int32_t j = 0; j < w; j++) {
             uint32_t sym = broell_sym(words, wp[s], h, l, j, b);
-            if (sym == 0) break;             /* padding only follows a row's entries */
+            if (sym == 0) break; /* padding only follows a row's entries */
             col += sym;
             sum += v[vp[s] + (int64_t)j * h + l] * x[col];
         }

@@ -50,7 +50,8 @@ static int bsr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     if (b < 1 || b > BSR_MAX_B)
         return spmv_fail(err, SPMV_EINVAL, -1, b, BSR_MAX_B,
                          "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
-                         "instead.", BSR_MAX_B, b);
+                         "instead.",
+                         BSR_MAX_B, b);
     int64_t nbrows = ((int64_t)A->nrows + b - 1) / b, nbcols = ((int64_t)A->ncols + b - 1) / b;
     int64_t nblocks = 0;
     int32_t *mark = spmv_malloc(nbcols, sizeof(int32_t), err);
@@ -102,16 +103,18 @@ static int32_t bsr_len(const spmv_fmt *F, int64_t br, int32_t r) {
 #include "bsr_impl.h"
 
 static int bsr_check(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"block_ptr", "block_col", "presence bits", NULL, "values",
-                                       NULL};
+    static const char *const what[] = {"block_ptr", "block_col", "presence bits",
+                                       NULL,        "values",    NULL};
     int32_t b = F->param[0], n = F->nrows;
     if (b < 1 || b > BSR_MAX_B)
         return spmv_fail(err, SPMV_EINVAL, -1, b, BSR_MAX_B,
                          "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
-                         "instead.", BSR_MAX_B, b);
+                         "instead.",
+                         BSR_MAX_B, b);
     int64_t nbrows = ((int64_t)n + b - 1) / b, nbcols = ((int64_t)F->ncols + b - 1) / b, count = 0;
     int rc = spmv_fmt_scalar(F, 0, nbrows, nbrows, "block rows = ceil(nrows / b)", err);
-    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, nbcols, nbcols, "block columns = ceil(ncols / b)", err);
+    if (rc == SPMV_OK)
+        rc = spmv_fmt_scalar(F, 1, nbcols, nbcols, "block columns = ceil(ncols / b)", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 2, 0, INT32_MAX, "blocks", err);
     if (rc) return rc;
     int64_t nb = F->scalar[2], slots = nb * b * b;
@@ -121,19 +124,20 @@ static int bsr_check(const spmv_fmt *F, spmv_err *err) {
     const int32_t *bp = F->idx[0], *bcol = F->idx[1], *bits = F->idx[2];
     for (int64_t br = 0; rc == SPMV_OK && br < nbrows; br++)
         for (int64_t blk = bp[br]; blk < bp[br + 1]; blk++) {
-            if (bcol[blk] < 0 || bcol[blk] >= nbcols || (blk > bp[br] && bcol[blk] <= bcol[blk - 1]))
+            if (bcol[blk] < 0 || bcol[blk] >= nbcols ||
+                (blk > bp[br] && bcol[blk] <= bcol[blk - 1]))
                 return spmv_fail(err, SPMV_EINDEX, blk, bcol[blk], nbcols,
                                  "bsr: block_col[%lld] = %d; block columns must lie in [0, %lld) "
-                                 "and increase within a block row", (long long)blk, bcol[blk],
-                                 (long long)nbcols);
+                                 "and increase within a block row",
+                                 (long long)blk, bcol[blk], (long long)nbcols);
             for (int64_t q = 0; q < (int64_t)b * b; q++) {
                 if (!spmv_bit_get(bits, blk * b * b + q)) continue;
                 int64_t i = br * b + q / b, j = (int64_t)bcol[blk] * b + q % b;
                 if (i >= n || j >= F->ncols)
                     return spmv_fail(err, SPMV_EINDEX, i, j, F->ncols,
                                      "bsr: a presence bit of block %lld marks (%lld, %lld), "
-                                     "outside the %d x %d matrix", (long long)blk, (long long)i,
-                                     (long long)j, n, F->ncols);
+                                     "outside the %d x %d matrix",
+                                     (long long)blk, (long long)i, (long long)j, n, F->ncols);
                 count++;
             }
         }
@@ -141,5 +145,6 @@ static int bsr_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_bsr_ops = {
-    bsr_size, bsr_fill_f32, bsr_fill_f64, bsr_to_csr_f32, bsr_to_csr_f64, bsr_mv_f32, bsr_mv_f64, 1, bsr_check,
+    bsr_size, bsr_fill_f32, bsr_fill_f64, bsr_to_csr_f32, bsr_to_csr_f64, bsr_mv_f32, bsr_mv_f64,
+    1,        bsr_check,
 };

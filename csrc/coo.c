@@ -46,7 +46,8 @@ static int coo_check(const spmv_fmt *F, spmv_err *err) {
         if (row[p] < 0 || row[p] >= F->nrows || (p > 0 && row[p] < row[p - 1]))
             return spmv_fail(err, SPMV_EINDEX, p, row[p], F->nrows,
                              "coo: row[%lld] = %d is outside [0, nrows = %d) or below the row "
-                             "before it (rows must not decrease)", (long long)p, row[p], F->nrows);
+                             "before it (rows must not decrease)",
+                             (long long)p, row[p], F->nrows);
         if (p > 0 && row[p] != row[p - 1]) prev = -1;
         rc = spmv_fmt_col(F, row[p], col[p], &prev, "col", err);
     }
@@ -54,5 +55,6 @@ static int coo_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_coo_ops = {
-    coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64, 1, coo_check,
+    coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64,
+    1,        coo_check,
 };

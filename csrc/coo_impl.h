@@ -24,7 +24,7 @@ static int SPMV_NAME(coo_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     memset(indptr, 0, sizeof(int32_t) * ((size_t)F->nrows + 1));
     for (int64_t p = 0; p < F->nnz; p++) indptr[row[p] + 1]++;
     for (int32_t i = 0; i < F->nrows; i++) indptr[i + 1] += indptr[i];
-    if (F->nnz > 0) {                        /* entries are already in CSR order */
+    if (F->nnz > 0) { /* entries are already in CSR order */
         memcpy(indices, F->idx[1], sizeof(int32_t) * (size_t)F->nnz);
         memcpy(values, F->val[0], sizeof(SPMV_REAL) * (size_t)F->nnz);
     }
@@ -57,9 +57,9 @@ static int SPMV_NAME(coo_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         nt = omp_get_num_threads();
 #endif
 #pragma omp for schedule(static)
-        for (int32_t i = 0; i < n; i++) y[i] = 0;  /* implicit barrier: rows without entries */
-        SPMV_NAME(spmv_coo_part_chunk)(F->idx[0], F->idx[1], (const SPMV_REAL *)F->val[0], nnz, x,
-                                       y, t, nt, 0);
+        for (int32_t i = 0; i < n; i++) y[i] = 0; /* implicit barrier: rows without entries */
+        SPMV_NAME(spmv_coo_part_chunk)
+        (F->idx[0], F->idx[1], (const SPMV_REAL *)F->val[0], nnz, x, y, t, nt, 0);
     }
     return SPMV_OK;
 }

@@ -21,11 +21,12 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
                          "nrows is %d; an empty matrix (no rows) cannot be multiplied", A->nrows);
     if (A->ncols < 1)
         return spmv_fail(err, SPMV_EINVAL, -1, A->ncols, 1,
-                         "ncols is %d; an empty matrix (no columns) cannot be multiplied", A->ncols);
+                         "ncols is %d; an empty matrix (no columns) cannot be multiplied",
+                         A->ncols);
     if (indptr_len != (int64_t)A->nrows + 1)
         return spmv_fail(err, SPMV_EINVAL, -1, indptr_len, (int64_t)A->nrows + 1,
-                         "indptr has length %lld; it must be nrows+1 = %lld",
-                         (long long)indptr_len, (long long)A->nrows + 1);
+                         "indptr has length %lld; it must be nrows+1 = %lld", (long long)indptr_len,
+                         (long long)A->nrows + 1);
     /* The whole of indptr first: a row's bounds are read as indices only once every bound is known
      * to lie within [0, indices_len], so a bad indptr can neither make this check read past
      * indices nor print what lies there. */
@@ -63,7 +64,7 @@ int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_t nrows) 
     int64_t third = ((int64_t)nrows + 2) / 3, target = third > 4096 ? third : 4096, atleast = 0;
     if (target > nrows) target = nrows;
     int32_t k = maxlen;
-    for (; k > 0; k--) {                     /* atleast = rows with length >= k */
+    for (; k > 0; k--) { /* atleast = rows with length >= k */
         atleast += hist[k];
         if (atleast >= target) break;
     }
@@ -106,5 +107,6 @@ static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_csr_ops = {
-    csr_size, csr_fill_f32, csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64, 2, csr_check_fmt,
+    csr_size, csr_fill_f32,  csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64,
+    2,        csr_check_fmt,
 };

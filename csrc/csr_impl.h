@@ -48,8 +48,8 @@ static int SPMV_NAME(csr_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         nt = omp_get_num_threads();
 #endif
         int32_t r0 = (int32_t)spmv_lower_bound(indptr, 0, n, F->nnz * t / nt);
-        int32_t r1 = t + 1 == nt ? n
-                                 : (int32_t)spmv_lower_bound(indptr, 0, n, F->nnz * (t + 1) / nt);
+        int32_t r1 =
+            t + 1 == nt ? n : (int32_t)spmv_lower_bound(indptr, 0, n, F->nnz * (t + 1) / nt);
         SPMV_NAME(csr_rows)(indptr, indices, v, x, y, r0, r1);
     }
     return SPMV_OK;

@@ -90,21 +90,22 @@ static int dia_check(const spmv_fmt *F, spmv_err *err) {
         if (off[d] < -(int64_t)(n - 1) || off[d] > ncols - 1 || (d > 0 && off[d] <= off[d - 1]))
             return spmv_fail(err, SPMV_EINDEX, d, off[d], ncols,
                              "dia: offsets[%lld] = %d; offsets must increase strictly within "
-                             "[-(nrows-1), ncols-1] = [%d, %d]", (long long)d, off[d], -(n - 1),
-                             ncols - 1);
+                             "[-(nrows-1), ncols-1] = [%d, %d]",
+                             (long long)d, off[d], -(n - 1), ncols - 1);
     for (int64_t d = 0; rc == SPMV_OK && d < nd; d++)
         for (int32_t i = 0; i < n; i++) {
             if (!spmv_bit_get(bits, d * n + i)) continue;
             if ((int64_t)i + off[d] < 0 || (int64_t)i + off[d] >= ncols)
                 return spmv_fail(err, SPMV_EINDEX, i, (int64_t)i + off[d], ncols,
                                  "dia: a presence bit of diagonal %lld marks row %d, column %lld, "
-                                 "outside [0, ncols = %d)", (long long)d, i,
-                                 (long long)i + off[d], ncols);
+                                 "outside [0, ncols = %d)",
+                                 (long long)d, i, (long long)i + off[d], ncols);
             count++;
         }
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
 SPMV_API const spmv_format_ops spmv_dia_ops = {
-    dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64, 1, dia_check,
+    dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64,
+    1,        dia_check,
 };

@@ -30,7 +30,7 @@ static int SPMV_NAME(dia_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     int32_t n = F->nrows, pos = 0;
     int64_t ndiag = F->scalar[0];
     indptr[0] = 0;
-    for (int32_t i = 0; i < n; i++) {        /* ascending offsets give ascending columns */
+    for (int32_t i = 0; i < n; i++) { /* ascending offsets give ascending columns */
         for (int64_t d = 0; d < ndiag; d++) {
             int64_t s = d * n + i;
             if (!spmv_bit_get(bits, s)) continue;
@@ -57,7 +57,7 @@ static int SPMV_NAME(dia_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         for (int64_t i = i0; i < i1; i++) y[i] = 0;
         for (int64_t d = 0; d < ndiag; d++) {
             int64_t o = off[d];
-            int64_t lo = i0 > -o ? i0 : -o, hi = i1 < ncols - o ? i1 : ncols - o;  /* x in range */
+            int64_t lo = i0 > -o ? i0 : -o, hi = i1 < ncols - o ? i1 : ncols - o; /* x in range */
             const SPMV_REAL *dd = data + d * n;
             for (int64_t i = lo; i < hi; i++) y[i] += dd[i] * x[i + o];
         }

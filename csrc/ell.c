@@ -74,5 +74,6 @@ static int ell_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_ell_ops = {
-    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64, 1, ell_check,
+    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64,
+    1,        ell_check,
 };

@@ -24,7 +24,7 @@ void SPMV_NAME(spmv_ell_part_rows)(int32_t n, int32_t w, const int32_t *col, con
         SPMV_REAL s = 0;
         for (int32_t k = 0; k < w; k++) {
             int64_t q = (int64_t)k * n + i;
-            if (col[q] < 0) break;           /* padding only follows a row's entries */
+            if (col[q] < 0) break; /* padding only follows a row's entries */
             s += v[q] * x[col[q]];
         }
         y[i] = s;
@@ -34,8 +34,8 @@ void SPMV_NAME(spmv_ell_part_rows)(int32_t n, int32_t w, const int32_t *col, con
 static int SPMV_NAME(ell_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_fmt *F,
                                spmv_err *err) {
     (void)err;
-    SPMV_NAME(spmv_ell_part_fill)(A, values, (int32_t)F->scalar[0], F->idx[0],
-                                  (SPMV_REAL *)F->val[0]);
+    SPMV_NAME(spmv_ell_part_fill)
+    (A, values, (int32_t)F->scalar[0], F->idx[0], (SPMV_REAL *)F->val[0]);
     return SPMV_OK;
 }
 
@@ -70,8 +70,8 @@ static int SPMV_NAME(ell_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
     (void)kernel;
     (void)err;
 #pragma omp parallel if (F->nidx[0] > SPMV_OMP_MIN_WORK)
-    SPMV_NAME(spmv_ell_part_rows)(F->nrows, (int32_t)F->scalar[0], F->idx[0],
-                                  (const SPMV_REAL *)F->val[0], x, y);
+    SPMV_NAME(spmv_ell_part_rows)
+    (F->nrows, (int32_t)F->scalar[0], F->idx[0], (const SPMV_REAL *)F->val[0], x, y);
     return SPMV_OK;
 }
 

@@ -7,18 +7,30 @@
 
 const char *spmv_strerror(int code) {
     switch (code) {
-    case SPMV_OK: return "success";
-    case SPMV_EINVAL: return "invalid argument";
-    case SPMV_EINDEX: return "index out of range";
-    case SPMV_EUNSORTED: return "indices unsorted or duplicated";
-    case SPMV_EOVERFLOW: return "count past int32";
-    case SPMV_ENOMEM: return "out of memory";
-    case SPMV_ENOTAPPLICABLE: return "configuration not applicable to this matrix";
-    case SPMV_ESCHEMA: return "model schema mismatch";
-    case SPMV_ENODEVICE: return "no usable GPU";
-    case SPMV_ECUDA: return "CUDA runtime error";
-    case SPMV_ECUSPARSE: return "cuSPARSE error";
-    default: return "unknown error";
+    case SPMV_OK:
+        return "success";
+    case SPMV_EINVAL:
+        return "invalid argument";
+    case SPMV_EINDEX:
+        return "index out of range";
+    case SPMV_EUNSORTED:
+        return "indices unsorted or duplicated";
+    case SPMV_EOVERFLOW:
+        return "count past int32";
+    case SPMV_ENOMEM:
+        return "out of memory";
+    case SPMV_ENOTAPPLICABLE:
+        return "configuration not applicable to this matrix";
+    case SPMV_ESCHEMA:
+        return "model schema mismatch";
+    case SPMV_ENODEVICE:
+        return "no usable GPU";
+    case SPMV_ECUDA:
+        return "CUDA runtime error";
+    case SPMV_ECUSPARSE:
+        return "cuSPARSE error";
+    default:
+        return "unknown error";
     }
 }
 

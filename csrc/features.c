@@ -39,29 +39,77 @@ void spmv_gpu_props_h100(spmv_gpu_props *p) {
 }
 
 enum {
-    F_NROWS, F_NCOLS, F_NNZ, F_DENSITY, F_NNZ_MEAN,
-    F_NNZ_MIN, F_NNZ_MAX, F_NNZ_MODE, F_NNZ_MEDIAN, F_NNZ_SD, F_NNZ_COV, F_NNZ_MAX_MINUS_MEAN,
-    F_ELL_FILL, F_EMPTY_ROWS, F_HYB_WIDTH, F_STRIPS_ROWS, F_STRIPS_WARPS, F_STRIPS_NNZ,
-    F_DIST_MIN, F_DIST_MAX, F_BANDWIDTH, F_COL_SPAN_MEAN, F_CLUSTER_MEAN, F_NDIAG, F_DIA_FILL,
-    F_DIAG_DIST_MEAN, F_DIAG_DIST_SD, F_LOW_BAND_MEAN, F_UP_BAND_MEAN, F_LOW_BAND_SD, F_UP_BAND_SD,
-    F_X_SEG_ROW_MEAN, F_X_SEG_WARP_MEAN, F_COUNT
+    F_NROWS,
+    F_NCOLS,
+    F_NNZ,
+    F_DENSITY,
+    F_NNZ_MEAN,
+    F_NNZ_MIN,
+    F_NNZ_MAX,
+    F_NNZ_MODE,
+    F_NNZ_MEDIAN,
+    F_NNZ_SD,
+    F_NNZ_COV,
+    F_NNZ_MAX_MINUS_MEAN,
+    F_ELL_FILL,
+    F_EMPTY_ROWS,
+    F_HYB_WIDTH,
+    F_STRIPS_ROWS,
+    F_STRIPS_WARPS,
+    F_STRIPS_NNZ,
+    F_DIST_MIN,
+    F_DIST_MAX,
+    F_BANDWIDTH,
+    F_COL_SPAN_MEAN,
+    F_CLUSTER_MEAN,
+    F_NDIAG,
+    F_DIA_FILL,
+    F_DIAG_DIST_MEAN,
+    F_DIAG_DIST_SD,
+    F_LOW_BAND_MEAN,
+    F_UP_BAND_MEAN,
+    F_LOW_BAND_SD,
+    F_UP_BAND_SD,
+    F_X_SEG_ROW_MEAN,
+    F_X_SEG_WARP_MEAN,
+    F_COUNT
 };
 _Static_assert(F_COUNT == SPMV_NFEATURES, "feature enum and SPMV_NFEATURES disagree");
 
 static const char *const feature_names[SPMV_NFEATURES] = {
-    [F_NROWS] = "nrows", [F_NCOLS] = "ncols", [F_NNZ] = "nnz", [F_DENSITY] = "density",
-    [F_NNZ_MEAN] = "nnz_mean", [F_NNZ_MIN] = "nnz_min", [F_NNZ_MAX] = "nnz_max",
-    [F_NNZ_MODE] = "nnz_mode", [F_NNZ_MEDIAN] = "nnz_median", [F_NNZ_SD] = "nnz_sd",
-    [F_NNZ_COV] = "nnz_cov", [F_NNZ_MAX_MINUS_MEAN] = "nnz_max_minus_mean",
-    [F_ELL_FILL] = "ell_fill", [F_EMPTY_ROWS] = "empty_rows", [F_HYB_WIDTH] = "hyb_width",
-    [F_STRIPS_ROWS] = "gpu_strips_rows", [F_STRIPS_WARPS] = "gpu_strips_warps",
-    [F_STRIPS_NNZ] = "gpu_strips_nnz", [F_DIST_MIN] = "dist_min", [F_DIST_MAX] = "dist_max",
-    [F_BANDWIDTH] = "bandwidth", [F_COL_SPAN_MEAN] = "col_span_mean",
-    [F_CLUSTER_MEAN] = "cluster_mean", [F_NDIAG] = "ndiag", [F_DIA_FILL] = "dia_fill",
-    [F_DIAG_DIST_MEAN] = "diag_dist_mean", [F_DIAG_DIST_SD] = "diag_dist_sd",
-    [F_LOW_BAND_MEAN] = "low_band_mean", [F_UP_BAND_MEAN] = "up_band_mean",
-    [F_LOW_BAND_SD] = "low_band_sd", [F_UP_BAND_SD] = "up_band_sd",
-    [F_X_SEG_ROW_MEAN] = "x_seg_row_mean", [F_X_SEG_WARP_MEAN] = "x_seg_warp_mean",
+    [F_NROWS] = "nrows",
+    [F_NCOLS] = "ncols",
+    [F_NNZ] = "nnz",
+    [F_DENSITY] = "density",
+    [F_NNZ_MEAN] = "nnz_mean",
+    [F_NNZ_MIN] = "nnz_min",
+    [F_NNZ_MAX] = "nnz_max",
+    [F_NNZ_MODE] = "nnz_mode",
+    [F_NNZ_MEDIAN] = "nnz_median",
+    [F_NNZ_SD] = "nnz_sd",
+    [F_NNZ_COV] = "nnz_cov",
+    [F_NNZ_MAX_MINUS_MEAN] = "nnz_max_minus_mean",
+    [F_ELL_FILL] = "ell_fill",
+    [F_EMPTY_ROWS] = "empty_rows",
+    [F_HYB_WIDTH] = "hyb_width",
+    [F_STRIPS_ROWS] = "gpu_strips_rows",
+    [F_STRIPS_WARPS] = "gpu_strips_warps",
+    [F_STRIPS_NNZ] = "gpu_strips_nnz",
+    [F_DIST_MIN] = "dist_min",
+    [F_DIST_MAX] = "dist_max",
+    [F_BANDWIDTH] = "bandwidth",
+    [F_COL_SPAN_MEAN] = "col_span_mean",
+    [F_CLUSTER_MEAN] = "cluster_mean",
+    [F_NDIAG] = "ndiag",
+    [F_DIA_FILL] = "dia_fill",
+    [F_DIAG_DIST_MEAN] = "diag_dist_mean",
+    [F_DIAG_DIST_SD] = "diag_dist_sd",
+    [F_LOW_BAND_MEAN] = "low_band_mean",
+    [F_UP_BAND_MEAN] = "up_band_mean",
+    [F_LOW_BAND_SD] = "low_band_sd",
+    [F_UP_BAND_SD] = "up_band_sd",
+    [F_X_SEG_ROW_MEAN] = "x_seg_row_mean",
+    [F_X_SEG_WARP_MEAN] = "x_seg_warp_mean",
 };
 
 const char *spmv_feature_name(int i) {
@@ -75,7 +123,8 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* The k-th smallest row length (0-based) from the histogram of lengths. */
 static int32_t hist_kth(const int64_t *hist, int64_t k) {
     int32_t len = 0;
-    for (int64_t below = hist[0]; below <= k; below += hist[++len]) {}
+    for (int64_t below = hist[0]; below <= k; below += hist[++len]) {
+    }
     return len;
 }
 
@@ -107,8 +156,8 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
         for (int32_t i = 0; i < n; i++)
             if (ip[i + 1] < ip[i])
                 return spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
-                                 "indptr decreases at position %lld: %d after %d",
-                                 (long long)i + 1, ip[i + 1], ip[i]);
+                                 "indptr decreases at position %lld: %d after %d", (long long)i + 1,
+                                 ip[i + 1], ip[i]);
     }
     double mean = (double)nnz / n, dm = mean - (double)m0;
     double sd = sqrt(fmax((double)sq - n * dm * dm, 0) / n);
@@ -121,7 +170,7 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     for (int32_t i = 0; i < n; i++) hist[ip[i + 1] - ip[i]]++;
     int32_t mode = 0;
     for (int32_t len = 1; len <= (int32_t)lmax; len++)
-        if (hist[len] > hist[mode]) mode = len;  /* strict: the smallest length wins ties */
+        if (hist[len] > hist[mode]) mode = len; /* strict: the smallest length wins ties */
     double median = n % 2 ? hist_kth(hist, n / 2)
                           : 0.5 * ((double)hist_kth(hist, n / 2 - 1) + hist_kth(hist, n / 2));
     hyb = spmv_hyb_width_hist(hist, (int32_t)lmax, n);
@@ -168,7 +217,7 @@ static void moments_add(moments *m, const int32_t *v, int32_t k) {
     for (int32_t j = 0; j < k; j++) s += (int64_t)v[j] - m->shift;
     double mb = (double)s / k, a0 = 0, a1 = 0, a2 = 0, a3 = 0, sh = m->shift;
     int32_t j = 0;
-    for (; j + 4 <= k; j += 4) {            /* four sums: the adds pipeline instead of chaining */
+    for (; j + 4 <= k; j += 4) { /* four sums: the adds pipeline instead of chaining */
         double d0 = (v[j] - sh) - mb, d1 = (v[j + 1] - sh) - mb;
         double d2 = (v[j + 2] - sh) - mb, d3 = (v[j + 3] - sh) - mb;
         a0 += d0 * d0;
@@ -204,7 +253,7 @@ static int word_zero(const uint8_t *p) {
  * group counts each segment once without clearing anything. */
 static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     int rc = SPMV_OK;
-    const int32_t none = 0;   /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
+    const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
     const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
     int32_t n = A->nrows;
     uint32_t ncols = (uint32_t)A->ncols;
@@ -219,13 +268,13 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     int64_t span = 0, cluster = 0, segr = 0, segw = 0;
     moments mlo = {0, 0, 0, 0}, mup = {0, 0, 0, 0};
     /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
-    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {     /* BLOCK is a multiple of the group size 32 */
+    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) { /* BLOCK is a multiple of the group size 32 */
         int32_t b1 = n - b0 < BLOCK ? n : (int32_t)(b0 + BLOCK), nb = 0;
         for (int32_t i = (int32_t)b0; i < b1; i++) {
             const int32_t *q = ix + ip[i], *qe = ix + ip[i + 1];
             if (q == qe) continue;
-            uint8_t *mk = mark + (n - 1 - i);   /* mk[col] marks offset col - i */
-            int32_t g = (i >> 5) + 1;           /* group id; 0 is the never-stamped value */
+            uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
+            int32_t g = (i >> 5) + 1;         /* group id; 0 is the never-stamped value */
             int32_t first = *q, last = qe[-1];
             /* The indices are checked as they are read, before any write they index: the row's
              * ends lie in [0, ncols) and every column between them in [first, last] (one compare
@@ -236,7 +285,7 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
             mk[c] = 1;
             segw += stamp[s] != g;
             stamp[s] = g;
-            for (q++; q < qe; q++) {            /* compares become cmov/setcc */
+            for (q++; q < qe; q++) { /* compares become cmov/setcc */
                 int32_t cn = *q;
                 if ((uint32_t)cn - (uint32_t)first > width) goto bad;
                 int32_t d = cn - c, sn = cn >> 4;
@@ -245,7 +294,7 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
                 run = d == 1 ? run + 1 : 0;
                 best = run > best ? run : best;
                 mk[cn] = 1;
-                if (sn != s) {                  /* sorted: a segment recurs only in a run. The
+                if (sn != s) { /* sorted: a segment recurs only in a run. The
                                                    branch halves the time of stencils (one stamp
                                                    per segment, not per entry) but doubles it where
                                                    segments change unpredictably (pushpull).
@@ -258,7 +307,7 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
                 s = sn;
             }
             int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
-            band = max_i32(band, max_i32(lo, up));  /* sorted: the extremes end the row */
+            band = max_i32(band, max_i32(lo, up)); /* sorted: the extremes end the row */
             span += c - first;
             cluster += best;
             segr += segs;
@@ -309,7 +358,7 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
     out[F_DIST_MAX] = gmax;
     out[F_BANDWIDTH] = band;
     out[F_COL_SPAN_MEAN] = ratio((double)span, r);
-    out[F_CLUSTER_MEAN] = ratio((double)(cluster + rows), r);  /* best counted steps, not entries */
+    out[F_CLUSTER_MEAN] = ratio((double)(cluster + rows), r); /* best counted steps, not entries */
     out[F_NDIAG] = (double)ndiag;
     out[F_DIA_FILL] = ratio((double)ndiag * n, (double)nnz);
     out[F_DIAG_DIST_MEAN] = gap_mean;
@@ -330,9 +379,11 @@ done:
     return rc;
 }
 
-int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) {
+int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                          spmv_err *err) {
     if (A == NULL || A->indptr == NULL || dev == NULL || out == NULL)
-        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features need a matrix, GPU properties and "
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "features need a matrix, GPU properties and "
                          "an output array, not NULL");
     if (A->nrows < 1 || A->ncols < 1)
         return spmv_fail(err, SPMV_EINVAL, -1, A->nrows < 1 ? A->nrows : A->ncols, 1,
@@ -342,7 +393,8 @@ int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *
     if (dev->sm_count < 1 || dev->threads_per_sm < 1 || dev->warp_size < 1)
         return spmv_fail(err, SPMV_EINVAL, -1, -1, 1,
                          "GPU properties must be positive: sm_count %d, threads_per_sm %d, "
-                         "warp_size %d", dev->sm_count, dev->threads_per_sm, dev->warp_size);
+                         "warp_size %d",
+                         dev->sm_count, dev->threads_per_sm, dev->warp_size);
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
     int rc = features_rows(A, dev, out, err);
     return rc ? rc : features_pattern(A, out, err);

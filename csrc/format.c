@@ -3,10 +3,10 @@
 #include "spmv_internal.h"
 
 static const spmv_format_ops *const formats[SPMV_NFORMATS] = {
-    [SPMV_FMT_CSR] = &spmv_csr_ops,   [SPMV_FMT_COO] = &spmv_coo_ops,
-    [SPMV_FMT_ELL] = &spmv_ell_ops,   [SPMV_FMT_SELL] = &spmv_sell_ops,
+    [SPMV_FMT_CSR] = &spmv_csr_ops,       [SPMV_FMT_COO] = &spmv_coo_ops,
+    [SPMV_FMT_ELL] = &spmv_ell_ops,       [SPMV_FMT_SELL] = &spmv_sell_ops,
     [SPMV_FMT_BROELL] = &spmv_broell_ops, [SPMV_FMT_HYB] = &spmv_hyb_ops,
-    [SPMV_FMT_DIA] = &spmv_dia_ops,   [SPMV_FMT_JAD] = &spmv_jad_ops,
+    [SPMV_FMT_DIA] = &spmv_dia_ops,       [SPMV_FMT_JAD] = &spmv_jad_ops,
     [SPMV_FMT_BSR] = &spmv_bsr_ops,
 };
 
@@ -132,8 +132,8 @@ int spmv_fmt_check(const spmv_fmt *F, spmv_err *err) {
         return spmv_fail(err, SPMV_EINVAL, -1, F->nrows < 1 ? F->nrows : F->ncols, 1,
                          "%s: shape %d x %d; nrows and ncols must be >= 1", fn, F->nrows, F->ncols);
     if (F->nnz < 0 || F->nnz > INT32_MAX)
-        return spmv_fail(err, SPMV_EINVAL, -1, F->nnz, INT32_MAX, "%s: nnz = %lld is outside [0, %d]",
-                         fn, (long long)F->nnz, INT32_MAX);
+        return spmv_fail(err, SPMV_EINVAL, -1, F->nnz, INT32_MAX,
+                         "%s: nnz = %lld is outside [0, %d]", fn, (long long)F->nnz, INT32_MAX);
     return op->check(F, err);
 }
 
@@ -152,7 +152,7 @@ int spmv_fmt_lengths(const spmv_fmt *F, const int64_t *nidx, const int64_t *nval
         int isval = k >= SPMV_MAXIDX, j = isval ? k - SPMV_MAXIDX : k;
         int64_t have = isval ? F->nval[j] : F->nidx[j], want = isval ? nval[j] : nidx[j];
         const void *a = isval ? F->val[j] : (const void *)F->idx[j];
-        if (want > INT32_MAX)  /* every stored array is indexed with int32 on the GPU */
+        if (want > INT32_MAX) /* every stored array is indexed with int32 on the GPU */
             return spmv_fail(err, SPMV_EINVAL, k, want, INT32_MAX,
                              "%s: %s would need %lld entries, past the int32 limit %d",
                              names[F->format], what[k] ? what[k] : "an array", (long long)want,
@@ -175,8 +175,8 @@ int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last, i
         int64_t d = (int64_t)p[i + 1] - p[i];
         if (d < 0 || d % step != 0)
             return spmv_fail(err, SPMV_EINDEX, i + 1, p[i + 1], p[i],
-                             "%s: %s[%lld] = %d after %d; it must not decrease%s",
-                             names[F->format], what, (long long)i + 1, p[i + 1], p[i],
+                             "%s: %s[%lld] = %d after %d; it must not decrease%s", names[F->format],
+                             what, (long long)i + 1, p[i + 1], p[i],
                              step > 1 ? " and must step by multiples of the slice height" : "");
     }
     if (p[n] != last)
@@ -214,8 +214,8 @@ int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *prev, con
     if (col <= *prev)
         return spmv_fail(err, SPMV_EUNSORTED, row, col, *prev,
                          "%s: %s holds column %lld after column %lld in row %lld; a row's "
-                         "columns must increase", names[F->format], what, (long long)col,
-                         (long long)*prev, (long long)row);
+                         "columns must increase",
+                         names[F->format], what, (long long)col, (long long)*prev, (long long)row);
     *prev = col;
     return SPMV_OK;
 }

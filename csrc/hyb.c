@@ -23,7 +23,8 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     if (k < -1)
         return spmv_fail(err, SPMV_EINVAL, -1, k, -1,
                          "The 'k' parameter of hyb must be -1 (Bell-Garland width) or an ELL "
-                         "width in [0, %d]. Got %d instead.", INT32_MAX, k);
+                         "width in [0, %d]. Got %d instead.",
+                         INT32_MAX, k);
     if (k == -1) {
         int rc = spmv_hyb_width(A, &k, err);
         if (rc) return rc;
@@ -54,8 +55,8 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 
 /* A row's COO entries follow a full ELL part and continue its columns, as hyb_fill leaves them. */
 static int hyb_check(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"ELL col", "COO row", "COO col", NULL, "ELL values",
-                                       "COO values"};
+    static const char *const what[] = {"ELL col", "COO row",    "COO col",
+                                       NULL,      "ELL values", "COO values"};
     int rc = spmv_fmt_scalar(F, 0, 0, INT32_MAX, "ELL width", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "COO entries", err);
     if (rc) return rc;
@@ -79,10 +80,12 @@ static int hyb_check(const spmv_fmt *F, spmv_err *err) {
     if (rc == SPMV_OK && q < coo)
         rc = spmv_fail(err, SPMV_EINDEX, q, crow[q], n,
                        "hyb: COO row[%lld] = %d is outside [0, nrows = %d) or below the row before "
-                       "it (rows must not decrease)", (long long)q, crow[q], n);
+                       "it (rows must not decrease)",
+                       (long long)q, crow[q], n);
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
 SPMV_API const spmv_format_ops spmv_hyb_ops = {
-    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64, 1, hyb_check,
+    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64,
+    1,        hyb_check,
 };

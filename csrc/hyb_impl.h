@@ -10,7 +10,7 @@ static int SPMV_NAME(hyb_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_
     int32_t n = A->nrows, w = (int32_t)F->scalar[0];
     const int32_t *indptr = A->indptr, *indices = A->indices;
     SPMV_NAME(spmv_ell_part_fill)(A, values, w, ecol, ev);
-    int64_t q = 0;                           /* the COO part is O(coo_nnz): one serial pass */
+    int64_t q = 0; /* the COO part is O(coo_nnz): one serial pass */
     for (int32_t i = 0; i < n; i++)
         for (int64_t p = (int64_t)indptr[i] + w; p < indptr[i + 1]; p++, q++) {
             crow[q] = i;
@@ -29,7 +29,7 @@ static int SPMV_NAME(hyb_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     int64_t coo = F->scalar[1], q = 0;
     int32_t pos = 0;
     indptr[0] = 0;
-    for (int32_t i = 0; i < n; i++) {        /* a row's COO entries follow its ELL ones */
+    for (int32_t i = 0; i < n; i++) { /* a row's COO entries follow its ELL ones */
         for (int32_t k = 0; k < w; k++) {
             int64_t s = (int64_t)k * n + i;
             if (ecol[s] < 0) break;
@@ -60,7 +60,7 @@ static int SPMV_NAME(hyb_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-        SPMV_NAME(spmv_ell_part_rows)(n, w, ecol, ev, x, y);  /* ends in a barrier */
+        SPMV_NAME(spmv_ell_part_rows)(n, w, ecol, ev, x, y); /* ends in a barrier */
         SPMV_NAME(spmv_coo_part_chunk)(crow, ccol, cv, coo, x, y, t, nt, 1);
     }
     return SPMV_OK;

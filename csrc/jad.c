@@ -84,8 +84,8 @@ static int jad_check(const spmv_fmt *F, spmv_err *err) {
         if (len > n || (k > 0 && len > (int64_t)jd[k] - jd[k - 1]))
             return spmv_fail(err, SPMV_EINDEX, k, len, n,
                              "jad: jagged diagonal %d holds %lld entries; it must hold at most "
-                             "nrows = %d and no more than the diagonal before it", k,
-                             (long long)len, n);
+                             "nrows = %d and no more than the diagonal before it",
+                             k, (long long)len, n);
     }
     for (int32_t r = 0; rc == SPMV_OK && r < n; r++) {
         int64_t prev = -1;
@@ -96,5 +96,6 @@ static int jad_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_jad_ops = {
-    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64, 1, jad_check,
+    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64,
+    1,        jad_check,
 };

@@ -70,7 +70,7 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
         c->qn[j] = K->shift ? (z[j] - K->shift[o + j]) / K->div[o + j] : z[j];
     if (c->set != s || memcmp(c->q, c->qn, (size_t)d * sizeof *c->q) != 0) {
         for (int32_t i = 0; i < n; i++) {
-            int64_t v = (int64_t)(p0 + i) * d;   /* an index: points may be NULL when d is 0 */
+            int64_t v = (int64_t)(p0 + i) * d; /* an index: points may be NULL when d is 0 */
             double d2 = 0;
             for (int32_t j = 0; j < d; j++) {
                 double e = c->qn[j] - K->points[v + j];

@@ -6,7 +6,7 @@
 #include "spmv_internal.h"
 
 void spmv_linear_eval(const spmv_model *M, int32_t g, const double *z, double *raw) {
-    int64_t w = (int64_t)g * M->ninputs;   /* an index, not coef + w: coef may be NULL when empty */
+    int64_t w = (int64_t)g * M->ninputs; /* an index, not coef + w: coef may be NULL when empty */
     double y = 0;
     for (int32_t k = 0; k < M->ninputs; k++) y += M->coef[w + k] * z[k];
     raw[0] = y + M->intercept[g];

@@ -9,7 +9,7 @@ static double svm_decision(const spmv_model *M, int32_t s, const double *z) {
     int32_t d = M->ninputs;
     double y = 0;
     for (int32_t i = S->sv_ptr[s]; i < S->sv_ptr[s + 1]; i++) {
-        int64_t v = (int64_t)i * d;          /* an index: sv may be NULL when d is 0 */
+        int64_t v = (int64_t)i * d; /* an index: sv may be NULL when d is 0 */
         double d2 = 0;
         for (int32_t k = 0; k < d; k++) {
             double e = z[k] - S->sv[v + k];

@@ -410,7 +410,8 @@ static int predict_linear_shared(const spmv_model *M, const double *rows, int32_
             ms[i] = HUGE_VAL;
             continue;
         }
-        const double *w = ni > 0 ? M->coef + (int64_t)g * ni : M->coef; /* coef may be NULL when ni is 0 */
+        const double *w =
+            ni > 0 ? M->coef + (int64_t)g * ni : M->coef; /* coef may be NULL when ni is 0 */
         if (first < 0) {
             first = i;
             model_inputs(M, row, z, memo);

@@ -10,17 +10,20 @@
 #include <string.h>
 
 /* Thread mappings of the own CUDA kernels: block sizes and threads per row. */
-#define BS {64, 128, 256, 512, 1024}
-#define TPV {2, 4, 8, 16, 32}
+#define BS                                                                                         \
+    { 64, 128, 256, 512, 1024 }
+#define TPV                                                                                        \
+    { 2, 4, 8, 16, 32 }
 
-#define CPU(name, fmt, variant)                                                                   \
+#define CPU(name, fmt, variant)                                                                    \
     .id = name, .device = SPMV_DEV_CPU, .library = SPMV_LIB_PYSPMV, .format = fmt, .kernel = variant
-#define OWN(name, fmt, variant)                                                                   \
-    .id = name, .device = SPMV_DEV_CUDA, .library = SPMV_LIB_PYSPMV, .format = fmt, .kernel = variant
-#define CUSPARSE(name, fmt, alg)                                                                  \
+#define OWN(name, fmt, variant)                                                                    \
+    .id = name, .device = SPMV_DEV_CUDA, .library = SPMV_LIB_PYSPMV, .format = fmt,                \
+    .kernel = variant
+#define CUSPARSE(name, fmt, alg)                                                                   \
     .id = name, .device = SPMV_DEV_CUDA, .library = SPMV_LIB_CUSPARSE, .format = fmt, .kernel = alg
 /* Only a block size, from BS, default 256. */
-#define BLOCK_ONLY                                                                                \
+#define BLOCK_ONLY                                                                                 \
     .param_name = {NULL, NULL, NULL, "bs"}, .grid = {{0}, {0}, {0}, BS}, .ngrid = {0, 0, 0, 5},    \
     .param_default = {0, 0, 0, 256}
 
@@ -32,10 +35,12 @@ static const spmv_kernel_desc kernels[] = {
     {CPU("cpu/ell", SPMV_FMT_ELL, 0), .deterministic = 1},
     /* C at SIMD widths (4 doubles or 8 floats per AVX2 register, 8/16 with AVX-512) */
     {CPU("cpu/sell", SPMV_FMT_SELL, 0), .param_name = {"c", "sigma"},
-     .grid = {{4, 8, 16}, {1, 64, 256}}, .ngrid = {3, 3}, .param_default = {8, 1}, .deterministic = 1},
+     .grid = {{4, 8, 16}, {1, 64, 256}}, .ngrid = {3, 3}, .param_default = {8, 1},
+     .deterministic = 1},
     {CPU("cpu/bro_ell", SPMV_FMT_BROELL, 0), .param_name = {"h", "bits"},
      .grid = {{32, 256}, {0, 32}}, .ngrid = {2, 2}, .param_default = {32, 0}, .deterministic = 1},
-    {CPU("cpu/hyb", SPMV_FMT_HYB, 0), .param_name = {"k"}, .param_default = {-1}, .deterministic = 1},
+    {CPU("cpu/hyb", SPMV_FMT_HYB, 0), .param_name = {"k"}, .param_default = {-1},
+     .deterministic = 1},
     {CPU("cpu/dia", SPMV_FMT_DIA, 0), .deterministic = 1},
     {CPU("cpu/jad", SPMV_FMT_JAD, 0), .deterministic = 1},
     {CPU("cpu/bsr", SPMV_FMT_BSR, 0), .param_name = {"b"}, .grid = {{2, 4, 8}}, .ngrid = {3},
@@ -55,8 +60,8 @@ static const spmv_kernel_desc kernels[] = {
      .grid = {{16, 32, 64}, {1, 256, 4096}, {0}, BS}, .ngrid = {3, 3, 0, 5},
      .param_default = {32, 1, 0, 256}, .launches = 1, .deterministic = 1},
     {OWN("pyspmv/bro_ell", SPMV_FMT_BROELL, 0), .param_name = {"h", "bits", NULL, "bs"},
-     .grid = {{32, 128}, {0, 32}, {0}, BS}, .ngrid = {2, 2, 0, 5},
-     .param_default = {32, 0, 0, 256}, .launches = 1, .deterministic = 1},
+     .grid = {{32, 128}, {0, 32}, {0}, BS}, .ngrid = {2, 2, 0, 5}, .param_default = {32, 0, 0, 256},
+     .launches = 1, .deterministic = 1},
     {OWN("pyspmv/hyb", SPMV_FMT_HYB, 0), .param_name = {"k", NULL, NULL, "bs"},
      .grid = {{0}, {0}, {0}, BS}, .ngrid = {0, 0, 0, 5}, .param_default = {-1, 0, 0, 256},
      .launches = 2, .deterministic = 1},
@@ -72,8 +77,8 @@ static const spmv_kernel_desc kernels[] = {
     {CUSPARSE("cusparse/coo/alg1", SPMV_FMT_COO, 1), .launches = 2, .deterministic = 0},
     {CUSPARSE("cusparse/coo/alg2", SPMV_FMT_COO, 2), .launches = 3, .deterministic = 1},
     /* cuSPARSE's sliced ELL has no row permutation: sigma stays 1 */
-    {CUSPARSE("cusparse/sell/alg1", SPMV_FMT_SELL, 1), .param_name = {"c"},
-     .grid = {{8, 32}}, .ngrid = {2}, .param_default = {32, 1}, .launches = 1, .deterministic = 1},
+    {CUSPARSE("cusparse/sell/alg1", SPMV_FMT_SELL, 1), .param_name = {"c"}, .grid = {{8, 32}},
+     .ngrid = {2}, .param_default = {32, 1}, .launches = 1, .deterministic = 1},
     {CUSPARSE("cusparse/bsr", SPMV_FMT_BSR, 0), .param_name = {"b"}, .grid = {{2, 4, 8}},
      .ngrid = {3}, .param_default = {4}, .launches = 1, .deterministic = 1},
 };

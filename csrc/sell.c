@@ -28,11 +28,13 @@ static int sell_params(const spmv_fmt *F, spmv_err *err) {
     if (c < 1 || c > SELL_MAX_C || (c & (c - 1)) != 0)
         return spmv_fail(err, SPMV_EINVAL, -1, c, SELL_MAX_C,
                          "The 'c' parameter of sell must be a power of two in [1, %d]. Got %d "
-                         "instead.", SELL_MAX_C, c);
+                         "instead.",
+                         SELL_MAX_C, c);
     if (sigma != 1 && (sigma < 1 || sigma > SELL_MAX_SIGMA || sigma % c != 0))
         return spmv_fail(err, SPMV_EINVAL, -1, sigma, SELL_MAX_SIGMA,
                          "The 'sigma' parameter of sell must be 1 or a positive multiple of c = %d "
-                         "up to %d. Got %d instead.", c, SELL_MAX_SIGMA, sigma);
+                         "up to %d. Got %d instead.",
+                         c, SELL_MAX_SIGMA, sigma);
     return SPMV_OK;
 }
 
@@ -51,14 +53,14 @@ static int sell_perm(const spmv_csr *A, int32_t sigma, int32_t *perm, spmv_err *
         if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
     int32_t *hist = spmv_malloc((int64_t)maxlen + 1, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
-    for (int32_t w0 = 0; w0 < n; w0 = n - w0 > sigma ? w0 + sigma : n) {
+    for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
         int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0;
         for (int32_t i = w0; i < w1; i++)
             if (row_len(A, i) > m) m = row_len(A, i);
         for (int32_t L = 0; L <= m; L++) hist[L] = 0;
         for (int32_t i = w0; i < w1; i++) hist[row_len(A, i)]++;
         int32_t pos = w0;
-        for (int32_t L = m; L >= 0; L--) {   /* hist[L] becomes the first position of length L */
+        for (int32_t L = m; L >= 0; L--) { /* hist[L] becomes the first position of length L */
             int32_t cnt = hist[L];
             hist[L] = pos;
             pos += cnt;
@@ -124,7 +126,8 @@ static int sell_check(const spmv_fmt *F, spmv_err *err) {
     int rc = sell_params(F, err);
     int32_t c = F->param[0], n = F->nrows;
     int64_t nslices = ((int64_t)n + c - 1) / c, count = 0;
-    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / c)", err);
+    if (rc == SPMV_OK)
+        rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / c)", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "slots", err);
     if (rc) return rc;
     int64_t nidx[SPMV_MAXIDX] = {n, nslices + 1, F->scalar[1]}, nval[SPMV_MAXVAL] = {F->scalar[1]};
@@ -145,13 +148,15 @@ static int sell_check(const spmv_fmt *F, spmv_err *err) {
                     rc = spmv_fail(err, SPMV_EINDEX, r, col[sp[s] + (int64_t)k * c + l], -1,
                                    "sell: col holds %d in slot %d of lane %d of slice %lld, after "
                                    "the lane's entries or past nrows: only padding (-1) may be "
-                                   "there", col[sp[s] + (int64_t)k * c + l], k, l, (long long)s);
+                                   "there",
+                                   col[sp[s] + (int64_t)k * c + l], k, l, (long long)s);
         }
     }
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
 SPMV_API const spmv_format_ops spmv_sell_ops = {
-    sell_size, sell_fill_f32, sell_fill_f64, sell_to_csr_f32, sell_to_csr_f64, sell_mv_f32,
-    sell_mv_f64, 1, sell_check,
+    sell_size,       sell_fill_f32, sell_fill_f64, sell_to_csr_f32,
+    sell_to_csr_f64, sell_mv_f32,   sell_mv_f64,   1,
+    sell_check,
 };

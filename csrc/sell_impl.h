@@ -12,8 +12,7 @@ static int SPMV_NAME(sell_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv
     int rc = sell_perm(A, F->param[1], perm, err);
     if (rc) return rc;
     sp[0] = 0;
-    for (int64_t s = 0; s < nslices; s++)
-        sp[s + 1] = sp[s] + c * slice_width(A, perm, c, s);
+    for (int64_t s = 0; s < nslices; s++) sp[s + 1] = sp[s] + c * slice_width(A, perm, c, s);
 #pragma omp parallel for schedule(static) if (F->scalar[1] > SPMV_OMP_MIN_WORK)
     for (int64_t s = 0; s < nslices; s++) {
         int32_t w = (sp[s + 1] - sp[s]) / c;
@@ -69,7 +68,7 @@ static int SPMV_NAME(sell_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x,
             SPMV_REAL sum = 0;
             for (int32_t k = 0; k < w; k++) {
                 int64_t q = sp[s] + (int64_t)k * c + l;
-                if (col[q] < 0) break;       /* padding only follows a row's entries */
+                if (col[q] < 0) break; /* padding only follows a row's entries */
                 sum += v[q] * x[col[q]];
             }
             y[perm[s * c + l]] = sum;

@@ -27,7 +27,7 @@ enum {
     SPMV_EUNSORTED = -3,      /* column indices unsorted or duplicated within a row */
     SPMV_EOVERFLOW = -4,      /* a count past int32 (or a byte size past int64) */
     SPMV_ENOMEM = -5,         /* allocation failed; err->value holds the bytes asked for */
-    SPMV_ENOTAPPLICABLE = -6, /* this format or kernel cannot serve this matrix; err->msg says why */
+    SPMV_ENOTAPPLICABLE = -6, /* this format or kernel cannot serve A; err->msg says why */
     SPMV_ESCHEMA = -7,        /* a model whose features or configurations do not match */
     SPMV_ENODEVICE = -8,      /* no usable GPU, or built without CUDA */
     SPMV_ECUDA = -9,          /* the CUDA runtime failed; err->msg holds its string */
@@ -61,7 +61,8 @@ typedef struct {
  * indptr[0] == 0, non-decreasing, indptr[nrows] == indices_len; 0 <= indices < ncols; strictly
  * increasing within each row (SPMV_EUNSORTED names the row for unsorted and duplicate indices alike).
  * O(nnz + nrows).  Every other function taking a spmv_csr requires A to pass this check. */
-SPMV_API int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, spmv_err *err);
+SPMV_API int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len,
+                            spmv_err *err);
 
 /* Find the first non-finite entry of v[n]; SPMV_EINVAL with where = its position, else 0.  O(n). */
 SPMV_API int spmv_finite_check_f32(const float *v, int64_t n, spmv_err *err);
@@ -71,8 +72,8 @@ SPMV_API int spmv_finite_check_f64(const double *v, int64_t n, spmv_err *err);
 
 /* GPU properties some features depend on (Guo's strips).  spmv_gpu_props_h100() fills the H100's. */
 typedef struct {
-    int32_t sm_count;        /* streaming multiprocessors */
-    int32_t threads_per_sm;  /* resident threads per SM */
+    int32_t sm_count;       /* streaming multiprocessors */
+    int32_t threads_per_sm; /* resident threads per SM */
     int32_t warp_size;
 } spmv_gpu_props;
 
@@ -89,7 +90,8 @@ SPMV_API const char *spmv_feature_name(int i);
  * indptr[nrows]; everything else spmv_csr_check verifies is verified here as it is read (fused into
  * the passes, not a pass of its own).  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED (the
  * messages of spmv_csr_check) or SPMV_ENOMEM. */
-SPMV_API int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err);
+SPMV_API int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                                   spmv_err *err);
 
 /* ---- storage formats --------------------------------------------------------------------------- */
 
@@ -125,18 +127,18 @@ SPMV_API const char *spmv_format_name(int f);
  * Padding slots hold column -1 (or a presence bit of 0) and value 0, so the pattern survives: every
  * format converts back to the same CSR exactly, explicit zeros included. */
 typedef struct {
-    int format;       /* spmv_format */
+    int format; /* spmv_format */
     int32_t nrows, ncols;
     int64_t nnz;      /* stored entries of the CSR it came from */
     int32_t param[2]; /* format parameters (SELL: C, sigma; BRO-ELL: slice height, symbol bits;
                          HYB: ELL width or -1 for Bell-Garland; BSR: block size); see csrc/<fmt>.c */
-    double max_fill;  /* refuse (SPMV_ENOTAPPLICABLE) when stored slots > max_fill * max(nnz, nrows);
+    double max_fill; /* refuse (SPMV_ENOTAPPLICABLE) when stored slots > max_fill * max(nnz, nrows);
                          <= 0 means SPMV_DEFAULT_MAX_FILL */
-    int64_t scalar[4];               /* derived sizes: ELL width, number of slices, diagonals, ... */
-    int64_t nidx[SPMV_MAXIDX];       /* element count of idx[k] */
-    int64_t nval[SPMV_MAXVAL];       /* element count of val[k] */
-    int32_t *idx[SPMV_MAXIDX];       /* caller-allocated */
-    void *val[SPMV_MAXVAL];          /* caller-allocated: float or double as the call's suffix says */
+    int64_t scalar[4];         /* derived sizes: ELL width, number of slices, diagonals, ... */
+    int64_t nidx[SPMV_MAXIDX]; /* element count of idx[k] */
+    int64_t nval[SPMV_MAXVAL]; /* element count of val[k] */
+    int32_t *idx[SPMV_MAXIDX]; /* caller-allocated */
+    void *val[SPMV_MAXVAL];    /* caller-allocated: float or double as the call's suffix says */
 } spmv_fmt;
 
 /* Step 1 of conversion: sizes of F->format for A.  A is checked as by spmv_csr_check with
@@ -152,10 +154,10 @@ SPMV_API int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt
 
 /* Back to CSR: indptr[nrows+1], indices[nnz], values[nnz] (caller-allocated, nnz = F->nnz).
  * Rows come out sorted, exactly as the CSR F was filled from.  Returns 0 or SPMV_ENOMEM. */
-SPMV_API int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *indices, float *values,
-                                 spmv_err *err);
-SPMV_API int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices, double *values,
-                                 spmv_err *err);
+SPMV_API int spmv_fmt_to_csr_f32(const spmv_fmt *F, int32_t *indptr, int32_t *indices,
+                                 float *values, spmv_err *err);
+SPMV_API int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices,
+                                 double *values, spmv_err *err);
 
 /* Check a filled F before reading it, for F that did not come straight from spmv_fmt_fill_* (a state
  * from Python, a file): nrows, ncols >= 1, 0 <= nnz <= INT32_MAX; parameters in their ranges;
@@ -179,8 +181,10 @@ SPMV_API int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size);
 /* y[nrows] = F * x[ncols] on the CPU with kernel variant `kernel` of F's format (see the registry
  * below; 0 is every format's default).  OpenMP threads where built with OpenMP.  Returns 0 or
  * SPMV_EINVAL for an unknown variant.  O(stored slots). */
-SPMV_API int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
-SPMV_API int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
+SPMV_API int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, float *y,
+                             spmv_err *err);
+SPMV_API int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y,
+                             spmv_err *err);
 
 /* ---- timing ------------------------------------------------------------------------------------ */
 
@@ -199,14 +203,15 @@ typedef int (*spmv_work_fn)(void *ctx, double *ms, spmv_err *err);
  * early once budget_s seconds of timed runs have passed (budget_s <= 0: no budget; at least one timed
  * run is always made).  Quantiles by linear interpolation, as numpy.quantile.  Returns 0, fn's code,
  * SPMV_EINVAL (repeats < 1 or warmup < 0) or SPMV_ENOMEM.  Used by the CPU and the GPU benches. */
-SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s, spmv_timing *out,
-                       spmv_err *err);
+SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
+                       spmv_timing *out, spmv_err *err);
 
 /* Time spmv_fmt_mv_* of F with spmv_time().  x[ncols], y[nrows] caller-allocated. */
-SPMV_API int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup, int repeats,
-                                double budget_s, spmv_timing *out, spmv_err *err);
-SPMV_API int spmv_fmt_bench_f64(const spmv_fmt *F, int kernel, const double *x, double *y, int warmup,
+SPMV_API int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup,
                                 int repeats, double budget_s, spmv_timing *out, spmv_err *err);
+SPMV_API int spmv_fmt_bench_f64(const spmv_fmt *F, int kernel, const double *x, double *y,
+                                int warmup, int repeats, double budget_s, spmv_timing *out,
+                                spmv_err *err);
 #endif
 
 /* ---- configuration registry -------------------------------------------------------------------- */
@@ -224,19 +229,19 @@ enum { SPMV_P_TPV = 2, SPMV_P_BLOCK = 3 };
  * is `id` followed by "/name=value" for each named parameter in slot order, e.g.
  * "cpu/sell/c=8/sigma=64" or "pyspmv/csr/vector/tpv=8/bs=256". */
 typedef struct {
-    const char *id;                           /* "library/format[/kernel]" */
-    int device;                               /* SPMV_DEV_* */
-    int library;                              /* SPMV_LIB_*: whose kernel */
-    int format;                               /* spmv_format */
-    int kernel;                               /* variant: spmv_fmt_mv_*'s, a CUDA kernel's, or a
+    const char *id;                          /* "library/format[/kernel]" */
+    int device;                              /* SPMV_DEV_* */
+    int library;                             /* SPMV_LIB_*: whose kernel */
+    int format;                              /* spmv_format */
+    int kernel;                              /* variant: spmv_fmt_mv_*'s, a CUDA kernel's, or a
                                                  cuSPARSE algorithm (0 = its default) */
-    const char *param_name[SPMV_NPARAM];      /* names in ids; NULL: unused slot */
-    int32_t grid[SPMV_NPARAM][SPMV_MAXGRID];  /* values configs() expands */
+    const char *param_name[SPMV_NPARAM];     /* names in ids; NULL: unused slot */
+    int32_t grid[SPMV_NPARAM][SPMV_MAXGRID]; /* values configs() expands */
     int ngrid[SPMV_NPARAM];
-    int32_t param_default[SPMV_NPARAM];       /* value when a parameter is unused or left out */
-    int launches;                             /* GPU kernel launches and memsets per product; 0 on
+    int32_t param_default[SPMV_NPARAM]; /* value when a parameter is unused or left out */
+    int launches;                       /* GPU kernel launches and memsets per product; 0 on
                                                  the CPU (a per-configuration feature) */
-    int deterministic;                        /* 1: same bits on every run */
+    int deterministic;                  /* 1: same bits on every run */
 } spmv_kernel_desc;
 
 /* Number of registered kernels and the i-th one (NULL outside [0, count)). */
@@ -252,9 +257,18 @@ SPMV_API const spmv_kernel_desc *spmv_kernel_find(const char *id);
  * pyspmv.datasets' X without its string columns, then a model's own per-configuration columns
  * (SPMV_NCOLS + nextra in all).  p_* are the configuration's parameters, NaN where it has none. */
 enum {
-    SPMV_COL_P_TPV = SPMV_NFEATURES, SPMV_COL_P_BS, SPMV_COL_P_C, SPMV_COL_P_SIGMA, SPMV_COL_P_H,
-    SPMV_COL_P_BITS, SPMV_COL_P_B, SPMV_COL_VALUE_BYTES, SPMV_COL_BYTES_MOVED,
-    SPMV_COL_PADDING_RATIO, SPMV_COL_LAUNCHES, SPMV_NCOLS
+    SPMV_COL_P_TPV = SPMV_NFEATURES,
+    SPMV_COL_P_BS,
+    SPMV_COL_P_C,
+    SPMV_COL_P_SIGMA,
+    SPMV_COL_P_H,
+    SPMV_COL_P_BITS,
+    SPMV_COL_P_B,
+    SPMV_COL_VALUE_BYTES,
+    SPMV_COL_BYTES_MOVED,
+    SPMV_COL_PADDING_RATIO,
+    SPMV_COL_LAUNCHES,
+    SPMV_NCOLS
 };
 #define SPMV_NPCOLS 7 /* p_tpv .. p_b */
 
@@ -284,30 +298,37 @@ SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, cons
 enum {
     SPMV_MODEL_LINEAR = 1, /* per group: intercept + coef . z */
     SPMV_MODEL_TREES,      /* per group and output: init + scale * sum of regression-tree leaves */
-    SPMV_MODEL_KNN,        /* per group: (inverse-distance) mean of the k nearest training targets */
-    SPMV_MODEL_SVM,        /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
-    SPMV_MODEL_FORMULA,    /* per group: sum of gated products coef * z[a] * z[b] */
-    SPMV_MODEL_CASCADE     /* classifiers chained: minus the probability of the configuration's path */
+    SPMV_MODEL_KNN,     /* per group: (inverse-distance) mean of the k nearest training targets */
+    SPMV_MODEL_SVM,     /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
+    SPMV_MODEL_FORMULA, /* per group: sum of gated products coef * z[a] * z[b] */
+    SPMV_MODEL_CASCADE  /* classifiers chained: minus the probability of the configuration's path */
 };
 /* Transforms of inputs and of the output. */
 enum {
-    SPMV_TF_IDENTITY = 0, SPMV_TF_LOG1P, SPMV_TF_LOG, SPMV_TF_LOG10, SPMV_TF_LOG2,
-    SPMV_TF_EXP, SPMV_TF_EXPM1, SPMV_TF_POW10, SPMV_TF_POW2
+    SPMV_TF_IDENTITY = 0,
+    SPMV_TF_LOG1P,
+    SPMV_TF_LOG,
+    SPMV_TF_LOG10,
+    SPMV_TF_LOG2,
+    SPMV_TF_EXP,
+    SPMV_TF_EXPM1,
+    SPMV_TF_POW10,
+    SPMV_TF_POW2
 };
 
 /* Tree ensemble, flat node arrays (scikit-learn's tree_ and HistGradientBoosting's predictor nodes).
  * Node t: feature[t] < 0 is a leaf with value[t]; else go to left[t] when z <= threshold[t] (z cast
  * to float first when cast_f32, as DecisionTreeRegressor compares; NaN: left when missing_left[t]). */
 typedef struct {
-    int32_t nout;            /* outputs per group: 1, or a classifier's classes */
+    int32_t nout; /* outputs per group: 1, or a classifier's classes */
     int32_t ntrees, nnodes;
-    const int32_t *tree_ptr; /* [ngroups*nout + 1] trees of (group g, output o) */
-    const int32_t *root;     /* [ntrees] first node of each tree */
+    const int32_t *tree_ptr;               /* [ngroups*nout + 1] trees of (group g, output o) */
+    const int32_t *root;                   /* [ntrees] first node of each tree */
     const int32_t *feature, *left, *right; /* [nnodes] */
     const double *threshold, *value;       /* [nnodes] */
     const uint8_t *missing_left;           /* [nnodes] or NULL */
-    const double *init;      /* [ngroups*nout] */
-    double scale;            /* learning rate (1 where leaves already carry it) */
+    const double *init;                    /* [ngroups*nout] */
+    double scale;                          /* learning rate (1 where leaves already carry it) */
     int cast_f32;
 } spmv_trees;
 
@@ -321,11 +342,11 @@ enum { SPMV_KNN_UNIFORM = 0, SPMV_KNN_SKLEARN, SPMV_KNN_FLOOR };
 #define SPMV_KNN_MAXK 64
 typedef struct {
     int32_t nsets, npoints, ntargets;
-    const int32_t *set_ptr;              /* [nsets+1] points of set s */
-    const double *points;                /* [npoints*ninputs] */
-    const double *target;                /* [npoints*ntargets]; NaN: not measured */
-    const double *shift, *div, *weight;  /* [nsets*ninputs] or NULL */
-    const int32_t *set, *k, *tcol;       /* [ngroups] */
+    const int32_t *set_ptr;             /* [nsets+1] points of set s */
+    const double *points;               /* [npoints*ninputs] */
+    const double *target;               /* [npoints*ntargets]; NaN: not measured */
+    const double *shift, *div, *weight; /* [nsets*ninputs] or NULL */
+    const int32_t *set, *k, *tcol;      /* [ngroups] */
     int weighting;
     double dmin;
 } spmv_knn;
@@ -352,8 +373,8 @@ typedef struct {
  * always): piecewise linear in strips and row-length statistics, products f(w) * strips. */
 typedef struct {
     int32_t nderived;
-    const int32_t *da, *db, *dc, *dd, *dceil;       /* [nderived] */
-    const double *dlo, *ddiv, *dlo2, *dadd;          /* [nderived] */
+    const int32_t *da, *db, *dc, *dd, *dceil; /* [nderived] */
+    const double *dlo, *ddiv, *dlo2, *dadd;   /* [nderived] */
     int32_t nterms;
     const int32_t *term_ptr;      /* [ngroups+1] */
     const int32_t *a, *b, *gate;  /* [nterms], indices into z[ninputs + nderived] */
@@ -369,8 +390,8 @@ typedef struct spmv_model spmv_model;
  * stage or class -1 counting 0: the most probable path ranks first. */
 typedef struct {
     int32_t nstages, nlevels;
-    const spmv_model *sub;        /* [nstages] */
-    const int32_t *node, *cls;    /* [ngroups*nlevels] */
+    const spmv_model *sub;     /* [nstages] */
+    const int32_t *node, *cls; /* [ngroups*nlevels] */
 } spmv_cascade;
 
 /* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
@@ -382,7 +403,7 @@ struct spmv_model {
     int32_t ngroups; /* sub-models */
     int32_t ncols;   /* design-row length it reads: SPMV_NCOLS + its extra columns */
     int32_t ninputs;
-    const int32_t *in_col, *in_tf;                             /* [ninputs] */
+    const int32_t *in_col, *in_tf;                            /* [ninputs] */
     const double *in_nan, *in_lo, *in_hi, *in_shift, *in_div; /* [ninputs] */
     int32_t out_tf, out_col;
     double out_lo;

@@ -11,8 +11,9 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
 #endif
-SPMV_API int spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
-                       ...);
+SPMV_API int
+spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
+          ...);
 
 /* malloc/free wrappers: n*size bytes, NULL (and SPMV_ENOMEM in err, with the byte count) on failure
  * or on n*size overflow.  spmv_free(NULL) is a no-op.  Built with SPMV_FAIL_INJECT, the k-th call can
@@ -21,8 +22,9 @@ SPMV_API void *spmv_malloc(int64_t n, int64_t size, spmv_err *err);
 SPMV_API void *spmv_calloc(int64_t n, int64_t size, spmv_err *err);
 SPMV_API void spmv_free(void *p);
 #ifdef SPMV_FAIL_INJECT
-SPMV_API void spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
-SPMV_API int64_t spmv_alloc_count(void);  /* allocations made since spmv_fail_after() */
+SPMV_API void
+spmv_fail_after(int64_t k); /* the k-th allocation from now fails (k >= 1); 0: none fails */
+SPMV_API int64_t spmv_alloc_count(void); /* allocations made since spmv_fail_after() */
 #endif
 
 /* The guard every padded format applies once it knows its slot count: SPMV_ENOTAPPLICABLE when slots
@@ -41,12 +43,13 @@ SPMV_API int32_t spmv_hyb_width_hist(const int64_t *hist, int32_t maxlen, int32_
 
 /* First index i in [lo, hi) with a[i] >= key (hi if none); a[lo..hi) non-decreasing.  The one
  * binary search behind the nnz-balanced CSR split and the COO thread chunks. */
-static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi,
-                                       int64_t key) {
+static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi, int64_t key) {
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < key) lo = mid + 1;
-        else hi = mid;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -101,12 +104,12 @@ SPMV_API int spmv_fmt_scalar(const spmv_fmt *F, int k, int64_t lo, int64_t hi, c
                              spmv_err *err);
 SPMV_API int spmv_fmt_lengths(const spmv_fmt *F, const int64_t *nidx, const int64_t *nval,
                               const char *const *what, spmv_err *err);
-SPMV_API int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last, int64_t step,
-                          const char *what, spmv_err *err);
+SPMV_API int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last,
+                          int64_t step, const char *what, spmv_err *err);
 SPMV_API int spmv_fmt_perm(const spmv_fmt *F, const int32_t *perm, int32_t n, const char *what,
                            spmv_err *err);
-SPMV_API int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *prev, const char *what,
-                          spmv_err *err);
+SPMV_API int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *prev,
+                          const char *what, spmv_err *err);
 SPMV_API int spmv_fmt_count(const spmv_fmt *F, int64_t count, spmv_err *err);
 
 /* Objects of the interface: `extern` here, `static` in an exported header (see SPMV_API). */
@@ -118,8 +121,8 @@ SPMV_DATA const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_s
 
 /* ELL's size step for an ELL part of width w: guard on nrows*w + extra slots, then scalar[0] = w
  * and nidx[0] = nval[0] = nrows*w.  `extra` is HYB's COO part (0 for ELL). */
-SPMV_API int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
-                                spmv_err *err);
+SPMV_API int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra,
+                                const char *what, spmv_err *err);
 /* The pieces HYB shares with ELL and COO, one per value type.  ell_part_fill: the first
  * min(len, w) entries of each row, column-major (slot k*nrows + i), padding -1 / 0.  ell_part_rows:
  * y = that ELL part times x; an orphaned `omp for`, so call it inside a parallel region (or
@@ -127,20 +130,22 @@ SPMV_API int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64
  * (add = 0) or adding to (add = 1) each row it finishes; every row is summed by one thread. */
 /* Check row i of an ELL part of width w (spmv_fmt_check): its entries (columns via spmv_fmt_col,
  * continuing *prev), then only padding -1; *len = its entries. */
-SPMV_API int spmv_ell_part_row(const spmv_fmt *F, int32_t i, int32_t w, const int32_t *col, int64_t *prev,
-                               int32_t *len, spmv_err *err);
-SPMV_API void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w, int32_t *col,
-                                     float *v);
-SPMV_API void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w, int32_t *col,
-                                     double *v);
+SPMV_API int spmv_ell_part_row(const spmv_fmt *F, int32_t i, int32_t w, const int32_t *col,
+                               int64_t *prev, int32_t *len, spmv_err *err);
+SPMV_API void spmv_ell_part_fill_f32(const spmv_csr *A, const float *values, int32_t w,
+                                     int32_t *col, float *v);
+SPMV_API void spmv_ell_part_fill_f64(const spmv_csr *A, const double *values, int32_t w,
+                                     int32_t *col, double *v);
 SPMV_API void spmv_ell_part_rows_f32(int32_t n, int32_t w, const int32_t *col, const float *v,
                                      const float *x, float *y);
 SPMV_API void spmv_ell_part_rows_f64(int32_t n, int32_t w, const int32_t *col, const double *v,
                                      const double *x, double *y);
-SPMV_API void spmv_coo_part_chunk_f32(const int32_t *row, const int32_t *col, const float *v, int64_t nnz,
-                                      const float *x, float *y, int t, int nt, int add);
-SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, const double *v, int64_t nnz,
-                                      const double *x, double *y, int t, int nt, int add);
+SPMV_API void spmv_coo_part_chunk_f32(const int32_t *row, const int32_t *col, const float *v,
+                                      int64_t nnz, const float *x, float *y, int t, int nt,
+                                      int add);
+SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, const double *v,
+                                      int64_t nnz, const double *x, double *y, int t, int nt,
+                                      int add);
 
 /* ---- model evaluation (csrc/model_<kind>.c; driven by csrc/rank.c) ---- */
 

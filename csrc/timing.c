@@ -24,8 +24,8 @@ static double quantile(const double *t, int64_t n, double q) {
     return t[lo] + (h - (double)lo) * (t[lo + 1] - t[lo]);
 }
 
-int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s, spmv_timing *out,
-              spmv_err *err) {
+int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
+              spmv_timing *out, spmv_err *err) {
     if (repeats < 1 || warmup < 0)
         return spmv_fail(err, SPMV_EINVAL, -1, repeats < 1 ? repeats : warmup, repeats < 1 ? 1 : 0,
                          "repeats (%d) must be >= 1 and warmup (%d) >= 0", repeats, warmup);
@@ -75,8 +75,8 @@ static int mv_f64(void *ctx, double *ms, spmv_err *err) {
     return spmv_fmt_mv_f64(w->F, w->kernel, w->x, w->y, err);
 }
 
-int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup, int repeats,
-                       double budget_s, spmv_timing *out, spmv_err *err) {
+int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup,
+                       int repeats, double budget_s, spmv_timing *out, spmv_err *err) {
     mv_work w = {F, kernel, x, y};
     return spmv_time(mv_f32, &w, warmup, repeats, budget_s, out, err);
 }

@@ -26,9 +26,9 @@ __global__ void __launch_bounds__(1024)
     if (i >= nrows) return;
     int64_t s = i >> lgh, lane = i & ((1 << lgh) - 1);
     int32_t width = __ldg(info + 2 * s), b = __ldg(info + 2 * s + 1), spw = 32 / b;
-    uint32_t mask = 0xffffffffu >> (32 - b);        /* b in [1, 32]: never a 32-bit shift */
+    uint32_t mask = 0xffffffffu >> (32 - b); /* b in [1, 32]: never a 32-bit shift */
     int64_t wq = __ldg(word_ptr + s) + lane, vq = __ldg(val_ptr + s) + lane;
-    int32_t col = -1, t = 0;                        /* t: next symbol's place in its word */
+    int32_t col = -1, t = 0; /* t: next symbol's place in its word */
     uint32_t word = 0;
     T sum = 0;
     for (int32_t j0 = 0; j0 < width; j0 += BROELL_BATCH) {
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(1024)
                     word = (uint32_t)__ldcs(words + wq);
                     wq += (int64_t)1 << lgh;
                 }
-                sym = (word >> (t * b)) & mask;     /* t*b <= 32 - b */
+                sym = (word >> (t * b)) & mask; /* t*b <= 32 - b */
                 t = t + 1 == spw ? 0 : t + 1;
             }
             col += (int32_t)sym;
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
         for (int u = 0; u < BROELL_BATCH; u++)
             if (c[u] >= 0) sum += __ldcs(val + vq + ((int64_t)(j0 + u) << lgh)) * __ldg(x + c[u]);
-        if (c[BROELL_BATCH - 1] < 0) break;         /* the row ended in this batch */
+        if (c[BROELL_BATCH - 1] < 0) break; /* the row ended in this batch */
     }
     y[i] = sum;
 }
@@ -70,7 +70,8 @@ static int broell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_
     if (h < 1 || h > 1024 || (h & (h - 1)) != 0)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "The 'h' parameter of bro_ell must be a power of two in [1, 1024]. "
-                              "Got %d instead.", (int)h);
+                              "Got %d instead.",
+                              (int)h);
     return SPMV_OK;
 }
 

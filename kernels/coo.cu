@@ -10,8 +10,7 @@
 // a ticket counter and nnz/tile carries (none for nnz <= tile, where one block does all).
 #include "ell_coo.cuh"
 
-static int coo_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
-                       spmv_err *err) {
+static int coo_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes, spmv_err *err) {
     *aux_bytes = 0;
     int rc = coo_check_block(L, "pyspmv/coo", err);
     if (!rc) *aux_bytes = coo_aux_bytes(H->nnz, L->block);

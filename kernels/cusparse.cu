@@ -154,23 +154,25 @@ extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, 
     spmv_cusparse *c;
     *out = NULL;
     if (elem_size != 4 && elem_size != 8)
-        return spmv_cuda_fail(err, SPMV_EINVAL, "elem_size must be 4 (float32) or 8 (float64), got %d",
-                    elem_size);
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "elem_size must be 4 (float32) or 8 (float64), got %d", elem_size);
     if (D->format != SPMV_FMT_CSR && D->format != SPMV_FMT_COO && D->format != SPMV_FMT_SELL &&
         D->format != SPMV_FMT_BSR)
         return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
-                    "cuSPARSE's SpMV takes csr, coo, sell (sigma 1) and bsr, not %s",
-                    spmv_format_name(D->format) ? spmv_format_name(D->format) : "this format");
+                              "cuSPARSE's SpMV takes csr, coo, sell (sigma 1) and bsr, not %s",
+                              spmv_format_name(D->format) ? spmv_format_name(D->format)
+                                                          : "this format");
     if ((a = spmv_alg(D->format, alg)) < 0)
         return spmv_cuda_fail(err, SPMV_EINVAL, "no cuSPARSE SpMV algorithm %d for format %s", alg,
-                    spmv_format_name(D->format) ? spmv_format_name(D->format) : "?");
+                              spmv_format_name(D->format) ? spmv_format_name(D->format) : "?");
     if (D->format == SPMV_FMT_SELL && D->param[1] != 1)
-        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
-                    "cuSPARSE's sliced ELL has no row permutation: sigma must be 1, got %d",
-                    D->param[1]);
+        return spmv_cuda_fail(
+            err, SPMV_ENOTAPPLICABLE,
+            "cuSPARSE's sliced ELL has no row permutation: sigma must be 1, got %d", D->param[1]);
     if (D->format == SPMV_FMT_BSR && D->param[0] < 2) /* cusparseSpMV: "operation not supported" */
         return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
-                    "cuSPARSE's BSR SpMV needs blocks of 2 x 2 or more, got b = %d", D->param[0]);
+                              "cuSPARSE's BSR SpMV needs blocks of 2 x 2 or more, got b = %d",
+                              D->param[0]);
     if ((c = (spmv_cusparse *)calloc(1, sizeof *c)) == NULL) {
         rc = spmv_cuda_fail(err, SPMV_ENOMEM, "out of host memory for the cuSPARSE plan");
         if (err) err->value = (int64_t)sizeof *c;
@@ -213,9 +215,8 @@ extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, 
                  cusparseSpMV_bufferSize(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha,
                                          c->A, c->vx, &c->beta, c->vy, c->vt, c->alg,
                                          &c->buffer_bytes));
-    if (c->buffer_bytes > 0 &&
-        (rc = spmv_cuda_malloc(&c->buffer, (int64_t)(c->buffer_bytes), "cuSPARSE's SpMV buffer", err)) !=
-            SPMV_OK)
+    if (c->buffer_bytes > 0 && (rc = spmv_cuda_malloc(&c->buffer, (int64_t)(c->buffer_bytes),
+                                                      "cuSPARSE's SpMV buffer", err)) != SPMV_OK)
         goto done;
     {
         /* Optional in cuSPARSE; a format it has no preprocessing for runs unprepared. */

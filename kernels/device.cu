@@ -36,8 +36,9 @@ int spmv_cuda_malloc(void **out, int64_t bytes, const char *what, spmv_err *err)
     *out = NULL;
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    spmv_cuda_fail(err, SPMV_ENOMEM, "GPU out of memory: %s needs %lld bytes, %lld of %lld bytes free",
-                   what, (long long)bytes, (long long)free_b, (long long)total_b);
+    spmv_cuda_fail(err, SPMV_ENOMEM,
+                   "GPU out of memory: %s needs %lld bytes, %lld of %lld bytes free", what,
+                   (long long)bytes, (long long)free_b, (long long)total_b);
     if (err) err->value = bytes, err->limit = (int64_t)free_b;
     return SPMV_ENOMEM;
 }
@@ -86,8 +87,8 @@ int spmv_cuda_get_info(spmv_cuda_info *info, spmv_err *err) {
     info->global_mem_bytes = (int64_t)prop.totalGlobalMem;
     rc = spmv_cuda_status(cudaDriverGetVersion(&info->driver_version), "cudaDriverGetVersion", err);
     if (rc == SPMV_OK)
-        rc = spmv_cuda_status(cudaRuntimeGetVersion(&info->runtime_version), "cudaRuntimeGetVersion",
-                              err);
+        rc = spmv_cuda_status(cudaRuntimeGetVersion(&info->runtime_version),
+                              "cudaRuntimeGetVersion", err);
     if (rc == SPMV_OK) rc = spmv_cusparse_version(&info->cusparse_version, err);
     return rc;
 }
@@ -106,7 +107,8 @@ static int copy_once(void *ctx, double *ms, spmv_err *err) {
     cudaEventRecord(w->e1);
     int rc = spmv_cuda_status(cudaEventSynchronize(w->e1), "device-to-device copy", err);
     float t = 0;
-    if (!rc) rc = spmv_cuda_status(cudaEventElapsedTime(&t, w->e0, w->e1), "cudaEventElapsedTime", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaEventElapsedTime(&t, w->e0, w->e1), "cudaEventElapsedTime", err);
     *ms = t;
     return rc;
 }

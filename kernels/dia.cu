@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll 4
     for (int64_t d = 0; d < ndiag; d++) {
         int32_t o = __ldg(offsets + d);
-        if (o >= -i && o < ncols - i)               /* 0 <= i + o < ncols, without overflow */
+        if (o >= -i && o < ncols - i) /* 0 <= i + o < ncols, without overflow */
             sum += __ldcs(data + d * nrows + i) * __ldg(x + i + o);
     }
     y[i] = sum;

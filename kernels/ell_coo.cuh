@@ -47,22 +47,21 @@
 
 template <typename T>
 __device__ __forceinline__ T ell_row(const int32_t *__restrict__ col, const T *__restrict__ val,
-                                     int64_t nrows, int32_t w, int64_t i,
-                                     const T *__restrict__ x) {
+                                     int64_t nrows, int32_t w, int64_t i, const T *__restrict__ x) {
     T sum = 0;
     int64_t slot = i;
     for (int32_t k = 0; k < w; k += ELL_UNROLL) {
         int32_t c[ELL_UNROLL];
         T v[ELL_UNROLL];
 #pragma unroll
-        for (int u = 0; u < ELL_UNROLL; u++)
-            c[u] = u < w - k ? __ldcs(col + slot + u * nrows) : -1;
+        for (int u = 0; u < ELL_UNROLL; u++) c[u] = u < w - k ? __ldcs(col + slot + u * nrows) : -1;
 #pragma unroll
-        for (int u = 0; u < ELL_UNROLL; u++) v[u] = c[u] >= 0 ? __ldcs(val + slot + u * nrows) : T(0);
+        for (int u = 0; u < ELL_UNROLL; u++)
+            v[u] = c[u] >= 0 ? __ldcs(val + slot + u * nrows) : T(0);
 #pragma unroll
         for (int u = 0; u < ELL_UNROLL; u++)
             if (c[u] >= 0) sum += v[u] * __ldg(x + c[u]);
-        if (c[ELL_UNROLL - 1] < 0) break;      /* padding or past w: done, and k += never overflows */
+        if (c[ELL_UNROLL - 1] < 0) break; /* padding or past w: done, and k += never overflows */
         slot += ELL_UNROLL * nrows;
     }
     return sum;
@@ -87,15 +86,14 @@ static void ell_launch(const int32_t *col, const T *val, int32_t nrows, int32_t 
 
 /* A scan operand is (f, v): f = a row ended within, v = the sum after the last such end.
  * (f1, v1) then (f2, v2) is (f1 | f2, f2 ? v2 : v1 + v2). */
-template <typename T>
-struct coo_scan_smem {
+template <typename T> struct coo_scan_smem {
     int f[32];
     T v[32];
     T total;
 };
 
 template <typename T>
-__device__ __forceinline__ void warp_seg_scan(int &f, T &v) {      /* inclusive, in place */
+__device__ __forceinline__ void warp_seg_scan(int &f, T &v) { /* inclusive, in place */
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int d = 1; d < 32; d *= 2) {
@@ -110,11 +108,10 @@ __device__ __forceinline__ void warp_seg_scan(int &f, T &v) {      /* inclusive,
 
 /* Returns the sum entering this thread from earlier threads (the open row it starts inside);
  * *total = the block's open sum after its last row end.  Begins and ends with __syncthreads(). */
-template <typename T>
-__device__ T block_seg_scan(int f, T v, T *total, coo_scan_smem<T> &sm) {
+template <typename T> __device__ T block_seg_scan(int f, T v, T *total, coo_scan_smem<T> &sm) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     warp_seg_scan(f, v);
-    T ve = __shfl_up_sync(0xffffffffu, v, 1);                         /* lane-exclusive */
+    T ve = __shfl_up_sync(0xffffffffu, v, 1); /* lane-exclusive */
     int fe = __shfl_up_sync(0xffffffffu, f, 1);
     __syncthreads();
     if (lane == 31) {
@@ -127,7 +124,7 @@ __device__ T block_seg_scan(int f, T v, T *total, coo_scan_smem<T> &sm) {
         T wv = lane < nw ? sm.v[lane] : T(0);
         warp_seg_scan(wf, wv);
         T pe = __shfl_up_sync(0xffffffffu, wv, 1);
-        if (lane < nw) sm.v[lane] = lane ? pe : T(0);                 /* warp's exclusive prefix */
+        if (lane < nw) sm.v[lane] = lane ? pe : T(0); /* warp's exclusive prefix */
         if (lane == 31) sm.total = wv;
     }
     __syncthreads();
@@ -148,8 +145,7 @@ __host__ __device__ __forceinline__ int coo_tile(int bs) { return coo_items(bs) 
 __host__ __device__ __forceinline__ int coo_pad(int k) { return k + (k >> 5); }
 
 /* Dynamic shared memory: products (T) then rows (int32, one more: the row after the tile). */
-template <typename T>
-static size_t coo_smem_bytes(int bs) {
+template <typename T> static size_t coo_smem_bytes(int bs) {
     int p = coo_pad(coo_tile(bs));
     return (size_t)p * sizeof(T) + (size_t)(p + 1) * sizeof(int32_t);
 }
@@ -157,7 +153,9 @@ static size_t coo_smem_bytes(int bs) {
 /* Workspace of a COO part of nnz entries: a ticket counter, then per block a carry row (int32) and
  * a carry sum (sized for double, whichever type runs).  None when one block does all. */
 #define COO_AUX_ALIGN 256
-static inline int64_t coo_nblocks(int64_t nnz, int bs) { return spmv_cuda_blocks(nnz, coo_tile(bs)); }
+static inline int64_t coo_nblocks(int64_t nnz, int bs) {
+    return spmv_cuda_blocks(nnz, coo_tile(bs));
+}
 __host__ __device__ __forceinline__ int64_t coo_carry_sum_offset(int64_t nb) {
     return COO_AUX_ALIGN + (nb * 4 + COO_AUX_ALIGN - 1) / COO_AUX_ALIGN * COO_AUX_ALIGN;
 }
@@ -169,9 +167,11 @@ static inline int64_t coo_aux_bytes(int64_t nnz, int bs) {
 /* Block sizes the COO kernels take: whole warps, at most 32 of them (the scan's limit). */
 static inline int coo_check_block(const spmv_launch *L, const char *kernel, spmv_err *err) {
     if (L->block < 32 || L->block > 1024 || L->block % 32 != 0)
-        return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'bs' parameter of %s must be a multiple of 32 in [32, 1024]. Got "
-                              "%d instead.", kernel, (int)L->block);
+        return spmv_cuda_fail(
+            err, SPMV_EINVAL,
+            "The 'bs' parameter of %s must be a multiple of 32 in [32, 1024]. Got "
+            "%d instead.",
+            kernel, (int)L->block);
     return SPMV_OK;
 }
 
@@ -211,8 +211,7 @@ __device__ void coo_fixup(const int32_t *crow, const T *csum, int nb, T *y, coo_
     if (ended && r0 >= 0) y[r0] = __ldcg(y + r0) + (cin + s0);
 }
 
-template <typename T, bool ADD>
-__device__ __forceinline__ void coo_put(T *y, int32_t r, T s) {
+template <typename T, bool ADD> __device__ __forceinline__ void coo_put(T *y, int32_t r, T s) {
     if (ADD)
         y[r] = __ldcg(y + r) + s;
     else
@@ -222,8 +221,8 @@ __device__ __forceinline__ void coo_put(T *y, int32_t r, T s) {
 template <typename T, bool ADD>
 __global__ void __launch_bounds__(1024)
     coo_tile_kernel(const int32_t *__restrict__ row, const int32_t *__restrict__ col,
-                    const T *__restrict__ val, int64_t nnz, int32_t nrows,
-                    const T *__restrict__ x, T *__restrict__ y, void *aux) {
+                    const T *__restrict__ val, int64_t nnz, int32_t nrows, const T *__restrict__ x,
+                    T *__restrict__ y, void *aux) {
     extern __shared__ __align__(16) unsigned char coo_smem[];
     __shared__ coo_scan_smem<T> sm;
     __shared__ int2 gaps[COO_GAPS];
@@ -232,7 +231,7 @@ __global__ void __launch_bounds__(1024)
     T *sval = (T *)coo_smem;
     int32_t *srow = (int32_t *)(sval + coo_pad(tile));
     const int64_t base = (int64_t)blockIdx.x * tile;
-    const int n = (int)min((int64_t)tile, nnz - base);                /* 0 only when nnz is */
+    const int n = (int)min((int64_t)tile, nnz - base); /* 0 only when nnz is */
 
     if (tid == 0) {
         ngaps = 0;
@@ -243,7 +242,7 @@ __global__ void __launch_bounds__(1024)
         T v[COO_UNROLL];
 #pragma unroll
         for (int u = 0; u < COO_UNROLL; u++) {
-            int k = (j + u) * bs + tid;                               /* k < n implies j+u < items */
+            int k = (j + u) * bs + tid; /* k < n implies j+u < items */
             if (k < n) srow[coo_pad(k)] = __ldcs(row + base + k);
             c[u] = k < n ? __ldcs(col + base + k) : 0;
             v[u] = k < n ? __ldcs(val + base + k) : T(0);
@@ -267,7 +266,7 @@ __global__ void __launch_bounds__(1024)
         }
         for (int32_t i = a; i < b; i++) y[i] = T(0);
     };
-    if (!ADD && blockIdx.x == 0 && tid == 0) gap(0, srow[coo_pad(0)]);  /* before the first entry */
+    if (!ADD && blockIdx.x == 0 && tid == 0) gap(0, srow[coo_pad(0)]); /* before the first entry */
 
     int k = min(tid * items, n), k1 = min(k + items, n);
     int32_t r0 = -1, r = k < k1 ? srow[coo_pad(k)] : -1;
@@ -276,7 +275,7 @@ __global__ void __launch_bounds__(1024)
     for (; k < k1; k++) {
         int32_t nx = srow[coo_pad(k + 1)];
         s += sval[coo_pad(k)];
-        if (nx != r) {                                                /* row r ends at entry k */
+        if (nx != r) { /* row r ends at entry k */
             if (!ended) {
                 r0 = r;
                 s0 = s;
@@ -289,7 +288,7 @@ __global__ void __launch_bounds__(1024)
         }
         r = nx;
     }
-    T total, cin = block_seg_scan(ended, s, &total, sm);              /* also publishes gaps[] */
+    T total, cin = block_seg_scan(ended, s, &total, sm); /* also publishes gaps[] */
     if (ended) coo_put<T, ADD>(y, r0, cin + s0);
     if (!ADD)
         for (int g = 0; g < min(ngaps, COO_GAPS); g++)
@@ -299,12 +298,12 @@ __global__ void __launch_bounds__(1024)
     unsigned *ticket = (unsigned *)aux;
     int32_t *crow = (int32_t *)((char *)aux + COO_AUX_ALIGN);
     T *csum = (T *)((char *)aux + coo_carry_sum_offset(gridDim.x));
-    if (tid == 0) {                                                   /* n >= 1 with several blocks */
+    if (tid == 0) { /* n >= 1 with several blocks */
         bool open = srow[coo_pad(n)] == srow[coo_pad(n - 1)];
         crow[blockIdx.x] = open ? srow[coo_pad(n - 1)] : -1;
         csum[blockIdx.x] = open ? total : T(0);
     }
-    __syncthreads();              /* the block's writes of y and its carry, then thread 0 releases */
+    __syncthreads(); /* the block's writes of y and its carry, then thread 0 releases */
     if (tid == 0) {
         __threadfence();
         last = atomicAdd(ticket, 1u) == gridDim.x - 1;

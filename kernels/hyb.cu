@@ -8,8 +8,7 @@
 // The workspace is the COO part's: a ticket counter and coo_nnz/2048 carries.
 #include "ell_coo.cuh"
 
-static int hyb_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
-                       spmv_err *err) {
+static int hyb_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes, spmv_err *err) {
     *aux_bytes = 0;
     int rc = coo_check_block(L, "pyspmv/hyb", err);
     if (!rc) *aux_bytes = coo_aux_bytes(H->scalar[1], L->block);

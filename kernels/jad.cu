@@ -18,15 +18,17 @@ __global__ void __launch_bounds__(1024)
     int64_t r64 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (r64 >= nrows) return;
     int32_t r = (int32_t)r64, len = 0, hi = njd;
-    while (len < hi) {                              /* first diagonal not longer than r */
+    while (len < hi) { /* first diagonal not longer than r */
         int32_t mid = len + (hi - len) / 2;
-        if (__ldg(jd_ptr + mid + 1) - __ldg(jd_ptr + mid) > r) len = mid + 1;
-        else hi = mid;
+        if (__ldg(jd_ptr + mid + 1) - __ldg(jd_ptr + mid) > r)
+            len = mid + 1;
+        else
+            hi = mid;
     }
     T sum = 0;
 #pragma unroll 4
     for (int32_t k = 0; k < len; k++) {
-        int32_t q = __ldg(jd_ptr + k) + r;          /* < jd_ptr[k+1] <= nnz: fits int32 */
+        int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
         sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
     }
     y[__ldg(perm + r)] = sum;
@@ -36,8 +38,8 @@ template <typename T>
 static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
                            cudaStream_t s) {
     jad_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, (int32_t)D->scalar[0], D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0],
-        x, y);
+        D->nrows, (int32_t)D->scalar[0], D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
+        y);
     return cudaGetLastError();
 }
 

@@ -44,7 +44,8 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int dev_alloc(spmv_cuda_plan *p, int64_t bytes, const char *what, void **out, spmv_err *err) {
+static int dev_alloc(spmv_cuda_plan *p, int64_t bytes, const char *what, void **out,
+                     spmv_err *err) {
     int rc = spmv_cuda_malloc(out, bytes, what, err);
     if (rc == SPMV_OK && bytes > 0) p->bytes += bytes;
     return rc;
@@ -64,8 +65,9 @@ static int upload(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
         D->nidx[k] = F->nidx[k];
         rc = dev_alloc(p, b, "a matrix index array", &p->dev[k], err);
         if (!rc && b > 0)
-            rc = spmv_cuda_status(cudaMemcpy(p->dev[k], F->idx[k], (size_t)b, cudaMemcpyHostToDevice),
-                                  "upload of an index array", err);
+            rc = spmv_cuda_status(
+                cudaMemcpy(p->dev[k], F->idx[k], (size_t)b, cudaMemcpyHostToDevice),
+                "upload of an index array", err);
         D->idx[k] = (const int32_t *)p->dev[k];
     }
     for (int k = 0; k < SPMV_MAXVAL && !rc; k++) {
@@ -73,9 +75,9 @@ static int upload(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
         D->nval[k] = F->nval[k];
         rc = dev_alloc(p, b, "a matrix value array", &p->dev[SPMV_MAXIDX + k], err);
         if (!rc && b > 0)
-            rc = spmv_cuda_status(cudaMemcpy(p->dev[SPMV_MAXIDX + k], F->val[k], (size_t)b,
-                                             cudaMemcpyHostToDevice),
-                                  "upload of a value array", err);
+            rc = spmv_cuda_status(
+                cudaMemcpy(p->dev[SPMV_MAXIDX + k], F->val[k], (size_t)b, cudaMemcpyHostToDevice),
+                "upload of a value array", err);
         D->val[k] = p->dev[SPMV_MAXIDX + k];
     }
     return rc;
@@ -149,17 +151,17 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const in
 /* One product on the plan's stream, asynchronous. */
 static int launch(spmv_cuda_plan *p, spmv_err *err) {
     if (p->cs) return spmv_cusparse_run(p->cs, err);
-    cudaError_t e = p->elem_size == 4
-                        ? p->ops->run_f32(&p->D, &p->L, p->aux, (const float *)p->x, (float *)p->y, p->s)
-                        : p->ops->run_f64(&p->D, &p->L, p->aux, (const double *)p->x, (double *)p->y,
-                                          p->s);
+    cudaError_t e =
+        p->elem_size == 4
+            ? p->ops->run_f32(&p->D, &p->L, p->aux, (const float *)p->x, (float *)p->y, p->s)
+            : p->ops->run_f64(&p->D, &p->L, p->aux, (const double *)p->x, (double *)p->y, p->s);
     return spmv_cuda_status(e, p->K->id, err);
 }
 
 static int put_x(spmv_cuda_plan *p, const void *x, spmv_err *err) {
     size_t b = (size_t)p->D.ncols * (size_t)p->elem_size;
-    return spmv_cuda_status(cudaMemcpyAsync(p->x, x, b, cudaMemcpyHostToDevice, p->s), "upload of x",
-                            err);
+    return spmv_cuda_status(cudaMemcpyAsync(p->x, x, b, cudaMemcpyHostToDevice, p->s),
+                            "upload of x", err);
 }
 
 static int get_y(spmv_cuda_plan *p, void *y, spmv_err *err) {
@@ -197,7 +199,8 @@ static int timed_product(void *ctx, double *ms, spmv_err *err) {
     if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->e1, p->s), "cudaEventRecord", err);
     if (!rc) rc = spmv_cuda_status(cudaEventSynchronize(p->e1), p->K->id, err);
     float t = 0;
-    if (!rc) rc = spmv_cuda_status(cudaEventElapsedTime(&t, p->e0, p->e1), "cudaEventElapsedTime", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaEventElapsedTime(&t, p->e0, p->e1), "cudaEventElapsedTime", err);
     *ms = t;
     return rc;
 }
@@ -205,8 +208,9 @@ static int timed_product(void *ctx, double *ms, spmv_err *err) {
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err) {
     int clock_khz = 0, rc = put_x(p, x, err);
-    if (!rc) rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
-                                   "cudaDeviceGetAttribute(clock rate)", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
+                              "cudaDeviceGetAttribute(clock rate)", err);
     p->spin_cycles = 50LL * clock_khz / 1000; /* 50 us: longer than queueing any product */
     if (!rc) rc = spmv_time(timed_product, p, warmup, repeats, budget_s, out, err);
     if (!rc && y != NULL) rc = get_y(p, y, err);

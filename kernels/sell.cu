@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
         for (int u = 0; u < SELL_BATCH; u++)
             if (c[u] >= 0) sum += __ldcs(val + base + ((int64_t)(k + u) << lgc)) * __ldg(x + c[u]);
-        if (c[SELL_BATCH - 1] < 0) break;           /* padding only follows a row's entries */
+        if (c[SELL_BATCH - 1] < 0) break; /* padding only follows a row's entries */
     }
     y[__ldg(perm + r)] = sum;
 }
@@ -53,7 +53,8 @@ static int sell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_by
     if (c < 1 || c > 1024 || (c & (c - 1)) != 0)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "The 'c' parameter of sell must be a power of two in [1, 1024]. Got "
-                              "%d instead.", (int)c);
+                              "%d instead.",
+                              (int)c);
     return SPMV_OK;
 }
 
@@ -61,8 +62,8 @@ template <typename T>
 static cudaError_t sell_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
                             cudaStream_t s) {
     sell_slice_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2],
-        (const T *)D->val[0], x, y);
+        D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
+        y);
     return cudaGetLastError();
 }
 

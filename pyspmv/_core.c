@@ -25,14 +25,15 @@ static spmv_csr csr_of(int nrows, int ncols, PyArrayObject *indptr, PyArrayObjec
  * indptr[nrows] entries.  The core checks everything else as it reads. */
 static int csr_lengths(int nrows, PyArrayObject *indptr, PyArrayObject *indices, const char *fn) {
     if (nrows < 1 || PyArray_SIZE(indptr) != (npy_intp)nrows + 1) {
-        PyErr_Format(PyExc_ValueError, "%s: indptr has %zd entries; it must have nrows+1 = %lld (nrows >= 1)",
-                     fn, (Py_ssize_t)PyArray_SIZE(indptr), (long long)nrows + 1);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: indptr has %zd entries; it must have nrows+1 = %lld (nrows >= 1)", fn,
+                     (Py_ssize_t)PyArray_SIZE(indptr), (long long)nrows + 1);
         return 0;
     }
     int32_t nnz = ((const int32_t *)PyArray_DATA(indptr))[nrows];
     if (nnz < 0 || (npy_intp)nnz > PyArray_SIZE(indices)) {
-        PyErr_Format(PyExc_ValueError, "%s: indptr[nrows] = %d but indices has %zd entries", fn, (int)nnz,
-                     (Py_ssize_t)PyArray_SIZE(indices));
+        PyErr_Format(PyExc_ValueError, "%s: indptr[nrows] = %d but indices has %zd entries", fn,
+                     (int)nnz, (Py_ssize_t)PyArray_SIZE(indices));
         return 0;
     }
     return 1;
@@ -60,8 +61,10 @@ static PyObject *finite_check(PyObject *m, PyObject *args) {
     spmv_err err = {0};
     int rc;
     if (!PyArg_ParseTuple(args, "O&", real_array, &v)) return NULL;
-    if (PyArray_TYPE(v) == NPY_FLOAT32) rc = spmv_finite_check_f32(PyArray_DATA(v), PyArray_SIZE(v), &err);
-    else rc = spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err);
+    if (PyArray_TYPE(v) == NPY_FLOAT32)
+        rc = spmv_finite_check_f32(PyArray_DATA(v), PyArray_SIZE(v), &err);
+    else
+        rc = spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err);
     if (rc == 0) Py_RETURN_NONE;
     return PyLong_FromLongLong(err.where);
 }
@@ -124,14 +127,13 @@ static PyObject *kernel_dict(const spmv_kernel_desc *d) {
     int ok = 1;
     for (int k = 0; k < SPMV_NPARAM; k++) ok = ok && (g[k] = grid_tuple(d, k)) != NULL;
     if (ok)
-        e = Py_BuildValue("{s:s,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id,
-                          "device", d->device, "library",
-                          d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv", "format",
-                          d->format, "kernel", d->kernel, "param_names", d->param_name[0],
-                          d->param_name[1], d->param_name[2], d->param_name[3], "grid", g[0], g[1],
-                          g[2], g[3], "param_default", d->param_default[0], d->param_default[1],
-                          d->param_default[2], d->param_default[3], "launches", d->launches,
-                          "deterministic", d->deterministic ? Py_True : Py_False);
+        e = Py_BuildValue(
+            "{s:s,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id, "device",
+            d->device, "library", d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv", "format",
+            d->format, "kernel", d->kernel, "param_names", d->param_name[0], d->param_name[1],
+            d->param_name[2], d->param_name[3], "grid", g[0], g[1], g[2], g[3], "param_default",
+            d->param_default[0], d->param_default[1], d->param_default[2], d->param_default[3],
+            "launches", d->launches, "deterministic", d->deterministic ? Py_True : Py_False);
     for (int k = 0; k < SPMV_NPARAM; k++) Py_XDECREF(g[k]);
     return e;
 }
@@ -157,8 +159,10 @@ static PyObject *sealed_array(npy_intp n, int typenum, void **data) {
         return NULL;
     }
     memset(PyBytes_AS_STRING(b), 0, (size_t)PyBytes_GET_SIZE(b));
-    PyObject *a = PyArray_NewFromDescr(&PyArray_Type, d, 1, &n, NULL, PyBytes_AS_STRING(b), 0, NULL);
-    if (a == NULL || PyArray_SetBaseObject((PyArrayObject *)a, b) < 0) {  /* steals b, even failing */
+    PyObject *a =
+        PyArray_NewFromDescr(&PyArray_Type, d, 1, &n, NULL, PyBytes_AS_STRING(b), 0, NULL);
+    if (a == NULL ||
+        PyArray_SetBaseObject((PyArrayObject *)a, b) < 0) { /* steals b, even failing */
         if (a == NULL) Py_DECREF(b);
         Py_XDECREF(a);
         return NULL;
@@ -183,15 +187,16 @@ static PyObject *new_arrays(int n, const int64_t *len, int typenum, void **data)
 /* The state tuple of F, whose arrays are the tuples idx and val, sealed.  F must have passed
  * spmv_fmt_check or come from spmv_fmt_fill_*. */
 static PyObject *sealed_state(const spmv_fmt *F, int typenum, PyObject *idx, PyObject *val) {
-    PyObject *res = Py_BuildValue("(iiiL(ii)(LLLL)OOO)", F->format, F->nrows, F->ncols, (long long)F->nnz,
-                                  F->param[0], F->param[1], (long long)F->scalar[0], (long long)F->scalar[1],
-                                  (long long)F->scalar[2], (long long)F->scalar[3], idx, val, Py_None);
+    PyObject *res =
+        Py_BuildValue("(iiiL(ii)(LLLL)OOO)", F->format, F->nrows, F->ncols, (long long)F->nnz,
+                      F->param[0], F->param[1], (long long)F->scalar[0], (long long)F->scalar[1],
+                      (long long)F->scalar[2], (long long)F->scalar[3], idx, val, Py_None);
     PyObject *cap = res != NULL ? seal_new(res, F, typenum) : NULL;
     if (cap == NULL) {
         Py_XDECREF(res);
         return NULL;
     }
-    Py_DECREF(PyTuple_GET_ITEM(res, 8));                /* res is new and ours alone: fill its slot */
+    Py_DECREF(PyTuple_GET_ITEM(res, 8)); /* res is new and ours alone: fill its slot */
     PyTuple_SET_ITEM(res, 8, cap);
     return res;
 }
@@ -214,7 +219,8 @@ static PyObject *convert(PyObject *m, PyObject *args) {
                             SPMV_NFORMATS);
     if (PyArray_SIZE(values) < ((const int32_t *)PyArray_DATA(indptr))[nrows])
         return PyErr_Format(PyExc_ValueError, "convert: values has %zd entries; indptr[nrows] = %d",
-                            (Py_ssize_t)PyArray_SIZE(values), ((const int32_t *)PyArray_DATA(indptr))[nrows]);
+                            (Py_ssize_t)PyArray_SIZE(values),
+                            ((const int32_t *)PyArray_DATA(indptr))[nrows]);
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     int big = PyArray_SIZE(indices) > NOGIL_MIN_WORK;
     CALL_C(big, rc = spmv_fmt_size(&A, &F, &err));
@@ -235,9 +241,9 @@ static PyObject *convert(PyObject *m, PyObject *args) {
     if (with_seal)
         res = sealed_state(&F, typenum, idx, val);
     else
-        res = Py_BuildValue("(iiiL(ii)(LLLL)OO)", F.format, F.nrows, F.ncols, (long long)F.nnz, F.param[0],
-                            F.param[1], (long long)F.scalar[0], (long long)F.scalar[1], (long long)F.scalar[2],
-                            (long long)F.scalar[3], idx, val);
+        res = Py_BuildValue("(iiiL(ii)(LLLL)OO)", F.format, F.nrows, F.ncols, (long long)F.nnz,
+                            F.param[0], F.param[1], (long long)F.scalar[0], (long long)F.scalar[1],
+                            (long long)F.scalar[2], (long long)F.scalar[3], idx, val);
 exit:
     Py_XDECREF(idx);
     Py_XDECREF(val);
@@ -280,10 +286,13 @@ static PyObject *to_csr(PyObject *m, PyObject *args) {
     PyObject *values = PyArray_SimpleNew(1, &nnz, typenum);
     PyObject *res = NULL;
     if (indptr == NULL || indices == NULL || values == NULL) goto exit;
-    int32_t *ip = PyArray_DATA((PyArrayObject *)indptr), *ix = PyArray_DATA((PyArrayObject *)indices);
+    int32_t *ip = PyArray_DATA((PyArrayObject *)indptr),
+            *ix = PyArray_DATA((PyArrayObject *)indices);
     void *v = PyArray_DATA((PyArrayObject *)values);
-    if (typenum == NPY_FLOAT32) CALL_C(nnz > NOGIL_MIN_WORK, rc = spmv_fmt_to_csr_f32(&F, ip, ix, v, &err));
-    else CALL_C(nnz > NOGIL_MIN_WORK, rc = spmv_fmt_to_csr_f64(&F, ip, ix, v, &err));
+    if (typenum == NPY_FLOAT32)
+        CALL_C(nnz > NOGIL_MIN_WORK, rc = spmv_fmt_to_csr_f32(&F, ip, ix, v, &err));
+    else
+        CALL_C(nnz > NOGIL_MIN_WORK, rc = spmv_fmt_to_csr_f64(&F, ip, ix, v, &err));
     if (rc) {
         raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
         goto exit;
@@ -329,15 +338,11 @@ static PyObject *bench(PyObject *m, PyObject *args) {
         return NULL;
     int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
     if (!check_xy(&F, typenum, x, y)) return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    if (typenum == NPY_FLOAT32)
-        rc = spmv_fmt_bench_f32(&F, kernel, PyArray_DATA(x), PyArray_DATA(y), warmup, repeats,
-                                budget, &t, &err);
-    else
-        rc = spmv_fmt_bench_f64(&F, kernel, PyArray_DATA(x), PyArray_DATA(y), warmup, repeats,
-                                budget, &t, &err);
-    Py_END_ALLOW_THREADS
-    if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
+    Py_BEGIN_ALLOW_THREADS if (typenum == NPY_FLOAT32) rc = spmv_fmt_bench_f32(
+        &F, kernel, PyArray_DATA(x), PyArray_DATA(y), warmup, repeats, budget, &t, &err);
+    else rc = spmv_fmt_bench_f64(&F, kernel, PyArray_DATA(x), PyArray_DATA(y), warmup, repeats,
+                                 budget, &t, &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
 }
 
@@ -363,7 +368,8 @@ static PyObject *seal(PyObject *m, PyObject *args) {
         for (Py_ssize_t k = 0; k < n; k++) {
             PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(given, k);
             void **data = t == 0 ? (void **)&F.idx[k] : &F.val[k];
-            PyObject *b = sealed_owner(a) ? Py_NewRef(a) : sealed_array(PyArray_SIZE(a), PyArray_TYPE(a), data);
+            PyObject *b = sealed_owner(a) ? Py_NewRef(a)
+                                          : sealed_array(PyArray_SIZE(a), PyArray_TYPE(a), data);
             if (b == NULL) goto exit;
             PyTuple_SET_ITEM(arrays[t], k, b);
             if (b != (PyObject *)a && PyArray_NBYTES(a) > 0)
@@ -392,8 +398,8 @@ typedef struct {
     spmv_model model;
     spmv_configs configs;
     spmv_gpu_props dev;
-    spmv_model *subs;  /* cascade stages */
-    PyObject *refs;    /* list of the arrays the structs point into */
+    spmv_model *subs; /* cascade stages */
+    PyObject *refs;   /* list of the arrays the structs point into */
 } glue_model;
 
 static const char MODEL_CAPSULE[] = "pyspmv._core.model";
@@ -442,7 +448,8 @@ static int spec_array(PyObject *spec, const char *key, int typenum, int64_t n, i
 }
 
 #define I32(key, n, opt, dst) spec_array(spec, key, NPY_INT32, n, opt, refs, (const void **)&(dst))
-#define F64(key, n, opt, dst) spec_array(spec, key, NPY_FLOAT64, n, opt, refs, (const void **)&(dst))
+#define F64(key, n, opt, dst)                                                                      \
+    spec_array(spec, key, NPY_FLOAT64, n, opt, refs, (const void **)&(dst))
 #define U8(key, n, opt, dst) spec_array(spec, key, NPY_UINT8, n, opt, refs, (const void **)&(dst))
 #define INT(key, dst) (spec_int(spec, key, &l_) && ((dst) = (int32_t)l_, 1))
 
@@ -461,10 +468,12 @@ static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *re
             !spec_double(spec, "trees.scale", &T->scale))
             return 0;
         int64_t go = ng * T->nout, nn = T->nnodes;
-        return I32("trees.tree_ptr", go + 1, 0, T->tree_ptr) && I32("trees.root", T->ntrees, 0, T->root) &&
+        return I32("trees.tree_ptr", go + 1, 0, T->tree_ptr) &&
+               I32("trees.root", T->ntrees, 0, T->root) &&
                I32("trees.feature", nn, 0, T->feature) && I32("trees.left", nn, 0, T->left) &&
                I32("trees.right", nn, 0, T->right) && F64("trees.threshold", nn, 0, T->threshold) &&
-               F64("trees.value", nn, 0, T->value) && U8("trees.missing_left", nn, 1, T->missing_left) &&
+               F64("trees.value", nn, 0, T->value) &&
+               U8("trees.missing_left", nn, 1, T->missing_left) &&
                F64("trees.init", go, 0, T->init);
     }
     case SPMV_MODEL_KNN: {
@@ -487,7 +496,8 @@ static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *re
             !spec_double(spec, "svm.penalty", &S->penalty))
             return 0;
         int64_t ns = ng * (S->classify ? 2 : 1);
-        return I32("svm.sv_ptr", ns + 1, 0, S->sv_ptr) && F64("svm.sv", (int64_t)S->nsv * ni, 0, S->sv) &&
+        return I32("svm.sv_ptr", ns + 1, 0, S->sv_ptr) &&
+               F64("svm.sv", (int64_t)S->nsv * ni, 0, S->sv) &&
                F64("svm.dual", S->nsv, 0, S->dual) && F64("svm.gamma", ns, 0, S->gamma) &&
                F64("svm.intercept", ns, 0, S->intercept);
     }
@@ -499,17 +509,19 @@ static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *re
                I32("formula.dc", nd, 0, F->dc) && I32("formula.dd", nd, 0, F->dd) &&
                I32("formula.dceil", nd, 0, F->dceil) && F64("formula.dlo", nd, 0, F->dlo) &&
                F64("formula.ddiv", nd, 0, F->ddiv) && F64("formula.dlo2", nd, 0, F->dlo2) &&
-               F64("formula.dadd", nd, 0, F->dadd) && I32("formula.term_ptr", ng + 1, 0, F->term_ptr) &&
-               I32("formula.a", nt, 0, F->a) && I32("formula.b", nt, 0, F->b) &&
-               I32("formula.gate", nt, 0, F->gate) && F64("formula.coef", nt, 0, F->coef) &&
-               F64("formula.lo", nt, 0, F->lo) && F64("formula.hi", nt, 0, F->hi);
+               F64("formula.dadd", nd, 0, F->dadd) &&
+               I32("formula.term_ptr", ng + 1, 0, F->term_ptr) && I32("formula.a", nt, 0, F->a) &&
+               I32("formula.b", nt, 0, F->b) && I32("formula.gate", nt, 0, F->gate) &&
+               F64("formula.coef", nt, 0, F->coef) && F64("formula.lo", nt, 0, F->lo) &&
+               F64("formula.hi", nt, 0, F->hi);
     }
     case SPMV_MODEL_CASCADE: {
         spmv_cascade *K = &M->cascade;
         PyObject *subs = PyDict_GetItemString(spec, "cascade.sub");
         if (!INT("cascade.nlevels", K->nlevels)) return 0;
         if (subs == NULL || !PyList_Check(subs) || PyList_GET_SIZE(subs) < 1 || G->subs != NULL) {
-            PyErr_SetString(PyExc_ValueError, "a cascade spec needs 'cascade.sub', a non-empty list of "
+            PyErr_SetString(PyExc_ValueError,
+                            "a cascade spec needs 'cascade.sub', a non-empty list of "
                             "stage specs (stages are not cascades)");
             return 0;
         }
@@ -532,7 +544,7 @@ static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *re
         return I32("cascade.node", nl, 0, K->node) && I32("cascade.cls", nl, 0, K->cls);
     }
     case 0:
-        return 1;                              /* a cascade's one-class stage */
+        return 1; /* a cascade's one-class stage */
     default:
         PyErr_Format(PyExc_ValueError, "model spec kind %d is unknown", M->kind);
         return 0;
@@ -633,15 +645,17 @@ static PyObject *model_predict(PyObject *m, PyObject *args) {
         return NULL;
     npy_intp n = PyArray_SIZE(group), nraw = n * spmv_model_nout(&G->model);
     if (n > INT32_MAX)
-        return PyErr_Format(PyExc_ValueError, "model_predict: %zd rows, past the int32 limit %d", (Py_ssize_t)n,
-                            INT32_MAX);
+        return PyErr_Format(PyExc_ValueError, "model_predict: %zd rows, past the int32 limit %d",
+                            (Py_ssize_t)n, INT32_MAX);
     if (PyArray_TYPE(rows) != NPY_FLOAT64 || stride < 1 || PyArray_SIZE(rows) != n * stride)
         return PyErr_Format(PyExc_ValueError, "rows must be float64 with %zd x %d entries",
                             (Py_ssize_t)n, stride);
-    PyObject *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64), *raw = PyArray_SimpleNew(1, &nraw, NPY_FLOAT64);
+    PyObject *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64),
+             *raw = PyArray_SimpleNew(1, &nraw, NPY_FLOAT64);
     if (ms == NULL || raw == NULL) goto fail;
     rc = spmv_model_predict(&G->model, PyArray_DATA(rows), (int32_t)n, stride, PyArray_DATA(group),
-                            PyArray_DATA((PyArrayObject *)ms), PyArray_DATA((PyArrayObject *)raw), &err);
+                            PyArray_DATA((PyArrayObject *)ms), PyArray_DATA((PyArrayObject *)raw),
+                            &err);
     if (rc) {
         raise_spmv_error(m, rc, &err, "model");
         goto fail;
@@ -668,7 +682,8 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     if (rows == NULL) return NULL;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_design_rows(&A, &G->dev, &G->configs, vb, 0, PyArray_DATA((PyArrayObject *)rows), &err));
+           rc = spmv_design_rows(&A, &G->dev, &G->configs, vb, 0,
+                                 PyArray_DATA((PyArrayObject *)rows), &err));
     if (rc) {
         Py_DECREF(rows);
         return raise_spmv_error(m, rc, &err, "design_rows");
@@ -696,12 +711,14 @@ static PyObject *rank(PyObject *m, PyObject *args) {
                                 (Py_ssize_t)PyArray_SIZE((PyArrayObject *)add), (Py_ssize_t)n);
         addp = PyArray_DATA((PyArrayObject *)add);
     }
-    PyObject *order = PyArray_SimpleNew(1, &n, NPY_INT32), *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    PyObject *order = PyArray_SimpleNew(1, &n, NPY_INT32),
+             *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     if (order == NULL || ms == NULL) goto fail;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
            rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp,
-                          PyArray_DATA((PyArrayObject *)order), PyArray_DATA((PyArrayObject *)ms), &err));
+                          PyArray_DATA((PyArrayObject *)order), PyArray_DATA((PyArrayObject *)ms),
+                          &err));
     if (rc) {
         raise_spmv_error(m, rc, &err, "rank");
         goto fail;
@@ -731,9 +748,11 @@ static PyMethodDef core_methods[] = {
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
-    {"fmt_check", fmt_check, METH_VARARGS, "fmt_check(state): ValueError unless the state is consistent"},
+    {"fmt_check", fmt_check, METH_VARARGS,
+     "fmt_check(state): ValueError unless the state is consistent"},
     {"seal", seal, METH_VARARGS,
-     "seal(state) -> the state, its arrays copied into sealed ones where not sealed, checked and sealed"},
+     "seal(state) -> the state, its arrays copied into sealed ones where not sealed, checked and "
+     "sealed"},
     {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
@@ -751,10 +770,11 @@ static int core_exec(PyObject *m) {
         "pyspmv.DeviceUnavailableError",
         "Raised when a GPU configuration is asked for and no usable GPU is there; says why.",
         PyExc_RuntimeError, NULL);
-    st->NotApplicableError = PyErr_NewExceptionWithDoc(
-        "pyspmv.NotApplicableError",
-        "Raised when a format or configuration cannot serve a matrix (padding past its limit, ...).",
-        PyExc_ValueError, NULL);
+    st->NotApplicableError =
+        PyErr_NewExceptionWithDoc("pyspmv.NotApplicableError",
+                                  "Raised when a format or configuration cannot serve a matrix "
+                                  "(padding past its limit, ...).",
+                                  PyExc_ValueError, NULL);
     if (st->DeviceUnavailableError == NULL || st->NotApplicableError == NULL) return -1;
     if (PyModule_AddObjectRef(m, "DeviceUnavailableError", st->DeviceUnavailableError) < 0 ||
         PyModule_AddObjectRef(m, "NotApplicableError", st->NotApplicableError) < 0 ||
@@ -792,8 +812,9 @@ static PyModuleDef_Slot core_slots[] = {
 };
 
 static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "_core", "pyspmv's C core (private; use the pyspmv package).",
-    sizeof(glue_state), core_methods, core_slots, core_traverse, core_clear, core_free,
+    PyModuleDef_HEAD_INIT, "_core",      "pyspmv's C core (private; use the pyspmv package).",
+    sizeof(glue_state),    core_methods, core_slots,
+    core_traverse,         core_clear,   core_free,
 };
 
 PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

@@ -14,8 +14,7 @@
 #include "_glue.h"
 
 typedef struct {
-    PyObject_HEAD
-    spmv_cuda_plan *plan;
+    PyObject_HEAD spmv_cuda_plan *plan;
     PyObject *module; /* for the exception classes */
     int32_t nrows, ncols;
     int typenum;
@@ -51,8 +50,7 @@ static PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
     spmv_err err = {0};
     if (!PyArg_ParseTuple(args, "Li", &bytes, &repeats)) return NULL;
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_copy_bandwidth(bytes, repeats, &gbps, &err);
-    Py_END_ALLOW_THREADS
-    if (rc) return raise_spmv_error(m, rc, &err, "copy bandwidth");
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, "copy bandwidth");
     return PyFloat_FromDouble(gbps);
 }
 
@@ -82,8 +80,7 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     self->typenum = typenum;
     int rc, elem = typenum == NPY_FLOAT32 ? 4 : 8;
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_create(&F, K, launch, elem, &self->plan, &err);
-    Py_END_ALLOW_THREADS
-    if (rc) {
+    Py_END_ALLOW_THREADS if (rc) {
         Py_DECREF(self);
         return raise_spmv_error(module, rc, &err, id);
     }
@@ -107,12 +104,12 @@ static PyObject *plan_mv(PlanObject *self, PyObject *args) {
     PyArrayObject *x, *y;
     spmv_err err = {0};
     int rc;
-    if (!plan_live(self) ||
-        !PyArg_ParseTuple(args, "O&O&", real_array, &x, real_out_array, &y) || !plan_xy(self, x, y))
+    if (!plan_live(self) || !PyArg_ParseTuple(args, "O&O&", real_array, &x, real_out_array, &y) ||
+        !plan_xy(self, x, y))
         return NULL;
-    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_mv(self->plan, PyArray_DATA(x), PyArray_DATA(y), &err);
-    Py_END_ALLOW_THREADS
-    if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV");
+    Py_BEGIN_ALLOW_THREADS rc =
+        spmv_cuda_plan_mv(self->plan, PyArray_DATA(x), PyArray_DATA(y), &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV");
     Py_RETURN_NONE;
 }
 
@@ -124,14 +121,15 @@ static PyObject *plan_bench(PlanObject *self, PyObject *args) {
     double budget;
     spmv_timing t = {0};
     spmv_err err = {0};
-    if (!plan_live(self) || !PyArg_ParseTuple(args, "O&O&iid", real_array, &x, real_out_array, &y,
-                                              &warmup, &repeats, &budget) ||
+    if (!plan_live(self) ||
+        !PyArg_ParseTuple(args, "O&O&iid", real_array, &x, real_out_array, &y, &warmup, &repeats,
+                          &budget) ||
         !plan_xy(self, x, y))
         return NULL;
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_bench(self->plan, PyArray_DATA(x), PyArray_DATA(y),
                                                      warmup, repeats, budget, &t, &err);
-    Py_END_ALLOW_THREADS
-    if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV timing");
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
+                                                         "CUDA SpMV timing");
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
 }
 
@@ -189,8 +187,11 @@ static PyType_Slot plan_slots[] = {
 };
 
 static PyType_Spec plan_spec = {
-    "pyspmv._cuda.Plan", sizeof(PlanObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, plan_slots,
+    "pyspmv._cuda.Plan",
+    sizeof(PlanObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    plan_slots,
 };
 
 /* ---- module ---- */
@@ -241,8 +242,9 @@ static PyModuleDef_Slot cuda_slots[] = {
 };
 
 static struct PyModuleDef cuda_module = {
-    PyModuleDef_HEAD_INIT, "_cuda", "pyspmv's CUDA side (private; use the pyspmv package).",
-    sizeof(glue_state), cuda_methods, cuda_slots, cuda_traverse, cuda_clear, cuda_free,
+    PyModuleDef_HEAD_INIT, "_cuda",      "pyspmv's CUDA side (private; use the pyspmv package).",
+    sizeof(glue_state),    cuda_methods, cuda_slots,
+    cuda_traverse,         cuda_clear,   cuda_free,
 };
 
 PyMODINIT_FUNC PyInit__cuda(void) { return PyModuleDef_Init(&cuda_module); }

@@ -17,23 +17,25 @@ typedef struct {
     PyObject *NotApplicableError;
 } glue_state;
 
-static inline glue_state *get_state(PyObject *module) { return (glue_state *)PyModule_GetState(module); }
+static inline glue_state *get_state(PyObject *module) {
+    return (glue_state *)PyModule_GetState(module);
+}
 
 /* Work below this many stored entries keeps the GIL: releasing it costs more (sparsetools' idea). */
 #define NOGIL_MIN_WORK 50000
-#define CALL_C(big, stmt)                                                                         \
-    do {                                                                                          \
-        if (big) {                                                                                \
-            Py_BEGIN_ALLOW_THREADS stmt;                                                          \
-            Py_END_ALLOW_THREADS                                                                  \
-        } else {                                                                                  \
-            stmt;                                                                                 \
-        }                                                                                         \
+#define CALL_C(big, stmt)                                                                          \
+    do {                                                                                           \
+        if (big) {                                                                                 \
+            Py_BEGIN_ALLOW_THREADS stmt;                                                           \
+            Py_END_ALLOW_THREADS                                                                   \
+        } else {                                                                                   \
+            stmt;                                                                                  \
+        }                                                                                          \
     } while (0)
 
 /* The one place a status becomes an exception.  argname prefixes the message. */
 static inline PyObject *raise_spmv_error(PyObject *module, int code, const spmv_err *err,
-                                  const char *argname) {
+                                         const char *argname) {
     glue_state *st = get_state(module);
     const char *msg = err->msg[0] ? err->msg : spmv_strerror(code);
     const char *sep = argname[0] ? ": " : "";
@@ -72,7 +74,9 @@ static inline int check_array(PyObject *o, int typenum, int writeable, const cha
     }
     if (typenum >= 0 && PyArray_TYPE(a) != typenum) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype %s", what,
-                     typenum == NPY_INT32 ? "int32" : typenum == NPY_FLOAT32 ? "float32" : "float64");
+                     typenum == NPY_INT32     ? "int32"
+                     : typenum == NPY_FLOAT32 ? "float32"
+                                              : "float64");
         return 0;
     }
     if (typenum < 0 && PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64) {
@@ -127,10 +131,10 @@ static inline int state_typenum(PyObject *state) {
 #define SEAL_NARRAYS (SPMV_MAXIDX + SPMV_MAXVAL)
 
 typedef struct {
-    spmv_fmt F;                     /* as checked */
-    int typenum;                    /* of the value arrays */
-    PyObject *array[SEAL_NARRAYS];  /* idx[0..MAXIDX), then val[0..MAXVAL) */
-    PyObject *owner[SEAL_NARRAYS];  /* the bytes object each array's memory lies in */
+    spmv_fmt F;                    /* as checked */
+    int typenum;                   /* of the value arrays */
+    PyObject *array[SEAL_NARRAYS]; /* idx[0..MAXIDX), then val[0..MAXVAL) */
+    PyObject *owner[SEAL_NARRAYS]; /* the bytes object each array's memory lies in */
 } glue_seal;
 
 /* The bytes object a's memory lies in, through views, or NULL: a is sealed when it is read-only
@@ -149,8 +153,10 @@ static inline int fmt_same(const spmv_fmt *a, const spmv_fmt *b) {
     int same = a->format == b->format && a->nrows == b->nrows && a->ncols == b->ncols &&
                a->nnz == b->nnz && a->param[0] == b->param[0] && a->param[1] == b->param[1];
     for (int k = 0; k < 4; k++) same = same && a->scalar[k] == b->scalar[k];
-    for (int k = 0; k < SPMV_MAXIDX; k++) same = same && a->nidx[k] == b->nidx[k] && a->idx[k] == b->idx[k];
-    for (int k = 0; k < SPMV_MAXVAL; k++) same = same && a->nval[k] == b->nval[k] && a->val[k] == b->val[k];
+    for (int k = 0; k < SPMV_MAXIDX; k++)
+        same = same && a->nidx[k] == b->nidx[k] && a->idx[k] == b->idx[k];
+    for (int k = 0; k < SPMV_MAXVAL; k++)
+        same = same && a->nval[k] == b->nval[k] && a->val[k] == b->val[k];
     return same;
 }
 
@@ -197,7 +203,8 @@ static inline PyObject *seal_new(PyObject *state, const spmv_fmt *F, int typenum
     for (int k = 0; k < SEAL_NARRAYS; k++) {
         PyObject *a = state_array(state, k), *owner = sealed_owner((PyArrayObject *)a);
         if (owner == NULL) {
-            PyErr_SetString(PyExc_ValueError, "a sealed state needs read-only arrays over bytes objects");
+            PyErr_SetString(PyExc_ValueError,
+                            "a sealed state needs read-only arrays over bytes objects");
             seal_release(S);
             return NULL;
         }
@@ -215,7 +222,8 @@ static inline int state_parse(PyObject *o, spmv_fmt *F) {
     long long nnz;
     memset(F, 0, sizeof *F);
     if (!PyTuple_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "a format state must be a tuple, got %.80s", Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "a format state must be a tuple, got %.80s",
+                     Py_TYPE(o)->tp_name);
         return 0;
     }
     if (!PyArg_ParseTuple(o, "iiiLO!O!O!O!|O;state tuple", &F->format, &F->nrows, &F->ncols, &nnz,
@@ -258,8 +266,9 @@ static inline int state_check(const spmv_fmt *F) {
     int rc;
     CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check(F, &err));
     if (rc) {
-        PyErr_Format(rc == SPMV_ENOMEM ? PyExc_MemoryError : PyExc_ValueError, "state of a %s matrix: %s",
-                     spmv_format_name(F->format), err.msg[0] ? err.msg : spmv_strerror(rc));
+        PyErr_Format(rc == SPMV_ENOMEM ? PyExc_MemoryError : PyExc_ValueError,
+                     "state of a %s matrix: %s", spmv_format_name(F->format),
+                     err.msg[0] ? err.msg : spmv_strerror(rc));
         return 0;
     }
     return 1;
@@ -280,13 +289,13 @@ static inline int check_xy(const spmv_fmt *F, int typenum, PyArrayObject *x, PyA
         return 0;
     }
     if (PyArray_SIZE(x) != F->ncols || PyArray_SIZE(y) != F->nrows) {
-        PyErr_Format(PyExc_ValueError, "x has %zd entries and y %zd; they must be ncols = %d and "
-                     "nrows = %d", (Py_ssize_t)PyArray_SIZE(x), (Py_ssize_t)PyArray_SIZE(y),
-                     F->ncols, F->nrows);
+        PyErr_Format(PyExc_ValueError,
+                     "x has %zd entries and y %zd; they must be ncols = %d and "
+                     "nrows = %d",
+                     (Py_ssize_t)PyArray_SIZE(x), (Py_ssize_t)PyArray_SIZE(y), F->ncols, F->nrows);
         return 0;
     }
     return 1;
 }
-
 
 #endif /* PYSPMV_GLUE_H */

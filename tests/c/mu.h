@@ -3,17 +3,17 @@
 #ifndef MU_H
 #define MU_H
 #include <stdio.h>
-#define mu_check(cond)                                                                           \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
-            return 1;                                                                            \
-        }                                                                                        \
+#define mu_check(cond)                                                                             \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
-#define mu_run(test)                                                                             \
-    do {                                                                                         \
-        int r_ = test();                                                                         \
-        printf("%s %s\n", r_ ? "FAIL" : "ok  ", #test);                                          \
-        failures += r_;                                                                          \
+#define mu_run(test)                                                                               \
+    do {                                                                                           \
+        int r_ = test();                                                                           \
+        printf("%s %s\n", r_ ? "FAIL" : "ok  ", #test);                                            \
+        failures += r_;                                                                            \
     } while (0)
 #endif

@@ -19,10 +19,10 @@ static int test_csr_check(void) {
     ix[1] = 0;
     mu_check(spmv_csr_check(&A, 3, 3, &err) == SPMV_EUNSORTED && err.where == 0);
     ix[1] = 2;
-    mu_check(spmv_csr_check(&A, 2, 3, &err) == SPMV_EINVAL);       /* indptr length */
-    mu_check(spmv_csr_check(&A, 3, 4, NULL) == SPMV_EINVAL);       /* err may be NULL */
+    mu_check(spmv_csr_check(&A, 2, 3, &err) == SPMV_EINVAL); /* indptr length */
+    mu_check(spmv_csr_check(&A, 3, 4, NULL) == SPMV_EINVAL); /* err may be NULL */
     A.nrows = 0;
-    mu_check(spmv_csr_check(&A, 1, 0, &err) == SPMV_EINVAL);       /* empty matrix */
+    mu_check(spmv_csr_check(&A, 1, 0, &err) == SPMV_EINVAL); /* empty matrix */
     return 0;
 }
 
@@ -30,7 +30,8 @@ static int test_csr_check(void) {
 static void ref_mv(const testmat *M, const double *x, double *y) {
     for (int32_t i = 0; i < M->nrows; i++) {
         double s = 0;
-        for (int32_t p = M->indptr[i]; p < M->indptr[i + 1]; p++) s += M->values[p] * x[M->indices[p]];
+        for (int32_t p = M->indptr[i]; p < M->indptr[i + 1]; p++)
+            s += M->values[p] * x[M->indices[p]];
         y[i] = s;
     }
 }
@@ -48,9 +49,12 @@ static int round_trip(const testmat *M, const fmtcase *c) {
     mu_check(F.nnz == nnz);
     for (int k = 0; k < SPMV_MAXIDX; k++) F.idx[k] = calloc((size_t)F.nidx[k] + 1, sizeof(int32_t));
     for (int k = 0; k < SPMV_MAXVAL; k++) F.val[k] = calloc((size_t)F.nval[k] + 1, sizeof(double));
-    int32_t *ip = malloc(sizeof(int32_t) * ((size_t)M->nrows + 1)), *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
-    double *v = malloc(sizeof(double) * (size_t)(nnz + 1)), *x = malloc(sizeof(double) * (size_t)M->ncols);
-    double *y = malloc(sizeof(double) * (size_t)M->nrows), *r = malloc(sizeof(double) * (size_t)M->nrows);
+    int32_t *ip = malloc(sizeof(int32_t) * ((size_t)M->nrows + 1)),
+            *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+    double *v = malloc(sizeof(double) * (size_t)(nnz + 1)),
+           *x = malloc(sizeof(double) * (size_t)M->ncols);
+    double *y = malloc(sizeof(double) * (size_t)M->nrows),
+           *r = malloc(sizeof(double) * (size_t)M->nrows);
     int bad = spmv_fmt_fill_f64(&A, M->values, &F, &err) != SPMV_OK ||
               spmv_fmt_to_csr_f64(&F, ip, ix, v, &err) != SPMV_OK ||
               memcmp(ip, M->indptr, sizeof(int32_t) * ((size_t)M->nrows + 1)) != 0 ||
@@ -59,8 +63,11 @@ static int round_trip(const testmat *M, const fmtcase *c) {
     for (int32_t j = 0; j < M->ncols; j++) x[j] = 1.0 + (double)(j % 13) / 7.0;
     ref_mv(M, x, r);
     bad = bad || spmv_fmt_mv_f64(&F, 0, x, y, &err) != SPMV_OK;
-    for (int32_t i = 0; !bad && i < M->nrows; i++) bad = fabs(y[i] - r[i]) > 1e-12 * (1.0 + fabs(r[i])) * 100;
-    if (bad) fprintf(stderr, "format %s (%d, %d) on %dx%d: %s\n", spmv_format_name(c->format), c->p0, c->p1, M->nrows, M->ncols, err.msg);
+    for (int32_t i = 0; !bad && i < M->nrows; i++)
+        bad = fabs(y[i] - r[i]) > 1e-12 * (1.0 + fabs(r[i])) * 100;
+    if (bad)
+        fprintf(stderr, "format %s (%d, %d) on %dx%d: %s\n", spmv_format_name(c->format), c->p0,
+                c->p1, M->nrows, M->ncols, err.msg);
     for (int k = 0; k < SPMV_MAXIDX; k++) free(F.idx[k]);
     for (int k = 0; k < SPMV_MAXVAL; k++) free(F.val[k]);
     free(ip), free(ix), free(v), free(x), free(y), free(r);
@@ -68,11 +75,12 @@ static int round_trip(const testmat *M, const fmtcase *c) {
 }
 
 static int test_formats_round_trip_and_multiply(void) {
-    const int32_t shapes[][4] = {{1, 1, 1, 0}, {1, 50, 50, 1}, {37, 11, 6, 0}, {64, 64, 9, 1},
-                                 {200, 3000, 40, 1}, {5, 5, 0, 0}};
+    const int32_t shapes[][4] = {{1, 1, 1, 0},   {1, 50, 50, 1},     {37, 11, 6, 0},
+                                 {64, 64, 9, 1}, {200, 3000, 40, 1}, {5, 5, 0, 0}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         testmat M;
-        mu_check(testmat_make(&M, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], s + 1) == 0);
+        mu_check(testmat_make(&M, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], s + 1) ==
+                 0);
         int bad = 0;
         for (int c = 0; c < N_FMT_CASES; c++) bad += round_trip(&M, &FMT_CASES[c]);
         testmat_free(&M);
@@ -91,9 +99,10 @@ static int test_bad_params_and_guard(void) {
     F.param[0] = 48;
     F.param[1] = 1;
     mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_EINVAL);
-    F.format = SPMV_FMT_ELL;                          /* a row of 50 among rows of <= 3: 50x padding */
+    F.format = SPMV_FMT_ELL; /* a row of 50 among rows of <= 3: 50x padding */
     F.max_fill = 2.0;
-    mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_ENOTAPPLICABLE && strstr(err.msg, "max_fill") != NULL);
+    mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_ENOTAPPLICABLE &&
+             strstr(err.msg, "max_fill") != NULL);
     F.format = 99;
     mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_EINVAL);
     testmat_free(&M);
@@ -117,11 +126,13 @@ static int test_timing(void) {
     int calls = 0;
     spmv_timing t;
     mu_check(spmv_time(work_ok, &calls, 3, 50, 0.0, &t, NULL) == SPMV_OK);
-    mu_check(calls == 53 && t.runs == 50 && t.min_ms <= t.q25_ms && t.q25_ms <= t.median_ms && t.median_ms <= t.q75_ms);
+    mu_check(calls == 53 && t.runs == 50 && t.min_ms <= t.q25_ms && t.q25_ms <= t.median_ms &&
+             t.median_ms <= t.q75_ms);
     mu_check(spmv_time(work_ok, &calls, 0, 0, 0.0, &t, NULL) == SPMV_EINVAL);
     calls = 0; /* 2 warm-ups, then runs reporting 3, 4, 5, 6, 7 ms */
     mu_check(spmv_time(work_own_clock, &calls, 2, 5, 0.0, &t, NULL) == SPMV_OK);
-    mu_check(t.runs == 5 && t.min_ms == 3.0 && t.median_ms == 5.0 && t.q25_ms == 4.0 && t.q75_ms == 6.0);
+    mu_check(t.runs == 5 && t.min_ms == 3.0 && t.median_ms == 5.0 && t.q25_ms == 4.0 &&
+             t.q75_ms == 6.0);
     return 0;
 }
 

@@ -28,7 +28,8 @@ static int test_csr_check_indptr_first(void) {
 
 static int check_features_refuse(int32_t nrows, int32_t ncols, int32_t *ip, const int32_t *cols,
                                  int nnz, int code, const char *needle) {
-    int32_t *ix = malloc(sizeof(int32_t) * (size_t)(nnz > 0 ? nnz : 1)); /* exact: ASan sees overruns */
+    int32_t *ix =
+        malloc(sizeof(int32_t) * (size_t)(nnz > 0 ? nnz : 1)); /* exact: ASan sees overruns */
     memcpy(ix, cols, sizeof(int32_t) * (size_t)nnz);
     spmv_csr A = {nrows, ncols, ip, ix};
     spmv_gpu_props dev;
@@ -48,15 +49,18 @@ static int test_features_validate(void) {
     int32_t ip[4] = {0, 2, 3, 4};
     int32_t big[4] = {0, 1 << 30, 2, 1}, neg[4] = {0, 1, -5, 1}, uns[4] = {2, 1, 0, 1};
     int32_t dup[4] = {1, 1, 0, 2}, midbig[5] = {0, 1 << 30, 2, 0, 1}, ok[4] = {0, 2, 1, 0};
-    mu_check(check_features_refuse(3, 3, ip, big, 4, SPMV_EINDEX, "column index 1073741824 in row 0") == 0);
+    mu_check(check_features_refuse(3, 3, ip, big, 4, SPMV_EINDEX,
+                                   "column index 1073741824 in row 0") == 0);
     mu_check(check_features_refuse(3, 3, ip, neg, 4, SPMV_EINDEX, "column index -5 in row 1") == 0);
-    mu_check(check_features_refuse(3, 3, ip, uns, 4, SPMV_EUNSORTED, "row 0 has column 1 after column 2") == 0);
+    mu_check(check_features_refuse(3, 3, ip, uns, 4, SPMV_EUNSORTED,
+                                   "row 0 has column 1 after column 2") == 0);
     mu_check(check_features_refuse(3, 3, ip, dup, 4, SPMV_EUNSORTED, NULL) == 0);
     int32_t ip3[4] = {0, 3, 4, 5}; /* ends in range, a huge column between them */
     mu_check(check_features_refuse(3, 3, ip3, midbig, 5, SPMV_EINDEX, "1073741824") == 0);
     mu_check(check_features_refuse(3, 3, ip, ok, 4, SPMV_OK, NULL) == 0);
     int32_t dec[4] = {0, 3, 1, 4}, first[4] = {1, 2, 3, 4};
-    mu_check(check_features_refuse(3, 3, dec, ok, 4, SPMV_EINDEX, "indptr decreases at position 2") == 0);
+    mu_check(check_features_refuse(3, 3, dec, ok, 4, SPMV_EINDEX,
+                                   "indptr decreases at position 2") == 0);
     mu_check(check_features_refuse(3, 3, first, ok, 4, SPMV_EINDEX, "indptr[0] is 1") == 0);
     int32_t wild[4] = {0, INT32_MAX, INT32_MIN, 4}; /* lengths that overflow int32 */
     mu_check(check_features_refuse(3, 3, wild, ok, 4, SPMV_EINDEX, NULL) == 0);
@@ -71,15 +75,23 @@ static int test_convert_and_rank_validate(void) {
     for (int f = 0; f < SPMV_NFORMATS; f++) {
         spmv_fmt F = {0};
         F.format = f;
-        F.param[0] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL || f == SPMV_FMT_BSR ? 2 : f == SPMV_FMT_HYB ? -1 : 0;
+        F.param[0] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL || f == SPMV_FMT_BSR ? 2
+                     : f == SPMV_FMT_HYB                                             ? -1
+                                                                                     : 0;
         F.param[1] = f == SPMV_FMT_SELL ? 1 : 0;
         mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_EINDEX);
         mu_check(spmv_fmt_fill_f64(&A, NULL, &F, &err) == SPMV_EINDEX);
     }
     int32_t fmt[1] = {SPMV_FMT_CSR}, par[2] = {0, 0}, unread[1] = {0}, grp[1] = {0};
-    double p[SPMV_NPCOLS] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN}, launches[1] = {0}, rows[SPMV_NCOLS];
-    spmv_configs C = {.n = 1, .format = fmt, .param = par, .unread = unread, .p = p,
-                      .launches = launches, .group = grp};
+    double p[SPMV_NPCOLS] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN}, launches[1] = {0},
+           rows[SPMV_NCOLS];
+    spmv_configs C = {.n = 1,
+                      .format = fmt,
+                      .param = par,
+                      .unread = unread,
+                      .p = p,
+                      .launches = launches,
+                      .group = grp};
     spmv_gpu_props dev;
     spmv_gpu_props_h100(&dev);
     mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, rows, &err) == SPMV_EINDEX);
@@ -99,8 +111,10 @@ static int fill(const testmat *T, const fmtcase *c, spmv_fmt *F) {
     F->param[1] = c->p1;
     F->max_fill = 1e9;
     if (spmv_fmt_size(&A, F, NULL)) return -1;
-    for (int k = 0; k < SPMV_MAXIDX; k++) F->idx[k] = F->nidx[k] ? calloc((size_t)F->nidx[k], sizeof(int32_t)) : NULL;
-    for (int k = 0; k < SPMV_MAXVAL; k++) F->val[k] = F->nval[k] ? calloc((size_t)F->nval[k], sizeof(double)) : NULL;
+    for (int k = 0; k < SPMV_MAXIDX; k++)
+        F->idx[k] = F->nidx[k] ? calloc((size_t)F->nidx[k], sizeof(int32_t)) : NULL;
+    for (int k = 0; k < SPMV_MAXVAL; k++)
+        F->val[k] = F->nval[k] ? calloc((size_t)F->nval[k], sizeof(double)) : NULL;
     return spmv_fmt_fill_f64(&A, T->values, F, NULL);
 }
 
@@ -116,7 +130,8 @@ static int probe(const spmv_fmt *F, int *failures) {
     int32_t *ip = malloc(sizeof(int32_t) * ((size_t)F->nrows + 1));
     int32_t *ix = malloc(sizeof(int32_t) * (size_t)(F->nnz + 1));
     double *v = malloc(sizeof(double) * (size_t)(F->nnz + 1));
-    double *x = calloc((size_t)F->ncols, sizeof(double)), *y = calloc((size_t)F->nrows, sizeof(double));
+    double *x = calloc((size_t)F->ncols, sizeof(double)),
+           *y = calloc((size_t)F->nrows, sizeof(double));
     *failures += spmv_fmt_to_csr_f64(F, ip, ix, v, &err) != SPMV_OK;
     *failures += spmv_fmt_mv_f64(F, 0, x, y, &err) != SPMV_OK;
     free(ip), free(ix), free(v), free(x), free(y);
@@ -141,7 +156,8 @@ static int test_fmt_check(void) {
             F.scalar[k] = s + 1;
             int rc = probe(&F, &failures) ? SPMV_OK : -1;
             /* unused scalars (0 in the layout) may take any value; used ones may not */
-            if (s != 0 && rc == SPMV_OK) fprintf(stderr, "case %d: scalar %d raised passes\n", ci, k), failures++;
+            if (s != 0 && rc == SPMV_OK)
+                fprintf(stderr, "case %d: scalar %d raised passes\n", ci, k), failures++;
             F.scalar[k] = s;
         }
         F.nnz++;
@@ -170,10 +186,12 @@ static int test_fmt_check(void) {
                     F.idx[k][q] = wild[w];
                     int rc = probe(&F, &failures) ? SPMV_OK : -1;
                     /* a bit-array word may legitimately take many values; the others may not */
-                    int bits = (F.format == SPMV_FMT_DIA && k == 1) || (F.format == SPMV_FMT_BSR && k == 2) ||
+                    int bits = (F.format == SPMV_FMT_DIA && k == 1) ||
+                               (F.format == SPMV_FMT_BSR && k == 2) ||
                                (F.format == SPMV_FMT_BROELL && k == 3);
                     if (!bits && rc == SPMV_OK) {
-                        fprintf(stderr, "case %d: idx[%d][%lld] = %d passes\n", ci, k, (long long)q, wild[w]);
+                        fprintf(stderr, "case %d: idx[%d][%lld] = %d passes\n", ci, k, (long long)q,
+                                wild[w]);
                         failures++;
                     }
                 }
@@ -231,18 +249,29 @@ static int test_deep_tree(void) {
         val[n] = n == NODES - 1 ? 1.0 : 0.0;
     }
     int32_t col[1] = {SPMV_COL_P_TPV}, tf[1] = {0}, ptr[2] = {0, 1}, root[1] = {0};
-    double nan_[1] = {0}, lo[1] = {-HUGE_VAL}, hi[1] = {HUGE_VAL}, sh[1] = {0}, dv[1] = {1}, init[1] = {0};
+    double nan_[1] = {0}, lo[1] = {-HUGE_VAL}, hi[1] = {HUGE_VAL}, sh[1] = {0}, dv[1] = {1},
+           init[1] = {0};
     spmv_model M = {0};
     M.kind = SPMV_MODEL_TREES;
     M.ngroups = 1;
     M.ncols = SPMV_NCOLS;
     M.ninputs = 1;
-    M.in_col = col, M.in_tf = tf, M.in_nan = nan_, M.in_lo = lo, M.in_hi = hi, M.in_shift = sh, M.in_div = dv;
+    M.in_col = col, M.in_tf = tf, M.in_nan = nan_, M.in_lo = lo, M.in_hi = hi, M.in_shift = sh,
+    M.in_div = dv;
     M.out_col = -1;
     M.out_lo = -HUGE_VAL;
-    M.trees = (spmv_trees){.nout = 1, .ntrees = 1, .nnodes = NODES, .tree_ptr = ptr, .root = root,
-                           .feature = feat, .left = left, .right = right, .threshold = thr,
-                           .value = val, .init = init, .scale = 1};
+    M.trees = (spmv_trees){.nout = 1,
+                           .ntrees = 1,
+                           .nnodes = NODES,
+                           .tree_ptr = ptr,
+                           .root = root,
+                           .feature = feat,
+                           .left = left,
+                           .right = right,
+                           .threshold = thr,
+                           .value = val,
+                           .init = init,
+                           .scale = 1};
     mu_check(spmv_model_check(&M, NULL) == SPMV_OK);
     double rows[NCFG * SPMV_NCOLS] = {0}, ms[NCFG];
     int32_t group[NCFG] = {0, 0, 0};
@@ -280,7 +309,8 @@ static int test_model_products(void) {
     F.ninputs = 1;
     int32_t c0[1] = {0}, tf0[1] = {0};
     double z0[1] = {0}, inf_[1] = {HUGE_VAL}, ninf[1] = {-HUGE_VAL}, one_[1] = {1};
-    F.in_col = c0, F.in_tf = tf0, F.in_nan = z0, F.in_lo = ninf, F.in_hi = inf_, F.in_shift = z0, F.in_div = one_;
+    F.in_col = c0, F.in_tf = tf0, F.in_nan = z0, F.in_lo = ninf, F.in_hi = inf_, F.in_shift = z0,
+    F.in_div = one_;
     mu_check(spmv_model_check(&F, &err) == SPMV_ESCHEMA && strstr(err.msg, "int32") != NULL);
     return 0;
 }

@@ -15,7 +15,8 @@
 
 static int32_t *big_indptr(int32_t n, size_t *bytes) {
     *bytes = ((size_t)n + 1) * sizeof(int32_t);
-    void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 

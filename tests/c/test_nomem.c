@@ -25,8 +25,10 @@ static int exercise(const testmat *M, const fmtcase *c) {
     if ((rc = spmv_fmt_size(&A, &F, NULL)) != SPMV_OK) return rc;
     for (int k = 0; k < SPMV_MAXIDX; k++) F.idx[k] = calloc((size_t)F.nidx[k] + 1, sizeof(int32_t));
     for (int k = 0; k < SPMV_MAXVAL; k++) F.val[k] = calloc((size_t)F.nval[k] + 1, sizeof(double));
-    int32_t *ip = malloc(sizeof(int32_t) * ((size_t)M->nrows + 1)), *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
-    double *v = malloc(sizeof(double) * (size_t)(nnz + 1)), *x = calloc((size_t)M->ncols, sizeof(double));
+    int32_t *ip = malloc(sizeof(int32_t) * ((size_t)M->nrows + 1)),
+            *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
+    double *v = malloc(sizeof(double) * (size_t)(nnz + 1)),
+           *x = calloc((size_t)M->ncols, sizeof(double));
     double *y = malloc(sizeof(double) * (size_t)M->nrows);
     rc = spmv_fmt_fill_f64(&A, M->values, &F, NULL);
     if (rc == SPMV_OK) rc = spmv_fmt_to_csr_f64(&F, ip, ix, v, NULL);

@@ -15,8 +15,8 @@ typedef struct {
 
 /* Rows of random length in [0, maxlen] (about a quarter empty), one row of length ncols/2 when
  * long_row, sorted distinct columns, some explicit zeros.  The caller frees with testmat_free. */
-static inline int testmat_make(testmat *M, int32_t nrows, int32_t ncols, int32_t maxlen, int long_row,
-                               uint64_t seed) {
+static inline int testmat_make(testmat *M, int32_t nrows, int32_t ncols, int32_t maxlen,
+                               int long_row, uint64_t seed) {
     uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
 #define NEXT() (s = s * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(s >> 33))
     M->nrows = nrows;
@@ -59,10 +59,10 @@ typedef struct {
 } fmtcase;
 
 static const fmtcase FMT_CASES[] = {
-    {SPMV_FMT_CSR, 0, 0},    {SPMV_FMT_COO, 0, 0},     {SPMV_FMT_ELL, 0, 0},
-    {SPMV_FMT_SELL, 4, 1},   {SPMV_FMT_SELL, 8, 64},   {SPMV_FMT_BROELL, 32, 0},
-    {SPMV_FMT_BROELL, 4, 16}, {SPMV_FMT_HYB, -1, 0},   {SPMV_FMT_HYB, 3, 0},
-    {SPMV_FMT_DIA, 0, 0},    {SPMV_FMT_JAD, 0, 0},     {SPMV_FMT_BSR, 3, 0},
+    {SPMV_FMT_CSR, 0, 0},     {SPMV_FMT_COO, 0, 0},   {SPMV_FMT_ELL, 0, 0},
+    {SPMV_FMT_SELL, 4, 1},    {SPMV_FMT_SELL, 8, 64}, {SPMV_FMT_BROELL, 32, 0},
+    {SPMV_FMT_BROELL, 4, 16}, {SPMV_FMT_HYB, -1, 0},  {SPMV_FMT_HYB, 3, 0},
+    {SPMV_FMT_DIA, 0, 0},     {SPMV_FMT_JAD, 0, 0},   {SPMV_FMT_BSR, 3, 0},
     {SPMV_FMT_BSR, 4, 0},
 };
 #define N_FMT_CASES ((int)(sizeof FMT_CASES / sizeof FMT_CASES[0]))

@@ -32,7 +32,13 @@
  *   null_empty  NULL for arrays of length 0 where the contract allows it (indices when nnz = 0, a
  *               linear model's coef when ninputs = 0, ...): the core then computes NULL + 0, which
  *               C leaves undefined and UBSan reports */
-enum { FZ_RAW_CHECK = 1, FZ_UNCHECKED = 2, FZ_UNCHECKED_FMT = 4, FZ_DEEP_TREES = 8, FZ_NULL_EMPTY = 16 };
+enum {
+    FZ_RAW_CHECK = 1,
+    FZ_UNCHECKED = 2,
+    FZ_UNCHECKED_FMT = 4,
+    FZ_DEEP_TREES = 8,
+    FZ_NULL_EMPTY = 16
+};
 #ifndef FZ_DEFAULT_MODES
 #define FZ_DEFAULT_MODES "all"
 #endif
@@ -42,8 +48,11 @@ static unsigned fz_modes;
 static inline void fz_modes_init(void) {
     const char *s = getenv("SPMV_FUZZ_MODES");
     if (s == NULL) s = FZ_DEFAULT_MODES;
-    static const struct { const char *name; unsigned bit; } names[] = {
-        {"raw_check", FZ_RAW_CHECK}, {"unchecked", FZ_UNCHECKED},
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {
+        {"raw_check", FZ_RAW_CHECK},         {"unchecked", FZ_UNCHECKED},
         {"unchecked_fmt", FZ_UNCHECKED_FMT}, {"deep_trees", FZ_DEEP_TREES},
         {"null_empty", FZ_NULL_EMPTY},
     };
@@ -63,18 +72,19 @@ static inline void fz_modes_init(void) {
 }
 
 /* A finding: libFuzzer saves the input on abort. */
-#define FZ_ASSERT(cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "FUZZ FINDING %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            abort();                                                                           \
-        }                                                                                      \
+#define FZ_ASSERT(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FUZZ FINDING %s:%d: %s: ", __FILE__, __LINE__, #cond);                \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* A failing call must say so in err too. */
-#define FZ_ERR_AGREES(rc, e) FZ_ASSERT((rc) == 0 || (e).code == (rc), "rc %d, err.code %d", (rc), (e).code)
+#define FZ_ERR_AGREES(rc, e)                                                                       \
+    FZ_ASSERT((rc) == 0 || (e).code == (rc), "rc %d, err.code %d", (rc), (e).code)
 
 /* ---- bytes in --------------------------------------------------------------------------------- */
 
@@ -106,11 +116,22 @@ static inline int32_t fz_idx(fz_in *in, int64_t lo, int64_t hi) {
 
 /* A double: tame ones are finite with |v| <= 4; wild ones include inf, nan, extremes, raw bits. */
 static inline double fz_double(fz_in *in, int tame) {
-    static const double t[16] = {0, 1, -1, 0.5, -0.5, 2, -2, 0.25, 3, -3, 4, -4, 1.5, -1.5, 0.75, -0.25};
+    static const double t[16] = {0, 1,  -1, 0.5, -0.5, 2,    -2,   0.25,
+                                 3, -3, 4,  -4,  1.5,  -1.5, 0.75, -0.25};
     uint8_t b = fz_u8(in);
     if (tame) return t[b & 15];
-    static const double w[12] = {INFINITY, -INFINITY, NAN, 1e300, -1e300, 1e-300, 5e-324, -0.0,
-                                 1.7976931348623157e308, 2.2250738585072014e-308, 1e10, -1e10};
+    static const double w[12] = {INFINITY,
+                                 -INFINITY,
+                                 NAN,
+                                 1e300,
+                                 -1e300,
+                                 1e-300,
+                                 5e-324,
+                                 -0.0,
+                                 1.7976931348623157e308,
+                                 2.2250738585072014e-308,
+                                 1e10,
+                                 -1e10};
     if (b < 12) return w[b];
     if (b < 24) {
         uint64_t u = fz_u32(in);
@@ -159,9 +180,9 @@ static inline void fz_csr_decode(fz_in *in, int32_t max_rows, int64_t max_nnz, f
     int64_t nnz = 0, prev0 = 0, prev1 = 0; /* the previous row is buf[prev0 .. prev1) */
     int32_t repeat = 0, rshift = 0;
     ip[0] = 0;
-#define PUSH(col)                                                                               \
-    do {                                                                                        \
-        if (nnz < max_nnz) buf[nnz++] = (col);                                                  \
+#define PUSH(col)                                                                                  \
+    do {                                                                                           \
+        if (nnz < max_nnz) buf[nnz++] = (col);                                                     \
     } while (0)
     for (int32_t i = 0; i < nrows; i++) {
         int64_t start = nnz;
@@ -197,7 +218,8 @@ static inline void fz_csr_decode(fz_in *in, int32_t max_rows, int64_t max_nnz, f
                 break;
             default: {
                 int64_t col = fz_u16(in) % ncols, stride = 1 + fz_u8(in) % 8;
-                for (int32_t k = 0; k < (arg + 1) * 16 && col < ncols; k++, col += stride) PUSH((int32_t)col);
+                for (int32_t k = 0; k < (arg + 1) * 16 && col < ncols; k++, col += stride)
+                    PUSH((int32_t)col);
             }
             }
         }

@@ -32,9 +32,9 @@ static uint64_t rng_next(uint64_t *s) { /* xorshift64* */
 
 typedef struct {
     const fz_csr *c;
-    const double *v, *x;     /* float64 values and x */
-    const float *v32, *x32;  /* the same rounded to float32 */
-    double *ref, *abs;       /* [nrows] per value type: the product and sum |a_ij x_j| */
+    const double *v, *x;    /* float64 values and x */
+    const float *v32, *x32; /* the same rounded to float32 */
+    double *ref, *abs;      /* [nrows] per value type: the product and sum |a_ij x_j| */
     double *ref32, *abs32;
     spmv_err *err;
 } job;
@@ -106,7 +106,8 @@ static void mutate_and_check(fz_in *in, int f32, spmv_fmt *F, const job *J) {
     if (J->err) FZ_ERR_AGREES(rc, *J->err);
     if (rc != 0 || F->nnz < 0 || F->nnz > 16 * MAX_NNZ) return;
     size_t es = f32 ? sizeof(float) : sizeof(double);
-    int32_t *ip = fz_alloc((int64_t)F->nrows + 1, sizeof(int32_t)), *ix = fz_alloc(F->nnz, sizeof(int32_t));
+    int32_t *ip = fz_alloc((int64_t)F->nrows + 1, sizeof(int32_t)),
+            *ix = fz_alloc(F->nnz, sizeof(int32_t));
     void *v = fz_alloc(F->nnz, es), *y = fz_alloc(F->nrows, es);
     to_csr(f32, F, ip, ix, v, J->err);
     for (int k = 0; k < 4; k++) mv(f32, F, k, J, y);
@@ -132,8 +133,10 @@ static void convert_one(fz_in *in, const spmv_fmt *proto, int f32, const job *J)
     FZ_ASSERT(F.nnz == c->nnz && F.nrows == c->A.nrows && F.ncols == c->A.ncols, "size: nnz %lld",
               (long long)F.nnz);
     size_t es = f32 ? sizeof(float) : sizeof(double);
-    for (int k = 0; k < SPMV_MAXIDX; k++) FZ_ASSERT(F.nidx[k] >= 0, "nidx[%d] = %lld", k, (long long)F.nidx[k]);
-    for (int k = 0; k < SPMV_MAXVAL; k++) FZ_ASSERT(F.nval[k] >= 0, "nval[%d] = %lld", k, (long long)F.nval[k]);
+    for (int k = 0; k < SPMV_MAXIDX; k++)
+        FZ_ASSERT(F.nidx[k] >= 0, "nidx[%d] = %lld", k, (long long)F.nidx[k]);
+    for (int k = 0; k < SPMV_MAXVAL; k++)
+        FZ_ASSERT(F.nval[k] >= 0, "nval[%d] = %lld", k, (long long)F.nval[k]);
     if (spmv_fmt_bytes(&F, (int)es) > MAX_BYTES) return;
     for (int k = 0; k < SPMV_MAXIDX; k++) {
         F.idx[k] = fz_alloc(F.nidx[k], sizeof(int32_t));
@@ -143,7 +146,8 @@ static void convert_one(fz_in *in, const spmv_fmt *proto, int f32, const job *J)
         F.val[k] = fz_alloc(F.nval[k], es);
         memset(F.val[k], 0xA5, (size_t)F.nval[k] * es);
     }
-    int32_t n = c->A.nrows, *ip = fz_alloc((int64_t)n + 1, sizeof(int32_t)), *ix = fz_alloc(c->nnz, sizeof(int32_t));
+    int32_t n = c->A.nrows, *ip = fz_alloc((int64_t)n + 1, sizeof(int32_t)),
+            *ix = fz_alloc(c->nnz, sizeof(int32_t));
     void *v = fz_alloc(c->nnz, es), *y = fz_alloc(n, es);
     rc = fill(f32, J, &F);
     if (rc == SPMV_ENOMEM) goto done;
@@ -161,14 +165,17 @@ static void convert_one(fz_in *in, const spmv_fmt *proto, int f32, const job *J)
     FZ_ASSERT(c->nnz == 0 || memcmp(ix, c->indices, (size_t)c->nnz * sizeof(int32_t)) == 0,
               "%s (param %d, %d): indices differ after the round trip", spmv_format_name(F.format),
               F.param[0], F.param[1]);
-    FZ_ASSERT(c->nnz == 0 || memcmp(v, f32 ? (const void *)J->v32 : (const void *)J->v, (size_t)c->nnz * es) == 0,
+    FZ_ASSERT(c->nnz == 0 || memcmp(v, f32 ? (const void *)J->v32 : (const void *)J->v,
+                                    (size_t)c->nnz * es) == 0,
               "%s (param %d, %d): values differ after the round trip", spmv_format_name(F.format),
               F.param[0], F.param[1]);
 
     for (int k = 0;; k++) {
         for (int32_t i = 0; i < n; i++) {
-            if (f32) ((float *)y)[i] = NAN;
-            else ((double *)y)[i] = NAN; /* every row must be written */
+            if (f32)
+                ((float *)y)[i] = NAN;
+            else
+                ((double *)y)[i] = NAN; /* every row must be written */
         }
         rc = mv(f32, &F, k, J, y);
         if (rc == SPMV_EINVAL && k > 0) break;
@@ -204,7 +211,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     spmv_fmt proto;
     memset(&proto, 0, sizeof proto);
     uint8_t fb = fz_u8(&in);
-    proto.format = fb < 250 ? fb % SPMV_NFORMATS : (int[]){-1, SPMV_NFORMATS, INT32_MIN, 1000, -7, 99}[fb - 250];
+    proto.format = fb < 250 ? fb % SPMV_NFORMATS
+                            : (int[]){-1, SPMV_NFORMATS, INT32_MIN, 1000, -7, 99}[fb - 250];
     fz_fmt_params(&in, proto.format, proto.param);
     proto.max_fill = fz_max_fill(&in);
     uint8_t vmode = fz_u8(&in);
@@ -212,7 +220,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     fz_csr c;
     fz_csr_decode(&in, MAX_ROWS, MAX_NNZ, &c);
-    FZ_ASSERT(spmv_csr_check(&c.A, (int64_t)c.A.nrows + 1, c.nnz, NULL) == 0, "decoded CSR invalid");
+    FZ_ASSERT(spmv_csr_check(&c.A, (int64_t)c.A.nrows + 1, c.nnz, NULL) == 0,
+              "decoded CSR invalid");
     int32_t n = c.A.nrows, m = c.A.ncols;
     double *v = fz_alloc(c.nnz, sizeof(double)), *x = fz_alloc(m, sizeof(double));
     float *v32 = fz_alloc(c.nnz, sizeof(float)), *x32 = fz_alloc(m, sizeof(float));
@@ -220,9 +229,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * vmode & 3 == 3: any doubles from the bytes (inf, nan, huge, subnormal), which the round trip
      * must keep bit for bit. */
     for (int64_t p = 0; p < c.nnz; p++)
-        v[p] = (vmode & 3) == 3 && fz_left(&in) ? fz_double(&in, 0) : (double)(int)(rng_next(&seed) % 15) - 7;
+        v[p] = (vmode & 3) == 3 && fz_left(&in) ? fz_double(&in, 0)
+                                                : (double)(int)(rng_next(&seed) % 15) - 7;
     for (int32_t j = 0; j < m; j++)
-        x[j] = (vmode & 4) && fz_left(&in) ? fz_double(&in, 1) : (double)(int)(rng_next(&seed) % 9) - 4;
+        x[j] = (vmode & 4) && fz_left(&in) ? fz_double(&in, 1)
+                                           : (double)(int)(rng_next(&seed) % 9) - 4;
     for (int64_t p = 0; p < c.nnz; p++) v32[p] = (float)v[p];
     for (int32_t j = 0; j < m; j++) x32[j] = (float)x[j];
     double *w64 = fz_alloc(c.nnz, sizeof(double)), *xw = fz_alloc(m, sizeof(double));

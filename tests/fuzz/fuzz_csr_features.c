@@ -11,8 +11,8 @@ enum { MAX_ROWS = 4096, MAX_NNZ = 65536 };
 
 /* Positions of the features the harness recounts, found by name so that a reordering of the
  * feature list does not silently compare the wrong ones. */
-static const char *const counted[] = {"nrows", "nnz", "ncols", "nnz_min", "nnz_max", "empty_rows",
-                                      "bandwidth", "ndiag", "dist_min", "dist_max"};
+static const char *const counted[] = {"nrows",      "nnz",       "ncols", "nnz_min",  "nnz_max",
+                                      "empty_rows", "bandwidth", "ndiag", "dist_min", "dist_max"};
 enum { C_NROWS, C_NNZ, C_NCOLS, C_MIN, C_MAX, C_EMPTY, C_BAND, C_NDIAG, C_DMIN, C_DMAX, C_COUNT };
 static int pos[C_COUNT];
 
@@ -45,7 +45,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     rank_model.intercept = &one;
     for (int f = 0; f < SPMV_NFORMATS; f++) {
         cfg_format[f] = f;
-        cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL ? 4 : f == SPMV_FMT_BSR ? 2 : 0;
+        cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL ? 4
+                           : f == SPMV_FMT_BSR                        ? 2
+                                                                      : 0;
         cfg_param[2 * f + 1] = f == SPMV_FMT_SELL ? 8 : 0;
         if (f == SPMV_FMT_HYB) cfg_param[2 * f] = -1;
         for (int k = 0; k < SPMV_NPCOLS; k++) cfg_p[SPMV_NPCOLS * f + k] = NAN;
@@ -102,10 +104,16 @@ static void check_features(const spmv_csr *A, const spmv_gpu_props *dev, spmv_er
     }
     free(mark);
     const double want[C_COUNT] = {
-        [C_NROWS] = n,       [C_NNZ] = A->indptr[n], [C_NCOLS] = A->ncols,
-        [C_MIN] = lmin,      [C_MAX] = lmax,         [C_EMPTY] = (double)empty,
-        [C_BAND] = (double)band, [C_NDIAG] = (double)ndiag,
-        [C_DMIN] = dmin == INT32_MAX ? 0 : dmin, [C_DMAX] = dmax,
+        [C_NROWS] = n,
+        [C_NNZ] = A->indptr[n],
+        [C_NCOLS] = A->ncols,
+        [C_MIN] = lmin,
+        [C_MAX] = lmax,
+        [C_EMPTY] = (double)empty,
+        [C_BAND] = (double)band,
+        [C_NDIAG] = (double)ndiag,
+        [C_DMIN] = dmin == INT32_MAX ? 0 : dmin,
+        [C_DMAX] = dmax,
     };
     for (int c = 0; c < C_COUNT; c++)
         FZ_ASSERT(out[pos[c]] == want[c], "feature %s = %.17g, counted %.17g", counted[c],
@@ -158,7 +166,8 @@ static void raw_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
     }
     int32_t *indices = fz_alloc(cap, sizeof(int32_t));
     for (int64_t k = 0; k < cap; k++) indices[k] = raw_next(in, k ? indices[k - 1] : -1, 1);
-    spmv_csr A = {nrows, ncols, indptr, (f & 8) && ilen == 0 && (fz_modes & FZ_NULL_EMPTY) ? NULL : indices};
+    spmv_csr A = {nrows, ncols, indptr,
+                  (f & 8) && ilen == 0 && (fz_modes & FZ_NULL_EMPTY) ? NULL : indices};
     int rc = spmv_csr_check(&A, iplen, ilen, err);
     if (err) FZ_ERR_AGREES(rc, *err);
     if (rc == 0) {
@@ -204,8 +213,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sel & 4) { /* the small lookups take any int */
         int k = (int)fz_u32(&in);
         FZ_ASSERT(spmv_strerror(k) != NULL, "strerror(%d)", k);
-        FZ_ASSERT((spmv_feature_name(k) != NULL) == (k >= 0 && k < SPMV_NFEATURES), "feature_name(%d)", k);
-        FZ_ASSERT((spmv_format_name(k) != NULL) == (k >= 0 && k < SPMV_NFORMATS), "format_name(%d)", k);
+        FZ_ASSERT((spmv_feature_name(k) != NULL) == (k >= 0 && k < SPMV_NFEATURES),
+                  "feature_name(%d)", k);
+        FZ_ASSERT((spmv_format_name(k) != NULL) == (k >= 0 && k < SPMV_NFORMATS), "format_name(%d)",
+                  k);
     }
     return 0;
 }

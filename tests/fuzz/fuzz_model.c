@@ -79,7 +79,8 @@ static const double *arr_f64(fz_in *in, arena *a, int64_t n, int tame, int what)
 static void deep_tree(fz_in *in, arena *a, spmv_model *M) {
     spmv_trees *T = &M->trees;
     int32_t nn = 4096 * (1 + fz_u8(in) % 64), ngo = M->ngroups;
-    int32_t *tp = arena_alloc(a, ngo + 1, sizeof(int32_t)), *root = arena_alloc(a, 1, sizeof(int32_t));
+    int32_t *tp = arena_alloc(a, ngo + 1, sizeof(int32_t)),
+            *root = arena_alloc(a, 1, sizeof(int32_t));
     int32_t *feat = arena_alloc(a, nn, sizeof(int32_t)), *l = arena_alloc(a, nn, sizeof(int32_t));
     int32_t *r = arena_alloc(a, nn, sizeof(int32_t));
     double *thr = arena_alloc(a, nn, sizeof(double)), *val = arena_alloc(a, nn, sizeof(double));
@@ -114,11 +115,13 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
     if (depth > 0)
         M->kind = k < 200 ? SPMV_MODEL_TREES : k < 240 ? 0 : 1 + k % 6;
     else
-        M->kind = k < 246 ? 1 + k % 6 : (int[]){0, 7, -1, INT32_MIN, 100, 8, 9, 10, 11, 12}[k - 246];
+        M->kind =
+            k < 246 ? 1 + k % 6 : (int[]){0, 7, -1, INT32_MIN, 100, 8, 9, 10, 11, 12}[k - 246];
     uint8_t g = fz_u8(in);
     M->ngroups = depth > 0 ? (g == 255 ? 2 : 1) : g == 255 ? 0 : 1 + g % 8;
     M->ncols = ncols;
-    int deep = (fz_modes & FZ_DEEP_TREES) && M->kind == SPMV_MODEL_TREES && depth == 0 && (g & 0x80);
+    int deep =
+        (fz_modes & FZ_DEEP_TREES) && M->kind == SPMV_MODEL_TREES && depth == 0 && (g & 0x80);
     M->ninputs = fz_u8(in) % 9 + deep;
     int32_t ni = M->ninputs, ng = M->ngroups < 0 ? 0 : M->ngroups;
     M->in_col = arr_i32(in, a, ni, 0, ncols);
@@ -241,7 +244,8 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
             for (int32_t s = 0; s < K->nstages; s++) {
                 int32_t sc = ncols - fz_u8(in) % 2;
                 if (depth < 2)
-                    model_decode(in, a, &sub[s], tame, depth + 1, sc < SPMV_NCOLS ? SPMV_NCOLS : sc);
+                    model_decode(in, a, &sub[s], tame, depth + 1,
+                                 sc < SPMV_NCOLS ? SPMV_NCOLS : sc);
                 else
                     memset(&sub[s], 0, sizeof sub[s]);
             }
@@ -286,7 +290,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* spmv_model_predict on rows of the bytes. */
     int32_t n = fz_u8(&in) % 17, stride = M.ncols + fz_u8(&in) % 3;
     double *rows = arena_alloc(&a, (int64_t)n * stride, sizeof(double));
-    double *ms = arena_alloc(&a, n, sizeof(double)), *raw = arena_alloc(&a, (int64_t)n * nout, sizeof(double));
+    double *ms = arena_alloc(&a, n, sizeof(double)),
+           *raw = arena_alloc(&a, (int64_t)n * nout, sizeof(double));
     int32_t *group = arena_alloc(&a, n, sizeof(int32_t));
     int groups_ok = 1;
     for (int64_t k = 0; k < (int64_t)n * stride; k++) rows[k] = fz_double(&in, tame);
@@ -299,16 +304,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_ASSERT(rc == 0 || rc == SPMV_ENOMEM || (rc == SPMV_EINVAL && !groups_ok), "predict: %d", rc);
     if (rc == 0 && tame)
         for (int32_t i = 0; i < n; i++)
-            FZ_ASSERT(group[i] < 0 || isfinite(ms[i]), "tame model (kind %d) predicts %g for row %d",
-                      M.kind, ms[i], i);
+            FZ_ASSERT(group[i] < 0 || isfinite(ms[i]),
+                      "tame model (kind %d) predicts %g for row %d", M.kind, ms[i], i);
 
     /* Configurations, then spmv_rank_rows on rows of the bytes. */
     spmv_configs C;
     memset(&C, 0, sizeof C);
     C.n = fz_u8(&in) % 13;
     C.nextra = (sel & 0x40) ? fz_u8(&in) % 4 : M.ncols - SPMV_NCOLS;
-    int32_t nc = C.n, *fmt = arena_alloc(&a, nc, sizeof(int32_t)), *par = arena_alloc(&a, 2 * (int64_t)nc, sizeof(int32_t));
-    int32_t *unread = arena_alloc(&a, nc, sizeof(int32_t)), *cg = arena_alloc(&a, nc, sizeof(int32_t));
+    int32_t nc = C.n, *fmt = arena_alloc(&a, nc, sizeof(int32_t)),
+            *par = arena_alloc(&a, 2 * (int64_t)nc, sizeof(int32_t));
+    int32_t *unread = arena_alloc(&a, nc, sizeof(int32_t)),
+            *cg = arena_alloc(&a, nc, sizeof(int32_t));
     for (int32_t j = 0; j < nc; j++) {
         fmt[j] = fz_idx(&in, 0, SPMV_NFORMATS);
         fz_fmt_params(&in, fmt[j], par + 2 * j);
@@ -359,7 +366,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const spmv_kernel_desc *d = spmv_kernel_find(id);
         FZ_ASSERT(d == NULL || strcmp(d->id, id) == 0, "kernel_find(%s) gave %s", id, d->id);
         int nk = spmv_kernel_count(), k = (int)fz_u32(&in);
-        FZ_ASSERT((spmv_kernel_get(k) != NULL) == (k >= 0 && k < nk), "kernel_get(%d) of %d", k, nk);
+        FZ_ASSERT((spmv_kernel_get(k) != NULL) == (k >= 0 && k < nk), "kernel_get(%d) of %d", k,
+                  nk);
     }
     arena_free(&a);
     return 0;
