@@ -6,6 +6,7 @@
 #include "mu.h"
 #include "spmv.h"
 #include "testmat.h"
+#include "testmodel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -248,18 +249,13 @@ static int test_deep_tree(void) {
         thr[n] = 1e300;
         val[n] = n == NODES - 1 ? 1.0 : 0.0;
     }
-    int32_t col[1] = {SPMV_COL_P_TPV}, tf[1] = {0}, ptr[2] = {0, 1}, root[1] = {0};
-    double nan_[1] = {0}, lo[1] = {-HUGE_VAL}, hi[1] = {HUGE_VAL}, sh[1] = {0}, dv[1] = {1},
-           init[1] = {0};
+    int32_t col[1] = {SPMV_COL_P_TPV}, ptr[2] = {0, 1}, root[1] = {0};
+    double init[1] = {0};
     spmv_model M = {0};
+    inputs in;
     M.kind = SPMV_MODEL_TREES;
     M.ngroups = 1;
-    M.ncols = SPMV_NCOLS;
-    M.ninputs = 1;
-    M.in_col = col, M.in_tf = tf, M.in_nan = nan_, M.in_lo = lo, M.in_hi = hi, M.in_shift = sh,
-    M.in_div = dv;
-    M.out_col = -1;
-    M.out_lo = -HUGE_VAL;
+    inputs_set(&M, &in, 1, col);
     M.trees = (spmv_trees){.nout = 1,
                            .ntrees = 1,
                            .nnodes = NODES,
@@ -306,11 +302,8 @@ static int test_model_products(void) {
     F.formula.da = F.formula.db = F.formula.dc = F.formula.dd = F.formula.dceil = i1;
     F.formula.dlo = F.formula.ddiv = F.formula.dlo2 = F.formula.dadd = d1;
     /* (the derived arrays would be read next; the check stops before at nz) */
-    F.ninputs = 1;
-    int32_t c0[1] = {0}, tf0[1] = {0};
-    double z0[1] = {0}, inf_[1] = {HUGE_VAL}, ninf[1] = {-HUGE_VAL}, one_[1] = {1};
-    F.in_col = c0, F.in_tf = tf0, F.in_nan = z0, F.in_lo = ninf, F.in_hi = inf_, F.in_shift = z0,
-    F.in_div = one_;
+    inputs in;
+    inputs_set(&F, &in, 1, one);
     mu_check(spmv_model_check(&F, &err) == SPMV_ESCHEMA && strstr(err.msg, "int32") != NULL);
     return 0;
 }

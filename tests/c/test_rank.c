@@ -4,43 +4,16 @@
 #include "mu.h"
 #include "spmv_internal.h"
 #include "testmat.h"
+#include "testmodel.h"
 
 #include <math.h>
 #include <string.h>
 
 #define NC SPMV_NCOLS
-static const double INF = HUGE_VAL;
-
-/* One input per column in cols[], identity, no clamp. */
-typedef struct {
-    int32_t col[4], tf[4];
-    double nan[4], lo[4], hi[4], shift[4], div[4];
-} inputs;
-
-static void inputs_set(spmv_model *M, inputs *in, int n, const int32_t *cols) {
-    for (int k = 0; k < n; k++) {
-        in->col[k] = cols[k];
-        in->tf[k] = SPMV_TF_IDENTITY;
-        in->nan[k] = NAN;
-        in->lo[k] = -INF;
-        in->hi[k] = INF;
-        in->shift[k] = 0;
-        in->div[k] = 1;
-    }
-    M->ninputs = n;
-    M->ncols = NC;
-    M->in_col = in->col;
-    M->in_tf = in->tf;
-    M->in_nan = in->nan;
-    M->in_lo = in->lo;
-    M->in_hi = in->hi;
-    M->in_shift = in->shift;
-    M->in_div = in->div;
-    M->out_lo = -INF;
-    M->out_col = -1;
-}
 
 #ifndef SPMV_FAIL_INJECT
+static const double INF = HUGE_VAL;
+
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1, fabs(b)); }
 
 static int predict1(const spmv_model *M, const double *row, int32_t g, double *ms, double *raw) {
