@@ -206,6 +206,10 @@ typedef int (*spmv_work_fn)(void *ctx, double *ms, spmv_err *err);
 SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
                        spmv_timing *out, spmv_err *err);
 
+/* out = median, quartiles (as spmv_time) and minimum of the n >= 1 times t[n] in ms, runs = n; sorts
+ * t in place.  For harnesses that time their own way (the GPU's batched events). */
+SPMV_API void spmv_timing_summary(double *t, int64_t n, spmv_timing *out);
+
 /* Time spmv_fmt_mv_* of F with spmv_time().  x[ncols], y[nrows] caller-allocated. */
 SPMV_API int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup,
                                 int repeats, double budget_s, spmv_timing *out, spmv_err *err);

@@ -24,6 +24,15 @@ static double quantile(const double *t, int64_t n, double q) {
     return t[lo] + (h - (double)lo) * (t[lo + 1] - t[lo]);
 }
 
+void spmv_timing_summary(double *t, int64_t n, spmv_timing *out) {
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    out->median_ms = quantile(t, n, 0.5);
+    out->q25_ms = quantile(t, n, 0.25);
+    out->q75_ms = quantile(t, n, 0.75);
+    out->min_ms = t[0];
+    out->runs = n;
+}
+
 int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
               spmv_timing *out, spmv_err *err) {
     if (repeats < 1 || warmup < 0)
@@ -44,14 +53,7 @@ int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget
         t[n] = own >= 0 ? own : now_ms() - t0;
         spent += t[n++];
     }
-    if (rc == SPMV_OK) {
-        qsort(t, (size_t)n, sizeof(double), cmp_double);
-        out->median_ms = quantile(t, n, 0.5);
-        out->q25_ms = quantile(t, n, 0.25);
-        out->q75_ms = quantile(t, n, 0.75);
-        out->min_ms = t[0];
-        out->runs = n;
-    }
+    if (rc == SPMV_OK) spmv_timing_summary(t, n, out);
     spmv_free(t);
     return rc;
 }

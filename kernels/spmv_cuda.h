@@ -35,12 +35,32 @@ int spmv_cuda_get_info(spmv_cuda_info *info, spmv_err *err);
  * effective bandwidth is compared with, measured in the same run. */
 int spmv_cuda_copy_bandwidth(int64_t bytes, int repeats, double *gbps, spmv_err *err);
 
+typedef struct spmv_cuda_matrix spmv_cuda_matrix;
 typedef struct spmv_cuda_plan spmv_cuda_plan;
 
-/* Make a plan for kernel K with thread mapping launch[2] = {tpv, block} over F (host arrays, filled
- * for K's format with elem_size 4 or 8).  Returns 0 and *out (the caller's, for spmv_cuda_plan_free),
- * SPMV_ENODEVICE, SPMV_ENOMEM (device memory: err->value = bytes asked for, err->limit = bytes free),
- * SPMV_ENOTAPPLICABLE, SPMV_EINVAL, SPMV_ECUDA or SPMV_ECUSPARSE.  Synchronous. */
+/* Upload F (host arrays, elem_size 4 or 8, checked by spmv_fmt_check first) and allocate x and y:
+ * the device side every plan of F's format shares.  Returns 0 and *out (the caller's, for
+ * spmv_cuda_matrix_free, after every plan made on it), SPMV_ENODEVICE, SPMV_ENOMEM (device memory:
+ * err->value = bytes asked for, err->limit = bytes free), SPMV_EINVAL or SPMV_ECUDA.  Synchronous. */
+int spmv_cuda_matrix_create(const spmv_fmt *F, int elem_size, spmv_cuda_matrix **out,
+                            spmv_err *err);
+/* Device bytes of the matrix arrays, x and y; milliseconds the upload took. */
+int64_t spmv_cuda_matrix_bytes(const spmv_cuda_matrix *M);
+double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M);
+/* Free M (NULL is fine); its plans must be freed first. */
+void spmv_cuda_matrix_free(spmv_cuda_matrix *M);
+
+/* Make a plan for kernel K with thread mapping launch[2] = {tpv, block} over M, which was made from
+ * the host matrix F (F's sizes are compared with M's): the kernel's workspace or cuSPARSE's handle,
+ * descriptors and buffer, its stream and timing events.  M must outlive the plan; plans on one M
+ * share its x and y, so use them one at a time.  Returns 0 and *out (the caller's, for
+ * spmv_cuda_plan_free), SPMV_ENOMEM, SPMV_ENOTAPPLICABLE, SPMV_EINVAL, SPMV_ECUDA or SPMV_ECUSPARSE.
+ * Synchronous. */
+int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_kernel_desc *K,
+                             const int32_t launch[2], spmv_cuda_plan **out, spmv_err *err);
+
+/* spmv_cuda_matrix_create then spmv_cuda_plan_create_on: a plan that owns its matrix (freed with
+ * it).  Returns what those return. */
 int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const int32_t launch[2],
                           int elem_size, spmv_cuda_plan **out, spmv_err *err);
 
@@ -48,18 +68,23 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const in
  * NaN so that entries a kernel fails to write show, one product, y downloaded.  Synchronous. */
 int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 
-/* Upload x once, then time products with spmv_time(): `warmup` untimed, then up to `repeats` each
- * between two CUDA events recorded around the launches alone, within budget_s seconds of timed
- * runs.  Before each, a 50-microsecond wait kernel holds the stream while the host queues the
- * events and the launches behind it, so the events measure the GPU's time for the product, not
- * the host's launch latency.  y[nrows] (host, may be NULL) receives the last product. */
+/* Upload x once, then time products: `warmup` untimed, then up to `repeats` each between two CUDA
+ * events recorded around its launches alone, within budget_s seconds of timed runs (<= 0: no
+ * budget; at least one run).  Products are queued in batches (up to 32, fewer where the budget
+ * would end sooner) behind a gate kernel that holds the stream until the host has queued the whole
+ * batch, so the events measure the GPU's time for each product, not the host's launch latency, and
+ * the host waits once per batch instead of once per product.  A batch whose gate gave up waiting
+ * (200 ms: the host was descheduled) is timed again.  y[nrows] (host, may be NULL) receives the
+ * last product.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM, SPMV_ECUDA or SPMV_ECUSPARSE. */
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err);
 
-/* Device bytes the plan holds: matrix arrays, workspace or cuSPARSE buffer, x and y. */
+/* Device bytes the plan holds: workspace or cuSPARSE buffer, plus matrix arrays, x and y when it
+ * owns its matrix. */
 int64_t spmv_cuda_plan_bytes(const spmv_cuda_plan *p);
 
-/* Milliseconds plan_create spent uploading the matrix and setting up the kernel or cuSPARSE. */
+/* Milliseconds spent setting up the kernel or cuSPARSE, plus the upload when the plan owns its
+ * matrix. */
 double spmv_cuda_plan_setup_ms(const spmv_cuda_plan *p);
 
 /* Free everything of p (NULL is fine). */

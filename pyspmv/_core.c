@@ -11,6 +11,8 @@
 #include <Python.h>
 #include <numpy/arrayobject.h>
 
+#include <math.h>
+
 #include "spmv.h"
 #include "spmv_config.h"
 
@@ -384,6 +386,53 @@ exit:
     return res;
 }
 
+/* recast(state, float64) -> the sealed state with its values cast to float64 (True) or float32
+ * (False), sharing its index arrays: a conversion serves both value types.  ValueError where a
+ * finite value turns infinite in float32. */
+static PyObject *recast(PyObject *m, PyObject *args) {
+    PyObject *state, *val = NULL, *res = NULL;
+    int to64;
+    spmv_fmt F;
+    if (!PyArg_ParseTuple(args, "Op", &state, &to64) || !state_parse(state, &F)) return NULL;
+    int from = state_typenum(state), to = to64 ? NPY_FLOAT64 : NPY_FLOAT32;
+    if (!seal_holds(state, &F, from)) {
+        PyErr_SetString(PyExc_ValueError, "recast() takes a sealed state (convert's or seal's)");
+        return NULL;
+    }
+    if ((val = PyTuple_New(SPMV_MAXVAL)) == NULL) return NULL;
+    for (int k = 0; k < SPMV_MAXVAL; k++) {
+        void *out;
+        PyObject *a = sealed_array((npy_intp)F.nval[k], to, &out);
+        if (a == NULL) goto exit;
+        PyTuple_SET_ITEM(val, k, a);
+        for (int64_t i = 0; i < F.nval[k]; i++) {
+            double v =
+                from == NPY_FLOAT32 ? ((const float *)F.val[k])[i] : ((const double *)F.val[k])[i];
+            if (to == NPY_FLOAT32) {
+                float f = (float)v;
+                if (isinf(f) && !isinf(v)) {
+                    char msg[120]; /* PyErr_Format has no %g */
+                    snprintf(msg, sizeof msg,
+                             "value %g is past float32's range (3.4e38): this matrix has no "
+                             "float32 form",
+                             v);
+                    PyErr_SetString(PyExc_ValueError, msg);
+                    goto exit;
+                }
+                ((float *)out)[i] = f;
+            } else {
+                ((double *)out)[i] = v;
+            }
+        }
+        F.val[k] = out;
+    }
+    /* the index arrays are the sealed ones, the values new and of the same lengths: still valid */
+    res = sealed_state(&F, to, PyTuple_GET_ITEM(state, 6), val);
+exit:
+    Py_XDECREF(val);
+    return res;
+}
+
 static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
     spmv_fmt F;
     int elem;
@@ -748,6 +797,8 @@ static PyMethodDef core_methods[] = {
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
+    {"recast", recast, METH_VARARGS,
+     "recast(state, float64) -> the sealed state with values of the other type, same index arrays"},
     {"fmt_check", fmt_check, METH_VARARGS,
      "fmt_check(state): ValueError unless the state is consistent"},
     {"seal", seal, METH_VARARGS,

@@ -14,8 +14,15 @@
 #include "_glue.h"
 
 typedef struct {
+    PyObject_HEAD spmv_cuda_matrix *M;
+    PyObject *state;  /* the host matrix it was uploaded from (plans' setup reads it) */
+    PyObject *module; /* for the exception classes */
+} MatrixObject;
+
+typedef struct {
     PyObject_HEAD spmv_cuda_plan *plan;
     PyObject *module; /* for the exception classes */
+    PyObject *matrix; /* the MatrixObject it runs on, or NULL when it owns its matrix */
     int32_t nrows, ncols;
     int typenum;
 } PlanObject;
@@ -54,32 +61,132 @@ static PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
     return PyFloat_FromDouble(gbps);
 }
 
+/* ---- Matrix ---- */
+
+static int no_keywords(PyObject *kwds, const char *what) {
+    if (kwds != NULL && PyDict_Size(kwds) > 0) {
+        PyErr_Format(PyExc_TypeError, "%s() takes positional arguments only", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* Matrix(state): upload a converted matrix once for the plans of its format. */
+static PyObject *matrix_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    spmv_fmt F;
+    spmv_err err = {0};
+    if (!no_keywords(kwds, "Matrix") || !PyArg_ParseTuple(args, "O&", state_converter, &F))
+        return NULL;
+    PyObject *module = PyType_GetModule(type), *state = PyTuple_GET_ITEM(args, 0);
+    MatrixObject *self = (MatrixObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->module = Py_NewRef(module);
+    self->state = Py_NewRef(state);
+    int rc, elem = state_typenum(state) == NPY_FLOAT32 ? 4 : 8;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_create(&F, elem, &self->M, &err);
+    Py_END_ALLOW_THREADS if (rc) {
+        Py_DECREF(self);
+        return raise_spmv_error(module, rc, &err, "upload");
+    }
+    return (PyObject *)self;
+}
+
+static int matrix_live(MatrixObject *self) {
+    if (self->M == NULL) PyErr_SetString(PyExc_ValueError, "this device matrix has been closed");
+    return self->M != NULL;
+}
+
+static PyObject *matrix_nbytes(MatrixObject *self, void *closure) {
+    return matrix_live(self) ? PyLong_FromLongLong(spmv_cuda_matrix_bytes(self->M)) : NULL;
+}
+
+static PyObject *matrix_upload_ms(MatrixObject *self, void *closure) {
+    return matrix_live(self) ? PyFloat_FromDouble(spmv_cuda_matrix_upload_ms(self->M)) : NULL;
+}
+
+static int matrix_traverse(MatrixObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->module);
+    Py_VISIT(self->state);
+    return 0;
+}
+
+static int matrix_clear(MatrixObject *self) {
+    Py_CLEAR(self->state);
+    return 0;
+}
+
+static void matrix_dealloc(MatrixObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    spmv_cuda_matrix_free(self->M); /* plans hold a reference: none is left */
+    Py_CLEAR(self->state);
+    Py_CLEAR(self->module);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyGetSetDef matrix_getset[] = {
+    {"nbytes", (getter)matrix_nbytes, NULL, "device bytes: matrix arrays, x and y", NULL},
+    {"upload_ms", (getter)matrix_upload_ms, NULL, "upload time in ms", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot matrix_slots[] = {
+    {Py_tp_new, matrix_new},
+    {Py_tp_dealloc, matrix_dealloc},
+    {Py_tp_traverse, matrix_traverse},
+    {Py_tp_clear, matrix_clear},
+    {Py_tp_getset, matrix_getset},
+    {Py_tp_doc, "Matrix(state): a converted matrix uploaded once, for the plans of its format"},
+    {0, NULL},
+};
+
+static PyType_Spec matrix_spec = {
+    "pyspmv._cuda.Matrix",
+    sizeof(MatrixObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    matrix_slots,
+};
+
 /* ---- Plan ---- */
 
-/* Plan(state, kernel_id, tpv, bs): upload a converted matrix and set kernel_id up over it. */
+/* Plan(state or Matrix, kernel_id, tpv, bs): set kernel_id up over a matrix, uploading it first
+ * when given its state (the plan then owns the upload). */
 static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     spmv_fmt F;
     const char *id;
+    PyObject *src;
     int32_t launch[2];
     spmv_err err = {0};
-    if (kwds != NULL && PyDict_Size(kwds) > 0) {
-        PyErr_SetString(PyExc_TypeError, "Plan() takes positional arguments only");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "O&sii", state_converter, &F, &id, &launch[0], &launch[1]))
+    if (!no_keywords(kwds, "Plan") ||
+        !PyArg_ParseTuple(args, "Osii", &src, &id, &launch[0], &launch[1]))
         return NULL;
     PyObject *module = PyType_GetModule(type);
+    glue_state *st = get_state(module);
+    MatrixObject *on = NULL;
+    if (PyObject_TypeCheck(src, (PyTypeObject *)st->MatrixType)) {
+        on = (MatrixObject *)src;
+        if (!matrix_live(on)) return NULL;
+        src = on->state;
+    }
+    if (!state_converter(src, &F)) return NULL;
     const spmv_kernel_desc *K = spmv_kernel_find(id);
     if (K == NULL) return PyErr_Format(PyExc_ValueError, "unknown kernel id %s", id);
-    int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
+    int typenum = state_typenum(src);
     PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->module = Py_NewRef(module);
+    self->matrix = on != NULL ? Py_NewRef((PyObject *)on) : NULL;
     self->nrows = F.nrows;
     self->ncols = F.ncols;
     self->typenum = typenum;
     int rc, elem = typenum == NPY_FLOAT32 ? 4 : 8;
-    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_create(&F, K, launch, elem, &self->plan, &err);
+    spmv_cuda_matrix *M = on != NULL ? on->M : NULL;
+    Py_BEGIN_ALLOW_THREADS rc = M != NULL
+                                    ? spmv_cuda_plan_create_on(M, &F, K, launch, &self->plan, &err)
+                                    : spmv_cuda_plan_create(&F, K, launch, elem, &self->plan, &err);
     Py_END_ALLOW_THREADS if (rc) {
         Py_DECREF(self);
         return raise_spmv_error(module, rc, &err, id);
@@ -136,6 +243,7 @@ static PyObject *plan_bench(PlanObject *self, PyObject *args) {
 static PyObject *plan_close(PlanObject *self, PyObject *noargs) {
     spmv_cuda_plan_free(self->plan);
     self->plan = NULL;
+    Py_CLEAR(self->matrix); /* after the plan: the matrix outlives it */
     Py_RETURN_NONE;
 }
 
@@ -150,6 +258,7 @@ static PyObject *plan_setup_ms(PlanObject *self, void *closure) {
 static int plan_traverse(PlanObject *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->module);
+    Py_VISIT(self->matrix);
     return 0;
 }
 
@@ -157,6 +266,7 @@ static void plan_dealloc(PlanObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     spmv_cuda_plan_free(self->plan);
+    Py_CLEAR(self->matrix);
     Py_CLEAR(self->module);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -213,6 +323,8 @@ static int cuda_exec(PyObject *m) {
     st->NotApplicableError = PyObject_GetAttrString(core, "NotApplicableError");
     Py_DECREF(core);
     if (st->DeviceUnavailableError == NULL || st->NotApplicableError == NULL) return -1;
+    st->MatrixType = PyType_FromModuleAndSpec(m, &matrix_spec, NULL);
+    if (st->MatrixType == NULL || PyModule_AddObjectRef(m, "Matrix", st->MatrixType) < 0) return -1;
     PyObject *plan = PyType_FromModuleAndSpec(m, &plan_spec, NULL);
     if (plan == NULL) return -1;
     int rc = PyModule_AddObjectRef(m, "Plan", plan);
@@ -224,6 +336,7 @@ static int cuda_traverse(PyObject *m, visitproc visit, void *arg) {
     glue_state *st = get_state(m);
     Py_VISIT(st->DeviceUnavailableError);
     Py_VISIT(st->NotApplicableError);
+    Py_VISIT(st->MatrixType);
     return 0;
 }
 
@@ -231,6 +344,7 @@ static int cuda_clear(PyObject *m) {
     glue_state *st = get_state(m);
     Py_CLEAR(st->DeviceUnavailableError);
     Py_CLEAR(st->NotApplicableError);
+    Py_CLEAR(st->MatrixType);
     return 0;
 }
 

@@ -15,6 +15,7 @@
 typedef struct {
     PyObject *DeviceUnavailableError;
     PyObject *NotApplicableError;
+    PyObject *MatrixType; /* _cuda's device Matrix type (NULL in _core) */
 } glue_state;
 
 static inline glue_state *get_state(PyObject *module) {

@@ -101,10 +101,12 @@ def reference_check(A64: Any, x: np.ndarray, y: np.ndarray, dtype: np.dtype) -> 
 class _Runner:
     """Checked and timed products of one configuration on one converted matrix, CPU or GPU."""
 
-    def __init__(self, F: FormatMatrix, c: Config):
+    def __init__(self, F: FormatMatrix, c: Config, on: Any = None):
         self.F, self.c = F, c
-        self.plan = gpu.Plan(F, c) if c.device == "cuda" else None
-        self.upload_ms = self.plan.setup_ms if self.plan is not None else float("nan")
+        self.plan = gpu.Plan(on if on is not None else F, c) if c.device == "cuda" else None
+        self.upload_ms = float("nan")
+        if self.plan is not None:  # what this configuration alone would pay: upload + setup
+            self.upload_ms = self.plan.setup_ms + (on.upload_ms if on is not None else 0.0)
 
     def mv(self, x: np.ndarray) -> np.ndarray:
         if self.plan is not None:
@@ -144,9 +146,11 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     """Time SpMV with each configuration on ``A``.
 
     ``A`` is converted once per format and format parameters (configurations that differ only in
-    their thread mapping share it), timed as ``convert_ms``. On the GPU, each configuration's
-    upload and kernel or cuSPARSE setup is timed as ``upload_ms`` and added to ``convert_ms``; then
-    operands stay on the device and each timed product runs between two CUDA events. On the CPU,
+    their thread mapping share it), timed as ``convert_ms``. On the GPU, the converted matrix is
+    uploaded once per format and shared by its thread mappings; each configuration's ``upload_ms``
+    is that upload plus its own kernel or cuSPARSE setup (what using it alone costs), added to
+    ``convert_ms``; then operands stay on the device and each timed product runs between two CUDA
+    events. On the CPU,
     each product is timed on a monotonic clock. ``warmup`` untimed runs come first, then up to
     ``repeats`` timed ones, stopping early once ``budget_s`` seconds have been spent. Before timing,
     the result (of a run whose output was poisoned with NaN first, on the GPU) is checked against
@@ -163,7 +167,10 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         Default: every configuration of ``device``.
     device : {'cpu', 'cuda'}, optional
         Default: the device of ``configs`` (they must share one), else ``'cpu'``.
-    dtype : {'float32', 'float64'}
+    dtype : {'float32', 'float64'} or sequence of them
+        Value type(s). With several, each format is converted once and its values cast for the
+        others (each row's ``convert_ms`` is that conversion's time), and the rows come per dtype
+        in the order given.
     repeats, warmup : int
         Timed runs wanted (at most; see ``budget_s``) and untimed runs before them.
     budget_s : float, default 1.0
@@ -201,7 +208,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         ``OMP_NUM_THREADS`` to the cores you can have, or raise ``repeats`` and ``budget_s``.
     """
     M = as_matrix(A)
-    dt = value_dtype(dtype)
+    dts = _dtypes(dtype)
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"The 'repeats' parameter of benchmark() must be an int >= 1. Got {repeats!r} instead.")
     if not isinstance(warmup, int) or warmup < 0:
@@ -220,41 +227,54 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     for c in cfgs:
         if c.device != device:
             raise ValueError(f"Configuration {c.id!r} runs on {c.device}, not on device={device!r}.")
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, M.ncols).astype(dt)
-    x[x == 0] = 0.5
-    ref = _Reference(M.astype(np.float64).to_scipy(), x, dt) if check else None
-    base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
-    # A float64 matrix past float32's range cannot be served in float32 by any configuration.
-    too_big = float32_overflow(M.data) if dt == np.float32 else None
-    if too_big:
-        df = pd.DataFrame([{**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
-                            "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan,
-                            "status": "not_applicable", "note": too_big} for c in cfgs], columns=COLUMNS)
-        df.attrs["device_info"] = info
-        return df
-    # One conversion per format key at a time: large matrices cannot keep every format in memory.
+    A64 = M.astype(np.float64).to_scipy() if check else None
+    runs: dict[np.dtype, _DtypeRun] = {}
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    for d, dt in enumerate(dts):
+        run = _DtypeRun(M, dt, device, seed, A64)
+        if run.too_big:  # past float32's range: no configuration can serve it in float32
+            for i, c in enumerate(cfgs):
+                rows[d, i] = {**run.base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
+                              "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan,
+                              "status": "not_applicable", "note": run.too_big}
+        else:
+            runs[dt] = run
+    # One conversion per format key at a time (large matrices cannot keep every format in memory),
+    # cast for the other value type rather than converted again; on the GPU, one upload per format
+    # key and value type, shared by the thread mappings.
     groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
     for i, c in enumerate(cfgs):
         groups.setdefault(_format_key(c), []).append(i)
-    rows: list[dict[str, Any]] = [{} for _ in cfgs]
-    bar = tqdm(total=len(cfgs), desc=M.name or "benchmark", leave=False,
+    bar = tqdm(total=len(cfgs) * len(dts), desc=M.name or "benchmark", leave=False,
                disable=progress is False if progress is not None else None)
     with bar:
         for (fmt, params), members in groups.items():
-            t0 = time.perf_counter()
-            try:
-                F: FormatMatrix | Exception = convert(M, fmt, dtype=dt, **dict(params))
-            except _core.NotApplicableError as exc:
-                F = exc
-            convert_ms = (time.perf_counter() - t0) * 1e3
-            for i in members:
-                rows[i] = _one(cfgs[i], F, convert_ms, M, x, ref, dt, base, warmup, repeats, budget_s, check)
-                bar.update()
+            F: FormatMatrix | Exception | None = None
+            convert_ms = 0.0
+            for d, dt in enumerate(dts):
+                if dt not in runs:
+                    bar.update(len(members))
+                    continue
+                if F is None:  # in the widest type wanted, so that casting loses nothing
+                    t0 = time.perf_counter()
+                    try:
+                        F = convert(M, fmt, dtype=max(runs), **dict(params))
+                    except _core.NotApplicableError as exc:
+                        F = exc
+                    convert_ms = (time.perf_counter() - t0) * 1e3
+                # convert_ms stays the conversion's for every type: what a user converting pays
+                Fd = F if isinstance(F, Exception) else F.astype(dt)
+                with _Upload(Fd, device) as on:
+                    for i in members:
+                        rows[d, i] = runs[dt].one(cfgs[i], Fd, on, convert_ms, warmup, repeats, budget_s, check)
+                        bar.update()
+                del Fd
             del F
-    df = pd.DataFrame(rows, columns=COLUMNS)
+    ordered = [rows[d, i] for d in range(len(dts)) for i in range(len(cfgs))]
+    df = pd.DataFrame(ordered, columns=COLUMNS)
     df.attrs["device_info"] = info
-    spread = [r["config"] for r in rows if r["status"] == "ok" and noisy(r["q25_ms"], r["q75_ms"])]
+    spread = [f"{r['config']} ({r['dtype']})" if len(dts) > 1 else r["config"] for r in ordered
+              if r["status"] == "ok" and noisy(r["q25_ms"], r["q75_ms"])]
     if spread:
         names = ", ".join(spread[:5]) + (f" and {len(spread) - 5} more" if len(spread) > 5 else "")
         warnings.warn(f"benchmark() of {M.name or 'the matrix'}: {len(spread)} configuration(s) kept q75/q25 > "
@@ -264,7 +284,56 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     return df
 
 
-def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: np.ndarray, ref: _Reference | None,
+def _dtypes(dtype: Any) -> list[np.dtype]:
+    """benchmark()'s ``dtype``: one value type or a sequence of distinct ones."""
+    many = isinstance(dtype, (list, tuple))
+    dts = [value_dtype(d, "dtype") for d in dtype] if many else [value_dtype(dtype)]
+    if not dts or len(set(dts)) != len(dts):
+        raise ValueError(f"The 'dtype' parameter of benchmark() must be float32, float64 or a sequence of distinct "
+                         f"ones. Got {dtype!r} instead.")
+    return dts
+
+
+class _Upload:
+    """The GPU copy of F shared by its format's configurations (None on the CPU, for a format that
+    does not apply, or when the upload failed: each configuration then reports its own error)."""
+
+    def __init__(self, F: FormatMatrix | Exception, device: str):
+        self.on = None
+        if device == "cuda" and not isinstance(F, Exception):
+            try:
+                self.on = gpu.DeviceMatrix(F)
+            except _core.DeviceUnavailableError:
+                raise
+            except (MemoryError, RuntimeError, ValueError):
+                self.on = None  # each plan then uploads by itself and reports what fails
+
+    def __enter__(self) -> Any:
+        return self.on
+
+    def __exit__(self, *exc: object) -> None:
+        self.on = None
+
+
+class _DtypeRun:
+    """What the configurations timed in one value type share: x, the reference, the row's fields."""
+
+    def __init__(self, M: Any, dt: np.dtype, device: str, seed: int, A64: Any):
+        self.M, self.dt = M, dt
+        rng = np.random.default_rng(seed)
+        self.x = rng.uniform(-1.0, 1.0, M.ncols).astype(dt)
+        self.x[self.x == 0] = 0.5
+        self.base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
+        self.too_big = float32_overflow(M.data) if dt == np.float32 else None
+        self.ref = _Reference(A64, self.x, dt) if A64 is not None and not self.too_big else None
+
+    def one(self, c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, warmup: int, repeats: int,
+            budget_s: float, check: bool) -> dict[str, Any]:
+        return _one(c, F, on, convert_ms, self.M, self.x, self.ref, self.dt, self.base, warmup, repeats, budget_s,
+                    check)
+
+
+def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, M: Any, x: np.ndarray, ref: _Reference | None,
          dt: np.dtype, base: dict[str, Any], warmup: int, repeats: int, budget_s: float,
          check: bool) -> dict[str, Any]:
     """One configuration's row of the benchmark table."""
@@ -278,7 +347,7 @@ def _one(c: Config, F: FormatMatrix | Exception, convert_ms: float, M: Any, x: n
     except ValueError as exc:
         return {**row, "status": "not_applicable", "note": str(exc)}
     try:
-        runner = _Runner(F, c)
+        runner = _Runner(F, c, on)
     except _core.NotApplicableError as exc:
         return {**row, "status": "not_applicable", "note": str(exc)}
     except (MemoryError, RuntimeError) as exc:

@@ -81,6 +81,21 @@ class FormatMatrix:
         slots = sum(a.size for a in self.value_arrays)
         return slots / self.nnz if self.nnz else 1.0
 
+    def astype(self, dtype: Any) -> FormatMatrix:
+        """The same matrix with values of ``dtype``, sharing the (read-only) index arrays: one
+        conversion serves both value types.
+
+        Raises
+        ------
+        ValueError
+            A value is past float32's range.
+        """
+        dt = value_dtype(dtype)
+        if dt == self.dtype:
+            return self
+        state = _core.recast(self._state, dt == np.float64)
+        return FormatMatrix._from_core(state, self.params, self.name)
+
     def to_csr(self) -> Matrix:
         """The CSR matrix this was converted from, exactly (pattern, explicit zeros, values)."""
         indptr, indices, values = _core.to_csr(self._state)

@@ -107,6 +107,37 @@ def copy_bandwidth(nbytes: int = 1 << 30, repeats: int = 20) -> float:
     return float(cuda().copy_bandwidth(int(nbytes), int(repeats)))
 
 
+class DeviceMatrix:
+    """A converted matrix uploaded to the GPU once, for the plans of every thread mapping of its
+    format (they share its arrays, x and y: use them one at a time).
+
+    Parameters
+    ----------
+    F : FormatMatrix
+
+    Attributes
+    ----------
+    nbytes : int
+        Device bytes held: matrix arrays, x and y.
+    upload_ms : float
+        The upload's time in ms.
+    """
+
+    def __init__(self, F: FormatMatrix):
+        self._matrix = cuda().Matrix(F._state)
+        self.format = F.format
+        self.shape = F.shape
+        self.dtype = F.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._matrix.nbytes)
+
+    @property
+    def upload_ms(self) -> float:
+        return float(self._matrix.upload_ms)
+
+
 class Plan:
     """One configuration bound to one converted matrix on the GPU.
 
@@ -116,24 +147,27 @@ class Plan:
 
     Parameters
     ----------
-    F : FormatMatrix
-        Converted for ``cfg``'s format and parameters.
+    F : FormatMatrix or DeviceMatrix
+        Converted for ``cfg``'s format and parameters; a FormatMatrix is uploaded for this plan
+        alone, a DeviceMatrix (uploaded once) is shared and must not be used by two plans at once.
     cfg : Config
         A ``cuda`` configuration.
 
     Attributes
     ----------
     nbytes : int
-        Device bytes held: matrix arrays, workspace or cuSPARSE buffer, x and y.
+        Device bytes held: workspace or cuSPARSE buffer, plus matrix arrays, x and y when the plan
+        uploaded them itself.
     setup_ms : float
-        Upload plus kernel or library setup, in ms.
+        Kernel or library setup in ms, plus the upload when the plan made it.
     """
 
-    def __init__(self, F: FormatMatrix, cfg: Config):
+    def __init__(self, F: FormatMatrix | DeviceMatrix, cfg: Config):
         if cfg.device != "cuda":
             raise ValueError(f"Configuration {cfg.id!r} runs on {cfg.device}, not on the GPU.")
         tpv, bs = cfg.launch
-        self._plan = cuda().Plan(F._state, cfg._entry["id"], tpv, bs)
+        src = F._matrix if isinstance(F, DeviceMatrix) else F._state
+        self._plan = cuda().Plan(src, cfg._entry["id"], tpv, bs)
         self.config = cfg
         self.shape = F.shape
         self.dtype = F.dtype
@@ -154,7 +188,11 @@ class Plan:
 
     def bench(self, x: np.ndarray, *, warmup: int = 10, repeats: int = 200,
               budget_s: float = 1.0) -> tuple[float, float, float, float, int, np.ndarray]:
-        """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y."""
+        """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y.
+
+        Products are queued in batches behind a gate kernel that holds the stream until the whole
+        batch is queued, so each product's events time the GPU's work alone (see
+        ``kernels/spmv_cuda.h``)."""
         y = np.empty(self.shape[0], dtype=self.dtype)
         med, q25, q75, mn, runs = self._plan.bench(x, y, warmup, repeats, float(budget_s))
         return med, q25, q75, mn, int(runs), y

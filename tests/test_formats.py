@@ -116,3 +116,33 @@ def test_formatmatrix_of_a_user_state_copies_and_seals_it(fmt, params):
     x, y = np.arange(A.ncols, dtype=np.float64), np.zeros(A.nrows)
     pyspmv._core.mv(F._state, 0, x, y)                     # kernel 0: every format's default
     np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("fmt", "params"), FORMAT_CASES, ids=CASE_IDS)
+@given(A=csr_matrices())
+def test_astype_equals_converting_in_that_type(fmt, params, A):
+    """One conversion serves both value types: casting a float64 conversion gives exactly the
+    float32 conversion, with the same (shared, read-only) index arrays, and back again."""
+    A64 = A.astype("float64")
+    B = pyspmv.convert(A64, fmt, max_fill=1e9, **params)
+    B32 = B.astype("float32")
+    direct = pyspmv.convert(A64, fmt, dtype="float32", max_fill=1e9, **params)
+    assert B32.dtype == np.float32 and B32.scalars == direct.scalars and B.astype("float64") is B
+    assert all(a is b for a, b in zip(B32.index_arrays, B.index_arrays))
+    for got, want in zip(B32.value_arrays, direct.value_arrays):
+        np.testing.assert_array_equal(got, want)
+        assert not got.flags.writeable
+    assert B32.to_csr() == A64.astype("float32")
+    x = np.linspace(-1, 1, A.ncols, dtype=np.float32)
+    y = np.empty(A.nrows, np.float32)
+    pyspmv._core.mv(B32._state, 0, x, y)  # the cast state is sealed and runs as converted
+    assert relative_error(y, A64.astype("float32"), x) <= TOL["float32"]
+
+
+def test_astype_refuses_values_past_float32():
+    import scipy.sparse as sp
+    B = pyspmv.convert(sp.csr_array(np.array([[1e300, 0.0], [0.0, 2.0]])), "ell")
+    with pytest.raises(ValueError, match="past float32's range"):
+        B.astype("float32")
+    with pytest.raises(ValueError, match="sealed state"):
+        pyspmv._core.recast(B._state[:8], False)

@@ -78,16 +78,17 @@ def check_all(M: pyspmv.Matrix, dtype: str) -> tuple[list[str], int]:
     failures, ran, converted = [], 0, {}
     for c in pyspmv.configs("cuda"):
         key = (c.format, tuple(sorted(c.format_kwargs.items())))
-        if key not in converted:
+        if key not in converted:  # one upload per format, shared by its thread mappings (as benchmark())
             try:
-                converted[key] = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+                F = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+                converted[key] = (F, gpu.DeviceMatrix(F))
             except pyspmv.NotApplicableError as exc:
                 converted[key] = exc
-        F = converted[key]
-        if isinstance(F, Exception):
+        if isinstance(converted[key], Exception):
             continue
+        F, on = converted[key]
         try:
-            with gpu.Plan(F, c) as plan:
+            with gpu.Plan(on, c) as plan:
                 y = plan.mv(x)
         except pyspmv.NotApplicableError:
             continue
@@ -162,3 +163,33 @@ def test_bad_thread_mapping_is_a_clear_error():
 
 def test_copy_bandwidth_is_plausible():
     assert 100 < gpu.copy_bandwidth(1 << 28, repeats=5) < 20_000
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batched_timing_leaves_the_product_and_counts_runs(dtype):
+    """bench() queues products in batches behind a gate; the last product is still right, every
+    run is counted and timed, and a plan on a shared upload and one with its own agree."""
+    M = pyspmv.Matrix(MATRICES["powerlaw"], name="powerlaw")
+    A64 = M.astype(np.float64).to_scipy()
+    x = np.random.default_rng(1).uniform(-1, 1, M.ncols).astype(dtype)
+    for cid in ("pyspmv/csr/vector/tpv=8/bs=256", "cusparse/csr/alg2", "pyspmv/sell/c=32/sigma=1/bs=256"):
+        c = pyspmv.config(cid)
+        F = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+        on = gpu.DeviceMatrix(F)
+        with gpu.Plan(on, c) as shared, gpu.Plan(F, c) as alone:
+            med, q25, q75, mn, runs, y = shared.bench(x, warmup=3, repeats=77, budget_s=0)
+            assert runs == 77 and 0 < mn <= q25 <= med <= q75
+            assert rel_err(A64, x, y) <= TOL[dtype]
+            np.testing.assert_array_equal(alone.mv(x), y)
+            assert alone.nbytes > shared.nbytes and alone.setup_ms > 0
+        med, *_, runs, _ = gpu.Plan(on, c).bench(x, warmup=0, repeats=10_000, budget_s=0.01)
+        assert 1 <= runs < 10_000  # the budget ends it
+
+
+@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")
+def test_benchmark_both_dtypes_in_one_call():
+    M = pyspmv.generate("poisson2d", 40)
+    ids = ["pyspmv/ell/bs=256", "pyspmv/ell/bs=512", "cusparse/csr/default"]
+    df = pyspmv.benchmark(M, ids, device="cuda", dtype=["float32", "float64"], repeats=10, progress=False)
+    assert list(df.dtype) == ["float32"] * 3 + ["float64"] * 3 and list(df.config) == ids * 2
+    assert (df.status == "ok").all() and (df.repeats == 10).all() and (df.upload_ms > 0).all()

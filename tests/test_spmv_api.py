@@ -163,3 +163,15 @@ def test_spmv_of_a_formatmatrix_neither_converts_nor_reseals(A, monkeypatch):
     assert F._state is state and pyspmv._core.seal(state) is state
     with pytest.raises(ValueError, match="'x' has shape"):
         pyspmv.spmv(F, x[:-1], "cpu/sell/c=8/sigma=64")
+
+
+@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
+def test_benchmark_several_dtypes_in_one_call(A):
+    """Rows per dtype in the order given, configurations in order within; each type checked against
+    its own reference (a float64 run on values cast down from float32 would fail it)."""
+    ids = ["cpu/csr/rows", "cpu/ell", "cpu/sell/c=8/sigma=64"]
+    df = pyspmv.benchmark(A, ids, dtype=["float64", "float32"], repeats=3, warmup=0, progress=False)
+    assert list(df.dtype) == ["float64"] * 3 + ["float32"] * 3 and list(df.config) == ids * 2
+    assert (df.status == "ok").all() and (df.convert_ms > 0).all()
+    with pytest.raises(ValueError, match="distinct"):
+        pyspmv.benchmark(A, ids, dtype=["float32", "float32"])

@@ -75,13 +75,14 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         out["features"] = pd.DataFrame([{"matrix": entry.name, "group": entry.group, **f}], columns=FEATURE_COLUMNS)
         stage = "benchmark"
         cfgs = configs if configs is not None else all_configs(device)
+        # every dtype in one call: one conversion per format, one upload per format and dtype
+        df = benchmark(M, cfgs, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup,
+                       budget_s=budget_s, progress=False)
+        out["device_info"] = df.attrs["device_info"]
         parts = []
         for dt in dtypes:
-            df = benchmark(M, cfgs, device=device, dtype=dt, repeats=repeats, warmup=warmup, budget_s=budget_s,
-                           progress=False)
-            out["device_info"] = df.attrs["device_info"]
             cf = config_features(M, cfgs, dtype=dt)[list(CONFIG_FEATURE_NAMES)]
-            parts.append(df.join(cf, on="config"))
+            parts.append(df[df["dtype"] == dt].join(cf, on="config"))
         out["timings"] = pd.concat(parts, ignore_index=True)[TIMING_COLUMNS]
     except DeviceUnavailableError:
         raise

@@ -1,0 +1,68 @@
+"""Matrices measured per device minute by the dataset collection, on a Matrix Market folder.
+
+Usage: python benchmarks/collect_speed.py FOLDER [--limit 12] [--device cuda] [--repeats 200]
+                                          [--budget 0.25] [--label after] [--out results.csv]
+
+Runs :func:`pyspmv.datasets.collect.measure` (what ``pyspmv collect`` runs per matrix: features,
+every configuration in both value types, checked and timed) on the ``--limit`` smallest matrices of
+FOLDER (a folder with MANIFEST.csv, :func:`pyspmv.datasets.folder_corpus`), and appends one row to
+``--out``: label, pyspmv version, matrices, entries, wall seconds, matrices per minute, and the
+median seconds per matrix. Run it with two builds of pyspmv (``PYTHONPATH``) on the same folder to
+compare them; the matrices are built (read) outside the timed part.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import time
+from pathlib import Path
+
+import pyspmv
+from pyspmv.datasets.collect import measure
+from pyspmv.datasets.corpus import CorpusEntry, folder_corpus
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder")
+    ap.add_argument("--limit", type=int, default=12)
+    ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    ap.add_argument("--repeats", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--budget", type=float, default=0.25)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--out", default="collect_speed.csv")
+    args = ap.parse_args()
+    entries = folder_corpus(args.folder)[: args.limit]
+    built = [(e, e.build()) for e in entries]  # reading the files is not collection work
+    per, nnz = [], 0
+    t_all = time.perf_counter()
+    for e, M in built:
+        t0 = time.perf_counter()
+        r = measure(CorpusEntry(e.name, e.group, e.nnz, lambda M=M: M), device=args.device,
+                    dtypes=("float32", "float64"), configs=None, repeats=args.repeats, warmup=args.warmup,
+                    budget_s=args.budget)
+        if r["failure"] is not None:
+            raise SystemExit(f"{e.name} failed: {r['failure']}")
+        per.append(time.perf_counter() - t0)
+        nnz += M.nnz
+        print(f"{args.label} {e.name}: {M.nnz} entries, {per[-1]:.2f} s, {len(r['timings'])} rows", flush=True)
+    wall = time.perf_counter() - t_all
+    row = {"label": args.label, "pyspmv": pyspmv.__version__, "device": args.device, "repeats": args.repeats,
+           "budget_s": args.budget, "matrices": len(built), "entries": nnz, "wall_s": round(wall, 2),
+           "matrices_per_min": round(60 * len(built) / wall, 2),
+           "median_s_per_matrix": round(statistics.median(per), 3)}
+    out = Path(args.out)
+    new = not out.exists()
+    with open(out, "a", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(row))
+        if new:
+            w.writeheader()
+        w.writerow(row)
+    print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
