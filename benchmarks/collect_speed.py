@@ -9,6 +9,10 @@ FOLDER (a folder with MANIFEST.csv, :func:`pyspmv.datasets.folder_corpus`), and 
 ``--out``: label, pyspmv version, matrices, entries, wall seconds, matrices per minute, and the
 median seconds per matrix. Run it with two builds of pyspmv (``PYTHONPATH``) on the same folder to
 compare them; the matrices are built (read) outside the timed part.
+
+``--breakdown`` instead times the GPU steps of one configuration on the folder's first matrix
+(upload, plan setup, checked product, timed products, close; mean of 20) for an own kernel and a
+cuSPARSE one: where the time per configuration goes.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -34,7 +38,11 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.25)
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default="collect_speed.csv")
+    ap.add_argument("--breakdown", action="store_true")
     args = ap.parse_args()
+    if args.breakdown:
+        breakdown(folder_corpus(args.folder)[0].build(), args.repeats, args.warmup)
+        return
     entries = folder_corpus(args.folder)[: args.limit]
     built = [(e, e.build()) for e in entries]  # reading the files is not collection work
     per, nnz = [], 0
@@ -62,6 +70,34 @@ def main() -> None:
             w.writeheader()
         w.writerow(row)
     print(row, flush=True)
+
+
+def breakdown(M: pyspmv.Matrix, repeats: int, warmup: int, n: int = 20) -> None:
+    """Mean ms of each GPU step of one configuration, for an own kernel and a cuSPARSE one."""
+    import numpy as np
+
+    from pyspmv import gpu
+
+    x = np.linspace(-1, 1, M.ncols)
+    for cid in ("pyspmv/csr/vector/tpv=4/bs=256", "cusparse/csr/default"):
+        c = pyspmv.config(cid)
+        F = pyspmv.convert(M, c.format, **c.format_kwargs)
+        steps: dict[str, float] = {}
+
+        def timed(step: str, fn, steps=steps):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            out = fn()
+            steps[step] = steps.get(step, 0.0) + (time.perf_counter() - t0) * 1e3 / n
+            return out
+
+        for _ in range(n):
+            on = timed("upload", lambda F=F: gpu.DeviceMatrix(F))
+            plan = timed("plan", lambda on=on, c=c: gpu.Plan(on, c))
+            timed("mv", lambda plan=plan: plan.mv(x))
+            timed("bench", lambda plan=plan: plan.bench(x, warmup=warmup, repeats=repeats, budget_s=0))
+            timed("close", plan.close)
+        print(f"{M.name} ({M.nnz} entries) {cid}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in steps.items()),
+              flush=True)
 
 
 if __name__ == "__main__":
