@@ -53,6 +53,25 @@ int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return op->size(A, F, err);
 }
 
+int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    const spmv_csr *A = S->A;
+    F->nrows = A->nrows;
+    F->ncols = A->ncols;
+    F->nnz = A->indptr[A->nrows];
+    for (int k = 0; k < SPMV_MAXIDX; k++) F->nidx[k] = 0, F->idx[k] = NULL;
+    for (int k = 0; k < SPMV_MAXVAL; k++) F->nval[k] = 0, F->val[k] = NULL;
+    for (int k = 0; k < 4; k++) F->scalar[k] = 0;
+    return op->size_summary(S, F, err);
+}
+
+int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    return op->need ? op->need(S, F, err) : SPMV_OK;
+}
+
 int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     int rc = op ? csr_ok(A, err) : SPMV_EINVAL;
