@@ -45,41 +45,57 @@ static int before(const spmv_configs *C, int32_t a, int32_t b) {
     return C->param[2 * a] < C->param[2 * b];
 }
 
-int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
-    if (A == NULL || dev == NULL || C == NULL || (C->n > 0 && rows == NULL))
-        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
-                         "design rows need a matrix, GPU properties, "
-                         "configurations and an output array, not NULL");
+static const char *const config_columns[SPMV_NCOLS - SPMV_NFEATURES] = {
+    [SPMV_COL_P_TPV - SPMV_NFEATURES] = "p_tpv",
+    [SPMV_COL_P_BS - SPMV_NFEATURES] = "p_bs",
+    [SPMV_COL_P_C - SPMV_NFEATURES] = "p_c",
+    [SPMV_COL_P_SIGMA - SPMV_NFEATURES] = "p_sigma",
+    [SPMV_COL_P_H - SPMV_NFEATURES] = "p_h",
+    [SPMV_COL_P_BITS - SPMV_NFEATURES] = "p_bits",
+    [SPMV_COL_P_B - SPMV_NFEATURES] = "p_b",
+    [SPMV_COL_VALUE_BYTES - SPMV_NFEATURES] = "value_bytes",
+    [SPMV_COL_BYTES_MOVED - SPMV_NFEATURES] = "bytes_moved",
+    [SPMV_COL_PADDING_RATIO - SPMV_NFEATURES] = "padding_ratio",
+    [SPMV_COL_LAUNCHES - SPMV_NFEATURES] = "launches",
+};
+
+const char *spmv_design_column_name(int i) {
+    if (i >= 0 && i < SPMV_NFEATURES) return spmv_feature_name(i);
+    return i >= SPMV_NFEATURES && i < SPMV_NCOLS ? config_columns[i - SPMV_NFEATURES] : NULL;
+}
+
+static int configs_ok(const spmv_configs *C, int value_bytes, spmv_err *err) {
     if (value_bytes != 4 && value_bytes != 8)
         return spmv_fail(err, SPMV_EINVAL, -1, value_bytes, 8,
                          "value_bytes must be 4 or 8. Got %d instead.", value_bytes);
-    if (C->n < 0 || C->nextra < 0 ||
-        (C->n > 0 && (C->format == NULL || C->param == NULL || C->unread == NULL || C->p == NULL ||
-                      C->launches == NULL || (C->nextra > 0 && C->extra == NULL))))
+    if (C->n < 0 || (C->n > 0 && (C->format == NULL || C->param == NULL || C->unread == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1,
-                         "configurations: n = %d, nextra = %d, "
-                         "and every array of n entries must be given",
-                         (int)C->n, (int)C->nextra);
+                         "configurations: n = %d, and format, param and unread must be given",
+                         (int)C->n);
     for (int32_t j = 0; j < C->n; j++)
         if (C->format[j] < 0 || C->format[j] >= SPMV_NFORMATS)
             return spmv_fail(err, SPMV_EINVAL, j, C->format[j], SPMV_NFORMATS,
                              "configuration %d has format code %d, not in [0, %d)", (int)j,
                              (int)C->format[j], SPMV_NFORMATS);
+    return SPMV_OK;
+}
+
+/* The features of A into feat and, per configuration j of C, bytes[2j], bytes[2j+1] (bytes moved,
+ * padding ratio) and code[j] (0 or SPMV_ENOTAPPLICABLE, with the reason in why[j] when why is not
+ * NULL).  Another failure of a size is returned for the first configuration in C's order that has
+ * it, as one size query after another would. */
+static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                 int value_bytes, double max_fill, double *feat, double *bytes, int *code,
+                 spmv_err *why, spmv_err *err) {
     int rc = SPMV_OK;
-    int64_t stride = SPMV_NCOLS + C->nextra, nnz = 0;
-    double feat[SPMV_NFEATURES];
+    int64_t nnz = 0;
     spmv_summary S;
     spmv_fmt F;
     memset(&S, 0, sizeof S);
-    /* rep[j]: the first configuration of j's size; uniq[0..nu): the distinct ones, sorted; size
-     * results per distinct one: its code, bytes moved and padding ratio. */
+    /* rep[j]: the first configuration of j's size; uniq[0..nu): the distinct ones, sorted. */
     int32_t *rep = spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err), nu = 0;
     int32_t *uniq = rep ? spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err) : NULL;
-    int *code = uniq ? spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int), err) : NULL;
-    double *bytes =
-        code ? spmv_malloc(2 * (int64_t)(C->n > 0 ? C->n : 1), sizeof(double), err) : NULL;
-    if (bytes == NULL) {
+    if (uniq == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
     }
@@ -104,26 +120,82 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     for (int32_t u = 0; u < nu; u++) {
         int32_t j = uniq[u];
         fmt_of(C, j, max_fill, &F);
-        code[j] = spmv_fmt_size_summary(&S, &F, NULL);
+        code[j] = spmv_fmt_size_summary(&S, &F, why ? &why[j] : NULL);
         if (code[j] != SPMV_OK) continue;
         int64_t idx = 0, slots = 0;
         for (int k = 0; k < SPMV_MAXIDX; k++)
             if (!((C->unread[j] >> k) & 1)) idx += 4 * F.nidx[k];
         for (int k = 0; k < SPMV_MAXVAL; k++) slots += F.nval[k];
-        /* as the format's size query and pyspmv.config_features: integers first, one conversion
-         * to double */
+        /* integers first, one conversion to double */
         bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
         bytes[2 * j + 1] = nnz ? (double)slots / (double)nnz : 1.0;
     }
     for (int32_t j = 0; j < C->n; j++) {
         int32_t s = rep[j];
         if (code[s] != SPMV_OK && code[s] != SPMV_ENOTAPPLICABLE) {
-            /* the first failing configuration in C's order names its error, as one size query
-             * after another would */
             fmt_of(C, s, max_fill, &F);
             rc = spmv_fmt_size_summary(&S, &F, err);
             goto done;
         }
+        code[j] = code[s];
+        bytes[2 * j] = code[s] ? NAN : bytes[2 * s];
+        bytes[2 * j + 1] = code[s] ? NAN : bytes[2 * s + 1];
+        if (why != NULL && j != s) why[j] = why[s];
+    }
+done:
+    spmv_summary_free(&S);
+    spmv_free(uniq);
+    spmv_free(rep);
+    return rc;
+}
+
+int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes, double max_fill,
+                      double *bytes, double *padding, spmv_err *why, spmv_err *err) {
+    if (A == NULL || C == NULL || (C->n > 0 && (bytes == NULL || padding == NULL)))
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "configuration sizes need a matrix, configurations and output arrays, "
+                         "not NULL");
+    int rc = configs_ok(C, value_bytes, err);
+    if (rc) return rc;
+    int32_t n = C->n > 0 ? C->n : 1;
+    double feat[SPMV_NFEATURES], *b = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = b ? spmv_malloc(n, sizeof(int), err) : NULL;
+    spmv_gpu_props dev;
+    spmv_gpu_props_h100(&dev);
+    if (why != NULL)
+        for (int32_t j = 0; j < C->n; j++) memset(&why[j], 0, sizeof why[j]);
+    rc = code == NULL ? SPMV_ENOMEM
+                      : sizes(A, &dev, C, value_bytes, max_fill, feat, b, code, why, err);
+    for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
+        bytes[j] = b[2 * j];
+        padding[j] = b[2 * j + 1];
+    }
+    spmv_free(code);
+    spmv_free(b);
+    return rc;
+}
+
+int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+    if (A == NULL || dev == NULL || C == NULL || (C->n > 0 && rows == NULL))
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "design rows need a matrix, GPU properties, "
+                         "configurations and an output array, not NULL");
+    int rc = configs_ok(C, value_bytes, err);
+    if (rc) return rc;
+    if (C->nextra < 0 ||
+        (C->n > 0 && (C->p == NULL || C->launches == NULL || (C->nextra > 0 && C->extra == NULL))))
+        return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1,
+                         "configurations: n = %d, nextra = %d, "
+                         "and every array of n entries must be given",
+                         (int)C->n, (int)C->nextra);
+    int64_t stride = SPMV_NCOLS + C->nextra;
+    int32_t n = C->n > 0 ? C->n : 1;
+    double feat[SPMV_NFEATURES], *bytes = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = bytes ? spmv_malloc(n, sizeof(int), err) : NULL;
+    rc = code == NULL ? SPMV_ENOMEM
+                      : sizes(A, dev, C, value_bytes, max_fill, feat, bytes, code, NULL, err);
+    for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
         double *r = rows + j * stride;
         memcpy(r, feat, sizeof feat);
         for (int k = 0; k < SPMV_NPCOLS; k++)
@@ -132,14 +204,10 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
         r[SPMV_COL_LAUNCHES] = C->launches[j];
         for (int32_t k = 0; k < C->nextra; k++)
             r[SPMV_NCOLS + k] = C->extra[(int64_t)j * C->nextra + k];
-        r[SPMV_COL_BYTES_MOVED] = code[s] ? NAN : bytes[2 * s];
-        r[SPMV_COL_PADDING_RATIO] = code[s] ? NAN : bytes[2 * s + 1];
+        r[SPMV_COL_BYTES_MOVED] = bytes[2 * j];
+        r[SPMV_COL_PADDING_RATIO] = bytes[2 * j + 1];
     }
-done:
-    spmv_summary_free(&S);
-    spmv_free(bytes);
     spmv_free(code);
-    spmv_free(uniq);
-    spmv_free(rep);
+    spmv_free(bytes);
     return rc;
 }

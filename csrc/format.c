@@ -16,6 +16,11 @@ static const char *const names[SPMV_NFORMATS] = {
 
 const char *spmv_format_name(int f) { return f >= 0 && f < SPMV_NFORMATS ? names[f] : NULL; }
 
+/* Presence bits exist for exact round trips only; no kernel reads them. */
+static const int32_t unread[SPMV_NFORMATS] = {[SPMV_FMT_DIA] = 1 << 1, [SPMV_FMT_BSR] = 1 << 2};
+
+int32_t spmv_format_unread(int f) { return f >= 0 && f < SPMV_NFORMATS ? unread[f] : 0; }
+
 static const spmv_format_ops *ops_of(const spmv_fmt *F, spmv_err *err) {
     if (F == NULL || F->format < 0 || F->format >= SPMV_NFORMATS) {
         spmv_fail(err, SPMV_EINVAL, -1, F ? F->format : -1, SPMV_NFORMATS,
