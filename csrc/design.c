@@ -82,12 +82,13 @@ static int configs_ok(const spmv_configs *C, int value_bytes, spmv_err *err) {
 
 /* The features of A into feat and, per configuration j of C, bytes[2j], bytes[2j+1] (bytes moved,
  * padding ratio) and code[j] (0 or SPMV_ENOTAPPLICABLE, with the reason in why[j] when why is not
- * NULL).  Another failure of a size is returned for the first configuration in C's order that has
- * it, as one size query after another would. */
+ * NULL).  Another failure of a size is returned, for the first configuration in C's order that
+ * has one. */
 static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                  int value_bytes, double max_fill, double *feat, double *bytes, int *code,
                  spmv_err *why, spmv_err *err) {
     int rc = SPMV_OK;
+    int32_t bad = -1;
     int64_t nnz = 0;
     spmv_summary S;
     spmv_fmt F;
@@ -119,8 +120,15 @@ static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_config
     nnz = A->indptr[A->nrows];
     for (int32_t u = 0; u < nu; u++) {
         int32_t j = uniq[u];
+        spmv_err e = {0};
         fmt_of(C, j, max_fill, &F);
-        code[j] = spmv_fmt_size_summary(&S, &F, why ? &why[j] : NULL);
+        code[j] = spmv_fmt_size_summary(&S, &F, &e);
+        if (code[j] == SPMV_ENOTAPPLICABLE && why != NULL) why[j] = e;
+        if (code[j] != SPMV_OK && code[j] != SPMV_ENOTAPPLICABLE && (bad < 0 || j < bad)) {
+            bad = j; /* the first in C's order names its error, as one size query after another
+                        would */
+            if (err != NULL) *err = e;
+        }
         if (code[j] != SPMV_OK) continue;
         int64_t idx = 0, slots = 0;
         for (int k = 0; k < SPMV_MAXIDX; k++)
@@ -130,13 +138,12 @@ static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_config
         bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
         bytes[2 * j + 1] = nnz ? (double)slots / (double)nnz : 1.0;
     }
+    if (bad >= 0) {
+        rc = code[bad];
+        goto done;
+    }
     for (int32_t j = 0; j < C->n; j++) {
         int32_t s = rep[j];
-        if (code[s] != SPMV_OK && code[s] != SPMV_ENOTAPPLICABLE) {
-            fmt_of(C, s, max_fill, &F);
-            rc = spmv_fmt_size_summary(&S, &F, err);
-            goto done;
-        }
         code[j] = code[s];
         bytes[2 * j] = code[s] ? NAN : bytes[2 * s];
         bytes[2 * j + 1] = code[s] ? NAN : bytes[2 * s + 1];
