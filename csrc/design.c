@@ -84,9 +84,9 @@ static int configs_ok(const spmv_configs *C, int value_bytes, spmv_err *err) {
  * padding ratio) and code[j] (0 or SPMV_ENOTAPPLICABLE, with the reason in why[j] when why is not
  * NULL).  Another failure of a size is returned, for the first configuration in C's order that
  * has one. */
-static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                 int value_bytes, double max_fill, double *feat, double *bytes, int *code,
-                 spmv_err *why, spmv_err *err) {
+static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, int32_t nrange,
+                 const spmv_gpu_props *dev, const spmv_configs *C, int value_bytes, double max_fill,
+                 double *feat, double *bytes, int *code, spmv_err *why, spmv_err *err) {
     int rc = SPMV_OK;
     int32_t bad = -1;
     int64_t nnz = 0;
@@ -115,9 +115,12 @@ static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_config
         rc = spmv_fmt_need(&S, &F, err);
         if (rc) goto done;
     }
-    rc = spmv_features_summary(A, dev, feat, &S, err);
+    S.pass.range = range;
+    S.pass.nrange = nrange;
+    rc = As ? spmv_features_estimate(A, As, dev, feat, &S, err)
+            : spmv_features_summary(A, dev, feat, &S, err);
     if (rc) goto done;
-    nnz = A->indptr[A->nrows];
+    nnz = S.A->indptr[S.A->nrows];
     for (int32_t u = 0; u < nu; u++) {
         int32_t j = uniq[u];
         spmv_err e = {0};
@@ -134,8 +137,12 @@ static int sizes(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_config
         for (int k = 0; k < SPMV_MAXIDX; k++)
             if (!((C->unread[j] >> k) & 1)) idx += 4 * F.nidx[k];
         for (int k = 0; k < SPMV_MAXVAL; k++) slots += F.nval[k];
-        /* integers first, one conversion to double */
-        bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
+        /* integers first, one conversion to double; a sample's share scaled by rows */
+        if (As == NULL)
+            bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
+        else
+            bytes[2 * j] = (double)(idx + value_bytes * slots) * A->nrows / As->nrows +
+                           (double)value_bytes * ((double)A->nrows + A->ncols);
         bytes[2 * j + 1] = nnz ? (double)slots / (double)nnz : 1.0;
     }
     if (bad >= 0) {
@@ -171,8 +178,9 @@ int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes,
     spmv_gpu_props_h100(&dev);
     if (why != NULL)
         for (int32_t j = 0; j < C->n; j++) memset(&why[j], 0, sizeof why[j]);
-    rc = code == NULL ? SPMV_ENOMEM
-                      : sizes(A, &dev, C, value_bytes, max_fill, feat, b, code, why, err);
+    rc = code == NULL
+             ? SPMV_ENOMEM
+             : sizes(A, NULL, NULL, 0, &dev, C, value_bytes, max_fill, feat, b, code, why, err);
     for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
         bytes[j] = b[2 * j];
         padding[j] = b[2 * j + 1];
@@ -182,8 +190,8 @@ int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes,
     return rc;
 }
 
-int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+static int design_args(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                       int value_bytes, double *rows, spmv_err *err) {
     if (A == NULL || dev == NULL || C == NULL || (C->n > 0 && rows == NULL))
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "design rows need a matrix, GPU properties, "
@@ -196,12 +204,20 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
                          "configurations: n = %d, nextra = %d, "
                          "and every array of n entries must be given",
                          (int)C->n, (int)C->nextra);
+    return SPMV_OK;
+}
+
+/* The rows from sizes(): exact (As NULL) or from the sample As of the blocks range[nrange]. */
+static int design(const spmv_csr *A, const spmv_csr *As, const int32_t *range, int32_t nrange,
+                  const spmv_gpu_props *dev, const spmv_configs *C, int value_bytes,
+                  double max_fill, double *rows, spmv_err *err) {
     int64_t stride = SPMV_NCOLS + C->nextra;
     int32_t n = C->n > 0 ? C->n : 1;
     double feat[SPMV_NFEATURES], *bytes = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
     int *code = bytes ? spmv_malloc(n, sizeof(int), err) : NULL;
-    rc = code == NULL ? SPMV_ENOMEM
-                      : sizes(A, dev, C, value_bytes, max_fill, feat, bytes, code, NULL, err);
+    int rc = code == NULL ? SPMV_ENOMEM
+                          : sizes(A, As, range, nrange, dev, C, value_bytes, max_fill, feat, bytes,
+                                  code, NULL, err);
     for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
         double *r = rows + j * stride;
         memcpy(r, feat, sizeof feat);
@@ -216,5 +232,75 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     }
     spmv_free(code);
     spmv_free(bytes);
+    return rc;
+}
+
+int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+    int rc = design_args(A, dev, C, value_bytes, rows, err);
+    return rc ? rc : design(A, NULL, NULL, 0, dev, C, value_bytes, max_fill, rows, err);
+}
+
+int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                              int value_bytes, double max_fill, int32_t sample_rows, double *rows,
+                              spmv_err *err) {
+    int rc = design_args(A, dev, C, value_bytes, rows, err);
+    if (rc) return rc;
+    if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
+        (A->indices == NULL && A->indptr[A->nrows] > 0))
+        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
+    const int32_t *ip = A->indptr;
+    int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
+    int64_t nblk = ((int64_t)n + B - 1) / B,
+            k = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 0;
+    if (k < 1 || 2 * k > nblk) /* the sample would be half of A: exact is cheaper */
+        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    /* Blocks evenly spread over A, the first and last included; their indptr checked (the rows
+     * not sampled are not read). */
+    int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
+    int32_t *ips = range ? spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL, *ixs = NULL;
+    if (ips == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    if (ip[0] != 0 || ip[n] < 0) {
+        rc = spmv_fail(err, SPMV_EINDEX, ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n], 0,
+                       "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0",
+                       ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n]);
+        goto done;
+    }
+    ips[0] = 0;
+    for (int64_t b = 0; b < k; b++) {
+        int32_t r0 = (int32_t)((k > 1 ? b * (nblk - 1) / (k - 1) : 0) * B);
+        int32_t r1 = n - r0 < B ? n : r0 + B;
+        range[b] = r0;
+        for (int32_t i = r0; i < r1; i++) {
+            if (ip[i + 1] < ip[i] || ip[i] < 0 || ip[i + 1] > ip[n]) {
+                rc = spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
+                               "indptr[%lld] = %d after %d: it must not decrease and stay within "
+                               "[0, nnz]",
+                               (long long)i + 1, ip[i + 1], ip[i]);
+                goto done;
+            }
+            ips[ns + 1] = ips[ns] + (ip[i + 1] - ip[i]);
+            ns++;
+        }
+    }
+    ixs = spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
+    if (ixs == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    for (int64_t b = 0, at = 0; b < k; b++) {
+        int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
+        memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
+        at += ip[r1] - ip[r0];
+    }
+    spmv_csr As = {ns, A->ncols, ips, ixs};
+    rc = design(A, &As, range, (int32_t)k, dev, C, value_bytes, max_fill, rows, err);
+done:
+    spmv_free(ixs);
+    spmv_free(ips);
+    spmv_free(range);
     return rc;
 }

@@ -228,7 +228,7 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_summary *S, spm
     out[F_LOW_BAND_SD] = rows ? sqrt(R.lo.m2 / r) : 0;
     out[F_UP_BAND_SD] = rows ? sqrt(R.up.m2 / r) : 0;
     out[F_X_SEG_ROW_MEAN] = ratio((double)R.segr, r);
-    out[F_X_SEG_WARP_MEAN] = (double)R.segw / (double)ceil_div(n, 32);
+    out[F_X_SEG_WARP_MEAN] = ratio((double)R.segw, (double)R.groups);
     return SPMV_OK;
 }
 
@@ -267,6 +267,37 @@ int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
     if (rc) spmv_summary_free(S);
     return rc;
+}
+
+int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu_props *dev,
+                           double *out, spmv_summary *S, spmv_err *err) {
+    for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
+    S->A = As;
+    int rc = features_rows(As, dev, out, S, err);
+    if (rc == SPMV_OK && S->want_symbols) {
+        S->pass.symmax = spmv_malloc(As->nrows, sizeof(uint32_t), err);
+        if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
+    }
+    if (rc == SPMV_OK) rc = features_pattern(A, out, S, err); /* A's rows: offsets and bands */
+    if (rc) {
+        spmv_summary_free(S);
+        return rc;
+    }
+    /* What the shape and indptr[nrows] give exactly; counts scaled; the rest as sampled. */
+    int32_t n = A->nrows;
+    int64_t nnz = A->indptr[n], T = (int64_t)dev->sm_count * dev->threads_per_sm;
+    double mean = (double)nnz / n;
+    out[F_NROWS] = n;
+    out[F_NNZ] = (double)nnz;
+    out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
+    out[F_NNZ_MEAN] = mean;
+    out[F_NNZ_MAX_MINUS_MEAN] = out[F_NNZ_MAX] - mean;
+    out[F_ELL_FILL] = ratio((double)n * out[F_NNZ_MAX], (double)nnz);
+    out[F_EMPTY_ROWS] = out[F_EMPTY_ROWS] * ((double)n / As->nrows);
+    out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
+    out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
+    out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+    return SPMV_OK;
 }
 
 int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out,

@@ -17,7 +17,7 @@
 
 /* Rows per moments block; a multiple of the x-segment group (32 rows) and of every power-of-two
  * block size up to 256, so that neither straddles two threads. */
-#define BLOCK 256
+#define BLOCK SPMV_PASS_BLOCK
 /* Entries per thread below which a thread costs more (its marks to clear and merge) than it saves.
  * TODO: untuned; measured only on a 2-core machine. */
 #define PASS_MIN_NNZ 200000
@@ -29,6 +29,9 @@ typedef struct {
 } part;
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+/* End of the row block that starts at r0. */
+static int32_t block_end(int32_t r0, int32_t n) { return n - r0 < BLOCK ? n : r0 + BLOCK; }
 
 /* Block statistics of v[k] (k >= 1) about `shift`: the exact sum of v - shift and the sum of
  * squared deviations about the block's own mean, with four sums so that the adds pipeline. */
@@ -73,7 +76,7 @@ typedef struct {
 } block_stat;
 
 /* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
-static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t r1,
+static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t r1, int64_t symoff,
                       int32_t shift_lo, int32_t shift_up, uint8_t *mark, int32_t *stamp,
                       int32_t *const *bmark, block_stat *bs, part *p) {
     const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
@@ -94,7 +97,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
         for (int32_t i = (int32_t)b0; i < b1; i++) {
             const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
             if (q == qe) {
-                if (symmax) symmax[i] = 0;
+                if (symmax) symmax[i - symoff] = 0;
                 continue;
             }
             uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
@@ -138,7 +141,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             gmin = rmin < gmin ? rmin : gmin;
             gmax = rmax > gmax ? rmax : gmax;
             if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
-                symmax[i] = (uint32_t)max_i32(first + 1, rmax);
+                symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
             for (int32_t j = 0; j < nb; j++) { /* BSR: distinct (block row, block column) pairs */
                 int32_t *bm = bmark[j], lastcb = -1, br, cb;
                 int64_t cnt = 0;
@@ -168,14 +171,14 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             block_moments(bup, k, shift_up, &b->s[1], &b->m2[1]);
         }
     }
-    p->gmin = gmin;
-    p->gmax = gmax;
-    p->band = band;
-    p->span = span;
-    p->cluster = cluster;
-    p->segr = segr;
-    p->segw = segw;
-    for (int32_t j = 0; j < nb; j++) p->blocks[j] = blocks[j];
+    p->gmin = gmin < p->gmin ? gmin : p->gmin; /* parts start at gmin INT32_MAX, the rest 0 */
+    p->gmax = max_i32(p->gmax, gmax);
+    p->band = max_i32(p->band, band);
+    p->span += span;
+    p->cluster += cluster;
+    p->segr += segr;
+    p->segw += segw;
+    for (int32_t j = 0; j < nb; j++) p->blocks[j] += blocks[j];
 }
 
 static int word_zero(const uint8_t *p) {
@@ -225,8 +228,9 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     int32_t n = A->nrows, nb = P->nb, nt = 1;
     int64_t nnz = ip[n], noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;
     int64_t nblk = ((int64_t)n + BLOCK - 1) / BLOCK, nbc[SPMV_SUMMARY_MAXB];
+    int32_t nr = P->nrange; /* sampled: the row blocks starting at P->range[0..nr), one thread */
 #ifdef _OPENMP
-    int64_t want = nnz / PASS_MIN_NNZ;
+    int64_t want = nr > 0 ? 1 : nnz / PASS_MIN_NNZ;
     nt = omp_get_max_threads();
     if (want < nt) nt = want < 1 ? 1 : (int)want;
     if (nblk < nt) nt = (int)nblk;
@@ -251,6 +255,7 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
             for (int64_t c = 0; c < nbc[j]; c++) bm[c] = -1;
         }
     }
+    for (int t = 0; t < nt; t++) parts[t].gmin = INT32_MAX;
     /* Splits at about equal entries, moved down to block starts. */
     split[0] = 0;
     split[nt] = n;
@@ -262,18 +267,34 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     /* The moments' shift: the first non-empty row's values, as a serial pass would take them, so
      * that means carry rounding error on the scale of the spread, not of the values.  Its ends
      * are checked before they are read: any bad row makes the pass fail below anyway. */
-    int32_t shift_lo = 0, shift_up = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (ip[i + 1] > ip[i]) {
-            int32_t first = A->indices[ip[i]], last = A->indices[ip[i + 1] - 1];
-            shift_lo = max_i32(i - first, 0);
-            shift_up = max_i32(last - i, 0);
-            break;
+    int32_t shift_lo = 0, shift_up = 0, nk = nr > 0 ? nr : 1;
+    for (int32_t k = 0, done1 = 0; k < nk && !done1; k++) {
+        int32_t r0 = nr > 0 ? P->range[k] : 0, r1 = nr > 0 ? block_end(r0, n) : n;
+        for (int32_t i = r0; i < r1; i++)
+            if (ip[i + 1] > ip[i]) {
+                int32_t first = A->indices[ip[i]], last = A->indices[ip[i + 1] - 1];
+                shift_lo = max_i32(i - first, 0);
+                shift_up = max_i32(last - i, 0);
+                done1 = 1;
+                break;
+            }
+    }
+    R->groups = 0;
+    if (nr > 0) {
+        for (int32_t k = 0; k < nr; k++) {
+            int32_t r0 = P->range[k], r1 = block_end(r0, n);
+            pass_rows(A, P, r0, r1, r0 - (int64_t)k * BLOCK, shift_lo, shift_up, mark[0], stamp[0],
+                      bmark, bs, &parts[0]);
+            R->groups += (r1 - r0 + 31) / 32;
+            if (parts[0].bad) break;
         }
+    } else {
+        R->groups = ((int64_t)n + 31) / 32;
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-    for (int t = 0; t < nt; t++)
-        pass_rows(A, P, split[t], split[t + 1], shift_lo, shift_up, mark[t], stamp[t],
-                  bmark + t * SPMV_SUMMARY_MAXB, bs, &parts[t]);
+        for (int t = 0; t < nt; t++)
+            pass_rows(A, P, split[t], split[t + 1], 0, shift_lo, shift_up, mark[t], stamp[t],
+                      bmark + t * SPMV_SUMMARY_MAXB, bs, &parts[t]);
+    }
 
     int bad = 0;
     R->gmin = INT32_MAX;

@@ -107,7 +107,13 @@ typedef struct {
     int32_t b[SPMV_SUMMARY_MAXB];
     int64_t blocks[SPMV_SUMMARY_MAXB];
     uint32_t *symmax;
+    /* nrange > 0: only the blocks of SPMV_PASS_BLOCK rows starting at range[0..nrange) (ascending
+     * multiples of SPMV_PASS_BLOCK), whose indptr the caller has checked; symmax then holds the
+     * sampled rows in order. */
+    const int32_t *range;
+    int32_t nrange;
 } spmv_pass;
+#define SPMV_PASS_BLOCK 256
 
 /* Count, exact sum of value - shift, and the sum of squared deviations of a set of integers. */
 typedef struct {
@@ -120,6 +126,7 @@ typedef struct {
 typedef struct {
     int32_t gmin, gmax, band; /* gaps between neighbours (INT32_MAX: none), max |col-row| */
     int64_t span, cluster, segr, segw; /* sums over non-empty rows, x segments per row and group */
+    int64_t groups;                    /* groups of 32 rows passed */
     spmv_moments lo, up;     /* over non-empty rows of max(0, i - first), max(0, last - i) */
     int64_t ndiag;           /* occupied offsets col - row */
     double gap_mean, gap_ss; /* of the gaps between consecutive occupied offsets */
@@ -150,6 +157,13 @@ struct spmv_summary {
 SPMV_API int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
                                    spmv_summary *S, spmv_err *err);
 SPMV_API void spmv_summary_free(spmv_summary *S);
+/* The same estimated from a sample: As is the CSR of A's rows in the blocks S->pass.range names
+ * (indptr rebased, indices copied), from which tier 1 and S come; tier 2 comes from those rows of
+ * A itself, so that offsets and bands keep their row numbers.  Shape, nnz and what they alone
+ * give are exact; empty_rows is scaled; the rest is the sample's. */
+SPMV_API int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As,
+                                    const spmv_gpu_props *dev, double *out, spmv_summary *S,
+                                    spmv_err *err);
 
 /* spmv_fmt_size from a summary: the same F or the same error.  The format's need op (if any)
  * must have seen F before the summary was made; S's scratch may change (a cache of sorts). */

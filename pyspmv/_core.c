@@ -746,8 +746,9 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&iiO&O&i", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb) ||
+    int sample = 0;
+    if (!PyArg_ParseTuple(args, "O&iiO&O&i|i", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &sample) ||
         !csr_lengths(nrows, indptr, indices, "design_rows"))
         return NULL;
     npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
@@ -755,8 +756,8 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     if (rows == NULL) return NULL;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_design_rows(&A, &G->dev, &G->configs, vb, 0,
-                                 PyArray_DATA((PyArrayObject *)rows), &err));
+           rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample,
+                                          PyArray_DATA((PyArrayObject *)rows), &err));
     if (rc) {
         Py_DECREF(rows);
         return raise_spmv_error(m, rc, &err, "design_rows");
@@ -771,8 +772,10 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     PyArrayObject *indptr, *indices;
     PyObject *add;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&iiO&O&iO", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add) ||
+    int sample = 0;
+    double *rows = NULL;
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|i", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &add, &sample) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
     npy_intp n = G->configs.n;
@@ -788,16 +791,31 @@ static PyObject *rank(PyObject *m, PyObject *args) {
              *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     if (order == NULL || ms == NULL) goto fail;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
-    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp,
-                          PyArray_DATA((PyArrayObject *)order), PyArray_DATA((PyArrayObject *)ms),
-                          &err));
+    if (sample > 0) { /* estimated rows (spmv_design_rows_estimate), then the ranking step */
+        rows =
+            PyMem_Malloc(((size_t)n > 0 ? (size_t)n : 1) * (size_t)G->model.ncols * sizeof *rows);
+        if (rows == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+    }
+    int32_t *op = PyArray_DATA((PyArrayObject *)order);
+    double *mp = PyArray_DATA((PyArrayObject *)ms);
+    if (sample > 0)
+        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+               rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, rows, &err);
+               if (rc == 0) rc = spmv_rank_rows(&G->configs, &G->model, rows, addp, op, mp, &err));
+    else
+        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+               rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp, op, mp, &err));
     if (rc) {
         raise_spmv_error(m, rc, &err, "rank");
         goto fail;
     }
+    PyMem_Free(rows);
     return Py_BuildValue("(NN)", order, ms);
 fail:
+    PyMem_Free(rows);
     Py_XDECREF(order);
     Py_XDECREF(ms);
     return NULL;
@@ -837,7 +855,9 @@ static PyMethodDef core_methods[] = {
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
     {"design_rows", design_rows, METH_VARARGS,
-     "design_rows(model, nrows, ncols, indptr, indices, value_bytes) -> rows (flat)"},
+     "design_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows]) -> rows "
+     "(flat); "
+     "sample_rows > 0: estimated (spmv_design_rows_estimate)"},
     {"rank", rank, METH_VARARGS,
      "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms) -> (order, ms)"},
     {NULL, NULL, 0, NULL},
