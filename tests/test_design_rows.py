@@ -130,3 +130,53 @@ def test_one_pass_same_bits_any_thread_count(tmp_path):
                        env={**os.environ, "OMP_NUM_THREADS": str(t)})
         res.append(np.load(f))
     np.testing.assert_array_equal(res[0], res[1])
+
+
+def _laplacian(k: int) -> pyspmv.Matrix:
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    A = sp.kronsum(T, T, format="csr")
+    A.sort_indices()
+    return pyspmv.Matrix(A)
+
+
+def test_estimate_small_matrix_is_exact():
+    """A sample of half the rows or more is the exact path, bit for bit."""
+    M = _laplacian(60)
+    p = _prepared(default_model("cuda"), "float64")
+    args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
+    np.testing.assert_array_equal(_core.design_rows(*args), _core.design_rows(*args, 16384))
+
+
+def test_estimate_stencil_close_to_exact():
+    """On a stencil every sampled block looks like the whole: exact shape columns, sizes within 1 %."""
+    M = _laplacian(400)
+    p = _prepared(default_model("cuda"), "float64")
+    args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
+    ex = _core.design_rows(*args).reshape(len(p.ids), -1)
+    es = _core.design_rows(*args, 4096).reshape(len(p.ids), -1)
+    for c in ("nrows", "ncols", "nnz", "density", "nnz_mean", "gpu_strips_rows", "gpu_strips_nnz", "ndiag"):
+        np.testing.assert_array_equal(es[:, COL[c]], ex[:, COL[c]], err_msg=c)
+    ok = ~np.isnan(ex[:, COL["bytes_moved"]])
+    np.testing.assert_array_equal(ok, ~np.isnan(es[:, COL["bytes_moved"]]))
+    np.testing.assert_allclose(es[ok, COL["bytes_moved"]], ex[ok, COL["bytes_moved"]], rtol=0.01)
+    assert pyspmv.rank(M, estimate=True).best == pyspmv.rank(M, estimate=False).best
+
+
+def test_estimate_refuses_bad_sampled_rows():
+    M = _laplacian(400)
+    p = _prepared(default_model("cuda"), "float64")
+    ix = M.indices.copy()
+    ix[M.indptr[0] + 1] = M.ncols + 5                      # row 0 is always sampled
+    with pytest.raises(ValueError, match="column index"):
+        _core.design_rows(p.capsule, M.nrows, M.ncols, M.indptr, ix, 8, 4096)
+    ip = M.indptr.copy()
+    ip[3] = ip[2] - 1
+    with pytest.raises(ValueError, match="indptr"):
+        _core.design_rows(p.capsule, M.nrows, M.ncols, ip, M.indices, 8, 4096)
+
+
+def test_rank_estimate_parameter():
+    M = _laplacian(20)
+    with pytest.raises(ValueError, match="'estimate' parameter of rank"):
+        pyspmv.rank(M, estimate="yes")
+    assert pyspmv.rank(M, estimate=True) == pyspmv.rank(M, estimate=False)   # small: the exact path
