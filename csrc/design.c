@@ -137,12 +137,15 @@ static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, in
         for (int k = 0; k < SPMV_MAXIDX; k++)
             if (!((C->unread[j] >> k) & 1)) idx += 4 * F.nidx[k];
         for (int k = 0; k < SPMV_MAXVAL; k++) slots += F.nval[k];
-        /* integers first, one conversion to double; a sample's share scaled by rows */
+        /* integers first, one conversion to double; a sample's storage scaled by the entries,
+         * which A's indptr gives exactly (by rows where the sample has none) */
         if (As == NULL)
             bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
         else
-            bytes[2 * j] = (double)(idx + value_bytes * slots) * A->nrows / As->nrows +
-                           (double)value_bytes * ((double)A->nrows + A->ncols);
+            bytes[2 * j] =
+                (double)(idx + value_bytes * slots) *
+                    (nnz ? (double)A->indptr[A->nrows] / nnz : (double)A->nrows / As->nrows) +
+                (double)value_bytes * ((double)A->nrows + A->ncols);
         bytes[2 * j + 1] = nnz ? (double)slots / (double)nnz : 1.0;
     }
     if (bad >= 0) {
@@ -271,7 +274,7 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     }
     ips[0] = 0;
     for (int64_t b = 0; b < k; b++) {
-        int32_t r0 = (int32_t)((k > 1 ? b * (nblk - 1) / (k - 1) : 0) * B);
+        int32_t r0 = (int32_t)((2 * b + 1) * nblk / (2 * k) * B); /* mid-stratum: ends bias */
         int32_t r1 = n - r0 < B ? n : r0 + B;
         range[b] = r0;
         for (int32_t i = r0; i < r1; i++) {

@@ -298,9 +298,9 @@ SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, cons
                               int value_bytes, double max_fill, double *rows, spmv_err *err);
 
 /* spmv_design_rows estimated from sample_rows rows (rounded up to blocks of 256 consecutive rows,
- * spread evenly over A, the first and the last block included): cost O(sample + nrows/256 + ncols
+ * one from the middle of each of as many equal strata of A): cost O(sample + nrows/256 + ncols
  * + configurations), not O(nnz).  Features from the sample, except what the shape and
- * indptr[nrows] give exactly; bytes_moved scales the sample's storage by nrows / sampled rows;
+ * indptr[nrows] give exactly; bytes_moved scales the sample's storage by nnz / sampled entries;
  * padding ratios and not-applicable decisions are the sample's.  Only the sampled rows are
  * checked (indptr and indices; SPMV_EINDEX, SPMV_EUNSORTED as spmv_design_rows): pass
  * spmv_csr_check first where A is not known valid.  With sample_rows <= 0 or a sample of half of

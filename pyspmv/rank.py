@@ -18,7 +18,8 @@ from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 #: above this many entries, where exact rows would cost more than the sample loses; measured by
 #: benchmarks/estimate.py (benchmarks/results/estimate.md).
 ESTIMATE_MIN_NNZ = 4_000_000
-#: Rows the estimated mode samples: 64 blocks of 256 consecutive rows spread over the matrix.
+#: Rows the estimated mode samples: 64 blocks of 256 consecutive rows, one from the middle of each of 64
+#: equal strata of the matrix.
 ESTIMATE_ROWS = 16384
 
 #: File names of the shipped default models (pyspmv/data/), per device.
@@ -142,7 +143,7 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         Keep only configurations whose every run gives the same bits.
     estimate : bool, optional
         True: features and per-configuration columns estimated from :data:`ESTIMATE_ROWS` rows (blocks of
-        256 consecutive rows spread evenly over ``A``), at a cost that does not grow with the entries;
+        256 consecutive rows, one in the middle of each of as many equal strata of ``A``), at a cost that does not grow with the entries;
         False: exact (one pass over ``A``). None (default): estimated when ``A`` has at least
         :data:`ESTIMATE_MIN_NNZ` entries. Only the sampled rows are read, so ``A`` must be a valid CSR
         (a :class:`pyspmv.Matrix` always is).
