@@ -69,8 +69,8 @@ def uniform(n: int, nnz: int) -> sp.csr_matrix:
 
 def cost_rows() -> list[str]:
     p = _prepared(default_model("cuda"), "float64")
-    out = ["| matrix | nnz | 1-thread CSR product (us) | exact rows | exact rank() | estimated rows | "
-           "estimated rank() |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = [("| matrix | nnz | 1-thread CSR product (us) | exact rows | exact rank() | estimated rows | "
+            "estimated rank() |"), "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     cases = [("laplace2d", k) for k in (16, 45, 142, 447, 1414)] + [("uniform", n) for n in (100, 1000, 10_000,
                                                                                           100_000, 1_000_000)]
     for kind, k in cases:
@@ -78,11 +78,12 @@ def cost_rows() -> list[str]:
         M = pyspmv.Matrix(A)
         st = _core.convert(0, 0, 0, 0.0, M.nrows, M.ncols, M.indptr, M.indices, np.ones(M.nnz))
         x, y = np.ones(M.ncols), np.zeros(M.nrows)
-        tmv = median_s(lambda: _core.mv(st, 0, x, y))
+        tmv = median_s(lambda st=st, x=x, y=y: _core.mv(st, 0, x, y))
         args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
-        t = [median_s(lambda: _core.design_rows(*args)), median_s(lambda: pyspmv.rank(M, estimate=False)),
-             median_s(lambda: _core.design_rows(*args, RANK.ESTIMATE_ROWS)),
-             median_s(lambda: pyspmv.rank(M, estimate=True))]
+        t = [median_s(lambda a=args: _core.design_rows(*a)),
+             median_s(lambda M=M: pyspmv.rank(M, estimate=False)),
+             median_s(lambda a=args: _core.design_rows(*a, RANK.ESTIMATE_ROWS)),
+             median_s(lambda M=M: pyspmv.rank(M, estimate=True))]
         out.append(f"| {kind} {M.nrows} rows | {M.nnz:.2g} | {tmv * 1e6:.1f} | "
                    + " | ".join(f"{v / tmv:.2f} ({v * 1e6:.0f} us)" for v in t) + " |")
         print(out[-1], flush=True)
@@ -130,8 +131,9 @@ def quality(max_nnz: float) -> list[str]:
                 res[f"est{s}"].append(meas[es] / best)
                 agree[s] += es == ex
             RANK.ESTIMATE_ROWS = SAMPLES[0]
-        out += [f"\n**{table}** (device {device}, float64, default model): {n} matrices of more than "
-                f"{2 * min(SAMPLES)} rows rebuilt here (the 16384-row sample is the exact path below 32768 rows).\n",
+        out += [(f"\n**{table}** (device {device}, float64, default model): {n} matrices of more than "
+                 f"{2 * min(SAMPLES)} rows rebuilt here (the 16384-row sample is the exact path below 32768 "
+                 "rows).\n"),
                 "| rows sampled | within 5 % of best | beyond 20 % | geomean t_pick / t_best | same pick as exact |",
                 "| --- | ---: | ---: | ---: | ---: |"]
         for key, v in res.items():
@@ -150,9 +152,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "estimate.md")
     a = ap.parse_args()
     lines = ["# Design rows and rank(): exact and estimated", "",
-             f"Machine: {MACHINE} ({platform.processor() or platform.machine()}); a shared machine (other "
-             "engineers' jobs on the same 2 cores), so times are medians of many runs and still noisy. "
-             f"OMP_NUM_THREADS=1. Made by `python benchmarks/estimate.py --max-nnz {a.max_nnz:g}`.", "",
+             (f"Machine: {MACHINE} ({platform.processor() or platform.machine()}); a shared machine (other "
+              "engineers' jobs on the same 2 cores), so times are medians of many runs and still noisy. "
+              f"OMP_NUM_THREADS=1. Made by `python benchmarks/estimate.py --max-nnz {a.max_nnz:g}`."), "",
              "## Cost, in single-thread `cpu/csr/rows` products of the same matrix (default cuda model, float64)",
              "", "rank() includes the model's evaluation and the sort (issue item 4, not this change).", ""]
     lines += cost_rows()

@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import _core
 from .configs import DEVICES, FORMATS, Config, config, configs
-from .features import DESIGN_COLUMNS, FEATURE_NAMES, FORMAT_UNREAD, H100, PARAM_COLUMNS
+from .features import DESIGN_COLUMNS, FORMAT_UNREAD, H100, PARAM_COLUMNS
 from .formats import format_code
 from .matrix import as_matrix
 

@@ -9,17 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 from hypothesis import given, settings
+from strategies import csr_matrices
 
 import pyspmv
 from pyspmv import _core
 from pyspmv.formats import format_code
 from pyspmv.portable import COL, VALUE_BYTES
 from pyspmv.rank import _prepared, default_model
-
-from strategies import csr_matrices
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_DIRS = [ROOT.parent / "shared" / "matrices", ROOT.parents[1] / "shared" / "matrices"]
