@@ -79,6 +79,25 @@ static int64_t broell_nwords(int32_t w, int32_t b) {
     return ((int64_t)w + spw - 1) / spw; /* int64: w near INT32_MAX would overflow */
 }
 
+static int broell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int64_t vals,
+                            spmv_err *err) {
+    int32_t h = F->param[0];
+    int64_t nslices = ((int64_t)A->nrows + h - 1) / h;
+    char what[48];
+    snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
+    int rc = spmv_fill_guard(F, vals, what, err); /* words <= value slots: this covers both */
+    if (rc) return rc;
+    F->scalar[0] = nslices;
+    F->scalar[1] = words;
+    F->scalar[2] = vals;
+    F->nidx[0] = nslices + 1;
+    F->nidx[1] = nslices + 1;
+    F->nidx[2] = 2 * nslices;
+    F->nidx[3] = words;
+    F->nval[0] = vals;
+    return SPMV_OK;
+}
+
 static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int rc = broell_params(F, err);
     if (rc) return rc;
@@ -91,19 +110,46 @@ static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
         words += (int64_t)h * broell_nwords(w, b);
         vals += (int64_t)h * w;
     }
-    char what[48];
-    snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
-    rc = spmv_fill_guard(F, vals, what, err); /* words <= value slots: this covers both */
-    if (rc) return rc;
-    F->scalar[0] = nslices;
-    F->scalar[1] = words;
-    F->scalar[2] = vals;
-    F->nidx[0] = nslices + 1;
-    F->nidx[1] = nslices + 1;
-    F->nidx[2] = 2 * nslices;
-    F->nidx[3] = words;
-    F->nval[0] = vals;
+    return broell_size_sums(A, F, words, vals, err);
+}
+
+static int broell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
+    (void)F;
+    (void)err;
+    S->want_symbols = 1;
     return SPMV_OK;
+}
+
+/* Slices from the row lengths and each row's largest symbol (csrc/pass.c), as broell_slice
+ * finds them. */
+static int broell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    int rc = broell_params(F, err);
+    if (rc) return rc;
+    const spmv_csr *A = S->A;
+    const uint32_t *sym = S->pass.symmax;
+    int32_t h = F->param[0], bits = F->param[1], n = A->nrows;
+    int64_t words = 0, vals = 0;
+    if (sym == NULL) return broell_size(A, F, err); /* need() not called */
+    for (int64_t i0 = 0; i0 < n; i0 += h) {
+        int32_t w = 0, i1 = n - i0 < h ? n : (int32_t)(i0 + h), b = 1;
+        uint32_t maxsym = 0;
+        for (int32_t i = (int32_t)i0; i < i1; i++) {
+            int32_t len = A->indptr[i + 1] - A->indptr[i];
+            w = len > w ? len : w;
+            maxsym = sym[i] > maxsym ? sym[i] : maxsym;
+        }
+        while (b < 32 && (maxsym >> b) != 0) b++;
+        if (bits != 0 && b > bits)
+            return spmv_fail(err, SPMV_ENOTAPPLICABLE, i0, maxsym, (int64_t)1 << bits,
+                             "BRO-ELL with bits=%d cannot code the symbol %lld in "
+                             "rows %lld..%lld (needs %d bits; use bits=0 for adaptive)",
+                             (int)bits, (long long)maxsym, (long long)i0, (long long)i1 - 1,
+                             (int)b);
+        b = bits != 0 ? bits : b;
+        words += (int64_t)h * broell_nwords(w, b);
+        vals += (int64_t)h * w;
+    }
+    return broell_size_sums(A, F, words, vals, err);
 }
 
 /* Symbol j of lane l in a slice whose words start at words[base]. */
@@ -197,7 +243,7 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_broell_ops = {
-    broell_size,       broell_fill_f32, broell_fill_f64, broell_to_csr_f32,
-    broell_to_csr_f64, broell_mv_f32,   broell_mv_f64,   1,
-    broell_check,
+    broell_size,       broell_fill_f32,     broell_fill_f64, broell_to_csr_f32,
+    broell_to_csr_f64, broell_mv_f32,       broell_mv_f64,   1,
+    broell_check,      broell_size_summary, broell_need,
 };

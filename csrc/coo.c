@@ -54,7 +54,12 @@ static int coo_check(const spmv_fmt *F, spmv_err *err) {
     return rc;
 }
 
+static int coo_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    return coo_size(S->A, F, err);
+}
+
 SPMV_API const spmv_format_ops spmv_coo_ops = {
-    coo_size, coo_fill_f32, coo_fill_f64, coo_to_csr_f32, coo_to_csr_f64, coo_mv_f32, coo_mv_f64,
-    1,        coo_check,
+    coo_size,       coo_fill_f32,     coo_fill_f64, coo_to_csr_f32,
+    coo_to_csr_f64, coo_mv_f32,       coo_mv_f64,   1,
+    coo_check,      coo_size_summary, NULL,
 };

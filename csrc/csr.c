@@ -106,7 +106,13 @@ static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
     return rc ? rc : spmv_csr_check(&A, nidx[0], F->nnz, err);
 }
 
+/* Nothing beyond the shape: the size query itself. */
+static int csr_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    return csr_size(S->A, F, err);
+}
+
 SPMV_API const spmv_format_ops spmv_csr_ops = {
-    csr_size, csr_fill_f32,  csr_fill_f64, csr_to_csr_f32, csr_to_csr_f64, csr_mv_f32, csr_mv_f64,
-    2,        csr_check_fmt,
+    csr_size,       csr_fill_f32,     csr_fill_f64, csr_to_csr_f32,
+    csr_to_csr_f64, csr_mv_f32,       csr_mv_f64,   2,
+    csr_check_fmt,  csr_size_summary, NULL,
 };

@@ -105,7 +105,22 @@ static int dia_check(const spmv_fmt *F, spmv_err *err) {
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
+/* The pass marks the offsets as dia_mark does. */
+static int dia_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    int64_t ndiag = S->ndiag, slots = ndiag * S->A->nrows;
+    char what[48];
+    snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
+    int rc = spmv_fill_guard(F, slots, what, err);
+    if (rc) return rc;
+    F->scalar[0] = ndiag;
+    F->nidx[0] = ndiag;
+    F->nidx[1] = spmv_bitwords(slots);
+    F->nval[0] = slots;
+    return SPMV_OK;
+}
+
 SPMV_API const spmv_format_ops spmv_dia_ops = {
-    dia_size, dia_fill_f32, dia_fill_f64, dia_to_csr_f32, dia_to_csr_f64, dia_mv_f32, dia_mv_f64,
-    1,        dia_check,
+    dia_size,       dia_fill_f32,     dia_fill_f64, dia_to_csr_f32,
+    dia_to_csr_f64, dia_mv_f32,       dia_mv_f64,   1,
+    dia_check,      dia_size_summary, NULL,
 };

@@ -73,7 +73,14 @@ static int ell_check(const spmv_fmt *F, spmv_err *err) {
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
+static int ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    char what[48];
+    snprintf(what, sizeof what, "ELL width %d", (int)S->lmax);
+    return spmv_ell_part_size(S->A, F, S->lmax, 0, what, err);
+}
+
 SPMV_API const spmv_format_ops spmv_ell_ops = {
-    ell_size, ell_fill_f32, ell_fill_f64, ell_to_csr_f32, ell_to_csr_f64, ell_mv_f32, ell_mv_f64,
-    1,        ell_check,
+    ell_size,       ell_fill_f32,     ell_fill_f64, ell_to_csr_f32,
+    ell_to_csr_f64, ell_mv_f32,       ell_mv_f64,   1,
+    ell_check,      ell_size_summary, NULL,
 };

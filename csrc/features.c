@@ -129,7 +129,8 @@ static int32_t hist_kth(const int64_t *hist, int64_t k) {
 }
 
 /* Tiers 0 and 1: everything indptr alone determines. */
-static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_err *err) {
+static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_summary *S,
+                         spmv_err *err) {
     int rc = SPMV_OK;
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, hyb = 0;
@@ -194,193 +195,54 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
     out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
     out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+    S->lmax = (int32_t)lmax;
+    S->hist = hist;
+    S->hyb_width = hyb;
+    return SPMV_OK;
 done:
     spmv_free(hist);
     return rc;
 }
 
-/* Sum of squared deviations over many values, fed in blocks: each block's own is taken about its
- * exact mean from a buffer that stays in L1, and blocks are merged with Chan, Golub and LeVeque's
- * update.  Values are shifted by the first one so that means carry rounding error on the scale of
- * the spread, not of the values: a narrow band far from the diagonal would otherwise lose digits.
- * As accurate as a two-pass sd without a second pass over indices or an O(nrows) buffer. */
-#define BLOCK 256
-typedef struct {
-    int64_t count, sum; /* sum of value - shift, exact */
-    int32_t shift;
-    double m2;
-} moments;
-
-static void moments_add(moments *m, const int32_t *v, int32_t k) {
-    if (m->count == 0) m->shift = v[0];
-    int64_t s = 0;
-    for (int32_t j = 0; j < k; j++) s += (int64_t)v[j] - m->shift;
-    double mb = (double)s / k, a0 = 0, a1 = 0, a2 = 0, a3 = 0, sh = m->shift;
-    int32_t j = 0;
-    for (; j + 4 <= k; j += 4) { /* four sums: the adds pipeline instead of chaining */
-        double d0 = (v[j] - sh) - mb, d1 = (v[j + 1] - sh) - mb;
-        double d2 = (v[j + 2] - sh) - mb, d3 = (v[j + 3] - sh) - mb;
-        a0 += d0 * d0;
-        a1 += d1 * d1;
-        a2 += d2 * d2;
-        a3 += d3 * d3;
-    }
-    for (; j < k; j++) {
-        double d = (v[j] - sh) - mb;
-        a0 += d * d;
-    }
-    double m2b = (a0 + a1) + (a2 + a3);
-    if (m->count > 0) {
-        double delta = mb - (double)m->sum / (double)m->count;
-        m2b += delta * delta * ((double)m->count * k / (double)(m->count + k));
-    }
-    m->m2 += m2b;
-    m->sum += s;
-    m->count += k;
-}
-
-static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
-
-static int word_zero(const uint8_t *p) {
-    uint64_t w;
-    memcpy(&w, p, sizeof w);
-    return w == 0;
-}
-
-/* Tier 2 in one pass over indices, which it validates as it goes (indptr: features_rows).
- * Workspace: one byte per offset col-row (nrows+ncols-1) marking the occupied diagonals, and one
- * int32 per 128-byte segment of x stamped with the id of the last row group that read it, so a
- * group counts each segment once without clearing anything. */
-static int features_pattern(const spmv_csr *A, double *out, spmv_err *err) {
-    int rc = SPMV_OK;
-    const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
-    const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
+/* Tier 2 from the one pass over indices (csrc/pass.c), which validates them as it goes. */
+static int features_pattern(const spmv_csr *A, double *out, spmv_summary *S, spmv_err *err) {
+    spmv_pattern R;
+    int rc = spmv_pattern_pass(A, &S->pass, &R, err);
+    if (rc) return rc;
     int32_t n = A->nrows;
-    uint32_t ncols = (uint32_t)A->ncols;
-    int64_t noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;
-    uint8_t *mark = spmv_calloc(noff, 1, err);
-    int32_t *stamp = mark == NULL ? NULL : spmv_calloc(nseg, sizeof(int32_t), err);
-    if (stamp == NULL) {
-        rc = SPMV_ENOMEM;
-        goto done;
-    }
-    int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK];
-    int64_t span = 0, cluster = 0, segr = 0, segw = 0;
-    moments mlo = {0, 0, 0, 0}, mup = {0, 0, 0, 0};
-    /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
-    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) { /* BLOCK is a multiple of the group size 32 */
-        int32_t b1 = n - b0 < BLOCK ? n : (int32_t)(b0 + BLOCK), nb = 0;
-        for (int32_t i = (int32_t)b0; i < b1; i++) {
-            const int32_t *q = ix + ip[i], *qe = ix + ip[i + 1];
-            if (q == qe) continue;
-            uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
-            int32_t g = (i >> 5) + 1;         /* group id; 0 is the never-stamped value */
-            int32_t first = *q, last = qe[-1];
-            /* The indices are checked as they are read, before any write they index: the row's
-             * ends lie in [0, ncols) and every column between them in [first, last] (one compare
-             * per entry); order shows as a gap <= 0 in gmin after the pass, at no cost here. */
-            if ((uint32_t)first >= ncols || (uint32_t)last >= ncols || first > last) goto bad;
-            uint32_t width = (uint32_t)last - (uint32_t)first;
-            int32_t c = first, s = c >> 4, run = 0, best = 0, segs = 1;
-            mk[c] = 1;
-            segw += stamp[s] != g;
-            stamp[s] = g;
-            for (q++; q < qe; q++) { /* compares become cmov/setcc */
-                int32_t cn = *q;
-                if ((uint32_t)cn - (uint32_t)first > width) goto bad;
-                int32_t d = cn - c, sn = cn >> 4;
-                gmin = d < gmin ? d : gmin;
-                gmax = d > gmax ? d : gmax;
-                run = d == 1 ? run + 1 : 0;
-                best = run > best ? run : best;
-                mk[cn] = 1;
-                if (sn != s) { /* sorted: a segment recurs only in a run. The
-                                                   branch halves the time of stencils (one stamp
-                                                   per segment, not per entry) but doubles it where
-                                                   segments change unpredictably (pushpull).
-                                                   TODO: tune on more matrices. */
-                    segs++;
-                    segw += stamp[sn] != g;
-                    stamp[sn] = g;
-                }
-                c = cn;
-                s = sn;
-            }
-            int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
-            band = max_i32(band, max_i32(lo, up)); /* sorted: the extremes end the row */
-            span += c - first;
-            cluster += best;
-            segr += segs;
-            blo[nb] = lo;
-            bup[nb++] = up;
-        }
-        if (nb > 0) {
-            moments_add(&mlo, blo, nb);
-            moments_add(&mup, bup, nb);
-        }
-    }
-
-    if (gmin <= 0) goto bad; /* a row not strictly increasing */
-
-    /* Occupied offsets in ascending order: count them, then the sd of their gaps about the mean
-     * gap, which the extremes fix: (last - first) / (ndiag - 1).  Both walks skip empty words. */
-    int64_t ndiag = 0, ofirst = -1, olast = -1;
-    for (int64_t k = 0; k < noff; k++) {
-        if ((k & 7) == 0 && noff - k >= 8 && word_zero(mark + k)) {
-            k += 7;
-            continue;
-        }
-        if (mark[k]) {
-            ndiag++;
-            ofirst = ofirst < 0 ? k : ofirst;
-            olast = k;
-        }
-    }
-    double gap_mean = 0, gap_ss = 0;
-    if (ndiag >= 2) {
-        gap_mean = (double)(olast - ofirst) / (double)(ndiag - 1);
-        for (int64_t k = ofirst + 1, prev = ofirst; k <= olast; k++) {
-            if ((k & 7) == 0 && olast - k >= 8 && word_zero(mark + k)) {
-                k += 7;
-                continue;
-            }
-            if (mark[k]) {
-                double d = (double)(k - prev) - gap_mean;
-                gap_ss += d * d;
-                prev = k;
-            }
-        }
-    }
-
-    int64_t nnz = ip[n], rows = mlo.count;
+    int64_t nnz = A->indptr[n], rows = R.lo.count;
     double r = (double)rows;
-    out[F_DIST_MIN] = gmin == INT32_MAX ? 0 : gmin;
-    out[F_DIST_MAX] = gmax;
-    out[F_BANDWIDTH] = band;
-    out[F_COL_SPAN_MEAN] = ratio((double)span, r);
-    out[F_CLUSTER_MEAN] = ratio((double)(cluster + rows), r); /* best counted steps, not entries */
-    out[F_NDIAG] = (double)ndiag;
-    out[F_DIA_FILL] = ratio((double)ndiag * n, (double)nnz);
-    out[F_DIAG_DIST_MEAN] = gap_mean;
-    out[F_DIAG_DIST_SD] = ndiag >= 2 ? sqrt(gap_ss / (double)(ndiag - 1)) : 0;
-    out[F_LOW_BAND_MEAN] = ratio((double)(mlo.sum + (int64_t)mlo.shift * rows), r);
-    out[F_UP_BAND_MEAN] = ratio((double)(mup.sum + (int64_t)mup.shift * rows), r);
-    out[F_LOW_BAND_SD] = rows ? sqrt(mlo.m2 / r) : 0;
-    out[F_UP_BAND_SD] = rows ? sqrt(mup.m2 / r) : 0;
-    out[F_X_SEG_ROW_MEAN] = ratio((double)segr, r);
-    out[F_X_SEG_WARP_MEAN] = (double)segw / (double)ceil_div(n, 32);
-    goto done;
-bad: /* indptr is valid (features_rows): let the CSR check name the first bad index */
-    rc = spmv_csr_check(A, (int64_t)n + 1, ip[n], err);
-    if (rc == SPMV_OK) rc = spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features: inconsistent CSR");
-done:
-    spmv_free(stamp);
-    spmv_free(mark);
-    return rc;
+    S->ndiag = R.ndiag;
+    out[F_DIST_MIN] = R.gmin == INT32_MAX ? 0 : R.gmin;
+    out[F_DIST_MAX] = R.gmax;
+    out[F_BANDWIDTH] = R.band;
+    out[F_COL_SPAN_MEAN] = ratio((double)R.span, r);
+    out[F_CLUSTER_MEAN] =
+        ratio((double)(R.cluster + rows), r); /* best counted steps, not entries */
+    out[F_NDIAG] = (double)R.ndiag;
+    out[F_DIA_FILL] = ratio((double)R.ndiag * n, (double)nnz);
+    out[F_DIAG_DIST_MEAN] = R.gap_mean;
+    out[F_DIAG_DIST_SD] = R.ndiag >= 2 ? sqrt(R.gap_ss / (double)(R.ndiag - 1)) : 0;
+    out[F_LOW_BAND_MEAN] = ratio((double)(R.lo.sum + (int64_t)R.lo.shift * rows), r);
+    out[F_UP_BAND_MEAN] = ratio((double)(R.up.sum + (int64_t)R.up.shift * rows), r);
+    out[F_LOW_BAND_SD] = rows ? sqrt(R.lo.m2 / r) : 0;
+    out[F_UP_BAND_SD] = rows ? sqrt(R.up.m2 / r) : 0;
+    out[F_X_SEG_ROW_MEAN] = ratio((double)R.segr, r);
+    out[F_X_SEG_WARP_MEAN] = ratio((double)R.segw, (double)R.groups);
+    return SPMV_OK;
 }
 
-int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
-                          spmv_err *err) {
+void spmv_summary_free(spmv_summary *S) {
+    spmv_free(S->hist);
+    spmv_free(S->pass.symmax);
+    spmv_free(S->sorted);
+    S->hist = NULL;
+    S->pass.symmax = NULL;
+    S->sorted = NULL;
+}
+
+int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                          spmv_summary *S, spmv_err *err) {
     if (A == NULL || A->indptr == NULL || dev == NULL || out == NULL)
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "features need a matrix, GPU properties and "
@@ -396,6 +258,53 @@ int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *
                          "warp_size %d",
                          dev->sm_count, dev->threads_per_sm, dev->warp_size);
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
-    int rc = features_rows(A, dev, out, err);
-    return rc ? rc : features_pattern(A, out, err);
+    S->A = A;
+    int rc = features_rows(A, dev, out, S, err);
+    if (rc == SPMV_OK && S->want_symbols) {
+        S->pass.symmax = spmv_malloc(A->nrows, sizeof(uint32_t), err);
+        if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
+    }
+    if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
+    if (rc) spmv_summary_free(S);
+    return rc;
+}
+
+int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu_props *dev,
+                           double *out, spmv_summary *S, spmv_err *err) {
+    for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
+    S->A = As;
+    int rc = features_rows(As, dev, out, S, err);
+    if (rc == SPMV_OK && S->want_symbols) {
+        S->pass.symmax = spmv_malloc(As->nrows, sizeof(uint32_t), err);
+        if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
+    }
+    if (rc == SPMV_OK) rc = features_pattern(A, out, S, err); /* A's rows: offsets and bands */
+    if (rc) {
+        spmv_summary_free(S);
+        return rc;
+    }
+    /* What the shape and indptr[nrows] give exactly; counts scaled; the rest as sampled. */
+    int32_t n = A->nrows;
+    int64_t nnz = A->indptr[n], T = (int64_t)dev->sm_count * dev->threads_per_sm;
+    double mean = (double)nnz / n;
+    out[F_NROWS] = n;
+    out[F_NNZ] = (double)nnz;
+    out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
+    out[F_NNZ_MEAN] = mean;
+    out[F_NNZ_MAX_MINUS_MEAN] = out[F_NNZ_MAX] - mean;
+    out[F_ELL_FILL] = ratio((double)n * out[F_NNZ_MAX], (double)nnz);
+    out[F_EMPTY_ROWS] = out[F_EMPTY_ROWS] * ((double)n / As->nrows);
+    out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
+    out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
+    out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+    return SPMV_OK;
+}
+
+int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                          spmv_err *err) {
+    spmv_summary S;
+    memset(&S, 0, sizeof S);
+    int rc = spmv_features_summary(A, dev, out, &S, err);
+    spmv_summary_free(&S);
+    return rc;
 }

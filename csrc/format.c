@@ -16,6 +16,11 @@ static const char *const names[SPMV_NFORMATS] = {
 
 const char *spmv_format_name(int f) { return f >= 0 && f < SPMV_NFORMATS ? names[f] : NULL; }
 
+/* Presence bits exist for exact round trips only; no kernel reads them. */
+static const int32_t unread[SPMV_NFORMATS] = {[SPMV_FMT_DIA] = 1 << 1, [SPMV_FMT_BSR] = 1 << 2};
+
+int32_t spmv_format_unread(int f) { return f >= 0 && f < SPMV_NFORMATS ? unread[f] : 0; }
+
 static const spmv_format_ops *ops_of(const spmv_fmt *F, spmv_err *err) {
     if (F == NULL || F->format < 0 || F->format >= SPMV_NFORMATS) {
         spmv_fail(err, SPMV_EINVAL, -1, F ? F->format : -1, SPMV_NFORMATS,
@@ -51,6 +56,25 @@ int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     for (int k = 0; k < SPMV_MAXVAL; k++) F->nval[k] = 0, F->val[k] = NULL;
     for (int k = 0; k < 4; k++) F->scalar[k] = 0;
     return op->size(A, F, err);
+}
+
+int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    const spmv_csr *A = S->A;
+    F->nrows = A->nrows;
+    F->ncols = A->ncols;
+    F->nnz = A->indptr[A->nrows];
+    for (int k = 0; k < SPMV_MAXIDX; k++) F->nidx[k] = 0, F->idx[k] = NULL;
+    for (int k = 0; k < SPMV_MAXVAL; k++) F->nval[k] = 0, F->val[k] = NULL;
+    for (int k = 0; k < 4; k++) F->scalar[k] = 0;
+    return op->size_summary(S, F, err);
+}
+
+int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    return op->need ? op->need(S, F, err) : SPMV_OK;
 }
 
 int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err) {

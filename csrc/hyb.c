@@ -18,22 +18,17 @@
 #include <omp.h>
 #endif
 
-static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int32_t k = F->param[0];
+static int hyb_k(int32_t k, spmv_err *err) {
     if (k < -1)
         return spmv_fail(err, SPMV_EINVAL, -1, k, -1,
                          "The 'k' parameter of hyb must be -1 (Bell-Garland width) or an ELL "
                          "width in [0, %d]. Got %d instead.",
                          INT32_MAX, k);
-    if (k == -1) {
-        int rc = spmv_hyb_width(A, &k, err);
-        if (rc) return rc;
-    }
-    int64_t coo = 0;
-    for (int32_t i = 0; i < A->nrows; i++) {
-        int32_t len = A->indptr[i + 1] - A->indptr[i];
-        if (len > k) coo += len - k;
-    }
+    return SPMV_OK;
+}
+
+/* The size for ELL width k and coo entries in the COO part. */
+static int hyb_size_k(const spmv_csr *A, spmv_fmt *F, int32_t k, int64_t coo, spmv_err *err) {
     char what[80];
     snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)k,
              (long long)coo);
@@ -44,6 +39,33 @@ static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     F->nidx[2] = coo;
     F->nval[1] = coo;
     return SPMV_OK;
+}
+
+static int hyb_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int32_t k = F->param[0];
+    int rc = hyb_k(k, err);
+    if (rc) return rc;
+    if (k == -1) {
+        rc = spmv_hyb_width(A, &k, err);
+        if (rc) return rc;
+    }
+    int64_t coo = 0;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        int32_t len = A->indptr[i + 1] - A->indptr[i];
+        if (len > k) coo += len - k;
+    }
+    return hyb_size_k(A, F, k, coo, err);
+}
+
+/* The width and the COO entries from the histogram of row lengths. */
+static int hyb_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    int32_t k = F->param[0];
+    int rc = hyb_k(k, err);
+    if (rc) return rc;
+    if (k == -1) k = S->hyb_width;
+    int64_t coo = 0;
+    for (int64_t len = (int64_t)k + 1; len <= S->lmax; len++) coo += (len - k) * S->hist[len];
+    return hyb_size_k(S->A, F, k, coo, err);
 }
 
 #define SPMV_REAL float
@@ -86,6 +108,7 @@ static int hyb_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_hyb_ops = {
-    hyb_size, hyb_fill_f32, hyb_fill_f64, hyb_to_csr_f32, hyb_to_csr_f64, hyb_mv_f32, hyb_mv_f64,
-    1,        hyb_check,
+    hyb_size,       hyb_fill_f32,     hyb_fill_f64, hyb_to_csr_f32,
+    hyb_to_csr_f64, hyb_mv_f32,       hyb_mv_f64,   1,
+    hyb_check,      hyb_size_summary, NULL,
 };

@@ -95,7 +95,18 @@ static int jad_check(const spmv_fmt *F, spmv_err *err) {
     return rc;
 }
 
+static int jad_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    (void)err;
+    F->scalar[0] = S->lmax;
+    F->nidx[0] = S->A->nrows;
+    F->nidx[1] = (int64_t)S->lmax + 1;
+    F->nidx[2] = F->nnz;
+    F->nval[0] = F->nnz;
+    return SPMV_OK;
+}
+
 SPMV_API const spmv_format_ops spmv_jad_ops = {
-    jad_size, jad_fill_f32, jad_fill_f64, jad_to_csr_f32, jad_to_csr_f64, jad_mv_f32, jad_mv_f64,
-    1,        jad_check,
+    jad_size,       jad_fill_f32,     jad_fill_f64, jad_to_csr_f32,
+    jad_to_csr_f64, jad_mv_f32,       jad_mv_f64,   1,
+    jad_check,      jad_size_summary, NULL,
 };

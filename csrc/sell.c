@@ -89,6 +89,22 @@ static int32_t sell_len(const spmv_fmt *F, int64_t r) {
     return k;
 }
 
+static int sell_size_slots(const spmv_csr *A, spmv_fmt *F, int64_t slots, spmv_err *err) {
+    int32_t c = F->param[0];
+    int64_t nslices = ((int64_t)A->nrows + c - 1) / c;
+    char what[48];
+    snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
+    int rc = spmv_fill_guard(F, slots, what, err);
+    if (rc) return rc;
+    F->scalar[0] = nslices;
+    F->scalar[1] = slots;
+    F->nidx[0] = A->nrows;
+    F->nidx[1] = nslices + 1;
+    F->nidx[2] = slots;
+    F->nval[0] = slots;
+    return SPMV_OK;
+}
+
 static int sell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int rc = sell_params(F, err);
     if (rc) return rc;
@@ -97,21 +113,59 @@ static int sell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int32_t *perm = spmv_malloc(A->nrows, sizeof(int32_t), err);
     if (perm == NULL) return SPMV_ENOMEM;
     rc = sell_perm(A, F->param[1], perm, err);
-    if (rc) goto done;
-    for (int64_t s = 0; s < nslices; s++) slots += (int64_t)c * slice_width(A, perm, c, s);
-    char what[48];
-    snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
-    rc = spmv_fill_guard(F, slots, what, err);
-    if (rc) goto done;
-    F->scalar[0] = nslices;
-    F->scalar[1] = slots;
-    F->nidx[0] = A->nrows;
-    F->nidx[1] = nslices + 1;
-    F->nidx[2] = slots;
-    F->nval[0] = slots;
-done:
+    for (int64_t s = 0; rc == SPMV_OK && s < nslices; s++)
+        slots += (int64_t)c * slice_width(A, perm, c, s);
+    if (rc == SPMV_OK) rc = sell_size_slots(A, F, slots, err);
     spmv_free(perm);
     return rc;
+}
+
+/* Row lengths sorted descending within each window of sigma rows (S->sorted), by a counting sort
+ * per window as sell_perm does; kept for the next configuration with the same sigma. */
+static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
+    const spmv_csr *A = S->A;
+    int32_t n = A->nrows;
+    if (S->sorted_sigma == sigma) return SPMV_OK;
+    if (S->sorted == NULL) {
+        S->sorted = spmv_malloc(n, sizeof(int32_t), err);
+        if (S->sorted == NULL) return SPMV_ENOMEM;
+    }
+    int32_t *hist = spmv_malloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
+    if (hist == NULL) return SPMV_ENOMEM;
+    for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
+        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, pos = w0;
+        for (int32_t i = w0; i < w1; i++)
+            if (row_len(A, i) > m) m = row_len(A, i);
+        for (int32_t L = 0; L <= m; L++) hist[L] = 0;
+        for (int32_t i = w0; i < w1; i++) hist[row_len(A, i)]++;
+        for (int32_t L = m; L >= 0; L--)
+            for (int32_t k = 0; k < hist[L]; k++) S->sorted[pos++] = L;
+    }
+    spmv_free(hist);
+    S->sorted_sigma = sigma;
+    return SPMV_OK;
+}
+
+/* Slice widths from row lengths: with sigma 1 or C no row leaves its slice, so a slice is as wide
+ * as its longest row; otherwise the first row of each slice in the window-sorted lengths. */
+static int sell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    int rc = sell_params(F, err);
+    if (rc) return rc;
+    const spmv_csr *A = S->A;
+    int32_t c = F->param[0], sigma = F->param[1], n = A->nrows;
+    int64_t slots = 0;
+    if (sigma == 1 || sigma == c) {
+        for (int64_t r0 = 0; r0 < n; r0 += c) {
+            int32_t w = 0, r1 = n - r0 < c ? n : (int32_t)(r0 + c);
+            for (int32_t r = (int32_t)r0; r < r1; r++) w = row_len(A, r) > w ? row_len(A, r) : w;
+            slots += w;
+        }
+    } else {
+        rc = sell_sorted(S, sigma, err);
+        if (rc) return rc;
+        for (int64_t r0 = 0; r0 < n; r0 += c) slots += S->sorted[r0];
+    }
+    return sell_size_slots(A, F, slots * c, err);
 }
 
 #define SPMV_REAL float
@@ -156,7 +210,7 @@ static int sell_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_sell_ops = {
-    sell_size,       sell_fill_f32, sell_fill_f64, sell_to_csr_f32,
-    sell_to_csr_f64, sell_mv_f32,   sell_mv_f64,   1,
-    sell_check,
+    sell_size,       sell_fill_f32,     sell_fill_f64, sell_to_csr_f32,
+    sell_to_csr_f64, sell_mv_f32,       sell_mv_f64,   1,
+    sell_check,      sell_size_summary, NULL,
 };

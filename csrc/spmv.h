@@ -293,11 +293,43 @@ typedef struct {
 /* rows[n*(SPMV_NCOLS + C->nextra)] (caller-allocated, row-major) = the design row of A under each
  * configuration of C, with value_bytes 4 or 8; a configuration whose format cannot serve A (size query
  * SPMV_ENOTAPPLICABLE under max_fill, <= 0: SPMV_DEFAULT_MAX_FILL) gets NaN bytes_moved and
- * padding_ratio.  One size query per distinct (format, parameters).  O(nnz * distinct formats).
- * Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED or SPMV_ENOMEM.  A is validated as
- * spmv_features_compute does (first, in its passes), so the size queries after it read a valid A. */
+ * padding_ratio, exactly as the format's size query gives them.  One pass over the entries
+ * (threads above a size, the same bits for any count) gives the features and a summary of A from
+ * which each distinct (format, parameters) takes its size in O(nrows) or less.  O(nnz + nrows *
+ * distinct formats + nrows + ncols).  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED or
+ * SPMV_ENOMEM.  A is validated as spmv_features_compute does. */
 SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                               int value_bytes, double max_fill, double *rows, spmv_err *err);
+
+/* spmv_design_rows estimated from sample_rows rows (rounded up to blocks of 256 consecutive rows,
+ * one from the middle of each of as many equal strata of A): cost O(sample + nrows/256 + ncols
+ * + configurations), not O(nnz).  Features from the sample, except what the shape and
+ * indptr[nrows] give exactly; bytes_moved scales the sample's storage by nnz / sampled entries;
+ * padding ratios and not-applicable decisions are the sample's.  Only the sampled rows are
+ * checked (indptr and indices; SPMV_EINDEX, SPMV_EUNSORTED as spmv_design_rows): pass
+ * spmv_csr_check first where A is not known valid.  With sample_rows <= 0 or a sample of half of
+ * A or more, the exact spmv_design_rows. */
+SPMV_API int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev,
+                                       const spmv_configs *C, int value_bytes, double max_fill,
+                                       int32_t sample_rows, double *rows, spmv_err *err);
+
+/* Name of design-row column i in [0, SPMV_NCOLS): the features, then "p_tpv" .. "p_b",
+ * "value_bytes", "bytes_moved", "padding_ratio", "launches"; NULL outside.  The one definition of
+ * the schema: pyspmv reads its column names from here. */
+SPMV_API const char *spmv_design_column_name(int i);
+
+/* bytes[n], padding[n] (caller-allocated) = bytes moved and padding ratio of each configuration of
+ * C for A, as in spmv_design_rows (only C's format, param and unread are read); NaN where the
+ * format cannot serve A, with the reason in why[j] (why[n] caller-allocated, or NULL; code 0 where
+ * it can).  One pass over A, as spmv_design_rows.  Returns 0, SPMV_EINVAL, SPMV_EINDEX,
+ * SPMV_EUNSORTED or SPMV_ENOMEM. */
+SPMV_API int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes,
+                               double max_fill, double *bytes, double *padding, spmv_err *why,
+                               spmv_err *err);
+
+/* Bit k set: index array k of format f is never read by a kernel (DIA's and BSR's presence bits,
+ * kept for exact round trips): spmv_configs.unread of its configurations.  0 outside the formats. */
+SPMV_API int32_t spmv_format_unread(int f);
 
 enum {
     SPMV_MODEL_LINEAR = 1, /* per group: intercept + coef . z */

@@ -70,6 +70,8 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
  * TODO: untuned; measured only on a 2-core machine. */
 #define SPMV_OMP_MIN_WORK 20000
 
+typedef struct spmv_summary spmv_summary; /* below */
+
 /* Operations of one storage format; one const table per csrc/<format>.c, listed in csrc/format.c.
  * size() sets F->nnz, scalar[], nidx[], nval[]; the others behave as the spmv_fmt_* functions. */
 typedef struct {
@@ -86,7 +88,89 @@ typedef struct {
     /* spmv_fmt_check's part for this format (shape and nnz already checked): lengths first, then
      * scalars and parameters, then the arrays' contents, each before anything it makes readable. */
     int (*check)(const spmv_fmt *F, spmv_err *err);
+    /* size() from a one-pass summary of A (spmv_summary), which need() (NULL: nothing) has asked
+     * for what the format needs; same results and errors as size(). */
+    int (*size_summary)(spmv_summary *S, spmv_fmt *F, spmv_err *err);
+    int (*need)(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
 } spmv_format_ops;
+
+/* ---- the one pass (csrc/pass.c) and the summary the size_summary ops read ---- */
+
+/* Block sizes one pass can count BSR blocks for. */
+#define SPMV_SUMMARY_MAXB 8
+
+/* What a pass is asked for beyond the features: BSR block counts of b[nb] (into blocks[nb]), and
+ * symmax[nrows] (caller-allocated, NULL: not asked) = each row's largest BRO-ELL symbol (col_0 + 1
+ * and the gaps between neighbours; 0 for an empty row). */
+typedef struct {
+    int32_t nb;
+    int32_t b[SPMV_SUMMARY_MAXB];
+    int64_t blocks[SPMV_SUMMARY_MAXB];
+    uint32_t *symmax;
+    /* nrange > 0: only the blocks of SPMV_PASS_BLOCK rows starting at range[0..nrange) (ascending
+     * multiples of SPMV_PASS_BLOCK), whose indptr the caller has checked; symmax then holds the
+     * sampled rows in order. */
+    const int32_t *range;
+    int32_t nrange;
+} spmv_pass;
+#define SPMV_PASS_BLOCK 256
+
+/* Count, exact sum of value - shift, and the sum of squared deviations of a set of integers. */
+typedef struct {
+    int64_t count, sum;
+    int32_t shift;
+    double m2;
+} spmv_moments;
+
+/* The pass's totals, from which csrc/features.c makes the tier-2 features. */
+typedef struct {
+    int32_t gmin, gmax, band; /* gaps between neighbours (INT32_MAX: none), max |col-row| */
+    int64_t span, cluster, segr, segw; /* sums over non-empty rows, x segments per row and group */
+    int64_t groups;                    /* groups of 32 rows passed */
+    spmv_moments lo, up;     /* over non-empty rows of max(0, i - first), max(0, last - i) */
+    int64_t ndiag;           /* occupied offsets col - row */
+    double gap_mean, gap_ss; /* of the gaps between consecutive occupied offsets */
+} spmv_pattern;
+
+/* One pass over A's indices (indptr already checked: features_rows), validating them: SPMV_EINDEX
+ * or SPMV_EUNSORTED as spmv_csr_check names the first bad entry, or SPMV_ENOMEM.  Threads above a
+ * size; the same bits for any thread count.  O(nnz + nrows + threads * (nrows + ncols)). */
+SPMV_API int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err *err);
+
+/* A valid matrix summarised by one pass, for the formats' size_summary ops: what they need to
+ * give the same sizes as their size() without reading the entries again. */
+struct spmv_summary {
+    const spmv_csr *A;    /* passed spmv_features_compute's checks */
+    int32_t lmax;         /* longest row */
+    int64_t *hist;        /* [lmax+1] rows of each length */
+    int32_t hyb_width;    /* spmv_hyb_width_hist of hist */
+    int64_t ndiag;        /* distinct offsets col - row */
+    spmv_pass pass;       /* BSR block counts, BRO-ELL row symbols: what the need ops asked */
+    int want_symbols;     /* a need op asks for pass.symmax */
+    int32_t *sorted;      /* [nrows] scratch (NULL until needed): row lengths sorted descending
+                             within windows of sorted_sigma rows */
+    int32_t sorted_sigma; /* 0: sorted holds nothing */
+};
+
+/* Features of A (as spmv_features_compute) and S filled for the needs already registered in S
+ * (S zeroed first, then the need ops); free with spmv_summary_free.  Same returns. */
+SPMV_API int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                                   spmv_summary *S, spmv_err *err);
+SPMV_API void spmv_summary_free(spmv_summary *S);
+/* The same estimated from a sample: As is the CSR of A's rows in the blocks S->pass.range names
+ * (indptr rebased, indices copied), from which tier 1 and S come; tier 2 comes from those rows of
+ * A itself, so that offsets and bands keep their row numbers.  Shape, nnz and what they alone
+ * give are exact; empty_rows is scaled; the rest is the sample's. */
+SPMV_API int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As,
+                                    const spmv_gpu_props *dev, double *out, spmv_summary *S,
+                                    spmv_err *err);
+
+/* spmv_fmt_size from a summary: the same F or the same error.  The format's need op (if any)
+ * must have seen F before the summary was made; S's scratch may change (a cache of sorts). */
+SPMV_API int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err);
+/* Register what F's size_summary needs from the pass.  What a pass cannot hold (more BSR block
+ * sizes than SPMV_SUMMARY_MAXB) size_summary computes by the format's size() instead. */
+SPMV_API int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
 
 /* spmv_fmt_size without checking A: for callers that have just validated A themselves
  * (spmv_design_rows, after spmv_features_compute). */

@@ -115,6 +115,23 @@ static PyObject *format_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_format_name, SPMV_NFORMATS);
 }
 
+static PyObject *design_columns(PyObject *m, PyObject *noargs) {
+    return names_tuple(spmv_design_column_name, SPMV_NCOLS);
+}
+
+static PyObject *format_unread(PyObject *m, PyObject *noargs) {
+    PyObject *t = PyTuple_New(SPMV_NFORMATS);
+    for (int f = 0; t != NULL && f < SPMV_NFORMATS; f++) {
+        PyObject *v = PyLong_FromLong(spmv_format_unread(f));
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, f, v);
+    }
+    return t;
+}
+
 static PyObject *grid_tuple(const spmv_kernel_desc *d, int k) {
     PyObject *t = PyTuple_New(d->ngrid[k]);
     for (int i = 0; t != NULL && i < d->ngrid[k]; i++)
@@ -273,6 +290,62 @@ static PyObject *fmt_size(PyObject *m, PyObject *args) {
                          (long long)F.scalar[2], (long long)F.scalar[3], (long long)F.nidx[0],
                          (long long)F.nidx[1], (long long)F.nidx[2], (long long)F.nidx[3],
                          (long long)F.nval[0], (long long)F.nval[1]);
+}
+
+/* config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices)
+ * -> (bytes_moved, padding_ratio, notes): spmv_config_sizes; notes[j] is the reason a format cannot
+ * serve A, or None */
+static PyObject *config_sizes(PyObject *m, PyObject *args) {
+    PyArrayObject *format, *param, *unread, *indptr, *indices;
+    int vb, nrows, ncols, rc;
+    double max_fill;
+    spmv_err err = {0}, *why = NULL;
+    PyObject *bytes = NULL, *pad = NULL, *notes = NULL, *res = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&O&idiiO&O&", int32_array, &format, int32_array, &param,
+                          int32_array, &unread, &vb, &max_fill, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices) ||
+        !csr_lengths(nrows, indptr, indices, "config_sizes"))
+        return NULL;
+    npy_intp n = PyArray_SIZE(format);
+    if (n > INT32_MAX || PyArray_SIZE(param) != 2 * n || PyArray_SIZE(unread) != n)
+        return PyErr_Format(PyExc_ValueError,
+                            "config_sizes: %zd formats need %zd parameters and %zd unread masks; "
+                            "got %zd and %zd",
+                            (Py_ssize_t)n, (Py_ssize_t)(2 * n), (Py_ssize_t)n,
+                            (Py_ssize_t)PyArray_SIZE(param), (Py_ssize_t)PyArray_SIZE(unread));
+    why = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *why);
+    bytes = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    pad = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+    notes = PyTuple_New(n);
+    if (why == NULL || bytes == NULL || pad == NULL || notes == NULL) {
+        if (why == NULL) PyErr_NoMemory();
+        goto exit;
+    }
+    spmv_configs C = {0};
+    C.n = (int32_t)n;
+    C.format = PyArray_DATA(format);
+    C.param = PyArray_DATA(param);
+    C.unread = PyArray_DATA(unread);
+    spmv_csr A = csr_of(nrows, ncols, indptr, indices);
+    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+           rc = spmv_config_sizes(&A, &C, vb, max_fill, PyArray_DATA((PyArrayObject *)bytes),
+                                  PyArray_DATA((PyArrayObject *)pad), why, &err));
+    if (rc) {
+        raise_spmv_error(m, rc, &err, "config_features");
+        goto exit;
+    }
+    for (npy_intp j = 0; j < n; j++) {
+        PyObject *note = why[j].code ? PyUnicode_FromString(why[j].msg) : Py_NewRef(Py_None);
+        if (note == NULL) goto exit;
+        PyTuple_SET_ITEM(notes, j, note);
+    }
+    res = PyTuple_Pack(3, bytes, pad, notes);
+exit:
+    PyMem_Free(why);
+    Py_XDECREF(bytes);
+    Py_XDECREF(pad);
+    Py_XDECREF(notes);
+    return res;
 }
 
 /* to_csr(state) -> (indptr, indices, values) */
@@ -722,8 +795,9 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&iiO&O&i", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb) ||
+    int sample = 0;
+    if (!PyArg_ParseTuple(args, "O&iiO&O&i|i", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &sample) ||
         !csr_lengths(nrows, indptr, indices, "design_rows"))
         return NULL;
     npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
@@ -731,8 +805,8 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     if (rows == NULL) return NULL;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_design_rows(&A, &G->dev, &G->configs, vb, 0,
-                                 PyArray_DATA((PyArrayObject *)rows), &err));
+           rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample,
+                                          PyArray_DATA((PyArrayObject *)rows), &err));
     if (rc) {
         Py_DECREF(rows);
         return raise_spmv_error(m, rc, &err, "design_rows");
@@ -747,8 +821,10 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     PyArrayObject *indptr, *indices;
     PyObject *add;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&iiO&O&iO", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add) ||
+    int sample = 0;
+    double *rows = NULL;
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|i", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &add, &sample) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
     npy_intp n = G->configs.n;
@@ -764,16 +840,31 @@ static PyObject *rank(PyObject *m, PyObject *args) {
              *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     if (order == NULL || ms == NULL) goto fail;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
-    CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp,
-                          PyArray_DATA((PyArrayObject *)order), PyArray_DATA((PyArrayObject *)ms),
-                          &err));
+    if (sample > 0) { /* estimated rows (spmv_design_rows_estimate), then the ranking step */
+        rows =
+            PyMem_Malloc(((size_t)n > 0 ? (size_t)n : 1) * (size_t)G->model.ncols * sizeof *rows);
+        if (rows == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+    }
+    int32_t *op = PyArray_DATA((PyArrayObject *)order);
+    double *mp = PyArray_DATA((PyArrayObject *)ms);
+    if (sample > 0)
+        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+               rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, rows, &err);
+               if (rc == 0) rc = spmv_rank_rows(&G->configs, &G->model, rows, addp, op, mp, &err));
+    else
+        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
+               rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp, op, mp, &err));
     if (rc) {
         raise_spmv_error(m, rc, &err, "rank");
         goto fail;
     }
+    PyMem_Free(rows);
     return Py_BuildValue("(NN)", order, ms);
 fail:
+    PyMem_Free(rows);
     Py_XDECREF(order);
     Py_XDECREF(ms);
     return NULL;
@@ -787,6 +878,13 @@ static PyMethodDef core_methods[] = {
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
+    {"design_columns", design_columns, METH_NOARGS,
+     "design_columns() -> tuple of str: the SPMV_NCOLS columns of a design row"},
+    {"format_unread", format_unread, METH_NOARGS,
+     "format_unread() -> per format code, bit k set where no kernel reads index array k"},
+    {"config_sizes", config_sizes, METH_VARARGS,
+     "config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
+     "(bytes_moved, padding_ratio, notes)"},
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
     {"convert", convert, METH_VARARGS,
      "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state"},
@@ -808,7 +906,9 @@ static PyMethodDef core_methods[] = {
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
     {"design_rows", design_rows, METH_VARARGS,
-     "design_rows(model, nrows, ncols, indptr, indices, value_bytes) -> rows (flat)"},
+     "design_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows]) -> rows "
+     "(flat); "
+     "sample_rows > 0: estimated (spmv_design_rows_estimate)"},
     {"rank", rank, METH_VARARGS,
      "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms) -> (order, ms)"},
     {NULL, NULL, 0, NULL},

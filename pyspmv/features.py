@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from . import _core
@@ -13,6 +14,13 @@ from .formats import format_code
 from .matrix import as_matrix, value_dtype
 
 FEATURE_NAMES: tuple[str, ...] = tuple(_core.feature_names())
+#: Every column of a design row, as the C core defines them (csrc/design.c, the one definition):
+#: the features, the configuration's parameters ``p_*``, ``value_bytes``, then
+#: :data:`CONFIG_FEATURE_NAMES`.
+DESIGN_COLUMNS: tuple[str, ...] = tuple(_core.design_columns())
+assert DESIGN_COLUMNS[:len(FEATURE_NAMES)] == FEATURE_NAMES, "the core's design row must start with its features"
+#: The configuration parameter columns, in order.
+PARAM_COLUMNS: tuple[str, ...] = tuple(c for c in DESIGN_COLUMNS[len(FEATURE_NAMES):] if c.startswith("p_"))
 
 #: Device properties of the NVIDIA H100 (SXM/HBM3) the default features assume.
 H100 = {"sm_count": 132, "threads_per_sm": 2048, "warp_size": 32}
@@ -43,11 +51,12 @@ def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
 
 
 #: Per-configuration features (DESIGN.md): what one product must move, how much of it is padding,
-#: and how many kernel launches it takes.
-CONFIG_FEATURE_NAMES: tuple[str, ...] = ("bytes_moved", "padding_ratio", "launches")
+#: and how many kernel launches it takes; the design row's last columns.
+CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
 
-#: Index arrays no kernel reads: DIA's and BSR's presence bits exist for exact round trips only.
-_UNREAD_INDEX = {"dia": (1,), "bsr": (2,)}
+#: Per format code, bit k set where no kernel reads index array k (DIA's and BSR's presence bits
+#: exist for exact round trips only): spmv_format_unread.
+FORMAT_UNREAD: tuple[int, ...] = tuple(_core.format_unread())
 
 
 def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "float64",
@@ -56,8 +65,9 @@ def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "fl
 
     ``bytes_moved`` is the format's stored arrays that the kernel reads (padding included) plus
     ``x`` read once and ``y`` written once; ``padding_ratio`` is stored value slots per stored entry.
-    Computed from the format's size query alone, without building its arrays. Kernel workspace
-    (row blocks, carries) and cuSPARSE's buffer are not counted.
+    Computed by the C core as the design rows are (``spmv_config_sizes``: one pass over ``A`` gives
+    every format's size exactly as its size query would), without building any format's arrays.
+    Kernel workspace (row blocks, carries) and cuSPARSE's buffer are not counted.
 
     Parameters
     ----------
@@ -75,28 +85,16 @@ def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "fl
     """
     M = as_matrix(A)
     es = value_dtype(dtype).itemsize
-    sizes: dict[tuple[str, tuple[int, int]], Any] = {}
-    rows = []
-    for c in (config(c) for c in configs):
-        key = (c.format, c.format_params)
-        if key not in sizes:
-            p0, p1 = c.format_params
-            try:
-                sizes[key] = _core.fmt_size(format_code(c.format), p0, p1, float(max_fill), M.nrows, M.ncols,
-                                            M.indptr, M.indices)
-            except _core.NotApplicableError as exc:
-                sizes[key] = exc
-        s = sizes[key]
-        row: dict[str, Any] = {"config": c.id, "launches": c.launches}
-        if isinstance(s, Exception):
-            row.update(bytes_moved=float("nan"), padding_ratio=float("nan"), status="not_applicable", note=str(s))
-        else:
-            _, nidx, nval = s
-            unread = _UNREAD_INDEX.get(c.format, ())
-            idx_bytes = 4 * sum(n for k, n in enumerate(nidx) if k not in unread)
-            slots = sum(nval)
-            row.update(bytes_moved=float(idx_bytes + es * (slots + M.nrows + M.ncols)),
-                       padding_ratio=slots / M.nnz if M.nnz else 1.0, status="ok", note="")
-        rows.append(row)
+    cfgs = [config(c) for c in configs]
+    codes = [format_code(c.format) for c in cfgs]
+    fmt = np.array(codes, dtype=np.int32)
+    param = np.array([c.format_params for c in cfgs], dtype=np.int32).reshape(-1)
+    unread = np.array([FORMAT_UNREAD[f] for f in codes], dtype=np.int32)
+    bytes_moved, padding, notes = _core.config_sizes(fmt, param, unread, es, float(max_fill), M.nrows, M.ncols,
+                                                     M.indptr, M.indices)
     cols = ["config", *CONFIG_FEATURE_NAMES, "status", "note"]
-    return pd.DataFrame(rows, columns=cols).set_index("config")
+    df = pd.DataFrame({"config": [c.id for c in cfgs], "bytes_moved": bytes_moved, "padding_ratio": padding,
+                       "launches": [c.launches for c in cfgs],
+                       "status": ["ok" if n is None else "not_applicable" for n in notes],
+                       "note": ["" if n is None else n for n in notes]}, columns=cols)
+    return df.set_index("config")

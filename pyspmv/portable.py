@@ -20,16 +20,15 @@ import pandas as pd
 
 from . import _core
 from .configs import DEVICES, FORMATS, Config, config, configs
-from .features import _UNREAD_INDEX, FEATURE_NAMES, H100
+from .features import DESIGN_COLUMNS, FORMAT_UNREAD, H100, PARAM_COLUMNS
 from .formats import format_code
 from .matrix import as_matrix
 
 #: Design-row columns as the C core lays them out: the features, then the configuration's numeric
 #: columns in pyspmv.datasets' X order (its string columns left out); a model's own columns follow.
-PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
-ROW_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *PARAM_COLUMNS, "value_bytes", "bytes_moved", "padding_ratio",
-                                "launches")
-assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and ROW_COLUMNS disagree"
+#: (csrc/design.c defines them; PARAM_COLUMNS is re-exported from pyspmv.features.)
+ROW_COLUMNS: tuple[str, ...] = DESIGN_COLUMNS
+assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and its column names disagree"
 COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 KINDS = {"linear": 1, "trees": 2, "knn": 3, "svm": 4, "formula": 5, "cascade": 6, "constant": 0}
@@ -331,7 +330,7 @@ class Table:
         cfgs = [config(c) for c in self.config_ids]
         n = len(cfgs)
         fr = config_frame(cfgs, "float64")
-        unread = [sum(1 << k for k in _UNREAD_INDEX.get(c.format, ())) for c in cfgs]
+        unread = [FORMAT_UNREAD[format_code(c.format)] for c in cfgs]
         return {
             "cfg.n": n, "cfg.nextra": int(self.extra.shape[1]),
             "cfg.format": np.array([format_code(c.format) for c in cfgs], np.int32),

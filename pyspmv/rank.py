@@ -14,6 +14,14 @@ from .configs import DEVICES, config
 from .matrix import as_matrix
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
+#: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and
+#: above this many entries, where exact rows would cost more than the sample loses; measured by
+#: benchmarks/estimate.py (benchmarks/results/estimate.md).
+ESTIMATE_MIN_NNZ = 4_000_000
+#: Rows the estimated mode samples: 64 blocks of 256 consecutive rows, one from the middle of each of 64
+#: equal strata of the matrix.
+ESTIMATE_ROWS = 16384
+
 #: File names of the shipped default models (pyspmv/data/), per device.
 DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
 
@@ -107,7 +115,7 @@ class Ranking(list):
 
 
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
-         deterministic: bool = False) -> Ranking:
+         deterministic: bool = False, estimate: bool | None = None) -> Ranking:
     """Every configuration of ``device`` for matrix ``A``, fastest predicted first.
 
     Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
@@ -133,6 +141,12 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         divided by ``n_calls``.
     deterministic : bool
         Keep only configurations whose every run gives the same bits.
+    estimate : bool, optional
+        True: features and per-configuration columns estimated from :data:`ESTIMATE_ROWS` rows (blocks of
+        256 consecutive rows, one in the middle of each of as many equal strata of ``A``), at a cost that does not grow with the entries;
+        False: exact (one pass over ``A``). None (default): estimated when ``A`` has at least
+        :data:`ESTIMATE_MIN_NNZ` entries. Only the sampled rows are read, so ``A`` must be a valid CSR
+        (a :class:`pyspmv.Matrix` always is).
 
     Returns
     -------
@@ -170,7 +184,10 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
                              "(model.meta['convert_ms'], made by pyspmv.train_default); this model has none.")
         a, b = p.convert
         add = np.nan_to_num((a + b * M.nnz) / n_calls, nan=0.0)
-    order, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add)
+    if estimate is not None and not isinstance(estimate, bool | np.bool_):
+        raise ValueError(f"The 'estimate' parameter of rank() must be True, False or None. Got {estimate!r} instead.")
+    sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
+    order, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample)
     keep = p.ranked[order]
     if deterministic:
         keep &= p.deterministic[order]

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from ..configs import Config
-from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
+from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, PARAM_COLUMNS
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
-#: Configuration parameter columns of X, in order: p_<name> for each parameter an id may carry.
-PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
+#: PARAM_COLUMNS (re-exported): configuration parameter columns of X, in order, p_<name> for each
+#: parameter an id may carry, as the C core's design row names them.
 CONFIG_COLUMNS: tuple[str, ...] = ("config", "library", "format", "kernel")
 #: Every column of X, in order (schema.md).
 X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_COLUMNS, *PARAM_COLUMNS, "value_bytes", *CONFIG_FEATURE_NAMES)

@@ -10,12 +10,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..features import FEATURE_NAMES
+from ..features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
 
-#: Configuration parameter columns of the design table (schema.md), in order.
-PARAM_COLUMNS: tuple[str, ...] = ("p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b")
-#: Per-configuration numeric columns.
-CONFIG_NUMERIC: tuple[str, ...] = ("value_bytes", "bytes_moved", "padding_ratio", "launches")
+#: Per-configuration numeric columns: the design row's (csrc/design.c) after its parameters.
+CONFIG_NUMERIC: tuple[str, ...] = DESIGN_COLUMNS[len(FEATURE_NAMES) + len(PARAM_COLUMNS):]
 #: Categorical configuration columns.
 CONFIG_CATEGORICAL: tuple[str, ...] = ("config", "library", "format", "kernel")
 #: Every column a model needs in X.

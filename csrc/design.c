@@ -1,0 +1,309 @@
+// csrc/design.c: design rows -- features and every configuration's bytes moved from one pass
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// One pass over the entries (csrc/pass.c, through spmv_features_summary) gives the features and a
+// summary of A; each distinct (format, parameters) then takes its size from that summary through
+// its format's size_summary op, in O(nrows) or less, with the same result and the same refusals as
+// its size query.  The same source serves the library and every exported model header.
+#include "spmv_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,
+                     spmv_err *err) {
+    if (n > 0 && a == NULL)
+        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "%s is NULL but should hold %lld entries",
+                         what, (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] < lo || a[i] >= hi)
+            return spmv_fail(err, SPMV_ESCHEMA, i, a[i], hi,
+                             "%s[%lld] = %d is outside [%lld, %lld)", what, (long long)i, (int)a[i],
+                             (long long)lo, (long long)hi);
+    return SPMV_OK;
+}
+
+static int same_size(const spmv_configs *C, int32_t a, int32_t b) {
+    return C->format[a] == C->format[b] && C->param[2 * a] == C->param[2 * b] &&
+           C->param[2 * a + 1] == C->param[2 * b + 1] && C->unread[a] == C->unread[b];
+}
+
+static void fmt_of(const spmv_configs *C, int32_t j, double max_fill, spmv_fmt *F) {
+    memset(F, 0, sizeof *F);
+    F->format = C->format[j];
+    F->param[0] = C->param[2 * j];
+    F->param[1] = C->param[2 * j + 1];
+    F->max_fill = max_fill;
+}
+
+/* Whether configuration a sorts before b: by format, then parameters from the last, so that the
+ * formats' scratch (SELL's sorted windows) serves runs of configurations. */
+static int before(const spmv_configs *C, int32_t a, int32_t b) {
+    if (C->format[a] != C->format[b]) return C->format[a] < C->format[b];
+    if (C->param[2 * a + 1] != C->param[2 * b + 1])
+        return C->param[2 * a + 1] < C->param[2 * b + 1];
+    return C->param[2 * a] < C->param[2 * b];
+}
+
+static const char *const config_columns[SPMV_NCOLS - SPMV_NFEATURES] = {
+    [SPMV_COL_P_TPV - SPMV_NFEATURES] = "p_tpv",
+    [SPMV_COL_P_BS - SPMV_NFEATURES] = "p_bs",
+    [SPMV_COL_P_C - SPMV_NFEATURES] = "p_c",
+    [SPMV_COL_P_SIGMA - SPMV_NFEATURES] = "p_sigma",
+    [SPMV_COL_P_H - SPMV_NFEATURES] = "p_h",
+    [SPMV_COL_P_BITS - SPMV_NFEATURES] = "p_bits",
+    [SPMV_COL_P_B - SPMV_NFEATURES] = "p_b",
+    [SPMV_COL_VALUE_BYTES - SPMV_NFEATURES] = "value_bytes",
+    [SPMV_COL_BYTES_MOVED - SPMV_NFEATURES] = "bytes_moved",
+    [SPMV_COL_PADDING_RATIO - SPMV_NFEATURES] = "padding_ratio",
+    [SPMV_COL_LAUNCHES - SPMV_NFEATURES] = "launches",
+};
+
+const char *spmv_design_column_name(int i) {
+    if (i >= 0 && i < SPMV_NFEATURES) return spmv_feature_name(i);
+    return i >= SPMV_NFEATURES && i < SPMV_NCOLS ? config_columns[i - SPMV_NFEATURES] : NULL;
+}
+
+static int configs_ok(const spmv_configs *C, int value_bytes, spmv_err *err) {
+    if (value_bytes != 4 && value_bytes != 8)
+        return spmv_fail(err, SPMV_EINVAL, -1, value_bytes, 8,
+                         "value_bytes must be 4 or 8. Got %d instead.", value_bytes);
+    if (C->n < 0 || (C->n > 0 && (C->format == NULL || C->param == NULL || C->unread == NULL)))
+        return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1,
+                         "configurations: n = %d, and format, param and unread must be given",
+                         (int)C->n);
+    for (int32_t j = 0; j < C->n; j++)
+        if (C->format[j] < 0 || C->format[j] >= SPMV_NFORMATS)
+            return spmv_fail(err, SPMV_EINVAL, j, C->format[j], SPMV_NFORMATS,
+                             "configuration %d has format code %d, not in [0, %d)", (int)j,
+                             (int)C->format[j], SPMV_NFORMATS);
+    return SPMV_OK;
+}
+
+/* The features of A into feat and, per configuration j of C, bytes[2j], bytes[2j+1] (bytes moved,
+ * padding ratio) and code[j] (0 or SPMV_ENOTAPPLICABLE, with the reason in why[j] when why is not
+ * NULL).  Another failure of a size is returned, for the first configuration in C's order that
+ * has one. */
+static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, int32_t nrange,
+                 const spmv_gpu_props *dev, const spmv_configs *C, int value_bytes, double max_fill,
+                 double *feat, double *bytes, int *code, spmv_err *why, spmv_err *err) {
+    int rc = SPMV_OK;
+    int32_t bad = -1;
+    int64_t nnz = 0;
+    spmv_summary S;
+    spmv_fmt F;
+    memset(&S, 0, sizeof S);
+    /* rep[j]: the first configuration of j's size; uniq[0..nu): the distinct ones, sorted. */
+    int32_t *rep = spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err), nu = 0;
+    int32_t *uniq = rep ? spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err) : NULL;
+    if (uniq == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    for (int32_t j = 0; j < C->n; j++) {
+        int32_t r = 0;
+        while (r < nu && !same_size(C, uniq[r], j)) r++;
+        if (r < nu) {
+            rep[j] = uniq[r];
+            continue;
+        }
+        rep[j] = j;
+        int32_t at = nu++; /* insertion sort: a few dozen distinct sizes */
+        for (; at > 0 && before(C, j, uniq[at - 1]); at--) uniq[at] = uniq[at - 1];
+        uniq[at] = j;
+        fmt_of(C, j, max_fill, &F);
+        rc = spmv_fmt_need(&S, &F, err);
+        if (rc) goto done;
+    }
+    S.pass.range = range;
+    S.pass.nrange = nrange;
+    rc = As ? spmv_features_estimate(A, As, dev, feat, &S, err)
+            : spmv_features_summary(A, dev, feat, &S, err);
+    if (rc) goto done;
+    nnz = S.A->indptr[S.A->nrows];
+    for (int32_t u = 0; u < nu; u++) {
+        int32_t j = uniq[u];
+        spmv_err e = {0};
+        fmt_of(C, j, max_fill, &F);
+        code[j] = spmv_fmt_size_summary(&S, &F, &e);
+        if (code[j] == SPMV_ENOTAPPLICABLE && why != NULL) why[j] = e;
+        if (code[j] != SPMV_OK && code[j] != SPMV_ENOTAPPLICABLE && (bad < 0 || j < bad)) {
+            bad = j; /* the first in C's order names its error, as one size query after another
+                        would */
+            if (err != NULL) *err = e;
+        }
+        if (code[j] != SPMV_OK) continue;
+        int64_t idx = 0, slots = 0;
+        for (int k = 0; k < SPMV_MAXIDX; k++)
+            if (!((C->unread[j] >> k) & 1)) idx += 4 * F.nidx[k];
+        for (int k = 0; k < SPMV_MAXVAL; k++) slots += F.nval[k];
+        /* integers first, one conversion to double; a sample's storage scaled by the entries,
+         * which A's indptr gives exactly (by rows where the sample has none) */
+        if (As == NULL)
+            bytes[2 * j] = (double)(idx + value_bytes * (slots + A->nrows + A->ncols));
+        else
+            bytes[2 * j] =
+                (double)(idx + value_bytes * slots) *
+                    (nnz ? (double)A->indptr[A->nrows] / nnz : (double)A->nrows / As->nrows) +
+                (double)value_bytes * ((double)A->nrows + A->ncols);
+        bytes[2 * j + 1] = nnz ? (double)slots / (double)nnz : 1.0;
+    }
+    if (bad >= 0) {
+        rc = code[bad];
+        goto done;
+    }
+    for (int32_t j = 0; j < C->n; j++) {
+        int32_t s = rep[j];
+        code[j] = code[s];
+        bytes[2 * j] = code[s] ? NAN : bytes[2 * s];
+        bytes[2 * j + 1] = code[s] ? NAN : bytes[2 * s + 1];
+        if (why != NULL && j != s) why[j] = why[s];
+    }
+done:
+    spmv_summary_free(&S);
+    spmv_free(uniq);
+    spmv_free(rep);
+    return rc;
+}
+
+int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes, double max_fill,
+                      double *bytes, double *padding, spmv_err *why, spmv_err *err) {
+    if (A == NULL || C == NULL || (C->n > 0 && (bytes == NULL || padding == NULL)))
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "configuration sizes need a matrix, configurations and output arrays, "
+                         "not NULL");
+    int rc = configs_ok(C, value_bytes, err);
+    if (rc) return rc;
+    int32_t n = C->n > 0 ? C->n : 1;
+    double feat[SPMV_NFEATURES], *b = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = b ? spmv_malloc(n, sizeof(int), err) : NULL;
+    spmv_gpu_props dev;
+    spmv_gpu_props_h100(&dev);
+    if (why != NULL)
+        for (int32_t j = 0; j < C->n; j++) memset(&why[j], 0, sizeof why[j]);
+    rc = code == NULL
+             ? SPMV_ENOMEM
+             : sizes(A, NULL, NULL, 0, &dev, C, value_bytes, max_fill, feat, b, code, why, err);
+    for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
+        bytes[j] = b[2 * j];
+        padding[j] = b[2 * j + 1];
+    }
+    spmv_free(code);
+    spmv_free(b);
+    return rc;
+}
+
+static int design_args(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                       int value_bytes, double *rows, spmv_err *err) {
+    if (A == NULL || dev == NULL || C == NULL || (C->n > 0 && rows == NULL))
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "design rows need a matrix, GPU properties, "
+                         "configurations and an output array, not NULL");
+    int rc = configs_ok(C, value_bytes, err);
+    if (rc) return rc;
+    if (C->nextra < 0 ||
+        (C->n > 0 && (C->p == NULL || C->launches == NULL || (C->nextra > 0 && C->extra == NULL))))
+        return spmv_fail(err, SPMV_EINVAL, -1, C->n, -1,
+                         "configurations: n = %d, nextra = %d, "
+                         "and every array of n entries must be given",
+                         (int)C->n, (int)C->nextra);
+    return SPMV_OK;
+}
+
+/* The rows from sizes(): exact (As NULL) or from the sample As of the blocks range[nrange]. */
+static int design(const spmv_csr *A, const spmv_csr *As, const int32_t *range, int32_t nrange,
+                  const spmv_gpu_props *dev, const spmv_configs *C, int value_bytes,
+                  double max_fill, double *rows, spmv_err *err) {
+    int64_t stride = SPMV_NCOLS + C->nextra;
+    int32_t n = C->n > 0 ? C->n : 1;
+    double feat[SPMV_NFEATURES], *bytes = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = bytes ? spmv_malloc(n, sizeof(int), err) : NULL;
+    int rc = code == NULL ? SPMV_ENOMEM
+                          : sizes(A, As, range, nrange, dev, C, value_bytes, max_fill, feat, bytes,
+                                  code, NULL, err);
+    for (int32_t j = 0; rc == SPMV_OK && j < C->n; j++) {
+        double *r = rows + j * stride;
+        memcpy(r, feat, sizeof feat);
+        for (int k = 0; k < SPMV_NPCOLS; k++)
+            r[SPMV_COL_P_TPV + k] = C->p[(int64_t)j * SPMV_NPCOLS + k];
+        r[SPMV_COL_VALUE_BYTES] = value_bytes;
+        r[SPMV_COL_LAUNCHES] = C->launches[j];
+        for (int32_t k = 0; k < C->nextra; k++)
+            r[SPMV_NCOLS + k] = C->extra[(int64_t)j * C->nextra + k];
+        r[SPMV_COL_BYTES_MOVED] = bytes[2 * j];
+        r[SPMV_COL_PADDING_RATIO] = bytes[2 * j + 1];
+    }
+    spmv_free(code);
+    spmv_free(bytes);
+    return rc;
+}
+
+int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+    int rc = design_args(A, dev, C, value_bytes, rows, err);
+    return rc ? rc : design(A, NULL, NULL, 0, dev, C, value_bytes, max_fill, rows, err);
+}
+
+int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                              int value_bytes, double max_fill, int32_t sample_rows, double *rows,
+                              spmv_err *err) {
+    int rc = design_args(A, dev, C, value_bytes, rows, err);
+    if (rc) return rc;
+    if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
+        (A->indices == NULL && A->indptr[A->nrows] > 0))
+        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
+    const int32_t *ip = A->indptr;
+    int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
+    int64_t nblk = ((int64_t)n + B - 1) / B,
+            k = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 0;
+    if (k < 1 || 2 * k > nblk) /* the sample would be half of A: exact is cheaper */
+        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    /* Blocks evenly spread over A, the first and last included; their indptr checked (the rows
+     * not sampled are not read). */
+    int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
+    int32_t *ips = range ? spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL, *ixs = NULL;
+    if (ips == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    if (ip[0] != 0 || ip[n] < 0) {
+        rc = spmv_fail(err, SPMV_EINDEX, ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n], 0,
+                       "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0",
+                       ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n]);
+        goto done;
+    }
+    ips[0] = 0;
+    for (int64_t b = 0; b < k; b++) {
+        int32_t r0 = (int32_t)((2 * b + 1) * nblk / (2 * k) * B); /* mid-stratum: ends bias */
+        int32_t r1 = n - r0 < B ? n : r0 + B;
+        range[b] = r0;
+        for (int32_t i = r0; i < r1; i++) {
+            if (ip[i + 1] < ip[i] || ip[i] < 0 || ip[i + 1] > ip[n]) {
+                rc = spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
+                               "indptr[%lld] = %d after %d: it must not decrease and stay within "
+                               "[0, nnz]",
+                               (long long)i + 1, ip[i + 1], ip[i]);
+                goto done;
+            }
+            ips[ns + 1] = ips[ns] + (ip[i + 1] - ip[i]);
+            ns++;
+        }
+    }
+    ixs = spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
+    if (ixs == NULL) {
+        rc = SPMV_ENOMEM;
+        goto done;
+    }
+    for (int64_t b = 0, at = 0; b < k; b++) {
+        int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
+        memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
+        at += ip[r1] - ip[r0];
+    }
+    spmv_csr As = {ns, A->ncols, ips, ixs};
+    rc = design(A, &As, range, (int32_t)k, dev, C, value_bytes, max_fill, rows, err);
+done:
+    spmv_free(ixs);
+    spmv_free(ips);
+    spmv_free(range);
+    return rc;
+}

@@ -1,0 +1,361 @@
+// csrc/pass.c: the one pass over indices behind the tier-2 features and the design rows' sizes
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Row by row, validating as it reads: neighbour gaps, band, spans, runs, the 128-byte segments of x
+// a row and a group of 32 rows read, the occupied diagonals (DIA's offsets), and on request the
+// BSR block counts of a few block sizes and each row's largest BRO-ELL symbol.  Threads take
+// contiguous runs of BLOCK rows holding about equal entries, each with its own marks and stamps;
+// integer totals add, marks OR, and the band moments are kept per block and merged in block order,
+// so the result is the same bits for any thread count.  features.c turns the totals into features.
+#include "spmv_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Rows per moments block; a multiple of the x-segment group (32 rows) and of every power-of-two
+ * block size up to 256, so that neither straddles two threads. */
+#define BLOCK SPMV_PASS_BLOCK
+/* Entries per thread below which a thread costs more (its marks to clear and merge) than it saves.
+ * TODO: untuned; measured only on a 2-core machine. */
+#define PASS_MIN_NNZ 200000
+
+typedef struct {
+    int32_t gmin, gmax, band;
+    int64_t span, cluster, segr, segw, blocks[SPMV_SUMMARY_MAXB];
+    int bad;
+} part;
+
+static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+/* End of the row block that starts at r0. */
+static int32_t block_end(int32_t r0, int32_t n) { return n - r0 < BLOCK ? n : r0 + BLOCK; }
+
+/* Block statistics of v[k] (k >= 1) about `shift`: the exact sum of v - shift and the sum of
+ * squared deviations about the block's own mean, with four sums so that the adds pipeline. */
+static void block_moments(const int32_t *v, int32_t k, int32_t shift, int64_t *sum, double *m2) {
+    int64_t s = 0;
+    for (int32_t j = 0; j < k; j++) s += (int64_t)v[j] - shift;
+    double mb = (double)s / k, a0 = 0, a1 = 0, a2 = 0, a3 = 0, sh = shift;
+    int32_t j = 0;
+    for (; j + 4 <= k; j += 4) {
+        double d0 = (v[j] - sh) - mb, d1 = (v[j + 1] - sh) - mb;
+        double d2 = (v[j + 2] - sh) - mb, d3 = (v[j + 3] - sh) - mb;
+        a0 += d0 * d0;
+        a1 += d1 * d1;
+        a2 += d2 * d2;
+        a3 += d3 * d3;
+    }
+    for (; j < k; j++) {
+        double d = (v[j] - sh) - mb;
+        a0 += d * d;
+    }
+    *sum = s;
+    *m2 = (a0 + a1) + (a2 + a3);
+}
+
+/* Chan, Golub and LeVeque's merge of block statistics, in block order (the same bits whichever
+ * thread made each block). */
+static void moments_merge(spmv_moments *m, int32_t k, int64_t s, double m2b) {
+    if (k == 0) return;
+    if (m->count > 0) {
+        double delta = (double)s / k - (double)m->sum / (double)m->count;
+        m2b += delta * delta * ((double)m->count * k / (double)(m->count + k));
+    }
+    m->m2 += m2b;
+    m->sum += s;
+    m->count += k;
+}
+
+typedef struct {
+    int32_t k[2];
+    int64_t s[2];
+    double m2[2];
+} block_stat;
+
+/* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
+static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t r1, int64_t symoff,
+                      int32_t shift_lo, int32_t shift_up, uint8_t *mark, int32_t *stamp,
+                      int32_t *const *bmark, block_stat *bs, part *p) {
+    const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
+    const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
+    int32_t n = A->nrows, nb = P->nb;
+    uint32_t ncols = (uint32_t)A->ncols;
+    uint32_t *symmax = P->symmax;
+    int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK], sh[SPMV_SUMMARY_MAXB];
+    int64_t span = 0, cluster = 0, segr = 0, segw = 0, blocks[SPMV_SUMMARY_MAXB] = {0};
+    for (int32_t j = 0; j < nb; j++) {
+        sh[j] = 0;
+        while (sh[j] < 5 && (1 << sh[j]) < P->b[j]) sh[j]++;
+        if ((1 << sh[j]) != P->b[j]) sh[j] = -1; /* not a power of two: divide */
+    }
+    /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
+    for (int64_t b0 = r0; b0 < r1; b0 += BLOCK) {
+        int32_t b1 = r1 - b0 < BLOCK ? r1 : (int32_t)(b0 + BLOCK), k = 0;
+        for (int32_t i = (int32_t)b0; i < b1; i++) {
+            const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
+            if (q == qe) {
+                if (symmax) symmax[i - symoff] = 0;
+                continue;
+            }
+            uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
+            int32_t g = (i >> 5) + 1;         /* group id; 0 is the never-stamped value */
+            int32_t first = *q, last = qe[-1];
+            /* The indices are checked as they are read, before any write they index: the row's
+             * ends lie in [0, ncols) and every column between them in [first, last] (one compare
+             * per entry); order shows as a gap <= 0 in gmin after the pass, at no cost here. */
+            if ((uint32_t)first >= ncols || (uint32_t)last >= ncols || first > last) {
+                p->bad = 1;
+                return;
+            }
+            uint32_t width = (uint32_t)last - (uint32_t)first;
+            int32_t c = first, s = c >> 4, run = 0, best = 0, segs = 1, rmax = 0, rmin = INT32_MAX;
+            mk[c] = 1;
+            segw += stamp[s] != g;
+            stamp[s] = g;
+            for (q++; q < qe; q++) { /* compares become cmov/setcc */
+                int32_t cn = *q;
+                if ((uint32_t)cn - (uint32_t)first > width) {
+                    p->bad = 1;
+                    return;
+                }
+                int32_t d = cn - c, sn = cn >> 4;
+                rmin = d < rmin ? d : rmin;
+                rmax = d > rmax ? d : rmax;
+                run = d == 1 ? run + 1 : 0;
+                best = run > best ? run : best;
+                mk[cn] = 1;
+                if (sn != s) { /* sorted: a segment recurs only in a run.  The branch halves the
+                                  time of stencils (one stamp per segment, not per entry) but
+                                  doubles it where segments change unpredictably (pushpull).
+                                  TODO: tune on more matrices. */
+                    segs++;
+                    segw += stamp[sn] != g;
+                    stamp[sn] = g;
+                }
+                c = cn;
+                s = sn;
+            }
+            gmin = rmin < gmin ? rmin : gmin;
+            gmax = rmax > gmax ? rmax : gmax;
+            if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
+                symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
+            for (int32_t j = 0; j < nb; j++) { /* BSR: distinct (block row, block column) pairs */
+                int32_t *bm = bmark[j], lastcb = -1, br, cb;
+                int64_t cnt = 0;
+                br = sh[j] >= 0 ? i >> sh[j] : i / P->b[j];
+                for (const int32_t *t = q0; t < qe; t++) {
+                    cb = sh[j] >= 0 ? *t >> sh[j] : *t / P->b[j];
+                    if (cb != lastcb) {
+                        cnt += bm[cb] != br;
+                        bm[cb] = br;
+                        lastcb = cb;
+                    }
+                }
+                blocks[j] += cnt;
+            }
+            int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
+            band = max_i32(band, max_i32(lo, up)); /* sorted: the extremes end the row */
+            span += c - first;
+            cluster += best;
+            segr += segs;
+            blo[k] = lo;
+            bup[k++] = up;
+        }
+        block_stat *b = &bs[b0 / BLOCK];
+        b->k[0] = b->k[1] = k;
+        if (k > 0) {
+            block_moments(blo, k, shift_lo, &b->s[0], &b->m2[0]);
+            block_moments(bup, k, shift_up, &b->s[1], &b->m2[1]);
+        }
+    }
+    p->gmin = gmin < p->gmin ? gmin : p->gmin; /* parts start at gmin INT32_MAX, the rest 0 */
+    p->gmax = max_i32(p->gmax, gmax);
+    p->band = max_i32(p->band, band);
+    p->span += span;
+    p->cluster += cluster;
+    p->segr += segr;
+    p->segw += segw;
+    for (int32_t j = 0; j < nb; j++) p->blocks[j] += blocks[j];
+}
+
+static int word_zero(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w == 0;
+}
+
+/* Occupied offsets in ascending order: their count, then the sum of squared gaps about the mean
+ * gap, which the extremes fix.  Both walks skip empty words. */
+static void diagonals(const uint8_t *mark, int64_t noff, spmv_pattern *R) {
+    int64_t ndiag = 0, ofirst = -1, olast = -1;
+    for (int64_t k = 0; k < noff; k++) {
+        if ((k & 7) == 0 && noff - k >= 8 && word_zero(mark + k)) {
+            k += 7;
+            continue;
+        }
+        if (mark[k]) {
+            ndiag++;
+            ofirst = ofirst < 0 ? k : ofirst;
+            olast = k;
+        }
+    }
+    double gap_mean = 0, gap_ss = 0;
+    if (ndiag >= 2) {
+        gap_mean = (double)(olast - ofirst) / (double)(ndiag - 1);
+        for (int64_t k = ofirst + 1, prev = ofirst; k <= olast; k++) {
+            if ((k & 7) == 0 && olast - k >= 8 && word_zero(mark + k)) {
+                k += 7;
+                continue;
+            }
+            if (mark[k]) {
+                double d = (double)(k - prev) - gap_mean;
+                gap_ss += d * d;
+                prev = k;
+            }
+        }
+    }
+    R->ndiag = ndiag;
+    R->gap_mean = gap_mean;
+    R->gap_ss = gap_ss;
+}
+
+int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err *err) {
+    int rc = SPMV_OK;
+    const int32_t *ip = A->indptr;
+    int32_t n = A->nrows, nb = P->nb, nt = 1;
+    int64_t nnz = ip[n], noff = (int64_t)n + A->ncols - 1, nseg = ((int64_t)A->ncols + 15) >> 4;
+    int64_t nblk = ((int64_t)n + BLOCK - 1) / BLOCK, nbc[SPMV_SUMMARY_MAXB];
+    int32_t nr = P->nrange; /* sampled: the row blocks starting at P->range[0..nr), one thread */
+#ifdef _OPENMP
+    int64_t want = nr > 0 ? 1 : nnz / PASS_MIN_NNZ;
+    nt = omp_get_max_threads();
+    if (want < nt) nt = want < 1 ? 1 : (int)want;
+    if (nblk < nt) nt = (int)nblk;
+#endif
+    for (int32_t j = 0; j < nb; j++) nbc[j] = ((int64_t)A->ncols + P->b[j] - 1) / P->b[j];
+    /* Workspace: per thread its marks, stamps and BSR marks; the block moments; the row splits. */
+    uint8_t **mark = spmv_calloc(nt, sizeof(uint8_t *), err);
+    int32_t **stamp = mark ? spmv_calloc(nt, sizeof(int32_t *), err) : NULL;
+    int32_t **bmark =
+        stamp ? spmv_calloc((int64_t)nt * SPMV_SUMMARY_MAXB, sizeof(int32_t *), err) : NULL;
+    part *parts = bmark ? spmv_calloc(nt, sizeof(part), err) : NULL;
+    int32_t *split = parts ? spmv_malloc((int64_t)nt + 1, sizeof(int32_t), err) : NULL;
+    block_stat *bs = split ? spmv_calloc(nblk > 0 ? nblk : 1, sizeof(block_stat), err) : NULL;
+    if (bs == NULL) goto nomem;
+    for (int t = 0; t < nt; t++) {
+        mark[t] = spmv_calloc(noff, 1, err);
+        stamp[t] = mark[t] ? spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
+        if (stamp[t] == NULL) goto nomem;
+        for (int32_t j = 0; j < nb; j++) {
+            int32_t *bm = bmark[t * SPMV_SUMMARY_MAXB + j] = spmv_malloc(nbc[j], 4, err);
+            if (bm == NULL) goto nomem;
+            for (int64_t c = 0; c < nbc[j]; c++) bm[c] = -1;
+        }
+    }
+    for (int t = 0; t < nt; t++) parts[t].gmin = INT32_MAX;
+    /* Splits at about equal entries, moved down to block starts. */
+    split[0] = 0;
+    split[nt] = n;
+    for (int t = 1; t < nt; t++) {
+        int64_t r = spmv_lower_bound(ip, 0, (int64_t)n + 1, nnz * t / nt);
+        r = r / BLOCK * BLOCK;
+        split[t] = (int32_t)(r < split[t - 1] ? split[t - 1] : r);
+    }
+    /* The moments' shift: the first non-empty row's values, as a serial pass would take them, so
+     * that means carry rounding error on the scale of the spread, not of the values.  Its ends
+     * are checked before they are read: any bad row makes the pass fail below anyway. */
+    int32_t shift_lo = 0, shift_up = 0, nk = nr > 0 ? nr : 1;
+    for (int32_t k = 0, done1 = 0; k < nk && !done1; k++) {
+        int32_t r0 = nr > 0 ? P->range[k] : 0, r1 = nr > 0 ? block_end(r0, n) : n;
+        for (int32_t i = r0; i < r1; i++)
+            if (ip[i + 1] > ip[i]) {
+                int32_t first = A->indices[ip[i]], last = A->indices[ip[i + 1] - 1];
+                shift_lo = max_i32(i - first, 0);
+                shift_up = max_i32(last - i, 0);
+                done1 = 1;
+                break;
+            }
+    }
+    R->groups = 0;
+    if (nr > 0) {
+        for (int32_t k = 0; k < nr; k++) {
+            int32_t r0 = P->range[k], r1 = block_end(r0, n);
+            pass_rows(A, P, r0, r1, r0 - (int64_t)k * BLOCK, shift_lo, shift_up, mark[0], stamp[0],
+                      bmark, bs, &parts[0]);
+            R->groups += (r1 - r0 + 31) / 32;
+            if (parts[0].bad) break;
+        }
+    } else {
+        R->groups = ((int64_t)n + 31) / 32;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+        for (int t = 0; t < nt; t++)
+            pass_rows(A, P, split[t], split[t + 1], 0, shift_lo, shift_up, mark[t], stamp[t],
+                      bmark + t * SPMV_SUMMARY_MAXB, bs, &parts[t]);
+    }
+
+    int bad = 0;
+    R->gmin = INT32_MAX;
+    R->gmax = R->band = 0;
+    R->span = R->cluster = R->segr = R->segw = 0;
+    for (int32_t j = 0; j < nb; j++) P->blocks[j] = 0;
+    for (int t = 0; t < nt; t++) {
+        part *p = &parts[t];
+        bad |= p->bad;
+        if (p->bad) continue;
+        R->gmin = p->gmin < R->gmin ? p->gmin : R->gmin;
+        R->gmax = max_i32(R->gmax, p->gmax);
+        R->band = max_i32(R->band, p->band);
+        R->span += p->span;
+        R->cluster += p->cluster;
+        R->segr += p->segr;
+        R->segw += p->segw;
+        for (int32_t j = 0; j < nb; j++) P->blocks[j] += p->blocks[j];
+    }
+    if (bad || R->gmin <= 0) { /* a row not strictly increasing, or an index out of range */
+        rc = spmv_csr_check(A, (int64_t)n + 1, nnz, err);
+        if (rc == SPMV_OK)
+            rc = spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "features: inconsistent CSR");
+        goto done;
+    }
+    /* Thread 0's marks collect the others' a word at a time. */
+    for (int t = 1; t < nt; t++) {
+        int64_t k = 0;
+        for (; k + 8 <= noff; k += 8) {
+            uint64_t a, b;
+            memcpy(&a, mark[0] + k, 8);
+            memcpy(&b, mark[t] + k, 8);
+            a |= b;
+            memcpy(mark[0] + k, &a, 8);
+        }
+        for (; k < noff; k++) mark[0][k] |= mark[t][k];
+    }
+    diagonals(mark[0], noff, R);
+    R->lo.count = R->lo.sum = R->up.count = R->up.sum = 0;
+    R->lo.m2 = R->up.m2 = 0;
+    R->lo.shift = shift_lo;
+    R->up.shift = shift_up;
+    for (int64_t b = 0; b < nblk; b++) {
+        moments_merge(&R->lo, bs[b].k[0], bs[b].s[0], bs[b].m2[0]);
+        moments_merge(&R->up, bs[b].k[1], bs[b].s[1], bs[b].m2[1]);
+    }
+    goto done;
+nomem:
+    rc = SPMV_ENOMEM;
+done:
+    for (int t = 0; bmark != NULL && t < nt; t++) {
+        if (mark[t] == NULL) break;
+        spmv_free(mark[t]);
+        spmv_free(stamp[t]);
+        for (int32_t j = 0; j < nb; j++) spmv_free(bmark[t * SPMV_SUMMARY_MAXB + j]);
+    }
+    spmv_free(bs);
+    spmv_free(split);
+    spmv_free(parts);
+    spmv_free(bmark);
+    spmv_free(stamp);
+    spmv_free(mark);
+    return rc;
+}
