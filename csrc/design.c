@@ -10,19 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,
-                     spmv_err *err) {
-    if (n > 0 && a == NULL)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "%s is NULL but should hold %lld entries",
-                         what, (long long)n);
-    for (int64_t i = 0; i < n; i++)
-        if (a[i] < lo || a[i] >= hi)
-            return spmv_fail(err, SPMV_ESCHEMA, i, a[i], hi,
-                             "%s[%lld] = %d is outside [%lld, %lld)", what, (long long)i, (int)a[i],
-                             (long long)lo, (long long)hi);
-    return SPMV_OK;
-}
-
 static int same_size(const spmv_configs *C, int32_t a, int32_t b) {
     return C->format[a] == C->format[b] && C->param[2 * a] == C->param[2 * b] &&
            C->param[2 * a + 1] == C->param[2 * b + 1] && C->unread[a] == C->unread[b];

@@ -11,8 +11,19 @@
 
 static double factor(const double *z, int32_t i) { return i >= 0 ? z[i] : 1.0; }
 
-void spmv_formula_eval(const spmv_model *M, int32_t g, double *z, double *raw) {
+/* Workspace: z[ninputs + nderived], the inputs then the derived inputs. */
+static int64_t formula_ws(const spmv_model *M, void *w) {
+    (void)w;
+    return 8 * ((int64_t)M->ninputs + M->formula.nderived);
+}
+
+static void formula_eval(const spmv_model *M, int32_t g, const double *row, const double *zin,
+                         int fresh, void *w, double *raw) {
+    (void)row;
+    (void)fresh;
     const spmv_formula *F = &M->formula;
+    double *z = w;
+    for (int32_t k = 0; k < M->ninputs; k++) z[k] = zin[k];
     for (int32_t q = 0; q < F->nderived; q++) {
         double v = factor(z, F->da[q]) * factor(z, F->db[q]);
         if (F->dc[q] >= 0) v = v - factor(z, F->dc[q]) * factor(z, F->dd[q]);
@@ -33,7 +44,7 @@ void spmv_formula_eval(const spmv_model *M, int32_t g, double *z, double *raw) {
     raw[0] = y;
 }
 
-int spmv_formula_check(const spmv_model *M, spmv_err *err) {
+static int formula_check(const spmv_model *M, spmv_err *err) {
     const spmv_formula *F = &M->formula;
     if (F->term_ptr == NULL || F->nderived < 0 || F->nterms < 0 ||
         (F->nterms > 0 && (F->a == NULL || F->b == NULL || F->gate == NULL || F->coef == NULL ||
@@ -66,3 +77,7 @@ int spmv_formula_check(const spmv_model *M, spmv_err *err) {
     if (rc == 0) rc = spmv_check_range(F->gate, F->nterms, -1, nz, "formula.gate", err);
     return rc;
 }
+
+SPMV_API const spmv_model_ops spmv_formula_ops = {
+    formula_check, NULL, formula_ws, formula_eval, NULL, NULL,
+};

@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct {
+    double d;
+    int32_t i;
+} spmv_knn_nb;
+
 static int nb_cmp(const void *a, const void *b) {
     const spmv_knn_nb *x = a, *y = b;
     if (x->d != y->d) return x->d < y->d ? -1 : 1;
@@ -53,7 +58,16 @@ static void nb_select(spmv_knn_nb *a, int32_t n, int32_t p) {
 /* Points sorted up front per query: enough for k finite targets unless many are NaN. */
 #define KNN_PREFIX 256
 
-int32_t spmv_knn_maxset(const spmv_model *M) {
+/* The sorted neighbours of the last query are kept: the rows of one matrix usually ask the same
+ * point set the same question (inputs from matrix features only), and then search once. */
+typedef struct {
+    int32_t set;     /* -1: empty */
+    int32_t sorted;  /* nb[0..sorted) are in order; the rest all come after them */
+    double *q, *qn;  /* [ninputs]: the last query, the new one */
+    spmv_knn_nb *nb; /* [largest set]: its points by distance */
+} knn_cache;
+
+static int32_t knn_maxset(const spmv_model *M) {
     int32_t m = 0;
     for (int32_t s = 0; s < M->knn.nsets; s++)
         if (M->knn.set_ptr[s + 1] - M->knn.set_ptr[s] > m)
@@ -61,8 +75,25 @@ int32_t spmv_knn_maxset(const spmv_model *M) {
     return m;
 }
 
-void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cache *c,
-                   double *raw) {
+static int64_t knn_ws(const spmv_model *M, void *w) {
+    int64_t nq = 2 * (int64_t)M->ninputs, nb = knn_maxset(M);
+    int64_t bytes = (int64_t)sizeof(knn_cache) + 8 * nq + (int64_t)sizeof(spmv_knn_nb) * nb;
+    if (w != NULL) {
+        knn_cache *c = w;
+        c->set = -1;
+        c->sorted = 0;
+        c->q = (double *)(c + 1);
+        c->qn = c->q + M->ninputs;
+        c->nb = (spmv_knn_nb *)(c->qn + M->ninputs);
+    }
+    return bytes;
+}
+
+static void knn_eval(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
+                     void *w, double *raw) {
+    (void)row;
+    (void)fresh;
+    knn_cache *c = w;
     const spmv_knn *K = &M->knn;
     int32_t s = K->set[g], d = M->ninputs, p0 = K->set_ptr[s], n = K->set_ptr[s + 1] - p0;
     int64_t o = (int64_t)s * d;
@@ -112,7 +143,7 @@ void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cac
     raw[0] = m == 0 ? NAN : K->weighting == SPMV_KNN_UNIFORM ? num / m : num / den;
 }
 
-int spmv_knn_check(const spmv_model *M, spmv_err *err) {
+static int knn_check(const spmv_model *M, spmv_err *err) {
     const spmv_knn *K = &M->knn;
     if (K->set_ptr == NULL || K->set == NULL || K->k == NULL || K->tcol == NULL ||
         K->target == NULL || (K->points == NULL && M->ninputs > 0) || K->ntargets < 1 ||
@@ -133,3 +164,7 @@ int spmv_knn_check(const spmv_model *M, spmv_err *err) {
     if (rc == 0) rc = spmv_check_range(K->tcol, M->ngroups, 0, K->ntargets, "knn.tcol", err);
     return rc;
 }
+
+SPMV_API const spmv_model_ops spmv_knn_ops = {
+    knn_check, NULL, knn_ws, knn_eval, NULL, NULL,
+};

@@ -20,12 +20,16 @@ static double svm_decision(const spmv_model *M, int32_t s, const double *z) {
     return y + S->intercept[s];
 }
 
-void spmv_svm_eval(const spmv_model *M, int32_t g, const double *z, double *raw) {
+static void svm_eval(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
+                     void *w, double *raw) {
+    (void)row;
+    (void)fresh;
+    (void)w;
     raw[0] = svm_decision(M, g, z);
     if (M->svm.classify) raw[1] = svm_decision(M, M->ngroups + g, z);
 }
 
-int spmv_svm_check(const spmv_model *M, spmv_err *err) {
+static int svm_check(const spmv_model *M, spmv_err *err) {
     const spmv_svm *S = &M->svm;
     if (S->sv_ptr == NULL || S->gamma == NULL || S->intercept == NULL ||
         (S->classify != 0 && S->classify != 1) ||
@@ -41,3 +45,14 @@ int spmv_svm_check(const spmv_model *M, spmv_err *err) {
                            "svm.sv_ptr decreases at set %lld", (long long)s);
     return rc;
 }
+
+static int32_t svm_nout(const spmv_model *M) { return M->svm.classify ? 2 : 1; }
+
+/* A classifying SVM's "bad" configurations: the time times the penalty. */
+static double svm_out(const spmv_model *M, const double *raw, double y) {
+    return M->svm.classify && !(raw[1] > 0) ? y * M->svm.penalty : y;
+}
+
+SPMV_API const spmv_model_ops spmv_svm_ops = {
+    svm_check, svm_nout, NULL, svm_eval, NULL, svm_out,
+};

@@ -9,8 +9,13 @@
 #include "spmv_internal.h"
 
 #include <math.h>
+#include <string.h>
 
-void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *raw) {
+static void trees_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
+                       int fresh, void *w, double *raw) {
+    (void)row;
+    (void)fresh;
+    (void)w;
     const spmv_trees *T = &M->trees;
     for (int32_t o = 0; o < T->nout; o++) {
         int32_t go = g * T->nout + o;
@@ -87,8 +92,8 @@ static void tree_batch(const spmv_trees *T, int32_t n, int32_t *part, int32_t lo
  * row adds its leaves in the order of the one-row walk.  Z[row*ninputs]: inputs (already cast to
  * float when cast_f32); uniform[ninputs]: inputs equal in every row; raw[row*nout]: outputs.
  * rows[] is reordered. */
-void spmv_trees_eval_rows(const spmv_model *M, int32_t g, int32_t *rows, int32_t nr,
-                          const double *Z, const uint8_t *uniform, double *raw) {
+static void eval_group(const spmv_model *M, int32_t g, int32_t *rows, int32_t nr, const double *Z,
+                       const uint8_t *uniform, double *raw) {
     const spmv_trees *T = &M->trees;
     int32_t d = M->ninputs, nout = T->nout;
     for (int32_t o = 0; o < nout; o++) {
@@ -99,7 +104,52 @@ void spmv_trees_eval_rows(const spmv_model *M, int32_t g, int32_t *rows, int32_t
     }
 }
 
-int spmv_trees_check(const spmv_model *M, spmv_err *err) {
+/* Every row at once: inputs of every row first, the inputs every row shares marked, rows sorted by
+ * group (counting sort), then each group's rows through its trees together. */
+static int trees_rows(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                      const int32_t *group, int shared, double *R, spmv_err *err) {
+    (void)shared;
+    int32_t ng = M->ngroups, ni = M->ninputs;
+    double *Z = spmv_malloc(((int64_t)n + 2) * ni, sizeof(double), err);
+    int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
+    uint8_t *uniform = idx == NULL ? NULL : spmv_malloc(ni, 1, err);
+    if (uniform == NULL) {
+        spmv_free(idx);
+        spmv_free(Z);
+        return SPMV_ENOMEM;
+    }
+    double *memo = Z + (int64_t)n * ni;
+    int32_t *ptr = idx + n, first = -1; /* ptr[g+1]: rows of groups <= g */
+    spmv_model_memo_init(memo, ni);
+    for (int32_t g = 0; g <= ng; g++) ptr[g] = 0;
+    for (int32_t k = 0; k < ni; k++) uniform[k] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (group[i] < 0) continue;
+        double *z = Z + (int64_t)i * ni;
+        ptr[group[i] + 1]++;
+        spmv_model_inputs(M, rows + (int64_t)i * stride, z, memo);
+        if (M->trees.cast_f32) /* as DecisionTreeRegressor reads X */
+            for (int32_t k = 0; k < ni; k++) z[k] = (double)(float)z[k];
+        if (first < 0) first = i;
+        for (int32_t k = 0; k < ni; k++)
+            uniform[k] &= memcmp(&z[k], &Z[(int64_t)first * ni + k], sizeof(double)) == 0;
+    }
+    for (int32_t g = 0; g < ng; g++) ptr[g + 1] += ptr[g];
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] >= 0) idx[ptr[group[i]]++] = i;
+    for (int32_t g = ng; g > 0; g--) ptr[g] = ptr[g - 1]; /* back to starts */
+    ptr[0] = 0;
+    for (int32_t g = 0; g < ng; g++)
+        if (ptr[g + 1] > ptr[g]) eval_group(M, g, idx + ptr[g], ptr[g + 1] - ptr[g], Z, uniform, R);
+    spmv_free(uniform);
+    spmv_free(idx);
+    spmv_free(Z);
+    return SPMV_OK;
+}
+
+static int32_t trees_nout(const spmv_model *M) { return M->trees.nout; }
+
+static int trees_check(const spmv_model *M, spmv_err *err) {
     const spmv_trees *T = &M->trees;
     if (T->nout < 1 || T->tree_ptr == NULL || T->init == NULL ||
         (T->ntrees > 0 && T->root == NULL) ||
@@ -135,3 +185,7 @@ int spmv_trees_check(const spmv_model *M, spmv_err *err) {
     }
     return rc;
 }
+
+SPMV_API const spmv_model_ops spmv_trees_ops = {
+    trees_check, trees_nout, NULL, trees_eval, trees_rows, NULL,
+};

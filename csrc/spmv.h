@@ -337,7 +337,9 @@ enum {
     SPMV_MODEL_KNN,     /* per group: (inverse-distance) mean of the k nearest training targets */
     SPMV_MODEL_SVM,     /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
     SPMV_MODEL_FORMULA, /* per group: sum of gated products coef * z[a] * z[b] */
-    SPMV_MODEL_CASCADE  /* classifiers chained: minus the probability of the configuration's path */
+    SPMV_MODEL_CASCADE, /* classifiers chained: minus the probability of the configuration's path */
+    SPMV_MODEL_FOREST, /* whole-matrix: one walk per tree, each leaf a vector with every group's output */
+    SPMV_MODEL_NKINDS /* one past the last kind */
 };
 /* Transforms of inputs and of the output. */
 enum {
@@ -417,6 +419,23 @@ typedef struct {
     const double *coef, *lo, *hi; /* [nterms] */
 } spmv_formula;
 
+/* Multi-output forest over matrix inputs (scikit-learn's RandomForest/ExtraTreesRegressor fit on a
+ * matrices x configurations target): one walk of each tree serves every configuration, so a
+ * ranking costs ntrees walks plus ntrees * nout additions whatever the number of rows.  Node t:
+ * feature[t] < 0 is a leaf whose vector is value[left[t]*nout .. +nout); else go to left[t] when
+ * z <= threshold[t] (z cast to float first when cast_f32, as scikit-learn reads X; NaN goes right).
+ * The vectors are summed tree by tree in order (the training means divided by ntrees, so that the
+ * sum is the forest's mean); group g's raw output is sum[g], plus sum[base] when base >= 0 (a
+ * shared term such as the log of the matrix's best time, the groups holding log slowdowns). */
+typedef struct {
+    int32_t ntrees, nnodes, nleaves, nout, base;
+    const int32_t *root;                   /* [ntrees] */
+    const int32_t *feature, *left, *right; /* [nnodes] */
+    const double *threshold;               /* [nnodes] */
+    const double *value;                   /* [nleaves*nout] */
+    int cast_f32;
+} spmv_forest;
+
 typedef struct spmv_model spmv_model;
 
 /* Classifiers chained (Gao): stage s is a classifier sub[s] (trees, group 0) giving probabilities
@@ -449,6 +468,7 @@ struct spmv_model {
     spmv_svm svm;
     spmv_formula formula;
     spmv_cascade cascade;
+    spmv_forest forest;
 };
 
 /* Check M's structure: kinds, transforms, every index within its array's declared count.  SPMV_ESCHEMA

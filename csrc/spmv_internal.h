@@ -231,41 +231,53 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
                                       int64_t nnz, const double *x, double *y, int t, int nt,
                                       int add);
 
-/* ---- model evaluation (csrc/model_<kind>.c; driven by csrc/rank.c) ---- */
+/* ---- model evaluation: one table of operations per kind (csrc/model_<kind>.c, listed in
+ * csrc/model.c, which owns the inputs, the output transform and the row loop) ---- */
 
-/* Raw output(s) of group g of M for the transformed inputs z[M->ninputs]: raw[1] (raw[nout] for
- * trees).  The checks validate a kind's own arrays (SPMV_ESCHEMA naming the field). */
-SPMV_API void spmv_linear_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
-SPMV_API int spmv_linear_check(const spmv_model *M, spmv_err *err);
-SPMV_API void spmv_trees_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
-SPMV_API int spmv_trees_check(const spmv_model *M, spmv_err *err);
-/* Trees for the rows[nr] of group g at once (rows[] reordered): inputs Z[row*ninputs],
- * uniform[ninputs] (1: the same in every row), outputs raw[row*nout]. */
-SPMV_API void spmv_trees_eval_rows(const spmv_model *M, int32_t g, int32_t *rows, int32_t nr,
-                                   const double *Z, const uint8_t *uniform, double *raw);
-SPMV_API void spmv_svm_eval(const spmv_model *M, int32_t g, const double *z, double *raw);
-SPMV_API int spmv_svm_check(const spmv_model *M, spmv_err *err);
-/* z[ninputs + nderived]: the derived inputs are written after the inputs. */
-SPMV_API void spmv_formula_eval(const spmv_model *M, int32_t g, double *z, double *raw);
-SPMV_API int spmv_formula_check(const spmv_model *M, spmv_err *err);
+/* Operations of one model kind.  A new kind is its csrc/model_<kind>.c with one of these and one
+ * line of csrc/model.c's table.
+ *   check: the kind's own arrays (the head, inputs and transforms are checked already);
+ *          SPMV_ESCHEMA naming the field.
+ *   nout:  raw outputs per row (NULL: 1).
+ *   ws:    bytes of eval's workspace (NULL: none); when w is not NULL, also initialises w[that many
+ *          bytes] (8-byte aligned).
+ *   eval:  raw[nout] of group g for one design row whose inputs are z[ninputs]; fresh is 0 only
+ *          when z is the previous call's z (a kind may keep work per input vector in w).
+ *   rows:  NULL, or every row at once: raw[i*nout] for each row i with group[i] >= 0; shared: all
+ *          rows are one matrix's (spmv_rank_rows).  Returns 0, a negative code, or 1 to leave
+ *          these rows to eval.
+ *   out:   NULL, or the prediction y (after the output transform) adjusted by the raw outputs. */
+typedef struct {
+    int (*check)(const spmv_model *M, spmv_err *err);
+    int32_t (*nout)(const spmv_model *M);
+    int64_t (*ws)(const spmv_model *M, void *w);
+    void (*eval)(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
+                 void *w, double *raw);
+    int (*rows)(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                const int32_t *group, int shared, double *raw, spmv_err *err);
+    double (*out)(const spmv_model *M, const double *raw, double y);
+} spmv_model_ops;
 
-/* KNN keeps the sorted neighbours of the last query: the rows of one matrix usually ask the same
- * point set the same question (inputs from matrix features only), and then search once. */
-typedef struct {
-    double d;
-    int32_t i;
-} spmv_knn_nb;
-typedef struct {
-    int32_t set;     /* -1: empty */
-    int32_t sorted;  /* nb[0..sorted) are in order; the rest all come after them */
-    double *q, *qn;  /* [ninputs]: the last query, the new one */
-    spmv_knn_nb *nb; /* [largest set]: its points by distance */
-} spmv_knn_cache;
-SPMV_API void spmv_knn_eval(const spmv_model *M, int32_t g, const double *z, spmv_knn_cache *c,
-                            double *raw);
-SPMV_API int spmv_knn_check(const spmv_model *M, spmv_err *err);
-/* The largest point set (workspace of spmv_knn_cache.nb). */
-SPMV_API int32_t spmv_knn_maxset(const spmv_model *M);
+SPMV_DATA const spmv_model_ops spmv_linear_ops, spmv_trees_ops, spmv_knn_ops, spmv_svm_ops,
+    spmv_formula_ops, spmv_cascade_ops, spmv_forest_ops;
+
+/* The operations of kind (0: a cascade's one-class stage, which is never evaluated), NULL outside
+ * [0, SPMV_MODEL_NKINDS). */
+SPMV_API const spmv_model_ops *spmv_model_ops_of(int kind);
+
+/* Input k of one row: x = row[in_col[k]], NaN -> in_nan, clamped, transformed, shifted, divided.
+ * memo (NULL: none) holds [2*ninputs]: each input's last clamped x and its z (consecutive rows of
+ * one matrix share its features: a log per feature per configuration would otherwise dominate a
+ * linear model's cost); spmv_model_memo_init empties it. */
+SPMV_API double spmv_model_input(const spmv_model *M, int32_t k, const double *row, double *memo);
+SPMV_API void spmv_model_inputs(const spmv_model *M, const double *row, double *z, double *memo);
+SPMV_API void spmv_model_memo_init(double *memo, int32_t ni);
+
+/* spmv_model_predict, told whether the rows are all one matrix's (shared: spmv_rank_rows), so that
+ * inputs read from matrix-level columns only are computed once. */
+SPMV_API int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n,
+                                     int32_t stride, const int32_t *group, int shared, double *ms,
+                                     double *raw, spmv_err *err);
 
 /* Shared by the kinds' checks: an int32 array a[n] with every entry in [lo, hi). */
 SPMV_API int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,

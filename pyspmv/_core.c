@@ -665,6 +665,19 @@ static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *re
         int64_t nl = ng * K->nlevels;
         return I32("cascade.node", nl, 0, K->node) && I32("cascade.cls", nl, 0, K->cls);
     }
+    case SPMV_MODEL_FOREST: {
+        spmv_forest *F = &M->forest;
+        if (!INT("forest.ntrees", F->ntrees) || !INT("forest.nnodes", F->nnodes) ||
+            !INT("forest.nleaves", F->nleaves) || !INT("forest.nout", F->nout) ||
+            !INT("forest.base", F->base) || !INT("forest.cast_f32", F->cast_f32))
+            return 0;
+        int64_t nn = F->nnodes;
+        return I32("forest.root", F->ntrees, 0, F->root) &&
+               I32("forest.feature", nn, 0, F->feature) && I32("forest.left", nn, 0, F->left) &&
+               I32("forest.right", nn, 0, F->right) &&
+               F64("forest.threshold", nn, 0, F->threshold) &&
+               F64("forest.value", (int64_t)F->nleaves * F->nout, 0, F->value);
+    }
     case 0:
         return 1; /* a cascade's one-class stage */
     default:

@@ -41,9 +41,10 @@ from .portable import (
 
 #: Core sources an exported header includes, in order (timing.c needs POSIX clocks and stays out).
 CORE_SOURCES: tuple[str, ...] = (
-    "spmv.h", "spmv_internal.h", "error.c", "mem.c", "csr.c", "format.c", "features.c", "pass.c", "coo.c", "ell.c", "sell.c",
-    "broell.c", "hyb.c", "dia.c", "jad.c", "bsr.c", "registry.c", "model_linear.c", "model_trees.c", "model_knn.c",
-    "model_svm.c", "model_formula.c", "design.c", "rank.c")
+    "spmv.h", "spmv_internal.h", "error.c", "mem.c", "csr.c", "format.c", "features.c", "pass.c", "coo.c", "ell.c",
+    "sell.c", "broell.c", "hyb.c", "dia.c", "jad.c", "bsr.c", "registry.c", "model.c", "model_linear.c",
+    "model_trees.c", "model_knn.c", "model_svm.c", "model_formula.c", "model_cascade.c", "model_forest.c", "design.c",
+    "rank.c")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -31,7 +31,7 @@ ROW_COLUMNS: tuple[str, ...] = DESIGN_COLUMNS
 assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and its column names disagree"
 COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
-KINDS = {"linear": 1, "trees": 2, "knn": 3, "svm": 4, "formula": 5, "cascade": 6, "constant": 0}
+KINDS = {"linear": 1, "trees": 2, "knn": 3, "svm": 4, "formula": 5, "cascade": 6, "forest": 7, "constant": 0}
 TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8}
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
 DTYPES = ("float32", "float64")
@@ -50,6 +50,8 @@ _KIND_SCALARS: dict[str, dict[str, type]] = {
     "knn": {"knn.nsets": int, "knn.npoints": int, "knn.ntargets": int, "knn.weighting": int, "knn.dmin": float},
     "svm": {"svm.nsv": int, "svm.classify": int, "svm.penalty": float},
     "formula": {"formula.nderived": int, "formula.nterms": int},
+    "forest": {"forest.ntrees": int, "forest.nnodes": int, "forest.nleaves": int, "forest.nout": int,
+               "forest.base": int, "forest.cast_f32": int},
 }
 _I32, _F64, _U8 = np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.uint8)
 _Len = Callable[[dict[str, Any]], int]
@@ -90,9 +92,13 @@ _KIND_ARRAYS: dict[str, dict[str, tuple[np.dtype, _Len, bool]]] = {
                 **{f"formula.{k}": (_I32, lambda f: f["formula.nterms"], False) for k in ("a", "b", "gate")},
                 **{f"formula.{k}": (_F64, lambda f: f["formula.nterms"], False) for k in ("coef", "lo", "hi")}},
     "cascade": {f"cascade.{k}": (_I32, lambda f: f["ngroups"] * f["cascade.nlevels"], False) for k in ("node", "cls")},
+    "forest": {"forest.root": (_I32, lambda f: f["forest.ntrees"], False),
+               **{f"forest.{k}": (_I32, lambda f: f["forest.nnodes"], False) for k in ("feature", "left", "right")},
+               "forest.threshold": (_F64, lambda f: f["forest.nnodes"], False),
+               "forest.value": (_F64, lambda f: f["forest.nleaves"] * f["forest.nout"], False)},
 }
 #: Allowed values of the enumerated scalars (the rest are counts in [0, 2**31)).
-_CHOICES: dict[str, tuple[int, ...]] = {"out_tf": tuple(TF.values()), "trees.cast_f32": (0, 1),
+_CHOICES: dict[str, tuple[int, ...]] = {"out_tf": tuple(TF.values()), "trees.cast_f32": (0, 1), "forest.cast_f32": (0, 1),
                                         "svm.classify": (0, 1), "knn.weighting": tuple(KNN_WEIGHTING.values())}
 _INT32_MAX = 2**31 - 1
 
@@ -131,7 +137,7 @@ def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
         v = f.get(k)
         if typ is int:
             ok = isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
-            lo = -1 if k == "out_col" else 0
+            lo = -1 if k in ("out_col", "forest.base") else 0
             if not ok or not lo <= v <= _INT32_MAX or (k in _CHOICES and v not in _CHOICES[k]):
                 want = f"one of {_CHOICES[k]}" if k in _CHOICES else f"an int in [{lo}, {_INT32_MAX}]"
                 raise ValueError(f"The field {k!r} of {where} must be {want}. Got {v!r} instead.")
@@ -476,6 +482,9 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyD
 def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankModel:
     from . import export_models
     build = export_models.BUILDERS.get(type(model).__name__)
+    if build is None and callable(getattr(model, "portable_table", None)):   # a kind that builds its own table
+        def build(m: Any, cfgs: list[Config], dtype: str) -> Table | None:
+            return m.portable_table(cfgs, dtype)
     if build is None:
         raise TypeError(f"The 'model' parameter must be a fitted pyspmv.models estimator or a RankModel. Got "
                         f"{type(model).__name__} instead; exportable: {', '.join(sorted(export_models.BUILDERS))}.")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MODELS = ("boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
+MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
 
 
 def make_model(kind: str, seed: int = 0) -> Any:
@@ -27,7 +27,7 @@ def make_model(kind: str, seed: int = 0) -> Any:
     make = {"boosted": lambda: models.BoostedModel(random_state=seed), "linear": lambda: models.LinearModel(),
             "knn": lambda: models.KNNModel(random_state=seed), "svm": lambda: models.SVMModel(random_state=seed),
             "cascade": lambda: models.CascadeModel(random_state=seed), "guo": lambda: models.GuoModel(),
-            "wang": lambda: models.WangModel()}
+            "wang": lambda: models.WangModel(), "forest": lambda: models.ForestModel(random_state=seed)}
     if kind not in make:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
     return make[kind]()
@@ -69,7 +69,7 @@ def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str 
     return out
 
 
-def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[str] | None = None,
+def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[str] | None = None,
           verbose: int = 1) -> Any:
     """Fit ``kind`` on ``dataset`` (both value types) and return its portable form with the
     conversion-cost fit (from the dataset's ``convert_ms``) and provenance in ``meta``; ``verbose``
@@ -98,7 +98,7 @@ def train(dataset: str, kind: str = "boosted", seed: int = 0, *, argv: Sequence[
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pyspmv.train_default", description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
-    p.add_argument("--model", default="boosted", choices=MODELS)
+    p.add_argument("--model", default="forest", choices=MODELS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")
     p.add_argument("--kernels-table", metavar="CSV", help="build the dataset from a benchmarks/kernels.py table "

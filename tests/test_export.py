@@ -30,6 +30,7 @@ KINDS = {
     "cascade": lambda: models.CascadeModel(n_estimators=8, max_depth=2),
     "guo": lambda: models.GuoModel(),
     "wang": lambda: models.WangModel(),
+    "forest": lambda: models.ForestModel(n_estimators=8),
 }
 
 

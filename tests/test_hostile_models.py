@@ -31,7 +31,8 @@ def fitted() -> dict[str, object]:
     conv = 0.01 + 1e-6 * d.X["nnz"].to_numpy()
     kinds = {"linear": models.LinearModel(), "boosted": models.BoostedModel(n_estimators=10, max_depth=2),
              "knn": models.KNNModel(n_passes=1), "guo": models.GuoModel(), "wang": models.WangModel(),
-             "svm": models.SVMModel(C_grid=(1.0,), gamma_grid=(1.0,)), "cascade": models.CascadeModel(n_estimators=5)}
+             "svm": models.SVMModel(C_grid=(1.0,), gamma_grid=(1.0,)), "cascade": models.CascadeModel(n_estimators=5),
+             "forest": models.ForestModel(n_estimators=4)}
     return {k: m.fit(d.X, d.y, d.groups, convert_ms=conv) for k, m in kinds.items()}
 
 
@@ -117,6 +118,40 @@ def test_hostile_arrays_are_value_errors_naming_the_key(src, tmp_path, case):
     edit, match = ARRAY_CASES[case]
     with pytest.raises(ValueError, match=match):
         pyspmv.load_model(edited(src, tmp_path, edit_arrays=edit))
+
+
+def _leaf(a: dict) -> int:
+    return int(np.flatnonzero(a["float64/spec/forest.feature"] < 0)[0])
+
+
+FOREST_CASES = {
+    "value_short": (lambda h, a: a.__setitem__("float64/spec/forest.value", a["float64/spec/forest.value"][:-1]),
+                    "'forest.value'"),
+    "value_float32": (lambda h, a: a.__setitem__("float64/spec/forest.value",
+                                                 a["float64/spec/forest.value"].astype(np.float32)), "'forest.value'"),
+    "root_missing": (lambda h, a: a.pop("float64/spec/forest.root"), "'forest.root'"),
+    "base_past_nout": (lambda h, a: spec(h).__setitem__("forest.base", spec(h)["forest.nout"]), "forest.base"),
+    "base_below": (lambda h, a: spec(h).__setitem__("forest.base", -2), "'forest.base'"),
+    "cast_f32_two": (lambda h, a: spec(h).__setitem__("forest.cast_f32", 2), "'forest.cast_f32'"),
+    "nleaves_bool": (lambda h, a: spec(h).__setitem__("forest.nleaves", True), "'forest.nleaves'"),
+    "leaf_vector_past_end": (lambda h, a: a["float64/spec/forest.left"].__setitem__(
+        _leaf(a), spec(h)["forest.nleaves"]), "forest.left"),
+    "child_loops_back": (lambda h, a: a["float64/spec/forest.left"].__setitem__(0, 0), "forest: node 0"),
+    "feature_past_inputs": (lambda h, a: a["float64/spec/forest.feature"].__setitem__(0, 10 ** 6), "forest.feature"),
+    "ngroups_past_nout": (lambda h, a: spec(h).__setitem__("forest.nout", 1) or a.__setitem__(
+        "float64/spec/forest.value", a["float64/spec/forest.value"][:spec(h)["forest.nleaves"]]), "nout"),
+}
+
+
+@pytest.mark.parametrize("case", FOREST_CASES)
+def test_hostile_forest_files_are_value_errors_naming_the_key(tmp_path, case):
+    """The whole-matrix kind's schema (pyspmv.portable) and spmv_model_check refuse a crafted forest."""
+    good = pyspmv.save_model(fitted()["forest"], tmp_path / "forest.pyspmv", device="cpu")
+    edit, match = FOREST_CASES[case]
+    h, a = read(good)
+    edit(h, a)
+    with pytest.raises(ValueError, match=match):
+        pyspmv.load_model(write(tmp_path / "bad.pyspmv", h, a))
 
 
 def _npy(header: str, payload: bytes = b"") -> bytes:
@@ -236,7 +271,7 @@ def test_rank_n_calls_with_a_user_fitted_model():
     assert pyspmv.rank(A, model=both, device="cpu", dtype="float32", n_calls=50)
 
 
-@pytest.mark.parametrize("kind", ["linear", "boosted", "knn", "guo", "wang", "svm", "cascade"])
+@pytest.mark.parametrize("kind", ["linear", "boosted", "knn", "guo", "wang", "svm", "cascade", "forest"])
 def test_save_load_round_trip_of_every_kind(tmp_path, kind):
     m = fitted()[kind]
     rm = pyspmv.load_model(pyspmv.save_model(m, tmp_path / f"{kind}.pyspmv"))

@@ -9,12 +9,21 @@ from modeldata import cpu_frame
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.exceptions import NotFittedError
 
-from pyspmv.models import BoostedModel, CascadeModel, GuoModel, KNNModel, LinearModel, SVMModel, WangModel
+from pyspmv.models import (
+    BoostedModel,
+    CascadeModel,
+    ForestModel,
+    GuoModel,
+    KNNModel,
+    LinearModel,
+    SVMModel,
+    WangModel,
+)
 
 # parametrize_with_checks does not apply: every model needs the design columns of schema.md in a DataFrame
 # (configuration ids, formats, parameters), which its generated numeric arrays do not have.
 MODELS = [LinearModel(), BoostedModel(n_estimators=20), KNNModel(n_passes=1), GuoModel(), WangModel(),
-          SVMModel(C_grid=(1.0,), gamma_grid=(1.0,)), CascadeModel(n_estimators=10)]
+          SVMModel(C_grid=(1.0,), gamma_grid=(1.0,)), CascadeModel(n_estimators=10), ForestModel(n_estimators=8)]
 IDS = [type(m).__name__ for m in MODELS]
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from .analytic import GuoModel, WangModel
 from .boosted import BoostedModel
 from .classifiers import CascadeModel, SVMModel
+from .forest import ForestModel
 from .knn import KNNModel
 from .linear import LinearModel
 
 #: Model classes by the short name the ``train`` command and the benchmarks use.
 MODELS: dict[str, type] = {"linear": LinearModel, "boosted": BoostedModel, "knn": KNNModel, "guo": GuoModel,
-                           "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel}
+                           "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel, "forest": ForestModel}
 
-__all__ = ["MODELS", "BoostedModel", "CascadeModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]
+__all__ = ["MODELS", "BoostedModel", "CascadeModel", "ForestModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]

@@ -116,7 +116,7 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
         M->kind = k < 200 ? SPMV_MODEL_TREES : k < 240 ? 0 : 1 + k % 6;
     else
         M->kind =
-            k < 246 ? 1 + k % 6 : (int[]){0, 7, -1, INT32_MIN, 100, 8, 9, 10, 11, 12}[k - 246];
+            k < 246 ? 1 + k % 7 : (int[]){0, 8, -1, INT32_MIN, 100, 9, 10, 11, 12, 13}[k - 246];
     uint8_t g = fz_u8(in);
     M->ngroups = depth > 0 ? (g == 255 ? 2 : 1) : g == 255 ? 0 : 1 + g % 8;
     M->ncols = ncols;
@@ -174,6 +174,36 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
         T->init = arr_f64(in, a, ngo, tame, ANY);
         T->scale = fz_double(in, tame);
         T->cast_f32 = fz_u8(in) & 1;
+        break;
+    }
+    case SPMV_MODEL_FOREST: {
+        spmv_forest *F = &M->forest;
+        F->ntrees = fz_u8(in) % 9;
+        F->nnodes = fz_u8(in) % 65;
+        F->nleaves = fz_u8(in) % 17;
+        F->nout = fz_u8(in) % 12;
+        F->base = fz_idx(in, -1, F->nout);
+        int32_t nn = F->nnodes;
+        F->root = arr_i32(in, a, F->ntrees, 0, nn);
+        int32_t *f = arena_alloc(a, nn, sizeof(int32_t)), *l = arena_alloc(a, nn, sizeof(int32_t));
+        int32_t *r = arena_alloc(a, nn, sizeof(int32_t));
+        for (int32_t n = 0; n < nn; n++) {
+            int room = n + 1 < nn; /* a node with no later node can only be a leaf */
+            f[n] = room ? fz_idx(in, -1, ni) : (fz_u8(in) == 255 ? 0 : -1);
+            if (f[n] < 0) { /* a leaf: left names its vector */
+                l[n] = fz_idx(in, 0, F->nleaves);
+                r[n] = -1;
+                continue;
+            }
+            l[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
+            r[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
+        }
+        F->feature = f;
+        F->left = l;
+        F->right = r;
+        F->threshold = arr_f64(in, a, nn, tame, ANY);
+        F->value = arr_f64(in, a, (int64_t)F->nleaves * F->nout, tame, ANY);
+        F->cast_f32 = fz_u8(in) & 1;
         break;
     }
     case SPMV_MODEL_KNN: {

@@ -1,0 +1,203 @@
+// csrc/model.c: the table of model kinds, inputs and output transforms, the check, the row loop
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Everything a kind shares lives here; what a kind computes lives in csrc/model_<kind>.c behind
+// its spmv_model_ops.  The same source serves the library and every exported model header.
+#include "spmv_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,
+                     spmv_err *err) {
+    if (n > 0 && a == NULL)
+        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "%s is NULL but should hold %lld entries",
+                         what, (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] < lo || a[i] >= hi)
+            return spmv_fail(err, SPMV_ESCHEMA, i, a[i], hi,
+                             "%s[%lld] = %d is outside [%lld, %lld)", what, (long long)i, (int)a[i],
+                             (long long)lo, (long long)hi);
+    return SPMV_OK;
+}
+
+static const spmv_model_ops constant_ops = {0}; /* a cascade's one-class stage: never evaluated */
+
+static const spmv_model_ops *const kinds[SPMV_MODEL_NKINDS] = {
+    [0] = &constant_ops,
+    [SPMV_MODEL_LINEAR] = &spmv_linear_ops,
+    [SPMV_MODEL_TREES] = &spmv_trees_ops,
+    [SPMV_MODEL_KNN] = &spmv_knn_ops,
+    [SPMV_MODEL_SVM] = &spmv_svm_ops,
+    [SPMV_MODEL_FORMULA] = &spmv_formula_ops,
+    [SPMV_MODEL_CASCADE] = &spmv_cascade_ops,
+    [SPMV_MODEL_FOREST] = &spmv_forest_ops,
+};
+
+const spmv_model_ops *spmv_model_ops_of(int kind) {
+    return kind >= 0 && kind < SPMV_MODEL_NKINDS ? kinds[kind] : NULL;
+}
+
+static double tf_apply(int tf, double x) {
+    switch (tf) {
+    case SPMV_TF_LOG1P:
+        return log1p(x);
+    case SPMV_TF_LOG:
+        return log(x);
+    case SPMV_TF_LOG10:
+        return log10(x);
+    case SPMV_TF_LOG2:
+        return log2(x);
+    case SPMV_TF_EXP:
+        return exp(x);
+    case SPMV_TF_EXPM1:
+        return expm1(x);
+    case SPMV_TF_POW10:
+        return pow(10.0, x);
+    case SPMV_TF_POW2:
+        return exp2(x);
+    default:
+        return x;
+    }
+}
+
+double spmv_model_input(const spmv_model *M, int32_t k, const double *row, double *memo) {
+    int32_t ni = M->ninputs;
+    double x = row[M->in_col[k]], z;
+    if (isnan(x)) x = M->in_nan[k];
+    if (x < M->in_lo[k]) x = M->in_lo[k];
+    if (x > M->in_hi[k]) x = M->in_hi[k];
+    if (memo != NULL && memcmp(&x, &memo[k], sizeof x) == 0) return memo[ni + k];
+    z = (tf_apply(M->in_tf[k], x) - M->in_shift[k]) / M->in_div[k];
+    if (memo != NULL) {
+        memo[k] = x;
+        memo[ni + k] = z;
+    }
+    return z;
+}
+
+void spmv_model_inputs(const spmv_model *M, const double *row, double *z, double *memo) {
+    for (int32_t k = 0; k < M->ninputs; k++) z[k] = spmv_model_input(M, k, row, memo);
+}
+
+/* NaN bits match no clamped input that is not NaN itself, and a NaN input maps to the same z
+ * every time. */
+void spmv_model_memo_init(double *memo, int32_t ni) {
+    for (int32_t k = 0; k < ni; k++) memo[k] = memo[ni + k] = NAN;
+}
+
+int32_t spmv_model_nout(const spmv_model *M) {
+    const spmv_model_ops *op = spmv_model_ops_of(M->kind);
+    return op != NULL && op->nout != NULL ? op->nout(M) : 1;
+}
+
+int spmv_model_check(const spmv_model *M, spmv_err *err) {
+    if (M == NULL) return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "model is NULL");
+    if (M->kind < SPMV_MODEL_LINEAR || M->kind >= SPMV_MODEL_NKINDS)
+        return spmv_fail(err, SPMV_ESCHEMA, -1, M->kind, SPMV_MODEL_NKINDS,
+                         "model kind %d is not in [%d, %d]", M->kind, SPMV_MODEL_LINEAR,
+                         SPMV_MODEL_NKINDS - 1);
+    if (M->ngroups < 1 || M->ninputs < 0 || M->ncols < SPMV_NCOLS)
+        return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, 1,
+                         "model: ngroups = %d (>= 1), "
+                         "ninputs = %d (>= 0), ncols = %d (>= %d)",
+                         (int)M->ngroups, (int)M->ninputs, (int)M->ncols, SPMV_NCOLS);
+    if (M->ninputs > 0 && (M->in_nan == NULL || M->in_lo == NULL || M->in_hi == NULL ||
+                           M->in_shift == NULL || M->in_div == NULL))
+        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
+                         "model inputs need in_col, in_tf, in_nan, "
+                         "in_lo, in_hi, in_shift and in_div");
+    int rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
+    if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_POW2 + 1, "in_tf", err);
+    if (rc == 0) rc = spmv_check_range(&M->out_tf, 1, 0, SPMV_TF_POW2 + 1, "out_tf", err);
+    if (rc == 0) rc = spmv_check_range(&M->out_col, 1, -1, M->ncols, "out_col", err);
+    return rc ? rc : kinds[M->kind]->check(M, err);
+}
+
+static double out_apply(const spmv_model *M, const spmv_model_ops *op, const double *raw,
+                        const double *row) {
+    double y = tf_apply(M->out_tf, raw[0]);
+    if (y < M->out_lo) y = M->out_lo; /* NaN stays NaN */
+    if (M->out_col >= 0) y *= row[M->out_col];
+    return op->out != NULL ? op->out(M, raw, y) : y;
+}
+
+/* Inputs read only from the matrix's features and value size: the same in every row of one
+ * matrix, so a ranking computes them once. */
+static int matrix_inputs(const spmv_model *M) {
+    for (int32_t k = 0; k < M->ninputs; k++)
+        if (!(M->in_col[k] < SPMV_NFEATURES || M->in_col[k] == SPMV_COL_VALUE_BYTES)) return 0;
+    return 1;
+}
+
+/* Row by row through op->eval into R[n*nout]. */
+static int eval_rows(const spmv_model *M, const spmv_model_ops *op, const double *rows, int32_t n,
+                     int32_t stride, const int32_t *group, int shared, double *R, spmv_err *err) {
+    int32_t ni = M->ninputs, nout = spmv_model_nout(M);
+    int64_t wsb = op->ws != NULL ? op->ws(M, NULL) : 0;
+    double *z = spmv_malloc(4 * (int64_t)ni + (wsb + 7) / 8, sizeof(double), err);
+    if (z == NULL) return SPMV_ENOMEM;
+    double *zprev = z + ni, *memo = zprev + ni, *w = memo + 2 * ni;
+    spmv_model_memo_init(memo, ni);
+    if (op->ws != NULL) op->ws(M, w);
+    int once = shared && matrix_inputs(M), have = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const double *row = rows + (int64_t)i * stride;
+        if (group[i] < 0) continue;
+        int fresh = 1;
+        if (once && have) {
+            fresh = 0;
+        } else {
+            spmv_model_inputs(M, row, z, memo);
+            fresh = !have || memcmp(z, zprev, (size_t)ni * sizeof *z) != 0;
+            if (fresh) memcpy(zprev, z, (size_t)ni * sizeof *z);
+        }
+        have = 1;
+        op->eval(M, group[i], row, z, fresh, w, R + (int64_t)i * nout);
+    }
+    spmv_free(z);
+    return SPMV_OK;
+}
+
+int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                            const int32_t *group, int shared, double *ms, double *raw,
+                            spmv_err *err) {
+    if (M == NULL || n < 0 || (n > 0 && (rows == NULL || group == NULL || ms == NULL)))
+        return spmv_fail(err, SPMV_EINVAL, -1, n, -1,
+                         "predict needs a model, rows, groups and an "
+                         "output array for n = %d rows",
+                         (int)n);
+    if (stride < M->ncols)
+        return spmv_fail(err, SPMV_EINVAL, -1, stride, M->ncols,
+                         "rows hold %d columns; the model reads %d", (int)stride, (int)M->ncols);
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] < -1 || group[i] >= M->ngroups)
+            return spmv_fail(err, SPMV_EINVAL, i, group[i], M->ngroups,
+                             "group[%d] = %d is outside [-1, %d)", (int)i, (int)group[i],
+                             (int)M->ngroups);
+    const spmv_model_ops *op = spmv_model_ops_of(M->kind);
+    if (op == NULL || op->eval == NULL) /* spmv_model_check refuses these first */
+        return spmv_fail(err, SPMV_EINVAL, -1, M->kind, SPMV_MODEL_NKINDS,
+                         "model kind %d cannot be evaluated", M->kind);
+    int32_t nout = spmv_model_nout(M);
+    double *R = raw != NULL ? raw : spmv_malloc((int64_t)n * nout, sizeof(double), err);
+    if (R == NULL && n > 0) return SPMV_ENOMEM;
+    int rc = op->rows != NULL ? op->rows(M, rows, n, stride, group, shared, R, err) : 1;
+    if (rc == 1) rc = eval_rows(M, op, rows, n, stride, group, shared, R, err);
+    for (int32_t i = 0; rc == 0 && i < n; i++) {
+        double *r = R + (int64_t)i * nout;
+        if (group[i] < 0) {
+            ms[i] = HUGE_VAL;
+            for (int32_t o = 0; o < nout; o++) r[o] = NAN;
+        } else {
+            ms[i] = out_apply(M, op, r, rows + (int64_t)i * stride);
+        }
+    }
+    if (R != raw) spmv_free(R);
+    return rc;
+}
+
+int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
+                       const int32_t *group, double *ms, double *raw, spmv_err *err) {
+    return spmv_model_predict_rows(M, rows, n, stride, group, 0, ms, raw, err);
+}

@@ -1,0 +1,77 @@
+// csrc/model_forest.c: multi-output forests — one walk per tree gives every configuration's time
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// A whole-matrix model: its inputs are the matrix's features, its leaves vectors with one entry per
+// configuration (group), so that ranking a matrix costs ntrees walks and ntrees * nout additions,
+// not a walk per tree per configuration.  The sum of the vectors is kept for the last inputs:
+// every row of one matrix reads it.
+#include "spmv_internal.h"
+
+/* Workspace: the summed vector [nout]. */
+static int64_t forest_ws(const spmv_model *M, void *w) {
+    (void)w;
+    return 8 * (int64_t)M->forest.nout;
+}
+
+static void forest_sum(const spmv_model *M, const double *z, double *sum) {
+    const spmv_forest *F = &M->forest;
+    int32_t nout = F->nout;
+    for (int32_t o = 0; o < nout; o++) sum[o] = 0;
+    for (int32_t t = 0; t < F->ntrees; t++) {
+        int32_t n = F->root[t];
+        while (F->feature[n] >= 0) {
+            double x = z[F->feature[n]];
+            if (F->cast_f32) x = (double)(float)x;
+            n = x <= F->threshold[n] ? F->left[n] : F->right[n]; /* NaN: right */
+        }
+        const double *v = F->value + (int64_t)F->left[n] * nout;
+        for (int32_t o = 0; o < nout; o++) sum[o] += v[o];
+    }
+}
+
+static void forest_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
+                        int fresh, void *w, double *raw) {
+    (void)row;
+    double *sum = w;
+    if (fresh) forest_sum(M, z, sum);
+    raw[0] = M->forest.base >= 0 ? sum[g] + sum[M->forest.base] : sum[g];
+}
+
+static int forest_check(const spmv_model *M, spmv_err *err) {
+    const spmv_forest *F = &M->forest;
+    if (F->ntrees < 1 || F->nnodes < 1 || F->nleaves < 1 || F->nout < 1 || F->root == NULL ||
+        F->feature == NULL || F->left == NULL || F->right == NULL || F->threshold == NULL ||
+        F->value == NULL || (F->cast_f32 != 0 && F->cast_f32 != 1))
+        return spmv_fail(
+            err, SPMV_ESCHEMA, -1, -1, -1,
+            "a forest model needs ntrees, nnodes, nleaves, nout >= 1, cast_f32 0 or 1, "
+            "root[ntrees], feature, left, right, threshold[nnodes] and "
+            "value[nleaves*nout]");
+    if (M->ngroups > F->nout) /* group g reads output g */
+        return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, F->nout,
+                         "forest: ngroups = %d is past nout = %d", (int)M->ngroups, (int)F->nout);
+    int rc = spmv_check_range(&F->base, 1, -1, F->nout, "forest.base", err);
+    if (rc == 0) rc = spmv_check_range(F->root, F->ntrees, 0, F->nnodes, "forest.root", err);
+    if (rc == 0)
+        rc = spmv_check_range(F->feature, F->nnodes, -1, M->ninputs, "forest.feature", err);
+    /* Children come after their parent, so that every walk ends (scikit-learn numbers nodes depth
+     * first); a leaf's left is its vector. */
+    for (int32_t n = 0; rc == 0 && n < F->nnodes; n++) {
+        if (F->feature[n] < 0) {
+            rc = spmv_check_range(&F->left[n], 1, 0, F->nleaves, "forest.left (a leaf's vector)",
+                                  err);
+            continue;
+        }
+        int32_t c = F->left[n] <= F->right[n] ? F->left[n] : F->right[n];
+        int32_t d = F->left[n] <= F->right[n] ? F->right[n] : F->left[n];
+        if (c <= n || d >= F->nnodes)
+            rc = spmv_fail(err, SPMV_ESCHEMA, n, c <= n ? c : d, F->nnodes,
+                           "forest: node %d has child %d outside (%d, %d)", (int)n,
+                           (int)(c <= n ? c : d), (int)n, (int)F->nnodes);
+    }
+    return rc;
+}
+
+SPMV_API const spmv_model_ops spmv_forest_ops = {
+    forest_check, NULL, forest_ws, forest_eval, NULL, NULL,
+};

@@ -1,0 +1,214 @@
+"""Whole-matrix model: a multi-output forest from a matrix's features to every configuration's time."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+from sklearn.utils.validation import check_is_fitted
+
+from ..features import FEATURE_NAMES
+from ._common import RankMixin, check_verbose, check_X, check_y, group_key, log_features, matrix_ids
+
+_DTYPES = {4.0: "float32", 8.0: "float64"}
+
+
+class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
+    """Every configuration's runtime from one multi-output forest over the matrix's features.
+
+    Per value type, one scikit-learn ExtraTreesRegressor (or RandomForestRegressor) is fit on the
+    training matrices: inputs ``log1p`` of the 33 matrix features, target one column per
+    configuration, the log slowdown ``log(t / t_best)`` against the matrix's fastest measured
+    configuration, capped at ``clip`` (the ranking needs the order near the best; how much slower a
+    bad configuration is would otherwise steer the splits). Configurations not measured on a
+    training matrix (not applicable, failed) take the cap. Each leaf then holds the mean over its
+    training matrices of every configuration's capped slowdown and of ``log t_best``, so that one walk
+    of each tree predicts every configuration: ``exp(mean slowdown + mean log t_best)`` ms. Ranking
+    cost does not grow with the number of configurations beyond one addition per tree each.
+
+    Parameters
+    ----------
+    n_estimators : int, default=32
+        32 trees keep spmv_rank_rows of the 135 H100 configurations near 5 us on the dev VM (64: 8 us)
+        at the same cross-validated quality.
+    forest : {"extra", "random"}, default="extra"
+        ExtraTreesRegressor or RandomForestRegressor.
+    max_features : float, int or None, default=0.5
+    min_samples_leaf : int, default=4
+    max_depth : int or None, default=None
+    bootstrap : bool, default=False
+    clip : float, default=0.5
+        Cap of the log slowdown target (0.5: 65 % slower); inf: no cap (unmeasured then take each
+        matrix's slowest measured slowdown).
+
+    The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
+    matrices of benchmarks/models.py's split (benchmarks/tune_boosted.py --kind forest), on
+    datasets/h100 and datasets/cpu in both value types, by the mean geomean t_pick / t_best:
+    clip 0.1, 0.2, 0.3, 0.5, 1, inf; min_samples_leaf 1, 2, 4, 8; max_features 0.3, 0.5, 1;
+    16, 32, 64 or 128 trees; extra or random (bootstrap) trees (benchmarks/results/forest_tuning.md).
+    random_state : int, default=0
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    groups_ : ndarray of str, configuration keys (``config@f32|f64``) in output order, per value type
+        contiguous; ``tables_`` : dict, value type -> dict of the portable arrays (``keys``, ``root``,
+        ``feature``, ``left``, ``right``, ``threshold``, ``value`` (nleaves x (nkeys + 1), already
+        divided by the number of trees; the last column is log t_best)); ``estimators_`` : dict, value
+        type -> the fitted scikit-learn forest.
+    """
+
+    def __init__(self, n_estimators: int = 32, forest: str = "extra", max_features: Any = 0.5,
+                 min_samples_leaf: int = 4, max_depth: int | None = None, bootstrap: bool = False,
+                 clip: float = 0.5, random_state: int = 0, verbose: int = 0):
+        self.n_estimators = n_estimators
+        self.forest = forest
+        self.max_features = max_features
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.bootstrap = bootstrap
+        self.clip = clip
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> ForestModel:
+        """Fit one forest per value type on the matrices x configurations table of log slowdowns;
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+        check_verbose(self.verbose, "ForestModel")
+        if self.forest not in ("extra", "random"):
+            raise ValueError(f"The 'forest' parameter of ForestModel must be 'extra' or 'random'. Got {self.forest!r} "
+                             "instead.")
+        if not float(self.clip) > 0:
+            raise ValueError(f"The 'clip' parameter of ForestModel must be a float > 0. Got {self.clip!r} instead.")
+        X = check_X(X, "ForestModel.fit")
+        t = np.log(check_y(y, len(X), "ForestModel.fit"))
+        mids = matrix_ids(X, groups)
+        keys = group_key(X, "config")
+        vb = X["value_bytes"].to_numpy(np.float64)
+        self.tables_, self.estimators_ = {}, {}
+        for b in sorted(set(vb.tolist())):
+            if b not in _DTYPES:
+                raise ValueError(f"The 'X' parameter of ForestModel.fit has value_bytes {b!r}; known: 4, 8.")
+            r = np.flatnonzero(vb == b)
+            m, mi = np.unique(mids[r], return_index=True)
+            row_m = np.searchsorted(m, mids[r])
+            ks, ki = np.unique(keys[r], return_inverse=True)
+            T = np.full((len(m), len(ks)), np.nan)
+            T[row_m, ki] = t[r]
+            best = np.nanmin(T, axis=1)
+            S = T - best[:, None]
+            cap = float(self.clip)
+            if np.isfinite(cap):
+                S = np.where(np.isnan(S), cap, np.minimum(S, cap))
+            else:
+                S = np.where(np.isnan(S), np.nanmax(S, axis=1)[:, None], S)
+            L = log_features(X.iloc[r[mi]], FEATURE_NAMES)
+            cls = ExtraTreesRegressor if self.forest == "extra" else RandomForestRegressor
+            est = cls(n_estimators=self.n_estimators, max_features=self.max_features,
+                      min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
+                      random_state=self.random_state, n_jobs=1, verbose=max(0, int(self.verbose) - 1))
+            est.fit(L, S if S.shape[1] > 1 else S[:, 0])
+            self.estimators_[_DTYPES[b]] = est
+            self.tables_[_DTYPES[b]] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
+        self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
+        self._fit_extras(X, convert_ms, "ForestModel.fit")
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """Predicted runtime (ms) per row; a configuration not seen in training is an error."""
+        check_is_fitted(self, "tables_")
+        X = check_X(X, "ForestModel.predict")
+        keys = group_key(X, "config")
+        vb = X["value_bytes"].to_numpy(np.float64)
+        out = np.empty(len(X))
+        for b in np.unique(vb):
+            r = np.flatnonzero(vb == b)
+            tb = self.tables_.get(_DTYPES.get(float(b), "?"))
+            if tb is None:
+                raise ValueError(f"The 'X' parameter of ForestModel.predict has value_bytes {b!r}; the model was "
+                                 f"trained on {sorted(self.tables_)}.")
+            j = np.minimum(np.searchsorted(tb["keys"], keys[r]), len(tb["keys"]) - 1)
+            bad = tb["keys"][j] != keys[r]
+            if bad.any():
+                raise ValueError(f"The 'X' parameter of ForestModel.predict has configuration {keys[r][bad][0]!r} that "
+                                 f"the model was not trained on ({len(self.groups_)} known).")
+            mids = matrix_ids(X.iloc[r])
+            first = np.unique(mids, return_index=True)[1]
+            S = forest_sums(tb, log_features(X.iloc[r[first]], FEATURE_NAMES))
+            q = np.searchsorted(np.unique(mids), mids)
+            out[r] = np.exp(S[q, j] + S[q, -1])
+        return out
+
+    def portable_table(self, cfgs: list[Any], dtype: str) -> Any:
+        """The portable form's table of value type ``dtype`` ranking ``cfgs`` (:func:`pyspmv.portable`):
+        inputs as :func:`log_features` computes them, one group per configuration the forest knows,
+        base output log t_best, exp."""
+        from ..portable import Spec, Table, _log_inputs, _lookup, config_frame, head
+        tb = self.tables_.get(dtype)
+        if tb is None:
+            return None
+        group = _lookup(group_key(config_frame(cfgs, dtype), "config"), tb["keys"])
+        nk = len(tb["keys"])
+        V = tb["value"]
+        spec = Spec("forest", {**head(nk, 0, _log_inputs(FEATURE_NAMES), "exp"),
+                               "forest.ntrees": len(tb["root"]), "forest.nnodes": len(tb["feature"]),
+                               "forest.nleaves": V.shape[0], "forest.nout": V.shape[1], "forest.base": nk,
+                               "forest.cast_f32": 1, "forest.root": tb["root"], "forest.feature": tb["feature"],
+                               "forest.left": tb["left"], "forest.right": tb["right"],
+                               "forest.threshold": tb["threshold"],
+                               "forest.value": np.ascontiguousarray(V, dtype=np.float64).reshape(-1)})
+        return Table([c.id for c in cfgs], group, np.zeros((len(cfgs), 0)), spec)
+
+
+def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:
+    """The summed leaf vectors (n x (nkeys + 1)) for inputs Z, tree by tree in order, as csrc/model_forest.c
+    adds them: features cast to float32 before comparing, as scikit-learn reads X."""
+    Z = np.asarray(Z, dtype=np.float32).astype(np.float64)
+    feat, left, right, thr, V = tb["feature"], tb["left"], tb["right"], tb["threshold"], tb["value"]
+    acc = np.zeros((len(Z), V.shape[1]))
+    rows = np.arange(len(Z))
+    for root in tb["root"]:
+        node = np.full(len(Z), root, dtype=np.int64)
+        while True:
+            f = feat[node]
+            inner = f >= 0
+            if not inner.any():
+                break
+            x = Z[rows[inner], f[inner]]
+            n = node[inner]
+            node[inner] = np.where(x <= thr[n], left[n], right[n])
+        acc += V[left[node]]
+    return acc
+
+
+def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[str, Any]:
+    """Flat node arrays of a fitted forest, leaf vectors the mean of Y over the training rows of L
+    reaching each leaf (divided by the number of trees), nodes numbered tree after tree."""
+    leaves = est.apply(L.astype(np.float32))                  # (n, ntrees) node ids
+    ntrees = len(est.estimators_)
+    feat, thr, left, right, root, vals = [], [], [], [], [], []
+    off, nleaf = 0, 0
+    for i, tree in enumerate(est.estimators_):
+        tr = tree.tree_
+        lc, rc = tr.children_left.astype(np.int64), tr.children_right.astype(np.int64)
+        leaf = lc < 0
+        lid = np.cumsum(leaf) - 1 + nleaf                     # each leaf's vector
+        cnt = np.bincount(leaves[:, i], minlength=len(lc))
+        sums = np.zeros((len(lc), Y.shape[1]))
+        np.add.at(sums, leaves[:, i], Y)
+        means = sums[leaf] / np.maximum(cnt[leaf], 1)[:, None]
+        feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
+        thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
+        left.append(np.where(leaf, lid, lc + off).astype(np.int32))
+        right.append(np.where(leaf, -1, rc + off).astype(np.int32))
+        vals.append(means / ntrees)
+        root.append(off)
+        off += len(lc)
+        nleaf += int(leaf.sum())
+    return {"keys": np.asarray(keys), "root": np.array(root, np.int32), "feature": np.concatenate(feat),
+            "threshold": np.concatenate(thr), "left": np.concatenate(left), "right": np.concatenate(right),
+            "value": np.ascontiguousarray(np.vstack(vals))}
