@@ -1,0 +1,72 @@
+"""Ranking quality of the default model kind on held-out matrices, real and generated apart.
+
+Usage: python benchmarks/default_quality.py [DATASET] [--models forest boosted] [--out benchmarks/results]
+
+For each value type: the model (train_default's defaults) is fitted on 75 % of the dataset's matrices
+(split by matrix, seed 0, as benchmarks/models.py) and ranks the other 25 %; the share of picks within 5 %
+of the measured best (a pick whose [q25, q75] overlaps the best's counts as the best), beyond 20 %, and
+geomean t_pick / t_best are reported for all held-out matrices, the real ones and the generated ones
+(the names of ``pyspmv.datasets.standard_corpus()``). Writes ``default_quality_<dataset>.md`` and the
+per-matrix picks as ``default_quality_<dataset>.csv``.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pyspmv import datasets
+from pyspmv.benchmark import device_info
+from pyspmv.evaluate import column_for, evaluate
+from pyspmv.train_default import make_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def summary(per: pd.DataFrame) -> str:
+    if per.empty:
+        return "– | – | – | 0"
+    within = (per["bucket"] == "<5%").mean() if "<5%" in set(per["bucket"]) else (per["slowdown"] < 0.05).mean()
+    beyond = (per["slowdown"] > 0.20).mean()
+    geo = float(np.exp(np.mean(np.log(per["ratio"]))))
+    return f"{100 * within:.1f} % | {100 * beyond:.1f} % | {geo:.3f} | {len(per)}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dataset", nargs="?", default="h100")
+    ap.add_argument("--models", nargs="+", default=["forest"])
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    generated = {e.name for e in datasets.standard_corpus()}
+    name = Path(args.dataset).name
+    lines = [f"# Default model kinds on held-out matrices of `{name}`, real and generated apart", "",
+             f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}`, fitted on the "
+             f"{device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of the matrices, "
+             "split by matrix, seed 0. Columns: picks within 5 % of the measured best (ties within [q25, q75] "
+             "count as the best), beyond 20 %, geomean t_pick / t_best, held-out matrices.", "",
+             "| dtype | model | matrices | within 5 % | beyond 20 % | geomean | n |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    rows = []
+    for dtype in ("float64", "float32"):
+        ds = datasets.load(args.dataset, dtype=dtype)
+        for kind in args.models:
+            ev = evaluate(make_model(kind), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
+                          convert_ms=column_for(ds, "convert_ms"))
+            per = ev.per_matrix.copy()
+            per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
+            per["real"] = ~per["matrix"].isin(generated)
+            per["dtype"], per["model"] = dtype, kind
+            rows.append(per)
+            for label, sub in (("all", per), ("real", per[per["real"]]), ("generated", per[~per["real"]])):
+                lines.append(f"| {dtype} | {kind} | {label} | {summary(sub)} |")
+            print(lines[-3:], flush=True)
+    out = Path(args.out)
+    pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
+    (out / f"default_quality_{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
