@@ -130,16 +130,20 @@ static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
         S->sorted = spmv_malloc(n, sizeof(int32_t), err);
         if (S->sorted == NULL) return SPMV_ENOMEM;
     }
-    int32_t *hist = spmv_malloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
+    /* zeroed once: each window's walk zeroes what its counting set */
+    int32_t *hist = spmv_calloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
         int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, pos = w0;
-        for (int32_t i = w0; i < w1; i++)
-            if (row_len(A, i) > m) m = row_len(A, i);
-        for (int32_t L = 0; L <= m; L++) hist[L] = 0;
-        for (int32_t i = w0; i < w1; i++) hist[row_len(A, i)]++;
-        for (int32_t L = m; L >= 0; L--)
+        for (int32_t i = w0; i < w1; i++) {
+            int32_t len = row_len(A, i);
+            hist[len]++;
+            m = len > m ? len : m;
+        }
+        for (int32_t L = m; L >= 0; L--) {
             for (int32_t k = 0; k < hist[L]; k++) S->sorted[pos++] = L;
+            hist[L] = 0;
+        }
     }
     spmv_free(hist);
     S->sorted_sigma = sigma;
