@@ -164,10 +164,10 @@ SPMV_API int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev,
                                    spmv_summary *S, spmv_err *err);
 SPMV_API void spmv_summary_free(spmv_summary *S);
 /* A need op's slice height h >= 1: S->win becomes gcd(S->win, h). */
-void spmv_summary_window(spmv_summary *S, int32_t h);
+SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
 /* *use: whether slices of h rows can take their maxima from S's windows (h a multiple of
  * S->win), which are built on first use (O(nrows)).  SPMV_OK or SPMV_ENOMEM. */
-int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
+SPMV_API int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
 /* The same estimated from a sample: As is the CSR of A's rows in the blocks S->pass.range names
  * (indptr rebased, indices copied), from which tier 1 and S come; tier 2 comes from those rows of
  * A itself, so that offsets and bands keep their row numbers.  Shape, nnz and what they alone
