@@ -114,9 +114,9 @@ static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 }
 
 static int broell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
-    (void)F;
     (void)err;
     S->want_symbols = 1;
+    if (F->param[0] >= 1) spmv_summary_window(S, F->param[0]);
     return SPMV_OK;
 }
 
@@ -130,10 +130,19 @@ static int broell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     int32_t h = F->param[0], bits = F->param[1], n = A->nrows;
     int64_t words = 0, vals = 0;
     if (sym == NULL) return broell_size(A, F, err); /* need() not called */
+    int use = 0;
+    rc = spmv_summary_windows(S, h, &use, err);
+    if (rc) return rc;
+    int64_t nw = use ? ((int64_t)n + S->win - 1) / S->win : 0, per = use ? h / S->win : 0;
     for (int64_t i0 = 0; i0 < n; i0 += h) {
         int32_t w = 0, i1 = n - i0 < h ? n : (int32_t)(i0 + h), b = 1;
         uint32_t maxsym = 0;
-        for (int32_t i = (int32_t)i0; i < i1; i++) {
+        if (use) /* the slice's windows: its rows' maxima */
+            for (int64_t k = i0 / S->win; k < i0 / S->win + per && k < nw; k++) {
+                w = S->wlen[k] > w ? S->wlen[k] : w;
+                maxsym = S->wsym[k] > maxsym ? S->wsym[k] : maxsym;
+            }
+        for (int32_t i = (int32_t)i0; !use && i < i1; i++) {
             int32_t len = A->indptr[i + 1] - A->indptr[i];
             w = len > w ? len : w;
             maxsym = sym[i] > maxsym ? sym[i] : maxsym;

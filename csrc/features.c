@@ -236,9 +236,54 @@ void spmv_summary_free(spmv_summary *S) {
     spmv_free(S->hist);
     spmv_free(S->pass.symmax);
     spmv_free(S->sorted);
+    spmv_free(S->wlen);
+    spmv_free(S->wsym);
     S->hist = NULL;
     S->pass.symmax = NULL;
     S->sorted = NULL;
+    S->wlen = NULL;
+    S->wsym = NULL;
+}
+
+void spmv_summary_window(spmv_summary *S, int32_t h) {
+    int32_t a = S->win, b = h;
+    while (b > 0) {
+        int32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    S->win = a;
+}
+
+int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
+    *use = S->win > 0 && h % S->win == 0;
+    if (!*use || S->wlen != NULL) return SPMV_OK;
+    const spmv_csr *A = S->A;
+    const int32_t *ip = A->indptr;
+    const uint32_t *sym = S->pass.symmax;
+    int32_t n = A->nrows, win = S->win;
+    int64_t nw = ((int64_t)n + win - 1) / win;
+    S->wlen = spmv_malloc(nw, sizeof(int32_t), err);
+    S->wsym = S->wlen && sym ? spmv_malloc(nw, sizeof(uint32_t), err) : NULL;
+    if (S->wlen == NULL || (sym != NULL && S->wsym == NULL)) {
+        spmv_free(S->wlen);
+        S->wlen = NULL;
+        return SPMV_ENOMEM;
+    }
+    for (int64_t k = 0; k < nw; k++) {
+        int32_t i0 = (int32_t)(k * win), i1 = n - i0 < win ? n : i0 + win, w = 0;
+        uint32_t m = 0;
+        for (int32_t i = i0; i < i1; i++) {
+            int32_t len = ip[i + 1] - ip[i];
+            w = len > w ? len : w;
+        }
+        S->wlen[k] = w;
+        if (sym != NULL) {
+            for (int32_t i = i0; i < i1; i++) m = sym[i] > m ? sym[i] : m;
+            S->wsym[k] = m;
+        }
+    }
+    return SPMV_OK;
 }
 
 int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,

@@ -75,27 +75,74 @@ typedef struct {
     double m2[2];
 } block_stat;
 
+/* BSR block counts for block sizes 1, 2, 4 and 8 from one marker array: each 8 x 8 tile a block
+ * row of 8 touches keeps its occupancy in 64 bits (bit 8 * (row % 8) + col % 8), and at the block
+ * row's end every tile's b x b sub-tiles are counted from its bits -- exact, since those sizes
+ * divide 8, and one marker load per entry instead of one per block size. */
+#define TILE 8
+typedef struct {
+    int32_t *stamp; /* [ncols / 8]: the block row of 8 that last touched the tile, or -1 */
+    int32_t *list;  /* [ncols / 8]: the tiles the current block row touched */
+    uint64_t *bits; /* [ncols / 8]: their occupancy */
+} tiles;
+
+static int64_t popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555u);
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (int64_t)((x * 0x0101010101010101u) >> 56);
+}
+
+/* The tiles of the block row just ended into blocks[nb] (b = 1 << sh[j]): each b x b sub-tile's
+ * bits ORed into its top-left one (the shifts stay within a sub-tile's rows and columns), then
+ * those corners counted; a touched tile is one block of 8. */
+static void tiles_flush(tiles *T, int32_t *nl, int32_t nb, const int32_t *sh, int64_t *blocks) {
+    int64_t c[4] = {0, 0, 0, *nl};
+    int need = 0;
+    for (int32_t j = 0; j < nb; j++) need |= 1 << sh[j];
+    for (int32_t k = 0; k < *nl; k++) {
+        uint64_t x = T->bits[T->list[k]], x2, x4;
+        if (need & 1) c[0] += popcount64(x);
+        x2 = x | x >> 1;
+        x2 |= x2 >> TILE;
+        if (need & 2) c[1] += popcount64(x2 & 0x0055005500550055u);
+        x4 = x2 | x2 >> 2;
+        x4 |= x4 >> 2 * TILE;
+        if (need & 4)
+            c[2] += ((x4 & 0x01) != 0) + ((x4 & 0x10) != 0) + ((x4 & 0x0100000000) != 0) +
+                    ((x4 & 0x1000000000) != 0);
+    }
+    for (int32_t j = 0; j < nb; j++) blocks[j] += c[sh[j]];
+    *nl = 0;
+}
+
 /* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
 static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t r1, int64_t symoff,
                       int32_t shift_lo, int32_t shift_up, uint8_t *mark, int32_t *stamp,
-                      int32_t *const *bmark, block_stat *bs, part *p) {
+                      int32_t *const *bmark, tiles *T, block_stat *bs, part *p) {
     const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
     const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
     int32_t n = A->nrows, nb = P->nb;
     uint32_t ncols = (uint32_t)A->ncols;
     uint32_t *symmax = P->symmax;
     int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK], sh[SPMV_SUMMARY_MAXB];
+    int32_t nl = 0, tilerow = r0 / TILE; /* T's tiles touched, by block row tilerow */
     int64_t span = 0, cluster = 0, segr = 0, segw = 0, blocks[SPMV_SUMMARY_MAXB] = {0};
     for (int32_t j = 0; j < nb; j++) {
         sh[j] = 0;
         while (sh[j] < 5 && (1 << sh[j]) < P->b[j]) sh[j]++;
         if ((1 << sh[j]) != P->b[j]) sh[j] = -1; /* not a power of two: divide */
     }
+    int32_t nbm = T != NULL ? 0 : nb; /* block sizes the marker loop counts */
     /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
     for (int64_t b0 = r0; b0 < r1; b0 += BLOCK) {
         int32_t b1 = r1 - b0 < BLOCK ? r1 : (int32_t)(b0 + BLOCK), k = 0;
         for (int32_t i = (int32_t)b0; i < b1; i++) {
             const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
+            if (T != NULL && i / TILE != tilerow) {
+                tiles_flush(T, &nl, nb, sh, blocks);
+                tilerow = i / TILE;
+            }
             if (q == qe) {
                 if (symmax) symmax[i - symoff] = 0;
                 continue;
@@ -142,7 +189,25 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             gmax = rmax > gmax ? rmax : gmax;
             if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
                 symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
-            for (int32_t j = 0; j < nb; j++) { /* BSR: distinct (block row, block column) pairs */
+            if (T != NULL) {
+                /* sorted: a tile's entries in a row are a run, gathered in w */
+                uint32_t rowbit = (uint32_t)(i % TILE) * TILE, ct = (uint32_t)*q0 / TILE;
+                uint64_t w = 0;
+                for (const int32_t *t = q0; t < qe; t++) {
+                    if ((uint32_t)*t / TILE != ct) {
+                        T->bits[ct] = T->stamp[ct] == tilerow ? T->bits[ct] | w : w;
+                        if (T->stamp[ct] != tilerow) T->list[nl++] = (int32_t)ct;
+                        T->stamp[ct] = tilerow;
+                        ct = (uint32_t)*t / TILE;
+                        w = 0;
+                    }
+                    w |= (uint64_t)1 << (rowbit + (uint32_t)*t % TILE);
+                }
+                T->bits[ct] = T->stamp[ct] == tilerow ? T->bits[ct] | w : w;
+                if (T->stamp[ct] != tilerow) T->list[nl++] = (int32_t)ct;
+                T->stamp[ct] = tilerow;
+            }
+            for (int32_t j = 0; j < nbm; j++) { /* BSR: distinct (block row, block column) pairs */
                 int32_t *bm = bmark[j], lastcb = -1, br, cb;
                 int64_t cnt = 0;
                 br = sh[j] >= 0 ? i >> sh[j] : i / P->b[j];
@@ -171,6 +236,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             block_moments(bup, k, shift_up, &b->s[1], &b->m2[1]);
         }
     }
+    if (T != NULL) tiles_flush(T, &nl, nb, sh, blocks);
     p->gmin = gmin < p->gmin ? gmin : p->gmin; /* parts start at gmin INT32_MAX, the rest 0 */
     p->gmax = max_i32(p->gmax, gmax);
     p->band = max_i32(p->band, band);
@@ -235,7 +301,12 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     if (want < nt) nt = want < 1 ? 1 : (int)want;
     if (nblk < nt) nt = (int)nblk;
 #endif
-    for (int32_t j = 0; j < nb; j++) nbc[j] = ((int64_t)A->ncols + P->b[j] - 1) / P->b[j];
+    int tiled = nb > 0; /* every block size divides 8: count them all from 8 x 8 tiles */
+    for (int32_t j = 0; j < nb; j++) {
+        nbc[j] = ((int64_t)A->ncols + P->b[j] - 1) / P->b[j];
+        tiled &= P->b[j] == 1 || P->b[j] == 2 || P->b[j] == 4 || P->b[j] == TILE;
+    }
+    int64_t ntile = ((int64_t)A->ncols + TILE - 1) / TILE;
     /* Workspace: per thread its marks, stamps and BSR marks; the block moments; the row splits. */
     uint8_t **mark = spmv_calloc(nt, sizeof(uint8_t *), err);
     int32_t **stamp = mark ? spmv_calloc(nt, sizeof(int32_t *), err) : NULL;
@@ -244,12 +315,20 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     part *parts = bmark ? spmv_calloc(nt, sizeof(part), err) : NULL;
     int32_t *split = parts ? spmv_malloc((int64_t)nt + 1, sizeof(int32_t), err) : NULL;
     block_stat *bs = split ? spmv_calloc(nblk > 0 ? nblk : 1, sizeof(block_stat), err) : NULL;
-    if (bs == NULL) goto nomem;
+    tiles *tl = bs ? spmv_calloc(nt, sizeof(tiles), err) : NULL;
+    if (tl == NULL) goto nomem;
     for (int t = 0; t < nt; t++) {
         mark[t] = spmv_calloc(noff, 1, err);
         stamp[t] = mark[t] ? spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
         if (stamp[t] == NULL) goto nomem;
-        for (int32_t j = 0; j < nb; j++) {
+        if (tiled) {
+            tl[t].stamp = spmv_malloc(ntile, sizeof(int32_t), err);
+            tl[t].list = spmv_malloc(ntile, sizeof(int32_t), err);
+            tl[t].bits = spmv_malloc(ntile, sizeof(uint64_t), err);
+            if (!tl[t].stamp || !tl[t].list || !tl[t].bits) goto nomem;
+            for (int64_t c = 0; c < ntile; c++) tl[t].stamp[c] = -1;
+        }
+        for (int32_t j = 0; j < nb && !tiled; j++) {
             int32_t *bm = bmark[t * SPMV_SUMMARY_MAXB + j] = spmv_malloc(nbc[j], 4, err);
             if (bm == NULL) goto nomem;
             for (int64_t c = 0; c < nbc[j]; c++) bm[c] = -1;
@@ -284,7 +363,7 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         for (int32_t k = 0; k < nr; k++) {
             int32_t r0 = P->range[k], r1 = block_end(r0, n);
             pass_rows(A, P, r0, r1, r0 - (int64_t)k * BLOCK, shift_lo, shift_up, mark[0], stamp[0],
-                      bmark, bs, &parts[0]);
+                      bmark, tiled ? &tl[0] : NULL, bs, &parts[0]);
             R->groups += (r1 - r0 + 31) / 32;
             if (parts[0].bad) break;
         }
@@ -293,7 +372,7 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
         for (int t = 0; t < nt; t++)
             pass_rows(A, P, split[t], split[t + 1], 0, shift_lo, shift_up, mark[t], stamp[t],
-                      bmark + t * SPMV_SUMMARY_MAXB, bs, &parts[t]);
+                      bmark + t * SPMV_SUMMARY_MAXB, tiled ? &tl[t] : NULL, bs, &parts[t]);
     }
 
     int bad = 0;
@@ -350,7 +429,13 @@ done:
         spmv_free(mark[t]);
         spmv_free(stamp[t]);
         for (int32_t j = 0; j < nb; j++) spmv_free(bmark[t * SPMV_SUMMARY_MAXB + j]);
+        if (tl != NULL) {
+            spmv_free(tl[t].bits);
+            spmv_free(tl[t].list);
+            spmv_free(tl[t].stamp);
+        }
     }
+    spmv_free(tl);
     spmv_free(bs);
     spmv_free(split);
     spmv_free(parts);

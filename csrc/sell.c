@@ -130,16 +130,20 @@ static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
         S->sorted = spmv_malloc(n, sizeof(int32_t), err);
         if (S->sorted == NULL) return SPMV_ENOMEM;
     }
-    int32_t *hist = spmv_malloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
+    /* zeroed once: each window's walk zeroes what its counting set */
+    int32_t *hist = spmv_calloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
         int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, pos = w0;
-        for (int32_t i = w0; i < w1; i++)
-            if (row_len(A, i) > m) m = row_len(A, i);
-        for (int32_t L = 0; L <= m; L++) hist[L] = 0;
-        for (int32_t i = w0; i < w1; i++) hist[row_len(A, i)]++;
-        for (int32_t L = m; L >= 0; L--)
+        for (int32_t i = w0; i < w1; i++) {
+            int32_t len = row_len(A, i);
+            hist[len]++;
+            m = len > m ? len : m;
+        }
+        for (int32_t L = m; L >= 0; L--) {
             for (int32_t k = 0; k < hist[L]; k++) S->sorted[pos++] = L;
+            hist[L] = 0;
+        }
     }
     spmv_free(hist);
     S->sorted_sigma = sigma;
@@ -154,7 +158,17 @@ static int sell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     const spmv_csr *A = S->A;
     int32_t c = F->param[0], sigma = F->param[1], n = A->nrows;
     int64_t slots = 0;
-    if (sigma == 1 || sigma == c) {
+    int use = 0;
+    if (sigma == 1 || sigma == c) rc = spmv_summary_windows(S, c, &use, err);
+    if (rc) return rc;
+    if (use) { /* a slice's width: the longest row of its windows */
+        int64_t nw = ((int64_t)n + S->win - 1) / S->win, per = c / S->win;
+        for (int64_t k0 = 0; k0 < nw; k0 += per) {
+            int32_t w = 0;
+            for (int64_t k = k0; k < k0 + per && k < nw; k++) w = S->wlen[k] > w ? S->wlen[k] : w;
+            slots += w;
+        }
+    } else if (sigma == 1 || sigma == c) {
         for (int64_t r0 = 0; r0 < n; r0 += c) {
             int32_t w = 0, r1 = n - r0 < c ? n : (int32_t)(r0 + c);
             for (int32_t r = (int32_t)r0; r < r1; r++) w = row_len(A, r) > w ? row_len(A, r) : w;
@@ -174,6 +188,14 @@ static int sell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 #define SPMV_REAL double
 #define SPMV_NAME(x) x##_f64
 #include "sell_impl.h"
+
+/* Slices of c rows take their widths from the summary's windows when sigma keeps rows in them. */
+static int sell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
+    (void)err;
+    if (F->param[0] >= 1 && (F->param[1] == 1 || F->param[1] == F->param[0]))
+        spmv_summary_window(S, F->param[0]);
+    return SPMV_OK;
+}
 
 static int sell_check(const spmv_fmt *F, spmv_err *err) {
     static const char *const what[] = {"perm", "slice_ptr", "col", NULL, "values", NULL};
@@ -212,5 +234,5 @@ static int sell_check(const spmv_fmt *F, spmv_err *err) {
 SPMV_API const spmv_format_ops spmv_sell_ops = {
     sell_size,       sell_fill_f32,     sell_fill_f64, sell_to_csr_f32,
     sell_to_csr_f64, sell_mv_f32,       sell_mv_f64,   1,
-    sell_check,      sell_size_summary, NULL,
+    sell_check,      sell_size_summary, sell_need,
 };

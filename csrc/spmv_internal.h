@@ -150,6 +150,12 @@ struct spmv_summary {
     int32_t *sorted;      /* [nrows] scratch (NULL until needed): row lengths sorted descending
                              within windows of sorted_sigma rows */
     int32_t sorted_sigma; /* 0: sorted holds nothing */
+    /* Per window of win rows (the gcd of the slice heights the need ops named; 0: none), its
+     * longest row and, with pass.symmax, its largest symbol: every slice of a multiple of win rows
+     * then takes its maxima from height / win windows, not from its rows. */
+    int32_t win;
+    int32_t *wlen;  /* [ceil(nrows / win)], NULL until spmv_summary_windows */
+    uint32_t *wsym; /* [ceil(nrows / win)] when pass.symmax is set */
 };
 
 /* Features of A (as spmv_features_compute) and S filled for the needs already registered in S
@@ -157,6 +163,11 @@ struct spmv_summary {
 SPMV_API int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
                                    spmv_summary *S, spmv_err *err);
 SPMV_API void spmv_summary_free(spmv_summary *S);
+/* A need op's slice height h >= 1: S->win becomes gcd(S->win, h). */
+SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
+/* *use: whether slices of h rows can take their maxima from S's windows (h a multiple of
+ * S->win), which are built on first use (O(nrows)).  SPMV_OK or SPMV_ENOMEM. */
+SPMV_API int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
 /* The same estimated from a sample: As is the CSR of A's rows in the blocks S->pass.range names
  * (indptr rebased, indices copied), from which tier 1 and S come; tier 2 comes from those rows of
  * A itself, so that offsets and bands keep their row numbers.  Shape, nnz and what they alone
