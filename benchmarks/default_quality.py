@@ -44,10 +44,10 @@ def main() -> None:
     generated = {e.name for e in datasets.standard_corpus()}
     name = Path(args.dataset).name
     lines = [f"# Default model kinds on held-out matrices of `{name}`, real and generated apart", "",
-             f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}`, fitted on the "
+             (f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}`, fitted on the "
              f"{device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of the matrices, "
              "split by matrix, seed 0. Columns: picks within 5 % of the measured best (ties within [q25, q75] "
-             "count as the best), beyond 20 %, geomean t_pick / t_best, held-out matrices.", "",
+             "count as the best), beyond 20 %, geomean t_pick / t_best, held-out matrices."), "",
              "| dtype | model | matrices | within 5 % | beyond 20 % | geomean | n |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     rows = []
     for dtype in ("float64", "float32"):
