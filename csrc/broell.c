@@ -191,10 +191,10 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
     static const char *const what[] = {"word_ptr", "val_ptr", "slice_info",
                                        "words",    "values",  NULL};
     int rc = broell_params(F, err);
+    if (rc) return rc; /* h >= 1 from here on: it divides */
     int32_t h = F->param[0], bits = F->param[1], n = F->nrows;
     int64_t nslices = ((int64_t)n + h - 1) / h, words = F->scalar[1], vals = F->scalar[2];
-    if (rc == SPMV_OK)
-        rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / h)", err);
+    rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / h)", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "words", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 2, 0, INT32_MAX, "value slots", err);
     if (rc) return rc;
