@@ -34,12 +34,10 @@ static int64_t dia_mark(const spmv_csr *A, uint8_t *mark) {
     return ndiag;
 }
 
-static int dia_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int64_t span = (int64_t)A->nrows + A->ncols - 1;
-    uint8_t *mark = spmv_calloc(span, 1, err);
-    if (mark == NULL) return SPMV_ENOMEM;
-    int64_t ndiag = dia_mark(A, mark), slots = ndiag * A->nrows;
-    spmv_free(mark);
+/* F's sizes for ndiag stored diagonals, refused past the fill guard: the size query's and the
+ * summary's common end. */
+static int dia_sizes(int64_t ndiag, spmv_fmt *F, spmv_err *err) {
+    int64_t slots = ndiag * F->nrows;
     char what[48];
     snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
     int rc = spmv_fill_guard(F, slots, what, err);
@@ -49,6 +47,15 @@ static int dia_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     F->nidx[1] = spmv_bitwords(slots);
     F->nval[0] = slots;
     return SPMV_OK;
+}
+
+static int dia_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int64_t span = (int64_t)A->nrows + A->ncols - 1;
+    uint8_t *mark = spmv_calloc(span, 1, err);
+    if (mark == NULL) return SPMV_ENOMEM;
+    int64_t ndiag = dia_mark(A, mark);
+    spmv_free(mark);
+    return dia_sizes(ndiag, F, err);
 }
 
 /* F's offsets[] from A, and *slot = workspace[nrows+ncols-1] mapping offset + nrows - 1 to its
@@ -107,16 +114,7 @@ static int dia_check(const spmv_fmt *F, spmv_err *err) {
 
 /* The pass marks the offsets as dia_mark does. */
 static int dia_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
-    int64_t ndiag = S->ndiag, slots = ndiag * S->A->nrows;
-    char what[48];
-    snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
-    int rc = spmv_fill_guard(F, slots, what, err);
-    if (rc) return rc;
-    F->scalar[0] = ndiag;
-    F->nidx[0] = ndiag;
-    F->nidx[1] = spmv_bitwords(slots);
-    F->nval[0] = slots;
-    return SPMV_OK;
+    return dia_sizes(S->ndiag, F, err);
 }
 
 SPMV_API const spmv_format_ops spmv_dia_ops = {

@@ -45,16 +45,20 @@ int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int rc = csr_ok(A, err);
     return rc ? rc : spmv_fmt_size_checked(A, F, err);
 }
-
-int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    const spmv_format_ops *op = ops_of(F, err);
-    if (op == NULL) return SPMV_EINVAL;
+/* F's shape from A and every size zero: where both size queries start. */
+static void size_reset(spmv_fmt *F, const spmv_csr *A) {
     F->nrows = A->nrows;
     F->ncols = A->ncols;
     F->nnz = A->indptr[A->nrows];
     for (int k = 0; k < SPMV_MAXIDX; k++) F->nidx[k] = 0, F->idx[k] = NULL;
     for (int k = 0; k < SPMV_MAXVAL; k++) F->nval[k] = 0, F->val[k] = NULL;
     for (int k = 0; k < 4; k++) F->scalar[k] = 0;
+}
+
+int spmv_fmt_size_checked(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    const spmv_format_ops *op = ops_of(F, err);
+    if (op == NULL) return SPMV_EINVAL;
+    size_reset(F, A);
     return op->size(A, F, err);
 }
 
@@ -62,12 +66,7 @@ int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
     const spmv_csr *A = S->A;
-    F->nrows = A->nrows;
-    F->ncols = A->ncols;
-    F->nnz = A->indptr[A->nrows];
-    for (int k = 0; k < SPMV_MAXIDX; k++) F->nidx[k] = 0, F->idx[k] = NULL;
-    for (int k = 0; k < SPMV_MAXVAL; k++) F->nval[k] = 0, F->val[k] = NULL;
-    for (int k = 0; k < 4; k++) F->scalar[k] = 0;
+    size_reset(F, A);
     return op->size_summary(S, F, err);
 }
 
