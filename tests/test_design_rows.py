@@ -124,7 +124,8 @@ def test_one_pass_same_bits_any_thread_count(tmp_path):
     res = []
     for t in (1, 2):
         f = tmp_path / f"rows{t}.npy"
-        subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(f)], check=True,
+        # cwd: not the checkout, whose pyspmv/ (no built core) would shadow an installed pyspmv
+        subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(f)], check=True, cwd=tmp_path,
                        env={**os.environ, "OMP_NUM_THREADS": str(t)})
         res.append(np.load(f))
     np.testing.assert_array_equal(res[0], res[1])
