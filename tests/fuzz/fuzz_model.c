@@ -48,6 +48,29 @@ static const int32_t *arr_i32(fz_in *in, arena *a, int64_t n, int64_t lo, int64_
     return v;
 }
 
+/* Nodes of fuzzed trees, children always later than their parent (so that a walk ends) and mostly
+ * in range: feature -1 is a leaf.  nleaves >= 0 (forests): a leaf's left names its leaf vector in
+ * [0, nleaves), its right is -1; nleaves < 0 (trees): leaves keep fuzzed children, never read. */
+static void tree_nodes(fz_in *in, arena *a, int32_t nn, int32_t ni, int32_t nleaves,
+                       const int32_t **feature, const int32_t **left, const int32_t **right) {
+    int32_t *f = arena_alloc(a, nn, sizeof(int32_t)), *l = arena_alloc(a, nn, sizeof(int32_t));
+    int32_t *r = arena_alloc(a, nn, sizeof(int32_t));
+    for (int32_t n = 0; n < nn; n++) {
+        int room = n + 1 < nn; /* a node with no later node can only be a leaf */
+        f[n] = room ? fz_idx(in, -1, ni) : (fz_u8(in) == 255 ? 0 : -1);
+        if (nleaves >= 0 && f[n] < 0) {
+            l[n] = fz_idx(in, 0, nleaves);
+            r[n] = -1;
+            continue;
+        }
+        l[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
+        r[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
+    }
+    *feature = f;
+    *left = l;
+    *right = r;
+}
+
 /* A pointer array of n entries in [0, count], mostly non-decreasing by at least minstep. */
 static const int32_t *arr_ptr(fz_in *in, arena *a, int64_t n, int32_t count, int minstep) {
     if (absent(in, n)) return NULL;
@@ -153,17 +176,7 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
         int32_t nn = T->nnodes;
         T->tree_ptr = arr_ptr(in, a, ngo + 1, T->ntrees, 0);
         T->root = arr_i32(in, a, T->ntrees, 0, nn);
-        int32_t *f = arena_alloc(a, nn, sizeof(int32_t)), *l = arena_alloc(a, nn, sizeof(int32_t));
-        int32_t *r = arena_alloc(a, nn, sizeof(int32_t));
-        for (int32_t n = 0; n < nn; n++) {
-            int room = n + 1 < nn; /* a node with no later node can only be a leaf */
-            f[n] = room ? fz_idx(in, -1, ni) : (fz_u8(in) == 255 ? 0 : -1);
-            l[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
-            r[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
-        }
-        T->feature = f;
-        T->left = l;
-        T->right = r;
+        tree_nodes(in, a, nn, ni, -1, &T->feature, &T->left, &T->right);
         T->threshold = arr_f64(in, a, nn, tame, ANY);
         T->value = arr_f64(in, a, nn, tame, ANY);
         if (fz_u8(in) & 1) {
@@ -185,22 +198,7 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
         F->base = fz_idx(in, -1, F->nout);
         int32_t nn = F->nnodes;
         F->root = arr_i32(in, a, F->ntrees, 0, nn);
-        int32_t *f = arena_alloc(a, nn, sizeof(int32_t)), *l = arena_alloc(a, nn, sizeof(int32_t));
-        int32_t *r = arena_alloc(a, nn, sizeof(int32_t));
-        for (int32_t n = 0; n < nn; n++) {
-            int room = n + 1 < nn; /* a node with no later node can only be a leaf */
-            f[n] = room ? fz_idx(in, -1, ni) : (fz_u8(in) == 255 ? 0 : -1);
-            if (f[n] < 0) { /* a leaf: left names its vector */
-                l[n] = fz_idx(in, 0, F->nleaves);
-                r[n] = -1;
-                continue;
-            }
-            l[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
-            r[n] = fz_idx(in, n + 1, room ? (n + 5 < nn ? n + 5 : nn) : n + 1);
-        }
-        F->feature = f;
-        F->left = l;
-        F->right = r;
+        tree_nodes(in, a, nn, ni, F->nleaves, &F->feature, &F->left, &F->right);
         F->threshold = arr_f64(in, a, nn, tame, ANY);
         F->value = arr_f64(in, a, (int64_t)F->nleaves * F->nout, tame, ANY);
         F->cast_f32 = fz_u8(in) & 1;
