@@ -16,23 +16,27 @@ typedef struct {
     int32_t i;
 } ranked;
 
-static inline int ranked_cmp(const ranked *x, const ranked *y) {
-    int xn = isnan(x->ms), yn = isnan(y->ms);
-    if (xn != yn) return xn - yn; /* NaN last */
-    if (!xn && x->ms != y->ms) return x->ms < y->ms ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-/* Bottom-up merge sort of a[n] by ranked_cmp's order (tmp[n] workspace); returns the sorted copy.
- * qsort's calls through a comparator cost more than the model on a hundred configurations. */
+/* Stable bottom-up merge sort of a[n] by ms, lowest first, into a or tmp (returned); equal times
+ * keep their input (index) order.  NaN are moved to the end first, in index order, so that the
+ * merge compares plain doubles: qsort's calls through a comparator, or a comparator that tests
+ * for NaN at every step, cost more than the model on a hundred configurations. */
 static const ranked *ranked_sort(ranked *a, ranked *tmp, int32_t n) {
-    for (int32_t w = 1; w < n; w *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * w) {
-            int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) tmp[k++] = ranked_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
-            while (i < mid) tmp[k++] = a[i++];
-            while (j < hi) tmp[k++] = a[j++];
+    int32_t m = 0, k = 0;
+    for (int32_t j = 0; j < n; j++) {
+        if (isnan(a[j].ms))
+            tmp[k++] = a[j];
+        else
+            a[m++] = a[j];
+    }
+    for (int32_t j = 0; j < k; j++) a[m + j] = tmp[j];
+    for (int32_t j = m; j < n; j++) tmp[j] = a[j]; /* either buffer may be the result */
+    for (int32_t w = 1; w < m; w *= 2) {
+        for (int32_t lo = 0; lo < m; lo += 2 * w) {
+            int32_t mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m;
+            int32_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) tmp[o++] = a[j].ms < a[i].ms ? a[j++] : a[i++];
+            while (i < mid) tmp[o++] = a[i++];
+            while (j < hi) tmp[o++] = a[j++];
         }
         ranked *t = a;
         a = tmp;

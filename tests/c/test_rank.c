@@ -339,6 +339,30 @@ static int test_rank_order(void) {
     return 0;
 }
 
+/* spmv_rank_rows' order: lowest first, equal times in index order, a configuration the matrix
+ * cannot use (NaN bytes) at +inf after them, a NaN time (here from add_ms) last, in index order. */
+static int test_rank_sort(void) {
+    enum { N = 10 };
+    double bytes[N] = {3, 1, 5, 1, 2, 3, 0, 7, 1, NAN}, add[N] = {0}, rows[N * NC] = {0}, ms[N];
+    int32_t grp[N] = {0}, order[N], cols[1] = {SPMV_COL_BYTES_MOVED};
+    int32_t want[N] = {6, 1, 3, 8, 4, 0, 7, 9, 2, 5};
+    add[2] = add[5] = NAN;
+    for (int j = 0; j < N; j++) rows[j * NC + SPMV_COL_BYTES_MOVED] = bytes[j];
+    double coef[1] = {1}, icpt[1] = {0};
+    spmv_configs C = {.n = N, .group = grp};
+    spmv_model M = {0};
+    inputs in;
+    M.kind = SPMV_MODEL_LINEAR;
+    M.ngroups = 1;
+    inputs_set(&M, &in, 1, cols);
+    M.coef = coef;
+    M.intercept = icpt;
+    mu_check(spmv_rank_rows(&C, &M, rows, add, order, ms, NULL) == 0);
+    for (int j = 0; j < N; j++) mu_check(order[j] == want[j]);
+    mu_check(ms[9] == INF && isnan(ms[2]) && isnan(ms[5]));
+    return 0;
+}
+
 #else
 static int rank_once(const testmat *T, spmv_model *K) {
     spmv_csr A = {T->nrows, T->ncols, T->indptr, T->indices};
@@ -417,6 +441,7 @@ int main(void) {
     mu_run(test_svm_formula);
     mu_run(test_cascade);
     mu_run(test_rank_order);
+    mu_run(test_rank_sort);
 #endif
     return failures != 0;
 }
