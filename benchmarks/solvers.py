@@ -1,7 +1,7 @@
 """Solvers that choose their SpMV while they run: each policy of pyspmv.solvers against a ``fixed``
 ``cpu/csr/rows`` solve, on the real SPD and unsymmetric matrices of Matrix Market folders.
 
-    python benchmarks/solvers.py [--matrices DIR] [--corpus DIR] [--repeats 5] [--rtol 1e-8]
+    python benchmarks/solvers.py [--matrices DIR] [--corpus DIR] [--repeats 5] [--min-time 0.25] [--rtol 1e-8]
                                  [--max-products 500] [--max-nnz 3e6] [--machine "2-core VM"]
                                  [--out benchmarks/results/solvers] [--limit N]
 
@@ -13,7 +13,9 @@ Symmetric with a zero or negative diagonal: skipped (indefinite). Right-hand sid
 ``--max-products`` products (a solve that reaches it still compares policies on the same work).
 
 Per (matrix, solver): one untimed solve first (the model is loaded, caches warm), then ``--repeats``
-rounds, each running every policy once in turn (fixed, serial, async, online), each timed end to end
+rounds (more for short solves: until the fixed solves add up to ``--min-time`` seconds, at most
+``--max-repeats`` rounds, since a sub-millisecond solve varies by several per cent from run to run),
+each running every policy once, in an order rotated from round to round, each timed end to end
 (``time.perf_counter`` around the call: checks, conversion, ranking and iterations). Between runs the
 script waits for a helper thread that a short solve left behind, so that it does not load the next.
 Columns: median, min and max seconds of the repeats; ``speedup`` = median(fixed) / median(policy).
@@ -110,8 +112,11 @@ def run_matrix(A: pyspmv.Matrix, kind: str, args: argparse.Namespace) -> list[di
         solve(fn, A, b, args.rtol, maxiter, "online", extra)          # untimed: model loaded, caches warm
         times: dict[str, list[float]] = {p: [] for p in POLICIES}
         recs: dict[str, S.SolveRecord] = {}
-        for _ in range(args.repeats):
-            for p in POLICIES:
+        rounds = 0      # at least --repeats; short solves repeat until fixed has run --min-time seconds
+        while rounds < args.repeats or (sum(times["fixed"]) < args.min_time and rounds < args.max_repeats):
+            rounds += 1
+            k = rounds % len(POLICIES)    # each policy follows each other in turn: no order favours one
+            for p in POLICIES[k:] + POLICIES[:k]:
                 t, recs[p] = solve(fn, A, b, args.rtol, maxiter, p, extra)
                 times[p].append(t)
         fixed = float(np.median(times["fixed"]))
@@ -160,6 +165,8 @@ def main() -> None:
     ap.add_argument("--matrices", type=Path, default=SHARED / "matrices")
     ap.add_argument("--corpus", type=Path, default=SHARED / "corpus")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.25, help="seconds of fixed solves to repeat at least")
+    ap.add_argument("--max-repeats", type=int, default=200)
     ap.add_argument("--rtol", type=float, default=1e-8)
     ap.add_argument("--max-products", type=int, default=500)
     ap.add_argument("--max-nnz", type=float, default=3e6)
@@ -202,7 +209,7 @@ def main() -> None:
     machine = args.machine or f"{info['processor']}, {info['cpu_count']} cores"
     header = (f"# machine: {machine}; python {info['python']}, numpy {np.__version__}, scipy {scipy.__version__}, "
               f"OMP_NUM_THREADS={info['omp_num_threads'] or 'unset'}; started {started}; load average "
-              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; repeats {args.repeats}, rtol {args.rtol}, "
+              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; repeats {args.repeats} (short solves until {args.min_time} s, at most {args.max_repeats}), rtol {args.rtol}, "
               f"max products {args.max_products}")
     with open(args.out.with_suffix(".csv"), "w", encoding="utf-8") as f:
         f.write(header + "\n")

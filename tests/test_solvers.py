@@ -76,7 +76,7 @@ def test_matches_scipy(name, dtype, policy):
     A = A.astype(dtype)
     b = rhs(A.nrows).astype(dtype)
     rtol = RTOL[dtype]
-    x, info, rec = ours(A, b, rtol=rtol, policy=policy, select_min_nnz=0)
+    x, info, rec = ours(A, b, rtol=rtol, policy=policy, select_min_nnz=0, select_patience=0)
     kw = {"callback_type": "x"} if name == "gmres" else {}
     xs, infos = ref(A.to_scipy(), b, rtol=rtol, **kw)
     assert info == 0 and infos == 0
@@ -190,7 +190,7 @@ def test_real_ranking_switches():
     stored entries the core keeps the GIL, so a short async solve may end before the helper ran.)"""
     A, b = spd(40), rhs(1600)
     for policy in ("serial", "async", "online"):
-        _x, info, rec = S.cg(A, b, rtol=1e-10, policy=policy, select_min_nnz=0)
+        _x, info, rec = S.cg(A, b, rtol=1e-10, policy=policy, select_min_nnz=0, select_patience=0)
         assert info == 0
         if policy == "serial" or rec.ranking:
             assert rec.ranking and rec.rank_s > 0, rec
@@ -216,7 +216,7 @@ def test_switch_does_not_change_iterates(monkeypatch):
             go.set()
             done.wait(5)
     _x, _info, rec = S.cg(A, b, rtol=1e-12, maxiter=40, policy="async", callback=cb, select_min_nnz=0,
-                          probe_iters=0)   # the pick taken unmeasured: one switch, then SELL to the end
+                          select_patience=0, probe_iters=0)   # the pick taken unmeasured: one switch, then SELL to the end
     assert [c for _, c in rec.schedule] == ["cpu/csr/rows", "cpu/sell/c=4/sigma=1"], rec
     assert rec.schedule[1][0] >= 5
     assert len(got) == len(ref)
@@ -231,7 +231,7 @@ def test_online_keeps_the_fastest_probe(monkeypatch, name):
     cb = wait_at_first_iteration(selection_done(monkeypatch))
     kw = {"callback_type": "x"} if name == "gmres" else {}
     _x, info, rec = SOLVERS[name][0](A, rhs(900), rtol=1e-10, policy="online", top_k=2, probe_iters=2, callback=cb,
-                                    select_min_nnz=0, **kw)
+                                    select_min_nnz=0, select_patience=0, **kw)
     assert info == 0
     assert set(rec.probes) == {"cpu/dia", "cpu/csr/nnz", "cpu/csr/rows"}, rec
     assert rec.config == min(rec.probes, key=rec.probes.get)
@@ -254,6 +254,30 @@ def test_small_matrices_run_the_start_config(monkeypatch, policy):
         S.cg(A, rhs(400), select_min_nnz=-1)
 
 
+
+@pytest.mark.parametrize("policy", ["async", "online"])
+def test_selection_waits_for_select_patience(monkeypatch, policy):
+    """A solve that ends before patience x the selection's estimated cost never ranks; one that
+    outlasts it starts the selection at a later iteration and records when."""
+    calls = []
+    real_rank = switching.rank
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real_rank(*args, **kwargs)
+    monkeypatch.setattr(switching, "rank", counted)
+    A = spd()
+    _x, info, rec = S.cg(A, rhs(400), rtol=1e-8, policy=policy, select_min_nnz=0, select_patience=1e6)
+    assert info == 0 and not calls and rec.schedule == [(0, "cpu/csr/rows")] and not rec.ranking
+    assert "select_patience" in rec.events[-1][1]
+    # patience of one estimate (about 50 us here): the selection starts after the first iterations
+    _x, info, rec = S.cg(A, rhs(400), rtol=1e-12, policy=policy, select_min_nnz=0, select_patience=1.0)
+    assert info == 0 and calls and rec.ranking
+    started = [it for it, e in rec.events if e.startswith("selection started")]
+    assert len(started) == 1 and started[0] >= 1
+    with pytest.raises(ValueError, match="'select_patience'"):
+        S.cg(A, rhs(400), select_patience=-1.0)
+
 # -- failures leave the solve running ------------------------------------------------------------
 @pytest.mark.parametrize("policy", ["serial", "async", "online"])
 def test_ranking_failure_is_recorded(monkeypatch, policy):
@@ -262,7 +286,7 @@ def test_ranking_failure_is_recorded(monkeypatch, policy):
     monkeypatch.setattr(switching, "rank", boom)
     A, b = spd(), rhs(400)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
-    _x, info, rec = S.cg(A, b, rtol=1e-8, policy=policy, callback=cb, select_min_nnz=0)
+    _x, info, rec = S.cg(A, b, rtol=1e-8, policy=policy, callback=cb, select_min_nnz=0, select_patience=0)
     assert info == 0 and rec.schedule == [(0, "cpu/csr/rows")]
     assert any("ranking failed (RuntimeError: model exploded)" in e for _, e in rec.events), rec
 
@@ -281,7 +305,7 @@ def test_conversion_failure_is_recorded(monkeypatch, policy, error):
     A, b = spd(), rhs(400)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
     x, info, rec = S.gmres(A, b, rtol=1e-8, policy=policy, callback=cb, callback_type="pr_norm",
-                               select_min_nnz=0)
+                               select_min_nnz=0, select_patience=0)
     assert info == 0 and rec.config == "cpu/csr/rows"
     assert any(f"converting to cpu/dia failed ({type(error).__name__}" in e for _, e in rec.events), rec
     assert np.linalg.norm(b - A.to_scipy() @ x) <= 1.5e-8 * np.linalg.norm(b)
@@ -293,7 +317,8 @@ def test_memory_error_while_switching(monkeypatch):
         raise MemoryError("no room for the new format")
     monkeypatch.setattr(switching, "select", oom)
     cb = wait_at_first_iteration(selection_done(monkeypatch))
-    _x, info, rec = S.bicgstab(unsymmetric(), rhs(400), rtol=1e-8, policy="async", callback=cb, select_min_nnz=0)
+    _x, info, rec = S.bicgstab(unsymmetric(), rhs(400), rtol=1e-8, policy="async", callback=cb, select_min_nnz=0,
+                               select_patience=0)
     assert info == 0 and rec.config == "cpu/csr/rows"
     assert any("MemoryError: no room" in e for _, e in rec.events), rec
 

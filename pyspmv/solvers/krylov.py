@@ -13,7 +13,7 @@ from scipy.linalg import solve_triangular
 
 from .record import SolveRecord
 from .setup import setup
-from .switching import SELECT_MIN_NNZ, threadpools
+from .switching import SELECT_MIN_NNZ, SELECT_PATIENCE, threadpools
 
 #: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
 BREAKDOWN = -10
@@ -65,6 +65,12 @@ _COMMON = """
         run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
         in its calls, so a helper thread would take turns with the iterations instead of running
         beside them, and a short solve would pay for it. ``serial`` ranks at any size.
+    select_patience : float, default 3
+        ``async`` and ``online`` start the selection only once the solve has iterated for this many
+        times its estimated cost (:func:`pyspmv.solvers.switching.selection_estimate_s`: 50 us plus
+        20 ns per stored entry); a solve that ends sooner runs ``config`` throughout (recorded in
+        ``record.events``). Rent or buy: a short solve pays nothing for a choice it could not use,
+        and a long one at most about 1/patience of its time. 0 starts the selection at once.
     dtype : {{'float32', 'float64'}}, optional
         Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
 
@@ -111,11 +117,12 @@ def _doc(maxiter: str, callback: str, info: str, omega: str = "") -> Callable[[A
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
        device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-       select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+       select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
+       dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients.
     """
     P = setup("cg", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              select_min_nnz, dtype, 1, lambda n, it: it + 1)
+              select_min_nnz, select_patience, dtype, 1, lambda n, it: it + 1)
     x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
     times: list[float] = []
     t_iter = time.perf_counter()
@@ -166,11 +173,12 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
              device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-             select_min_nnz: int = SELECT_MIN_NNZ, dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+             select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
+       dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration).
     """
     P = setup("bicgstab", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k,
-              probe_iters, select_min_nnz, dtype, 2, lambda n, it: 2 * it + 1)
+              probe_iters, select_min_nnz, select_patience, dtype, 2, lambda n, it: 2 * it + 1)
     x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
     tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
     times: list[float] = []
@@ -246,7 +254,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, callback: Callable[[Any], Any] | None = None, callback_type: str | None = None,
           policy: str = "async", config: Any = None, device: str = "cpu", model: Any = None, top_k: int = 3,
-          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ,
+          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
           dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by GMRES restarted every ``restart`` (default 20) inner
     iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart.
@@ -259,7 +267,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         raise ValueError(f"The 'restart' parameter of gmres() must be an int >= 1 or None. Got {restart!r} instead.")
     m_req = 20 if restart is None else int(restart)
     P = setup("gmres", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              select_min_nnz, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
+              select_min_nnz, select_patience, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
     x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
     n = x.shape[0]
     m = min(m_req, n)

@@ -97,7 +97,8 @@ def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
 
 
 def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, callback: Any, policy: Any,
-          cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, dtype: Any,
+          cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, select_patience: Any,
+          dtype: Any,
           products_per_iteration: int, max_products: Callable[[int, int], int]) -> Problem:
     """Check every argument of solver ``fn``, build the record and start the policy.
 
@@ -142,6 +143,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     k = positive_int(top_k, "top_k", fn)
     probes = positive_int(probe_iters, "probe_iters", fn, minimum=0)
     min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
+    patience = _real(select_patience, "select_patience", fn)
     cid = DEFAULT_CONFIG[device] if cfg is None else cfg
     try:
         c: Config = config(cid)
@@ -155,6 +157,6 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     if policy != "fixed":
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
-    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0)
+    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
     axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
     return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv)

@@ -28,6 +28,12 @@ DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
 #: (``_core.NOGIL_MIN_WORK``), so below it a helper thread could only take turns with the
 #: iterations, not run beside them.
 SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
+#: Default ``select_patience``: ``async`` and ``online`` start selecting once the solve has iterated
+#: this many times the selection's estimated cost (:func:`selection_estimate_s`).  The rent-or-buy
+#: rule: a solve that ends before then pays nothing, and one that ends just after the selection
+#: lands has paid at most about 1 / patience of its time for it (the iterations lose one core while
+#: it runs), so short solves never lose more than a few per cent to a selection they cannot use.
+SELECT_PATIENCE: float = 3.0
 
 
 @functools.cache
@@ -47,6 +53,14 @@ def _one_core_less() -> Any:
     omp = threadpools().select(user_api="openmp")
     n = max((int(i["num_threads"]) for i in omp.info()), default=1)
     return omp.limit(limits=n - 1) if n > 1 else None
+
+
+def selection_estimate_s(nnz: int) -> float:
+    """What ranking and one conversion are guessed to cost on ``nnz`` stored entries, in seconds:
+    50 us plus 20 ns per entry, about twice what ``pyspmv.rank`` alone costs from 1e5 entries on the
+    2-core dev VM (5-11 ns per entry, benchmarks/results/rank_cost.md), the rest for the conversion.
+    Only its order of magnitude matters: it sets when a selection starts, not whether it is right."""
+    return 50e-6 + 20e-9 * float(nnz)
 
 
 @dataclass
@@ -111,7 +125,8 @@ class Multiplier:
     """
 
     def __init__(self, M: Matrix, dtype: np.dtype, policy: str, start: Config, device: str, model: Any,
-                 n_calls: int, top_k: int, probe_iters: int, select_min_nnz: int, record: SolveRecord, t0: float):
+                 n_calls: int, top_k: int, probe_iters: int, select_min_nnz: int, record: SolveRecord, t0: float,
+                 select_patience: float = SELECT_PATIENCE):
         self.record, self.t0 = record, t0
         self.products = 0
         self.active = False
@@ -127,6 +142,8 @@ class Multiplier:
         self._probe_it = 0
         self._omp: Any = None
         self._current: Prepared
+        self._select_args: tuple[Any, ...] | None = None   # a selection waiting for its start time
+        self._select_at = 0.0
         if policy == "fixed":
             self._timed_prepare(start, 0)
         elif policy == "serial":
@@ -148,11 +165,21 @@ class Multiplier:
         else:
             self._timed_prepare(start, 0)
             k = top_k if policy == "online" else 1
-            self._omp = _one_core_less()
-            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
-            self._future = self._pool.submit(select, M, dtype, device, model, n_calls, k, self._current,
-                                             self._cancel)
+            self._select_args = (M, dtype, device, model, n_calls, k)
+            self._select_at = time.perf_counter() + select_patience * selection_estimate_s(M.nnz)
+            if select_patience == 0:
+                self._start_selection(0)
             self.active = True
+
+    def _start_selection(self, it: int) -> None:
+        """Rank and convert on a helper thread from iteration ``it`` on, the products one core fewer."""
+        args, self._select_args = self._select_args, None
+        assert args is not None
+        if it > 0:
+            self.record.events.append((it, "selection started (the solve has outlasted select_patience)"))
+        self._omp = _one_core_less()
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
+        self._future = self._pool.submit(select, *args, self._current, self._cancel)
 
     # -- products ----------------------------------------------------------------------------
     def mv(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -202,6 +229,11 @@ class Multiplier:
 
         Any failure here is recorded and leaves the solve on its current configuration.
         """
+        if self._select_args is not None:
+            if time.perf_counter() < self._select_at:
+                return
+            self._start_selection(it)
+            return
         if self._future is not None:
             if not self._future.done():
                 return
@@ -275,6 +307,9 @@ class Multiplier:
             self.record.events.append((it, "the solve ended while probing"))
             self._queue = []
             self.__dict__.pop("mv", None)
+        if self._select_args is not None:
+            self._select_args = None
+            self.record.events.append((it, "the solve ended before select_patience ran out; no selection"))
         if self._future is not None:
             if self._future.done() and self._future.exception() is None:
                 self._note(self._future.result(), it)
