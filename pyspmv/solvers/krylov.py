@@ -65,7 +65,7 @@ _COMMON = """
         run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
         in its calls, so a helper thread would take turns with the iterations instead of running
         beside them, and a short solve would pay for it. ``serial`` ranks at any size.
-    select_patience : float, default 3
+    select_patience : float, default 10
         ``async`` and ``online`` start the selection only once the solve has iterated for this many
         times its estimated cost (:func:`pyspmv.solvers.switching.selection_estimate_s`: 50 us plus
         20 ns per stored entry); a solve that ends sooner runs ``config`` throughout (recorded in

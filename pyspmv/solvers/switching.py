@@ -33,7 +33,7 @@ SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
 #: rule: a solve that ends before then pays nothing, and one that ends just after the selection
 #: lands has paid at most about 1 / patience of its time for it (the iterations lose one core while
 #: it runs), so short solves never lose more than a few per cent to a selection they cannot use.
-SELECT_PATIENCE: float = 3.0
+SELECT_PATIENCE: float = 10.0
 
 
 @functools.cache
