@@ -42,7 +42,7 @@ from .portable import (
 #: Core sources an exported header includes, in order (timing.c needs POSIX clocks and stays out).
 CORE_SOURCES: tuple[str, ...] = (
     "spmv.h", "spmv_internal.h", "error.c", "mem.c", "csr.c", "format.c", "features.c", "pass.c", "coo.c", "ell.c",
-    "sell.c", "broell.c", "hyb.c", "dia.c", "jad.c", "bsr.c", "registry.c", "model.c", "model_linear.c",
+    "sell.c", "bro_ell.c", "hyb.c", "dia.c", "jad.c", "bsr.c", "registry.c", "model.c", "model_linear.c",
     "model_trees.c", "model_knn.c", "model_svm.c", "model_formula.c", "model_cascade.c", "model_forest.c", "design.c",
     "rank.c")
 
@@ -73,7 +73,7 @@ def core_source() -> str:
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
             if m:
                 inc = m.group(1)
-                if inc.endswith("_impl.h"):                  # value-type templates: every time
+                if inc.endswith(("_impl.h", ".def")):         # templates and X-macro lists: every time
                     out.append(inline(inc))
                 elif inc not in seen:
                     seen.add(inc)

@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from . import _core, gpu
-from .configs import Config, config
+from .configs import FORMATS, Config, config
 from .formats import FormatMatrix, convert
 from .matrix import as_matrix, float32_overflow, value_dtype
 
-#: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN.
-PADDING_TIMES_X = ("dia", "bsr")
+#: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN
+#: (the fact each csrc/<format>.c keeps, spmv_format_finite_x).
+PADDING_TIMES_X: tuple[str, ...] = tuple(n for n, f in zip(FORMATS, _core.format_facts()) if f["finite_x"])
 
 
 def require_device(device: str) -> None:
