@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import generators as gen
 from ..matrix import Matrix
 from ..mmio import load
-from .. import generators as gen
 
 #: Rows one full-GPU iteration covers with a warp per row on the H100 (Guo's strip).
 _STRIP = gen.H100["sm_count"] * gen.H100["threads_per_sm"] // gen.H100["warp_size"]

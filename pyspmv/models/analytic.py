@@ -11,8 +11,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..configs import config as get_config
 from .. import generators as gen
+from ..configs import config as get_config
 from ..features import config_features
 from ..matrix import Matrix
 from ._common import PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
