@@ -15,9 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
 
 
@@ -31,42 +28,6 @@ def make_model(kind: str, seed: int = 0) -> Any:
     if kind not in make:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
     return make[kind]()
-
-
-def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str | Path) -> Path:
-    """A dataset folder (schema.md) from a ``benchmarks/kernels.py`` table: its rows of the matrices
-    found as ``<matrices>/<matrix>.mtx.gz``, with their features and per-configuration columns
-    recomputed here. An interim source for the ``cuda`` default until ``datasets/h100`` exists."""
-    import json
-
-    from .configs import config
-    from .features import FEATURE_NAMES, config_features, features
-    from .mmio import load
-    t = pd.read_csv(table)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cols = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms", "repeats",
-            "convert_ms", "upload_ms", "status", "note"]
-    parts, feats = [], []
-    for name, rows in t.groupby("matrix", sort=True):
-        path = Path(matrices) / f"{name}.mtx.gz"
-        if not path.is_file():
-            continue
-        A = load(path)
-        feats.append({"matrix": name, "group": "shared", **features(A)})
-        for dtype, r in rows.groupby("dtype"):
-            r = r[cols].copy()
-            r["group"] = "shared"
-            cf = config_features(A, [config(c) for c in r["config"]], dtype=dtype)
-            for k in ("bytes_moved", "padding_ratio", "launches"):
-                r[k] = cf[k].reindex(r["config"]).to_numpy()
-            parts.append(r)
-    if not parts:
-        raise ValueError(f"No matrix of {str(table)!r} was found in {str(matrices)!r}.")
-    pd.concat(parts, ignore_index=True).to_csv(out / "timings.csv.gz", index=False)
-    pd.DataFrame(feats, columns=["matrix", "group", *FEATURE_NAMES]).to_csv(out / "features.csv.gz", index=False)
-    (out / "metadata.json").write_text(json.dumps({"source": str(table), "n_matrices": len(feats)}))
-    return out
 
 
 def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[str] | None = None,
@@ -105,14 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "(with --matrices) into the --dataset folder first")
     p.add_argument("--matrices", metavar="DIR", help="Matrix Market files of --kernels-table's matrices")
     a = p.parse_args(argv)
-    if a.kernels_table:
-        if not a.matrices:
-            p.error("--kernels-table needs --matrices")
-        dataset_from_kernel_table(a.kernels_table, a.matrices, a.dataset)
     from .export import save_model
     out = Path(a.out) if a.out else None
     if out is None:
-        if a.dataset not in ("h100", "cpu") or a.kernels_table:
+        if a.dataset not in ("h100", "cpu"):
             p.error("--out is required for a dataset folder")
         out = Path(__file__).resolve().parent / "data" / f"default_{a.dataset}.pyspmv"
     rm = train(a.dataset, a.model, a.seed, argv=list(sys.argv[1:] if argv is None else argv))
