@@ -1,18 +1,16 @@
-"""Train the default ranking model of a device from a measured dataset and write it into the package.
+"""Train the default ranking model of a device from a measured dataset (``pyspmv train-default``).
 
-``python -m pyspmv.train_default --dataset h100`` writes ``pyspmv/data/default_h100.pyspmv`` (the
-``cuda`` default), ``--dataset cpu`` writes ``pyspmv/data/default_cpu.pyspmv``; ``--dataset PATH``
-trains from any folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the
-same dataset and options give the same model; the file records the dataset, its size and dates, and
-the command.
+``pyspmv train-default --dataset h100`` writes ``pyspmv/data/default_h100.pyspmv`` (the ``cuda``
+default), ``--dataset cpu`` writes ``pyspmv/data/default_cpu.pyspmv``; ``--dataset PATH`` trains
+from any folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the same
+dataset and options give the same model; the file records the dataset, its size and dates, and the
+command.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import argparse
-import sys
+import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
@@ -51,35 +49,7 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[s
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
                     "device_info": md.get("device_info") or {},
-                    "command": " ".join(["python -m pyspmv.train_default", *(argv if argv is not None else
-                                         ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])])})
+                    "command": shlex.join(["pyspmv", *(argv if argv is not None else
+                                           ["train-default", "--dataset", str(dataset), "--model", kind,
+                                            "--seed", str(seed)])])})
     return rm
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pyspmv.train_default", description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
-    p.add_argument("--model", default="forest", choices=MODELS)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")
-    p.add_argument("--kernels-table", metavar="CSV", help="build the dataset from a benchmarks/kernels.py table "
-                   "(with --matrices) into the --dataset folder first")
-    p.add_argument("--matrices", metavar="DIR", help="Matrix Market files of --kernels-table's matrices")
-    a = p.parse_args(argv)
-    from .export import save_model
-    out = Path(a.out) if a.out else None
-    if out is None:
-        if a.dataset not in ("h100", "cpu"):
-            p.error("--out is required for a dataset folder")
-        out = Path(__file__).resolve().parent / "data" / f"default_{a.dataset}.pyspmv"
-    rm = train(a.dataset, a.model, a.seed, argv=list(sys.argv[1:] if argv is None else argv))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_model(rm, out)
-    n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
-    print(f"{out}: {rm.source} on {rm.meta['n_matrices']} matrices ({rm.meta['n_rows']} rows), device {rm.device}, "
-          f"ranks {n}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
