@@ -77,8 +77,8 @@ static int test_convert_and_rank_validate(void) {
         spmv_fmt F = {0};
         F.format = f;
         F.param[0] = f == SPMV_FMT_SELL || f == SPMV_FMT_BRO_ELL || f == SPMV_FMT_BSR ? 2
-                     : f == SPMV_FMT_HYB                                             ? -1
-                                                                                     : 0;
+                     : f == SPMV_FMT_HYB                                              ? -1
+                                                                                      : 0;
         F.param[1] = f == SPMV_FMT_SELL ? 1 : 0;
         mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_EINDEX);
         mu_check(spmv_fmt_fill_f64(&A, NULL, &F, &err) == SPMV_EINDEX);
