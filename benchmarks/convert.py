@@ -59,7 +59,7 @@ def matrices(folder: Path | None) -> list[pyspmv.Matrix]:
         files = sorted(folder.glob("*.mtx.gz"), key=lambda p: p.stat().st_size)[-8:]
         out += [pyspmv.load(p) for p in files]
     out += [generators.poisson2d(1000), generators.poisson3d(100), generators.random(200_000, density=25 / 200_000),
-            generators.powerlaw(200_000), generators.banded(1_000_000, 4, 4)]
+            generators.pareto_rows(200_000), generators.full_band(1_000_000, 4, 4)]
     return out
 
 

@@ -39,12 +39,12 @@ BASELINE = "cusparse/csr/default"
 def large_matrices() -> list[pyspmv.Matrix]:
     """The issue's large cases: a 3D 7-point stencil of 49M entries, a power-law matrix of 12M
     entries and a 5-diagonal banded matrix of 20M entries."""
-    return [generators.poisson3d(192), generators.powerlaw(1_500_000, seed=1), generators.banded(4_000_000)]
+    return [generators.poisson3d(192), generators.pareto_rows(1_500_000, seed=1), generators.full_band(4_000_000)]
 
 
 def small_generated() -> list[pyspmv.Matrix]:
-    return [generators.poisson2d(100), generators.poisson3d(30), generators.powerlaw(20_000, seed=2),
-            generators.banded(50_000), generators.random(20_000, density=5e-4, seed=3)]
+    return [generators.poisson2d(100), generators.poisson3d(30), generators.pareto_rows(20_000, seed=2),
+            generators.full_band(50_000), generators.random(20_000, density=5e-4, seed=3)]
 
 
 def floor_bytes(M: pyspmv.Matrix, itemsize: int) -> int:

@@ -2,7 +2,6 @@
 
     python benchmarks/models.py                       # every datasets/<name>/ present (cpu, h100, ...)
     python benchmarks/models.py datasets/h100 --models linear boosted --dtypes float64
-    python benchmarks/models.py --kernel-table benchmarks/results/kernels_nvidia_h100_80gb_hbm3.csv.gz
 
 For each dataset, value type and model: a clone is trained on 75 % of the matrices (GroupShuffleSplit by
 matrix, seed 0) and evaluated on the other 25 %: prediction divergence |pred - meas| / meas (median,
@@ -77,48 +76,6 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
     return pd.DataFrame(rows)
 
 
-def from_kernel_table(csv: Path, out: Path, matrices: Path) -> Path:
-    """A dataset folder (schema.md) from benchmarks/kernels.py's table: its generated matrices (small and
-    large) and the Matrix Market files of ``matrices``; matrices not found are left out."""
-    import json
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import kernels
-
-    d = pd.read_csv(csv)
-    mats = {A.name: A for A in kernels.small_generated() + kernels.large_matrices()}
-    for p in sorted(matrices.glob("*.mtx*")) if matrices.is_dir() else []:
-        A = pyspmv.load(p)
-        mats[A.name] = A
-    manifest = matrices / "MANIFEST.csv"
-    kind = pd.read_csv(manifest).set_index("name")["kind"].to_dict() if manifest.is_file() else {}
-    cfgs = pyspmv.configs("cuda")
-    cols = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms", "repeats",
-            "convert_ms", "upload_ms", "status", "note"]
-    tparts, fparts = [], []
-    for name, part in d.groupby("matrix"):
-        if name not in mats:
-            continue
-        A = mats[name]
-        group = kind.get(name, part["group"].iloc[0])          # the family: MANIFEST's kind, else the table's
-        fparts.append({"matrix": name, "group": group, **pyspmv.features(A)})
-        for dt, p2 in part.groupby("dtype"):
-            cf = pyspmv.config_features(A, cfgs, dtype=dt)
-            t = p2[cols].copy()
-            for k in ("bytes_moved", "padding_ratio", "launches"):
-                t[k] = t["config"].map(cf[k]).to_numpy()
-            tparts.append(t)
-    out.mkdir(parents=True, exist_ok=True)
-    pd.concat(tparts).to_csv(out / "timings.csv.gz", index=False)
-    pd.DataFrame(fparts).to_csv(out / "features.csv.gz", index=False)
-    gpu = csv.name.split(".")[0].removeprefix("kernels_").replace("_", " ").upper()
-    (out / "metadata.json").write_text(json.dumps({"device_info": {"device": "cuda", "gpu_name": gpu},
-                                                   "source": f"benchmarks/results/{csv.name}",
-                                                   "n_matrices": len(fparts)}))
-    return out
-
-
 def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
     cols = [c for c in MAIN if c in df.columns]
     lines = [f"# Models on `{path.name}`", "",
@@ -154,16 +111,9 @@ def main() -> None:
     ap.add_argument("--family-folds", type=int, default=0, metavar="K",
                     help="also grouped K-fold by matrix family (the dataset's group column)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    ap.add_argument("--kernel-table", type=Path, metavar="CSV",
-                    help="also evaluate on a dataset built from benchmarks/kernels.py's table (e.g. "
-                         "benchmarks/results/kernels_nvidia_h100_80gb_hbm3.csv.gz) and --matrices")
-    ap.add_argument("--matrices", type=Path, default=ROOT.parent / "shared" / "matrices")
     a = ap.parse_args()
     paths = [Path(p) for p in a.datasets] or sorted(p for p in (ROOT / "datasets").glob("*")
                                                      if (p / "timings.csv.gz").exists())
-    if a.kernel_table:
-        import tempfile
-        paths.append(from_kernel_table(a.kernel_table, Path(tempfile.mkdtemp()) / "h100_kernel_table", a.matrices))
     if not paths:
         raise SystemExit("no dataset found: give a folder with timings.csv.gz, or collect one (pyspmv collect)")
     for path in paths:

@@ -231,19 +231,6 @@ def knn_10k(rm: pyspmv.RankModel, npoints: int = 10_000, seed: int = 0) -> pyspm
     return pyspmv.RankModel(rm.device, tables, source=rm.source + " (10k synthetic points)", gpu=rm.gpu)
 
 
-def load_dataset(name: str):
-    try:
-        return pyspmv.datasets.load(name, dtype="float64"), name
-    except (ValueError, FileNotFoundError):
-        if name != "h100" or not SHARED.is_dir():
-            raise
-    from pyspmv.train_default import dataset_from_kernel_table
-    tmp = Path(tempfile.mkdtemp()) / "h100_interim"
-    table = ROOT / "benchmarks" / "results" / "kernels_nvidia_h100_80gb_hbm3.csv.gz"
-    dataset_from_kernel_table(table, SHARED, tmp)
-    return pyspmv.datasets.load(tmp, dtype="float64"), f"H100 kernel table ({table.name}, shared matrices)"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", default="h100")
@@ -253,7 +240,7 @@ def main() -> int:
     ap.add_argument("--no-m2cgen", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "rank.md"))
     a = ap.parse_args()
-    ds, src = load_dataset(a.dataset)
+    ds, src = pyspmv.datasets.load(a.dataset, dtype="float64"), a.dataset
     device = min(set(ds.table["device"]))
     cfgs = pyspmv.configs(device)
     mats = [("poisson2d 30x30", pyspmv.generate("poisson2d", 30))]

@@ -83,7 +83,7 @@ def product_us(M: pyspmv.Matrix, reps: int) -> float:
     x = np.linspace(-1, 1, M.ncols)
     y = np.empty(M.nrows)
     with threadpool_limits(1, user_api="openmp"):
-        return timed(lambda: _core.mv(F._state, 0, x, y), reps)
+        return timed(lambda: _core.mv(F.state, 0, x, y), reps)
 
 
 def reps_for(nnz: int) -> int:

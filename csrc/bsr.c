@@ -182,7 +182,17 @@ static int bsr_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_bsr_ops = {
-    bsr_size,       bsr_fill_f32,     bsr_fill_f64, bsr_to_csr_f32,
-    bsr_to_csr_f64, bsr_mv_f32,       bsr_mv_f64,   1,
-    bsr_check,      bsr_size_summary, bsr_need,
+    .size = bsr_size,
+    .fill_f32 = bsr_fill_f32,
+    .fill_f64 = bsr_fill_f64,
+    .to_csr_f32 = bsr_to_csr_f32,
+    .to_csr_f64 = bsr_to_csr_f64,
+    .mv_f32 = bsr_mv_f32,
+    .mv_f64 = bsr_mv_f64,
+    .nkernels = 1,
+    .check = bsr_check,
+    .size_summary = bsr_size_summary,
+    .need = bsr_need,
+    .unread = 1 << 2, /* presence bits (idx[2]) exist for exact round trips only */
+    .finite_x = 1,    /* padding zeros inside the matrix are multiplied by x */
 };

@@ -59,7 +59,14 @@ static int coo_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_coo_ops = {
-    coo_size,       coo_fill_f32,     coo_fill_f64, coo_to_csr_f32,
-    coo_to_csr_f64, coo_mv_f32,       coo_mv_f64,   1,
-    coo_check,      coo_size_summary, NULL,
+    .size = coo_size,
+    .fill_f32 = coo_fill_f32,
+    .fill_f64 = coo_fill_f64,
+    .to_csr_f32 = coo_to_csr_f32,
+    .to_csr_f64 = coo_to_csr_f64,
+    .mv_f32 = coo_mv_f32,
+    .mv_f64 = coo_mv_f64,
+    .nkernels = 1,
+    .check = coo_check,
+    .size_summary = coo_size_summary,
 };

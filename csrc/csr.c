@@ -112,7 +112,14 @@ static int csr_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_csr_ops = {
-    csr_size,       csr_fill_f32,     csr_fill_f64, csr_to_csr_f32,
-    csr_to_csr_f64, csr_mv_f32,       csr_mv_f64,   2,
-    csr_check_fmt,  csr_size_summary, NULL,
+    .size = csr_size,
+    .fill_f32 = csr_fill_f32,
+    .fill_f64 = csr_fill_f64,
+    .to_csr_f32 = csr_to_csr_f32,
+    .to_csr_f64 = csr_to_csr_f64,
+    .mv_f32 = csr_mv_f32,
+    .mv_f64 = csr_mv_f64,
+    .nkernels = 2,
+    .check = csr_check_fmt,
+    .size_summary = csr_size_summary,
 };

@@ -118,7 +118,16 @@ static int dia_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_dia_ops = {
-    dia_size,       dia_fill_f32,     dia_fill_f64, dia_to_csr_f32,
-    dia_to_csr_f64, dia_mv_f32,       dia_mv_f64,   1,
-    dia_check,      dia_size_summary, NULL,
+    .size = dia_size,
+    .fill_f32 = dia_fill_f32,
+    .fill_f64 = dia_fill_f64,
+    .to_csr_f32 = dia_to_csr_f32,
+    .to_csr_f64 = dia_to_csr_f64,
+    .mv_f32 = dia_mv_f32,
+    .mv_f64 = dia_mv_f64,
+    .nkernels = 1,
+    .check = dia_check,
+    .size_summary = dia_size_summary,
+    .unread = 1 << 1, /* presence bits (idx[1]) exist for exact round trips only */
+    .finite_x = 1,    /* padding zeros inside the matrix are multiplied by x */
 };

@@ -80,7 +80,14 @@ static int ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_ell_ops = {
-    ell_size,       ell_fill_f32,     ell_fill_f64, ell_to_csr_f32,
-    ell_to_csr_f64, ell_mv_f32,       ell_mv_f64,   1,
-    ell_check,      ell_size_summary, NULL,
+    .size = ell_size,
+    .fill_f32 = ell_fill_f32,
+    .fill_f64 = ell_fill_f64,
+    .to_csr_f32 = ell_to_csr_f32,
+    .to_csr_f64 = ell_to_csr_f64,
+    .mv_f32 = ell_mv_f32,
+    .mv_f64 = ell_mv_f64,
+    .nkernels = 1,
+    .check = ell_check,
+    .size_summary = ell_size_summary,
 };

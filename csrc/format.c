@@ -1,25 +1,25 @@
-// csrc/format.c: dispatch from a spmv_fmt to its format's operations, the padding guard, state checks
+// csrc/format.c: dispatch from a spmv_fmt to its format's operations (csrc/formats.def), the padding
+// guard, state checks
 // SPDX-License-Identifier: BSD-3-Clause
 #include "spmv_internal.h"
 
 static const spmv_format_ops *const formats[SPMV_NFORMATS] = {
-    [SPMV_FMT_CSR] = &spmv_csr_ops,       [SPMV_FMT_COO] = &spmv_coo_ops,
-    [SPMV_FMT_ELL] = &spmv_ell_ops,       [SPMV_FMT_SELL] = &spmv_sell_ops,
-    [SPMV_FMT_BROELL] = &spmv_broell_ops, [SPMV_FMT_HYB] = &spmv_hyb_ops,
-    [SPMV_FMT_DIA] = &spmv_dia_ops,       [SPMV_FMT_JAD] = &spmv_jad_ops,
-    [SPMV_FMT_BSR] = &spmv_bsr_ops,
+#define SPMV_FORMAT(CODE, name) [SPMV_FMT_##CODE] = &spmv_##name##_ops,
+#include "formats.def"
+#undef SPMV_FORMAT
 };
 
 static const char *const names[SPMV_NFORMATS] = {
-    "csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad", "bsr",
+#define SPMV_FORMAT(CODE, name) [SPMV_FMT_##CODE] = #name,
+#include "formats.def"
+#undef SPMV_FORMAT
 };
 
 const char *spmv_format_name(int f) { return f >= 0 && f < SPMV_NFORMATS ? names[f] : NULL; }
 
-/* Presence bits exist for exact round trips only; no kernel reads them. */
-static const int32_t unread[SPMV_NFORMATS] = {[SPMV_FMT_DIA] = 1 << 1, [SPMV_FMT_BSR] = 1 << 2};
+int32_t spmv_format_unread(int f) { return f >= 0 && f < SPMV_NFORMATS ? formats[f]->unread : 0; }
 
-int32_t spmv_format_unread(int f) { return f >= 0 && f < SPMV_NFORMATS ? unread[f] : 0; }
+int spmv_format_finite_x(int f) { return f >= 0 && f < SPMV_NFORMATS ? formats[f]->finite_x : 0; }
 
 static const spmv_format_ops *ops_of(const spmv_fmt *F, spmv_err *err) {
     if (F == NULL || F->format < 0 || F->format >= SPMV_NFORMATS) {

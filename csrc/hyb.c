@@ -108,7 +108,14 @@ static int hyb_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_hyb_ops = {
-    hyb_size,       hyb_fill_f32,     hyb_fill_f64, hyb_to_csr_f32,
-    hyb_to_csr_f64, hyb_mv_f32,       hyb_mv_f64,   1,
-    hyb_check,      hyb_size_summary, NULL,
+    .size = hyb_size,
+    .fill_f32 = hyb_fill_f32,
+    .fill_f64 = hyb_fill_f64,
+    .to_csr_f32 = hyb_to_csr_f32,
+    .to_csr_f64 = hyb_to_csr_f64,
+    .mv_f32 = hyb_mv_f32,
+    .mv_f64 = hyb_mv_f64,
+    .nkernels = 1,
+    .check = hyb_check,
+    .size_summary = hyb_size_summary,
 };

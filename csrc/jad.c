@@ -106,7 +106,14 @@ static int jad_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_jad_ops = {
-    jad_size,       jad_fill_f32,     jad_fill_f64, jad_to_csr_f32,
-    jad_to_csr_f64, jad_mv_f32,       jad_mv_f64,   1,
-    jad_check,      jad_size_summary, NULL,
+    .size = jad_size,
+    .fill_f32 = jad_fill_f32,
+    .fill_f64 = jad_fill_f64,
+    .to_csr_f32 = jad_to_csr_f32,
+    .to_csr_f64 = jad_to_csr_f64,
+    .mv_f32 = jad_mv_f32,
+    .mv_f64 = jad_mv_f64,
+    .nkernels = 1,
+    .check = jad_check,
+    .size_summary = jad_size_summary,
 };

@@ -232,7 +232,15 @@ static int sell_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 SPMV_API const spmv_format_ops spmv_sell_ops = {
-    sell_size,       sell_fill_f32,     sell_fill_f64, sell_to_csr_f32,
-    sell_to_csr_f64, sell_mv_f32,       sell_mv_f64,   1,
-    sell_check,      sell_size_summary, sell_need,
+    .size = sell_size,
+    .fill_f32 = sell_fill_f32,
+    .fill_f64 = sell_fill_f64,
+    .to_csr_f32 = sell_to_csr_f32,
+    .to_csr_f64 = sell_to_csr_f64,
+    .mv_f32 = sell_mv_f32,
+    .mv_f64 = sell_mv_f64,
+    .nkernels = 1,
+    .check = sell_check,
+    .size_summary = sell_size_summary,
+    .need = sell_need,
 };

@@ -95,21 +95,18 @@ SPMV_API int spmv_features_compute(const spmv_csr *A, const spmv_gpu_props *dev,
 
 /* ---- storage formats --------------------------------------------------------------------------- */
 
+/* Format codes SPMV_FMT_<CODE>, from 0 in the order of csrc/formats.def (the one list). */
 typedef enum {
-    SPMV_FMT_CSR = 0,
-    SPMV_FMT_COO,
-    SPMV_FMT_ELL,
-    SPMV_FMT_SELL,
-    SPMV_FMT_BROELL,
-    SPMV_FMT_HYB,
-    SPMV_FMT_DIA,
-    SPMV_FMT_JAD,
-    SPMV_FMT_BSR,
+#define SPMV_FORMAT(CODE, name) SPMV_FMT_##CODE,
+#include "formats.def"
+#undef SPMV_FORMAT
     SPMV_NFORMATS
 } spmv_format;
+/* BRO-ELL's code under its former spelling, for callers written before the rename. */
+#define SPMV_FMT_BROELL SPMV_FMT_BRO_ELL
 
-/* Name of format f as ids spell it ("csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad",
- * "bsr"); NULL outside [0, SPMV_NFORMATS). */
+/* Name of format f as ids spell it (csrc/formats.def: "csr", "bro_ell", ...); NULL outside
+ * [0, SPMV_NFORMATS). */
 SPMV_API const char *spmv_format_name(int f);
 
 #define SPMV_MAXIDX 4
@@ -237,8 +234,9 @@ typedef struct {
     int device;                              /* SPMV_DEV_* */
     int library;                             /* SPMV_LIB_*: whose kernel */
     int format;                              /* spmv_format */
-    int kernel;                              /* variant: spmv_fmt_mv_*'s, a CUDA kernel's, or a
-                                                 cuSPARSE algorithm (0 = its default) */
+    int kernel;                              /* variant: spmv_fmt_mv_*'s or a cuSPARSE algorithm
+                                                 (0 = its default); 0 for an own CUDA kernel,
+                                                 which kernels/plan.cu finds by id */
     const char *param_name[SPMV_NPARAM];     /* names in ids; NULL: unused slot */
     int32_t grid[SPMV_NPARAM][SPMV_MAXGRID]; /* values configs() expands */
     int ngrid[SPMV_NPARAM];
@@ -330,6 +328,10 @@ SPMV_API int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int val
 /* Bit k set: index array k of format f is never read by a kernel (DIA's and BSR's presence bits,
  * kept for exact round trips): spmv_configs.unread of its configurations.  0 outside the formats. */
 SPMV_API int32_t spmv_format_unread(int f);
+
+/* 1 where format f's kernels multiply stored padding zeros by x (DIA, BSR), so that a non-finite x
+ * would turn padding into NaN: callers refuse such an x.  0 otherwise and outside the formats. */
+SPMV_API int spmv_format_finite_x(int f);
 
 enum {
     SPMV_MODEL_LINEAR = 1, /* per group: intercept + coef . z */

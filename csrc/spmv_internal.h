@@ -72,8 +72,9 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
 
 typedef struct spmv_summary spmv_summary; /* below */
 
-/* Operations of one storage format; one const table per csrc/<format>.c, listed in csrc/format.c.
- * size() sets F->nnz, scalar[], nidx[], nval[]; the others behave as the spmv_fmt_* functions. */
+/* Operations and facts of one storage format: one const table spmv_<name>_ops per csrc/<name>.c,
+ * found through csrc/formats.def.  size() sets F->nnz, scalar[], nidx[], nval[]; the others behave
+ * as the spmv_fmt_* functions. */
 typedef struct {
     int (*size)(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
     int (*fill_f32)(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
@@ -92,6 +93,8 @@ typedef struct {
      * for what the format needs; same results and errors as size(). */
     int (*size_summary)(spmv_summary *S, spmv_fmt *F, spmv_err *err);
     int (*need)(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
+    int32_t unread; /* bit k: no kernel reads idx[k] (spmv_format_unread) */
+    int finite_x;   /* kernels multiply padding zeros by x (spmv_format_finite_x) */
 } spmv_format_ops;
 
 /* ---- the one pass (csrc/pass.c) and the summary the size_summary ops read ---- */
@@ -211,8 +214,9 @@ SPMV_API int spmv_fmt_count(const spmv_fmt *F, int64_t count, spmv_err *err);
 #ifndef SPMV_DATA
 #define SPMV_DATA extern
 #endif
-SPMV_DATA const spmv_format_ops spmv_csr_ops, spmv_coo_ops, spmv_ell_ops, spmv_sell_ops,
-    spmv_broell_ops, spmv_hyb_ops, spmv_dia_ops, spmv_jad_ops, spmv_bsr_ops;
+#define SPMV_FORMAT(CODE, name) SPMV_DATA const spmv_format_ops spmv_##name##_ops;
+#include "formats.def"
+#undef SPMV_FORMAT
 
 /* ELL's size step for an ELL part of width w: guard on nrows*w + extra slots, then scalar[0] = w
  * and nidx[0] = nval[0] = nrows*w.  `extra` is HYB's COO part (0 for ELL). */

@@ -31,16 +31,4 @@ static cudaError_t coo_run(const spmv_dfmt *D, const spmv_launch *L, const void 
     return cudaGetLastError();
 }
 
-static cudaError_t coo_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const float *x, float *y, cudaStream_t s) {
-    return coo_run<float>(D, L, aux, x, y, s);
-}
-
-static cudaError_t coo_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const double *x, double *y, cudaStream_t s) {
-    return coo_run<double>(D, L, aux, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_coo = {
-    SPMV_FMT_COO, 0, coo_prepare, coo_setup, coo_run_f32, coo_run_f64,
-};
+SPMV_CUDA_KERNEL(coo, coo_prepare, coo_setup, coo_run);

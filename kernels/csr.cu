@@ -54,8 +54,9 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <typename T>
-static cudaError_t scalar_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                              cudaStream_t s) {
+static cudaError_t scalar_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                              T *y, cudaStream_t s) {
+    (void)aux;
     csr_scalar_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
         D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
     return cudaGetLastError();
@@ -88,8 +89,9 @@ static void vector_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, 
 }
 
 template <typename T>
-static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                              cudaStream_t s) {
+static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                              T *y, cudaStream_t s) {
+    (void)aux;
     switch (L->tpv) {
     case 2:
         vector_launch<T, 2>(D, L, x, y, s);
@@ -373,50 +375,6 @@ static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const 
     return cudaGetLastError();
 }
 
-/* ---- the C face ------------------------------------------------------------------------------ */
-
-static cudaError_t scalar_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return scalar_run(D, L, x, y, s);
-}
-
-static cudaError_t scalar_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return scalar_run(D, L, x, y, s);
-}
-
-static cudaError_t vector_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return vector_run(D, L, x, y, s);
-}
-
-static cudaError_t vector_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return vector_run(D, L, x, y, s);
-}
-
-static cudaError_t adaptive_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                    const float *x, float *y, cudaStream_t s) {
-    return adaptive_run(D, L, aux, x, y, s);
-}
-
-static cudaError_t adaptive_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                    const double *x, double *y, cudaStream_t s) {
-    return adaptive_run(D, L, aux, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_csr_scalar = {
-    SPMV_FMT_CSR, 0, NULL, NULL, scalar_run_f32, scalar_run_f64,
-};
-
-extern "C" const spmv_cuda_kernel spmv_cu_csr_vector = {
-    SPMV_FMT_CSR, 1, vector_prepare, NULL, vector_run_f32, vector_run_f64,
-};
-
-extern "C" const spmv_cuda_kernel spmv_cu_csr_adaptive = {
-    SPMV_FMT_CSR, 2, adaptive_prepare, adaptive_setup, adaptive_run_f32, adaptive_run_f64,
-};
+SPMV_CUDA_KERNEL(csr_scalar, NULL, NULL, scalar_run);
+SPMV_CUDA_KERNEL(csr_vector, vector_prepare, NULL, vector_run);
+SPMV_CUDA_KERNEL(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);

@@ -28,25 +28,12 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <typename T>
-static cudaError_t dia_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                           cudaStream_t s) {
+static cudaError_t dia_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                           T *y, cudaStream_t s) {
+    (void)aux;
     dia_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
         D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }
 
-static cudaError_t dia_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return dia_run(D, L, x, y, s);
-}
-
-static cudaError_t dia_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return dia_run(D, L, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_dia = {
-    SPMV_FMT_DIA, 0, NULL, NULL, dia_run_f32, dia_run_f64,
-};
+SPMV_CUDA_KERNEL(dia, NULL, NULL, dia_run);

@@ -16,16 +16,4 @@ static cudaError_t ell_run(const spmv_dfmt *D, const spmv_launch *L, const void 
     return cudaGetLastError();
 }
 
-static cudaError_t ell_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const float *x, float *y, cudaStream_t s) {
-    return ell_run<float>(D, L, aux, x, y, s);
-}
-
-static cudaError_t ell_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const double *x, double *y, cudaStream_t s) {
-    return ell_run<double>(D, L, aux, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_ell = {
-    SPMV_FMT_ELL, 0, NULL, NULL, ell_run_f32, ell_run_f64,
-};
+SPMV_CUDA_KERNEL(ell, NULL, NULL, ell_run);

@@ -33,16 +33,4 @@ static cudaError_t hyb_run(const spmv_dfmt *D, const spmv_launch *L, const void 
     return cudaGetLastError();
 }
 
-static cudaError_t hyb_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const float *x, float *y, cudaStream_t s) {
-    return hyb_run<float>(D, L, aux, x, y, s);
-}
-
-static cudaError_t hyb_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const double *x, double *y, cudaStream_t s) {
-    return hyb_run<double>(D, L, aux, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_hyb = {
-    SPMV_FMT_HYB, 0, hyb_prepare, hyb_setup, hyb_run_f32, hyb_run_f64,
-};
+SPMV_CUDA_KERNEL(hyb, hyb_prepare, hyb_setup, hyb_run);

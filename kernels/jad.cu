@@ -35,26 +35,13 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <typename T>
-static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                           cudaStream_t s) {
+static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                           T *y, cudaStream_t s) {
+    (void)aux;
     jad_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
         D->nrows, (int32_t)D->scalar[0], D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
         y);
     return cudaGetLastError();
 }
 
-static cudaError_t jad_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return jad_run(D, L, x, y, s);
-}
-
-static cudaError_t jad_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return jad_run(D, L, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_jad = {
-    SPMV_FMT_JAD, 0, NULL, NULL, jad_run_f32, jad_run_f64,
-};
+SPMV_CUDA_KERNEL(jad, NULL, NULL, jad_run);

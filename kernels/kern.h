@@ -35,9 +35,8 @@ typedef struct {
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
 } spmv_launch;
 
+/* One own kernel, spmv_cu_<sym>, named by a SPMV_OWN line of csrc/kernels.def. */
 typedef struct {
-    int format;  /* spmv_format */
-    int variant; /* the registry's `kernel` */
     /* Bytes of device workspace for host matrix H with mapping L (0: none).  Refuses a mapping it
      * cannot serve with SPMV_ENOTAPPLICABLE (SELL's C above the block size, say) and a bad one with
      * SPMV_EINVAL, naming the parameter and its range.  NULL: always 0. */
@@ -53,10 +52,9 @@ typedef struct {
                            const double *x, double *y, cudaStream_t s);
 } spmv_cuda_kernel;
 
-/* The own kernels, one or more per kernels/<format>.cu. */
-extern const spmv_cuda_kernel spmv_cu_csr_scalar, spmv_cu_csr_vector, spmv_cu_csr_adaptive;
-extern const spmv_cuda_kernel spmv_cu_coo, spmv_cu_ell, spmv_cu_sell, spmv_cu_broell;
-extern const spmv_cuda_kernel spmv_cu_hyb, spmv_cu_dia, spmv_cu_jad;
+/* The own kernels, one or more per kernels/<format>.cu: csrc/kernels.def's SPMV_OWN lines. */
+#define SPMV_OWN(sym, id, CODE, ...) extern const spmv_cuda_kernel spmv_cu_##sym;
+#include "kernels.def"
 
 /* Fill err (when not NULL) with code and a printf-style message, where/value/limit -1; returns
  * code.  The kernels' own spmv_fail. */
@@ -102,6 +100,12 @@ int spmv_cusparse_version(int *version, spmv_err *err);
 
 #ifdef __cplusplus
 }
+
+/* Defines the own kernel spmv_cu_<sym> from prepare and setup (or NULL) and run, a function
+ * template over the value type with run_f32's parameters: run<float> and run<double> are its two
+ * entry points. */
+#define SPMV_CUDA_KERNEL(sym, prepare, setup, run)                                                 \
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>}
 #endif
 
 #endif /* SPMV_KERN_H */

@@ -42,14 +42,18 @@ struct spmv_cuda_plan {
     double setup_ms;
 };
 
-static const spmv_cuda_kernel *const own[] = {
-    &spmv_cu_csr_scalar, &spmv_cu_csr_vector, &spmv_cu_csr_adaptive, &spmv_cu_coo, &spmv_cu_ell,
-    &spmv_cu_sell,       &spmv_cu_broell,     &spmv_cu_hyb,          &spmv_cu_dia, &spmv_cu_jad,
+/* The own kernels by configuration id: csrc/kernels.def's SPMV_OWN lines. */
+static const struct {
+    const char *id;
+    const spmv_cuda_kernel *ops;
+} own[] = {
+#define SPMV_OWN(sym, id, CODE, ...) {id, &spmv_cu_##sym},
+#include "kernels.def"
 };
 
-static const spmv_cuda_kernel *find_own(int format, int variant) {
+static const spmv_cuda_kernel *find_own(const char *id) {
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (own[i]->format == format && own[i]->variant == variant) return own[i];
+        if (strcmp(own[i].id, id) == 0) return own[i].ops;
     return NULL;
 }
 
@@ -165,10 +169,9 @@ static int setup_kernel(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
     if (p->K->library == SPMV_LIB_CUSPARSE)
         return spmv_cusparse_create(&M->D, p->K->kernel, M->elem_size, M->x, M->y, p->s, &p->cs,
                                     err);
-    p->ops = find_own(p->K->format, p->K->kernel);
+    p->ops = find_own(p->K->id);
     if (p->ops == NULL)
-        return spmv_cuda_fail(err, SPMV_EINVAL, "no CUDA kernel %s (variant %d) in this build",
-                              p->K->id, p->K->kernel);
+        return spmv_cuda_fail(err, SPMV_EINVAL, "no CUDA kernel %s in this build", p->K->id);
     int64_t aux = 0;
     int rc = p->ops->prepare ? p->ops->prepare(F, &p->L, &aux, err) : SPMV_OK;
     if (!rc) rc = dev_alloc(&p->bytes, aux, "the kernel's workspace", &p->aux, err);

@@ -59,26 +59,13 @@ static int sell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_by
 }
 
 template <typename T>
-static cudaError_t sell_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                            cudaStream_t s) {
+static cudaError_t sell_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                            T *y, cudaStream_t s) {
+    (void)aux;
     sell_slice_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
         D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
         y);
     return cudaGetLastError();
 }
 
-static cudaError_t sell_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return sell_run(D, L, x, y, s);
-}
-
-static cudaError_t sell_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return sell_run(D, L, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_sell = {
-    SPMV_FMT_SELL, 0, sell_prepare, NULL, sell_run_f32, sell_run_f64,
-};
+SPMV_CUDA_KERNEL(sell, sell_prepare, NULL, sell_run);

@@ -19,7 +19,7 @@ from .matrix import Matrix
 from .mmio import load
 from .portable import RankModel, portable
 from .rank import Ranking, default_model, rank
-from .run import spmv
+from .spmv import spmv
 
 __version__ = "0.1.0"
 

@@ -119,10 +119,13 @@ static PyObject *design_columns(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_design_column_name, SPMV_NCOLS);
 }
 
-static PyObject *format_unread(PyObject *m, PyObject *noargs) {
+/* format_facts() -> per format code {"unread": bits, "finite_x": bool}: the facts csrc/<format>.c
+ * keeps beside its operations (spmv_format_unread, spmv_format_finite_x). */
+static PyObject *format_facts(PyObject *m, PyObject *noargs) {
     PyObject *t = PyTuple_New(SPMV_NFORMATS);
     for (int f = 0; t != NULL && f < SPMV_NFORMATS; f++) {
-        PyObject *v = PyLong_FromLong(spmv_format_unread(f));
+        PyObject *v = Py_BuildValue("{sisO}", "unread", (int)spmv_format_unread(f), "finite_x",
+                                    spmv_format_finite_x(f) ? Py_True : Py_False);
         if (v == NULL) {
             Py_CLEAR(t);
             break;
@@ -893,8 +896,9 @@ static PyMethodDef core_methods[] = {
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
     {"design_columns", design_columns, METH_NOARGS,
      "design_columns() -> tuple of str: the SPMV_NCOLS columns of a design row"},
-    {"format_unread", format_unread, METH_NOARGS,
-     "format_unread() -> per format code, bit k set where no kernel reads index array k"},
+    {"format_facts", format_facts, METH_NOARGS,
+     "format_facts() -> per format code {'unread': bits of index arrays no kernel reads, "
+     "'finite_x': whether its kernels multiply padding zeros by x}"},
     {"config_sizes", config_sizes, METH_VARARGS,
      "config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
      "(bytes_moved, padding_ratio, notes)"},

@@ -112,14 +112,14 @@ class _Runner:
         if self.plan is not None:
             return self.plan.mv(x)
         y = np.empty(self.F.shape[0], dtype=self.F.dtype)
-        _core.mv(self.F._state, self.c.variant, x, y)
+        _core.mv(self.F.state, self.c.variant, x, y)
         return y
 
     def bench(self, x: np.ndarray, warmup: int, repeats: int, budget_s: float) -> tuple[float, ...]:
         if self.plan is not None:
             return self.plan.bench(x, warmup=warmup, repeats=repeats, budget_s=budget_s)[:5]
         y = np.empty(self.F.shape[0], dtype=self.F.dtype)
-        return _core.bench(self.F._state, self.c.variant, x, y, warmup, repeats, budget_s)
+        return _core.bench(self.F.state, self.c.variant, x, y, warmup, repeats, budget_s)
 
     def close(self) -> None:
         if self.plan is not None:

@@ -1,4 +1,5 @@
-"""The ``pyspmv`` command: features, bench, collect, train, export, rank (also ``python -m pyspmv``)."""
+"""The ``pyspmv`` command: features, bench, collect, train, train-default, export, rank (also
+``python -m pyspmv``)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -21,9 +22,12 @@ from .features import features
 from .generators import GENERATORS, generate
 from .matrix import Matrix
 from .mmio import load
+from .train_default import MODELS as DEFAULT_KINDS
 
 #: What `pyspmv rank` prints unless --top says otherwise.
 TOP_DEFAULT = 10
+#: The shipped datasets whose default models `pyspmv train-default` writes into the package.
+DEFAULT_DATASETS = ("h100", "cpu")
 #: The suffix `pyspmv train --out` adds to a name that has none (a save_model file, NumPy .npz).
 MODEL_SUFFIX = ".pyspmv"
 #: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
@@ -196,6 +200,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train_default(args: argparse.Namespace) -> int:
+    from .export import save_model
+    from .train_default import train
+    if args.out is None and args.dataset not in DEFAULT_DATASETS:
+        raise ValueError(f"--out is required for the dataset folder {args.dataset!r}; without it only "
+                         f"{' and '.join(DEFAULT_DATASETS)} write the shipped defaults.")
+    out = Path(args.out) if args.out else Path(__file__).resolve().parent / "data" / f"default_{args.dataset}.pyspmv"
+    rm = train(args.dataset, args.model, args.seed, argv=args.argv, verbose=0 if args.quiet else 1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_model(rm, out)
+    n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
+    print(f"{out}: {rm.source} on {rm.meta['n_matrices']} matrices ({rm.meta['n_rows']} rows), device {rm.device}, "
+          f"ranks {n}", file=sys.stderr)
+    return 0
+
+
 def _cmd_collect(args: argparse.Namespace) -> int:
     from .datasets import collect, folder_corpus, standard_corpus
     device = _device_of_configs(args.config, args.device, "cpu")
@@ -309,6 +329,14 @@ def _parser() -> argparse.ArgumentParser:
                                  f"{MODEL_SUFFIX} is added to a name without a suffix)")
     p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
     p.set_defaults(func=_cmd_train)
+
+    p = command("train-default", "train a device's default ranking model and write it into the package")
+    p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
+    p.add_argument("--model", default="forest", choices=DEFAULT_KINDS, help="model kind")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model")
+    p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=_cmd_train_default)
 
     p = command("collect", "measure a dataset (features, every configuration x dtype), resumably")
     p.add_argument("--corpus", action="append", metavar="standard|FOLDER",

@@ -71,8 +71,15 @@ class Config:
 
     @property
     def variant(self) -> int:
-        """Kernel variant index: of the format's CPU or CUDA kernels, or cuSPARSE's algorithm."""
+        """Kernel variant index: of the format's CPU kernels, or cuSPARSE's algorithm (0 for an own
+        CUDA kernel, which is found by :attr:`kernel_id`)."""
         return int(self._entry["kernel"])
+
+    @property
+    def kernel_id(self) -> str:
+        """The registry's id of this configuration's kernel, without parameters
+        (``pyspmv/csr/vector``; csrc/kernels.def)."""
+        return str(self._entry["id"])
 
     def __str__(self) -> str:
         return self.id

@@ -39,75 +39,22 @@ from .portable import (
     spec_scalars,
 )
 
-#: Core sources an exported header includes, in order (timing.c needs POSIX clocks and stays out).
-CORE_SOURCES: tuple[str, ...] = (
-    "spmv.h", "spmv_internal.h", "error.c", "mem.c", "csr.c", "format.c", "features.c", "pass.c", "coo.c", "ell.c",
-    "sell.c", "broell.c", "hyb.c", "dia.c", "jad.c", "bsr.c", "registry.c", "model.c", "model_linear.c",
-    "model_trees.c", "model_knn.c", "model_svm.c", "model_formula.c", "model_cascade.c", "model_forest.c", "design.c",
-    "rank.c")
-
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-
-def _csrc_dir() -> Any:
-    """The C core's sources (a Path or importlib Traversable): installed as package data
-    (pyspmv/csrc), or the source tree's csrc/."""
-    installed = resources.files("pyspmv") / "csrc"
-    if installed.is_dir():
-        return installed
-    tree = Path(__file__).resolve().parent.parent / "csrc"
-    if tree.is_dir():
-        return tree
-    raise FileNotFoundError("pyspmv's C sources (csrc/) are missing from this installation; export_c needs them.")
+#: The C core as one translation unit with static linkage, made from csrc/meson.build's source list
+#: at build time (csrc/amalgamate.py) and installed beside this module.
+EXPORTED_CORE = "_exported_core.h"
 
 
+@cache
 def core_source() -> str:
     """The C core as one translation unit with static linkage, guarded so that several exported
-    headers can share it."""
-    d = _csrc_dir()
-    seen: set[str] = set()
-
-    def inline(name: str) -> str:
-        out = []
-        for line in (d / name).read_text().splitlines():
-            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-            if m:
-                inc = m.group(1)
-                if inc.endswith("_impl.h"):                  # value-type templates: every time
-                    out.append(inline(inc))
-                elif inc not in seen:
-                    seen.add(inc)
-                    out.append(inline(inc))
-                continue
-            out.append(line)
-        return "\n".join(out)
-
-    parts = []
-    for f in CORE_SOURCES:
-        if f not in seen:
-            seen.add(f)
-            parts.append(f"/* ==== csrc/{f} ==== */\n" + inline(f))
-    return "\n".join([
-        "#ifndef PYSPMV_EXPORTED_CORE",
-        "#define PYSPMV_EXPORTED_CORE",
-        "/* The core's interface with internal linkage (csrc/spmv.h: SPMV_API); no POSIX timing. */",
-        "#if defined(__GNUC__)",
-        "#define SPMV_API static __attribute__((unused))",
-        "#pragma GCC diagnostic push",
-        "/* OpenMP pragmas and the variables only they read, when built without -fopenmp */",
-        '#pragma GCC diagnostic ignored "-Wunknown-pragmas"',
-        '#pragma GCC diagnostic ignored "-Wunused-variable"',
-        "#else",
-        "#define SPMV_API static",
-        "#endif",
-        "#define SPMV_DATA static",
-        "#define SPMV_NO_TIMING",
-        *parts,
-        "#if defined(__GNUC__)",
-        "#pragma GCC diagnostic pop",
-        "#endif",
-        "#endif /* PYSPMV_EXPORTED_CORE */",
-    ])
+    headers can share it (the build's amalgamation, :data:`EXPORTED_CORE`)."""
+    f = resources.files("pyspmv") / EXPORTED_CORE
+    if not f.is_file():
+        raise FileNotFoundError(f"pyspmv's C core amalgamation ({EXPORTED_CORE}) is missing from this installation; "
+                                "export_c needs it: reinstall pyspmv (pip install .) so that meson builds it.")
+    return f.read_text()
 
 
 def _c_double(v: float) -> str:

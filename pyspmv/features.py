@@ -55,8 +55,8 @@ def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
 CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
 
 #: Per format code, bit k set where no kernel reads index array k (DIA's and BSR's presence bits
-#: exist for exact round trips only): spmv_format_unread.
-FORMAT_UNREAD: tuple[int, ...] = tuple(_core.format_unread())
+#: exist for exact round trips only): the fact each csrc/<format>.c keeps, spmv_format_unread.
+FORMAT_UNREAD: tuple[int, ...] = tuple(int(f["unread"]) for f in _core.format_facts())
 
 
 def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "float64",

@@ -71,6 +71,12 @@ class FormatMatrix:
         return self.value_arrays[0].dtype
 
     @property
+    def state(self) -> tuple[Any, ...]:
+        """The C core's sealed state of this matrix: what the products of :mod:`pyspmv._core` and
+        :mod:`pyspmv.gpu` take, without checking it again (read-only)."""
+        return self._state
+
+    @property
     def nbytes(self) -> int:
         """Bytes the format stores: int32 index arrays plus value arrays."""
         return int(_core.fmt_bytes(self._state, self.dtype.itemsize))

@@ -124,7 +124,7 @@ class DeviceMatrix:
     """
 
     def __init__(self, F: FormatMatrix):
-        self._matrix = cuda().Matrix(F._state)
+        self._matrix = cuda().Matrix(F.state)
         self.format = F.format
         self.shape = F.shape
         self.dtype = F.dtype
@@ -166,8 +166,8 @@ class Plan:
         if cfg.device != "cuda":
             raise ValueError(f"Configuration {cfg.id!r} runs on {cfg.device}, not on the GPU.")
         tpv, bs = cfg.launch
-        src = F._matrix if isinstance(F, DeviceMatrix) else F._state
-        self._plan = cuda().Plan(src, cfg._entry["id"], tpv, bs)
+        src = F._matrix if isinstance(F, DeviceMatrix) else F.state
+        self._plan = cuda().Plan(src, cfg.kernel_id, tpv, bs)
         self.config = cfg
         self.shape = F.shape
         self.dtype = F.dtype

@@ -208,7 +208,7 @@ class Matrix:
     def __matmul__(self, x: Any) -> np.ndarray:
         """``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in
         ``A``'s value type; ``x`` must be 1-D with ``ncols`` entries."""
-        from .run import spmv
+        from .spmv import spmv
         return spmv(self, x)
 
     def __repr__(self) -> str:

@@ -35,7 +35,7 @@ def _default(device: str) -> RankModel:
     res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
     if not res.is_file():
         raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
-                                "missing); train one with `python -m pyspmv.train_default` or pass model=.")
+                                "missing); train one with `pyspmv train-default` or pass model=.")
     with resources.as_file(res) as path:
         return load_model(path)
 
@@ -43,7 +43,7 @@ def _default(device: str) -> RankModel:
 def default_model(device: str = "cuda") -> RankModel:
     """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
 
-    Trained from ``datasets/`` by ``python -m pyspmv.train_default`` and shipped in the package.
+    Trained from ``datasets/`` by ``pyspmv train-default`` and shipped in the package.
     """
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
@@ -189,7 +189,7 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if n_calls is not None:
         if p.convert is None:
             raise ValueError("The 'n_calls' parameter of rank() needs the model's conversion-cost fit "
-                             "(model.meta['convert_ms'], made by pyspmv.train_default); this model has none.")
+                             "(model.meta['convert_ms'], made by pyspmv train-default); this model has none.")
         a, b = p.convert
         add = np.nan_to_num((a + b * M.nnz) / n_calls, nan=0.0)
     if estimate is not None and not isinstance(estimate, bool | np.bool_):

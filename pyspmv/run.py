@@ -1,4 +1,5 @@
-"""One SpMV product with one configuration: ``spmv(A, x, config)``."""
+"""What every product with one configuration starts with: the device check, the conversion and the
+checked ``x`` (for :func:`pyspmv.spmv`, :func:`pyspmv.benchmark` and the solvers)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import Any
 import numpy as np
 
 from . import _core, gpu
-from .configs import Config, config
+from .configs import FORMATS, Config, config
 from .formats import FormatMatrix, convert
 from .matrix import as_matrix, float32_overflow, value_dtype
 
-#: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN.
-PADDING_TIMES_X = ("dia", "bsr")
+#: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN
+#: (the fact each csrc/<format>.c keeps, spmv_format_finite_x).
+PADDING_TIMES_X: tuple[str, ...] = tuple(n for n, f in zip(FORMATS, _core.format_facts()) if f["finite_x"])
 
 
 def require_device(device: str) -> None:
@@ -57,44 +59,3 @@ def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
             raise ValueError(f"x[{bad}] is {xa[bad]}: the {fmt} format multiplies its padding zeros by x, "
                              f"which would turn them into NaN. Use a finite x or another format.")
     return xa
-
-
-def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = None) -> np.ndarray:
-    """Compute ``y = A @ x`` with one configuration.
-
-    Parameters
-    ----------
-    A : Matrix, scipy.sparse matrix, path of a Matrix Market file, or FormatMatrix
-        A FormatMatrix must match the configuration's format and parameters.
-    x : array-like of shape (ncols,)
-        Real numbers. Finite values past the range of the arithmetic type are refused (float32:
-        |x| > 3.4e38). NaN and inf propagate into ``y`` as in scipy, except with DIA and BSR
-        configurations, which multiply stored padding zeros by ``x`` and so refuse them.
-    config : Config or str, default 'cpu/csr/rows'
-        See :func:`pyspmv.configs`.
-    dtype : {'float32', 'float64'}, optional
-        Arithmetic type; default ``A``'s value type.
-
-    Returns
-    -------
-    ndarray of shape (nrows,)
-
-    Raises
-    ------
-    pyspmv.DeviceUnavailableError
-        A GPU configuration on a machine or build without a usable GPU.
-    pyspmv.NotApplicableError
-        The configuration's format (or thread mapping) cannot serve ``A``.
-    MemoryError
-        The GPU has too little free memory; the message gives the sizes.
-    ValueError, TypeError
-        A bad ``x``, configuration id or parameter.
-    """
-    c, F = prepare(A, config, dtype)
-    xa = check_x(x, F.shape[1], F.dtype, F.format)
-    if c.device == "cuda":
-        with gpu.Plan(F, c) as plan:
-            return plan.mv(xa)
-    y = np.empty(F.shape[0], dtype=F.dtype)
-    _core.mv(F._state, c.variant, xa, y)  # F's state is sealed: the core does not check it again
-    return y

@@ -1,22 +1,17 @@
-"""Train the default ranking model of a device from a measured dataset and write it into the package.
+"""Train the default ranking model of a device from a measured dataset (``pyspmv train-default``).
 
-``python -m pyspmv.train_default --dataset h100`` writes ``pyspmv/data/default_h100.pyspmv`` (the
-``cuda`` default), ``--dataset cpu`` writes ``pyspmv/data/default_cpu.pyspmv``; ``--dataset PATH``
-trains from any folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the
-same dataset and options give the same model; the file records the dataset, its size and dates, and
-the command.
+``pyspmv train-default --dataset h100`` writes ``pyspmv/data/default_h100.pyspmv`` (the ``cuda``
+default), ``--dataset cpu`` writes ``pyspmv/data/default_cpu.pyspmv``; ``--dataset PATH`` trains
+from any folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the same
+dataset and options give the same model; the file records the dataset, its size and dates, and the
+command.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import argparse
-import sys
+import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
 
 MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
 
@@ -31,42 +26,6 @@ def make_model(kind: str, seed: int = 0) -> Any:
     if kind not in make:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
     return make[kind]()
-
-
-def dataset_from_kernel_table(table: str | Path, matrices: str | Path, out: str | Path) -> Path:
-    """A dataset folder (schema.md) from a ``benchmarks/kernels.py`` table: its rows of the matrices
-    found as ``<matrices>/<matrix>.mtx.gz``, with their features and per-configuration columns
-    recomputed here. An interim source for the ``cuda`` default until ``datasets/h100`` exists."""
-    import json
-
-    from .configs import config
-    from .features import FEATURE_NAMES, config_features, features
-    from .mmio import load
-    t = pd.read_csv(table)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cols = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms", "repeats",
-            "convert_ms", "upload_ms", "status", "note"]
-    parts, feats = [], []
-    for name, rows in t.groupby("matrix", sort=True):
-        path = Path(matrices) / f"{name}.mtx.gz"
-        if not path.is_file():
-            continue
-        A = load(path)
-        feats.append({"matrix": name, "group": "shared", **features(A)})
-        for dtype, r in rows.groupby("dtype"):
-            r = r[cols].copy()
-            r["group"] = "shared"
-            cf = config_features(A, [config(c) for c in r["config"]], dtype=dtype)
-            for k in ("bytes_moved", "padding_ratio", "launches"):
-                r[k] = cf[k].reindex(r["config"]).to_numpy()
-            parts.append(r)
-    if not parts:
-        raise ValueError(f"No matrix of {str(table)!r} was found in {str(matrices)!r}.")
-    pd.concat(parts, ignore_index=True).to_csv(out / "timings.csv.gz", index=False)
-    pd.DataFrame(feats, columns=["matrix", "group", *FEATURE_NAMES]).to_csv(out / "features.csv.gz", index=False)
-    (out / "metadata.json").write_text(json.dumps({"source": str(table), "n_matrices": len(feats)}))
-    return out
 
 
 def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[str] | None = None,
@@ -90,39 +49,7 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[s
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
                     "device_info": md.get("device_info") or {},
-                    "command": " ".join(["python -m pyspmv.train_default", *(argv if argv is not None else
-                                         ["--dataset", str(dataset), "--model", kind, "--seed", str(seed)])])})
+                    "command": shlex.join(["pyspmv", *(argv if argv is not None else
+                                           ["train-default", "--dataset", str(dataset), "--model", kind,
+                                            "--seed", str(seed)])])})
     return rm
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pyspmv.train_default", description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
-    p.add_argument("--model", default="forest", choices=MODELS)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")
-    p.add_argument("--kernels-table", metavar="CSV", help="build the dataset from a benchmarks/kernels.py table "
-                   "(with --matrices) into the --dataset folder first")
-    p.add_argument("--matrices", metavar="DIR", help="Matrix Market files of --kernels-table's matrices")
-    a = p.parse_args(argv)
-    if a.kernels_table:
-        if not a.matrices:
-            p.error("--kernels-table needs --matrices")
-        dataset_from_kernel_table(a.kernels_table, a.matrices, a.dataset)
-    from .export import save_model
-    out = Path(a.out) if a.out else None
-    if out is None:
-        if a.dataset not in ("h100", "cpu") or a.kernels_table:
-            p.error("--out is required for a dataset folder")
-        out = Path(__file__).resolve().parent / "data" / f"default_{a.dataset}.pyspmv"
-    rm = train(a.dataset, a.model, a.seed, argv=list(sys.argv[1:] if argv is None else argv))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_model(rm, out)
-    n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
-    print(f"{out}: {rm.source} on {rm.meta['n_matrices']} matrices ({rm.meta['n_rows']} rows), device {rm.device}, "
-          f"ranks {n}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,11 +9,11 @@ from glue import TOL, convert_raw, random_csr, rel_err
 
 from pyspmv import _core
 
-BROELL = 4
+BRO_ELL = 4
 
 
 def convert(A, h, bits, dtype=np.float64, max_fill=0.0):
-    return convert_raw(BROELL, A, h, bits, dtype=dtype, max_fill=max_fill)
+    return convert_raw(BRO_ELL, A, h, bits, dtype=dtype, max_fill=max_fill)
 
 
 def from_rows(rows, ncols, dtype=np.float64):
@@ -40,7 +40,7 @@ SMALL_VALUES = [1, 0, 2, 0, 3, 6, 4, 0, 0, 0, 5, 0, 7, 0, 8, 0]
 
 def test_layout_adaptive():
     fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(SMALL, 2, 0)
-    assert (fmt, nrows, ncols, nnz, params, scalars) == (BROELL, 5, 6, 9, (2, 0), (3, 6, 16, 0))
+    assert (fmt, nrows, ncols, nnz, params, scalars) == (BRO_ELL, 5, 6, 9, (2, 0), (3, 6, 16, 0))
     np.testing.assert_array_equal(idx[0], [0, 2, 4, 6])      # one word per row in every slice
     np.testing.assert_array_equal(idx[1], [0, 4, 12, 16])
     np.testing.assert_array_equal(idx[2], [2, 2, 4, 3, 2, 2])  # (W, bits): max symbols 3, 4, 3

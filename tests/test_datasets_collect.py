@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 import pyspmv
-from pyspmv.datasets import X_COLUMNS, CorpusEntry, collect, consolidate, design_rows, generators, load
+from pyspmv import generators
+from pyspmv.datasets import X_COLUMNS, CorpusEntry, collect, consolidate, design_rows, load
 from pyspmv.datasets.collect import TIMING_COLUMNS, read_table
 
 #: Collections time configurations; whether this machine is busy meanwhile is not under test.
@@ -69,7 +70,8 @@ def test_tables_have_the_schema(collected):
 
 SCRIPT = textwrap.dedent("""
     import functools, sys, time
-    from pyspmv.datasets import CorpusEntry, collect, generators
+    from pyspmv import generators
+    from pyspmv.datasets import CorpusEntry, collect
 
     def build(i, slow):
         if slow and i > 0:

@@ -1,11 +1,23 @@
-"""Datasets: matrix generators, corpora, resumable collection of timing tables, and loading them for models."""
+"""Datasets: corpora, resumable collection of timing tables, and loading them for models."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from . import generators
+import warnings
+from typing import Any
+
 from .collect import collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, design_rows, load
 
 __all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "consolidate", "design_rows",
-           "folder_corpus", "generators", "load", "standard_corpus", "suitesparse"]
+           "folder_corpus", "load", "standard_corpus", "suitesparse"]
+
+
+def __getattr__(name: str) -> Any:
+    """``pyspmv.datasets.generators``, the former home of :mod:`pyspmv.generators`, with a warning."""
+    if name == "generators":
+        warnings.warn("pyspmv.datasets.generators is now pyspmv.generators (one module for every generator); "
+                      "the old name will be removed.", DeprecationWarning, stacklevel=2)
+        from .. import generators
+        return generators
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import generators as gen
 from ..matrix import Matrix
 from ..mmio import load
-from . import generators as gen
 
 #: Rows one full-GPU iteration covers with a warp per row on the H100 (Guo's strip).
 _STRIP = gen.H100["sm_count"] * gen.H100["threads_per_sm"] // gen.H100["warp_size"]
@@ -180,7 +180,7 @@ def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
                     real: str | os.PathLike[str] | None = None) -> list[CorpusEntry]:
     """The generated corpus of the shipped datasets, smallest first, built lazily.
 
-    282 entries over every family of :mod:`pyspmv.datasets.generators`, log-spread in size: 238 from
+    282 entries over every family of :mod:`pyspmv.generators`, log-spread in size: 238 from
     1e4 to 3e6 stored entries, 40 from 3e6 to 3e7, and 4 from 3e7 to 1e8 (the largest a 3-D 7-point
     stencil of 9.9e7). Names and matrices depend only on ``seed``, never on the size limits.
 

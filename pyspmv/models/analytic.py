@@ -11,8 +11,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .. import generators as gen
 from ..configs import config as get_config
-from ..datasets import generators as gen
 from ..features import config_features
 from ..matrix import Matrix
 from ._common import PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
@@ -205,7 +205,7 @@ class GuoModel(_BenchmarkModel):
                    max_nnz: int = 1 << 26, repeats: int = 50, timer: Timer | None = None) -> GuoModel:
         """Generate the benchmark matrices for ``device``, time them and fit CSR, ELL, COO (HYB = ELL + COO).
 
-        CSR and ELL: :func:`pyspmv.datasets.generators.guo` matrices, ``s`` strips of rows (one thread per
+        CSR and ELL: :func:`pyspmv.generators.guo` matrices, ``s`` strips of rows (one thread per
         row), every row ``x`` entries with x on both sides of max threads per block; COO: ``s`` strips of
         nonzeros (8 per row). Matrices past ``max_nnz``
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
@@ -291,7 +291,7 @@ class WangModel(_BenchmarkModel):
                    strips: tuple[int, ...] = (1, 2), means: tuple[int, ...] = (2, 4, 8, 16, 32, 64),
                    max_nnz: int = 1 << 26, repeats: int = 50, seed: int = 0,
                    timer: Timer | None = None) -> WangModel:
-        """Time :func:`pyspmv.datasets.generators.row_lengths` matrices (``s`` strips of rows, row lengths
+        """Time :func:`pyspmv.generators.row_lengths` matrices (``s`` strips of rows, row lengths
         normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
         JAD) and fit the relations."""
         if dtype not in ("float32", "float64"):

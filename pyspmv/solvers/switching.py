@@ -203,7 +203,7 @@ class Multiplier:
     # -- switching ---------------------------------------------------------------------------
     def _use(self, p: Prepared, it: int) -> None:
         self._current = p
-        self._state, self._kernel = p.matrix._state, p.config.variant
+        self._state, self._kernel = p.matrix.state, p.config.variant
         sched = self.record.schedule
         if sched and sched[-1][0] == it:       # the one before ran no iteration
             sched.pop()

@@ -76,9 +76,9 @@ static int test_convert_and_rank_validate(void) {
     for (int f = 0; f < SPMV_NFORMATS; f++) {
         spmv_fmt F = {0};
         F.format = f;
-        F.param[0] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL || f == SPMV_FMT_BSR ? 2
-                     : f == SPMV_FMT_HYB                                             ? -1
-                                                                                     : 0;
+        F.param[0] = f == SPMV_FMT_SELL || f == SPMV_FMT_BRO_ELL || f == SPMV_FMT_BSR ? 2
+                     : f == SPMV_FMT_HYB                                              ? -1
+                                                                                      : 0;
         F.param[1] = f == SPMV_FMT_SELL ? 1 : 0;
         mu_check(spmv_fmt_size(&A, &F, &err) == SPMV_EINDEX);
         mu_check(spmv_fmt_fill_f64(&A, NULL, &F, &err) == SPMV_EINDEX);
@@ -189,7 +189,7 @@ static int test_fmt_check(void) {
                     /* a bit-array word may legitimately take many values; the others may not */
                     int bits = (F.format == SPMV_FMT_DIA && k == 1) ||
                                (F.format == SPMV_FMT_BSR && k == 2) ||
-                               (F.format == SPMV_FMT_BROELL && k == 3);
+                               (F.format == SPMV_FMT_BRO_ELL && k == 3);
                     if (!bits && rc == SPMV_OK) {
                         fprintf(stderr, "case %d: idx[%d][%lld] = %d passes\n", ci, k, (long long)q,
                                 wild[w]);
@@ -203,7 +203,7 @@ static int test_fmt_check(void) {
             int32_t p = F.param[k];
             F.param[k] = 3001; /* no valid c, sigma, h, bits or b */
             int rc = probe(&F, &failures) ? SPMV_OK : -1;
-            if (rc == SPMV_OK && (F.format == SPMV_FMT_SELL || F.format == SPMV_FMT_BROELL ||
+            if (rc == SPMV_OK && (F.format == SPMV_FMT_SELL || F.format == SPMV_FMT_BRO_ELL ||
                                   (F.format == SPMV_FMT_BSR && k == 0)))
                 fprintf(stderr, "case %d: param %d = 3001 passes\n", ci, k), failures++;
             F.param[k] = p;

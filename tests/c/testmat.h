@@ -59,10 +59,10 @@ typedef struct {
 } fmtcase;
 
 static const fmtcase FMT_CASES[] = {
-    {SPMV_FMT_CSR, 0, 0},     {SPMV_FMT_COO, 0, 0},   {SPMV_FMT_ELL, 0, 0},
-    {SPMV_FMT_SELL, 4, 1},    {SPMV_FMT_SELL, 8, 64}, {SPMV_FMT_BROELL, 32, 0},
-    {SPMV_FMT_BROELL, 4, 16}, {SPMV_FMT_HYB, -1, 0},  {SPMV_FMT_HYB, 3, 0},
-    {SPMV_FMT_DIA, 0, 0},     {SPMV_FMT_JAD, 0, 0},   {SPMV_FMT_BSR, 3, 0},
+    {SPMV_FMT_CSR, 0, 0},      {SPMV_FMT_COO, 0, 0},   {SPMV_FMT_ELL, 0, 0},
+    {SPMV_FMT_SELL, 4, 1},     {SPMV_FMT_SELL, 8, 64}, {SPMV_FMT_BRO_ELL, 32, 0},
+    {SPMV_FMT_BRO_ELL, 4, 16}, {SPMV_FMT_HYB, -1, 0},  {SPMV_FMT_HYB, 3, 0},
+    {SPMV_FMT_DIA, 0, 0},      {SPMV_FMT_JAD, 0, 0},   {SPMV_FMT_BSR, 3, 0},
     {SPMV_FMT_BSR, 4, 0},
 };
 #define N_FMT_CASES ((int)(sizeof FMT_CASES / sizeof FMT_CASES[0]))

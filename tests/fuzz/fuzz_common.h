@@ -267,7 +267,7 @@ static inline void fz_fmt_params(fz_in *in, int format, int32_t param[2]) {
         param[0] = 1 << (b % 11);
         param[1] = v % 4 == 0 ? 1 : param[0] * (1 + v % 8);
         break;
-    case SPMV_FMT_BROELL:
+    case SPMV_FMT_BRO_ELL:
         param[0] = 1 << (b % 11);
         param[1] = (int32_t[]){0, 8, 16, 32}[v % 4];
         break;

@@ -45,9 +45,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     rank_model.intercept = &one;
     for (int f = 0; f < SPMV_NFORMATS; f++) {
         cfg_format[f] = f;
-        cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BROELL ? 4
-                           : f == SPMV_FMT_BSR                        ? 2
-                                                                      : 0;
+        cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BRO_ELL ? 4
+                           : f == SPMV_FMT_BSR                         ? 2
+                                                                       : 0;
         cfg_param[2 * f + 1] = f == SPMV_FMT_SELL ? 8 : 0;
         if (f == SPMV_FMT_HYB) cfg_param[2 * f] = -1;
         for (int k = 0; k < SPMV_NPCOLS; k++) cfg_p[SPMV_NPCOLS * f + k] = NAN;

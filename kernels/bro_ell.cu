@@ -1,11 +1,11 @@
-// kernels/broell.cu: BRO-ELL on the GPU — one thread per row, decoding its packed column deltas
+// kernels/bro_ell.cu: BRO-ELL on the GPU — one thread per row, decoding its packed column deltas
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Thread i takes row i: lane i % h of slice i / h.  Word w of a lane sits at word_ptr[s] + w*h +
 // lane and value j at val_ptr[s] + j*h + lane, so the lanes of a slice read consecutive words of
 // both streams, as in ELL, with the column stream shrunk to b_s bits per entry.  A slice may span
 // two blocks (threads share nothing), so any h works with any block size.  A lane decodes
-// BROELL_BATCH symbols (loading a word whenever it starts one; symbols never straddle words)
+// BRO_ELL_BATCH symbols (loading a word whenever it starts one; symbols never straddle words)
 // before it loads their values and x, so that a batch costs two memory round trips however the
 // symbols pack.  That matters most for b_s > 16, one symbol per word, which a slice gets as soon
 // as one of its rows starts at column 65535 or later (a row's first symbol is its column + 1).
@@ -14,14 +14,14 @@
 #include "kern.h"
 
 /* Entries decoded per batch.  On the H100, 8 ran 5-25% slower than 4. */
-#define BROELL_BATCH 4
+#define BRO_ELL_BATCH 4
 
 template <typename T>
 __global__ void __launch_bounds__(1024)
-    broell_row_kernel(int32_t nrows, int lgh, const int32_t *__restrict__ word_ptr,
-                      const int32_t *__restrict__ val_ptr, const int32_t *__restrict__ info,
-                      const int32_t *__restrict__ words, const T *__restrict__ val,
-                      const T *__restrict__ x, T *__restrict__ y) {
+    bro_ell_row_kernel(int32_t nrows, int lgh, const int32_t *__restrict__ word_ptr,
+                       const int32_t *__restrict__ val_ptr, const int32_t *__restrict__ info,
+                       const int32_t *__restrict__ words, const T *__restrict__ val,
+                       const T *__restrict__ x, T *__restrict__ y) {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nrows) return;
     int64_t s = i >> lgh, lane = i & ((1 << lgh) - 1);
@@ -31,10 +31,10 @@ __global__ void __launch_bounds__(1024)
     int32_t col = -1, t = 0; /* t: next symbol's place in its word */
     uint32_t word = 0;
     T sum = 0;
-    for (int32_t j0 = 0; j0 < width; j0 += BROELL_BATCH) {
-        int32_t c[BROELL_BATCH];
+    for (int32_t j0 = 0; j0 < width; j0 += BRO_ELL_BATCH) {
+        int32_t c[BRO_ELL_BATCH];
 #pragma unroll
-        for (int u = 0; u < BROELL_BATCH; u++) {
+        for (int u = 0; u < BRO_ELL_BATCH; u++) {
             uint32_t sym = 0;
             if (j0 + u < width) {
                 if (t == 0) {
@@ -48,9 +48,9 @@ __global__ void __launch_bounds__(1024)
             c[u] = sym != 0 ? col : -1;
         }
 #pragma unroll
-        for (int u = 0; u < BROELL_BATCH; u++)
+        for (int u = 0; u < BRO_ELL_BATCH; u++)
             if (c[u] >= 0) sum += __ldcs(val + vq + ((int64_t)(j0 + u) << lgh)) * __ldg(x + c[u]);
-        if (c[BROELL_BATCH - 1] < 0) break; /* the row ended in this batch */
+        if (c[BRO_ELL_BATCH - 1] < 0) break; /* the row ended in this batch */
     }
     y[i] = sum;
 }
@@ -62,8 +62,8 @@ static int log2_exact(int32_t v) {
 }
 
 /* The kernel divides by h with shifts: h must be the power of two the conversion guarantees. */
-static int broell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
-                          spmv_err *err) {
+static int bro_ell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
+                           spmv_err *err) {
     (void)L;
     *aux_bytes = 0;
     int32_t h = H->param[0];
@@ -76,26 +76,13 @@ static int broell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_
 }
 
 template <typename T>
-static cudaError_t broell_run(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                              cudaStream_t s) {
-    broell_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
+static cudaError_t bro_ell_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const T *x, T *y, cudaStream_t s) {
+    (void)aux;
+    bro_ell_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
         D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2], D->idx[3],
         (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }
 
-static cudaError_t broell_run_f32(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const float *x, float *y, cudaStream_t s) {
-    (void)aux;
-    return broell_run(D, L, x, y, s);
-}
-
-static cudaError_t broell_run_f64(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const double *x, double *y, cudaStream_t s) {
-    (void)aux;
-    return broell_run(D, L, x, y, s);
-}
-
-extern "C" const spmv_cuda_kernel spmv_cu_broell = {
-    SPMV_FMT_BROELL, 0, broell_prepare, NULL, broell_run_f32, broell_run_f64,
-};
+SPMV_CUDA_KERNEL(bro_ell, bro_ell_prepare, NULL, bro_ell_run);

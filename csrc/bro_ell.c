@@ -1,9 +1,9 @@
-// csrc/broell.c: BRO-ELL — size query, conversion from CSR, back to CSR, CPU kernel
+// csrc/bro_ell.c: BRO-ELL — size query, conversion from CSR, back to CSR, CPU kernel
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Bit-representation-optimised ELL (Tang et al.): sliced ELL whose column indices are delta-coded
 // and packed into 32-bit words, trading a few shifts for less index traffic.
-// Layout (spmv_fmt with format SPMV_FMT_BROELL): param[0] = h, the slice height (a power of two in
+// Layout (spmv_fmt with format SPMV_FMT_BRO_ELL): param[0] = h, the slice height (a power of two in
 // [1, 1024]); param[1] = bits: 0 = adaptive per slice, or a fixed 8, 16 or 32.
 // Symbols of a row: sym_0 = col_0 + 1, sym_k = col_k - col_{k-1}; every real symbol is >= 1, so 0
 // marks padding.  Slice s holds rows s*h .. s*h+h-1; W_s = its longest row; b_s = bits, or
@@ -24,15 +24,15 @@
 
 #include <stdio.h>
 
-#define BROELL_MAX_H 1024
+#define BRO_ELL_MAX_H 1024
 
-static int broell_params(const spmv_fmt *F, spmv_err *err) {
+static int bro_ell_params(const spmv_fmt *F, spmv_err *err) {
     int32_t h = F->param[0], bits = F->param[1];
-    if (h < 1 || h > BROELL_MAX_H || (h & (h - 1)) != 0)
-        return spmv_fail(err, SPMV_EINVAL, -1, h, BROELL_MAX_H,
+    if (h < 1 || h > BRO_ELL_MAX_H || (h & (h - 1)) != 0)
+        return spmv_fail(err, SPMV_EINVAL, -1, h, BRO_ELL_MAX_H,
                          "The 'h' parameter of bro_ell must be a power of two in [1, %d]. Got %d "
                          "instead.",
-                         BROELL_MAX_H, h);
+                         BRO_ELL_MAX_H, h);
     if (bits != 0 && bits != 8 && bits != 16 && bits != 32)
         return spmv_fail(err, SPMV_EINVAL, -1, bits, 32,
                          "The 'bits' parameter of bro_ell must be 0 (adaptive), 8, 16 or 32. Got "
@@ -42,8 +42,8 @@ static int broell_params(const spmv_fmt *F, spmv_err *err) {
 }
 
 /* Width and symbol bits of slice s; SPMV_ENOTAPPLICABLE when a delta does not fit fixed bits. */
-static int broell_slice(const spmv_csr *A, int32_t h, int32_t bits, int64_t s, int32_t *width,
-                        int32_t *nbits, spmv_err *err) {
+static int bro_ell_slice(const spmv_csr *A, int32_t h, int32_t bits, int64_t s, int32_t *width,
+                         int32_t *nbits, spmv_err *err) {
     int32_t w = 0;
     uint32_t maxsym = 0;
     for (int64_t i = s * h; i < (s + 1) * h && i < A->nrows; i++) {
@@ -74,13 +74,13 @@ static int broell_slice(const spmv_csr *A, int32_t h, int32_t bits, int64_t s, i
 }
 
 /* Words per row of a slice of width w with b-bit symbols. */
-static int64_t broell_nwords(int32_t w, int32_t b) {
+static int64_t bro_ell_nwords(int32_t w, int32_t b) {
     int32_t spw = 32 / b;
     return ((int64_t)w + spw - 1) / spw; /* int64: w near INT32_MAX would overflow */
 }
 
-static int broell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int64_t vals,
-                            spmv_err *err) {
+static int bro_ell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int64_t vals,
+                             spmv_err *err) {
     int32_t h = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + h - 1) / h;
     char what[48];
@@ -98,38 +98,38 @@ static int broell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int64
     return SPMV_OK;
 }
 
-static int broell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int rc = broell_params(F, err);
+static int bro_ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int rc = bro_ell_params(F, err);
     if (rc) return rc;
     int32_t h = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + h - 1) / h, words = 0, vals = 0;
     for (int64_t s = 0; s < nslices; s++) {
         int32_t w, b;
-        rc = broell_slice(A, h, F->param[1], s, &w, &b, err);
+        rc = bro_ell_slice(A, h, F->param[1], s, &w, &b, err);
         if (rc) return rc;
-        words += (int64_t)h * broell_nwords(w, b);
+        words += (int64_t)h * bro_ell_nwords(w, b);
         vals += (int64_t)h * w;
     }
-    return broell_size_sums(A, F, words, vals, err);
+    return bro_ell_size_sums(A, F, words, vals, err);
 }
 
-static int broell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
+static int bro_ell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     (void)err;
     S->want_symbols = 1;
     if (F->param[0] >= 1) spmv_summary_window(S, F->param[0]);
     return SPMV_OK;
 }
 
-/* Slices from the row lengths and each row's largest symbol (csrc/pass.c), as broell_slice
+/* Slices from the row lengths and each row's largest symbol (csrc/pass.c), as bro_ell_slice
  * finds them. */
-static int broell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
-    int rc = broell_params(F, err);
+static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
+    int rc = bro_ell_params(F, err);
     if (rc) return rc;
     const spmv_csr *A = S->A;
     const uint32_t *sym = S->pass.symmax;
     int32_t h = F->param[0], bits = F->param[1], n = A->nrows;
     int64_t words = 0, vals = 0;
-    if (sym == NULL) return broell_size(A, F, err); /* need() not called */
+    if (sym == NULL) return bro_ell_size(A, F, err); /* need() not called */
     int use = 0;
     rc = spmv_summary_windows(S, h, &use, err);
     if (rc) return rc;
@@ -155,15 +155,15 @@ static int broell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
                              (int)bits, (long long)maxsym, (long long)i0, (long long)i1 - 1,
                              (int)b);
         b = bits != 0 ? bits : b;
-        words += (int64_t)h * broell_nwords(w, b);
+        words += (int64_t)h * bro_ell_nwords(w, b);
         vals += (int64_t)h * w;
     }
-    return broell_size_sums(A, F, words, vals, err);
+    return bro_ell_size_sums(A, F, words, vals, err);
 }
 
 /* Symbol j of lane l in a slice whose words start at words[base]. */
-static inline uint32_t broell_sym(const int32_t *words, int64_t base, int32_t h, int32_t l,
-                                  int32_t j, int32_t b) {
+static inline uint32_t bro_ell_sym(const int32_t *words, int64_t base, int32_t h, int32_t l,
+                                   int32_t j, int32_t b) {
     int32_t spw = 32 / b;
     uint32_t mask = b == 32 ? 0xffffffffu : (1u << b) - 1u;
     uint32_t word = (uint32_t)words[base + (int64_t)(j / spw) * h + l];
@@ -171,26 +171,26 @@ static inline uint32_t broell_sym(const int32_t *words, int64_t base, int32_t h,
 }
 
 /* Stored entries of row i: its symbols up to the first 0. */
-static int32_t broell_len(const spmv_fmt *F, int32_t i) {
+static int32_t bro_ell_len(const spmv_fmt *F, int32_t i) {
     int32_t h = F->param[0], s = i / h, l = i % h;
     int32_t w = F->idx[2][2 * s], b = F->idx[2][2 * s + 1], j = 0;
-    while (j < w && broell_sym(F->idx[3], F->idx[0][s], h, l, j, b) != 0) j++;
+    while (j < w && bro_ell_sym(F->idx[3], F->idx[0][s], h, l, j, b) != 0) j++;
     return j;
 }
 
 #define SPMV_REAL float
 #define SPMV_NAME(x) x##_f32
-#include "broell_impl.h"
+#include "bro_ell_impl.h"
 #define SPMV_REAL double
 #define SPMV_NAME(x) x##_f64
-#include "broell_impl.h"
+#include "bro_ell_impl.h"
 
 /* Slice sizes must add up to the pointers exactly (the kernel trusts word_ptr[s] + w*h + l), then
  * every row decodes to columns in [0, ncols), its symbols 0 after the first 0. */
-static int broell_check(const spmv_fmt *F, spmv_err *err) {
+static int bro_ell_check(const spmv_fmt *F, spmv_err *err) {
     static const char *const what[] = {"word_ptr", "val_ptr", "slice_info",
                                        "words",    "values",  NULL};
-    int rc = broell_params(F, err);
+    int rc = bro_ell_params(F, err);
     if (rc) return rc; /* h >= 1 from here on: it divides */
     int32_t h = F->param[0], bits = F->param[1], n = F->nrows;
     int64_t nslices = ((int64_t)n + h - 1) / h, words = F->scalar[1], vals = F->scalar[2];
@@ -217,7 +217,7 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
                              "bro_ell: slice_info of slice %lld is (width %d, bits %d); the width "
                              "must be >= 0 and the bits in [1, 32]%s",
                              (long long)s, w, b, bits ? ", equal to the 'bits' parameter" : "");
-        wsum += h * broell_nwords(w, b);
+        wsum += h * bro_ell_nwords(w, b);
         vsum += (int64_t)h * w;
         if (wsum > words || vsum > vals) /* also keeps the sums far from overflow */
             return spmv_fail(err, SPMV_EINDEX, s, wsum, words,
@@ -235,14 +235,14 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
         int32_t s = i / h, l = i % h, w = info[2 * s], b = info[2 * s + 1], j = 0;
         int64_t col = -1, prev = -1;
         for (; rc == SPMV_OK && j < w; j++) {
-            uint32_t sym = broell_sym(F->idx[3], wp[s], h, l, j, b);
+            uint32_t sym = bro_ell_sym(F->idx[3], wp[s], h, l, j, b);
             if (sym == 0) break;
             col += sym;
             rc = spmv_fmt_col(F, i, col, &prev, "words (decoded)", err);
         }
         count += j;
         for (; rc == SPMV_OK && j < w; j++)
-            if (broell_sym(F->idx[3], wp[s], h, l, j, b) != 0)
+            if (bro_ell_sym(F->idx[3], wp[s], h, l, j, b) != 0)
                 rc = spmv_fail(err, SPMV_EINDEX, i, j, -1,
                                "bro_ell: row %d has a symbol after its padding (symbol %d): only "
                                "0 may follow the first 0",
@@ -251,8 +251,16 @@ static int broell_check(const spmv_fmt *F, spmv_err *err) {
     return rc ? rc : spmv_fmt_count(F, count, err);
 }
 
-SPMV_API const spmv_format_ops spmv_broell_ops = {
-    broell_size,       broell_fill_f32,     broell_fill_f64, broell_to_csr_f32,
-    broell_to_csr_f64, broell_mv_f32,       broell_mv_f64,   1,
-    broell_check,      broell_size_summary, broell_need,
+SPMV_API const spmv_format_ops spmv_bro_ell_ops = {
+    .size = bro_ell_size,
+    .fill_f32 = bro_ell_fill_f32,
+    .fill_f64 = bro_ell_fill_f64,
+    .to_csr_f32 = bro_ell_to_csr_f32,
+    .to_csr_f64 = bro_ell_to_csr_f64,
+    .mv_f32 = bro_ell_mv_f32,
+    .mv_f64 = bro_ell_mv_f64,
+    .nkernels = 1,
+    .check = bro_ell_check,
+    .size_summary = bro_ell_size_summary,
+    .need = bro_ell_need,
 };

@@ -1,4 +1,4 @@
-"""pyspmv.datasets.generators: each family's defining property, determinism, values, bad parameters."""
+"""pyspmv.generators: each family's defining property, determinism, values, bad parameters."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import pyspmv
-from pyspmv.datasets import generators as g
+from pyspmv import generators as g
 
 
 def lengths(A: pyspmv.Matrix) -> np.ndarray:
@@ -162,3 +162,16 @@ def test_deterministic_named_and_nonzero(make):
 def test_bad_parameters(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_the_former_name_pyspmv_datasets_generators_warns_and_is_the_same_module():
+    with pytest.warns(DeprecationWarning, match="pyspmv.generators"):
+        from pyspmv.datasets import generators as old
+    assert old is g
+
+
+def test_generate_kinds_are_the_small_examples():
+    assert g.generate("banded", 50).name == "banded_50_2_2"
+    assert g.generate("powerlaw", 300, seed=1).name == "powerlaw_300"
+    with pytest.raises(ValueError, match="choose one of poisson2d"):
+        g.generate("nope", 10)
