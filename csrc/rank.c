@@ -45,8 +45,8 @@ static const ranked *ranked_sort(ranked *a, ranked *tmp, int32_t n) {
     return a;
 }
 
-static int rank_check_groups(const spmv_configs *C, const spmv_model *M, int32_t *order,
-                             double *ms, spmv_err *err) {
+static int rank_check_groups(const spmv_configs *C, const spmv_model *M, int32_t *order, double *ms,
+                             spmv_err *err) {
     if (C == NULL || M == NULL || (C->n > 0 && (order == NULL || ms == NULL || C->group == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "rank needs configurations (with groups), a model, order and ms arrays, "
@@ -138,7 +138,8 @@ int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double 
     for (int32_t j = 0; j < n; j++) {
         double *row = rows + (int64_t)j * nc;
         for (int32_t k = 0; k < nfeatures; k++) row[k] = features[k];
-        for (int32_t e = 0; e < C->nextra; e++) row[nfeatures + e] = C->extra[(int64_t)j * C->nextra + e];
+        for (int32_t e = 0; e < C->nextra; e++)
+            row[nfeatures + e] = C->extra[(int64_t)j * C->nextra + e];
     }
     /* not shared: the model's matrix inputs are not at the design row's places */
     rc = spmv_model_predict_rows(M, rows, n, nc, C->group, 0, ms, NULL, err);

@@ -508,9 +508,9 @@ SPMV_API int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_
  * M->ncols must be nfeatures + C->nextra (only C's n, group, nextra and extra are read).  ms[C->n]
  * = M's prediction plus add_ms[j] (NULL: none), HUGE_VAL where not ranked; order[C->n] as
  * spmv_rank.  Returns 0, SPMV_EINVAL or SPMV_ENOMEM.  M must pass spmv_model_check(). */
-SPMV_API int spmv_rank_features(const spmv_configs *C, const spmv_model *M,
-                                const double *features, int32_t nfeatures, const double *add_ms,
-                                int32_t *order, double *ms, spmv_err *err);
+SPMV_API int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double *features,
+                                int32_t nfeatures, const double *add_ms, int32_t *order, double *ms,
+                                spmv_err *err);
 
 #ifdef __cplusplus
 }
