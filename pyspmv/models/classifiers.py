@@ -49,6 +49,12 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
     C and gamma of each kind are chosen by 3-fold cross-validation over matrices (one row per matrix
     per configuration, so folds never share a matrix) on a sample of configurations.
 
+    On datasets/h100 in float64 (65,530 rows: 508 matrices x 135 configurations) a fit takes 5.2 s on
+    the 2-core AMD EPYC dev VM, where the exact SVMs took 15.4 s (11.5 s against 43.1 s on 2,540
+    matrices x 8 configurations); on its held-out quarter of the matrices (seed 0) 83.5 % of picks are
+    within 5 % of the best, geomean t_pick / t_best 1.037 (exact SVMs: 85.0 %, 1.028; 256 landmarks:
+    85.0 %, 1.034).
+
     ``predict(X)`` returns 1 (good) or 0 per row; ``predict_ms(X)`` the SVR runtime;
     ``rank_scores(X)`` the SVR runtime, times ``bad_penalty`` for rows classified bad, so the pick is
     the fastest predicted among the good ones.
