@@ -56,6 +56,8 @@ static double tf_apply(int tf, double x) {
         return pow(10.0, x);
     case SPMV_TF_POW2:
         return exp2(x);
+    case SPMV_TF_SLOG1P:
+        return copysign(log1p(fabs(x)), x);
     default:
         return x;
     }
@@ -97,19 +99,20 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
         return spmv_fail(err, SPMV_ESCHEMA, -1, M->kind, SPMV_MODEL_NKINDS,
                          "model kind %d is not in [%d, %d]", M->kind, SPMV_MODEL_LINEAR,
                          SPMV_MODEL_NKINDS - 1);
-    if (M->ngroups < 1 || M->ninputs < 0 || M->ncols < SPMV_NCOLS)
+    /* ncols: design rows (spmv_rank checks SPMV_NCOLS + nextra) or a caller's feature vector */
+    if (M->ngroups < 1 || M->ninputs < 0 || M->ncols < 1)
         return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, 1,
                          "model: ngroups = %d (>= 1), "
-                         "ninputs = %d (>= 0), ncols = %d (>= %d)",
-                         (int)M->ngroups, (int)M->ninputs, (int)M->ncols, SPMV_NCOLS);
+                         "ninputs = %d (>= 0), ncols = %d (>= 1)",
+                         (int)M->ngroups, (int)M->ninputs, (int)M->ncols);
     if (M->ninputs > 0 && (M->in_nan == NULL || M->in_lo == NULL || M->in_hi == NULL ||
                            M->in_shift == NULL || M->in_div == NULL))
         return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
                          "model inputs need in_col, in_tf, in_nan, "
                          "in_lo, in_hi, in_shift and in_div");
     int rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
-    if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_POW2 + 1, "in_tf", err);
-    if (rc == 0) rc = spmv_check_range(&M->out_tf, 1, 0, SPMV_TF_POW2 + 1, "out_tf", err);
+    if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_SLOG1P + 1, "in_tf", err);
+    if (rc == 0) rc = spmv_check_range(&M->out_tf, 1, 0, SPMV_TF_SLOG1P + 1, "out_tf", err);
     if (rc == 0) rc = spmv_check_range(&M->out_col, 1, -1, M->ncols, "out_col", err);
     return rc ? rc : kinds[M->kind]->check(M, err);
 }

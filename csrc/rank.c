@@ -1,4 +1,4 @@
-// csrc/rank.c: the ranking of one matrix's configurations, spmv_rank()
+// csrc/rank.c: the ranking of one matrix's configurations, spmv_rank() and spmv_rank_features()
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // The same source serves the library and every exported model header (pyspmv.export_c), so that a
@@ -45,22 +45,38 @@ static const ranked *ranked_sort(ranked *a, ranked *tmp, int32_t n) {
     return a;
 }
 
-static int rank_check(const spmv_configs *C, const spmv_model *M, int32_t *order, double *ms,
-                      spmv_err *err) {
+static int rank_check_groups(const spmv_configs *C, const spmv_model *M, int32_t *order, double *ms,
+                             spmv_err *err) {
     if (C == NULL || M == NULL || (C->n > 0 && (order == NULL || ms == NULL || C->group == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "rank needs configurations (with groups), a model, order and ms arrays, "
                          "not NULL");
-    if (M->ncols != SPMV_NCOLS + C->nextra)
-        return spmv_fail(err, SPMV_EINVAL, -1, M->ncols, SPMV_NCOLS + C->nextra,
-                         "the model reads %d columns, the configurations give %d", (int)M->ncols,
-                         (int)(SPMV_NCOLS + C->nextra));
     for (int32_t j = 0; j < C->n; j++)
         if (C->group[j] < -1 || C->group[j] >= M->ngroups)
             return spmv_fail(err, SPMV_EINVAL, j, C->group[j], M->ngroups,
                              "configuration %d has group %d, outside [-1, %d)", (int)j,
                              (int)C->group[j], (int)M->ngroups);
     return SPMV_OK;
+}
+
+static int rank_check(const spmv_configs *C, const spmv_model *M, int32_t *order, double *ms,
+                      spmv_err *err) {
+    int rc = rank_check_groups(C, M, order, ms, err);
+    if (rc == 0 && M->ncols != SPMV_NCOLS + C->nextra)
+        rc = spmv_fail(err, SPMV_EINVAL, -1, M->ncols, SPMV_NCOLS + C->nextra,
+                       "the model reads %d columns, the configurations give %d", (int)M->ncols,
+                       (int)(SPMV_NCOLS + C->nextra));
+    return rc;
+}
+
+/* order[n] from ms[n] (r[2n] workspace) */
+static void rank_order(const double *ms, int32_t n, ranked *r, int32_t *order) {
+    for (int32_t j = 0; j < n; j++) {
+        r[j].ms = ms[j];
+        r[j].i = j;
+    }
+    const ranked *s = ranked_sort(r, r + n, n);
+    for (int32_t j = 0; j < n; j++) order[j] = s[j].i;
 }
 
 int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
@@ -77,11 +93,8 @@ int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *row
             ms[j] = HUGE_VAL;
         else if (add_ms != NULL)
             ms[j] += add_ms[j];
-        r[j].ms = ms[j];
-        r[j].i = j;
     }
-    const ranked *s = ranked_sort(r, r + n, n);
-    for (int32_t j = 0; j < n; j++) order[j] = s[j].i;
+    rank_order(ms, n, r, order);
 done:
     spmv_free(r);
     return rc;
@@ -96,6 +109,46 @@ int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *
     if (rows == NULL) return SPMV_ENOMEM;
     rc = spmv_design_rows(A, dev, C, value_bytes, 0, rows, err);
     if (rc == 0) rc = spmv_rank_rows(C, M, rows, add_ms, order, ms, err);
+    spmv_free(rows);
+    return rc;
+}
+
+int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double *features,
+                       int32_t nfeatures, const double *add_ms, int32_t *order, double *ms,
+                       spmv_err *err) {
+    if (C == NULL || M == NULL || nfeatures < 0 || (nfeatures > 0 && features == NULL) ||
+        (C->nextra > 0 && C->n > 0 && C->extra == NULL))
+        return spmv_fail(err, SPMV_EINVAL, -1, nfeatures, -1,
+                         "rank_features needs configurations, a model and the feature vector");
+    if (M->ncols != (int64_t)nfeatures + C->nextra)
+        return spmv_fail(err, SPMV_EINVAL, -1, M->ncols, (int64_t)nfeatures + C->nextra,
+                         "the model reads %d columns, %d features and %d configuration columns "
+                         "give %d",
+                         (int)M->ncols, (int)nfeatures, (int)C->nextra,
+                         (int)(nfeatures + C->nextra));
+    int rc = rank_check_groups(C, M, order, ms, err);
+    if (rc) return rc;
+    int32_t n = C->n, nc = M->ncols;
+    double *rows = spmv_malloc((int64_t)n * nc, sizeof(double), err);
+    ranked *r = rows == NULL ? NULL : spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
+    if (r == NULL) {
+        spmv_free(rows);
+        return SPMV_ENOMEM;
+    }
+    for (int32_t j = 0; j < n; j++) {
+        double *row = rows + (int64_t)j * nc;
+        for (int32_t k = 0; k < nfeatures; k++) row[k] = features[k];
+        for (int32_t e = 0; e < C->nextra; e++)
+            row[nfeatures + e] = C->extra[(int64_t)j * C->nextra + e];
+    }
+    /* not shared: the model's matrix inputs are not at the design row's places */
+    rc = spmv_model_predict_rows(M, rows, n, nc, C->group, 0, ms, NULL, err);
+    if (rc == 0) {
+        if (add_ms != NULL)
+            for (int32_t j = 0; j < n; j++) ms[j] += add_ms[j];
+        rank_order(ms, n, r, order);
+    }
+    spmv_free(r);
     spmv_free(rows);
     return rc;
 }

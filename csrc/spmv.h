@@ -353,7 +353,8 @@ enum {
     SPMV_TF_EXP,
     SPMV_TF_EXPM1,
     SPMV_TF_POW10,
-    SPMV_TF_POW2
+    SPMV_TF_POW2,
+    SPMV_TF_SLOG1P /* sign(x) * log1p(|x|): a signed statistic keeps its sign */
 };
 
 /* Tree ensemble, flat node arrays (scikit-learn's tree_ and HistGradientBoosting's predictor nodes).
@@ -454,11 +455,13 @@ typedef struct {
 /* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
  * Input k: x = row[in_col[k]]; NaN becomes in_nan[k]; clamped to [in_lo[k], in_hi[k]]; z[k] =
  * (tf(x) - in_shift[k]) / in_div[k].  Prediction ms = max(out_tf(raw), out_lo) (times row[out_col]
- * when out_col >= 0; NaN stays NaN).  Every array is caller-owned and outlives the model. */
+ * when out_col >= 0; NaN stays NaN).  Every array is caller-owned and outlives the model.  The rows
+ * are design rows (spmv_rank), or a caller's own feature vector followed by the configuration's
+ * extra columns (spmv_rank_features). */
 struct spmv_model {
     int kind;        /* SPMV_MODEL_* */
     int32_t ngroups; /* sub-models */
-    int32_t ncols;   /* design-row length it reads: SPMV_NCOLS + its extra columns */
+    int32_t ncols;   /* row length it reads: SPMV_NCOLS (or nfeatures) + its extra columns */
     int32_t ninputs;
     const int32_t *in_col, *in_tf;                            /* [ninputs] */
     const double *in_nan, *in_lo, *in_hi, *in_shift, *in_div; /* [ninputs] */
@@ -501,6 +504,15 @@ SPMV_API int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const do
 SPMV_API int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                        const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
                        double *ms, spmv_err *err);
+
+/* Rank C's configurations for a caller's own feature vector (a model fitted on the caller's
+ * statistics, not pyspmv's): row j = features[nfeatures] then C->extra[j*C->nextra ..], so
+ * M->ncols must be nfeatures + C->nextra (only C's n, group, nextra and extra are read).  ms[C->n]
+ * = M's prediction plus add_ms[j] (NULL: none), HUGE_VAL where not ranked; order[C->n] as
+ * spmv_rank.  Returns 0, SPMV_EINVAL or SPMV_ENOMEM.  M must pass spmv_model_check(). */
+SPMV_API int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double *features,
+                                int32_t nfeatures, const double *add_ms, int32_t *order, double *ms,
+                                spmv_err *err);
 
 #ifdef __cplusplus
 }

@@ -523,8 +523,9 @@ typedef struct {
     spmv_model model;
     spmv_configs configs;
     spmv_gpu_props dev;
-    spmv_model *subs; /* cascade stages */
-    PyObject *refs;   /* list of the arrays the structs point into */
+    spmv_model *subs;  /* cascade stages */
+    PyObject *refs;    /* list of the arrays the structs point into */
+    int32_t nfeatures; /* 0: design rows; > 0: the rows start with a caller's feature vector */
 } glue_model;
 
 static const char MODEL_CAPSULE[] = "pyspmv._core.model";
@@ -711,11 +712,17 @@ static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
     spmv_configs *C = &G->configs;
     const int32_t *dev;
     if (!INT("cfg.n", C->n) || !INT("cfg.nextra", C->nextra)) return 0;
-    if (C->n < 0 || C->nextra < 0) {
-        PyErr_SetString(PyExc_ValueError, "model spec: cfg.n and cfg.nextra must be >= 0");
+    G->nfeatures = 0;
+    if (PyDict_GetItemString(spec, "cfg.nfeatures") != NULL && !INT("cfg.nfeatures", G->nfeatures))
+        return 0;
+    if (C->n < 0 || C->nextra < 0 || G->nfeatures < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "model spec: cfg.n, cfg.nextra and cfg.nfeatures must be >= 0");
         return 0;
     }
     int64_t n = C->n;
+    if (G->nfeatures > 0) /* a caller's features: only the groups and extra columns are read */
+        return I32("cfg.group", n, 0, C->group) && F64("cfg.extra", n * C->nextra, 0, C->extra);
     if (!I32("cfg.format", n, 0, C->format) || !I32("cfg.param", 2 * n, 0, C->param) ||
         !I32("cfg.unread", n, 0, C->unread) || !F64("cfg.p", SPMV_NPCOLS * n, 0, C->p) ||
         !F64("cfg.launches", n, 0, C->launches) || !I32("cfg.group", n, 0, C->group) ||
@@ -751,9 +758,10 @@ static PyObject *model_new(PyObject *m, PyObject *args) {
         raise_spmv_error(m, rc, &err, "model");
         goto fail;
     }
-    if (G->model.ncols != SPMV_NCOLS + G->configs.nextra) {
+    int32_t base = G->nfeatures > 0 ? G->nfeatures : SPMV_NCOLS;
+    if (G->model.ncols != base + G->configs.nextra) {
         PyErr_Format(PyExc_ValueError, "model: it reads %d columns, its configurations give %d",
-                     (int)G->model.ncols, (int)(SPMV_NCOLS + G->configs.nextra));
+                     (int)G->model.ncols, (int)(base + G->configs.nextra));
         goto fail;
     }
     cap = PyCapsule_New(G, MODEL_CAPSULE, model_capsule_free);
@@ -816,6 +824,10 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
                           &indptr, int32_array, &indices, &vb, &sample) ||
         !csr_lengths(nrows, indptr, indices, "design_rows"))
         return NULL;
+    if (G->nfeatures > 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "design_rows: the model takes its own %d features, not a matrix's",
+                            (int)G->nfeatures);
     npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
     PyObject *rows = PyArray_SimpleNew(1, &len, NPY_FLOAT64);
     if (rows == NULL) return NULL;
@@ -843,6 +855,10 @@ static PyObject *rank(PyObject *m, PyObject *args) {
                           &indptr, int32_array, &indices, &vb, &add, &sample) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
+    if (G->nfeatures > 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "rank: the model takes its own %d features, not a matrix's",
+                            (int)G->nfeatures);
     npy_intp n = G->configs.n;
     const double *addp = NULL;
     if (add != Py_None) {

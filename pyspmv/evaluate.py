@@ -193,11 +193,48 @@ def _ms_predictions(model: Any, X: pd.DataFrame) -> np.ndarray | None:
     return None
 
 
+def _choices(ids: set[str], feats: pd.DataFrame, unit: np.ndarray, baseline: str | None,
+             rules: dict[str, Any] | None, notes: list[str]) -> dict[str, Any]:
+    """The baseline and the rules as :func:`speedups`' choices, per unit of ``feats`` (one row each)."""
+    if baseline is not None and baseline not in ids:
+        raise ValueError(f"The 'baseline' parameter of evaluate() must be a configuration id of X. Got {baseline!r} "
+                         f"instead ({len(ids)} ids, e.g. {sorted(ids)[:3]}).")
+    out: dict[str, Any] = {"baseline": baseline if baseline is not None else baseline_id(ids)}
+    if out["baseline"] is None:
+        notes.append("no baseline: X has neither cusparse/csr/default nor cpu/csr/rows; name one with 'baseline'")
+    if rules is None:
+        if not {"nnz", "nnz_max", "nnz_mean"} <= set(feats.columns) or not any(
+                i.startswith(("pyspmv/", "cusparse/", "cpu/")) for i in ids):
+            notes.append("free rules (ginkgo, cusp) skipped: they choose among pyspmv's ids from pyspmv's features; "
+                         "name your own with 'rules'")
+            return out
+        rules = free_rules(feats, ids)
+    if not isinstance(rules, dict):
+        raise TypeError(f"The 'rules' parameter of evaluate() must be a dict of name -> id or callable. Got "
+                        f"{type(rules).__name__} instead.")
+    for name, rule in rules.items():
+        pick = rule(feats) if callable(rule) else rule
+        pick = np.broadcast_to(np.asarray(pick, dtype=object), (len(feats),))
+        bad = [p for p in pick if p is not None and p not in ids]
+        if bad:
+            raise ValueError(f"The rule {name!r} of evaluate()'s 'rules' chose {bad[0]!r}, not a configuration id of X.")
+        out[name] = dict(zip(unit, pick, strict=True))
+    return out
+
+
 def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = None, q75: Any = None,
              test_size: float = 0.25, random_state: int = 0, l2_bytes: float = L2_BYTES,
              fit: bool = True, train_index: Any = None, test_index: Any = None,
-             rank_timing_units: int = 20, convert_ms: Any = None) -> Evaluation:
+             rank_timing_units: int = 20, convert_ms: Any = None, baseline: str | None = None,
+             rules: dict[str, Any] | None = None) -> Evaluation:
     """Fit a clone of ``model`` on the training matrices and report every metric on the test matrices.
+
+    Works on pyspmv's table and on a user's own (any configuration ids, see :mod:`pyspmv.models`):
+    ``baseline`` names the configuration the pick is compared with (default: cuSPARSE CSR default or
+    CPU row CSR, when X has them); ``rules`` maps a name to a fixed configuration id or to a callable
+    that takes the test units' rows of X (one per matrix and value type) and returns an id per row
+    (default: Ginkgo's and CUSP's free rules, which know pyspmv's ids only and are skipped with a note
+    in ``summary['notes']`` for other ids). ``groups`` (required) names the matrix of each row.
 
     The split is :func:`split_by_matrix` unless ``train_index``/``test_index`` are given. Metrics:
     divergence (median, mean, per format; models with runtimes only), ranking buckets, geomean
@@ -210,7 +247,11 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     conversion ms / its SpMV ms: products needed to pay the conversion back, before any gain).
     """
     y = np.asarray(y, dtype=np.float64)
+    if groups is None:
+        raise ValueError("The 'groups' parameter of evaluate() must name the matrix of each row of X. Got None instead.")
     g = np.asarray(groups)
+    if "value_bytes" not in X.columns:                # a user's table of one value type
+        X = X.assign(value_bytes=8.0)
     if train_index is None or test_index is None:
         train_index, test_index = split_by_matrix(g, test_size, random_state)
     tr, te = np.asarray(train_index), np.asarray(test_index)
@@ -232,8 +273,9 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     summary: dict[str, Any] = {"train_s": train_s, "n_train_matrices": len(np.unique(g[tr])),
                                "n_test_matrices": len(np.unique(g[te])), "n_test_units": len(per)}
     pm = _ms_predictions(m, Xte)
+    fmt_te = Xte["format"].astype(str).to_numpy() if "format" in Xte.columns else np.full(len(Xte), "*", dtype=object)
     if pm is not None:
-        dv = divergence(y[te], pm, Xte["format"].astype(str).to_numpy())
+        dv = divergence(y[te], pm, fmt_te)
         summary.update({"div_median": dv["median"], "div_mean": dv["mean"]})
         summary.update({f"div_median_{k}": v for k, v in dv.get("per_format", {}).items()})
     else:
@@ -241,10 +283,9 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
     summary.update(summarize(per))
     ids = set(np.unique(X["config"].astype(str)))
     first = pd.DataFrame({"u": u_te}).drop_duplicates().index.to_numpy()
-    rules = free_rules(Xte.iloc[first], ids)
-    choices: dict[str, Any] = {"baseline": baseline_id(ids),
-                               "best_single": best_single(y[tr], u_tr, Xtr["config"].astype(str).to_numpy()),
-                               **{k: dict(zip(u_te[first], v, strict=True)) for k, v in rules.items()}}
+    notes: list[str] = []
+    choices = _choices(ids, Xte.iloc[first].reset_index(drop=True), u_te[first], baseline, rules, notes)
+    choices["best_single"] = best_single(y[tr], u_tr, Xtr["config"].astype(str).to_numpy())
     summary["best_single_config"] = choices["best_single"]
     summary.update({f"speedup_vs_{k}": v for k, v in speedups(per, y[te], u_te, cfg_te, choices).items()})
     # Ranking cost: one call per unit, as rank() would make for a new matrix.
@@ -265,12 +306,16 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
         r = [conv.get((u, c), np.nan) / t for u, c, t in zip(per["unit"], per["pick"], per["t_pick"], strict=True)]
         summary["convert_spmv"] = float(np.nanmedian(r)) if np.isfinite(r).any() else np.nan
     f0 = Xte.iloc[first]
-    nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
-    small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
-    per["l2"] = per["unit"].map(small)
-    for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
-        summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
-    preds = pd.DataFrame({"unit": u_te, "config": cfg_te, "format": Xte["format"].astype(str).to_numpy(),
+    if {"nnz", "nrows"} <= set(f0.columns):
+        nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
+        small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
+        per["l2"] = per["unit"].map(small)
+        for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
+            summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
+    else:
+        notes.append("L2 split skipped: X has no nnz and nrows")
+    summary["notes"] = notes
+    preds = pd.DataFrame({"unit": u_te, "config": cfg_te, "format": fmt_te,
                           "ms": y[te], "pred_ms": np.nan if pm is None else pm, "score": scores})
     return Evaluation(summary, per, preds)
 
@@ -286,14 +331,28 @@ def column_for(ds: Any, column: str = "convert_ms") -> np.ndarray:
     return col.reindex(want).to_numpy()
 
 
-def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: Any, *, n_splits: int = 5,
-                   q25: Any = None, q75: Any = None, l2_bytes: float = L2_BYTES, convert_ms: Any = None) -> Evaluation:
-    """Grouped k-fold by matrix family (:func:`family_folds`): every matrix is tested once, by a model that
-    saw no matrix of its family. Ranking metrics and divergence are pooled over the folds; ``train_s`` and
-    ``rank_ms`` are means over the folds and the speedups geomeans of the folds' (weighted by test units)."""
-    folds = family_folds(families, n_splits)
+def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: Any = None, *, n_splits: int = 5,
+                   q25: Any = None, q75: Any = None, l2_bytes: float = L2_BYTES, convert_ms: Any = None,
+                   folds: Any = None, baseline: str | None = None, rules: dict[str, Any] | None = None) -> Evaluation:
+    """Cross-validated :func:`evaluate`: every matrix is tested once. The folds are the user's (``folds``:
+    a list of (train, test) row-index pairs, or a scikit-learn splitter, called as
+    ``folds.split(X, y, groups)``), or grouped k-fold by matrix family (:func:`family_folds` of
+    ``families``), so that a model saw no matrix of its family. A fold that puts a matrix on both sides
+    is an error. ``baseline`` and ``rules`` as :func:`evaluate`. Ranking metrics and divergence are
+    pooled over the folds; ``train_s`` and ``rank_ms`` are means over the folds and the speedups
+    geomeans of the folds' (weighted by test units)."""
+    if (folds is None) == (families is None):
+        raise ValueError("evaluate_folds() needs exactly one of 'families' (matrix families, grouped k-fold) and "
+                         f"'folds' (your own). Got {'both' if folds is not None else 'neither'}.")
+    if folds is None:
+        folds = family_folds(families, n_splits)
+    elif hasattr(folds, "split"):
+        folds = list(folds.split(X, y, groups))
+    folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]
+    if not folds:
+        raise ValueError("The 'folds' parameter of evaluate_folds() must hold at least one (train, test) pair. Got 0.")
     runs = [evaluate(model, X, y, groups, q25=q25, q75=q75, train_index=tr, test_index=te, l2_bytes=l2_bytes,
-                     convert_ms=convert_ms) for tr, te in folds]
+                     convert_ms=convert_ms, baseline=baseline, rules=rules) for tr, te in folds]
     per = pd.concat([r.per_matrix for r in runs], ignore_index=True)
     preds = pd.concat([r.predictions for r in runs], ignore_index=True)
     summary: dict[str, Any] = {"folds": len(runs), "train_s": float(np.mean([r.summary["train_s"] for r in runs])),
@@ -313,8 +372,10 @@ def evaluate_folds(model: Any, X: pd.DataFrame, y: Any, groups: Any, families: A
     for k in ("rank_ms", "rank_spmv", "convert_spmv"):
         if k in runs[0].summary:
             summary[k] = float(np.nanmean([r.summary[k] for r in runs]))
-    for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
-        summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
+    if "l2" in per.columns:
+        for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
+            summary.update({f"{name}_{k}": v for k, v in summarize(part).items()})
+    summary["notes"] = sorted({n for r in runs for n in r.summary["notes"]})
     return Evaluation(summary, per, preds)
 
 

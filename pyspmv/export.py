@@ -118,7 +118,8 @@ _C_KEYWORDS = frozenset(
 #: Reserved for the implementation (C11 7.1.3: a leading '_', any '__') and for pyspmv's core (spmv_, SPMV_).
 _RESERVED = re.compile(r"_.*|.*__.*|(?i:(py)?spmv).*")
 #: Suffixes of the names an exported header defines for ``name`` (the guard is ``NAME_H``).
-_GENERATED = ("NCONFIGS", "config_ids", "model", "configs", "rank", "predict", "m_", "cfg_")
+_GENERATED = ("NCONFIGS", "config_ids", "model", "configs", "rank", "predict", "m_", "cfg_", "NFEATURES",
+              "feature_names", "rank_features", "predict_features")
 _MAX_NAME = 40
 
 
@@ -167,6 +168,12 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     free text (``source``, ``meta``) stays out, field names come from the model kind's schema, and
     configuration ids must be ones of ``pyspmv.configs(device)``.
 
+    A model fitted on the user's own schema (``features``/``params``) ranks its own configurations
+    from its own feature vector instead: its header exposes ``NAME_NCONFIGS``, ``NAME_NFEATURES``,
+    ``NAME_config_ids``, ``NAME_feature_names`` (the user's names, written only as escaped string
+    literals), ``NAME_predict_features(features, ms)`` and ``NAME_rank_features(features, order,
+    ms)``, ``features[NAME_NFEATURES]`` in the order of ``NAME_feature_names`` (NaN: missing).
+
     Parameters
     ----------
     model : fitted pyspmv.models estimator or RankModel
@@ -196,6 +203,9 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
         raise ValueError(f"The 'dtype' parameter of export_c() must be one of {DTYPES}. Got {dtype!r} instead.")
     rm = portable(model, device)
     check_model(rm)
+    if rm.features is not None:
+        path.write_text(_features_header(rm, N, dtype))
+        return path
     t = rm.table(dtype).ranked()
     n = len(t.config_ids)
     for cid in t.config_ids:                      # check_model knows them all; written into C only if plain
@@ -280,6 +290,87 @@ SPMV_API int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, co
     return path
 
 
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal: every byte but [A-Za-z0-9_] as a three-digit octal escape, so that
+    no quote, backslash, newline, comment or trigraph a user's name holds reaches the C source as is."""
+    safe = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+    return '"' + "".join(chr(b) if b in safe else f"\\{b:03o}" for b in text.encode()) + '"'
+
+
+def _features_header(rm: RankModel, N: str, dtype: str) -> str:
+    """The header of a model on its own features (see :func:`export_c`)."""
+    t = rm.table(dtype).ranked()
+    assert rm.features is not None
+    n, nf = len(t.config_ids), len(rm.features)
+    arrays: list[str] = []
+    model_init = _spec_c(t.spec, f"{N}_m", arrays)
+    items = [f".n = {n}", f".nextra = {int(t.extra.shape[1])}"]
+    arrays.append(_c_array("int32_t", f"{N}_cfg_group", np.asarray(t.group, np.int32)))
+    items.append(f".group = {N}_cfg_group")
+    if t.extra.size:
+        arrays.append(_c_array("double", f"{N}_cfg_extra", t.extra))
+        items.append(f".extra = {N}_cfg_extra")
+    output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
+    ids = ",\n    ".join(_c_string(c) for c in t.config_ids)
+    names = ",\n    ".join(_c_string(f) for f in rm.features)
+    return f"""/* {N}.h: a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format
+ * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;
+ * output: {output}.
+ *
+ *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS], {N}_NFEATURES, {N}_feature_names[{N}_NFEATURES]
+ *   int {N}_predict_features(const double *features, double *ms);
+ *   int {N}_rank_features(const double *features, int *order, double *ms);
+ * features[{N}_NFEATURES] in the order of {N}_feature_names (NaN: missing); ms[{N}_NCONFIGS] and
+ * order[{N}_NCONFIGS] (configuration indices, fastest first) are the caller's.  Return 0 or a
+ * negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#ifndef {N.upper()}_H
+#define {N.upper()}_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+{core_source()}
+
+/* ---- model {N} ---- */
+#define {N}_NCONFIGS {n}
+#define {N}_NFEATURES {nf}
+{chr(10).join(arrays)}
+
+SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
+    {ids}
+}};
+
+SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{
+    {names}
+}};
+
+SPMV_API const spmv_model {N}_model = {model_init};
+
+SPMV_API const spmv_configs {N}_configs = {{{", ".join(items)}}};
+
+/* Every configuration's prediction for one feature vector, and order[0..{N}_NCONFIGS) = configuration
+ * indices, fastest first (order may be NULL). */
+SPMV_API int {N}_rank_features(const double *features, int *order, double *ms) {{
+    int32_t o[{N}_NCONFIGS];
+    int rc;
+    if (features == NULL || ms == NULL) return SPMV_EINVAL;
+    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL);
+    if (rc == 0 && order != NULL)
+        for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
+    return rc;
+}}
+
+/* Every configuration's prediction for one feature vector. */
+SPMV_API int {N}_predict_features(const double *features, double *ms) {{
+    return {N}_rank_features(features, NULL, ms);
+}}
+
+#endif /* {N.upper()}_H */
+"""
+
+
 # ---- save / load --------------------------------------------------------------------------------------
 
 _MAGIC = "pyspmv-model"
@@ -336,9 +427,13 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
         arrays[f"{dtype}/group"] = np.asarray(t.group, np.int32)
         arrays[f"{dtype}/extra"] = np.asarray(t.extra, np.float64)
         tables[dtype] = {"config_ids": list(t.config_ids), "spec": _spec_meta(t.spec, f"{dtype}/spec", arrays)}
-    header = {"format": _MAGIC, "version": FORMAT_VERSION, "pyspmv": __version__, "device": rm.device,
+    own = rm.features is not None                  # the model's own features: format version 2
+    header = {"format": _MAGIC, "version": 2 if own else 1, "pyspmv": __version__, "device": rm.device,
               "source": rm.source, "score": rm.score, "gpu": rm.gpu, "meta": rm.meta,
-              "feature_names": list(FEATURE_NAMES), "row_columns": list(ROW_COLUMNS), "tables": tables}
+              "feature_names": list(rm.features if own else FEATURE_NAMES),
+              "row_columns": [] if own else list(ROW_COLUMNS), "tables": tables}
+    if own:
+        header["features"] = list(rm.features)
     path = Path(path)
     buf = io.BytesIO()
     np.savez_compressed(buf, **{"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8)}, **arrays)
@@ -461,8 +556,11 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
         if version > FORMAT_VERSION:
             raise _Refused(f"{where} has format version {version!r}; this pyspmv reads up to {FORMAT_VERSION}. "
                            "Upgrade pyspmv or re-export the model.")
-        for k, typ in (("device", str), ("source", str), ("score", str), ("gpu", dict), ("meta", dict),
-                       ("feature_names", list), ("row_columns", list), ("tables", dict)):
+        own = header.get("features")                 # format 2: a model on its own features
+        _want(own is None or isinstance(own, list), "the header's 'features'", "a list or absent", own)
+        for k, typ in (("device", type(None) if own is not None else str), ("source", str), ("score", str),
+                       ("gpu", dict), ("meta", dict), ("feature_names", list), ("row_columns", list),
+                       ("tables", dict)):
             _want(isinstance(header.get(k), typ), f"the header's {k!r}", f"a {typ.__name__}", header.get(k))
         _want(len(header["source"]) <= _MAX_TEXT, "the header's 'source'", f"at most {_MAX_TEXT} characters",
               f"{len(header['source'])} characters")
@@ -490,14 +588,14 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
                 hint = (" It looks like a pickle, which pyspmv never reads (reading one runs code); save the estimator "
                         "with pyspmv.save_model() instead.")
         raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.{hint}") from None
-    if header["feature_names"] != list(FEATURE_NAMES) or header["row_columns"] != list(ROW_COLUMNS):
+    if own is None and (header["feature_names"] != list(FEATURE_NAMES) or header["row_columns"] != list(ROW_COLUMNS)):
         theirs, ours = [str(f)[:64] for f in header["feature_names"]], list(FEATURE_NAMES)
         diff = [f for f in theirs if f not in ours] + [f for f in ours if f not in theirs]
         raise ValueError(f"{where} was made with another feature schema ({len(theirs)} features, "
                          f"{len(header['row_columns'])} design columns) than this pyspmv's ({len(ours)}, "
                          f"{len(ROW_COLUMNS)}); differing: {diff[:6] or 'the order'}. Retrain the model.")
     device = header["device"]
-    if device not in DEVICES:
+    if own is None and device not in DEVICES:
         raise ValueError(f"{where} names device {device[:64]!r}; known devices: {DEVICES}.")
     tables = {}
     for dtype, (ids, group, extra, spec) in raw_tables.items():
@@ -505,7 +603,7 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
             raise ValueError(f"{where} has a table for value type {dtype[:64]!r}; known: {DTYPES}.")
         tables[dtype] = Table(ids, group, extra, spec)
     rm = RankModel(device, tables, source=header["source"], gpu=header["gpu"], score=header["score"],
-                   meta=header["meta"])
+                   meta=header["meta"], features=own)
     check_model(rm, where)
     for dtype in tables:
         try:

@@ -1,84 +1,50 @@
 """Each pyspmv.models estimator in portable form, read from its fitted attributes.
 
-One builder per class: ``build(model, cfgs, dtype) -> Table`` (or None when the model knows no
-configuration of that value type). Each builder states the model's inputs exactly as the model
-computes them (transforms, clamps, scaling), so that the C core reproduces ``rank_scores`` to rounding.
+One builder per model kind, ``<kind>_table(model, layout) -> Table`` (or None when the model knows
+no configuration of that value type), called by the estimator's own ``_portable_table(layout)``
+(:func:`pyspmv.portable.portable` asks the estimator, never its class name). Each builder states the
+model's inputs exactly as the model computes them (transforms, clamps, scaling), so that the C core
+reproduces ``rank_scores`` to rounding, on pyspmv's design rows or on a user's feature vector
+(:class:`pyspmv.portable.Layout`).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.dummy import DummyRegressor
 
-from . import _core
-from .configs import Config
-from .features import FEATURE_NAMES, H100
-from .portable import (
-    BIG,
-    COL,
-    PARAM_COLUMNS,
-    Spec,
-    Table,
-    _log_inputs,
-    _lookup,
-    concat_inputs,
-    config_frame,
-    head,
-    inputs,
-)
-
-
-def guess_device(model: Any) -> str:
-    """The device whose configuration ids the fitted model's group keys name (``cpu/...`` or not)."""
-    cats = getattr(model, "categories_", {})
-    for v in (getattr(model, "groups_", None), getattr(model, "labels_", None), cats.get("library")):
-        if v is None:
-            continue
-        flat = [str(x) for x in np.concatenate([np.ravel(np.asarray(a, dtype=object)) for a in v])] if len(v) else []
-        if any(s.startswith(("cpu/", "cpu@")) or s == "cpu" for s in flat):
-            return "cpu"
-        if any(s.startswith(("pyspmv/", "cusparse/")) or s in ("pyspmv", "cusparse") for s in flat):
-            return "cuda"
-    return "cuda"
-
-
-def model_gpu(model: Any) -> dict[str, int]:
-    """GPU properties the design rows' features take: the H100's, as the datasets' features do."""
-    return dict(H100)
-
-
-def _keys(model: Any, cfgs: list[Config], dtype: str, by: str) -> np.ndarray:
-    from .models._common import group_key
-    return group_key(config_frame(cfgs, dtype), by)
-
-
-def _no_extra(n: int) -> np.ndarray:
-    return np.zeros((n, 0))
+from .portable import BIG, Layout, Spec, Table, _lookup, concat_inputs, feature_inputs, head, inputs
 
 
 # ---- linear -----------------------------------------------------------------------------------------
 
-def linear(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
-    """LinearModel: log1p of Lehnert's and the per-configuration features, and log2 of the parameters
-    (NaN or <= 0 -> 1), one coefficient row per group, exp.  The parameters' part of the sum is a
-    constant of each configuration: it travels as one per-configuration column of coefficient 1, so
-    a ranking transforms only the matrix's features (once) and two columns per configuration."""
+def linear_table(model: Any, layout: Layout) -> Table | None:
+    """LinearModel: the transformed features (pyspmv's: log1p of Lehnert's and the per-configuration
+    features) and log2 of the parameters (NaN or <= 0 -> 1), one coefficient row per group, exp.  The
+    parameters' part of the sum is a constant of each configuration: it travels as one
+    per-configuration column of coefficient 1, so a ranking transforms only the matrix's features
+    (once) and two columns per configuration."""
     from .models._common import CONFIG_FEATURES, LEHNERT_FEATURES, param_logs
-    names = (*LEHNERT_FEATURES, *CONFIG_FEATURES)
-    ins = concat_inputs(_log_inputs(names), inputs([_core.NCOLS]))
-    group = _lookup(_keys(model, cfgs, dtype, model.group_by), model.groups_)
+    schema = model.schema_
+    if schema.own:
+        ins = inputs([layout.col(n) for n in (*LEHNERT_FEATURES, *CONFIG_FEATURES)], "log1p", nan=0.0, lo=0.0,
+                     hi=BIG)
+        nf = len(LEHNERT_FEATURES) + len(CONFIG_FEATURES)
+    else:
+        ins = feature_inputs(layout, model.feature_tf_)
+        nf = len(schema.features)
+    group = _lookup(layout.keys(model.group_by), model.groups_)
     coef = np.asarray(model.coef_, dtype=np.float64)
-    nf = len(names)
-    P = param_logs(config_frame(cfgs, dtype))
-    extra = np.array([[float(P[j] @ coef[g, nf:]) if g >= 0 else 0.0] for j, g in enumerate(group)])
+    P = param_logs(layout.frame, schema.params)
+    ins = concat_inputs(ins, inputs([layout.add([float(P[j] @ coef[g, nf:]) if g >= 0 else 0.0
+                                                 for j, g in enumerate(group)])]))
     G = len(model.groups_)
-    spec = Spec("linear", {**head(G, 1, ins, "exp"),
+    spec = Spec("linear", {**head(G, layout.ncols, ins, "exp"),
                            "coef": np.ascontiguousarray(np.hstack([coef[:, :nf], np.ones((G, 1))])).reshape(-1),
                            "intercept": np.ascontiguousarray(model.intercept_, dtype=np.float64)})
-    return Table([c.id for c in cfgs], group, extra.reshape(len(cfgs), 1), spec)
+    return layout.table(group, spec)
 
 
 # ---- trees ------------------------------------------------------------------------------------------
@@ -145,50 +111,52 @@ def gb_ensembles(est: Any, nfeat: int) -> list[tuple[list[Any], float]]:
     return [([est.estimators_[i, k].tree_ for i in range(est.estimators_.shape[0])], init[k]) for k in range(K)]
 
 
-def boosted(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
-    """BoostedModel: log1p features, one-hot library/format/kernel (per-configuration columns),
-    parameters (NaN -> -1), value bytes, log1p(bytes moved), padding ratio and launches (NaN -> 0,
-    inf -> 1e30); GradientBoostingRegressor trees per group (float32 compares), exp."""
-    from .models.boosted import _CATEGORICAL
-    fr = config_frame(cfgs, dtype)
-    onehot = [(col, c) for col in _CATEGORICAL for c in model.categories_[col]]
-    extra = np.array([[float(fr[col].iloc[j] == c) for col, c in onehot] for j in range(len(cfgs))]).reshape(
-        len(cfgs), len(onehot))
-    ins = concat_inputs(
-        _log_inputs(FEATURE_NAMES),
-        inputs([_core.NCOLS + e for e in range(len(onehot))]),
-        inputs([COL[p] for p in PARAM_COLUMNS], nan=-1.0),
-        inputs([COL["value_bytes"]]),
-        _log_inputs(("bytes_moved",)),
-        inputs([COL["padding_ratio"], COL["launches"]], nan=0.0, lo=-BIG, hi=1e30))
-    keys = np.full(len(cfgs), "*", dtype=object) if model.per == "global" else _keys(model, cfgs, dtype, model.per)
+def boosted_table(model: Any, layout: Layout) -> Table | None:
+    """BoostedModel: the transformed features, one-hot categorical columns (per-configuration
+    columns), parameters (NaN -> -1), value bytes, and on pyspmv's schema log1p(bytes moved), padding
+    ratio and launches (NaN -> 0, inf -> 1e30); GradientBoostingRegressor trees per group (float32
+    compares), exp."""
+    from .models.boosted import categorical_columns
+    schema = model.schema_
+    fr = layout.frame
+    ins = [feature_inputs(layout, model.feature_tf_)]
+    for col in categorical_columns(schema):
+        for c in model.categories_[col]:
+            ins.append(inputs([layout.add(fr[col].fillna("").astype(str).to_numpy() == c)]))
+    ins.append(inputs([layout.col(p) for p in schema.params], nan=-1.0))
+    ins.append(inputs([layout.col("value_bytes")]))
+    if schema.own:
+        ins.append(inputs([layout.col("bytes_moved")], "log1p", nan=0.0, lo=0.0, hi=BIG))
+        ins.append(inputs([layout.col("padding_ratio"), layout.col("launches")], nan=0.0, lo=-BIG, hi=1e30))
+    ins_all = concat_inputs(*ins)
+    keys = np.full(len(layout.ids), "*", dtype=object) if model.per == "global" else layout.keys(model.per)
     group = _lookup(keys, model.groups_)
-    nfeat = ins["ninputs"]
+    nfeat = ins_all["ninputs"]
     ens = [e for est in model.estimators_ for e in gb_ensembles(est, nfeat)]
-    spec = Spec("trees", {**head(len(model.groups_), len(onehot), ins, "exp"), "trees.nout": 1,
+    spec = Spec("trees", {**head(len(model.groups_), layout.ncols, ins_all, "exp"), "trees.nout": 1,
                           **tree_fields(ens, model.learning_rate, True)})
-    return Table([c.id for c in cfgs], group, extra, spec)
+    return layout.table(group, spec)
 
 
 # ---- KNN --------------------------------------------------------------------------------------------
 
-def knn(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
-    """KNNModel: log1p features min-max scaled by the training range; one point set (the training
+def knn_table(model: Any, layout: Layout) -> Table | None:
+    """KNNModel: transformed features min-max scaled by the training range; one point set (the training
     matrices) with the learned weights; per configuration its target column (log runtime, NaN where
     not measured) and k; weights 1 / max(d, 1e-12); exp."""
     from .models.knn import _EPS
     span = np.where(model.hi_ > model.lo_, model.hi_ - model.lo_, 1.0)
-    ins = _log_inputs(model.features_, shift=model.lo_, div=span)
-    group = _lookup(_keys(model, cfgs, dtype, "config"), model.groups_)
+    ins = feature_inputs(layout, model.feature_tf_.subset(model.features_), shift=model.lo_, div=span)
+    group = _lookup(layout.keys("config"), model.groups_)
     m, G = model.T_.shape
-    spec = Spec("knn", {**head(G, 0, ins, "exp"), "knn.nsets": 1, "knn.npoints": m, "knn.ntargets": G,
+    spec = Spec("knn", {**head(G, layout.ncols, ins, "exp"), "knn.nsets": 1, "knn.npoints": m, "knn.ntargets": G,
                         "knn.set_ptr": np.array([0, m], np.int32),
                         "knn.points": np.ascontiguousarray(model.Z_, dtype=np.float64).reshape(-1),
                         "knn.target": np.ascontiguousarray(model.T_, dtype=np.float64).reshape(-1),
                         "knn.weight": np.ascontiguousarray(model.weights_, dtype=np.float64),
                         "knn.set": np.zeros(G, np.int32), "knn.k": np.asarray(model.k_, np.int32),
                         "knn.tcol": np.arange(G, dtype=np.int32), "knn.weighting": 2, "knn.dmin": float(_EPS)})
-    return Table([c.id for c in cfgs], group, _no_extra(len(cfgs)), spec)
+    return layout.table(group, spec)
 
 
 # ---- Guo and Wang -----------------------------------------------------------------------------------
@@ -196,12 +164,12 @@ def knn(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
 _FORMULA_INPUTS = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width", "padding_ratio")
 
 
-def formula(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
+def formula_table(model: Any, layout: Layout) -> Table | None:
     """GuoModel, WangModel: the raw statistics, strips derived as the models do (ceil(n / threads),
     at least 1; HYB's COO strips from the padding), one gated term per column of ``_terms``; the
     output floored at 1e-9 ms."""
     I = {n: i for i, n in enumerate(_FORMULA_INPUTS)}
-    ins = inputs([COL[n] for n in _FORMULA_INPUTS])
+    ins = inputs([layout.col(n) for n in _FORMULA_INPUTS])
     ni = len(_FORMULA_INPUTS)
     T = float(model.props_["sm_count"] * model.props_["max_threads_per_sm"])
     B = float(model.props_["max_threads_per_block"])
@@ -226,7 +194,7 @@ def formula(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
         "wang:ell": [(S, one, -1, 0, 0), (S, mx, -1, 0, 0)],
         "wang:jad": [(one, one, -1, 0, 0), (SN, one, -1, 0, 0), (mx, one, -1, 0, 0)],
     }
-    fam = "guo" if type(model).__name__ == "GuoModel" else "wang"
+    fam = model._family
     ptr, cols = [0], {k: [] for k in ("a", "b", "gate", "coef", "lo", "hi")}
     for i, kind in enumerate(model.kinds_):
         terms = shapes[f"{fam}:{kind}"]
@@ -234,8 +202,8 @@ def formula(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
             for k, v in zip(("a", "b", "gate", "coef", "lo", "hi"), (a, b, g, model.coef_[i, t], lo, hi), strict=True):
                 cols[k].append(v)
         ptr.append(ptr[-1] + len(terms))
-    group = _lookup(_keys(model, cfgs, dtype, "config"), model.groups_)
-    f: dict[str, Any] = {**head(len(model.groups_), 0, ins, "identity", out_lo=1e-9), "formula.nderived": 4,
+    group = _lookup(layout.keys("config"), model.groups_)
+    f: dict[str, Any] = {**head(len(model.groups_), layout.ncols, ins, "identity", out_lo=1e-9), "formula.nderived": 4,
                          "formula.nterms": ptr[-1], "formula.term_ptr": np.array(ptr, np.int32)}
     for k in ("da", "db", "dc", "dd", "dceil"):
         f[f"formula.{k}"] = np.array(d[k], np.int32)
@@ -245,80 +213,70 @@ def formula(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
         f[f"formula.{k}"] = np.array(cols[k], np.int32)
     for k in ("coef", "lo", "hi"):
         f[f"formula.{k}"] = np.array(cols[k], np.float64)
-    return Table([c.id for c in cfgs], group, _no_extra(len(cfgs)), Spec("formula", f))
+    return layout.table(group, Spec("formula", f))
 
 
 # ---- SVM ----------------------------------------------------------------------------------------------
 
-def _matrix_inputs() -> dict[str, Any]:
-    """pyspmv.models.classifiers' ``_inputs``: log1p of the 33 features and the value size."""
-    return concat_inputs(_log_inputs(FEATURE_NAMES), inputs([COL["value_bytes"]]))
+def _matrix_inputs(model: Any, layout: Layout) -> dict[str, Any]:
+    """pyspmv.models.classifiers' ``_inputs``: the transformed features and the value size."""
+    return concat_inputs(feature_inputs(layout, model.feature_tf_), inputs([layout.col("value_bytes")]))
 
 
-def svm(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
-    """SVMModel: standardised inputs; per configuration the SVR (log ms, exp) and the SVC (or its one
-    class as a bare intercept of +1 or -1), the penalty where the SVC says bad."""
-    base = _matrix_inputs()
+def svm_table(model: Any, layout: Layout) -> Table | None:
+    """SVMModel: standardised inputs; per configuration the SVR (log ms, exp) and the classifier, each
+    ``sum_i coef_i exp(-gamma |z - landmark_i|^2) + intercept`` over the shared landmarks (a classifier
+    of one class: its intercept +1 or -1 alone), the penalty where the classifier says bad."""
+    base = _matrix_inputs(model, layout)
     ins = {**base, "in_shift": np.ascontiguousarray(model.mean_, dtype=np.float64),
            "in_div": np.ascontiguousarray(model.scale_, dtype=np.float64)}
-    G = len(model.groups_)
-    sets = list(model.svrs_) + [None] * G
-    consts = [None] * G + [1.0 if model.const_[g] == 1 else -1.0 for g in range(G)]
-    for g, c in enumerate(model.svcs_):
-        sets[G + g] = c
+    G, ni = len(model.groups_), ins["ninputs"]
+    L = np.asarray(model.landmarks_, dtype=np.float64)
+    sets = [(model.svr_coef_[g], model.svr_intercept_[g], model.svr_gamma_) for g in range(G)]
+    sets += [(model.svc_coef_[g], model.svc_intercept_[g], model.svc_gamma_) for g in range(G)]
     ptr, sv, dual, gam, icpt = [0], [], [], [], []
-    for s, est in enumerate(sets):
-        if est is None:
-            gam.append(1.0)
-            icpt.append(float(consts[s]))
-        else:
-            sv.append(np.asarray(est.support_vectors_, dtype=np.float64))
-            dual.append(np.asarray(est.dual_coef_, dtype=np.float64)[0])
-            gam.append(float(est._gamma))
-            icpt.append(float(np.asarray(est.intercept_).reshape(-1)[0]))
-        ptr.append(ptr[-1] + (0 if est is None else len(sv[-1])))
-    ni = ins["ninputs"]
-    spec = Spec("svm", {**head(G, 0, ins, "exp"), "svm.nsv": ptr[-1], "svm.classify": 1,
+    for coef, b, gm in sets:
+        used = bool(np.any(coef != 0))
+        if used:
+            sv.append(L)
+            dual.append(np.asarray(coef, dtype=np.float64))
+        gam.append(float(gm) / ni)
+        icpt.append(float(b))
+        ptr.append(ptr[-1] + (len(L) if used else 0))
+    spec = Spec("svm", {**head(G, layout.ncols, ins, "exp"), "svm.nsv": ptr[-1], "svm.classify": 1,
                         "svm.penalty": float(model.bad_penalty), "svm.sv_ptr": np.array(ptr, np.int32),
                         "svm.sv": np.ascontiguousarray(np.vstack(sv) if sv else np.zeros((0, ni))).reshape(-1),
                         "svm.dual": np.ascontiguousarray(np.concatenate(dual) if dual else np.zeros(0)),
                         "svm.gamma": np.array(gam), "svm.intercept": np.array(icpt)})
-    group = _lookup(_keys(model, cfgs, dtype, "config"), model.groups_)
-    return Table([c.id for c in cfgs], group, _no_extra(len(cfgs)), spec)
+    group = _lookup(layout.keys("config"), model.groups_)
+    return layout.table(group, spec)
 
 
 # ---- cascade ------------------------------------------------------------------------------------------
 
-def cascade(model: Any, cfgs: list[Config], dtype: str) -> Table | None:
+def cascade_table(model: Any, layout: Layout) -> Table | None:
     """CascadeModel: each node's GradientBoostingClassifier as a tree stage (or one class), each
-    configuration's path format -> library -> configuration as (stage, class) pairs; the score is minus
-    the chained probability."""
-    ins = _matrix_inputs()
+    configuration's path through the levels (pyspmv's: format -> library -> configuration) as
+    (stage, class) pairs; the score is minus the chained probability."""
+    ins = _matrix_inputs(model, layout)
     subs = []
     for clf in model.classifiers_:
         if clf is None:
-            subs.append(Spec("constant", {**head(1, 0, inputs([])), "ngroups": 1}))
+            subs.append(Spec("constant", {**head(1, layout.ncols, inputs([])), "ngroups": 1}))
             continue
         ens = gb_ensembles(clf, ins["ninputs"])
-        subs.append(Spec("trees", {**head(1, 0, ins), "trees.nout": len(ens),
+        subs.append(Spec("trees", {**head(1, layout.ncols, ins), "trees.nout": len(ens),
                                    **tree_fields(ens, clf.learning_rate, True)}))
     idx = {n: i for i, n in enumerate(model.nodes_)}
     node, cls = [], []
-    fr = config_frame(cfgs, dtype)
-    for j in range(len(cfgs)):
-        f, b, c = fr["format"].iloc[j], fr["library"].iloc[j], fr["config"].iloc[j]
-        for name, label in (("", f), (f, b), (f"{f}/{b}", c)):
+    fr = layout.frame
+    for j in range(len(layout.ids)):
+        for name, label in model.path(fr.iloc[j]):
             s = idx.get(name, -1)
             hit = np.flatnonzero(model.labels_[s] == label) if s >= 0 else np.zeros(0, int)
             node.append(s)
             cls.append(int(hit[0]) if hit.size else -1)
-    n = len(cfgs)
-    spec = Spec("cascade", {**head(n, 0, inputs([])), "cascade.nlevels": 3,
+    n = len(layout.ids)
+    spec = Spec("cascade", {**head(n, layout.ncols, inputs([])), "cascade.nlevels": len(model.levels_),
                             "cascade.node": np.array(node, np.int32), "cascade.cls": np.array(cls, np.int32)}, subs)
-    return Table([c.id for c in cfgs], np.arange(n, dtype=np.int32), _no_extra(n), spec)
-
-
-BUILDERS: dict[str, Callable[[Any, list[Config], str], Table | None]] = {
-    "LinearModel": linear, "BoostedModel": boosted, "KNNModel": knn, "GuoModel": formula, "WangModel": formula,
-    "SVMModel": svm, "CascadeModel": cascade,
-}
+    return layout.table(np.arange(n, dtype=np.int32), spec)

@@ -32,13 +32,16 @@ assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and its column
 COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 KINDS = {"linear": 1, "trees": 2, "knn": 3, "svm": 4, "formula": 5, "cascade": 6, "forest": 7, "constant": 0}
-TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8}
+TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8,
+      "slog1p": 9}
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
 DTYPES = ("float32", "float64")
 VALUE_BYTES = {"float32": 4, "float64": 8}
 BIG = float(np.finfo(np.float64).max)
-#: Format version of the portable form (save_model files, exported headers).
-FORMAT_VERSION = 1
+#: Format version of the portable form (save_model files, exported headers): 1, models on pyspmv's
+#: features; 2 adds models on their own features (``RankModel.features``). A file carries the lowest
+#: version that holds it, so that an older pyspmv still reads the first kind.
+FORMAT_VERSION = 2
 
 
 #: Scalar fields of every spec, then of each kind: ``int`` or ``float``.
@@ -146,9 +149,8 @@ def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
             # out_lo may be -inf (no floor); every other float must be finite
             if not ok or np.isnan(v) or (k != "out_lo" and not np.isfinite(v)) or (k == "out_lo" and v == np.inf):
                 raise ValueError(f"The field {k!r} of {where} must be a finite float. Got {v!r} instead.")
-    if f["ncols"] < _core.NCOLS:
-        raise ValueError(f"The field 'ncols' of {where} must be at least {_core.NCOLS} (the design row). "
-                         f"Got {f['ncols']} instead.")
+    if f["ncols"] < 1:
+        raise ValueError(f"The field 'ncols' of {where} must be at least 1. Got {f['ncols']} instead.")
     for k, (dt, length, optional) in arrs.items():
         a = f.get(k)
         if a is None and optional:
@@ -193,30 +195,48 @@ def check_convert_fit(fit: Any, where: str) -> dict[str, list[float]]:
     return {str(k): [float(v) for v in ab] for k, ab in fit.items()}
 
 
-def check_table(t: Table, device: str, where: str) -> None:
-    """Configuration ids (known, of ``device``, distinct), group and extra against the spec."""
+#: Longest configuration id or feature name a model carries (they reach C only as escaped string literals).
+MAX_NAME = 256
+
+
+def check_names(names: Any, what: str, where: str) -> list[str]:
+    """A non-empty list of distinct non-empty strings of at most :data:`MAX_NAME` characters, no NUL."""
+    if not isinstance(names, list) or not names:
+        raise ValueError(f"The {what} of {where} must be a non-empty list. Got {names!r:.80} instead.")
+    for v in names:
+        if not isinstance(v, str) or not 0 < len(v) <= MAX_NAME or "\0" in v:
+            raise ValueError(f"The {what} of {where} must be strings of 1 to {MAX_NAME} characters without NUL. "
+                             f"Got {v!r:.80} instead.")
+    if len(set(names)) != len(names):
+        dup = next(c for c in names if names.count(c) > 1)
+        raise ValueError(f"{where} lists {what[:-1] if what.endswith('s') else what} {dup!r:.80} twice.")
+    return names
+
+
+def check_table(t: Table, device: str | None, where: str, features: tuple[str, ...] | None = None) -> None:
+    """Configuration ids (known, of ``device``, distinct; a model on its own ``features``: any
+    distinct names), group and extra against the spec."""
     ids = t.config_ids
-    if not isinstance(ids, list) or not ids:
-        raise ValueError(f"The configuration ids of {where} must be a non-empty list. Got {ids!r} instead.")
-    known = _device_ids(device)
-    for cid in ids:
-        if not isinstance(cid, str):
-            raise ValueError(f"The configuration ids of {where} must be strings. Got {cid!r} instead.")
-        try:
-            c = config(cid)
-        except ValueError as exc:
-            raise ValueError(f"{where} ranks configuration {cid!r}, unknown to this pyspmv: {exc} The model's "
-                             "configuration list does not match; retrain it.") from None
-        if c.device != device:
-            raise ValueError(f"{where} is for device {device!r} but ranks {cid!r} of device {c.device!r}.")
-        if cid not in known:
-            raise ValueError(f"{where} ranks configuration {cid!r}, which is not one of pyspmv.configs({device!r}) "
-                             f"(a parameter outside the grid, or not spelt as the registry does). Retrain the model.")
-    if len(set(ids)) != len(ids):
-        dup = next(c for c in ids if ids.count(c) > 1)
-        raise ValueError(f"{where} lists configuration {dup!r} twice.")
+    check_names(ids, "configuration ids", where)
+    if features is None:
+        known = _device_ids(str(device))
+        for cid in ids:
+            try:
+                c = config(cid)
+            except ValueError as exc:
+                raise ValueError(f"{where} ranks configuration {cid!r}, unknown to this pyspmv: {exc} The model's "
+                                 "configuration list does not match; retrain it.") from None
+            if c.device != device:
+                raise ValueError(f"{where} is for device {device!r} but ranks {cid!r} of device {c.device!r}.")
+            if cid not in known:
+                raise ValueError(f"{where} ranks configuration {cid!r}, which is not one of pyspmv.configs({device!r}) "
+                                 "(a parameter outside the grid, or not spelt as the registry does). Retrain the model.")
     check_spec(t.spec, f"{where}/spec")
-    n, ng, nextra = len(ids), t.spec.fields["ngroups"], t.spec.fields["ncols"] - _core.NCOLS
+    base = _core.NCOLS if features is None else len(features)
+    n, ng, nextra = len(ids), t.spec.fields["ngroups"], t.spec.fields["ncols"] - base
+    if nextra < 0:
+        raise ValueError(f"The field 'ncols' of {where}/spec must be at least {base} (the "
+                         f"{'design row' if features is None else 'feature vector'}). Got {t.spec.fields['ncols']}.")
     g = t.group
     if not isinstance(g, np.ndarray) or g.dtype != _I32 or g.shape != (n,):
         raise ValueError(f"The array 'group' of {where} must be 1-D int32 of length {n} (one per configuration id). "
@@ -239,7 +259,12 @@ def _device_ids(device: str) -> frozenset[str]:
 def check_model(rm: RankModel, where: str = "the model") -> None:
     """Everything :func:`pyspmv.load_model` and :func:`pyspmv.export_c` require of a RankModel before the
     C core reads it: device, score, GPU properties, conversion-cost fit, and each table."""
-    if rm.device not in DEVICES:
+    if rm.features is not None:
+        check_names(rm.features, "feature names", where)
+        if rm.device is not None or "convert_ms" in rm.meta:
+            raise ValueError(f"{where} takes its own features: it has no pyspmv device ({rm.device!r}) and no "
+                             "conversion-cost fit.")
+    elif rm.device not in DEVICES:
         raise ValueError(f"The device of {where} must be one of {DEVICES}. Got {rm.device!r} instead.")
     if rm.score not in ("ms", "score"):
         raise ValueError(f"The score of {where} must be 'ms' or 'score'. Got {rm.score!r} instead.")
@@ -251,7 +276,7 @@ def check_model(rm: RankModel, where: str = "the model") -> None:
     for dtype, t in rm.tables.items():
         if dtype not in DTYPES:
             raise ValueError(f"{where} has a table for value type {dtype!r}; known: {DTYPES}.")
-        check_table(t, rm.device, f"{where} ({dtype})")
+        check_table(t, rm.device, f"{where} ({dtype})", rm.features)
 
 
 @dataclass
@@ -295,10 +320,10 @@ def concat_inputs(*parts: dict[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
-def head(ngroups: int, nextra: int, ins: dict[str, Any], out_tf: str = "identity", out_lo: float = -np.inf,
+def head(ngroups: int, ncols: int, ins: dict[str, Any], out_tf: str = "identity", out_lo: float = -np.inf,
          out_col: int = -1) -> dict[str, Any]:
-    """The fields every spec has."""
-    return {"ngroups": int(ngroups), "ncols": _core.NCOLS + int(nextra), **ins, "out_tf": TF[out_tf],
+    """The fields every spec has; ``ncols``: the row length it reads (:attr:`Layout.ncols`)."""
+    return {"ngroups": int(ngroups), "ncols": int(ncols), **ins, "out_tf": TF[out_tf],
             "out_col": int(out_col), "out_lo": float(out_lo)}
 
 
@@ -312,6 +337,73 @@ def config_frame(cfgs: list[Config], dtype: str) -> pd.DataFrame:
         r["launches"] = float(c.launches)
         rows.append(r)
     return pd.DataFrame(rows)
+
+
+class Layout:
+    """Where a model's inputs sit in the rows the C core evaluates, and the configurations it ranks.
+
+    On pyspmv's schema (``features`` None) a row is the C core's design row (:data:`ROW_COLUMNS`),
+    computed from a CSR matrix; on a user's schema it is the user's feature vector (``features``, in
+    order). Either is followed by the model's own per-configuration columns (:meth:`add`). ``frame``
+    holds the configurations' columns (:func:`config_frame`, or the user's parameters and value
+    size); :meth:`col` finds a column, adding a per-configuration one from ``frame`` where the row
+    does not hold it (a user's parameters), so that one builder serves both schemas.
+    """
+
+    def __init__(self, ids: list[str], frame: pd.DataFrame, dtype: str, features: tuple[str, ...] | None = None):
+        self.ids = list(ids)
+        self.frame = frame.reset_index(drop=True)
+        self.dtype = dtype
+        self.features = None if features is None else tuple(features)
+        self.base = _core.NCOLS if features is None else len(features)
+        self._extra: list[np.ndarray] = []
+        self._named: dict[str, int] = {}
+
+    @classmethod
+    def pyspmv(cls, cfgs: list[Config], dtype: str) -> Layout:
+        """pyspmv's design rows for registered configurations ``cfgs``."""
+        return cls([c.id for c in cfgs], config_frame(cfgs, dtype), dtype)
+
+    @classmethod
+    def own(cls, configs: pd.DataFrame, features: tuple[str, ...], dtype: str) -> Layout:
+        """A user's feature vector; ``configs``: the fitted model's configurations (index: ids, columns:
+        its parameters), ranked in ``dtype``."""
+        frame = configs.reset_index().assign(value_bytes=float(VALUE_BYTES[dtype]))
+        frame["config"] = frame["config"].astype(str)
+        return cls(list(frame["config"]), frame, dtype, features)
+
+    def col(self, name: str) -> int:
+        """Index of column ``name`` in the rows."""
+        if self.features is None:
+            return COL[name]
+        if name in self.features:
+            return self.features.index(name)
+        if name not in self._named:
+            self._named[name] = self.add(self.frame[name].to_numpy(dtype=np.float64))
+        return self._named[name]
+
+    def add(self, values: Any) -> int:
+        """Append a per-configuration column (one value per configuration); its index in the rows."""
+        v = np.asarray(values, dtype=np.float64).reshape(-1)
+        if v.shape[0] != len(self.ids):
+            raise ValueError(f"A per-configuration column needs {len(self.ids)} values. Got {v.shape[0]}.")
+        self._extra.append(v)
+        return self.base + len(self._extra) - 1
+
+    @property
+    def ncols(self) -> int:
+        """The row length: the design row or feature vector plus the columns added so far."""
+        return self.base + len(self._extra)
+
+    def keys(self, by: str) -> np.ndarray:
+        """Group keys of the configurations (:func:`pyspmv.models._common.group_key`)."""
+        from .models._common import group_key
+        return group_key(self.frame, by)
+
+    def table(self, group: np.ndarray, spec: Spec) -> Table:
+        """The :class:`Table` of these configurations."""
+        extra = np.stack(self._extra, axis=1) if self._extra else np.zeros((len(self.ids), 0))
+        return Table(list(self.ids), np.asarray(group, dtype=np.int32), np.ascontiguousarray(extra), spec)
 
 
 @dataclass
@@ -330,6 +422,12 @@ class Table:
         keep = np.asarray(self.group) >= 0
         return Table([c for c, k in zip(self.config_ids, keep, strict=True) if k], self.group[keep],
                      self.extra[keep], self.spec)
+
+    def feature_arrays(self, nfeatures: int) -> dict[str, Any]:
+        """The C configuration table of a model on its own ``nfeatures`` features: groups and extra columns."""
+        return {"cfg.n": len(self.config_ids), "cfg.nextra": int(self.extra.shape[1]), "cfg.nfeatures": int(nfeatures),
+                "cfg.group": np.ascontiguousarray(self.group, dtype=np.int32),
+                "cfg.extra": np.ascontiguousarray(self.extra, dtype=np.float64).reshape(-1)}
 
     def config_arrays(self, gpu: dict[str, int]) -> dict[str, Any]:
         """The C configuration table (``cfg.*``) and device properties."""
@@ -354,22 +452,28 @@ class RankModel:
     """A model in portable form: per value type, a :class:`Table` the C core evaluates.
 
     Made by :func:`portable` from a fitted pyspmv.models estimator, or by :func:`pyspmv.load_model`.
-    ``predict(X)`` evaluates rows of pyspmv.datasets' X in C; :func:`pyspmv.rank` ranks a matrix.
+    ``predict(X)`` evaluates rows of X in C; :func:`pyspmv.rank` ranks a matrix. A model fitted on
+    the user's own schema (``features``) ranks the user's configurations from a feature vector:
+    :meth:`rank_features`.
 
     Attributes
     ----------
-    device : {'cpu', 'cuda'}
+    device : {'cpu', 'cuda'}, or None for a model on its own features
+    features : tuple of str or None, the feature vector it takes (None: pyspmv's, computed by the C
+        core from a CSR matrix)
     source : str, the estimator it came from (class and parameters)
     tables : dict, value type -> Table
     gpu : dict, the GPU properties its features use (Guo's strips)
     score : {'ms', 'score'}, whether its output is a runtime or a ranking score (classifiers)
     """
 
-    def __init__(self, device: str, tables: dict[str, Table], *, source: str = "", gpu: dict[str, int] | None = None,
-                 score: str = "ms", meta: dict[str, Any] | None = None):
-        if device not in DEVICES:
+    def __init__(self, device: str | None, tables: dict[str, Table], *, source: str = "",
+                 gpu: dict[str, int] | None = None, score: str = "ms", meta: dict[str, Any] | None = None,
+                 features: Any = None):
+        if features is None and device not in DEVICES:
             raise ValueError(f"The 'device' parameter of RankModel must be one of {DEVICES}. Got {device!r} instead.")
         self.device = device
+        self.features = None if features is None else list(features)
         self.tables = tables
         self.source = source
         self.gpu = dict(H100 if gpu is None else gpu)
@@ -378,7 +482,8 @@ class RankModel:
 
     def __repr__(self) -> str:
         n = {d: int((t.group >= 0).sum()) for d, t in self.tables.items()}
-        return f"RankModel({self.source or '?'}, device={self.device!r}, ranks={n})"
+        on = f"device={self.device!r}" if self.features is None else f"features={len(self.features)}"
+        return f"RankModel({self.source or '?'}, {on}, ranks={n})"
 
     def table(self, dtype: str) -> Table:
         """The table of value type ``dtype``; a ValueError names the ones the model has."""
@@ -392,13 +497,43 @@ class RankModel:
         """The C model of value type ``dtype`` (built once, checked by spmv_model_check)."""
         t = self.table(dtype)
         if t._capsule is None:
-            t._capsule = _core.model_new({**t.spec.to_dict(), **t.config_arrays(self.gpu)})
+            cfg = t.config_arrays(self.gpu) if self.features is None else t.feature_arrays(len(self.features))
+            t._capsule = _core.model_new({**t.spec.to_dict(), **cfg})
         return t._capsule
+
+    def rank_features(self, features: Any, dtype: str = "float64") -> pd.Series:
+        """A model on its own features: every configuration's prediction for one feature vector
+        (``features``: one value per name of :attr:`features`, in order, or a mapping name -> value;
+        NaN: missing), fastest first (ties: the model's order), as the exported header's
+        ``NAME_rank_features`` computes it. Configurations not ranked for ``dtype`` are left out."""
+        if self.features is None:
+            raise ValueError("The model takes pyspmv's features, computed from a matrix: use pyspmv.rank(A, model).")
+        if isinstance(features, dict):
+            missing = [f for f in self.features if f not in features]
+            if missing or len(features) != len(self.features):
+                extra = [f for f in features if f not in self.features]
+                raise ValueError(f"The 'features' parameter of rank_features() must give exactly the model's features "
+                                 f"{self.features}. Missing {missing[:4]}, unknown {extra[:4]}.")
+            features = [features[f] for f in self.features]
+        f = np.asarray(features, dtype=np.float64).ravel()
+        if f.shape[0] != len(self.features):
+            raise ValueError(f"The 'features' parameter of rank_features() must hold {len(self.features)} values "
+                             f"({', '.join(self.features[:6])} ...). Got {f.shape[0]} instead.")
+        t = self.table(dtype)
+        R = np.hstack([np.broadcast_to(f, (len(t.config_ids), len(f))), t.extra])
+        ms, _ = _core.model_predict(self.capsule(dtype), np.ascontiguousarray(R).reshape(-1), R.shape[1],
+                                    np.ascontiguousarray(t.group, dtype=np.int32))
+        keep = t.group >= 0
+        ids = np.asarray(t.config_ids, dtype=object)[keep]
+        ms = ms[keep]
+        order = np.lexsort((np.arange(len(ms)), np.where(np.isnan(ms), np.inf, ms), np.isnan(ms)))
+        name = "predicted_ms" if self.score == "ms" else "score"
+        return pd.Series(ms[order], index=pd.Index(ids[order], name="config"), name=name)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """The C core's prediction (ms, or score) per row of pyspmv.datasets' X; NaN where not ranked."""
         out = np.full(len(X), np.nan)
-        vb = X["value_bytes"].to_numpy(np.float64)
+        vb = (X["value_bytes"] if "value_bytes" in X.columns else pd.Series(8.0, index=X.index)).to_numpy(np.float64)
         for dtype, t in self.tables.items():
             rows = np.flatnonzero(vb == VALUE_BYTES[dtype])
             if rows.size == 0:
@@ -406,7 +541,7 @@ class RankModel:
             idx = {c: j for j, c in enumerate(t.config_ids)}
             j = np.array([idx.get(c, -1) for c in X["config"].to_numpy()[rows]])
             ok = j >= 0
-            R = X.iloc[rows].loc[:, list(ROW_COLUMNS)].to_numpy(np.float64)
+            R = X.iloc[rows].loc[:, list(ROW_COLUMNS if self.features is None else self.features)].to_numpy(np.float64)
             R = np.hstack([R, t.extra[np.maximum(j, 0)]])
             g = np.where(ok, t.group[np.maximum(j, 0)], -1).astype(np.int32)
             ms, _ = _core.model_predict(self.capsule(dtype), np.ascontiguousarray(R).reshape(-1), R.shape[1], g)
@@ -415,6 +550,8 @@ class RankModel:
 
     def design_rows(self, A: Any, dtype: str) -> np.ndarray:
         """The C core's design rows of matrix ``A`` under every configuration (n_configs x columns)."""
+        if self.features is not None:
+            raise ValueError("The model takes its own features, not a matrix's: it has no design rows.")
         M = as_matrix(A)
         t = self.table(dtype)
         flat = _core.design_rows(self.capsule(dtype), M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype])
@@ -434,15 +571,40 @@ def _log_inputs(names: tuple[str, ...] | list[str], **kw: Any) -> dict[str, np.n
     return inputs([COL[n] for n in names], "log1p", nan=0.0, lo=0.0, hi=BIG, **kw)
 
 
+def feature_inputs(layout: Layout, tf: Any, **kw: Any) -> dict[str, np.ndarray]:
+    """A fitted :class:`pyspmv.models.FeatureTransform` as inputs: NaN -> its value, clamped to
+    [0, max] and log1p (or [-max, max] and slog1p where signed)."""
+    signed = np.asarray(tf.signed, dtype=bool)
+    return inputs([layout.col(n) for n in tf.names], ["slog1p" if s else "log1p" for s in signed],
+                  nan=np.asarray(tf.nan, dtype=np.float64), lo=np.where(signed, -BIG, 0.0), hi=BIG, **kw)
+
+
+def guess_device(model: Any) -> str:
+    """The device whose configuration ids the fitted model's group keys name (``cpu/...`` or not)."""
+    cats = getattr(model, "categories_", {})
+    for v in (getattr(model, "groups_", None), getattr(model, "labels_", None), cats.get("library")):
+        if v is None:
+            continue
+        flat = [str(x) for x in np.concatenate([np.ravel(np.asarray(a, dtype=object)) for a in v])] if len(v) else []
+        if any(s.startswith(("cpu/", "cpu@")) or s == "cpu" for s in flat):
+            return "cpu"
+        if any(s.startswith(("pyspmv/", "cusparse/")) or s in ("pyspmv", "cusparse") for s in flat):
+            return "cuda"
+    return "cuda"
+
+
 def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DTYPES) -> RankModel:
-    """The portable form of a fitted pyspmv.models estimator, ranking ``configs(device)``.
+    """The portable form of a fitted pyspmv.models estimator, ranking ``configs(device)`` (or, on the
+    user's own schema, the configurations it was fitted on).
 
     Parameters
     ----------
-    model : LinearModel, BoostedModel, KNNModel, GuoModel, WangModel, SVMModel or CascadeModel (fitted),
-        or a RankModel (returned as is)
+    model : a fitted estimator of ``pyspmv.models.MODELS`` (it builds its own table,
+        ``_portable_table(layout)``), or a RankModel (returned as is)
     device : {'cpu', 'cuda'}, optional
-        Whose configurations to rank; default: the device of the configurations the model knows.
+        Whose configurations to rank; default: the device of the configurations the model knows. A
+        model fitted on the user's own schema ranks its own configurations from its own features
+        (``RankModel.features``); its device must be None.
     dtypes : tuple of str
         Value types to make tables for; those without a single known configuration are left out.
 
@@ -480,32 +642,38 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyD
 
 
 def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankModel:
-    from . import export_models
-    build = export_models.BUILDERS.get(type(model).__name__)
-    if build is None and callable(getattr(model, "portable_table", None)):   # a kind that builds its own table
-        def build(m: Any, cfgs: list[Config], dtype: str) -> Table | None:
-            return m.portable_table(cfgs, dtype)
-    if build is None:
+    build = getattr(model, "_portable_table", None)
+    if not callable(build):
+        from .models import MODELS
         raise TypeError(f"The 'model' parameter must be a fitted pyspmv.models estimator or a RankModel. Got "
-                        f"{type(model).__name__} instead; exportable: {', '.join(sorted(export_models.BUILDERS))}.")
-    if device is None:
-        device = export_models.guess_device(model)
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter must be one of {DEVICES}. Got {device!r} instead.")
-    cfgs = configs(device)
+                        f"{type(model).__name__} instead; exportable: {', '.join(c.__name__ for c in MODELS.values())}.")
+    from sklearn.utils.validation import check_is_fitted
+    check_is_fitted(model)
+    schema = getattr(model, "schema_", None)
+    own = schema is None or schema.own
+    if not own and device is not None:
+        raise ValueError(f"The 'device' parameter must be None for a model on your own schema: it ranks the "
+                         f"configurations it was fitted on ({len(model.configs_)}), not pyspmv's. Got {device!r}.")
+    if own:
+        device = guess_device(model) if device is None else device
+        if device not in DEVICES:
+            raise ValueError(f"The 'device' parameter must be one of {DEVICES}. Got {device!r} instead.")
+        cfgs = configs(device)
     trained = getattr(model, "value_types_", None)          # None: fitted before pyspmv recorded them
     tables = {}
     for dtype in (d for d in dtypes if trained is None or d in trained):
-        t = build(model, cfgs, dtype)
+        layout = Layout.pyspmv(cfgs, dtype) if own else Layout.own(model.configs_, schema.features, dtype)
+        t = build(layout)
         if t is not None and (t.group >= 0).any():
             tables[dtype] = t
     if not tables:
         raise ValueError(f"The model ranks no configuration of device {device!r}: it was trained on another device's "
-                         "configurations.")
-    gpu = export_models.model_gpu(model)
-    score = "score" if type(model).__name__ == "CascadeModel" else "ms"
+                         "configurations." if own else "The model ranks none of its configurations.")
+    score = getattr(model, "_portable_score", "ms")
     src = f"{type(model).__name__}({', '.join(f'{k}={v!r}' for k, v in model.get_params().items())})"
-    return RankModel(device, tables, source=src, gpu=gpu, score=score, meta=_convert_meta(model, device))
+    if not own:
+        return RankModel(None, tables, source=src, score=score, features=schema.features)
+    return RankModel(device, tables, source=src, gpu=dict(H100), score=score, meta=_convert_meta(model, device))
 
 
 def _convert_meta(model: Any, device: str) -> dict[str, Any]:

@@ -182,6 +182,9 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         from .export import load_model
         model = load_model(model)
     rm = default_model(device or "cuda") if model is None else portable(model, device)
+    if rm.features is not None:
+        raise ValueError("The 'model' parameter of rank() takes its own features, not a matrix's: rank its "
+                         "configurations with pyspmv.portable(model).rank_features(features).")
     if device is not None and rm.device != device:
         raise ValueError(f"The model ranks {rm.device!r} configurations; rank() was asked for device {device!r}.")
     p = _prepared(rm, dtype)

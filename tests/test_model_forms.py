@@ -25,7 +25,7 @@ TOL = 1e-9
 
 def c_eval(spec_fields: dict, kind: str, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(ms, raw) of the C core for rows X (n x D) through group 0."""
-    spec = Spec(kind, {**head(1, 0, inputs(list(range(D)))), **spec_fields})
+    spec = Spec(kind, {**head(1, _core.NCOLS, inputs(list(range(D)))), **spec_fields})
     rm = RankModel("cpu", {"float64": Table(["cpu/csr/rows"], np.zeros(1, np.int32), np.zeros((1, 0)), spec)})
     rows = np.zeros((len(X), _core.NCOLS))
     rows[:, :D] = X

@@ -56,7 +56,7 @@ def test_fit_predict_rank(model):
     s = m.rank_scores(d.X)
     assert s.shape == (len(d.X),)
     assert np.isfinite(s).any()
-    p = m.predict(d.X)
+    p = m.predict(d.X, d.groups) if isinstance(m, CascadeModel) else m.predict(d.X)   # picks per matrix
     assert p.shape == (len(d.X),)
     if is_classifier(m):
         assert set(np.unique(p)) <= {0, 1}
@@ -70,14 +70,27 @@ def test_fit_predict_rank(model):
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 def test_bad_input(model):
     d = cpu_frame()
+    g = d.groups
     with pytest.raises(TypeError, match="'X' parameter"):
-        clone(model).fit(d.X.to_numpy(), d.y)
+        clone(model).fit(d.X.to_numpy(), d.y, groups=g)
     with pytest.raises(ValueError, match="lacks"):
-        clone(model).fit(d.X.drop(columns=["nnz"]), d.y)
+        clone(model).fit(d.X.drop(columns=["nnz"]), d.y, groups=g)
     with pytest.raises(ValueError, match="'y' parameter"):
-        clone(model).fit(d.X, d.y[:-1])
+        clone(model).fit(d.X, d.y[:-1], groups=g)
     with pytest.raises(ValueError, match="'y' parameter"):
-        clone(model).fit(d.X, -d.y)
+        clone(model).fit(d.X, -d.y, groups=g)
+    with pytest.raises(ValueError, match="does not read: 'matrix'"):      # never ignored silently
+        clone(model).fit(d.X.assign(matrix="m"), d.y, groups=g)
+
+
+@pytest.mark.parametrize("model", [m for m in MODELS if not isinstance(m, GuoModel | WangModel)], ids=str)
+def test_groups_are_required(model):
+    d = cpu_frame()
+    with pytest.raises(ValueError, match="'groups' parameter"):
+        clone(model).fit(d.X, d.y)
+    m = clone(model).fit(d.X, d.y, groups=d.groups)
+    with pytest.raises(ValueError, match="'groups' parameter"):
+        m.predict_best(d.X, None)
 
 
 def test_unknown_configuration_is_an_error():

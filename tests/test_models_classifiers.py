@@ -53,7 +53,7 @@ def test_cascade_levels_and_pick():
     assert set(m.labels_[i]) == {"pyspmv"}                 # cuSPARSE CSR is never the fastest CSR
     j = m.nodes_.index("csr/pyspmv")
     assert set(m.labels_[j]) == {"pyspmv/csr/vector/tpv=4/bs=256", "pyspmv/csr/vector/tpv=32/bs=256"}
-    picked = m.predict(X)
+    picked = m.predict(X, g)
     assert picked.sum() == g.nunique()
     assert (y.to_numpy()[picked == 1] == 1.0).mean() > 0.9
 

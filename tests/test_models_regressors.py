@@ -79,7 +79,7 @@ def test_knn_weight_search_lowers_leave_one_out_error():
 @pytest.mark.parametrize("per", ["global", "format", "config"])
 def test_boosted_fits_and_exposes_flat_trees(per):
     d = planted_frame()
-    m = BoostedModel(per=per, n_estimators=60, subsample=1.0, max_features=None).fit(d.X, d.y)
+    m = BoostedModel(per=per, n_estimators=60, subsample=1.0, max_features=None).fit(d.X, d.y, groups=d.groups)
     assert np.median(np.abs(m.predict(d.X) / d.y - 1)) < 0.1
     tree = m.estimators_[0].estimators_[0, 0].tree_
     assert tree.feature.shape == tree.threshold.shape == tree.children_left.shape == tree.children_right.shape
@@ -93,4 +93,4 @@ def test_boosted_focus_weighs_rows_near_each_best():
     assert not np.array_equal(plain.predict(d.X), focus.predict(d.X))      # the weights reached the trees
     assert len(focus.estimators_) == len(plain.estimators_)
     with pytest.raises(ValueError, match="'focus'"):
-        BoostedModel(focus=-1.0).fit(d.X, d.y)
+        BoostedModel(focus=-1.0).fit(d.X, d.y, groups=d.groups)

@@ -3,8 +3,18 @@
 Every model takes the design table ``X`` of :func:`pyspmv.datasets.load` (one row per matrix and
 configuration) and runtimes ``y`` in ms. Regressors' ``predict(X)`` returns ms per row. Every model has
 ``rank_scores(X)`` (one score per row, lower is faster; regressors: the predicted ms) and
-``predict_best(X, groups)`` (the chosen configuration per matrix). :class:`SVMModel` and
-:class:`CascadeModel` are classifiers: ``predict(X)`` labels each row 1 (good / chosen) or 0.
+``predict_best(X, groups)`` (the chosen configuration per matrix; ``groups``, the matrix of each row,
+is required by every fit and pick: rows are never matched to matrices by their features).
+:class:`SVMModel` and :class:`CascadeModel` are classifiers: ``predict(X)`` labels each row 1 (good /
+chosen) or 0 (the cascade's ``predict(X, groups)`` picks one row per matrix).
+
+Open schema: every estimator but the analytic Guo and Wang models also fits a user's own table. Its
+``features`` and ``params`` parameters (None: pyspmv's) name the matrix statistics and the
+configuration parameter columns; X then holds ``config`` (any ids), those columns and optionally
+``value_bytes``. Signed statistics keep their sign and missing values are imputed
+(:class:`FeatureTransform`); a column the model would not read is an error. The fitted model records
+``schema_``, ``feature_tf_`` and ``configs_``, and :func:`pyspmv.export_c` / :func:`pyspmv.save_model`
+carry them: the exported header ranks the user's configurations from the user's feature vector.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -14,10 +24,11 @@ from .boosted import BoostedModel
 from .classifiers import CascadeModel, SVMModel
 from .forest import ForestModel
 from .knn import KNNModel
+from ._schema import FeatureTransform, Schema
 from .linear import LinearModel
 
 #: Model classes by the short name the ``train`` command and the benchmarks use.
 MODELS: dict[str, type] = {"linear": LinearModel, "boosted": BoostedModel, "knn": KNNModel, "guo": GuoModel,
                            "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel, "forest": ForestModel}
 
-__all__ = ["MODELS", "BoostedModel", "CascadeModel", "ForestModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]
+__all__ = ["MODELS", "BoostedModel", "FeatureTransform", "Schema", "CascadeModel", "ForestModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]

@@ -1,4 +1,4 @@
-"""Shared pieces of the runtime models: the design-table columns, feature transforms, row keys."""
+"""Shared pieces of the runtime models: row keys, transforms, the fit's records (:class:`RankMixin`)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -10,32 +10,26 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
+from ..features import PARAM_COLUMNS
+from ._schema import (
+    CONFIG_CATEGORICAL,
+    CONFIG_NUMERIC,
+    OWN,
+    X_COLUMNS,
+    FeatureTransform,
+    Schema,
+    check_groups,
+    check_X,
+    config_table,
+    resolve_schema,
+)
 
-#: Per-configuration numeric columns: the design row's (csrc/design.c) after its parameters.
-CONFIG_NUMERIC: tuple[str, ...] = DESIGN_COLUMNS[len(FEATURE_NAMES) + len(PARAM_COLUMNS):]
-#: Categorical configuration columns.
-CONFIG_CATEGORICAL: tuple[str, ...] = ("config", "library", "format", "kernel")
-#: Every column a model needs in X.
-X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_CATEGORICAL, *PARAM_COLUMNS, *CONFIG_NUMERIC)
+__all__ = ["CONFIG_CATEGORICAL", "CONFIG_NUMERIC", "OWN", "PARAM_COLUMNS", "X_COLUMNS", "FeatureTransform", "Schema",
+           "check_X", "check_groups"]
 
 #: Lehnert et al.'s Table 2 features, plus the per-configuration ones of DESIGN.md.
 LEHNERT_FEATURES: tuple[str, ...] = ("nnz", "nrows", "nnz_max", "nnz_mean", "nnz_sd", "ell_fill", "dia_fill", "ndiag")
 CONFIG_FEATURES: tuple[str, ...] = ("bytes_moved", "padding_ratio")
-
-
-def check_X(X: Any, who: str, columns: tuple[str, ...] = X_COLUMNS) -> pd.DataFrame:
-    """Check that ``X`` is a DataFrame carrying ``columns`` and at least one row."""
-    if not isinstance(X, pd.DataFrame):
-        raise TypeError(f"The 'X' parameter of {who} must be a pandas DataFrame with the design columns of "
-                        f"pyspmv.datasets (schema.md). Got {type(X).__name__} instead.")
-    missing = [c for c in columns if c not in X.columns]
-    if missing:
-        raise ValueError(f"The 'X' parameter of {who} lacks {len(missing)} design column(s): "
-                         f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}.")
-    if len(X) == 0:
-        raise ValueError(f"The 'X' parameter of {who} must have at least 1 row. Got 0 rows instead.")
-    return X
 
 
 def check_y(y: Any, n: int, who: str) -> np.ndarray:
@@ -50,23 +44,9 @@ def check_y(y: Any, n: int, who: str) -> np.ndarray:
 
 
 def log_features(X: pd.DataFrame, names: tuple[str, ...] | list[str]) -> np.ndarray:
-    """``log1p`` of non-negative columns (values below 0 clipped to 0, inf to the float64 max), float64."""
-    a = X.loc[:, list(names)].to_numpy(dtype=np.float64, copy=True)
-    np.nan_to_num(a, copy=False, nan=0.0, posinf=np.finfo(np.float64).max, neginf=0.0)
-    np.maximum(a, 0.0, out=a)
-    return np.log1p(a)
-
-
-def matrix_ids(X: pd.DataFrame, groups: Any = None) -> np.ndarray:
-    """An integer id per row naming its matrix: ``groups`` when given, else rows with equal features."""
-    if groups is not None:
-        g = np.asarray(groups)
-        if g.shape[0] != len(X):
-            raise ValueError(f"The 'groups' parameter must name the matrix of each row of X ({len(X)}). "
-                             f"Got {g.shape[0]} instead.")
-        return pd.factorize(pd.Series(g))[0]
-    h = pd.util.hash_pandas_object(X.loc[:, list(FEATURE_NAMES)], index=False)
-    return pd.factorize(h)[0]
+    """``log1p`` of non-negative columns (NaN to 0, values below 0 clipped to 0, inf to the float64 max),
+    float64: pyspmv's per-configuration columns (bytes moved), whose transform is fixed."""
+    return FeatureTransform(tuple(names), (False,) * len(names), (0.0,) * len(names)).apply(X)
 
 
 def mapping_key(X: pd.DataFrame) -> np.ndarray:
@@ -87,8 +67,12 @@ def mapping_key(X: pd.DataFrame) -> np.ndarray:
 
 
 def group_key(X: pd.DataFrame, by: str) -> np.ndarray:
-    """Row groups for per-group models: ``"config"`` (one per id), ``"mapping"``, ``"format"``; each
-    key ends in ``@f32`` or ``@f64`` (the value type), so the two precisions never share a fit."""
+    """Row groups for per-group models: ``"config"`` (one per id), ``"mapping"``, ``"format"`` (these two
+    need pyspmv's library, format and kernel columns); each key ends in ``@f32`` or ``@f64`` (the value
+    type), so the two precisions never share a fit."""
+    if by in ("mapping", "format") and "format" not in X.columns:
+        raise ValueError(f"Grouping rows by {by!r} needs pyspmv's library, format and kernel columns; a model on "
+                         "your own schema groups by 'config'.")
     if by == "config":
         k = X["config"].astype(str).to_numpy(dtype=object)
     elif by == "mapping":
@@ -101,9 +85,9 @@ def group_key(X: pd.DataFrame, by: str) -> np.ndarray:
     return k + np.where(vb == 4.0, "@f32", np.where(vb == 8.0, "@f64", "@" + vb.astype(str)))
 
 
-def param_logs(X: pd.DataFrame) -> np.ndarray:
-    """log2 of each configuration parameter, 0 where the configuration has none (NaN) or it is 0."""
-    p = X.loc[:, list(PARAM_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
+def param_logs(X: pd.DataFrame, names: tuple[str, ...] = PARAM_COLUMNS) -> np.ndarray:
+    """log2 of each configuration parameter, 0 where the configuration has none (NaN) or it is <= 0."""
+    p = X.loc[:, list(names)].to_numpy(dtype=np.float64, copy=True)
     p[~np.isfinite(p) | (p <= 0)] = 1.0
     return np.log2(p)
 
@@ -150,6 +134,28 @@ class RankMixin:
     ``n_calls`` uses.
     """
 
+    def _fit_schema(self, X: Any, groups: Any, who: str, *, need_groups: bool = True, min_features: int = 1,
+                    own_subset: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """Resolve and record the schema (``schema_``, ``feature_tf_``, ``configs_``) from the estimator's
+        ``features`` and ``params`` parameters, check ``X`` against it and ``groups`` (the matrix of each
+        row; an integer id per row is returned, None when not ``need_groups`` and not given).
+        ``own_subset``: ``features`` naming only pyspmv's features (and ``params`` None) picks among
+        pyspmv's table rather than naming a schema."""
+        features, params = getattr(self, "features", None), getattr(self, "params", None)
+        if own_subset and params is None and features is not None and set(features) <= set(OWN.features):
+            features = None
+        schema = resolve_schema(features, params, who, min_features)
+        X = check_X(X, who, schema)
+        mids = check_groups(groups, len(X), who) if need_groups or groups is not None else None
+        self.schema_ = schema
+        self.feature_tf_ = FeatureTransform.fit(X, schema.features)
+        self.configs_ = config_table(X, schema, who)
+        return X, mids
+
+    def _check(self, X: Any, who: str) -> pd.DataFrame:
+        """``X`` checked against the fitted schema."""
+        return check_X(X, who, getattr(self, "schema_", OWN))
+
     def _fit_extras(self, X: pd.DataFrame, convert_ms: Any, who: str) -> None:
         vb = X["value_bytes"].to_numpy(dtype=np.float64)
         self.value_types_ = [d for d, b in (("float32", 4.0), ("float64", 8.0)) if (vb == b).any()]
@@ -157,6 +163,9 @@ class RankMixin:
             convert_ms = X["convert_ms"]
         self.convert_ms_ = None
         if convert_ms is not None:
+            if not getattr(self, "schema_", OWN).own:
+                raise ValueError(f"The 'convert_ms' parameter (or column) of {who} fits conversion costs per pyspmv "
+                                 "format and nnz, which a model on your own schema does not have; leave it out.")
             c = np.asarray(convert_ms, dtype=np.float64).ravel()
             if c.shape[0] != len(X):
                 raise ValueError(f"The 'convert_ms' parameter of {who} must have one conversion time (ms) per row of X "
@@ -167,16 +176,25 @@ class RankMixin:
         """Score per row of ``X``, lower is better; regressors return their predicted runtime (ms)."""
         return np.asarray(self.predict(X), dtype=np.float64)  # type: ignore[attr-defined]
 
-    def predict_best(self, X: pd.DataFrame, groups: Any = None) -> pd.Series:
-        """The best configuration per matrix: a Series indexed by matrix (``groups``, else a feature-hash
-        id); when X holds both value types, indexed by (matrix, value_bytes) pairs."""
+    def predict_best(self, X: pd.DataFrame, groups: Any) -> pd.Series:
+        """The best configuration per matrix: a Series indexed by matrix (``groups``, required: the matrix
+        of each row); when X holds both value types, indexed by (matrix, value_bytes) pairs."""
+        check_groups(groups, len(X) if hasattr(X, "__len__") else -1, f"{type(self).__name__}.predict_best")
         s = self.rank_scores(X)
         s = np.where(np.isfinite(s), s, np.inf)
-        keys = np.asarray(groups) if groups is not None else matrix_ids(X)
-        vb = X["value_bytes"].to_numpy(dtype=np.float64)
+        keys = np.asarray(groups)
+        vb = (X["value_bytes"] if "value_bytes" in X.columns else pd.Series(8.0, index=X.index)).to_numpy(np.float64)
         df = pd.DataFrame({"m": keys, "vb": vb, "s": s, "config": X["config"].to_numpy()}).reset_index(drop=True)
         both = len(np.unique(vb)) > 1
         best = df.loc[df.groupby(["m", "vb"] if both else "m", sort=False)["s"].idxmin()]
         index = (pd.MultiIndex.from_arrays([best["m"].to_numpy(), best["vb"].to_numpy()], names=["matrix", "value_bytes"])
                  if both else pd.Index(best["m"].to_numpy()))
         return pd.Series(best["config"].to_numpy(), index=index, name="config")
+
+
+def unique_rows(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct row of ``F`` and each row's distinct-row index: rows with equal
+    inputs share one evaluation (a prediction depends on the row's own inputs only, not on which
+    matrix the row names)."""
+    _, first, inv = np.unique(F, axis=0, return_index=True, return_inverse=True)
+    return first, np.asarray(inv).ravel()

@@ -15,7 +15,7 @@ from .. import generators as gen
 from ..configs import config as get_config
 from ..features import config_features
 from ..matrix import Matrix
-from ._common import PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
+from ._common import OWN, PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
 
 #: The columns these models read from X (they need no tier-2 feature).
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
@@ -50,9 +50,15 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
 
     Subclasses define which formats they model (:meth:`_kind`) and the terms of each (:meth:`_terms`).
     Rows of configurations outside the model's formats predict NaN (the evaluation ranks only finite
-    predictions)."""
+    predictions). They read pyspmv's own statistics and formats only: no user schema."""
 
     _MAX_TERMS = 6
+    _family = ""     # the relations' family in the portable form: "guo" or "wang"
+
+    def _portable_table(self, layout: Any) -> Any:
+        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        from ..export_models import formula_table
+        return formula_table(self, layout)
 
     def _props(self) -> dict[str, int]:
         p = dict(_H100 if self.device_props is None else self.device_props)
@@ -105,7 +111,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
         ``convert_ms``: conversion time (ms) per row for the conversion-cost fit (:class:`RankMixin`)."""
         who = f"{type(self).__name__}.fit"
         check_verbose(self.verbose, who)
-        X = check_X(X, who, INPUT_COLUMNS)
+        X = check_X(X, who, OWN, INPUT_COLUMNS)
         self._fit_rows(X, check_y(y, len(X), who))
         self._fit_extras(X, convert_ms, who)
         self.n_features_in_ = X.shape[1]
@@ -114,7 +120,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; NaN for configurations the model does not cover or never saw."""
         check_is_fitted(self, "coef_")
-        X = check_X(X, f"{type(self).__name__}.predict", INPUT_COLUMNS)
+        X = check_X(X, f"{type(self).__name__}.predict", OWN, INPUT_COLUMNS)
         d = self._inputs(X, self.props_)
         gk = group_key(X, "config")
         out = np.full(len(X), np.nan)
@@ -179,6 +185,8 @@ class GuoModel(_BenchmarkModel):
     coef_ : ndarray (n_groups, 6), the relation coefficients; props_ : dict, device properties used;
     instrument_ : DataFrame, the timed benchmark matrices (after :meth:`instrument`).
     """
+
+    _family = "guo"
 
     def __init__(self, device_props: dict[str, int] | None = None, verbose: int = 0):
         self.device_props = device_props
@@ -271,6 +279,8 @@ class WangModel(_BenchmarkModel):
 
     Parameters and attributes as :class:`GuoModel`.
     """
+
+    _family = "wang"
 
     def __init__(self, device_props: dict[str, int] | None = None, verbose: int = 0):
         self.device_props = device_props

@@ -10,46 +10,45 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..features import FEATURE_NAMES
-from ._common import (
-    PARAM_COLUMNS,
-    RankMixin,
-    check_verbose,
-    check_X,
-    check_y,
-    group_key,
-    log_features,
-    matrix_ids,
-    progress,
-)
-
-_CATEGORICAL = ("library", "format", "kernel")
+from ._common import RankMixin, Schema, check_verbose, check_y, group_key, log_features, progress
 
 
-def encode(X: pd.DataFrame, categories: dict[str, list[str]]) -> np.ndarray:
-    """Tree inputs: log1p of the 33 features, one-hot library/format/kernel over ``categories``, the
-    parameters (NaN -> -1), value bytes, log1p(bytes moved), padding ratio, launches (float64)."""
-    parts = [log_features(X, FEATURE_NAMES)]
-    for col in _CATEGORICAL:
+def categorical_columns(schema: Schema) -> tuple[str, ...]:
+    """The one-hot encoded columns: pyspmv's library, format and kernel; on a user's schema, the
+    configuration id (the trees' only way to tell the user's configurations apart besides their
+    parameters)."""
+    return ("library", "format", "kernel") if schema.own else ("config",)
+
+
+def encode(X: pd.DataFrame, categories: dict[str, list[str]], model: Any) -> np.ndarray:
+    """Tree inputs: the transformed features (``model.feature_tf_``), one-hot categorical columns over
+    ``categories``, the parameters (NaN -> -1), value bytes, and on pyspmv's schema log1p(bytes moved),
+    padding ratio and launches (float64)."""
+    schema = model.schema_
+    parts = [model.feature_tf_.apply(X)]
+    for col in categorical_columns(schema):
         v = X[col].fillna("").astype(str).to_numpy()
         parts.append(np.stack([v == c for c in categories[col]], axis=1).astype(np.float64)
                      if categories[col] else np.zeros((len(X), 0)))
-    p = X.loc[:, list(PARAM_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
+    p = X.loc[:, list(schema.params)].to_numpy(dtype=np.float64, copy=True)
     p[~np.isfinite(p)] = -1.0
     parts.append(p)
     parts.append(X.loc[:, ["value_bytes"]].to_numpy(dtype=np.float64))
-    parts.append(log_features(X, ("bytes_moved",)))
-    rest = X.loc[:, ["padding_ratio", "launches"]].to_numpy(dtype=np.float64, copy=True)
-    parts.append(np.nan_to_num(rest, nan=0.0, posinf=1e30))
+    if schema.own:
+        parts.append(log_features(X, ("bytes_moved",)))
+        rest = X.loc[:, ["padding_ratio", "launches"]].to_numpy(dtype=np.float64, copy=True)
+        parts.append(np.nan_to_num(rest, nan=0.0, posinf=1e30))
     return np.hstack(parts)
 
 
-def encoded_names(categories: dict[str, list[str]]) -> list[str]:
+def encoded_names(categories: dict[str, list[str]], model: Any) -> list[str]:
     """Column names of :func:`encode`'s output."""
-    names = [f"log1p_{f}" for f in FEATURE_NAMES]
-    for col in _CATEGORICAL:
+    schema, tf = model.schema_, model.feature_tf_
+    names = [f"{'slog1p' if sg else 'log1p'}_{f}" for f, sg in zip(tf.names, tf.signed, strict=True)]
+    for col in categorical_columns(schema):
         names += [f"{col}={c}" for c in categories[col]]
-    return names + list(PARAM_COLUMNS) + ["value_bytes", "log1p_bytes_moved", "padding_ratio", "launches"]
+    names += [*schema.params, "value_bytes"]
+    return names + (["log1p_bytes_moved", "padding_ratio", "launches"] if schema.own else [])
 
 
 class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -77,10 +76,13 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         ranking time in C (about 0.9 ms for 135 configurations on the 2-core dev VM).
     verbose : int, default=0
         0: silent; >= 1: a progress bar over the boosting stages on stderr (scikit-learn's convention).
+    features, params : list of str or None, default=None
+        The feature and parameter columns of X (None: pyspmv's; see :mod:`pyspmv.models`). On a user's
+        schema the configuration id is one-hot encoded instead of library, format and kernel.
 
     Attributes
     ----------
-    categories_ : dict, the library/format/kernel values one-hot encoded, in column order.
+    categories_ : dict, the categorical values one-hot encoded, in column order.
     feature_names_ : list of str, the encoded input columns.
     groups_ : ndarray of str, group keys (``["*"]`` when global).
     estimators_ : list of GradientBoostingRegressor, one per group.
@@ -88,8 +90,11 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, per: str = "global", n_estimators: int = 600, learning_rate: float = 0.05,
                  max_depth: int = 6, min_samples_leaf: int = 3, subsample: float = 0.5,
-                 max_features: float | None = 0.5, random_state: int = 0, focus: float = 0.0, verbose: int = 0):
+                 max_features: float | None = 0.5, random_state: int = 0, focus: float = 0.0, verbose: int = 0,
+                 features: list[str] | None = None, params: list[str] | None = None):
         self.per = per
+        self.features = features
+        self.params = params
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -106,22 +111,22 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         return group_key(X, self.per)
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> BoostedModel:
-        """Fit the ensembles on log(y); ``groups`` (matrix per row) serves ``focus`` (default: feature rows);
+        """Fit the ensembles on log(y); ``groups``: the matrix of each row (required);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         check_verbose(self.verbose, "BoostedModel")
         if self.per not in ("global", "format", "mapping", "config"):
             raise ValueError("The 'per' parameter of BoostedModel must be one of 'global', 'format', 'mapping', "
                              f"'config'. Got {self.per!r} instead.")
-        X = check_X(X, "BoostedModel.fit")
+        X, mids = self._fit_schema(X, groups, "BoostedModel.fit", min_features=0)
         t = np.log(check_y(y, len(X), "BoostedModel.fit"))
-        self.categories_ = {c: sorted(set(X[c].fillna("").astype(str))) for c in _CATEGORICAL}
-        self.feature_names_ = encoded_names(self.categories_)
-        E = encode(X, self.categories_)
+        self.categories_ = {c: sorted(set(X[c].fillna("").astype(str))) for c in categorical_columns(self.schema_)}
+        self.feature_names_ = encoded_names(self.categories_, self)
+        E = encode(X, self.categories_, self)
         if not float(self.focus) >= 0.0:
             raise ValueError(f"The 'focus' parameter of BoostedModel must be a float >= 0. Got {self.focus!r} instead.")
         w = None
         if self.focus:
-            unit = pd.Series(matrix_ids(X, groups)).astype(str) + "@" + X["value_bytes"].astype(str).to_numpy()
+            unit = pd.Series(mids).astype(str) + "@" + X["value_bytes"].astype(str).to_numpy()
             w = np.exp(-float(self.focus) * (t - pd.Series(t).groupby(unit.to_numpy()).transform("min").to_numpy()))
         keys = self._keys(X)
         self.groups_ = np.unique(keys)
@@ -146,9 +151,9 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; a group not seen in training is an error."""
         check_is_fitted(self, "estimators_")
-        X = check_X(X, "BoostedModel.predict")
+        X = self._check(X, "BoostedModel.predict")
         keys = self._keys(X)
-        E = encode(X, self.categories_)
+        E = encode(X, self.categories_, self)
         out = np.empty(len(X))
         for g in np.unique(keys):
             i = int(np.searchsorted(self.groups_, g))
@@ -158,3 +163,8 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
             r = keys == g
             out[r] = self.estimators_[i].predict(E[r])
         return np.exp(out)
+
+    def _portable_table(self, layout: Any) -> Any:
+        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        from ..export_models import boosted_table
+        return boosted_table(self, layout)

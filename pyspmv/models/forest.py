@@ -10,8 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..features import FEATURE_NAMES
-from ._common import RankMixin, check_verbose, check_X, check_y, group_key, log_features, matrix_ids
+from ._common import RankMixin, check_verbose, check_y, group_key, unique_rows
 
 _DTYPES = {4.0: "float32", 8.0: "float64"}
 
@@ -51,6 +50,9 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     16, 32, 64 or 128 trees; extra or random (bootstrap) trees (benchmarks/results/forest_tuning.md).
     random_state : int, default=0
     verbose : int, default=0
+    features, params : list of str or None, default=None
+        The feature and parameter columns of X (None: pyspmv's; see :mod:`pyspmv.models`). Inputs
+        are the transformed features (``feature_tf_``) only.
 
     Attributes
     ----------
@@ -63,7 +65,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, n_estimators: int = 32, forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 4, max_depth: int | None = None, bootstrap: bool = False,
-                 clip: float = 0.5, random_state: int = 0, verbose: int = 0):
+                 clip: float = 0.5, random_state: int = 0, verbose: int = 0, features: list[str] | None = None,
+                 params: list[str] | None = None):
+        self.features = features
+        self.params = params
         self.n_estimators = n_estimators
         self.forest = forest
         self.max_features = max_features
@@ -83,9 +88,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                              "instead.")
         if not float(self.clip) > 0:
             raise ValueError(f"The 'clip' parameter of ForestModel must be a float > 0. Got {self.clip!r} instead.")
-        X = check_X(X, "ForestModel.fit")
+        X, mids = self._fit_schema(X, groups, "ForestModel.fit")
         t = np.log(check_y(y, len(X), "ForestModel.fit"))
-        mids = matrix_ids(X, groups)
         keys = group_key(X, "config")
         vb = X["value_bytes"].to_numpy(np.float64)
         self.tables_, self.estimators_ = {}, {}
@@ -105,7 +109,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                 S = np.where(np.isnan(S), cap, np.minimum(S, cap))
             else:
                 S = np.where(np.isnan(S), np.nanmax(S, axis=1)[:, None], S)
-            L = log_features(X.iloc[r[mi]], FEATURE_NAMES)
+            L = self.feature_tf_.apply(X.iloc[r[mi]])
             cls = ExtraTreesRegressor if self.forest == "extra" else RandomForestRegressor
             est = cls(n_estimators=self.n_estimators, max_features=self.max_features,
                       min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
@@ -121,7 +125,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; a configuration not seen in training is an error."""
         check_is_fitted(self, "tables_")
-        X = check_X(X, "ForestModel.predict")
+        X = self._check(X, "ForestModel.predict")
         keys = group_key(X, "config")
         vb = X["value_bytes"].to_numpy(np.float64)
         out = np.empty(len(X))
@@ -136,32 +140,31 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             if bad.any():
                 raise ValueError(f"The 'X' parameter of ForestModel.predict has configuration {keys[r][bad][0]!r} that "
                                  f"the model was not trained on ({len(self.groups_)} known).")
-            mids = matrix_ids(X.iloc[r])
-            first = np.unique(mids, return_index=True)[1]
-            S = forest_sums(tb, log_features(X.iloc[r[first]], FEATURE_NAMES))
-            q = np.searchsorted(np.unique(mids), mids)
+            F = self.feature_tf_.apply(X.iloc[r])
+            first, q = unique_rows(F)                  # rows of equal features share their walks
+            S = forest_sums(tb, F[first])
             out[r] = np.exp(S[q, j] + S[q, -1])
         return out
 
-    def portable_table(self, cfgs: list[Any], dtype: str) -> Any:
-        """The portable form's table of value type ``dtype`` ranking ``cfgs`` (:func:`pyspmv.portable`):
-        inputs as :func:`log_features` computes them, one group per configuration the forest knows,
+    def _portable_table(self, layout: Any) -> Any:
+        """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
+        inputs as ``feature_tf_`` computes them, one group per configuration the forest knows,
         base output log t_best, exp."""
-        from ..portable import Spec, Table, _log_inputs, _lookup, config_frame, head
-        tb = self.tables_.get(dtype)
+        from ..portable import Spec, _lookup, feature_inputs, head
+        tb = self.tables_.get(layout.dtype)
         if tb is None:
             return None
-        group = _lookup(group_key(config_frame(cfgs, dtype), "config"), tb["keys"])
+        group = _lookup(layout.keys("config"), tb["keys"])
         nk = len(tb["keys"])
         V = tb["value"]
-        spec = Spec("forest", {**head(nk, 0, _log_inputs(FEATURE_NAMES), "exp"),
+        spec = Spec("forest", {**head(nk, layout.ncols, feature_inputs(layout, self.feature_tf_), "exp"),
                                "forest.ntrees": len(tb["root"]), "forest.nnodes": len(tb["feature"]),
                                "forest.nleaves": V.shape[0], "forest.nout": V.shape[1], "forest.base": nk,
                                "forest.cast_f32": 1, "forest.root": tb["root"], "forest.feature": tb["feature"],
                                "forest.left": tb["left"], "forest.right": tb["right"],
                                "forest.threshold": tb["threshold"],
                                "forest.value": np.ascontiguousarray(V, dtype=np.float64).reshape(-1)})
-        return Table([c.id for c in cfgs], group, np.zeros((len(cfgs), 0)), spec)
+        return layout.table(group, spec)
 
 
 def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:

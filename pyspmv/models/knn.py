@@ -9,8 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..features import FEATURE_NAMES
-from ._common import RankMixin, check_verbose, check_X, check_y, group_key, log_features, matrix_ids, progress
+from ._common import RankMixin, check_verbose, check_y, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
 
@@ -32,7 +31,7 @@ def _neighbour_mean(order: np.ndarray, dist: np.ndarray, T: np.ndarray, k: np.nd
 class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     """Runtime of a configuration from the k nearest training matrices measured with it.
 
-    Features are ``log1p`` of the matrix features, scaled to [0, 1] by the training minimum and maximum,
+    Features are the transformed matrix features (``log1p``; signed ones ``sign * log1p(|x|)``), scaled to [0, 1] by the training minimum and maximum,
     and weighted per feature; the distance is the weighted Euclidean one. The prediction is the
     inverse-distance-weighted geometric mean of the neighbours' runtimes (weight 1/max(d, 1e-12)).
     Weights are learned by coordinate search over ``weight_grid``, each step keeping the value with the
@@ -43,9 +42,14 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     k : int, default=4
         Neighbours for formats not in ``k_by_format``.
     k_by_format : dict or None, default=None
-        Neighbours per format; None means ``{"sell": 2}`` (Lehnert's best).
+        Neighbours per format (on a user's schema: per configuration id); None means ``{"sell": 2}``
+        (Lehnert's best).
     features : list of str or None, default=None
-        Matrix features used; None: all of :data:`pyspmv.FEATURE_NAMES`.
+        Matrix features used; None: all of :data:`pyspmv.FEATURE_NAMES`. Names that are all pyspmv's
+        (with ``params`` None) choose among pyspmv's table; any other names fit the model on the user's
+        own schema (see :mod:`pyspmv.models`).
+    params : list of str or None, default=None
+        The user's parameter columns (None: pyspmv's); unused by the distance, which is per configuration.
     learn_weights : bool, default=True
         Learn per-feature weights; False keeps them all 1.
     weight_grid : tuple of float, default=(0.0, 0.25, 1.0, 4.0)
@@ -59,7 +63,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    features_ : list of str; lo_, hi_ : ndarray, the min-max scaling of log1p(feature);
+    features_ : list of str; lo_, hi_ : ndarray, the min-max scaling of the transformed features;
     weights_ : ndarray, per feature; Z_ : ndarray (n_matrices, n_features), the scaled training matrices;
     groups_ : ndarray of str, configuration keys (``config@f32|f64``); T_ : ndarray (n_matrices, n_groups),
     log runtime (NaN where not measured); k_ : ndarray of int, neighbours per group.
@@ -68,8 +72,9 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     def __init__(self, k: int = 4, k_by_format: dict[str, int] | None = None, features: list[str] | None = None,
                  learn_weights: bool = True, weight_grid: tuple[float, ...] = (0.0, 0.25, 1.0, 4.0),
                  n_passes: int = 2, max_search_matrices: int = 400, max_search_groups: int = 48,
-                 random_state: int = 0, verbose: int = 0):
+                 random_state: int = 0, verbose: int = 0, params: list[str] | None = None):
         self.k = k
+        self.params = params
         self.k_by_format = k_by_format
         self.features = features
         self.learn_weights = learn_weights
@@ -82,7 +87,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _scale(self, X: pd.DataFrame) -> np.ndarray:
         span = np.where(self.hi_ > self.lo_, self.hi_ - self.lo_, 1.0)
-        return (log_features(X, self.features_) - self.lo_) / span
+        return (self.feature_tf_.subset(self.features_).apply(X) - self.lo_) / span
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> KNNModel:
         """Store the training matrices' scaled features and log runtimes and learn the feature weights;
@@ -95,22 +100,21 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
             if not isinstance(v, int | np.integer) or v < 1:
                 raise ValueError(f"The 'k_by_format' parameter of KNNModel must map formats to ints >= 1. "
                                  f"Got {f}={v!r} instead.")
-        X = check_X(X, "KNNModel.fit")
+        X, mids = self._fit_schema(X, groups, "KNNModel.fit", own_subset=True)
         t = np.log(check_y(y, len(X), "KNNModel.fit"))
-        self.features_ = list(FEATURE_NAMES if self.features is None else self.features)
-        unknown = [f for f in self.features_ if f not in FEATURE_NAMES]
-        if unknown:
-            raise ValueError(f"The 'features' parameter of KNNModel must name matrix features. Got {unknown[0]!r}.")
-        mids = matrix_ids(X, groups)
+        self.features_ = list(self.schema_.features if self.features is None else self.features)
+        if not self.features_:
+            raise ValueError("The 'features' parameter of KNNModel must name at least 1 feature. Got 0.")
         first = np.unique(mids, return_index=True)[1]
-        L = log_features(X.iloc[first], self.features_)
+        L = self.feature_tf_.subset(self.features_).apply(X.iloc[first])
         self.lo_, self.hi_ = L.min(axis=0), L.max(axis=0)
         self.Z_ = self._scale(X.iloc[first])
         gk = group_key(X, "config")
         self.groups_, gi = np.unique(gk, return_inverse=True)
         self.T_ = np.full((len(first), len(self.groups_)), np.nan)
         self.T_[mids, gi] = t
-        fmt = pd.Series(X["format"].astype(str).to_numpy()).groupby(gi).first()
+        fcol = X["format"] if "format" in X.columns else X["config"]     # a user's schema: k_by_format by id
+        fmt = pd.Series(fcol.astype(str).to_numpy()).groupby(gi).first()
         self.k_ = np.array([int(kbf.get(fmt[g], self.k)) for g in range(len(self.groups_))])
         self.weights_ = np.ones(len(self.features_))
         if self.learn_weights and len(first) > 2:
@@ -161,15 +165,14 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; a configuration not seen in training is an error."""
         check_is_fitted(self, "T_")
-        X = check_X(X, "KNNModel.predict")
+        X = self._check(X, "KNNModel.predict")
         gk = group_key(X, "config")
         gi = np.minimum(np.searchsorted(self.groups_, gk), len(self.groups_) - 1)
         bad = self.groups_[gi] != gk
         if bad.any():
             raise ValueError(f"The 'X' parameter of KNNModel.predict has configuration {gk[bad][0]!r} that the "
                              f"model was not trained on ({len(self.groups_)} known).")
-        mids = matrix_ids(X)
-        first = np.unique(mids, return_index=True)[1]
+        first, mids = unique_rows(self._scale(X))       # rows of equal features share their neighbours
         Zq = self._scale(X.iloc[first])
         d = np.sqrt(((Zq[:, None, :] - self.Z_[None, :, :]) ** 2) @ self.weights_)
         out = np.empty(len(X))
@@ -180,3 +183,8 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
             pred = _neighbour_mean(order, d[q][order], self.T_[:, cols], self.k_[cols])[0]
             out[r] = pred
         return np.exp(out)
+
+    def _portable_table(self, layout: Any) -> Any:
+        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        from ..export_models import knn_table
+        return knn_table(self, layout)

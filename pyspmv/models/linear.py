@@ -15,11 +15,9 @@ from ._common import (
     PARAM_COLUMNS,
     RankMixin,
     check_verbose,
-    check_X,
     check_y,
     group_key,
     log_features,
-    matrix_ids,
     param_logs,
     progress,
 )
@@ -29,9 +27,21 @@ from ._common import (
 CANDIDATES: tuple[str, ...] = (*LEHNERT_FEATURES, *CONFIG_FEATURES, *(f"log2_{p}" for p in PARAM_COLUMNS))
 
 
-def design(X: pd.DataFrame) -> np.ndarray:
-    """The candidate regressor matrix of :data:`CANDIDATES` for rows of ``X`` (float64)."""
-    return np.hstack([log_features(X, (*LEHNERT_FEATURES, *CONFIG_FEATURES)), param_logs(X)])
+def design(X: pd.DataFrame, model: Any = None) -> np.ndarray:
+    """The candidate regressor matrix for rows of ``X`` (float64): pyspmv's :data:`CANDIDATES`, or on a
+    user's schema the fitted model's transformed features and log2 of its parameters."""
+    schema = getattr(model, "schema_", None)
+    if schema is None or schema.own:
+        return np.hstack([log_features(X, (*LEHNERT_FEATURES, *CONFIG_FEATURES)), param_logs(X)])
+    return np.hstack([model.feature_tf_.apply(X), param_logs(X, schema.params)])
+
+
+def candidates(model: Any) -> tuple[str, ...]:
+    """Names of :func:`design`'s columns for the fitted ``model``."""
+    schema = model.schema_
+    if schema.own:
+        return CANDIDATES
+    return (*schema.features, *(f"log2_{p}" for p in schema.params))
 
 
 def _lstsq(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
@@ -57,10 +67,16 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
     format by forward stepwise selection on grouped (by matrix) cross-validation, starting from Lehnert's
     Table 2 features plus bytes moved and padding ratio (:data:`CANDIDATES`).
 
+    On a user's schema (``features``, ``params``) the candidates are every named feature (transformed as
+    :class:`~pyspmv.models.FeatureTransform` says) and log2 of each parameter, and rows group by
+    configuration (``group_by="config"``; "mapping" and "format" need pyspmv's columns).
+
     Parameters
     ----------
     group_by : {"mapping", "config", "format"}, default="mapping"
         How rows are grouped into separate least-squares fits.
+    features, params : list of str or None, default=None
+        The feature and parameter columns of X (None: pyspmv's; see :mod:`pyspmv.models`).
     select : bool, default=True
         Select regressors per format by cross-validation; False uses every candidate.
     cv : int, default=5
@@ -80,8 +96,10 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, group_by: str = "mapping", select: bool = True, cv: int = 5, tol: float = 0.005,
-                 verbose: int = 0):
+                 verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.group_by = group_by
+        self.features = features
+        self.params = params
         self.select = select
         self.cv = cv
         self.tol = tol
@@ -101,14 +119,14 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row;
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         self._validate()
-        X = check_X(X, "LinearModel.fit")
+        X, mids = self._fit_schema(X, groups, "LinearModel.fit", min_features=0)
         t = np.log(check_y(y, len(X), "LinearModel.fit"))
-        A = design(X)
+        A = design(X, self)
+        names = candidates(self)
         gk = group_key(X, self.group_by)
-        mids = matrix_ids(X, groups)
-        fmt = X["format"].astype(str).to_numpy()
+        fmt = X["format"].astype(str).to_numpy() if self.schema_.own else np.full(len(X), "*", dtype=object)
         keys = np.unique(gk)
-        self.feature_names_ = np.array(CANDIDATES)
+        self.feature_names_ = np.array(names)
         self.groups_ = keys
         self.coef_ = np.zeros((len(keys), A.shape[1]))
         self.intercept_ = np.zeros(len(keys))
@@ -116,7 +134,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         for f in progress(np.unique(fmt), desc="LinearModel: formats", verbose=self.verbose):
             rows = np.flatnonzero(fmt == f)
             cols = self._select(A[rows], t[rows], gk[rows], mids[rows]) if self.select else list(range(A.shape[1]))
-            self.selected_[str(f)] = [CANDIDATES[c] for c in cols]
+            self.selected_[str(f)] = [names[c] for c in cols]
             for g in np.unique(gk[rows]):
                 r = rows[gk[rows] == g]
                 i = int(np.searchsorted(keys, g))
@@ -162,7 +180,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row of ``X``; a group not seen in training is an error."""
         check_is_fitted(self, "coef_")
-        X = check_X(X, "LinearModel.predict")
+        X = self._check(X, "LinearModel.predict")
         gk = group_key(X, self.group_by)
         idx = np.searchsorted(self.groups_, gk)
         idx = np.minimum(idx, len(self.groups_) - 1)
@@ -170,6 +188,11 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         if unknown.any():
             raise ValueError(f"The 'X' parameter of LinearModel.predict has configuration group {gk[unknown][0]!r} "
                              f"that the model was not trained on ({len(self.groups_)} groups known).")
-        A = design(X)
+        A = design(X, self)
         with np.errstate(over="ignore"):      # far extrapolation predicts inf ms: ranked last, as in C
             return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
+
+    def _portable_table(self, layout: Any) -> Any:
+        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        from ..export_models import linear_table
+        return linear_table(self, layout)

@@ -363,6 +363,35 @@ static int test_rank_sort(void) {
     return 0;
 }
 
+static int test_rank_features(void) {
+    /* a caller's 2 features, then 1 extra column per configuration: ms = f0 * extra + slog1p(f1) */
+    spmv_model M = {0};
+    inputs in;
+    int32_t cols[3] = {0, 2, 1}, group[3] = {0, 0, -1}, order[3];
+    double coef[3] = {0, 1, 1}, icpt[1] = {0}, extra[3] = {3, 1, 5}, f[2] = {2, -4}, ms[3];
+    M.kind = SPMV_MODEL_LINEAR;
+    M.ngroups = 1;
+    inputs_set(&M, &in, 3, cols);
+    M.ncols = 3;
+    in.tf[2] = SPMV_TF_SLOG1P;
+    M.coef = coef;
+    M.intercept = icpt;
+    spmv_configs C = {0};
+    C.n = 3;
+    C.group = group;
+    C.nextra = 1;
+    C.extra = extra;
+    mu_check(spmv_model_check(&M, NULL) == 0); /* a feature vector shorter than a design row */
+    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, NULL) == 0);
+    mu_check(close_to(ms[0], 3 - log1p(4)) && close_to(ms[1], 1 - log1p(4)) && ms[2] == INF);
+    mu_check(order[0] == 1 && order[1] == 0 && order[2] == 2);
+    spmv_err err = {0};
+    mu_check(spmv_rank_features(&C, &M, f, 3, NULL, order, ms, &err) == SPMV_EINVAL &&
+             strstr(err.msg, "columns") != NULL); /* 3 features + 1 extra != the model's 3 */
+    mu_check(spmv_rank(NULL, NULL, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
+    return 0;
+}
+
 #else
 static int rank_once(const testmat *T, spmv_model *K) {
     spmv_csr A = {T->nrows, T->ncols, T->indptr, T->indices};
@@ -442,6 +471,7 @@ int main(void) {
     mu_run(test_cascade);
     mu_run(test_rank_order);
     mu_run(test_rank_sort);
+    mu_run(test_rank_features);
 #endif
     return failures != 0;
 }
