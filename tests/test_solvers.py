@@ -355,7 +355,8 @@ def test_iterations_progress_while_ranking_runs(monkeypatch):
             r = real_rank(*args, **kwargs)
         return r
     monkeypatch.setattr(switching, "rank", rank_while_iterating)
-    _x, _info, rec = S.cg(A, rhs(A.nrows), rtol=1e-12, maxiter=300, policy="async", callback=seen.append)
+    _x, _info, rec = S.cg(A, rhs(A.nrows), rtol=1e-12, maxiter=300, policy="async", callback=seen.append,
+                          select_patience=0)
     t = rec.iteration_times + rec.start_time
     inside = sum(int(np.count_nonzero((t > a) & (t < e))) for a, e in in_c)
     assert in_c and inside >= 3, (inside, len(in_c), rec)
