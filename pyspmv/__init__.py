@@ -9,24 +9,27 @@ from __future__ import annotations
 from . import datasets
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import NoisyTimingWarning, benchmark, device_info
+from .calibrate import Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
 from .export import export_c, load_model, save_model
 from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
 from .generators import generate
+from .machine import OtherMachineWarning
 from .matrix import Matrix
 from .mmio import load
 from .portable import RankModel, portable
-from .rank import Ranking, default_model, rank
+from .rank import Ranking, calibrated_model, default_model, rank
 from .spmv import spmv
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Config", "DeviceUnavailableError", "FormatMatrix",
-    "Matrix", "NoisyTimingWarning", "NotApplicableError", "RankModel", "Ranking", "benchmark", "collect",
-    "config", "config_features", "configs", "convert", "datasets", "default_model", "device_info", "export_c",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Calibration", "Config", "DeviceUnavailableError",
+    "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
+    "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
+    "convert", "datasets", "default_model", "device_info", "export_c",
     "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
 ]
 

@@ -1,4 +1,4 @@
-"""The ``pyspmv`` command: features, bench, collect, train, train-default, export, rank (also
+"""The ``pyspmv`` command: features, bench, collect, calibrate, train, train-default, export, rank (also
 ``python -m pyspmv``)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -10,6 +10,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,9 +18,11 @@ from typing import Any
 
 from . import __version__, _core
 from .benchmark import benchmark
+from .calibrate import BUDGET_S, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
 from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
+from .machine import HOME_ENV
 from .matrix import Matrix
 from .mmio import load
 from .train_default import MODELS as DEFAULT_KINDS
@@ -247,15 +250,26 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .export import load_model
-    from .rank import DEFAULT_FILES, default_model, rank
+    from .machine import OtherMachineWarning, calibrated_path
+    from .rank import DEFAULT_FILES, calibrated_model, default_model, rank
     A = _matrix(args)
     if args.model:
         rm, label = load_model(args.model), args.model
     else:
         device = args.device or "cuda"
-        rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+        rm = calibrated_model(device)
+        label = f"calibrated for this machine ({calibrated_path(device)})"
+        if rm is None:
+            rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
     device = args.device or rm.device
-    r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OtherMachineWarning)
+        r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+    for w in caught:
+        if issubclass(w.category, OtherMachineWarning):
+            print(f"pyspmv: note: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     shown = r if args.top is None else r[:args.top]
     unit = "predicted_us" if rm.score == "ms" else "score"
     scale = 1e3 if rm.score == "ms" else 1.0
@@ -275,6 +289,32 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     more = f"; --top all shows all {len(r)}" if len(shown) < len(r) else ""
     print(f"# {len(shown)} of {len(r)} configurations, fastest predicted first{more}"
           + ("; n/a: cannot serve this matrix" if any(not math.isfinite(v) for _, v in shown) else ""))
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .calibrate import calibrate
+    c = calibrate(args.device, time_limit_s=args.time_limit, budget_s=args.budget, max_nnz=args.max_nnz,
+                  dtypes=tuple(args.dtypes), seed=args.seed, max_spread=args.max_spread, kind=args.kind,
+                  model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
+                  progress=not args.quiet)
+    fp = c.model.meta["fingerprint"]
+    print(f"# calibrated {args.device} on {_device_name(c.model.meta['device_info']) or args.device}, "
+          f"{fp.get('threads')} thread(s): {len(c.matrices)} matrices measured ({c.new} this run, measurements in "
+          f"{c.folder}), {c.wall_s:.0f} s")
+    if len(c.remeasured):
+        worst = c.remeasured.sort_values("before", ascending=False).head(3)
+        some = ", ".join(f"{r.matrix} {r.config} ({r.dtype}) {r.before:.2g}->{r.after:.2g}" for r in worst.itertuples())
+        print(f"# re-measured {len(c.remeasured)} configuration(s) whose q75/q25 was above {args.max_spread:g} "
+              f"(a busy machine): {some}{' ...' if len(c.remeasured) > 3 else ''}")
+    else:
+        print(f"# re-measured nothing: every q75/q25 was at most {args.max_spread:g}")
+    print("# cross-validated on the measured matrices (grouped by matrix): picks within 5 % of the best, "
+          "beyond 20 %, geomean t_pick/t_best")
+    for name, r in c.cv.iterrows():
+        mark = "  <- chosen" if name == c.choice else ""
+        print(f"{name:<16} {r['within<5%']:6.1%} {r['within>20%']:6.1%} {r['geomean_ratio']:7.3f}{mark}")
+    print(f"# saved {c.path} (pyspmv rank and pyspmv.rank() use it on this machine)")
     return 0
 
 
@@ -358,6 +398,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_collect)
+
+    p = command("calibrate", "measure this machine on a few generated matrices and adapt the model to it")
+    p.add_argument("--device", default="cpu", choices=DEVICES, help="whose configurations")
+    p.add_argument("--time-limit", type=float, default=TIME_LIMIT_S,
+                   help="seconds in all, adapting the model included")
+    p.add_argument("--budget", type=float, default=BUDGET_S, help="seconds of timed runs per configuration")
+    p.add_argument("--max-nnz", type=float, default=MAX_NNZ, help="largest candidate matrix (stored entries)")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+                   help="value types")
+    p.add_argument("--max-spread", type=float, default=MAX_SPREAD,
+                   help="re-measure a configuration whose q75/q25 is above this")
+    p.add_argument("--kind", default="forest", help="model kind of the retrained candidates")
+    p.add_argument("--model", help="model file to adapt (default: the shipped default of --device)")
+    p.add_argument("--dataset", help="dataset the model was trained on (default: the one it records)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the candidate matrices")
+    p.add_argument("--out", help=f"where to save the calibrated model (default: ${HOME_ENV}/calibrated_DEVICE.pyspmv, "
+                                 "where rank looks)")
+    p.add_argument("--restart", action="store_true", help="discard earlier measurements of this machine first")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_calibrate)
 
     p = command("rank", "rank every configuration for a matrix by a model's predicted time")
     _add_matrix_args(p)

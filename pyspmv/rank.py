@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from .configs import DEVICES, config
+from .machine import calibrated_path, warn_other_machine
 from .matrix import as_matrix
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
@@ -44,11 +45,36 @@ def default_model(device: str = "cuda") -> RankModel:
     """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
 
     Trained from ``datasets/`` by ``pyspmv train-default`` and shipped in the package.
+    :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
+    (:func:`calibrated_model`).
     """
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
                          "instead.")
     return _default(device)
+
+
+@lru_cache(maxsize=8)
+def _load_calibrated(path: str, mtime_ns: int) -> RankModel:
+    from .export import load_model
+    return load_model(path)
+
+
+def calibrated_model(device: str = "cpu") -> RankModel | None:
+    """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.machine.calibrated_path`:
+    ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none. Read again when the
+    file changes."""
+    path = calibrated_path(device)
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+    return _load_calibrated(str(path), mtime)
+
+
+def model_in_use(device: str) -> RankModel:
+    """What :func:`rank` uses when given no model: :func:`calibrated_model`, else :func:`default_model`."""
+    return calibrated_model(device) or default_model(device)
 
 
 class _Ranked:
@@ -133,7 +159,8 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     ----------
     A : Matrix, scipy.sparse matrix, or path of a Matrix Market file (str or path-like)
     model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
-        None: :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
+        None: the model ``pyspmv calibrate`` saved for this machine (:func:`calibrated_model`), else
+        :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
         estimator is converted on every call; convert it once with :func:`pyspmv.portable` where
         speed matters.
     device : {'cuda', 'cpu'}, optional
@@ -162,6 +189,13 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         A list of ``(configuration id, predicted ms)`` fastest first (for classifiers the ms is the
         model's score, lower is better); configurations that cannot serve ``A`` come last with
         ``inf``. It also has ``best``, ``to_frame()`` and a table in Jupyter (:class:`Ranking`).
+
+    Warns
+    -----
+    pyspmv.OtherMachineWarning
+        Once per model, when the model records a machine (``meta['fingerprint']`` or
+        ``meta['device_info']``) other than this one: another processor or thread count, another GPU.
+        ``pyspmv calibrate`` adapts the model to this machine.
     """
     if device is not None and device not in DEVICES:
         raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
@@ -181,12 +215,13 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if model is not None and isinstance(model, (str, os.PathLike)):
         from .export import load_model
         model = load_model(model)
-    rm = default_model(device or "cuda") if model is None else portable(model, device)
+    rm = model_in_use(device or "cuda") if model is None else portable(model, device)
     if rm.features is not None:
         raise ValueError("The 'model' parameter of rank() takes its own features, not a matrix's: rank its "
                          "configurations with pyspmv.portable(model).rank_features(features).")
     if device is not None and rm.device != device:
         raise ValueError(f"The model ranks {rm.device!r} configurations; rank() was asked for device {device!r}.")
+    warn_other_machine(rm)
     p = _prepared(rm, dtype)
     add = None
     if n_calls is not None:

@@ -13,6 +13,19 @@ settings.register_profile("default", max_examples=40, deadline=None,
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, database=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+
+@pytest.fixture(autouse=True, scope="session")
+def _pyspmv_home(tmp_path_factory):
+    """An empty PYSPMV_HOME: a calibrated model of the user running the tests must not change what
+    rank() returns in them (subprocesses inherit it)."""
+    old = os.environ.get("PYSPMV_HOME")
+    os.environ["PYSPMV_HOME"] = str(tmp_path_factory.mktemp("pyspmv-home"))
+    yield
+    if old is None:
+        os.environ.pop("PYSPMV_HOME", None)
+    else:
+        os.environ["PYSPMV_HOME"] = old
+
 # PYSPMV_MATRICES points elsewhere, e.g. at a subset carried to the GPU machine.
 SHARED = Path(os.environ.get("PYSPMV_MATRICES") or Path(__file__).resolve().parents[1].parent / "shared" / "matrices")
 

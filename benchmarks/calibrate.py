@@ -1,0 +1,104 @@
+"""How well the calibrated model picks on another machine than the shipped one's, against the shipped default.
+
+Usage: python benchmarks/calibrate.py TRUTH --calibrated MODEL --machine TEXT --settings TEXT
+       [--wall SECONDS] [--out benchmarks/results/calibrate.md]
+
+TRUTH is a dataset folder that ``pyspmv collect`` measured on the other machine (every configuration of
+real matrices); MODEL is what ``pyspmv calibrate`` saved there. For each (matrix, value type) of TRUTH,
+each model picks the configuration it predicts fastest among those measured ``ok``; the pick's measured
+time against the best's gives the share of picks within 5 % of the best (a pick whose [q25, q75]
+overlaps the best's counts as the best, as pyspmv.evaluate does; and strictly, t_pick / t_best <= 1.05),
+beyond 20 %, and the geometric mean t_pick / t_best. Writes the table as markdown and the per-matrix
+picks beside it (``.csv``).
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import pyspmv
+from pyspmv.evaluate import ranking, units
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
+    """One row per (matrix, value type) of ``ds``: the model's pick and its slowdown (pyspmv.evaluate.ranking)."""
+    unit = units(ds.groups, ds.X["value_bytes"])
+    per = ranking(rm.predict(ds.X), ds.y, unit, ds.X["config"], ds.q25, ds.q75)
+    per["dtype"] = np.where(per["unit"].str.endswith("@4.0"), "float32", "float64")
+    return per
+
+
+def row(label: str, per: pd.DataFrame) -> str:
+    within = float((per["slowdown"] < 0.05).mean())
+    strict = float((per["ratio"] <= 1.05).mean())
+    beyond = float((per["slowdown"] > 0.20).mean())
+    geo = float(np.exp(np.mean(np.log(per["ratio"]))))
+    return (f"| {label} | {len(per)} | {100 * within:.1f} % | {100 * strict:.1f} % | {100 * beyond:.1f} % | "
+            f"{geo:.3f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("truth", help="dataset folder measured on the other machine")
+    ap.add_argument("--calibrated", required=True, help="the model `pyspmv calibrate` saved there")
+    ap.add_argument("--machine", required=True, help="the machine, in words")
+    ap.add_argument("--settings", required=True, help="its thread settings, in words")
+    ap.add_argument("--wall", type=float, help="wall time of the `pyspmv calibrate` command (s)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibrate.md"))
+    args = ap.parse_args()
+    ds = pyspmv.datasets.load(args.truth, dtype=None)
+    cal = pyspmv.load_model(args.calibrated)
+    shipped = pyspmv.default_model(cal.device)
+    c = cal.meta.get("calibration", {})
+    meta = json.loads((Path(args.truth) / "metadata.json").read_text(encoding="utf-8"))
+    per = {"calibrated": picks(cal, ds), "shipped default": picks(shipped, ds)}
+    both = pd.concat([p.assign(model=k) for k, p in per.items()], ignore_index=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    both.to_csv(out.with_suffix(".csv"), index=False, float_format="%.6g")
+    cv = pd.DataFrame(c.get("cv", {})).T
+    lines = [
+        "# Calibration on another machine",
+        "",
+        f"`python benchmarks/calibrate.py {Path(args.truth).name} --calibrated {Path(args.calibrated).name} ...`.",
+        f"Machine: {args.machine}; settings: {args.settings}. The shipped default ({shipped.source.split('(')[0]}) was "
+        f"trained on datasets/{shipped.meta.get('dataset', '?')}, measured with "
+        f"{shipped.meta.get('device_info', {}).get('omp_num_threads') or 'all'} OpenMP thread(s) on "
+        f"{shipped.meta.get('device_info', {}).get('processor', '?')}.",
+        "",
+        f"Calibration (`pyspmv calibrate`, same settings): {c.get('matrices')} generated matrices measured with "
+        f"--budget {c.get('budget_s')} up to {c.get('max_nnz', 0):.0e} entries, {c.get('remeasured')} configurations "
+        f"re-measured for a q75/q25 spread, adaptation chosen: `{c.get('choice')}`; {c.get('wall_s')} s inside "
+        f"calibrate()" + (f", {args.wall:.0f} s for the whole command." if args.wall else "."),
+        "",
+        f"Ground truth: `pyspmv collect` of {ds.groups.nunique()} real matrices under the same settings "
+        f"(--budget {meta.get('collection', {}).get('budget_s')}), every CPU configuration, both value types: "
+        f"{len(per['calibrated'])} (matrix, value type) picks per model.",
+        "",
+        "| model | picks | within 5 % (ties in [q25, q75] count as best) | t_pick/t_best <= 1.05 | beyond 20 % | "
+        "geomean t_pick/t_best |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for k, p in per.items():
+        lines.append(row(k, p))
+        for dt in ("float32", "float64"):
+            lines.append(row(f"{k}, {dt}", p[p["dtype"] == dt]))
+    if not cv.empty:
+        lines += ["", "Cross-validation inside calibrate (GroupKFold by matrix over the measured matrices), "
+                  "the basis of its choice:", "", "| candidate | within 5 % | beyond 20 % | geomean |",
+                  "| --- | ---: | ---: | ---: |"]
+        lines += [f"| {k} | {100 * r['within<5%']:.1f} % | {100 * r['within>20%']:.1f} % | {r['geomean_ratio']:.3f} |"
+                  for k, r in cv.iterrows()]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Adapting a ranking model to one machine's measurements: correct the shipped model, or retrain.
+
+A correction multiplies each configuration's predicted time by a factor learnt from the local
+measurements (the median ratio measured / predicted, per configuration or per format); it is carried
+by the portable form itself (one more per-configuration column, which the C core multiplies the
+prediction by: ``out_col``), so the C core, exported headers and model files need nothing new. A
+retrained model is fitted on the local measurements, alone or together with the shipped dataset whose
+times are first translated to this machine by the per-configuration correction. :func:`choose` picks
+whichever ranks the local matrices best under cross-validation grouped by matrix.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .configs import config
+from .portable import VALUE_BYTES, RankModel, Spec, Table
+
+#: Candidate adaptations: (b) the shipped model corrected per configuration or per format, (a)
+#: retrained on the local measurements with the translated shipped dataset or alone. Between equals,
+#: the earlier is chosen (a correction keeps what the shipped model learnt from many more matrices).
+CANDIDATES = ("correct/config", "correct/format", "retrain/mixed", "retrain/local")
+#: How many times a local matrix counts against one of the shipped dataset in ``retrain/mixed``
+#: (each local matrix is repeated): the local ones are this machine's, the shipped ones another's.
+LOCAL_WEIGHT = 4
+
+
+@dataclass
+class Local:
+    """Measurements as a model takes them: X, y (ms), quartiles, matrix and conversion time (ms) per row."""
+
+    X: pd.DataFrame
+    y: np.ndarray
+    groups: np.ndarray
+    q25: np.ndarray
+    q75: np.ndarray
+    convert_ms: np.ndarray
+
+    @classmethod
+    def of(cls, ds: Any) -> Local:
+        """From a :class:`pyspmv.datasets.Dataset`."""
+        from .evaluate import column_for
+        return cls(ds.X.reset_index(drop=True), ds.y.to_numpy(np.float64), ds.groups.astype(str).to_numpy(),
+                   ds.q25.to_numpy(np.float64), ds.q75.to_numpy(np.float64), column_for(ds, "convert_ms"))
+
+    def take(self, rows: np.ndarray) -> Local:
+        return Local(self.X.iloc[rows].reset_index(drop=True), self.y[rows], self.groups[rows], self.q25[rows],
+                     self.q75[rows], self.convert_ms[rows])
+
+
+def _keys(X: pd.DataFrame, by: str) -> np.ndarray:
+    """Correction key per row: value type and configuration id (or format)."""
+    col = X["config"] if by == "config" else X["format"]
+    return (X["value_bytes"].astype(int).astype(str) + "|" + col.astype(str)).to_numpy()
+
+
+def correction_factors(rm: RankModel, local: Local, by: str = "config") -> dict[str, float]:
+    """Per ``value bytes|configuration`` (``by='config'``) or ``value bytes|format``: exp of the median
+    over local rows of log(measured / predicted). Keys without a finite prediction are left out."""
+    if by not in ("config", "format"):
+        raise ValueError(f"The 'by' parameter of correction_factors() must be 'config' or 'format'. Got {by!r} "
+                         "instead.")
+    r = np.log(local.y) - np.log(rm.predict(local.X))
+    ok = np.isfinite(r)
+    s = pd.Series(r[ok]).groupby(_keys(local.X, by)[ok]).median()
+    return {str(k): float(np.exp(v)) for k, v in s.items()}
+
+
+def factor_per_row(factors: dict[str, float], X: pd.DataFrame, by: str) -> np.ndarray:
+    """The factor of each row of X (1 where none was learnt)."""
+    return np.array([factors.get(k, 1.0) for k in _keys(X, by)])
+
+
+def corrected(rm: RankModel, factors: dict[str, float], by: str = "config") -> RankModel:
+    """``rm`` with every configuration's prediction multiplied by its factor (:func:`correction_factors`).
+
+    The factors become one more per-configuration column of each table, named by the spec's
+    ``out_col`` (prediction times that column), so that the C core, :func:`pyspmv.export_c` and
+    :func:`pyspmv.save_model` carry the correction unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``rm`` ranks by a score (classifiers: nothing to scale) or already scales its prediction by a column.
+    """
+    if rm.score != "ms":
+        raise ValueError(f"Only runtime models can be corrected; this one ranks by {rm.score!r} ({rm.source}).")
+    tables = {}
+    for dtype, t in rm.tables.items():
+        if t.spec.fields["out_col"] >= 0:
+            raise ValueError(f"The {dtype} model already scales its prediction by column {t.spec.fields['out_col']}; "
+                             "it cannot carry a correction too.")
+        fr = pd.DataFrame({"config": t.config_ids, "value_bytes": float(VALUE_BYTES[dtype]),
+                           "format": [config(c).format for c in t.config_ids]})
+        f = factor_per_row(factors, fr, by)
+        ncols = int(t.spec.fields["ncols"])
+        spec = Spec(t.spec.kind, {**t.spec.fields, "ncols": ncols + 1, "out_col": ncols}, list(t.spec.subs))
+        tables[dtype] = Table(list(t.config_ids), t.group.copy(), np.hstack([t.extra, f[:, None]]), spec)
+    return RankModel(rm.device, tables, source=f"corrected {rm.source}", gpu=rm.gpu, score=rm.score,
+                     meta=dict(rm.meta))
+
+
+def _repeat(local: Local, times: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """X, y, groups and conversion times of ``local`` repeated ``times``, each copy of a matrix its own group."""
+    X = pd.concat([local.X] * times, ignore_index=True)
+    g = np.concatenate([np.char.add(local.groups.astype(str), f"#{k}") for k in range(times)])
+    return X, np.tile(local.y, times), g, np.tile(local.convert_ms, times)
+
+
+def retrain(kind: str, local: Local, shipped: Local | None = None, factors: dict[str, float] | None = None,
+            seed: int = 0) -> Any:
+    """A ``pyspmv.models.MODELS[kind]`` fitted on ``local`` (repeated :data:`LOCAL_WEIGHT` times when
+    ``shipped`` is given) plus ``shipped`` with its times multiplied by the per-configuration
+    ``factors``; shipped matrices that were measured locally are left out (the local ones supersede)."""
+    from .models import MODELS
+    if kind not in MODELS:
+        raise ValueError(f"The 'kind' parameter must be one of {tuple(MODELS)}. Got {kind!r} instead.")
+    est = MODELS[kind](random_state=seed) if "random_state" in MODELS[kind]().get_params() else MODELS[kind]()
+    if shipped is None:
+        X, y, g, c = local.X, local.y, local.groups, local.convert_ms
+    else:
+        X, y, g, c = _repeat(local, LOCAL_WEIGHT)
+        keep = ~np.isin(shipped.groups, local.groups)
+        sX = shipped.X.loc[keep].reset_index(drop=True)
+        sy = shipped.y[keep] * factor_per_row(factors or {}, sX, "config")
+        X = pd.concat([X, sX[X.columns]], ignore_index=True)
+        y = np.concatenate([y, sy])
+        g = np.concatenate([g, np.char.add("shipped:", shipped.groups[keep].astype(str))])
+        c = np.concatenate([c, shipped.convert_ms[keep]])
+    return est.fit(X, y, g, convert_ms=c)
+
+
+def _scores(name: str, rm: RankModel, train: Local, test: Local, shipped: Local | None, kind: str,
+            seed: int) -> np.ndarray:
+    """Predicted ms of candidate ``name`` for the rows of ``test``, adapted on ``train`` only."""
+    if name == "shipped":
+        return rm.predict(test.X)
+    if name.startswith("correct/"):
+        by = name.split("/")[1]
+        return rm.predict(test.X) * factor_per_row(correction_factors(rm, train, by), test.X, by)
+    mixed = name == "retrain/mixed"
+    if mixed and shipped is None:
+        return np.full(len(test.y), np.nan)
+    est = retrain(kind, train, shipped if mixed else None, correction_factors(rm, train) if mixed else None, seed)
+    return np.asarray(est.predict(test.X), dtype=np.float64)
+
+
+def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, kind: str = "forest",
+                   n_splits: int = 4, seed: int = 0) -> pd.DataFrame:
+    """Ranking quality of the shipped model and of every :data:`CANDIDATES` adaptation on the local
+    matrices, each held-out fold adapted on the other folds only (GroupKFold by matrix).
+
+    Returns one row per candidate: ``n`` (held-out (matrix, value type) units), ``within<5%``,
+    ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`.
+    """
+    from sklearn.model_selection import GroupKFold
+
+    from .evaluate import ranking, summarize, units
+    names = ("shipped", *CANDIDATES)
+    k = min(n_splits, len(np.unique(local.groups)))
+    if k < 2:
+        raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
+    preds = {n: np.full(len(local.y), np.nan) for n in names}
+    for tr, te in GroupKFold(n_splits=k).split(local.X, groups=local.groups):
+        train, test = local.take(tr), local.take(te)
+        for n in names:
+            preds[n][te] = _scores(n, rm, train, test, shipped, kind, seed)
+    unit = units(local.groups, local.X["value_bytes"])
+    rows = []
+    for n in names:
+        if np.isnan(preds[n]).all():
+            continue
+        per = ranking(preds[n], local.y, unit, local.X["config"], local.q25, local.q75)
+        rows.append({"candidate": n, **summarize(per)})
+    return pd.DataFrame(rows).set_index("candidate")
+
+
+def best_candidate(cv: pd.DataFrame) -> str:
+    """The adaptation of :data:`CANDIDATES` with the lowest geometric mean t_pick / t_best (then the
+    most picks within 5 %, then the earliest listed)."""
+    c = cv.loc[[n for n in CANDIDATES if n in cv.index]]
+    order = sorted(c.index, key=lambda n: (round(float(c.loc[n, "geomean_ratio"]), 6),
+                                            -float(c.loc[n, "within<5%"]), CANDIDATES.index(n)))
+    return order[0]
+
+
+def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, kind: str = "forest",
+          seed: int = 0) -> RankModel:
+    """Candidate ``name`` adapted on every local measurement, in portable form."""
+    from .models._common import conversion_fit
+    from .portable import portable
+    if name.startswith("correct/"):
+        by = name.split("/")[1]
+        out = corrected(rm, correction_factors(rm, local, by), by)
+        fit = conversion_fit(local.X["format"].astype(str).to_numpy(), local.X["nnz"], local.convert_ms)
+        if fit:
+            out.meta["convert_ms"] = {**(rm.meta.get("convert_ms") or {}), **fit}
+        return out
+    if name not in CANDIDATES:
+        raise ValueError(f"The 'name' parameter of adapt() must be one of {CANDIDATES}. Got {name!r} instead.")
+    mixed = name == "retrain/mixed"
+    est = retrain(kind, local, shipped if mixed else None, correction_factors(rm, local) if mixed else None, seed)
+    out = portable(est, rm.device)
+    for k in ("dataset", "n_matrices"):
+        if k in rm.meta:
+            out.meta[f"shipped_{k}"] = rm.meta[k]
+    return out

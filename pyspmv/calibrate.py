@@ -1,0 +1,330 @@
+"""Calibration: measure this machine on a few generated matrices that cover the training data, adapt the model.
+
+``pyspmv calibrate`` (and :func:`calibrate`) picks generated matrices of the standard corpus that cover
+the feature space of the dataset the shipped model was trained on, measures every configuration on
+them within a time limit (resumably: each matrix is saved as :func:`pyspmv.collect` saves it),
+re-measures configurations whose quartiles say the machine was busy, adapts the shipped model to the
+measurements (:mod:`pyspmv.adapt`: a correction or a retrained model, whichever ranks the local
+matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
+it, with this machine's fingerprint.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .configs import DEVICES
+
+#: Default wall-time limit of a calibration, model adaptation included (the target: 3 minutes on the
+#: 2-core dev VM).
+TIME_LIMIT_S = 170.0
+#: Seconds of the limit kept for adapting the model after measuring: cross-validation of every
+#: candidate and the final fit took up to 35 s on the 2-core dev VM (benchmarks/results/calibrate.md).
+ADAPT_RESERVE_S = 45.0
+#: A configuration whose q75/q25 exceeds this after measuring is measured again (a busy machine
+#: spreads the runs), up to RETRIES times, keeping the tightest timing.
+MAX_SPREAD = 1.3
+RETRIES = 2
+#: Candidate matrices: the standard corpus up to this many stored entries.
+MAX_NNZ = 1e6
+#: Timing budget per configuration (s), as ``pyspmv collect --budget``.
+BUDGET_S = 0.05
+
+
+@dataclass
+class Calibration:
+    """What :func:`calibrate` did.
+
+    Attributes
+    ----------
+    model : RankModel, the calibrated model (saved at ``path``)
+    path : pathlib.Path, where it was saved
+    choice : str, the adaptation chosen (:data:`pyspmv.adapt.CANDIDATES`)
+    cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate
+    matrices : list of str, the matrices measured (this run and resumed ones)
+    new : int, how many of them this run measured
+    remeasured : pandas.DataFrame, configurations measured again: ``matrix, dtype, config, before, after`` (q75/q25)
+    folder : pathlib.Path, the measurements (a :func:`pyspmv.collect` folder)
+    wall_s : float, seconds this run took
+    """
+
+    model: Any
+    path: Path
+    choice: str
+    cv: pd.DataFrame
+    matrices: list[str]
+    new: int
+    remeasured: pd.DataFrame
+    folder: Path
+    wall_s: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def feature_space(F: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
+    """Matrix features as points: log1p of each feature (clipped at 0), standardised by ``ref``'s
+    mean and standard deviation (features constant over ``ref`` are left out)."""
+    from .features import FEATURE_NAMES
+
+    def logs(d: pd.DataFrame) -> np.ndarray:
+        a = np.nan_to_num(d.loc[:, list(FEATURE_NAMES)].to_numpy(np.float64), nan=0.0, posinf=1e300)
+        return np.log1p(np.maximum(a, 0.0))
+    R, P = logs(ref), logs(F)
+    sd = R.std(axis=0)
+    keep = sd > 0
+    return (P[:, keep] - R.mean(axis=0)[keep]) / sd[keep]
+
+
+def select(pool: pd.DataFrame, target: pd.DataFrame, cost: np.ndarray) -> list[int]:
+    """Pool rows in the order calibration measures them: greedy facility location, each step taking
+    the matrix that most reduces the summed distance from every ``target`` matrix (the training
+    dataset) to its nearest chosen one, per second of ``cost``. Stops when no matrix reduces it.
+    Deterministic: ties go to the earlier row."""
+    from scipy.spatial.distance import cdist
+    D = cdist(feature_space(target, target), feature_space(pool, target))
+    cur = D.max(axis=1)
+    cost = np.maximum(np.asarray(cost, dtype=np.float64), 1e-9)
+    left = np.ones(D.shape[1], dtype=bool)
+    order: list[int] = []
+    while left.any():
+        gain = np.maximum(cur[:, None] - D, 0.0).sum(axis=0) / cost
+        gain[~left] = -1.0
+        j = int(np.argmax(gain))
+        if gain[j] <= 0:
+            break
+        order.append(j)
+        left[j] = False
+        cur = np.minimum(cur, D[:, j])
+    return order
+
+
+def matrix_cost(table: pd.DataFrame, budget_s: float, repeats: int, warmup: int) -> pd.Series:
+    """Seconds :func:`pyspmv.datasets.collect` would spend timing each matrix of a timings table
+    (its measured times, every value type it holds) at ``budget_s`` per configuration."""
+    ok = table[table["status"] == "ok"]
+    t = ok["median_ms"].to_numpy(np.float64) / 1e3
+    runs = np.clip(budget_s / np.maximum(t, 1e-9), 1, repeats)
+    s = (warmup + runs) * t + np.nan_to_num(ok["convert_ms"].to_numpy(np.float64)) / 1e3
+    return pd.Series(s, index=ok["matrix"].to_numpy()).groupby(level=0).sum()
+
+
+def _cost_of(nnz: np.ndarray, known: pd.Series, known_nnz: pd.Series) -> np.ndarray:
+    """A log-log fit of cost against nnz over the matrices whose cost is known."""
+    x = np.log(np.maximum(known_nnz.reindex(known.index).to_numpy(np.float64), 1.0))
+    b, a = np.polyfit(x, np.log(np.maximum(known.to_numpy(), 1e-6)), 1)
+    return np.exp(a + b * np.log(np.maximum(nnz, 1.0)))
+
+
+def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float, repeats: int, warmup: int,
+          ndtypes: int) -> tuple[list[Any], pd.DataFrame, np.ndarray]:
+    """Candidate entries of the standard corpus, their features (the shipped dataset's where it has
+    them, computed otherwise) and their estimated measurement cost (s)."""
+    from .datasets import standard_corpus
+    from .features import features
+    entries = standard_corpus(max_nnz=max_nnz, seed=seed)
+    known = shipped.features.set_index("matrix")
+    rows = []
+    for e in entries:
+        if e.name in known.index:
+            rows.append(known.loc[e.name])
+        else:
+            rows.append(pd.Series(features(e.build()), name=e.name))
+    F = pd.DataFrame(rows)
+    cost = matrix_cost(shipped.table, budget_s, repeats, warmup)
+    per_dtype = cost / max(1, shipped.table["dtype"].nunique())
+    nnz = F["nnz"].to_numpy(np.float64)
+    est = _cost_of(nnz, per_dtype, known["nnz"])
+    have = per_dtype.reindex([e.name for e in entries]).to_numpy()
+    est = np.where(np.isfinite(have), have, est) * ndtypes
+    return entries, F.reset_index(drop=True), est
+
+
+def noisy_rows(timings: pd.DataFrame, max_spread: float) -> np.ndarray:
+    """Positions of the rows timed ``ok`` whose q75/q25 exceeds ``max_spread``."""
+    q25, q75 = timings["q25_ms"].to_numpy(np.float64), timings["q75_ms"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.where(q25 > 0, q75 / q25, np.inf)
+    return np.flatnonzero((timings["status"].to_numpy() == "ok") & (spread > max_spread))
+
+
+def remeasure(M: Any, timings: pd.DataFrame, *, device: str, max_spread: float, retries: int, repeats: int,
+              warmup: int, budget_s: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """``timings`` (one matrix's rows) with each configuration spread past ``max_spread`` timed again
+    up to ``retries`` times, keeping its tightest timing; and what was re-measured."""
+    from .benchmark import NoisyTimingWarning, benchmark
+    out = timings.copy()
+    done: list[dict[str, Any]] = []
+    for i in noisy_rows(out, max_spread):
+        r = out.iloc[i]
+        before = float(r["q75_ms"] / r["q25_ms"])
+        best, spread = None, before
+        for _ in range(retries):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NoisyTimingWarning)
+                again = benchmark(M, [r["config"]], device=device, dtype=r["dtype"], repeats=repeats, warmup=warmup,
+                                  budget_s=budget_s, progress=False).iloc[0]
+            if again["status"] == "ok" and again["q25_ms"] > 0 and again["q75_ms"] / again["q25_ms"] < spread:
+                best, spread = again, float(again["q75_ms"] / again["q25_ms"])
+            if spread <= max_spread:
+                break
+        if best is not None:
+            for k in ("median_ms", "q25_ms", "q75_ms", "min_ms", "repeats"):
+                out.iloc[i, out.columns.get_loc(k)] = best[k]
+        note = f"re-measured by calibrate: q75/q25 {before:.3g} -> {spread:.3g}"
+        out.iloc[i, out.columns.get_loc("note")] = "; ".join(s for s in (str(r["note"] or ""), note) if s)
+        done.append({"matrix": r["matrix"], "dtype": r["dtype"], "config": r["config"], "before": before,
+                     "after": spread})
+    return out, done
+
+
+def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path, deadline: float, *,
+             device: str, dtypes: tuple[str, ...], repeats: int, warmup: int, budget_s: float, max_spread: float,
+             retries: int, progress: bool) -> tuple[int, list[dict[str, Any]]]:
+    """Measure pool entries in ``order`` until ``deadline`` (time.monotonic), skipping those measured
+    before and those whose estimated cost no longer fits; each matrix saved as soon as it is done."""
+    from .benchmark import NoisyTimingWarning
+    from .datasets.collect import _done, _save, measure
+    parts = folder / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    for stale in parts.glob(".tmp-*"):
+        stale.unlink(missing_ok=True)
+    ratio, spent, guessed, new = 1.0, 0.0, 0.0, 0
+    remeasured: list[dict[str, Any]] = []
+    total = max(0.0, deadline - time.monotonic())
+    with tqdm(total=round(total), desc="calibrate", unit="s", disable=not progress,
+              bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}") as bar:
+        for j in order:
+            e = entries[j]
+            if _done(parts, e.name):
+                continue
+            if time.monotonic() + est[j] * ratio > deadline:
+                continue
+            bar.set_postfix_str(f"{new} measured, now {e.name}")
+            t0 = time.monotonic()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NoisyTimingWarning)     # re-measured and reported below
+                res = measure(e, device=device, dtypes=dtypes, configs=None, repeats=repeats, warmup=warmup,
+                              budget_s=budget_s)
+            if res["timings"] is not None and len(noisy_rows(res["timings"], max_spread)):
+                res["timings"], again = remeasure(e.build(), res["timings"], device=device, max_spread=max_spread,
+                                                  retries=retries, repeats=repeats, warmup=warmup, budget_s=budget_s)
+                remeasured += again
+            _save(res, parts)
+            new += 1
+            took = time.monotonic() - t0
+            spent, guessed = spent + took, guessed + est[j]
+            ratio = max(1.0, spent / guessed)
+            bar.update(min(took, bar.total - bar.n))
+        bar.set_postfix_str(f"{new} measured")
+    return new, remeasured
+
+
+def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
+              max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = ("float32", "float64"), seed: int = 0,
+              max_spread: float = MAX_SPREAD, retries: int = RETRIES, kind: str = "forest",
+              model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None, restart: bool = False,
+              repeats: int = 200, warmup: int = 10, progress: bool = True) -> Calibration:
+    """Measure this machine and adapt the ranking model of ``device`` to it; see the module's docstring.
+
+    Parameters
+    ----------
+    device : {'cpu', 'cuda'}
+    time_limit_s : float
+        Wall-time limit: measuring stops starting new matrices :data:`ADAPT_RESERVE_S` before it.
+    budget_s, repeats, warmup
+        Timing of each configuration, as :func:`pyspmv.collect`.
+    max_nnz : float
+        Largest candidate matrix (stored entries).
+    dtypes : tuple of str
+        Value types measured (the calibrated model ranks these).
+    seed : int
+        Seed of the standard corpus the candidates come from (the selection is deterministic for it).
+    max_spread, retries
+        Re-measure rule: a configuration with q75/q25 > ``max_spread`` is timed again up to ``retries`` times.
+    kind : str
+        The model kind retrained (``pyspmv.models.MODELS``).
+    model : RankModel or path, optional
+        The model to adapt; default :func:`pyspmv.default_model` of ``device``.
+    dataset : str or path, optional
+        The dataset ``model`` was trained on (its ``meta['dataset']`` by default): the feature space to
+        cover, cost estimates, and the shipped rows of the ``retrain/mixed`` candidate.
+    out : path, optional
+        Where to save the calibrated model; default :func:`pyspmv.machine.calibrated_path` (where
+        :func:`pyspmv.rank` looks).
+    folder : path, optional
+        The measurements (a collect folder, resumed when re-run on the same machine); default
+        ``$PYSPMV_HOME/calibration/<fingerprint id>``.
+    restart : bool
+        Discard earlier measurements in ``folder`` first.
+    progress : bool
+        A progress bar (seconds of the measuring time) on stderr.
+
+    Returns
+    -------
+    Calibration
+    """
+    from . import datasets
+    from .adapt import Local, adapt, best_candidate, cross_validate
+    from .benchmark import device_info
+    from .export import load_model, save_model
+    from .machine import calibrated_path, fingerprint, fingerprint_id, home
+    from .rank import default_model
+    t_start = time.monotonic()
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of calibrate() must be one of {DEVICES}. Got {device!r} instead.")
+    if not time_limit_s > 0:
+        raise ValueError(f"The 'time_limit_s' parameter of calibrate() must be > 0 s. Got {time_limit_s!r} instead.")
+    if not max_spread > 1:
+        raise ValueError(f"The 'max_spread' parameter of calibrate() must be > 1 (a q75/q25 ratio). Got "
+                         f"{max_spread!r} instead.")
+    rm = default_model(device) if model is None else load_model(model) if isinstance(model, (str, os.PathLike)) else model
+    name = dataset if dataset is not None else rm.meta.get("dataset")
+    if name is None:
+        raise ValueError("The 'dataset' parameter of calibrate() is needed: the model records no dataset "
+                         "(meta['dataset']) whose feature space to cover.")
+    shipped = datasets.load(name, dtype=None)
+    fp = fingerprint(device)
+    folder = Path(folder) if folder is not None else home() / "calibration" / fingerprint_id(fp)
+    if restart and (folder / "parts").is_dir():
+        shutil.rmtree(folder / "parts")
+    entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
+    order = select(F, shipped.features, est)
+    deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S, 0.5 * time_limit_s)
+    new, remeasured = _measure(entries, order, est, folder, deadline, device=device, dtypes=tuple(dtypes),
+                               repeats=repeats, warmup=warmup, budget_s=budget_s, max_spread=max_spread,
+                               retries=retries, progress=progress)
+    if not any((folder / "parts").glob("[!.]*.csv.gz")):
+        raise ValueError(f"calibrate() measured no matrix within time_limit_s={time_limit_s:g} s; raise it.")
+    datasets.consolidate(folder, params={"device": device, "dtypes": list(dtypes), "repeats": repeats,
+                                         "warmup": warmup, "budget_s": budget_s, "configs": "all"})
+    ds = datasets.load(folder, dtype=None)
+    local, base = Local.of(ds), Local.of(shipped)
+    cv = cross_validate(rm, local, base, kind=kind, seed=seed)
+    choice = best_candidate(cv)
+    cal = adapt(choice, rm, local, base, kind=kind, seed=seed)
+    wall = time.monotonic() - t_start
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    cal.meta.update({
+        "fingerprint": fp, "device_info": device_info(device), "dataset": str(name),
+        "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()), "wall_s": round(wall, 1),
+                        "time_limit_s": time_limit_s, "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed,
+                        "remeasured": len(remeasured), "base": rm.source,
+                        "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
+    path = Path(out) if out is not None else calibrated_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.part")
+    save_model(cal, tmp)
+    os.replace(tmp, path)                           # rank() never reads a half-written model
+    return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
+                       pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
+                       time.monotonic() - t_start, cal.meta["calibration"])

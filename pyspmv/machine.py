@@ -1,0 +1,138 @@
+"""Which machine a model was measured on: fingerprints, the user's pyspmv folder, the other-machine notice."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import warnings
+from pathlib import Path
+from typing import Any
+
+#: Environment variable naming the folder where ``pyspmv calibrate`` keeps its measurements and the
+#: calibrated models that :func:`pyspmv.rank` uses; default :func:`home`'s XDG location.
+HOME_ENV = "PYSPMV_HOME"
+#: What a fingerprint compares, per device: a CPU's timings depend on the processor and on the
+#: threads the kernels run on; a GPU's on the GPU.
+FINGERPRINT_KEYS = {"cpu": ("processor", "threads"), "cuda": ("gpu_name",)}
+
+
+class OtherMachineWarning(UserWarning):
+    """The model :func:`pyspmv.rank` uses was measured on another machine than this one.
+
+    Its timings (and so its ranking) may not hold here; ``pyspmv calibrate`` measures this machine
+    and adapts the model to it. Issued once per model.
+    """
+
+
+def home() -> Path:
+    """The folder of this user's pyspmv files: ``$PYSPMV_HOME``, else ``$XDG_DATA_HOME/pyspmv``, else
+    ``~/.local/share/pyspmv``. Only read here; nothing is created until ``calibrate`` writes."""
+    given = os.environ.get(HOME_ENV)
+    if given:
+        return Path(given).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "pyspmv"
+
+
+def calibrated_path(device: str) -> Path:
+    """Where ``pyspmv calibrate`` saves the calibrated model of ``device`` and :func:`pyspmv.rank`
+    looks for it: ``home() / f"calibrated_{device}.pyspmv"``."""
+    return home() / f"calibrated_{device}.pyspmv"
+
+
+def _threads(omp: Any, cores: Any) -> int | None:
+    """The OpenMP threads the CPU kernels use: OMP_NUM_THREADS's first number when set, else ``cores``."""
+    head = str(omp or "").split(",")[0].strip()
+    if head.isdigit() and int(head) > 0:
+        return int(head)
+    return int(cores) if isinstance(cores, int) and cores > 0 else None
+
+
+def _usable_cores() -> int | None:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):           # not on Linux
+        return os.cpu_count()
+
+
+def fingerprint_of(info: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint of a :func:`pyspmv.device_info` dict (a dataset's or a model's
+    ``meta['device_info']``): device, processor, threads (``omp_num_threads``, else the usable cores
+    ``cpu_affinity``, else ``cpu_count``) and, for a GPU, its name. Unknown entries are None."""
+    device = info.get("device", "cpu")
+    fp: dict[str, Any] = {"device": device, "processor": info.get("processor") or None,
+                          "threads": _threads(info.get("omp_num_threads"),
+                                              info.get("cpu_affinity") or info.get("cpu_count"))}
+    if device == "cuda":
+        fp["gpu_name"] = info.get("gpu_name") or None
+    return fp
+
+
+def fingerprint(device: str = "cpu") -> dict[str, Any]:
+    """This machine's fingerprint for ``device``: what :func:`fingerprint_of` reads from a model,
+    measured here. For ``'cuda'`` the GPU name is None where no GPU is usable."""
+    from .benchmark import _cpu_model
+    fp: dict[str, Any] = {"device": device, "processor": _cpu_model() or platform.processor() or None,
+                          "threads": _threads(os.environ.get("OMP_NUM_THREADS"), _usable_cores())}
+    if device == "cuda":
+        try:
+            from . import gpu
+            fp["gpu_name"] = gpu.device_info().get("name")
+        except Exception:  # noqa: BLE001 (no CUDA build, no driver, no device: nothing to compare)
+            fp["gpu_name"] = None
+    return fp
+
+
+def fingerprint_id(fp: dict[str, Any]) -> str:
+    """A short stable name of a fingerprint (folder names of calibration measurements)."""
+    text = json.dumps({k: fp.get(k) for k in ("device", *FINGERPRINT_KEYS[fp["device"]])}, sort_keys=True)
+    return f"{fp['device']}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+
+
+def differences(model_fp: dict[str, Any], here: dict[str, Any]) -> list[str]:
+    """What differs between a model's fingerprint and this machine's, as ``key: theirs here``;
+    entries unknown on either side are not compared."""
+    out = []
+    for k in FINGERPRINT_KEYS.get(here.get("device", "cpu"), ()):
+        a, b = model_fp.get(k), here.get(k)
+        if a is not None and b is not None and a != b:
+            out.append(f"{k} {a!r} there, {b!r} here")
+    return out
+
+
+def model_fingerprint(rm: Any) -> dict[str, Any] | None:
+    """The fingerprint a model carries: ``meta['fingerprint']`` (calibrated models), else the one of
+    ``meta['device_info']`` (models trained on a dataset), else None."""
+    meta = getattr(rm, "meta", None) or {}
+    fp = meta.get("fingerprint")
+    if isinstance(fp, dict):
+        return fp
+    info = meta.get("device_info")
+    return fingerprint_of({"device": rm.device, **info}) if isinstance(info, dict) and info else None
+
+
+def other_machine(rm: Any) -> str | None:
+    """A sentence saying how the machine ``rm`` was measured on differs from this one, pointing to
+    ``pyspmv calibrate``; None when they match or either side is unknown."""
+    fp = model_fingerprint(rm)
+    if fp is None:
+        return None
+    diff = differences(fp, fingerprint(rm.device))
+    if not diff:
+        return None
+    what = "calibrated" if (rm.meta or {}).get("calibration") else "measured"
+    return (f"The {rm.device} model in use was {what} on another machine than this one ({'; '.join(diff)}), so its "
+            f"ranking may not hold here. Run `pyspmv calibrate --device {rm.device}` (a few minutes) to measure "
+            "this machine and adapt the model to it.")
+
+
+def warn_other_machine(rm: Any, stacklevel: int = 3) -> None:
+    """Issue :class:`OtherMachineWarning` once per model object when :func:`other_machine` says so."""
+    if rm.__dict__.get("_machine_checked"):
+        return
+    rm.__dict__["_machine_checked"] = True
+    msg = other_machine(rm)
+    if msg:
+        warnings.warn(msg, OtherMachineWarning, stacklevel=stacklevel)

@@ -1,0 +1,204 @@
+"""Calibration: matrix selection, the re-measure rule, the adaptation and its choice, resume, the
+other-machine notice, and `pyspmv calibrate` end to end on a tiny budget."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pyspmv
+from pyspmv import adapt, machine
+from pyspmv.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, select
+from pyspmv.cli import main
+
+TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return pyspmv.datasets.load(TINY, dtype=None)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return pyspmv.default_model("cpu")
+
+
+def _coverage(pool: pd.DataFrame, target: pd.DataFrame, chosen: list[int]) -> float:
+    """Summed distance from each target matrix to its nearest chosen one."""
+    from scipy.spatial.distance import cdist
+    D = cdist(feature_space(target, target), feature_space(pool.iloc[chosen], target))
+    return float(D.min(axis=1).sum())
+
+
+def test_selection_covers_the_space_and_is_deterministic(tiny):
+    F = tiny.features.reset_index(drop=True)
+    cost = np.ones(len(F))
+    order = select(F, F, cost)
+    assert order == select(F, F, cost) and len(set(order)) == len(order) > 3
+    rng = np.random.default_rng(0)
+    for k in (2, 4, 6):
+        ours = _coverage(F, F, order[:k])
+        random = [_coverage(F, F, list(rng.choice(len(F), k, replace=False))) for _ in range(200)]
+        assert ours <= np.quantile(random, 0.05), (k, ours, np.min(random))
+    dear = order[0]                                     # the same matrix at 1000 times the cost: not first
+    cost[dear] = 1e3
+    assert select(F, F, cost)[0] != dear
+
+
+def test_pool_is_deterministic_for_a_seed(tiny):
+    a = _pool(tiny, "cpu", 2e4, 0, 0.001, 30, 3, 1)
+    b = _pool(tiny, "cpu", 2e4, 0, 0.001, 30, 3, 1)
+    c = _pool(tiny, "cpu", 2e4, 1, 0.001, 30, 3, 1)
+    names = [[e.name for e in p[0]] for p in (a, b, c)]
+    assert names[0] == names[1] != names[2]
+    assert select(a[1], tiny.features, a[2]) == select(b[1], tiny.features, b[2])
+    assert np.all(a[2] > 0) and np.all(a[1]["nnz"] <= 2e4 * 1.2)
+
+
+def _timings(spreads: list[float]) -> pd.DataFrame:
+    cfg = [c.id for c in pyspmv.configs("cpu")][:len(spreads)]
+    return pd.DataFrame({"matrix": "m", "group": "g", "dtype": "float64", "device": "cpu", "config": cfg,
+                         "median_ms": 1.0, "q25_ms": 1.0, "q75_ms": spreads, "min_ms": 0.9, "repeats": 30,
+                         "convert_ms": 0.1, "upload_ms": np.nan, "status": "ok", "note": ""})
+
+
+def test_the_remeasure_rule():
+    t = _timings([1.1, 1.5, 1.29, 3.0])
+    t.loc[3, "status"] = "not_applicable"
+    assert noisy_rows(t, 1.3).tolist() == [1]
+    assert noisy_rows(t, 1.05).tolist() == [0, 1, 2]
+    A = pyspmv.generate("poisson2d", 30)
+    A.name = "m"
+    t = _timings([1.0, 50.0])
+    out, done = remeasure(A, t, device="cpu", max_spread=1.3, retries=2, repeats=30, warmup=2, budget_s=0.002)
+    assert [d["config"] for d in done] == [t.loc[1, "config"]] and done[0]["before"] == 50.0
+    assert done[0]["after"] < 50.0 and out.loc[1, "q75_ms"] / out.loc[1, "q25_ms"] == pytest.approx(done[0]["after"])
+    assert "re-measured by calibrate" in out.loc[1, "note"] and out.loc[0].equals(t.loc[0])
+
+
+def test_a_correction_is_carried_by_the_portable_model(tiny, shipped, tmp_path):
+    local = adapt.Local.of(tiny)
+    f = adapt.correction_factors(shipped, local, "config")
+    assert len(f) > 20 and all(v > 0 for v in f.values())
+    cm = adapt.corrected(shipped, f, "config")
+    want = shipped.predict(tiny.X) * adapt.factor_per_row(f, tiny.X, "config")
+    assert np.allclose(cm.predict(tiny.X), want, rtol=1e-9)
+    pyspmv.save_model(cm, tmp_path / "c.pyspmv")
+    back = pyspmv.load_model(tmp_path / "c.pyspmv")
+    assert np.allclose(back.predict(tiny.X), want, rtol=1e-9)
+    A = pyspmv.generate("poisson2d", 20)
+    r0, r1 = dict(pyspmv.rank(A, shipped, device="cpu")), dict(pyspmv.rank(A, back, device="cpu"))
+    c = "cpu/csr/rows"
+    assert r1[c] == pytest.approx(r0[c] * f["8|" + c], rel=1e-9)
+    with pytest.raises(ValueError, match="already scales"):
+        adapt.corrected(cm, f)
+
+
+def test_the_choice_follows_cross_validation(tiny, shipped):
+    """Local times that are the shipped model's predictions times a factor per configuration: the
+    per-configuration correction ranks them exactly, and is chosen."""
+    local = adapt.Local.of(tiny)
+    rng = np.random.default_rng(1)
+    k = {c: float(np.exp(rng.normal(0, 0.5))) for c in local.X["config"].unique()}
+    local.y = shipped.predict(local.X) * local.X["config"].map(k).to_numpy()
+    local.q25, local.q75 = local.y, local.y
+    cv = adapt.cross_validate(shipped, local, adapt.Local.of(tiny), kind="forest", n_splits=3)
+    assert set(adapt.CANDIDATES) <= set(cv.index) and "shipped" in cv.index
+    assert cv.loc["correct/config", "geomean_ratio"] == pytest.approx(1.0)
+    assert cv.loc["shipped", "geomean_ratio"] > 1.0
+    assert adapt.best_candidate(cv) == "correct/config"
+    flipped = cv.copy()
+    flipped.loc["retrain/local", "geomean_ratio"] = 0.5
+    assert adapt.best_candidate(flipped) == "retrain/local"
+    rm = adapt.adapt("retrain/mixed", shipped, local, adapt.Local.of(tiny), seed=0)
+    assert isinstance(rm, pyspmv.RankModel) and rm.device == "cpu"
+
+
+def test_an_interrupted_measurement_resumes(tiny, tmp_path, monkeypatch):
+    from pyspmv.datasets import collect as collect_mod
+    entries, F, est = _pool(tiny, "cpu", 6e3, 0, 0.001, 20, 2, 1)
+    order = select(F, tiny.features, est)[:4]
+    calls = []
+    real = collect_mod.measure
+
+    def flaky(e, **kw):
+        calls.append(e.name)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(e, **kw)
+    monkeypatch.setattr(collect_mod, "measure", flaky)
+    kw = {"device": "cpu", "dtypes": ("float64",), "repeats": 20, "warmup": 2, "budget_s": 0.001,
+          "max_spread": 1e9, "retries": 0, "progress": False}
+    with pytest.raises(KeyboardInterrupt):
+        _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)
+    saved = sorted(p.name for p in (tmp_path / "parts").glob("*.features.csv.gz"))
+    assert len(saved) == 2
+    calls.clear()
+    new, _ = _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)
+    assert new == 2 and calls == [entries[j].name for j in order[2:]]
+    assert len(list((tmp_path / "parts").glob("*.features.csv.gz"))) == 4
+
+
+def _with_fingerprint(rm, **change):
+    out = pyspmv.RankModel(rm.device, rm.tables, source=rm.source, gpu=rm.gpu, score=rm.score, meta=dict(rm.meta))
+    out.meta["fingerprint"] = {**machine.fingerprint(rm.device), **change}
+    return out
+
+
+def test_the_other_machine_notice(shipped, tmp_path, capsys):
+    A = pyspmv.generate("poisson2d", 10)
+    same = _with_fingerprint(shipped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pyspmv.rank(A, same, device="cpu")
+    other = _with_fingerprint(shipped, processor="Some Other CPU", threads=64)
+    with pytest.warns(pyspmv.OtherMachineWarning, match="pyspmv calibrate") as w:
+        pyspmv.rank(A, other, device="cpu")
+        pyspmv.rank(A, other, device="cpu")            # once per model
+    assert len(w) == 1 and "Some Other CPU" in str(w[0].message) and "64" in str(w[0].message)
+    pyspmv.save_model(other, tmp_path / "other.pyspmv")
+    pyspmv.save_model(same, tmp_path / "same.pyspmv")
+    assert main(["rank", "--generate", "poisson2d:10", "--model", str(tmp_path / "other.pyspmv")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("pyspmv: note: ") and "pyspmv calibrate" in err and err.count("\n") == 1
+    assert main(["rank", "--generate", "poisson2d:10", "--model", str(tmp_path / "same.pyspmv")]) == 0
+    assert capsys.readouterr().err == ""
+    fp = machine.fingerprint_of({"device": "cpu", "processor": "X", "omp_num_threads": "", "cpu_count": 4})
+    assert fp["threads"] == 4 and machine.fingerprint_of({"omp_num_threads": "3,1"})["threads"] == 3
+
+
+def test_rank_uses_the_calibrated_model(shipped, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    A = pyspmv.generate("poisson2d", 10)
+    assert pyspmv.calibrated_model("cpu") is None
+    assert pyspmv.rank(A, device="cpu") == pyspmv.rank(A, shipped, device="cpu")
+    f = {f"8|{c.id}": (0.01 if c.id == "cpu/jad" else 1.0) for c in pyspmv.configs("cpu")}
+    pyspmv.save_model(_with_fingerprint(adapt.corrected(shipped, f)), machine.calibrated_path("cpu"))
+    assert pyspmv.rank(A, device="cpu", dtype="float64").best == "cpu/jad"
+
+
+def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
+            "--dtypes", "float64", "--quiet"]
+    t0 = time.monotonic()
+    assert main(argv) == 0
+    assert time.monotonic() - t0 < 25
+    out = capsys.readouterr().out
+    assert "chosen" in out and "matrices measured" in out and "saved" in out
+    rm = pyspmv.calibrated_model("cpu")
+    assert rm is not None and rm.meta["fingerprint"] == machine.fingerprint("cpu")
+    assert rm.meta["calibration"]["choice"] in adapt.CANDIDATES and set(rm.tables) == {"float64"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pyspmv.rank(pyspmv.generate("poisson2d", 10), device="cpu", dtype="float64")
+    parts = list((tmp_path / "calibration").glob("*/parts/*.features.csv.gz"))
+    assert parts
+    assert main([*argv, "--time-limit", "0.01"]) == 0          # nothing new fits: resumed from the saved ones
+    assert f"{len(parts)} matrices measured (0 this run" in capsys.readouterr().out
