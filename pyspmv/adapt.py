@@ -190,12 +190,16 @@ def best_candidate(cv: pd.DataFrame) -> str:
 
 def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, kind: str = "forest",
           seed: int = 0) -> RankModel:
-    """Candidate ``name`` adapted on every local measurement, in portable form."""
+    """Candidate ``name`` adapted on every local measurement, in portable form, ranking the value
+    types measured."""
     from .models._common import conversion_fit
     from .portable import portable
     if name.startswith("correct/"):
         by = name.split("/")[1]
-        out = corrected(rm, correction_factors(rm, local, by), by)
+        measured = {b: d for d, b in VALUE_BYTES.items() if (local.X["value_bytes"] == b).any()}.values()
+        only = RankModel(rm.device, {d: t for d, t in rm.tables.items() if d in measured}, source=rm.source,
+                         gpu=rm.gpu, score=rm.score, meta=rm.meta)
+        out = corrected(only, correction_factors(rm, local, by), by)
         fit = conversion_fit(local.X["format"].astype(str).to_numpy(), local.X["nnz"], local.convert_ms)
         if fit:
             out.meta["convert_ms"] = {**(rm.meta.get("convert_ms") or {}), **fit}

@@ -132,6 +132,10 @@ def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float,
     from .datasets import standard_corpus
     from .features import features
     entries = standard_corpus(max_nnz=max_nnz, seed=seed)
+    if not entries:
+        smallest = standard_corpus(seed=seed)[0].nnz
+        raise ValueError(f"The 'max_nnz' parameter of calibrate() must be at least {smallest} (the smallest matrix of "
+                         f"the standard corpus). Got {max_nnz:g} instead.")
     known = shipped.features.set_index("matrix")
     rows = []
     for e in entries:
@@ -309,6 +313,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
                                          "warmup": warmup, "budget_s": budget_s, "configs": "all"})
     ds = datasets.load(folder, dtype=None)
     local, base = Local.of(ds), Local.of(shipped)
+    base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
     cv = cross_validate(rm, local, base, kind=kind, seed=seed)
     choice = best_candidate(cv)
     cal = adapt(choice, rm, local, base, kind=kind, seed=seed)

@@ -259,7 +259,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         device = args.device or "cuda"
         rm = calibrated_model(device)
         label = f"calibrated for this machine ({calibrated_path(device)})"
-        if rm is None:
+        if rm is None or args.dtype not in rm.tables:
             rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
     device = args.device or rm.device
     with warnings.catch_warnings(record=True) as caught:

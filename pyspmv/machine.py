@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import warnings
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +27,41 @@ class OtherMachineWarning(UserWarning):
     """
 
 
+def _home() -> str:
+    env = os.environ
+    return _home_of(env.get(HOME_ENV), env.get("XDG_DATA_HOME"), env.get("HOME"))
+
+
+@lru_cache(maxsize=16)
+def _home_of(given: str | None, xdg: str | None, user: str | None) -> str:
+    # strings and a cache, not pathlib: rank() looks here on every call (Path.home() costs tens of us)
+    if given:
+        return os.path.expanduser(given)
+    data = xdg or os.path.join(user or os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "pyspmv")
+
+
 def home() -> Path:
     """The folder of this user's pyspmv files: ``$PYSPMV_HOME``, else ``$XDG_DATA_HOME/pyspmv``, else
     ``~/.local/share/pyspmv``. Only read here; nothing is created until ``calibrate`` writes."""
-    given = os.environ.get(HOME_ENV)
-    if given:
-        return Path(given).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "pyspmv"
+    return Path(_home())
+
+
+def calibrated_file(device: str) -> str:
+    """Where ``pyspmv calibrate`` saves the calibrated model of ``device`` and :func:`pyspmv.rank`
+    looks for it: ``home() / f"calibrated_{device}.pyspmv"``."""
+    env = os.environ
+    return _file_of(env.get(HOME_ENV), env.get("XDG_DATA_HOME"), env.get("HOME"), device)
+
+
+@lru_cache(maxsize=16)
+def _file_of(given: str | None, xdg: str | None, user: str | None, device: str) -> str:
+    return os.path.join(_home_of(given, xdg, user), f"calibrated_{device}.pyspmv")
 
 
 def calibrated_path(device: str) -> Path:
-    """Where ``pyspmv calibrate`` saves the calibrated model of ``device`` and :func:`pyspmv.rank`
-    looks for it: ``home() / f"calibrated_{device}.pyspmv"``."""
-    return home() / f"calibrated_{device}.pyspmv"
+    """:func:`calibrated_file` as a path."""
+    return Path(calibrated_file(device))
 
 
 def _threads(omp: Any, cores: Any) -> int | None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _core
 from .configs import DEVICES, config
-from .machine import calibrated_path, warn_other_machine
+from .machine import calibrated_file, warn_other_machine
 from .matrix import as_matrix
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
@@ -64,17 +64,21 @@ def calibrated_model(device: str = "cpu") -> RankModel | None:
     """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.machine.calibrated_path`:
     ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none. Read again when the
     file changes."""
-    path = calibrated_path(device)
+    path = calibrated_file(device)
+    if not os.access(path, os.F_OK):         # no exception raised and caught on every rank() call
+        return None
     try:
         mtime = os.stat(path).st_mtime_ns
     except OSError:
         return None
-    return _load_calibrated(str(path), mtime)
+    return _load_calibrated(path, mtime)
 
 
-def model_in_use(device: str) -> RankModel:
-    """What :func:`rank` uses when given no model: :func:`calibrated_model`, else :func:`default_model`."""
-    return calibrated_model(device) or default_model(device)
+def model_in_use(device: str, dtype: str) -> RankModel:
+    """What :func:`rank` uses when given no model: :func:`calibrated_model` where it ranks ``dtype``,
+    else :func:`default_model`."""
+    cal = calibrated_model(device)
+    return cal if cal is not None and dtype in cal.tables else default_model(device)
 
 
 class _Ranked:
@@ -215,7 +219,7 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if model is not None and isinstance(model, (str, os.PathLike)):
         from .export import load_model
         model = load_model(model)
-    rm = model_in_use(device or "cuda") if model is None else portable(model, device)
+    rm = model_in_use(device or "cuda", dtype) if model is None else portable(model, device)
     if rm.features is not None:
         raise ValueError("The 'model' parameter of rank() takes its own features, not a matrix's: rank its "
                          "configurations with pyspmv.portable(model).rank_features(features).")
