@@ -25,6 +25,9 @@ import pyspmv
 from pyspmv.evaluate import ranking, units
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The CPU kernels run on several threads only above this much work (csrc/spmv_internal.h,
+#: SPMV_OMP_MIN_WORK): below it a thread setting changes little.
+PARALLEL_NNZ = 20_000
 
 
 def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
@@ -32,6 +35,8 @@ def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
     unit = units(ds.groups, ds.X["value_bytes"])
     per = ranking(rm.predict(ds.X), ds.y, unit, ds.X["config"], ds.q25, ds.q75)
     per["dtype"] = np.where(per["unit"].str.endswith("@4.0"), "float32", "float64")
+    per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
+    per["nnz"] = per["matrix"].map(ds.features.set_index("matrix")["nnz"])
     return per
 
 
@@ -57,6 +62,7 @@ def main() -> None:
     cal = pyspmv.load_model(args.calibrated)
     shipped = pyspmv.default_model(cal.device)
     c = cal.meta.get("calibration", {})
+    there = pyspmv.machine.fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
     meta = json.loads((Path(args.truth) / "metadata.json").read_text(encoding="utf-8"))
     per = {"calibrated": picks(cal, ds), "shipped default": picks(shipped, ds)}
     both = pd.concat([p.assign(model=k) for k, p in per.items()], ignore_index=True)
@@ -68,31 +74,31 @@ def main() -> None:
         "# Calibration on another machine",
         "",
         f"`python benchmarks/calibrate.py {Path(args.truth).name} --calibrated {Path(args.calibrated).name} ...`.",
-        f"Machine: {args.machine}; settings: {args.settings}. The shipped default ({shipped.source.split('(')[0]}) was "
-        f"trained on datasets/{shipped.meta.get('dataset', '?')}, measured with "
-        f"{shipped.meta.get('device_info', {}).get('omp_num_threads') or 'all'} OpenMP thread(s) on "
-        f"{shipped.meta.get('device_info', {}).get('processor', '?')}.",
+        (f"Machine: {args.machine}; settings: {args.settings}. The shipped default ({shipped.source.split('(')[0]}) "
+         f"was trained on datasets/{shipped.meta.get('dataset', '?')}, measured with {there['threads']} OpenMP threads "
+         f"on {there['processor']}; the calibrated model's fingerprint: {cal.meta.get('fingerprint')}."),
         "",
-        f"Calibration (`pyspmv calibrate`, same settings): {c.get('matrices')} generated matrices measured with "
-        f"--budget {c.get('budget_s')} up to {c.get('max_nnz', 0):.0e} entries, {c.get('remeasured')} configurations "
-        f"re-measured for a q75/q25 spread, adaptation chosen: `{c.get('choice')}`; {c.get('wall_s')} s inside "
-        f"calibrate()" + (f", {args.wall:.0f} s for the whole command." if args.wall else "."),
+        (f"Calibration (`pyspmv calibrate`, same settings): {c.get('matrices')} generated matrices measured with "
+         f"--budget {c.get('budget_s')} up to {c.get('max_nnz', 0):.0e} entries, {c.get('remeasured')} configurations "
+         f"re-measured for a q75/q25 spread, adaptation chosen: `{c.get('choice')}`; {c.get('wall_s')} s inside "
+         f"calibrate()" + (f", {args.wall:.0f} s for the whole command." if args.wall else ".")),
         "",
-        f"Ground truth: `pyspmv collect` of {ds.groups.nunique()} real matrices under the same settings "
-        f"(--budget {meta.get('collection', {}).get('budget_s')}), every CPU configuration, both value types: "
-        f"{len(per['calibrated'])} (matrix, value type) picks per model.",
+        (f"Ground truth: `pyspmv collect` of {ds.groups.nunique()} real matrices under the same settings "
+         f"(--budget {meta.get('collection', {}).get('budget_s')}), every CPU configuration, both value types: "
+         f"{len(per['calibrated'])} (matrix, value type) picks per model."),
         "",
-        "| model | picks | within 5 % (ties in [q25, q75] count as best) | t_pick/t_best <= 1.05 | beyond 20 % | "
-        "geomean t_pick/t_best |",
+        ("| model | picks | within 5 % (ties in [q25, q75] count as best) | t_pick/t_best <= 1.05 | beyond 20 % | "
+         "geomean t_pick/t_best |"),
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for k, p in per.items():
         lines.append(row(k, p))
         for dt in ("float32", "float64"):
             lines.append(row(f"{k}, {dt}", p[p["dtype"] == dt]))
+        lines.append(row(f"{k}, matrices of {PARALLEL_NNZ:,} entries or more", p[p["nnz"] >= PARALLEL_NNZ]))
     if not cv.empty:
-        lines += ["", "Cross-validation inside calibrate (GroupKFold by matrix over the measured matrices), "
-                  "the basis of its choice:", "", "| candidate | within 5 % | beyond 20 % | geomean |",
+        lines += ["", ("Cross-validation inside calibrate (GroupKFold by matrix over the measured matrices), "
+                       "the basis of its choice:"), "", "| candidate | within 5 % | beyond 20 % | geomean |",
                   "| --- | ---: | ---: | ---: |"]
         lines += [f"| {k} | {100 * r['within<5%']:.1f} % | {100 * r['within>20%']:.1f} % | {r['geomean_ratio']:.3f} |"
                   for k, r in cv.iterrows()]

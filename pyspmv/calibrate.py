@@ -30,8 +30,8 @@ from .configs import DEVICES
 #: 2-core dev VM).
 TIME_LIMIT_S = 170.0
 #: Seconds of the limit kept for adapting the model after measuring: cross-validation of every
-#: candidate and the final fit took up to 35 s on the 2-core dev VM (benchmarks/results/calibrate.md).
-ADAPT_RESERVE_S = 45.0
+#: candidate and the final fit took 5 s for 40 matrices on the 2-core dev VM, loading the shipped dataset 0.3 s.
+ADAPT_RESERVE_S = 20.0
 #: A configuration whose q75/q25 exceeds this after measuring is measured again (a busy machine
 #: spreads the runs), up to RETRIES times, keeping the tightest timing.
 MAX_SPREAD = 1.3
@@ -206,7 +206,7 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
     remeasured: list[dict[str, Any]] = []
     total = max(0.0, deadline - time.monotonic())
     with tqdm(total=round(total), desc="calibrate", unit="s", disable=not progress,
-              bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}") as bar:
+              bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as bar:
         for j in order:
             e = entries[j]
             if _done(parts, e.name):

@@ -26,6 +26,7 @@ def _pyspmv_home(tmp_path_factory):
     else:
         os.environ["PYSPMV_HOME"] = old
 
+
 # PYSPMV_MATRICES points elsewhere, e.g. at a subset carried to the GPU machine.
 SHARED = Path(os.environ.get("PYSPMV_MATRICES") or Path(__file__).resolve().parents[1].parent / "shared" / "matrices")
 
