@@ -101,7 +101,7 @@ def corrected(rm: RankModel, factors: dict[str, float], by: str = "config") -> R
         spec = Spec(t.spec.kind, {**t.spec.fields, "ncols": ncols + 1, "out_col": ncols}, list(t.spec.subs))
         tables[dtype] = Table(list(t.config_ids), t.group.copy(), np.hstack([t.extra, f[:, None]]), spec)
     return RankModel(rm.device, tables, source=f"corrected {rm.source}", gpu=rm.gpu, score=rm.score,
-                     meta=dict(rm.meta))
+                     meta=dict(rm.meta), features=rm.features)
 
 
 def _repeat(local: Local, times: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
@@ -198,7 +198,7 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
         by = name.split("/")[1]
         measured = {b: d for d, b in VALUE_BYTES.items() if (local.X["value_bytes"] == b).any()}.values()
         only = RankModel(rm.device, {d: t for d, t in rm.tables.items() if d in measured}, source=rm.source,
-                         gpu=rm.gpu, score=rm.score, meta=rm.meta)
+                         gpu=rm.gpu, score=rm.score, meta=rm.meta, features=rm.features)
         out = corrected(only, correction_factors(rm, local, by), by)
         fit = conversion_fit(local.X["format"].astype(str).to_numpy(), local.X["nnz"], local.convert_ms)
         if fit:

@@ -139,7 +139,7 @@ def other_machine(rm: Any) -> str | None:
     """A sentence saying how the machine ``rm`` was measured on differs from this one, pointing to
     ``pyspmv calibrate``; None when they match or either side is unknown."""
     fp = model_fingerprint(rm)
-    if fp is None:
+    if fp is None or rm.device not in FINGERPRINT_KEYS:
         return None
     diff = differences(fp, fingerprint(rm.device))
     if not diff:
