@@ -282,7 +282,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     from .benchmark import device_info
     from .export import load_model, save_model
     from .machine import calibrated_path, fingerprint, fingerprint_id, home
-    from .rank import default_model
+    from .rank import default_model, reread_calibrated
     t_start = time.monotonic()
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of calibrate() must be one of {DEVICES}. Got {device!r} instead.")
@@ -330,6 +330,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     tmp = path.with_name(f".{path.name}.part")
     save_model(cal, tmp)
     os.replace(tmp, path)                           # rank() never reads a half-written model
+    reread_calibrated()
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
                        time.monotonic() - t_start, cal.meta["calibration"])

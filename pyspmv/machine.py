@@ -92,11 +92,17 @@ def fingerprint_of(info: dict[str, Any]) -> dict[str, Any]:
     return fp
 
 
+@lru_cache(maxsize=1)
+def _processor() -> str | None:
+    # read once: the processor does not change under a running process (rank() checks it)
+    from .benchmark import _cpu_model
+    return _cpu_model() or platform.processor() or None
+
+
 def fingerprint(device: str = "cpu") -> dict[str, Any]:
     """This machine's fingerprint for ``device``: what :func:`fingerprint_of` reads from a model,
     measured here. For ``'cuda'`` the GPU name is None where no GPU is usable."""
-    from .benchmark import _cpu_model
-    fp: dict[str, Any] = {"device": device, "processor": _cpu_model() or platform.processor() or None,
+    fp: dict[str, Any] = {"device": device, "processor": _processor(),
                           "threads": _threads(os.environ.get("OMP_NUM_THREADS"), _usable_cores())}
     if device == "cuda":
         try:

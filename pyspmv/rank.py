@@ -55,23 +55,28 @@ def default_model(device: str = "cuda") -> RankModel:
 
 
 @lru_cache(maxsize=8)
-def _load_calibrated(path: str, mtime_ns: int) -> RankModel:
+def _calibrated(path: str) -> RankModel | None:
+    # Looked up once per path and process: a file-system call on every rank() would release the GIL,
+    # and a solver's selection thread would then wait behind the iterations for it.
+    if not os.path.isfile(path):
+        return None
     from .export import load_model
     return load_model(path)
 
 
 def calibrated_model(device: str = "cpu") -> RankModel | None:
     """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.machine.calibrated_path`:
-    ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none. Read again when the
-    file changes."""
-    path = calibrated_file(device)
-    if not os.access(path, os.F_OK):         # no exception raised and caught on every rank() call
-        return None
-    try:
-        mtime = os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-    return _load_calibrated(path, mtime)
+    ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none.
+
+    Read once per process (after :func:`pyspmv.calibrate`, again): a calibration made by another
+    process is used by processes started after it, or after :func:`reread_calibrated`.
+    """
+    return _calibrated(calibrated_file(device))
+
+
+def reread_calibrated() -> None:
+    """Make the next :func:`calibrated_model` (and :func:`rank`) read the calibrated model files again."""
+    _calibrated.cache_clear()
 
 
 def model_in_use(device: str, dtype: str) -> RankModel:

@@ -16,6 +16,7 @@ import pyspmv
 from pyspmv import adapt, machine
 from pyspmv.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, select
 from pyspmv.cli import main
+from pyspmv.rank import reread_calibrated
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
 
@@ -184,7 +185,10 @@ def test_rank_uses_the_calibrated_model(shipped, tmp_path, monkeypatch):
     assert pyspmv.rank(A, device="cpu") == pyspmv.rank(A, shipped, device="cpu")
     f = {f"8|{c.id}": (0.01 if c.id == "cpu/jad" else 1.0) for c in pyspmv.configs("cpu")}
     pyspmv.save_model(_with_fingerprint(adapt.corrected(shipped, f)), machine.calibrated_path("cpu"))
+    assert pyspmv.rank(A, device="cpu", dtype="float64").best != "cpu/jad"      # read once per process
+    reread_calibrated()
     assert pyspmv.rank(A, device="cpu", dtype="float64").best == "cpu/jad"
+    assert pyspmv.rank(A, device="cpu", dtype="float32") == pyspmv.rank(A, shipped, device="cpu", dtype="float32")
 
 
 def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
