@@ -421,7 +421,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("rank", "rank every configuration for a matrix by a model's predicted time")
     _add_matrix_args(p)
-    p.add_argument("--model", help=f"model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
+    p.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
                                    "the shipped default of --device")
     p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")

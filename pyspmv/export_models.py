@@ -17,7 +17,6 @@ from sklearn.dummy import DummyRegressor
 
 from .portable import BIG, Layout, Spec, Table, _lookup, concat_inputs, feature_inputs, head, inputs
 
-
 # ---- linear -----------------------------------------------------------------------------------------
 
 def linear_table(model: Any, layout: Layout) -> Table | None:

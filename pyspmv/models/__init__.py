@@ -19,16 +19,16 @@ carry them: the exported header ranks the user's configurations from the user's 
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from ._schema import FeatureTransform, Schema
 from .analytic import GuoModel, WangModel
 from .boosted import BoostedModel
 from .classifiers import CascadeModel, SVMModel
 from .forest import ForestModel
 from .knn import KNNModel
-from ._schema import FeatureTransform, Schema
 from .linear import LinearModel
 
 #: Model classes by the short name the ``train`` command and the benchmarks use.
 MODELS: dict[str, type] = {"linear": LinearModel, "boosted": BoostedModel, "knn": KNNModel, "guo": GuoModel,
                            "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel, "forest": ForestModel}
 
-__all__ = ["MODELS", "BoostedModel", "FeatureTransform", "Schema", "CascadeModel", "ForestModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "WangModel"]
+__all__ = ["MODELS", "BoostedModel", "CascadeModel", "FeatureTransform", "ForestModel", "GuoModel", "KNNModel", "LinearModel", "SVMModel", "Schema", "WangModel"]
