@@ -16,6 +16,8 @@ from scipy.stats import kendalltau
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 
+from .models._common import unit_key
+
 #: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (DESIGN.md).
 L2_BYTES = 50e6
 #: Slowdown buckets of the pick against the measured best.
@@ -54,11 +56,6 @@ def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:
         s = pd.Series(d).groupby(np.asarray(formats)[ok]).median()
         out["per_format"] = {str(k): float(v) for k, v in s.items()}
     return out
-
-
-def units(groups: Any, value_bytes: Any) -> np.ndarray:
-    """A (matrix, value type) key per row."""
-    return (pd.Series(np.asarray(groups)).astype(str) + "@" + pd.Series(np.asarray(value_bytes)).astype(str)).to_numpy()
 
 
 def ranking(scores: Any, y: Any, unit: Any, configs: Any, q25: Any = None, q75: Any = None) -> pd.DataFrame:
@@ -264,8 +261,8 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
         extra = {} if convert_ms is None else {"convert_ms": np.asarray(convert_ms, dtype=np.float64)[tr]}
         m.fit(Xtr, y[tr], groups=g[tr], **extra)
     train_s = time.perf_counter() - t0
-    u_tr = units(g[tr], Xtr["value_bytes"])
-    u_te = units(g[te], Xte["value_bytes"])
+    u_tr = unit_key(g[tr], Xtr["value_bytes"])
+    u_te = unit_key(g[te], Xte["value_bytes"])
     cfg_te = Xte["config"].astype(str).to_numpy()
     scores = np.asarray(m.rank_scores(Xte), dtype=np.float64)
     per = ranking(scores, y[te], u_te, cfg_te, None if q25 is None else np.asarray(q25)[te],

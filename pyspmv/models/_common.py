@@ -81,8 +81,20 @@ def group_key(X: pd.DataFrame, by: str) -> np.ndarray:
         k = X["format"].astype(str).to_numpy(dtype=object)
     else:
         raise ValueError(f"The grouping must be one of 'config', 'mapping', 'format'. Got {by!r} instead.")
-    vb = X["value_bytes"].to_numpy(dtype=np.float64)
-    return k + np.where(vb == 4.0, "@f32", np.where(vb == 8.0, "@f64", "@" + vb.astype(str)))
+    return k + value_type_suffix(X["value_bytes"])
+
+
+def value_type_suffix(value_bytes: Any) -> np.ndarray:
+    """The ``@f32`` / ``@f64`` ending of a configuration's key (:func:`group_key`) for each value size."""
+    vb = np.asarray(value_bytes, dtype=np.float64)
+    return np.where(vb == 4.0, "@f32", np.where(vb == 8.0, "@f64", "@" + vb.astype(str)))
+
+
+def unit_key(groups: Any, value_bytes: Any) -> np.ndarray:
+    """The (matrix, value type) unit of each row, ``"<matrix>@<value_bytes>"`` (``"west0479@8.0"``): a
+    matrix measured in two value types is two units, for ranking and for its evaluation."""
+    return (pd.Series(np.asarray(groups)).astype(str) + "@"
+            + pd.Series(np.asarray(value_bytes, dtype=np.float64)).astype(str)).to_numpy()
 
 
 def param_logs(X: pd.DataFrame, names: tuple[str, ...] = PARAM_COLUMNS) -> np.ndarray:

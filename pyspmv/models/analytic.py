@@ -15,7 +15,17 @@ from .. import generators as gen
 from ..configs import config as get_config
 from ..features import config_features
 from ..matrix import Matrix
-from ._common import OWN, PARAM_COLUMNS, RankMixin, check_verbose, check_X, check_y, group_key, progress
+from ._common import (
+    OWN,
+    PARAM_COLUMNS,
+    RankMixin,
+    check_verbose,
+    check_X,
+    check_y,
+    group_key,
+    progress,
+    value_type_suffix,
+)
 
 #: The columns these models read from X (they need no tier-2 feature).
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
@@ -252,7 +262,7 @@ class GuoModel(_BenchmarkModel):
 
     def _add_hyb(self, hyb: Any, ell: Any, coo: Any, dtype: str) -> None:
         """HYB's relation as the sum of the fitted ELL and COO relations."""
-        suf = "@f32" if dtype == "float32" else "@f64"
+        suf = str(value_type_suffix(4.0 if dtype == "float32" else 8.0))
         ge, gc = ell.id + suf, coo.id + suf
         if ge not in self.groups_ or gc not in self.groups_:
             return

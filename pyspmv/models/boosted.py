@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, Schema, check_verbose, check_y, group_key, log_features, progress
+from ._common import RankMixin, Schema, check_verbose, check_y, group_key, log_features, progress, unit_key
 
 
 def categorical_columns(schema: Schema) -> tuple[str, ...]:
@@ -126,8 +126,8 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'focus' parameter of BoostedModel must be a float >= 0. Got {self.focus!r} instead.")
         w = None
         if self.focus:
-            unit = pd.Series(mids).astype(str) + "@" + X["value_bytes"].astype(str).to_numpy()
-            w = np.exp(-float(self.focus) * (t - pd.Series(t).groupby(unit.to_numpy()).transform("min").to_numpy()))
+            unit = unit_key(mids, X["value_bytes"])
+            w = np.exp(-float(self.focus) * (t - pd.Series(t).groupby(unit).transform("min").to_numpy()))
         keys = self._keys(X)
         self.groups_ = np.unique(keys)
         self.estimators_ = []

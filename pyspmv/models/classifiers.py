@@ -13,13 +13,12 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, check_groups, check_verbose, check_y, group_key, progress, unique_rows
+from ._common import RankMixin, check_groups, check_verbose, check_y, group_key, progress, unique_rows, unit_key
 
 
 def _units(mids: np.ndarray, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Ids of (matrix, value type) per row and the first row of each."""
-    vb = X["value_bytes"].to_numpy(dtype=np.float64)
-    key = pd.factorize(pd.Series(mids).astype(str) + "@" + pd.Series(vb).astype(str))[0]
+    key = pd.factorize(unit_key(mids, X["value_bytes"]))[0]
     return key, np.unique(key, return_index=True)[1]
 
 
