@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.dummy import DummyRegressor
 
-from .portable import BIG, Layout, Spec, Table, _lookup, concat_inputs, feature_inputs, head, inputs
+from .portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 
 # ---- linear -----------------------------------------------------------------------------------------
 
@@ -34,7 +34,7 @@ def linear_table(model: Any, layout: Layout) -> Table | None:
     else:
         ins = feature_inputs(layout, model.feature_tf_)
         nf = len(schema.features)
-    group = _lookup(layout.keys(model.group_by), model.groups_)
+    group = lookup_keys(layout.keys(model.group_by), model.groups_)
     coef = np.asarray(model.coef_, dtype=np.float64)
     P = param_logs(layout.frame, schema.params)
     ins = concat_inputs(ins, inputs([layout.add([float(P[j] @ coef[g, nf:]) if g >= 0 else 0.0
@@ -129,7 +129,7 @@ def boosted_table(model: Any, layout: Layout) -> Table | None:
         ins.append(inputs([layout.col("padding_ratio"), layout.col("launches")], nan=0.0, lo=-BIG, hi=1e30))
     ins_all = concat_inputs(*ins)
     keys = np.full(len(layout.ids), "*", dtype=object) if model.per == "global" else layout.keys(model.per)
-    group = _lookup(keys, model.groups_)
+    group = lookup_keys(keys, model.groups_)
     nfeat = ins_all["ninputs"]
     ens = [e for est in model.estimators_ for e in gb_ensembles(est, nfeat)]
     spec = Spec("trees", {**head(len(model.groups_), layout.ncols, ins_all, "exp"), "trees.nout": 1,
@@ -146,7 +146,7 @@ def knn_table(model: Any, layout: Layout) -> Table | None:
     from .models.knn import _EPS
     span = np.where(model.hi_ > model.lo_, model.hi_ - model.lo_, 1.0)
     ins = feature_inputs(layout, model.feature_tf_.subset(model.features_), shift=model.lo_, div=span)
-    group = _lookup(layout.keys("config"), model.groups_)
+    group = lookup_keys(layout.keys("config"), model.groups_)
     m, G = model.T_.shape
     spec = Spec("knn", {**head(G, layout.ncols, ins, "exp"), "knn.nsets": 1, "knn.npoints": m, "knn.ntargets": G,
                         "knn.set_ptr": np.array([0, m], np.int32),
@@ -201,7 +201,7 @@ def formula_table(model: Any, layout: Layout) -> Table | None:
             for k, v in zip(("a", "b", "gate", "coef", "lo", "hi"), (a, b, g, model.coef_[i, t], lo, hi), strict=True):
                 cols[k].append(v)
         ptr.append(ptr[-1] + len(terms))
-    group = _lookup(layout.keys("config"), model.groups_)
+    group = lookup_keys(layout.keys("config"), model.groups_)
     f: dict[str, Any] = {**head(len(model.groups_), layout.ncols, ins, "identity", out_lo=1e-9), "formula.nderived": 4,
                          "formula.nterms": ptr[-1], "formula.term_ptr": np.array(ptr, np.int32)}
     for k in ("da", "db", "dc", "dd", "dceil"):
@@ -247,7 +247,7 @@ def svm_table(model: Any, layout: Layout) -> Table | None:
                         "svm.sv": np.ascontiguousarray(np.vstack(sv) if sv else np.zeros((0, ni))).reshape(-1),
                         "svm.dual": np.ascontiguousarray(np.concatenate(dual) if dual else np.zeros(0)),
                         "svm.gamma": np.array(gam), "svm.intercept": np.array(icpt)})
-    group = _lookup(layout.keys("config"), model.groups_)
+    group = lookup_keys(layout.keys("config"), model.groups_)
     return layout.table(group, spec)
 
 

@@ -558,8 +558,9 @@ class RankModel:
         return flat.reshape(len(t.config_ids), -1)
 
 
-def _lookup(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """Index of each key in the sorted ``known`` keys, -1 where absent."""
+def lookup_keys(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Index of each key in the sorted ``known`` keys, -1 where absent (the models' groups, a table's
+    configurations); :func:`pyspmv.models._common.group_index` is the form that fails on an absent key."""
     known = np.asarray(known)
     i = np.minimum(np.searchsorted(known, keys), max(len(known) - 1, 0))
     return np.where(len(known) and (known[i] == keys), i, -1).astype(np.int32) if len(known) else \

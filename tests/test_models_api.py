@@ -96,9 +96,11 @@ def test_groups_are_required(model):
 def test_unknown_configuration_is_an_error():
     d = cpu_frame()
     keep = d.X["config"] != "cpu/jad"
-    for model in (LinearModel(), KNNModel(learn_weights=False), BoostedModel(per="config", n_estimators=5)):
+    for model in (LinearModel(), KNNModel(learn_weights=False), BoostedModel(per="config", n_estimators=5),
+                  SVMModel(C_grid=(1.0,), gamma_grid=(1.0,)), ForestModel(n_estimators=4)):
         m = model.fit(d.X[keep], d.y[keep], groups=d.groups[keep])
-        with pytest.raises(ValueError, match="cpu/jad"):
+        with pytest.raises(ValueError, match=r"predict has configuration (group )?'cpu/jad@f\d\d' that the model "
+                                             r"was not trained on \(\d+ known\)"):
             m.predict(d.X)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..features import PARAM_COLUMNS
+from ..portable import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
     CONFIG_NUMERIC,
@@ -82,6 +83,17 @@ def group_key(X: pd.DataFrame, by: str) -> np.ndarray:
     else:
         raise ValueError(f"The grouping must be one of 'config', 'mapping', 'format'. Got {by!r} instead.")
     return k + value_type_suffix(X["value_bytes"])
+
+
+def group_index(keys: Any, known: np.ndarray, who: str, what: str = "configuration") -> np.ndarray:
+    """Index of each row's key in the model's sorted ``known`` keys; a key the model was not trained on
+    is an error naming it, ``who`` (the method) and ``what`` the keys are."""
+    keys = np.asarray(keys)
+    i = lookup_keys(keys, known)
+    if (i < 0).any():
+        raise ValueError(f"The 'X' parameter of {who} has {what} {keys[i < 0][0]!r} that the model was not trained "
+                         f"on ({len(known)} known).")
+    return i
 
 
 def value_type_suffix(value_bytes: Any) -> np.ndarray:

@@ -15,6 +15,7 @@ from .. import generators as gen
 from ..configs import config as get_config
 from ..features import config_features
 from ..matrix import Matrix
+from ..portable import lookup_keys
 from ._common import (
     OWN,
     PARAM_COLUMNS,
@@ -134,9 +135,9 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
         d = self._inputs(X, self.props_)
         gk = group_key(X, "config")
         out = np.full(len(X), np.nan)
-        for g in np.unique(gk):
-            i = int(np.searchsorted(self.groups_, g))
-            if i >= len(self.groups_) or self.groups_[i] != g:
+        ug = np.unique(gk)
+        for g, i in zip(ug, lookup_keys(ug, self.groups_), strict=True):
+            if i < 0:
                 continue
             r = np.flatnonzero(gk == g)
             A = self._terms(self.kinds_[i], d, r)

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, Schema, check_verbose, check_y, group_key, log_features, progress, unit_key
+from ._common import RankMixin, Schema, check_verbose, check_y, group_index, group_key, log_features, progress, unit_key
 
 
 def categorical_columns(schema: Schema) -> tuple[str, ...]:
@@ -155,11 +155,8 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         keys = self._keys(X)
         E = encode(X, self.categories_, self)
         out = np.empty(len(X))
-        for g in np.unique(keys):
-            i = int(np.searchsorted(self.groups_, g))
-            if i >= len(self.groups_) or self.groups_[i] != g:
-                raise ValueError(f"The 'X' parameter of BoostedModel.predict has configuration group {g!r} "
-                                 f"that the model was not trained on ({len(self.groups_)} groups known).")
+        ug = np.unique(keys)
+        for g, i in zip(ug, group_index(ug, self.groups_, "BoostedModel.predict", "configuration group"), strict=True):
             r = keys == g
             out[r] = self.estimators_[i].predict(E[r])
         return np.exp(out)

@@ -13,7 +13,17 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, check_groups, check_verbose, check_y, group_key, progress, unique_rows, unit_key
+from ._common import (
+    RankMixin,
+    check_groups,
+    check_verbose,
+    check_y,
+    group_index,
+    group_key,
+    progress,
+    unique_rows,
+    unit_key,
+)
 
 
 def _units(mids: np.ndarray, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -187,11 +197,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         X = self._check(X, who)
         Z = (_inputs(self, X) - self.mean_) / self.scale_
         gk = group_key(X, "config")
-        gi = np.minimum(np.searchsorted(self.groups_, gk), len(self.groups_) - 1)
-        bad = self.groups_[gi] != gk
-        if bad.any():
-            raise ValueError(f"The 'X' parameter of {who} has configuration {gk[bad][0]!r} that the model was not "
-                             f"trained on ({len(self.groups_)} known).")
+        gi = group_index(gk, self.groups_, who)
         first, inv = unique_rows(Z)
         nf = Z.shape[1]
         Kc = _rbf(Z[first], self.landmarks_, self.svc_gamma_ / nf)[inv]

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, check_verbose, check_y, group_key, unique_rows
+from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 
 _DTYPES = {4.0: "float32", 8.0: "float64"}
 
@@ -135,11 +135,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             if tb is None:
                 raise ValueError(f"The 'X' parameter of ForestModel.predict has value_bytes {b!r}; the model was "
                                  f"trained on {sorted(self.tables_)}.")
-            j = np.minimum(np.searchsorted(tb["keys"], keys[r]), len(tb["keys"]) - 1)
-            bad = tb["keys"][j] != keys[r]
-            if bad.any():
-                raise ValueError(f"The 'X' parameter of ForestModel.predict has configuration {keys[r][bad][0]!r} that "
-                                 f"the model was not trained on ({len(self.groups_)} known).")
+            j = group_index(keys[r], tb["keys"], "ForestModel.predict")
             F = self.feature_tf_.apply(X.iloc[r])
             first, q = unique_rows(F)                  # rows of equal features share their walks
             S = forest_sums(tb, F[first])
@@ -150,11 +146,11 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
         inputs as ``feature_tf_`` computes them, one group per configuration the forest knows,
         base output log t_best, exp."""
-        from ..portable import Spec, _lookup, feature_inputs, head
+        from ..portable import Spec, feature_inputs, head, lookup_keys
         tb = self.tables_.get(layout.dtype)
         if tb is None:
             return None
-        group = _lookup(layout.keys("config"), tb["keys"])
+        group = lookup_keys(layout.keys("config"), tb["keys"])
         nk = len(tb["keys"])
         V = tb["value"]
         spec = Spec("forest", {**head(nk, layout.ncols, feature_inputs(layout, self.feature_tf_), "exp"),

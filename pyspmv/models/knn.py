@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._common import RankMixin, check_verbose, check_y, group_key, progress, unique_rows
+from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
 
@@ -167,11 +167,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "T_")
         X = self._check(X, "KNNModel.predict")
         gk = group_key(X, "config")
-        gi = np.minimum(np.searchsorted(self.groups_, gk), len(self.groups_) - 1)
-        bad = self.groups_[gi] != gk
-        if bad.any():
-            raise ValueError(f"The 'X' parameter of KNNModel.predict has configuration {gk[bad][0]!r} that the "
-                             f"model was not trained on ({len(self.groups_)} known).")
+        gi = group_index(gk, self.groups_, "KNNModel.predict")
         first, mids = unique_rows(self._scale(X))       # rows of equal features share their neighbours
         Zq = self._scale(X.iloc[first])
         d = np.sqrt(((Zq[:, None, :] - self.Z_[None, :, :]) ** 2) @ self.weights_)

@@ -16,6 +16,7 @@ from ._common import (
     RankMixin,
     check_verbose,
     check_y,
+    group_index,
     group_key,
     log_features,
     param_logs,
@@ -182,12 +183,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = self._check(X, "LinearModel.predict")
         gk = group_key(X, self.group_by)
-        idx = np.searchsorted(self.groups_, gk)
-        idx = np.minimum(idx, len(self.groups_) - 1)
-        unknown = self.groups_[idx] != gk
-        if unknown.any():
-            raise ValueError(f"The 'X' parameter of LinearModel.predict has configuration group {gk[unknown][0]!r} "
-                             f"that the model was not trained on ({len(self.groups_)} groups known).")
+        idx = group_index(gk, self.groups_, "LinearModel.predict", "configuration group")
         A = design(X, self)
         with np.errstate(over="ignore"):      # far extrapolation predicts inf ms: ranked last, as in C
             return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
