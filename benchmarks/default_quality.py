@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _md import md_header
 
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
@@ -48,7 +49,7 @@ def main() -> None:
              f"{device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of the matrices, "
              "split by matrix, seed 0. Columns: picks within 5 % of the measured best (ties within [q25, q75] "
              "count as the best), beyond 20 %, geomean t_pick / t_best, held-out matrices."), "",
-             "| dtype | model | matrices | within 5 % | beyond 20 % | geomean | n |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+             *md_header(["dtype", "model", "matrices", "within 5 %", "beyond 20 %", "geomean", "n"], "lllrrrr")]
     rows = []
     for dtype in ("float64", "float32"):
         ds = datasets.load(args.dataset, dtype=dtype)

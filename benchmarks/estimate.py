@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _md import md_header, md_row
 
 import pyspmv
 from pyspmv import _core, datasets
@@ -69,8 +70,8 @@ def uniform(n: int, nnz: int) -> sp.csr_matrix:
 
 def cost_rows() -> list[str]:
     p = _prepared(default_model("cuda"), "float64")
-    out = [("| matrix | nnz | 1-thread CSR product (us) | exact rows | exact rank() | estimated rows | "
-            "estimated rank() |"), "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = md_header(["matrix", "nnz", "1-thread CSR product (us)", "exact rows", "exact rank()", "estimated rows",
+                     "estimated rank()"], "lrrrrrr")
     cases = [("laplace2d", k) for k in (16, 45, 142, 447, 1414)] + [("uniform", n) for n in (100, 1000, 10_000,
                                                                                           100_000, 1_000_000)]
     for kind, k in cases:
@@ -84,8 +85,8 @@ def cost_rows() -> list[str]:
              median_s(lambda M=M: pyspmv.rank(M, estimate=False)),
              median_s(lambda a=args: _core.design_rows(*a, RANK.ESTIMATE_ROWS)),
              median_s(lambda M=M: pyspmv.rank(M, estimate=True))]
-        out.append(f"| {kind} {M.nrows} rows | {M.nnz:.2g} | {tmv * 1e6:.1f} | "
-                   + " | ".join(f"{v / tmv:.2f} ({v * 1e6:.0f} us)" for v in t) + " |")
+        out.append(md_row([f"{kind} {M.nrows} rows", f"{M.nnz:.2g}", f"{tmv * 1e6:.1f}",
+                           *(f"{v / tmv:.2f} ({v * 1e6:.0f} us)" for v in t)]))
         print(out[-1], flush=True)
     return out
 
@@ -134,8 +135,8 @@ def quality(max_nnz: float) -> list[str]:
         out += [(f"\n**{table}** (device {device}, float64, default model): {n} matrices of more than "
                  f"{2 * min(SAMPLES)} rows rebuilt here (the 16384-row sample is the exact path below 32768 "
                  "rows).\n"),
-                "| rows sampled | within 5 % of best | beyond 20 % | geomean t_pick / t_best | same pick as exact |",
-                "| --- | ---: | ---: | ---: | ---: |"]
+                *md_header(["rows sampled", "within 5 % of best", "beyond 20 %", "geomean t_pick / t_best",
+                            "same pick as exact"], "lrrrr")]
         for key, v in res.items():
             a = np.array(v)
             same = "" if key == "exact" else f"{agree[int(key[3:])] / max(n, 1):.0%}"

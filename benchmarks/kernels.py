@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _md import md_table
 from tqdm.auto import tqdm
 
 import pyspmv
@@ -108,12 +109,11 @@ def targets(s: pd.DataFrame) -> str:
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """A pipe table (tabulate, which DataFrame.to_markdown needs, is not a dependency)."""
+    """A pipe table of ``df``, floats to 3 significant digits."""
     def cell(v: object) -> str:
         return f"{v:.3g}" if isinstance(v, float) else str(v)
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
+    rows = ((cell(v) for v in row) for row in df.itertuples(index=False))
+    return "\n".join(md_table(df.columns, rows, tight=True)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _md import md_header, md_row
 
 import pyspmv
 from pyspmv import datasets
@@ -90,13 +91,13 @@ def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
         best = part["best_single_config"].iloc[0] if "best_single_config" in part else None
         best = f", best single configuration on the training matrices: `{best}`" if isinstance(best, str) else ""
         lines += [f"## {dt}, {what} ({int(part['n_test_units'].iloc[0])} test matrices{best})", "",
-                  "| model | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+                  *md_header(["model", *cols], tight=True)]
         for _, r in part.iterrows():
             cells = []
             for c in cols:
                 v = r[c]
                 cells.append("" if isinstance(v, float) and np.isnan(v) else f"{v:.3g}" if isinstance(v, float) else str(v))
-            lines.append(f"| {r['model']} | " + " | ".join(cells) + " |")
+            lines.append(md_row([r["model"], *cells]))
         lines.append("")
     return "\n".join(lines)
 

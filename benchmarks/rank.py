@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _md import md_table
 
 import pyspmv
 from pyspmv import models
@@ -312,11 +313,9 @@ def write_table(rows: list[dict], a, src: str, device: str) -> None:
          "same inputs, where m2cgen 0.10 supports the estimator: LinearRegression and SVR; it has no "
          "GradientBoosting*, no KNN and no closed-form formulas)."),
         "",
-        "| " + " | ".join(cols) + " |",
-        "| " + " | ".join("---" if c in ("model", "matrix") else "---:" for c in cols) + " |",
+        *md_table(cols, ([fmt(r.get(c)) for c in cols] for r in rows),
+                  "".join("l" if c in ("model", "matrix") else "r" for c in cols)),
     ]
-    for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(c)) for c in cols) + " |")
     Path(a.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)
 

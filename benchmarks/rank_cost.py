@@ -38,6 +38,7 @@ from pyspmv.rank import default_model
 from pyspmv.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _md import md_header
 from rank import c_times, timed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,8 +92,8 @@ def reps_for(nnz: int) -> int:
 
 
 def cost_table(mats: list[tuple[str, pyspmv.Matrix]]) -> tuple[list[str], pd.DataFrame]:
-    lines = [("| matrix | kind | nnz | 1-thread CSR product µs | rank() cuda µs (default mode) | products | estimate=True µs | "
-             "products | rank() cpu µs | products |"), "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = md_header(["matrix", "kind", "nnz", "1-thread CSR product µs", "rank() cuda µs (default mode)", "products",
+                       "estimate=True µs", "products", "rank() cpu µs", "products"], "llrrrrrrrr")
     rows = []
     for kind, M in mats:
         reps = reps_for(M.nnz)
@@ -110,8 +111,8 @@ def cost_table(mats: list[tuple[str, pyspmv.Matrix]]) -> tuple[list[str], pd.Dat
 
 
 def model_eval_table(mats: list[tuple[str, pyspmv.Matrix]]) -> list[str]:
-    lines = ["| device | model | matrix | nnz | C model µs (evaluate + sort) | C rank µs (header, whole) |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    lines = md_header(["device", "model", "matrix", "nnz", "C model µs (evaluate + sort)", "C rank µs (header, whole)"],
+                      "lllrrr")
     with tempfile.TemporaryDirectory() as tmp:
         for device in ("cuda", "cpu"):
             rm = default_model(device)
@@ -196,9 +197,9 @@ def main() -> None:
         ("Products after which ranking plus the extra conversion are paid back by the pick's gain over the baseline "
         "(held-out 25 % of each dataset, split by matrix, seed 0; both value types). Target: median at most 100 on "
         "datasets/h100."), "",
-        ("| dataset | model vs baseline | held-out units | pick faster than baseline | median break-even (all) | "
-        "median (paying ones) | ≤ 100 products | median rank µs | median extra conversion ms |"),
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *be_lines, ""]
+        *md_header(["dataset", "model vs baseline", "held-out units", "pick faster than baseline",
+                    "median break-even (all)", "median (paying ones)", "≤ 100 products", "median rank µs",
+                    "median extra conversion ms"], "llrrrrrrr"), *be_lines, ""]
     a.out.write_text("\n".join(text), encoding="utf-8")
 
 

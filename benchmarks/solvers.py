@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy
+from _md import md_header, md_row, md_table
 from scipy.linalg import blas
 
 import pyspmv
@@ -150,8 +151,8 @@ def vector_ops(sizes: list[int]) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> list[str]:
-    out = [("| solver | policy | cases | geomean speedup | worst | slower > 5 % | median spread | final/best geomean | "
-            "final within 5 % of best |"), "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = md_header(["solver", "policy", "cases", "geomean speedup", "worst", "slower > 5 %", "median spread",
+                     "final/best geomean", "final within 5 % of best"])
     for (solver, p), g in df.groupby(["solver", "policy"], sort=False):
         fb = g.final_vs_best.dropna()
         out.append(f"| {solver} | {p} | {len(g)} | {math.exp(np.log(g.speedup).mean()):.3f} | {g.speedup.min():.3f} | "
@@ -224,15 +225,13 @@ def main() -> None:
               "measured by `pyspmv.benchmark`. Targets (CPU): `async` never more than 5 % slower than `fixed`, "
               "faster in geometric mean; `online` ends within 5 % of the fastest measured configuration."), "",
              *summary(df), "", "## Per matrix (speedup over fixed)", "",
-             "| matrix | nnz | solver | " + " | ".join(POLICIES) + " |",
-             "| --- | --- | --- | " + " | ".join("---" for _ in POLICIES) + " |"]
+             *md_header(["matrix", "nnz", "solver", *POLICIES])]
     for _, r in per.iterrows():
-        lines.append(f"| {r.matrix} | {r.nnz} | {r.solver} | " + " | ".join(f"{r[p]:.3f}" for p in POLICIES) + " |")
+        lines.append(md_row([r.matrix, r.nnz, r.solver, *(f"{r[p]:.3f}" for p in POLICIES)]))
     cols = list(vec.columns)
-    lines += ["", "## Vector operations, µs per call (float64)", "", "| " + " | ".join(map(str, cols)) + " |",
-              "| " + " | ".join("---" for _ in cols) + " |"]
-    lines += ["| " + " | ".join(f"{int(r[c])}" if c == "n" else f"{r[c]:.2f}" for c in cols) + " |"
-              for _, r in vec.iterrows()]
+    lines += ["", "## Vector operations, µs per call (float64)", "",
+              *md_table(cols, ([f"{int(r[c])}" if c == "n" else f"{r[c]:.2f}" for c in cols]
+                               for _, r in vec.iterrows()))]
     lines.append("")
     args.out.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(summary(df)))
