@@ -81,9 +81,9 @@ def cost_rows() -> list[str]:
         x, y = np.ones(M.ncols), np.zeros(M.nrows)
         tmv = median_s(lambda st=st, x=x, y=y: _core.mv(st, 0, x, y))
         args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
-        t = [median_s(lambda a=args: _core.design_rows(*a)),
+        t = [median_s(lambda a=args: _core.core_rows(*a)),
              median_s(lambda M=M: pyspmv.rank(M, estimate=False)),
-             median_s(lambda a=args: _core.design_rows(*a, RANK.ESTIMATE_ROWS)),
+             median_s(lambda a=args: _core.core_rows(*a, RANK.ESTIMATE_ROWS)),
              median_s(lambda M=M: pyspmv.rank(M, estimate=True))]
         out.append(md_row([f"{kind} {M.nrows} rows", f"{M.nnz:.2g}", f"{tmv * 1e6:.1f}",
                            *(f"{v / tmv:.2f} ({v * 1e6:.0f} us)" for v in t)]))

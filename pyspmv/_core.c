@@ -813,8 +813,8 @@ fail:
     return NULL;
 }
 
-/* design_rows(capsule, nrows, ncols, indptr, indices, value_bytes) -> rows[n * (NCOLS + nextra)] */
-static PyObject *design_rows(PyObject *m, PyObject *args) {
+/* core_rows(capsule, nrows, ncols, indptr, indices, value_bytes) -> rows[n * (NCOLS + nextra)] */
+static PyObject *core_rows(PyObject *m, PyObject *args) {
     glue_model *G;
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
@@ -822,11 +822,11 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
     int sample = 0;
     if (!PyArg_ParseTuple(args, "O&iiO&O&i|i", model_converter, &G, &nrows, &ncols, int32_array,
                           &indptr, int32_array, &indices, &vb, &sample) ||
-        !csr_lengths(nrows, indptr, indices, "design_rows"))
+        !csr_lengths(nrows, indptr, indices, "core_rows"))
         return NULL;
     if (G->nfeatures > 0)
         return PyErr_Format(PyExc_ValueError,
-                            "design_rows: the model takes its own %d features, not a matrix's",
+                            "core_rows: the model takes its own %d features, not a matrix's",
                             (int)G->nfeatures);
     npy_intp len = (npy_intp)G->configs.n * (SPMV_NCOLS + G->configs.nextra);
     PyObject *rows = PyArray_SimpleNew(1, &len, NPY_FLOAT64);
@@ -837,7 +837,7 @@ static PyObject *design_rows(PyObject *m, PyObject *args) {
                                           PyArray_DATA((PyArrayObject *)rows), &err));
     if (rc) {
         Py_DECREF(rows);
-        return raise_spmv_error(m, rc, &err, "design_rows");
+        return raise_spmv_error(m, rc, &err, "core_rows");
     }
     return rows;
 }
@@ -938,8 +938,8 @@ static PyMethodDef core_methods[] = {
     {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
-    {"design_rows", design_rows, METH_VARARGS,
-     "design_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows]) -> rows "
+    {"core_rows", core_rows, METH_VARARGS,
+     "core_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows]) -> rows "
      "(flat); "
      "sample_rows > 0: estimated (spmv_design_rows_estimate)"},
     {"rank", rank, METH_VARARGS,

@@ -548,13 +548,14 @@ class RankModel:
             out[rows] = np.where(g >= 0, ms, np.nan)
         return out
 
-    def design_rows(self, A: Any, dtype: str) -> np.ndarray:
-        """The C core's design rows of matrix ``A`` under every configuration (n_configs x columns)."""
+    def core_rows(self, A: Any, dtype: str) -> np.ndarray:
+        """The rows the C core ranks ``A`` on, one per configuration of the ``dtype`` table: the design
+        columns (``spmv_design_rows``), then the model's extra columns (n_configs x columns)."""
         if self.features is not None:
             raise ValueError("The model takes its own features, not a matrix's: it has no design rows.")
         M = as_matrix(A)
         t = self.table(dtype)
-        flat = _core.design_rows(self.capsule(dtype), M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype])
+        flat = _core.core_rows(self.capsule(dtype), M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype])
         return flat.reshape(len(t.config_ids), -1)
 
 

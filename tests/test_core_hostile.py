@@ -81,7 +81,7 @@ def test_rank_core_refuses_bad_columns():
         with pytest.raises(ValueError, match="column index"):
             _core.rank(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8, None)
         with pytest.raises(ValueError, match="column index"):
-            _core.design_rows(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8)
+            _core.core_rows(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8)
 
 
 def chain_spec(depth):

@@ -48,7 +48,7 @@ def _check(M: pyspmv.Matrix) -> None:
         for dtype in ("float64", "float32"):
             p = _prepared(default_model(device), dtype)
             vb = VALUE_BYTES[dtype]
-            rows = _core.design_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, vb)
+            rows = _core.core_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, vb)
             R = rows.reshape(len(p.ids), -1)
             got = R[:, [COL["bytes_moved"], COL["padding_ratio"]]]
             want = _reference(M, list(p.ids), vb, float(_core.MAX_FILL_DEFAULT))
@@ -82,7 +82,7 @@ def test_one_pass_sizes_not_applicable():
     M = pyspmv.Matrix(sp.csr_matrix(A))
     _check(M)
     p = _prepared(default_model("cuda"), "float64")
-    R = _core.design_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8).reshape(len(p.ids), -1)
+    R = _core.core_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8).reshape(len(p.ids), -1)
     assert np.isnan(R[:, COL["bytes_moved"]]).any()
 
 
@@ -114,7 +114,7 @@ M = pyspmv.Matrix(A)
 out = []
 for dev in ("cuda", "cpu"):
     p = _prepared(default_model(dev), "float64")
-    out.append(_core.design_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8))
+    out.append(_core.core_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8))
 np.save(sys.argv[1], np.concatenate(out))
 """
 
@@ -143,7 +143,7 @@ def test_estimate_small_matrix_is_exact():
     M = _laplacian(60)
     p = _prepared(default_model("cuda"), "float64")
     args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
-    np.testing.assert_array_equal(_core.design_rows(*args), _core.design_rows(*args, 16384))
+    np.testing.assert_array_equal(_core.core_rows(*args), _core.core_rows(*args, 16384))
 
 
 def test_estimate_stencil_close_to_exact():
@@ -152,8 +152,8 @@ def test_estimate_stencil_close_to_exact():
     M = _laplacian(400)
     p = _prepared(default_model("cuda"), "float64")
     args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
-    ex = _core.design_rows(*args).reshape(len(p.ids), -1)
-    es = _core.design_rows(*args, 4096).reshape(len(p.ids), -1)
+    ex = _core.core_rows(*args).reshape(len(p.ids), -1)
+    es = _core.core_rows(*args, 4096).reshape(len(p.ids), -1)
     for c in ("nrows", "ncols", "nnz", "density", "nnz_mean", "gpu_strips_rows", "gpu_strips_nnz", "ndiag"):
         np.testing.assert_array_equal(es[:, COL[c]], ex[:, COL[c]], err_msg=c)
     ok = ~np.isnan(ex[:, COL["bytes_moved"]])
@@ -171,11 +171,11 @@ def test_estimate_refuses_bad_sampled_rows():
     r = nblk // (2 * k) * 256 + 1                         # in the first sampled block (mid-stratum)
     ix[M.indptr[r] + 1] = M.ncols + 5
     with pytest.raises(ValueError, match="column index"):
-        _core.design_rows(p.capsule, M.nrows, M.ncols, M.indptr, ix, 8, 4096)
+        _core.core_rows(p.capsule, M.nrows, M.ncols, M.indptr, ix, 8, 4096)
     ip = M.indptr.copy()
     ip[r + 1] = ip[r] - 1
     with pytest.raises(ValueError, match="indptr"):
-        _core.design_rows(p.capsule, M.nrows, M.ncols, ip, M.indices, 8, 4096)
+        _core.core_rows(p.capsule, M.nrows, M.ncols, ip, M.indices, 8, 4096)
 
 
 def test_rank_estimate_parameter():

@@ -108,7 +108,7 @@ def test_core_agrees_with_python(kind):
     for A in unseen_matrices():
         for dtype in rm.tables:
             Xa = X_of(A, cfgs, dtype)
-            R = rm.design_rows(A, dtype)[:, :len(ROW_COLUMNS)]
+            R = rm.core_rows(A, dtype)[:, :len(ROW_COLUMNS)]
             ref = Xa.loc[:, list(ROW_COLUMNS)].to_numpy(np.float64)
             assert np.array_equal(np.isnan(R), np.isnan(ref))
             ok = np.isfinite(ref)
