@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import pyspmv
-from pyspmv.evaluate import ranking, units
+from pyspmv.evaluate import ranking, unit_key
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The CPU kernels run on several threads only above this much work (csrc/spmv_internal.h,
@@ -32,7 +32,7 @@ PARALLEL_NNZ = 20_000
 
 def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
     """One row per (matrix, value type) of ``ds``: the model's pick and its slowdown (pyspmv.evaluate.ranking)."""
-    unit = units(ds.groups, ds.X["value_bytes"])
+    unit = unit_key(ds.groups, ds.X["value_bytes"])
     per = ranking(rm.predict(ds.X), ds.y, unit, ds.X["config"], ds.q25, ds.q75)
     per["dtype"] = np.where(per["unit"].str.endswith("@4.0"), "float32", "float64")
     per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]

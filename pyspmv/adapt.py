@@ -159,7 +159,7 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
     """
     from sklearn.model_selection import GroupKFold
 
-    from .evaluate import ranking, summarize, units
+    from .evaluate import ranking, summarize, unit_key
     names = ("shipped", *CANDIDATES)
     k = min(n_splits, len(np.unique(local.groups)))
     if k < 2:
@@ -169,7 +169,7 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
         train, test = local.take(tr), local.take(te)
         for n in names:
             preds[n][te] = _scores(n, rm, train, test, shipped, kind, seed)
-    unit = units(local.groups, local.X["value_bytes"])
+    unit = unit_key(local.groups, local.X["value_bytes"])
     rows = []
     for n in names:
         if np.isnan(preds[n]).all():

@@ -16,6 +16,7 @@ from scipy.stats import kendalltau
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 
+# unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .models._common import unit_key
 
 #: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (DESIGN.md).
