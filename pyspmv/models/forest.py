@@ -13,6 +13,11 @@ from sklearn.utils.validation import check_is_fitted
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 
 _DTYPES = {4.0: "float32", 8.0: "float64"}
+_FORESTS = ("extra", "random")
+#: What ForestModel's splits may be grown on (its ``target`` parameter).
+TARGETS = ("best", "pairwise", "reference", "absolute", "listwise")
+#: Reference configurations of ``target="reference"``, the first one measured.
+REFERENCES = ("cusparse/csr/default", "cpu/csr/rows")
 
 
 class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -42,12 +47,38 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     clip : float, default=0.5
         Cap of the log slowdown target (0.5: 65 % slower); inf: no cap (unmeasured then take each
         matrix's slowest measured slowdown).
+    target : {"best", "pairwise", "reference", "absolute", "listwise"}, default="best"
+        What the trees' splits are grown on; the leaves always hold the capped slowdowns and
+        ``log t_best`` described above, so predictions stay runtimes. ``"best"``: the capped log
+        slowdown. ``"pairwise"``: the same, less its mean over the matrix's configurations (the
+        multi-output squared error of these equals, up to a constant, that of every pairwise
+        difference of slowdowns within the matrix). ``"reference"``: ``log(t / t_ref)`` against
+        ``reference`` (the best where the reference was not measured). ``"absolute"``: ``log t``.
+        ``"listwise"``: ListNet's top-one probabilities ``softmax(-slowdown / temperature)`` over
+        the matrix's configurations.
+    reference : str or None, default=None
+        Configuration id of ``target="reference"``; None: ``cusparse/csr/default``, else
+        ``cpu/csr/rows``, else the configuration measured on the most training matrices.
+    temperature : float, default=0.05
+        Of ``target="listwise"``, in log slowdown (0.05: about 5 % slower weighs e^-1 as much).
+    tie_tol : float, default=0.0
+        Configurations at most this much slower than the matrix's best (0.02: 2 %) count as ties of
+        the best in the targets (slowdown 0).
+    ties : {"none", "noise"}, default="none"
+        ``"noise"``: configurations whose q25 is at most the best's q75 (``fit``'s ``q25``/``q75``)
+        count as ties of the best in the targets.
+    joint : bool, default=False
+        One forest for both value types: each training matrix's targets of both types side by side,
+        so each split sees both; each value type keeps its own leaf values (a matrix measured in one
+        type only takes the other type's mean target). False: one forest per value type.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
     matrices of benchmarks/models.py's split (benchmarks/tune_boosted.py --kind forest), on
     datasets/h100 and datasets/cpu in both value types, by the mean geomean t_pick / t_best:
     clip 0.1, 0.2, 0.3, 0.5, 1, inf; min_samples_leaf 1, 2, 4, 8; max_features 0.3, 0.5, 1;
     16, 32, 64 or 128 trees; extra or random (bootstrap) trees (benchmarks/results/forest_tuning.md).
+    benchmarks/model_variants.py compares the targets, ties and joint forests the same way
+    (benchmarks/results/model_variants.md).
     random_state : int, default=0
     verbose : int, default=0
     features, params : list of str or None, default=None
@@ -60,13 +91,14 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         contiguous; ``tables_`` : dict, value type -> dict of the portable arrays (``keys``, ``root``,
         ``feature``, ``left``, ``right``, ``threshold``, ``value`` (nleaves x (nkeys + 1), already
         divided by the number of trees; the last column is log t_best)); ``estimators_`` : dict, value
-        type -> the fitted scikit-learn forest.
+        type -> the fitted scikit-learn forest (the same one for both with ``joint``).
     """
 
     def __init__(self, n_estimators: int = 32, forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 4, max_depth: int | None = None, bootstrap: bool = False,
-                 clip: float = 0.5, random_state: int = 0, verbose: int = 0, features: list[str] | None = None,
-                 params: list[str] | None = None):
+                 clip: float = 0.5, target: str = "best", reference: str | None = None, temperature: float = 0.05,
+                 tie_tol: float = 0.0, ties: str = "none", joint: bool = False, random_state: int = 0,
+                 verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
         self.n_estimators = n_estimators
@@ -76,51 +108,123 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.max_depth = max_depth
         self.bootstrap = bootstrap
         self.clip = clip
+        self.target = target
+        self.reference = reference
+        self.temperature = temperature
+        self.tie_tol = tie_tol
+        self.ties = ties
+        self.joint = joint
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> ForestModel:
-        """Fit one forest per value type on the matrices x configurations table of log slowdowns;
-        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
+    def _check_params(self) -> None:
         check_verbose(self.verbose, "ForestModel")
-        if self.forest not in ("extra", "random"):
-            raise ValueError(f"The 'forest' parameter of ForestModel must be 'extra' or 'random'. Got {self.forest!r} "
-                             "instead.")
-        if not float(self.clip) > 0:
-            raise ValueError(f"The 'clip' parameter of ForestModel must be a float > 0. Got {self.clip!r} instead.")
+        for name, allowed in (("forest", _FORESTS), ("target", TARGETS), ("ties", ("none", "noise"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"The '{name}' parameter of ForestModel must be one of {allowed}. "
+                                 f"Got {getattr(self, name)!r} instead.")
+        for name in ("clip", "temperature"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"The '{name}' parameter of ForestModel must be a float > 0. "
+                                 f"Got {getattr(self, name)!r} instead.")
+        if not float(self.tie_tol) >= 0:
+            raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
+                             f"Got {self.tie_tol!r} instead.")
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None, q25: Any = None,
+            q75: Any = None) -> ForestModel:
+        """Fit one forest per value type (or one for both, ``joint``) on the matrices x configurations
+        table of log slowdowns; ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit
+        (``convert_ms_``); ``q25``, ``q75``: each row's quartile runtimes (ms), for ``ties="noise"``."""
+        self._check_params()
         X, mids = self._fit_schema(X, groups, "ForestModel.fit")
         t = np.log(check_y(y, len(X), "ForestModel.fit"))
+        if self.ties == "noise":
+            if q25 is None or q75 is None:
+                raise ValueError("The 'q25' and 'q75' parameters of ForestModel.fit are required with ties='noise'. "
+                                 "Got None instead.")
+            q25 = np.log(check_y(q25, len(X), "ForestModel.fit"))
+            q75 = np.log(check_y(q75, len(X), "ForestModel.fit"))
         keys = group_key(X, "config")
         vb = X["value_bytes"].to_numpy(np.float64)
-        self.tables_, self.estimators_ = {}, {}
+        unknown = sorted(set(vb.tolist()) - set(_DTYPES))
+        if unknown:
+            raise ValueError(f"The 'X' parameter of ForestModel.fit has value_bytes {unknown[0]!r}; known: 4, 8.")
+        parts = {}
         for b in sorted(set(vb.tolist())):
-            if b not in _DTYPES:
-                raise ValueError(f"The 'X' parameter of ForestModel.fit has value_bytes {b!r}; known: 4, 8.")
             r = np.flatnonzero(vb == b)
             m, mi = np.unique(mids[r], return_index=True)
             row_m = np.searchsorted(m, mids[r])
             ks, ki = np.unique(keys[r], return_inverse=True)
             T = np.full((len(m), len(ks)), np.nan)
             T[row_m, ki] = t[r]
-            best = np.nanmin(T, axis=1)
-            S = T - best[:, None]
-            cap = float(self.clip)
-            if np.isfinite(cap):
-                S = np.where(np.isnan(S), cap, np.minimum(S, cap))
-            else:
-                S = np.where(np.isnan(S), np.nanmax(S, axis=1)[:, None], S)
-            L = self.feature_tf_.apply(X.iloc[r[mi]])
-            cls = ExtraTreesRegressor if self.forest == "extra" else RandomForestRegressor
-            est = cls(n_estimators=self.n_estimators, max_features=self.max_features,
-                      min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
-                      random_state=self.random_state, n_jobs=1, verbose=max(0, int(self.verbose) - 1))
-            est.fit(L, S if S.shape[1] > 1 else S[:, 0])
-            self.estimators_[_DTYPES[b]] = est
-            self.tables_[_DTYPES[b]] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
+            tied = None
+            if self.ties == "noise":
+                Q25, Q75 = T.copy(), T.copy()
+                Q25[row_m, ki], Q75[row_m, ki] = q25[r], q75[r]
+                ib = np.nanargmin(T, axis=1)
+                tied = Q25 <= Q75[np.arange(len(m)), ib][:, None]
+            S, Z = self._targets(T, ks, tied)
+            parts[_DTYPES[b]] = (m, self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, np.nanmin(T, axis=1))
+        self.tables_, self.estimators_ = {}, {}
+        if self.joint and len(parts) > 1:
+            # A matrix measured in one value type only takes the other type's mean split target.
+            m = np.unique(np.concatenate([p[0] for p in parts.values()]))
+            L = np.zeros((len(m), next(iter(parts.values()))[1].shape[1]))
+            Zs = []
+            for pm, pL, _, pZ, _, _ in parts.values():
+                i = np.searchsorted(m, pm)
+                L[i] = pL
+                Z = np.tile(pZ.mean(axis=0), (len(m), 1))
+                Z[i] = pZ
+                Zs.append(Z)
+            est = self._forest().fit(L, np.hstack(Zs))
+            for dt, (_, pL, S, _, ks, best) in parts.items():
+                self.estimators_[dt] = est
+                self.tables_[dt] = _flatten(est, pL, np.hstack([S, best[:, None]]), ks)
+        else:
+            for dt, (_, L, S, Z, ks, best) in parts.items():
+                est = self._forest().fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
+                self.estimators_[dt] = est
+                self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
         self._fit_extras(X, convert_ms, "ForestModel.fit")
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _forest(self) -> Any:
+        cls = ExtraTreesRegressor if self.forest == "extra" else RandomForestRegressor
+        return cls(n_estimators=self.n_estimators, max_features=self.max_features,
+                   min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
+                   random_state=self.random_state, n_jobs=1, verbose=max(0, int(self.verbose) - 1))
+
+    def _targets(self, T: np.ndarray, keys: np.ndarray, tied: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf target S (capped log slowdowns, ties 0, unmeasured at the cap) and split target Z of the
+        log times T (matrices x configurations, NaN where unmeasured); ``tied``: noise ties of the best."""
+        best = np.nanmin(T, axis=1)
+        S = T - best[:, None]
+        if float(self.tie_tol) > 0:
+            S = np.where(S <= np.log1p(float(self.tie_tol)), 0.0, S)
+        if tied is not None:
+            S = np.where(tied, 0.0, S)
+        cap = float(self.clip)
+        if np.isfinite(cap):
+            S = np.where(np.isnan(S), cap, np.minimum(S, cap))
+        else:
+            S = np.where(np.isnan(S), np.nanmax(S, axis=1)[:, None], S)
+        if self.target == "best":
+            return S, S
+        if self.target == "pairwise":
+            return S, S - S.mean(axis=1, keepdims=True)
+        if self.target == "listwise":
+            E = np.exp(-(S - S.min(axis=1, keepdims=True)) / float(self.temperature))
+            return S, E / E.sum(axis=1, keepdims=True)
+        fill = np.where(np.isnan(T), np.nanmax(T, axis=1)[:, None], T)
+        if self.target == "absolute":
+            return S, fill
+        j = _reference_column(self.reference, keys, T)
+        ref = np.where(np.isnan(T[:, j]), best, T[:, j])
+        return S, fill - ref[:, None]
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; a configuration not seen in training is an error."""
@@ -200,6 +304,7 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[s
         sums = np.zeros((len(lc), Y.shape[1]))
         np.add.at(sums, leaves[:, i], Y)
         means = sums[leaf] / np.maximum(cnt[leaf], 1)[:, None]
+        means[cnt[leaf] == 0] = Y.mean(axis=0)                # a joint forest's leaf without this value type
         feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
         thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
         left.append(np.where(leaf, lid, lc + off).astype(np.int32))
@@ -211,3 +316,16 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[s
     return {"keys": np.asarray(keys), "root": np.array(root, np.int32), "feature": np.concatenate(feat),
             "threshold": np.concatenate(thr), "left": np.concatenate(left), "right": np.concatenate(right),
             "value": np.ascontiguousarray(np.vstack(vals))}
+
+
+def _reference_column(reference: str | None, keys: np.ndarray, T: np.ndarray) -> int:
+    """Column of T (configurations ``keys``, ``id@f32|f64``) of the reference configuration."""
+    ids = np.array([k.rsplit("@", 1)[0] for k in keys])
+    for ref in ([reference] if reference is not None else list(REFERENCES)):
+        hit = np.flatnonzero(ids == ref)
+        if hit.size:
+            return int(hit[0])
+    if reference is not None:
+        raise ValueError(f"The 'reference' parameter of ForestModel must be a configuration of the training table. "
+                         f"Got {reference!r} instead.")
+    return int(np.argmax(np.isfinite(T).sum(axis=0)))

@@ -1,0 +1,129 @@
+"""ForestModel's training variants: split targets, ties in the targets, one forest for both value types."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pyspmv
+from pyspmv.models import ForestModel
+from pyspmv.models.forest import TARGETS
+
+from modeldata import planted_frame
+
+
+def distinct() -> types.SimpleNamespace:
+    """The planted table with each time scaled by a random factor, so no two matrices share their slowdowns."""
+    d = planted_frame()
+    d.y = d.y * np.exp(np.random.default_rng(0).normal(0.0, 0.3, len(d.y)))
+    return d
+
+
+def both_types() -> types.SimpleNamespace:
+    """The distinct table in float64 and, 1.5x faster, float32."""
+    d = distinct()
+    X32 = d.X.assign(value_bytes=4.0)
+    return types.SimpleNamespace(X=pd.concat([d.X, X32], ignore_index=True),
+                                 y=pd.concat([d.y, d.y / 1.5], ignore_index=True),
+                                 groups=pd.concat([d.groups, d.groups], ignore_index=True),
+                                 q25=pd.concat([d.q25, d.q25 / 1.5], ignore_index=True),
+                                 q75=pd.concat([d.q75, d.q75 / 1.5], ignore_index=True))
+
+
+def exact(**kw) -> ForestModel:
+    """A forest whose leaves hold one training matrix each."""
+    return ForestModel(n_estimators=4, min_samples_leaf=1, max_features=1.0, clip=np.inf, **kw)
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "listwise"])
+def test_leaves_hold_runtimes_whatever_the_split_target(target):
+    d = distinct()
+    m = exact(target=target).fit(d.X, d.y, d.groups)
+    np.testing.assert_allclose(m.predict(d.X), d.y, rtol=1e-9)
+
+
+def test_listwise_target_picks_each_training_matrix_best():
+    d = distinct()
+    m = ForestModel(n_estimators=4, min_samples_leaf=1, max_features=1.0, target="listwise").fit(d.X, d.y, d.groups)
+    best = d.X.loc[d.y.groupby(d.groups.to_numpy()).idxmin(), "config"].to_numpy()
+    np.testing.assert_array_equal(m.predict_best(d.X, d.groups).loc[sorted(set(d.groups))].to_numpy(), best)
+
+
+def best_and_next(d: types.SimpleNamespace) -> tuple[np.ndarray, np.ndarray]:
+    """Per matrix, the row of its fastest configuration and another row of the same matrix."""
+    g = d.groups.to_numpy()
+    first = d.y.groupby(g).idxmin().to_numpy()
+    other = []
+    for i in first:
+        rows = np.flatnonzero(g == g[i])
+        other.append(rows[rows != i][0])
+    return first, np.array(other)
+
+
+def test_tie_tol_makes_near_best_configurations_ties():
+    d = distinct()
+    first, near = best_and_next(d)
+    y = d.y.to_numpy().copy()
+    y[near] = y[first] * 1.01
+    m = exact(tie_tol=0.02).fit(d.X, y, d.groups)
+    np.testing.assert_allclose(m.predict(d.X.iloc[near]), y[first], rtol=1e-9)
+    plain = exact().fit(d.X, y, d.groups)
+    np.testing.assert_allclose(plain.predict(d.X.iloc[near]), y[near], rtol=1e-9)
+
+
+def test_noise_ties_need_quartiles_and_use_them():
+    d = distinct()
+    with pytest.raises(ValueError, match="'q25' and 'q75' parameters of ForestModel.fit"):
+        exact(ties="noise").fit(d.X, d.y, d.groups)
+    first, near = best_and_next(d)
+    y = d.y.to_numpy().copy()
+    y[near] = y[first] * 1.3
+    q25, q75 = y * 0.999, y * 1.001
+    q25[near] = y[first]                                          # its noise band reaches the best's
+    m = exact(ties="noise").fit(d.X, y, d.groups, q25=q25, q75=q75)
+    np.testing.assert_allclose(m.predict(d.X.iloc[near]), y[first], rtol=1e-9)
+    others = np.setdiff1d(np.arange(len(y)), near)
+    np.testing.assert_allclose(m.predict(d.X.iloc[others]), y[others], rtol=1e-9)
+
+
+def test_joint_forest_shares_trees_and_keeps_each_types_leaves():
+    d = both_types()
+    m = exact(joint=True).fit(d.X, d.y, d.groups)
+    t32, t64 = m.tables_["float32"], m.tables_["float64"]
+    assert m.estimators_["float32"] is m.estimators_["float64"]
+    for k in ("root", "feature", "threshold", "left", "right"):
+        np.testing.assert_array_equal(t32[k], t64[k])
+    np.testing.assert_allclose(m.predict(d.X), d.y, rtol=1e-9)
+    rm = pyspmv.portable(m, "cuda")
+    assert set(rm.tables) == {"float32", "float64"}
+
+
+def test_joint_forest_ranks_like_c(tmp_path):
+    """The saved joint forest, evaluated by the C core, predicts what Python predicts, in both value types."""
+    d = both_types()
+    m = ForestModel(n_estimators=4, joint=True).fit(d.X, d.y, d.groups)
+    back = pyspmv.load_model(pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cuda"))
+    A = pyspmv.generate("poisson2d", 10)
+    known = list(d.X["config"].unique())
+    for dtype in ("float32", "float64"):
+        got = {c: ms for c, ms in pyspmv.rank(A, model=back, device="cuda", dtype=dtype) if c in known}
+        X = pyspmv.datasets.design_rows(pyspmv.features(A), known, pyspmv.config_features(A, known, dtype=dtype),
+                                        4.0 if dtype == "float32" else 8.0)
+        np.testing.assert_allclose([got[c] for c in known], m.predict(X), rtol=1e-6)
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    ("target", "rank", "'target' parameter of ForestModel must be one of"),
+    ("ties", "q", "'ties' parameter of ForestModel must be one of"),
+    ("temperature", 0.0, "'temperature' parameter of ForestModel must be a float > 0"),
+    ("tie_tol", -0.1, "'tie_tol' parameter of ForestModel must be a float >= 0"),
+    ("reference", "cpu/nothing", "'reference' parameter of ForestModel must be a configuration"),
+])
+def test_bad_variant_parameters_name_themselves(param, value, message):
+    d = planted_frame()
+    kw = {param: value, **({"target": "reference"} if param == "reference" else {})}
+    with pytest.raises(ValueError, match=message):
+        ForestModel(n_estimators=2, **kw).fit(d.X, d.y, d.groups)
