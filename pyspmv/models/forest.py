@@ -24,12 +24,13 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     """Every configuration's runtime from one multi-output forest over the matrix's features.
 
     Per value type, one scikit-learn ExtraTreesRegressor (or RandomForestRegressor) is fit on the
-    training matrices: inputs ``log1p`` of the 33 matrix features, target one column per
-    configuration, the log slowdown ``log(t / t_best)`` against the matrix's fastest measured
-    configuration, capped at ``clip`` (the ranking needs the order near the best; how much slower a
-    bad configuration is would otherwise steer the splits). Configurations not measured on a
-    training matrix (not applicable, failed) take the cap. Each leaf then holds the mean over its
-    training matrices of every configuration's capped slowdown and of ``log t_best``, so that one walk
+    training matrices: inputs ``log1p`` of the 33 matrix features, one output per configuration.
+    The splits are grown on ``target`` (by default ListNet's top-one probability of each
+    configuration, a softmax of minus its log slowdown ``log(t / t_best)`` against the matrix's
+    fastest measured configuration: the splits then separate matrices by which configurations are
+    near their best, not by how much slower the bad ones are). Configurations not measured on a
+    training matrix (not applicable, failed) take a slowdown of ``clip``. Each leaf then holds the mean over its
+    training matrices of every configuration's slowdown, capped at ``clip``, and of ``log t_best``, so that one walk
     of each tree predicts every configuration: ``exp(mean slowdown + mean log t_best)`` ms. Ranking
     cost does not grow with the number of configurations beyond one addition per tree each.
 
@@ -41,13 +42,13 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     forest : {"extra", "random"}, default="extra"
         ExtraTreesRegressor or RandomForestRegressor.
     max_features : float, int or None, default=0.5
-    min_samples_leaf : int, default=4
+    min_samples_leaf : int, default=2
     max_depth : int or None, default=None
     bootstrap : bool, default=False
     clip : float, default=0.5
         Cap of the log slowdown target (0.5: 65 % slower); inf: no cap (unmeasured then take each
         matrix's slowest measured slowdown).
-    target : {"best", "pairwise", "reference", "absolute", "listwise"}, default="best"
+    target : {"best", "pairwise", "reference", "absolute", "listwise"}, default="listwise"
         What the trees' splits are grown on; the leaves always hold the capped slowdowns and
         ``log t_best`` described above, so predictions stay runtimes. ``"best"``: the capped log
         slowdown. ``"pairwise"``: the same, less its mean over the matrix's configurations (the
@@ -59,8 +60,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     reference : str or None, default=None
         Configuration id of ``target="reference"``; None: ``cusparse/csr/default``, else
         ``cpu/csr/rows``, else the configuration measured on the most training matrices.
-    temperature : float, default=0.05
-        Of ``target="listwise"``, in log slowdown (0.05: about 5 % slower weighs e^-1 as much).
+    temperature : float, default=0.1
+        Of ``target="listwise"``, in log slowdown (0.1: about 10 % slower weighs e^-1 as much).
     tie_tol : float, default=0.0
         Configurations at most this much slower than the matrix's best (0.02: 2 %) count as ties of
         the best in the targets (slowdown 0).
@@ -73,12 +74,12 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         type only takes the other type's mean target). False: one forest per value type.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
-    matrices of benchmarks/models.py's split (benchmarks/tune_boosted.py --kind forest), on
-    datasets/h100 and datasets/cpu in both value types, by the mean geomean t_pick / t_best:
-    clip 0.1, 0.2, 0.3, 0.5, 1, inf; min_samples_leaf 1, 2, 4, 8; max_features 0.3, 0.5, 1;
-    16, 32, 64 or 128 trees; extra or random (bootstrap) trees (benchmarks/results/forest_tuning.md).
-    benchmarks/model_variants.py compares the targets, ties and joint forests the same way
-    (benchmarks/results/model_variants.md).
+    matrices of benchmarks/default_quality.py's split, by the geomean t_pick / t_best averaged over
+    datasets/h100 and datasets/cpu, both value types (benchmarks/model_variants.py; its table
+    benchmarks/results/model_variants.md lists every variant tried: split targets, ties, joint
+    forests, added features): among the settings within 0.1 % of the best, the one with the larger
+    leaves (smaller trees, a faster C evaluation). The number of trees, ``max_features`` and the
+    forest kind come from the earlier search of benchmarks/results/forest_tuning.md.
     random_state : int, default=0
     verbose : int, default=0
     features, params : list of str or None, default=None
@@ -95,8 +96,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, n_estimators: int = 32, forest: str = "extra", max_features: Any = 0.5,
-                 min_samples_leaf: int = 4, max_depth: int | None = None, bootstrap: bool = False,
-                 clip: float = 0.5, target: str = "best", reference: str | None = None, temperature: float = 0.05,
+                 min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
+                 clip: float = 0.5, target: str = "listwise", reference: str | None = None, temperature: float = 0.1,
                  tie_tol: float = 0.0, ties: str = "none", joint: bool = False, random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
