@@ -12,6 +12,7 @@ generated ones from ``pyspmv.datasets.standard_corpus(seed=0)``) and writes thei
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ def literature_features(indptr: np.ndarray, indices: np.ndarray, ncols: int) -> 
     srt = np.sort(rl)
     out["rl_gini"] = float(1 - 2 * np.sum(np.cumsum(srt)) / (n * srt.sum()) + 1 / n) if srt.sum() > 0 else 0.0
     edges = (*BINS, np.inf)
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         out[f"rl_hist_{lo}"] = float(((rl >= lo) & (rl < hi)).mean())
     out["nnz_in_rows_ge32"] = float(rl[rl >= 32].sum() / max(nnz, 1))
     pad = np.zeros(-n % 32)

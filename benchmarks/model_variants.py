@@ -3,6 +3,7 @@ both value types, features of the literature; hyper-parameters chosen inside the
 
     python benchmarks/model_variants.py [DATASET ...] [--variants NAME ...] [--out benchmarks/results/model_variants.md]
     python benchmarks/model_variants.py --c-eval MODEL.pyspmv [...]   # C evaluation time, as rank_cost.py
+    python benchmarks/model_variants.py h100 cpu --grid listwise        # CV of every grid point, both datasets
 
 Per dataset (default ``h100`` and ``cpu``): the matrices are split as benchmarks/default_quality.py splits
 them (25 % held out, by matrix, seed 0). Each variant is a ``ForestModel`` (train_default's kind) with
@@ -95,7 +96,8 @@ def summary(per: pd.DataFrame) -> dict[str, float]:
     r = per["ratio"].to_numpy()
     rt = np.where(per["tie"], 1.0, r)
     return {"w5": float(np.mean(r < 1.05)), "b20": float(np.mean(r > 1.2)), "geo": float(np.exp(np.log(r).mean())),
-            "w5t": float(np.mean(rt < 1.05)), "b20t": float(np.mean(rt > 1.2)), "geot": float(np.exp(np.log(rt).mean())),
+            "w5t": float(np.mean(rt < 1.05)), "b20t": float(np.mean(rt > 1.2)),
+            "geot": float(np.exp(np.log(rt).mean())),
             "n": len(per)}
 
 
@@ -171,7 +173,8 @@ def row(r: dict[str, Any], dataset: str) -> str:
     p = (pts[0] if pts[0] == pts[1] else " · ".join(f"{vt}: {x}" for vt, x in zip(r["params"], pts, strict=True))) \
         or "–"
     return (f"| {dataset} | {r['variant']} | {VARIANTS[r['variant']][0]} | {p} | {cell(r['f64'])} | {cell(r['f32'])} | "
-            f"{' · '.join(f'{c:.4f}' for c in r['cv'])} | {r['f64']['n']} | {r['fit_s']:.1f} | {r['nodes_per_tree']:.0f} |")
+            f"{' · '.join(f'{c:.4f}' for c in r['cv'])} | {r['f64']['n']} | {r['fit_s']:.1f} | "
+            f"{r['nodes_per_tree']:.0f} |")
 
 
 def c_eval(files: list[str]) -> None:
@@ -190,19 +193,43 @@ def c_eval(files: list[str]) -> None:
                 print(f"| {Path(f).name} | {M.name} | {M.nnz:,} | {model_us:.3g} |", flush=True)
 
 
+def grid_table(names: list[str], target: str) -> None:
+    """Print the CV geomean of every grid point of ``target``'s variant per dataset (f64 split · f32 split),
+    and the geometric mean over all: the table the defaults were chosen from."""
+    _, fixed, grid, _ = VARIANTS[target]
+    data = {n: load(n, ()) for n in names}
+    for values in itertools.product(*grid.values()):
+        point = dict(zip(grid, values, strict=True))
+        cells, logs = [], []
+        for d in data.values():
+            cv = []
+            for tr, _ in d["splits"].values():
+                folds = list(GroupKFold(n_splits=3).split(tr, groups=d["g"][tr]))
+                per = pd.concat([fit_score(make(fixed, point, ()), d, tr[a], tr[b])[0] for a, b in folds])
+                cv.append(float(np.exp(np.mean([np.log(p["ratio"]).mean() for _, p in per.groupby("vb")]))))
+            cells.append(" · ".join(f"{c:.4f}" for c in cv))
+            logs += list(np.log(cv))
+        print(f"| {target} | {', '.join(f'{k} {v}' for k, v in point.items())} | {' | '.join(cells)} | "
+              f"{np.exp(np.mean(logs)):.4f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("datasets", nargs="*", default=["h100", "cpu"])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "model_variants.md"))
     ap.add_argument("--c-eval", nargs="+", metavar="MODEL", help="only time the C evaluation of these model files")
+    ap.add_argument("--grid", choices=list(VARIANTS), help="only print the CV geomean of each grid point of a variant")
     a = ap.parse_args()
     if a.c_eval:
         c_eval(a.c_eval)
         return
+    if a.grid:
+        grid_table(a.datasets, a.grid)
+        return
     info = device_info("cpu")
     lines = ["# Variants of the default ranking model on held-out matrices", "",
-             f"`python benchmarks/model_variants.py {' '.join(a.datasets)}`, fitted on the {info['processor']} dev VM "
+             (f"`python benchmarks/model_variants.py {' '.join(a.datasets)}`, fitted on the {info['processor']} dev VM "
              f"({info['cpu_count']} cores, shared). Held out: 25 % of each dataset's matrices, split by matrix, seed 0 "
              "(benchmarks/default_quality.py's split); hyper-parameters: the grid point with the best mean log geomean "
              "of 3-fold cross-validation grouped by matrix inside the training matrices. Cells: within 5 % of the "
@@ -210,9 +237,9 @@ def main() -> None:
              "most the best's q75 counts as the best). CV geomean: the chosen point's cross-validated geomean t_pick / "
              "t_best (mean of the log over both value types), inside the training matrices of the f64 split · of the "
              "f32 split. fit s: the final fit (both value types); nodes: mean nodes per tree (the C evaluation walks "
-             "one root-to-leaf path per tree).", "",
-             "| dataset | variant | what | chosen | f64 strict | f64 tie-aware | f32 strict | f32 tie-aware | CV geomean | n | "
-             "fit s | nodes |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
+             "one root-to-leaf path per tree)."), "",
+             ("| dataset | variant | what | chosen | f64 strict | f64 tie-aware | f32 strict | f32 tie-aware | CV geomean "
+              "| n | fit s | nodes |"), "| --- | --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |"]
     for ds in a.datasets:
         plain, lit = load(ds, ()), None
         for name in a.variants:

@@ -7,12 +7,11 @@ import types
 import numpy as np
 import pandas as pd
 import pytest
+from modeldata import planted_frame
 
 import pyspmv
 from pyspmv.models import ForestModel
 from pyspmv.models.forest import TARGETS
-
-from modeldata import planted_frame
 
 
 def distinct() -> types.SimpleNamespace:
