@@ -34,6 +34,7 @@ from sklearn.model_selection import GroupKFold
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
 from pyspmv.evaluate import split_by_matrix
+from pyspmv.features import FEATURE_NAMES
 from pyspmv.models import ForestModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -66,22 +67,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], dict[str, list[Any]], tuple[str, 
 LOCALITY = ("adj_row_reuse", "x_seg_block", "cl_cov", "cl_max_ratio")
 
 
-class LitForest(ForestModel):
-    """ForestModel whose inputs add literature features (columns of X), as signed log1p."""
-
-    extra: tuple[str, ...] = ()
-
-    def _inputs(self, X: pd.DataFrame) -> np.ndarray:
-        E = X.loc[:, list(self.extra)].to_numpy(np.float64)
-        return np.hstack([super()._inputs(X), np.sign(E) * np.log1p(np.abs(E))])
-
-
 def make(fixed: dict[str, Any], point: dict[str, Any], extra: tuple[str, ...]) -> ForestModel:
-    if not extra:
-        return ForestModel(**fixed, **point)
-    m = LitForest(**fixed, **point)
-    m.extra = extra
-    return m
+    """The variant's model; ``extra`` literature features join pyspmv's as the open schema's own columns."""
+    return ForestModel(**fixed, **point, features=[*FEATURE_NAMES, *extra] if extra else None)
 
 
 def unit_scores(scores: np.ndarray, y: np.ndarray, q25: np.ndarray, q75: np.ndarray, unit: np.ndarray) -> pd.DataFrame:
