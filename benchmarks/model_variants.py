@@ -124,6 +124,7 @@ def load(path: str, extra: tuple[str, ...]) -> dict[str, Any]:
         lit = pd.read_csv(CACHE).set_index("matrix")
         keep = ds.groups.isin(lit.index).to_numpy()
         X = pd.concat([X.reset_index(drop=True), lit.reindex(ds.groups.to_numpy()).reset_index(drop=True)], axis=1)
+        X = X.drop(columns=["library", "format", "kernel", "bytes_moved", "padding_ratio", "launches"])  # unread
     g = ds.groups.astype(str).to_numpy()
     vb = X["value_bytes"].to_numpy()
     d = {"X": X, "y": ds.y.to_numpy(), "g": g, "q25": ds.q25.to_numpy(), "q75": ds.q75.to_numpy(),
