@@ -92,6 +92,8 @@ def summary(per: pd.DataFrame) -> dict[str, float]:
 def fit_score(model: ForestModel, d: dict[str, Any], tr: np.ndarray, te: np.ndarray) -> tuple[pd.DataFrame, float]:
     """Per-unit scores of ``model`` fitted on rows tr and ranking rows te, and the fit's seconds."""
     X, y, g, q25, q75 = d["X"], d["y"], d["g"], d["q25"], d["q75"]
+    if model.features is not None:                       # the open schema reads exactly the columns it names
+        X = X.drop(columns=[c for c in names() if c in X.columns and c not in model.features])
     t0 = time.perf_counter()
     model.fit(X.iloc[tr], y[tr], groups=g[tr], q25=q25[tr], q75=q75[tr])
     fit_s = time.perf_counter() - t0
