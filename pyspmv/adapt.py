@@ -116,10 +116,8 @@ def retrain(kind: str, local: Local, shipped: Local | None = None, factors: dict
     """A ``pyspmv.models.MODELS[kind]`` fitted on ``local`` (repeated :data:`LOCAL_WEIGHT` times when
     ``shipped`` is given) plus ``shipped`` with its times multiplied by the per-configuration
     ``factors``; shipped matrices that were measured locally are left out (the local ones supersede)."""
-    from .models import MODELS
-    if kind not in MODELS:
-        raise ValueError(f"The 'kind' parameter must be one of {tuple(MODELS)}. Got {kind!r} instead.")
-    est = MODELS[kind](random_state=seed) if "random_state" in MODELS[kind]().get_params() else MODELS[kind]()
+    from .train_default import make_model
+    est = make_model(kind, seed)
     if shipped is None:
         X, y, g, c = local.X, local.y, local.groups, local.convert_ms
     else:

@@ -360,8 +360,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
     p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
-    p.add_argument("--model", default="boosted", choices=["linear", "boosted", "knn", "guo", "wang", "svm", "cascade"],
-                   help="model kind")
+    p.add_argument("--model", default="boosted", choices=DEFAULT_KINDS, help="model kind")
     p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"], help="value type(s)")
     p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")

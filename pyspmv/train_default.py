@@ -13,19 +13,18 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+#: The model kinds' short names, defined here without importing scikit-learn so that the command line
+#: lists them cheaply; ``pyspmv.models.MODELS`` maps the same names to their classes (a test checks).
 MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
 
 
 def make_model(kind: str, seed: int = 0) -> Any:
     """An unfitted estimator of ``kind`` with the defaults the shipped models use."""
-    from . import models
-    make = {"boosted": lambda: models.BoostedModel(random_state=seed), "linear": lambda: models.LinearModel(),
-            "knn": lambda: models.KNNModel(random_state=seed), "svm": lambda: models.SVMModel(random_state=seed),
-            "cascade": lambda: models.CascadeModel(random_state=seed), "guo": lambda: models.GuoModel(),
-            "wang": lambda: models.WangModel(), "forest": lambda: models.ForestModel(random_state=seed)}
-    if kind not in make:
+    from .models import MODELS as CLASSES
+    if kind not in CLASSES:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
-    return make[kind]()
+    est = CLASSES[kind]()
+    return est.set_params(random_state=seed) if "random_state" in est.get_params() else est
 
 
 def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[str] | None = None,

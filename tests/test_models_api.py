@@ -124,3 +124,12 @@ def test_predict_best_keeps_value_types_apart():
     best = LinearModel().fit(X, y, groups=g).predict_best(X, g)
     assert len(best) == 2 * d.groups.nunique()
     assert set(best.index.get_level_values("value_bytes")) == {4.0, 8.0}
+
+
+def test_model_names_are_one_list():
+    """The command line's light list of model kinds names exactly pyspmv.models' classes."""
+    from pyspmv import train_default
+    from pyspmv.models import MODELS
+    assert set(train_default.MODELS) == set(MODELS)
+    for kind in MODELS:
+        assert type(train_default.make_model(kind, seed=3)) is MODELS[kind]
