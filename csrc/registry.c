@@ -10,27 +10,22 @@
 #include <string.h>
 
 static const spmv_kernel_desc kernels[] = {
+/* One entry shape; the three line kinds of kernels.def differ only in device, library and kernel. */
+#define SPMV_ENTRY(name, dev, lib, CODE, kern, ...)                                                \
+    {.id = name,                                                                                   \
+     .device = dev,                                                                                \
+     .library = lib,                                                                               \
+     .format = SPMV_FMT_##CODE,                                                                    \
+     .kernel = kern,                                                                               \
+     __VA_ARGS__},
 #define SPMV_CPU(name, CODE, variant, ...)                                                         \
-    {.id = name,                                                                                   \
-     .device = SPMV_DEV_CPU,                                                                       \
-     .library = SPMV_LIB_PYSPMV,                                                                   \
-     .format = SPMV_FMT_##CODE,                                                                    \
-     .kernel = variant,                                                                            \
-     __VA_ARGS__},
-#define SPMV_OWN(sym, name, CODE, ...)                                                             \
-    {.id = name,                                                                                   \
-     .device = SPMV_DEV_CUDA,                                                                      \
-     .library = SPMV_LIB_PYSPMV,                                                                   \
-     .format = SPMV_FMT_##CODE,                                                                    \
-     __VA_ARGS__},
+    SPMV_ENTRY(name, SPMV_DEV_CPU, SPMV_LIB_PYSPMV, CODE, variant, __VA_ARGS__)
+#define SPMV_OWN(sym, name, CODE, ...) /* found by id: no kernel number */                         \
+    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_PYSPMV, CODE, 0, __VA_ARGS__)
 #define SPMV_CUSPARSE(name, CODE, alg, ...)                                                        \
-    {.id = name,                                                                                   \
-     .device = SPMV_DEV_CUDA,                                                                      \
-     .library = SPMV_LIB_CUSPARSE,                                                                 \
-     .format = SPMV_FMT_##CODE,                                                                    \
-     .kernel = alg,                                                                                \
-     __VA_ARGS__},
+    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, __VA_ARGS__)
 #include "kernels.def"
+#undef SPMV_ENTRY
 };
 
 int spmv_kernel_count(void) { return (int)(sizeof kernels / sizeof kernels[0]); }
