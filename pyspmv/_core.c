@@ -842,19 +842,45 @@ static PyObject *core_rows(PyObject *m, PyObject *args) {
     return rows;
 }
 
-/* rank(capsule, nrows, ncols, indptr, indices, value_bytes, add_ms or None) -> (order, ms) */
+/* The (id, ms) pairs in `order`, skipping configurations whose `keep` item is false (keep None:
+ * all): what rank() returns, built here because 135 tuples cost several microseconds in Python. */
+static PyObject *ranked_pairs(const int32_t *order, const double *ms, Py_ssize_t n, PyObject *ids,
+                              PyObject *keep) {
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t k = 0; out != NULL && k < n; k++) {
+        Py_ssize_t i = order[k];
+        if (keep != Py_None && !PyObject_IsTrue(PyTuple_GET_ITEM(keep, i))) continue;
+        PyObject *v = PyFloat_FromDouble(ms[i]), *pair = NULL;
+        if (v != NULL) pair = PyTuple_Pack(2, PyTuple_GET_ITEM(ids, i), v);
+        Py_XDECREF(v);
+        if (pair == NULL || PyList_Append(out, pair) < 0) Py_CLEAR(out);
+        Py_XDECREF(pair);
+    }
+    return out;
+}
+
+/* rank(capsule, nrows, ncols, indptr, indices, value_bytes, add_ms or None, sample=0, ids=None,
+ * keep=None) -> (order, ms), or with ids (a tuple of one object per configuration) the list of
+ * (ids[i], ms[i]) fastest first, only where keep (None, or a tuple of as many bools) is true. */
 static PyObject *rank(PyObject *m, PyObject *args) {
     glue_model *G;
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
-    PyObject *add;
+    PyObject *add, *ids = Py_None, *keep = Py_None;
     spmv_err err = {0};
     int sample = 0;
     double *rows = NULL;
-    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|i", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add, &sample) ||
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|iOO", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &add, &sample, &ids, &keep) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
+    if ((ids != Py_None && (!PyTuple_Check(ids) || PyTuple_GET_SIZE(ids) != G->configs.n)) ||
+        (keep != Py_None &&
+         (ids == Py_None || !PyTuple_Check(keep) || PyTuple_GET_SIZE(keep) != G->configs.n)))
+        return PyErr_Format(PyExc_ValueError,
+                            "rank: ids and keep must be None or tuples of %zd items (keep only "
+                            "with ids)",
+                            (Py_ssize_t)G->configs.n);
     if (G->nfeatures > 0)
         return PyErr_Format(PyExc_ValueError,
                             "rank: the model takes its own %d features, not a matrix's",
@@ -894,6 +920,12 @@ static PyObject *rank(PyObject *m, PyObject *args) {
         goto fail;
     }
     PyMem_Free(rows);
+    if (ids != Py_None) {
+        PyObject *pairs = ranked_pairs(op, mp, n, ids, keep);
+        Py_DECREF(order);
+        Py_DECREF(ms);
+        return pairs;
+    }
     return Py_BuildValue("(NN)", order, ms);
 fail:
     PyMem_Free(rows);
@@ -943,7 +975,9 @@ static PyMethodDef core_methods[] = {
      "(flat); "
      "sample_rows > 0: estimated (spmv_design_rows_estimate)"},
     {"rank", rank, METH_VARARGS,
-     "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms) -> (order, ms)"},
+     "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms, sample=0, ids=None, "
+     "keep=None) "
+     "-> (order, ms), or with ids the list of (id, ms) pairs fastest first"},
     {NULL, NULL, 0, NULL},
 };
 

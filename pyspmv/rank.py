@@ -98,10 +98,10 @@ class _Ranked:
         self.ranked = np.asarray(t.group) >= 0
         cfgs = [config(c) for c in t.config_ids]
         self.deterministic = np.array([c.deterministic for c in cfgs])
-        # What rank() builds its pairs from in one comprehension (the cheapest way to 135 tuples):
-        # the ids, and per value of `deterministic` the configurations kept (None: all).
+        # What _core.rank builds rank()'s pairs from: the ids, and per value of `deterministic` the
+        # configurations kept (None: all).
         self.id_tuple = tuple(t.config_ids)
-        self.keep = {d: None if k.all() else k.tolist()
+        self.keep = {d: None if k.all() else tuple(k.tolist())
                      for d, k in ((False, self.ranked), (True, self.ranked & self.deterministic))}
         conv = rm.meta.get("convert_ms", {})
         self.formats = [c.format for c in cfgs]
@@ -242,9 +242,7 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if estimate is not None and not isinstance(estimate, bool | np.bool_):
         raise ValueError(f"The 'estimate' parameter of rank() must be True, False or None. Got {estimate!r} instead.")
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
-    order, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample)
-    ids, m, keep = p.id_tuple, ms.tolist(), p.keep[bool(deterministic)]
-    pairs = ([(ids[i], m[i]) for i in order.tolist()] if keep is None
-             else [(ids[i], m[i]) for i in order.tolist() if keep[i]])
+    pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
+                       p.id_tuple, p.keep[bool(deterministic)])
     return Ranking(pairs, device=rm.device, dtype=dtype, score="predicted_ms" if rm.score == "ms" else "score",
                    matrix=M.name)

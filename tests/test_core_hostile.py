@@ -84,6 +84,24 @@ def test_rank_core_refuses_bad_columns():
             _core.core_rows(cap, 2, 3, ip, np.array([0, col, 1], np.int32), 8)
 
 
+def test_rank_core_pairs_and_their_argument_checks():
+    rm = pyspmv.default_model("cpu")
+    from pyspmv.rank import _prepared
+
+    p = _prepared(rm, "float64")
+    M = pyspmv.generators.poisson2d(6)
+    args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8, None, 0)
+    order, ms = _core.rank(*args)
+    n = len(p.id_tuple)
+    assert _core.rank(*args, p.id_tuple) == [(p.id_tuple[i], ms[i]) for i in order]
+    keep = tuple(i % 3 == 0 for i in range(n))
+    assert _core.rank(*args, p.id_tuple, keep) == [(p.id_tuple[i], ms[i]) for i in order if keep[i]]
+    for ids, kp in ((p.id_tuple[:-1], None), (list(p.id_tuple), None), (None, keep), (p.id_tuple, keep[:-1]),
+                    (p.id_tuple, list(keep))):
+        with pytest.raises(ValueError, match=f"tuples of {n} items"):
+            _core.rank(*args, ids, kp)
+
+
 def chain_spec(depth):
     """A regression tree that is a chain `depth` splits deep, every row going left at each."""
     nodes = 2 * depth + 1
