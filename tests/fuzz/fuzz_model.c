@@ -160,8 +160,8 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
     M->out_lo = fz_double(in, tame);
     switch (M->kind) {
     case SPMV_MODEL_LINEAR:
-        M->coef = arr_f64(in, a, (int64_t)ng * ni, tame, ANY);
-        M->intercept = arr_f64(in, a, ng, tame, ANY);
+        M->linear.coef = arr_f64(in, a, (int64_t)ng * ni, tame, ANY);
+        M->linear.intercept = arr_f64(in, a, ng, tame, ANY);
         break;
     case SPMV_MODEL_TREES: {
         if (deep) {
