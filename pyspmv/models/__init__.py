@@ -32,4 +32,4 @@ from .linear import LinearModel
 MODELS: dict[str, type] = {"linear": LinearModel, "boosted": BoostedModel, "knn": KNNModel, "guo": GuoModel,
                            "wang": WangModel, "svm": SVMModel, "cascade": CascadeModel, "forest": ForestModel}
 
-__all__ = ["MODELS", "FeatureTransform", "Schema", *sorted(c.__name__ for c in MODELS.values())]
+__all__ = ["MODELS", "FeatureTransform", "Schema"] + [c.__name__ for c in MODELS.values()]
