@@ -1,4 +1,5 @@
-// csrc/model.c: the table of model kinds, inputs and output transforms, the check, the row loop
+// csrc/model.c: the table of model kinds and their fields, inputs and output transforms, the check,
+// the row loop
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Everything a kind shares lives here; what a kind computes lives in csrc/model_<kind>.c behind
@@ -24,18 +25,130 @@ int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const 
 static const spmv_model_ops constant_ops = {0}; /* a cascade's one-class stage: never evaluated */
 
 static const spmv_model_ops *const kinds[SPMV_MODEL_NKINDS] = {
-    [0] = &constant_ops,
-    [SPMV_MODEL_LINEAR] = &spmv_linear_ops,
-    [SPMV_MODEL_TREES] = &spmv_trees_ops,
-    [SPMV_MODEL_KNN] = &spmv_knn_ops,
-    [SPMV_MODEL_SVM] = &spmv_svm_ops,
-    [SPMV_MODEL_FORMULA] = &spmv_formula_ops,
-    [SPMV_MODEL_CASCADE] = &spmv_cascade_ops,
-    [SPMV_MODEL_FOREST] = &spmv_forest_ops,
+    [SPMV_MODEL_CONSTANT] = &constant_ops,
+#define SPMV_MODEL(CODE, name) [SPMV_MODEL_##CODE] = &spmv_##name##_ops,
+#include "models.def"
+#undef SPMV_MODEL
+};
+
+static const char *const kind_names[SPMV_MODEL_NKINDS] = {
+    [SPMV_MODEL_CONSTANT] = "constant",
+#define SPMV_MODEL(CODE, name) [SPMV_MODEL_##CODE] = #name,
+#include "models.def"
+#undef SPMV_MODEL
 };
 
 const spmv_model_ops *spmv_model_ops_of(int kind) {
     return kind >= 0 && kind < SPMV_MODEL_NKINDS ? kinds[kind] : NULL;
+}
+
+/* The head: what every kind reads (spmv_model's own members). */
+#define SPMV_HEAD_INT(m, l, h)                                                                     \
+    { .name = #m, .type = SPMV_FIELD_INT, .lo = l, .hi = h, .offset = offsetof(spmv_model, m) }
+#define SPMV_HEAD_INPUTS(m, t)                                                                     \
+    { .name = #m, .type = t, .len = {"ninputs"}, .offset = offsetof(spmv_model, m) }
+static const spmv_model_field head_fields[] = {
+    SPMV_HEAD_INT(ngroups, 1, INT32_MAX),
+    SPMV_HEAD_INT(ncols, 1, INT32_MAX),
+    SPMV_HEAD_INT(ninputs, 0, INT32_MAX),
+    SPMV_HEAD_INT(out_tf, 0, SPMV_TF_SLOG1P),
+    SPMV_HEAD_INT(out_col, -1, INT32_MAX),
+    {.name = "out_lo",
+     .type = SPMV_FIELD_REAL,
+     .flags = SPMV_FIELD_NEG_INF,
+     .offset = offsetof(spmv_model, out_lo)},
+    SPMV_HEAD_INPUTS(in_col, SPMV_FIELD_I32),
+    SPMV_HEAD_INPUTS(in_tf, SPMV_FIELD_I32),
+    SPMV_HEAD_INPUTS(in_nan, SPMV_FIELD_F64),
+    SPMV_HEAD_INPUTS(in_lo, SPMV_FIELD_F64),
+    SPMV_HEAD_INPUTS(in_hi, SPMV_FIELD_F64),
+    SPMV_HEAD_INPUTS(in_shift, SPMV_FIELD_F64),
+    SPMV_HEAD_INPUTS(in_div, SPMV_FIELD_F64),
+};
+#undef SPMV_HEAD_INT
+#undef SPMV_HEAD_INPUTS
+
+const spmv_model_field *spmv_model_fields(int kind, int32_t *n, const char **name) {
+    const spmv_model_field *f = NULL;
+    const char *nm = NULL;
+    *n = 0;
+    if (kind == -1) {
+        f = head_fields;
+        *n = SPMV_NFIELDS(head_fields);
+        nm = "head";
+    } else if (kind >= 0 && kind < SPMV_MODEL_NKINDS) {
+        f = kinds[kind]->fields;
+        *n = kinds[kind]->nfields;
+        nm = kind_names[kind];
+    }
+    if (name != NULL) *name = nm;
+    return f;
+}
+
+/* Value of the INT field called `name` of the head or M's kind; 0 with *ok = 0 when neither has
+ * it. */
+static int64_t int_field(const spmv_model *M, const char *name, int *ok) {
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t n;
+        const spmv_model_field *f = spmv_model_fields(pass == 0 ? -1 : M->kind, &n, NULL);
+        for (int32_t i = 0; i < n; i++)
+            if (f[i].type == SPMV_FIELD_INT && strcmp(f[i].name, name) == 0)
+                return *(const int32_t *)(const void *)((const char *)M + f[i].offset);
+    }
+    *ok = 0;
+    return 0;
+}
+
+int64_t spmv_model_field_len(const spmv_model *M, const spmv_model_field *f) {
+    if (f->type == SPMV_FIELD_INT || f->type == SPMV_FIELD_REAL) return 0;
+    int ok = 1;
+    int64_t len = 1;
+    for (int k = 0; k < 2; k++)
+        if (f->len[k] != NULL) len *= int_field(M, f->len[k], &ok) + f->plus[k];
+    return ok ? len + f->add : -1;
+}
+
+/* Every field of one table against its description: INT ranges first (the lengths read them),
+ * then reals and arrays. */
+static int check_fields(const spmv_model *M, const spmv_model_field *f, int32_t n, spmv_err *err) {
+    const char *base = (const char *)M;
+    for (int32_t i = 0; i < n; i++) {
+        if (f[i].type != SPMV_FIELD_INT) continue;
+        int32_t v = *(const int32_t *)(const void *)(base + f[i].offset);
+        if (v < f[i].lo || v > f[i].hi)
+            return spmv_fail(err, SPMV_ESCHEMA, -1, v, f[i].hi,
+                             "model %s = %d is outside [%lld, %lld]", f[i].name, (int)v,
+                             (long long)f[i].lo, (long long)f[i].hi);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const void *at = base + f[i].offset;
+        if (f[i].type == SPMV_FIELD_REAL) {
+            double v = *(const double *)at;
+            if (!(isfinite(v) || (v == -HUGE_VAL && (f[i].flags & SPMV_FIELD_NEG_INF))))
+                return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "model %s = %g is not finite",
+                                 f[i].name, v);
+            continue;
+        }
+        if (f[i].type == SPMV_FIELD_INT) continue;
+        int64_t len = spmv_model_field_len(M, &f[i]);
+        const void *a = *(const void *const *)at;
+        if (len < 0)
+            return spmv_fail(err, SPMV_ESCHEMA, -1, len, 0, "model %s: a length of %lld entries",
+                             f[i].name, (long long)len);
+        if (a == NULL && len > 0 && !(f[i].flags & SPMV_FIELD_OPTIONAL))
+            return spmv_fail(err, SPMV_ESCHEMA, -1, -1, len,
+                             "model %s is NULL but should hold %lld entries", f[i].name,
+                             (long long)len);
+        if (f[i].type != SPMV_FIELD_MODELS) continue;
+        for (int64_t s = 0; s < len; s++) {
+            int kind = ((const spmv_model *)a)[s].kind;
+            if (kind < 0 || kind >= SPMV_MODEL_NKINDS || kind > 62 || !((f[i].hi >> kind) & 1))
+                return spmv_fail(err, SPMV_ESCHEMA, s, kind, -1,
+                                 "model %s[%lld] is of kind %d, which it cannot hold", f[i].name,
+                                 (long long)s, kind);
+        }
+    }
+    return SPMV_OK;
 }
 
 static double tf_apply(int tf, double x) {
@@ -95,26 +208,18 @@ int32_t spmv_model_nout(const spmv_model *M) {
 
 int spmv_model_check(const spmv_model *M, spmv_err *err) {
     if (M == NULL) return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "model is NULL");
-    if (M->kind < SPMV_MODEL_LINEAR || M->kind >= SPMV_MODEL_NKINDS)
+    if (M->kind <= SPMV_MODEL_CONSTANT || M->kind >= SPMV_MODEL_NKINDS)
         return spmv_fail(err, SPMV_ESCHEMA, -1, M->kind, SPMV_MODEL_NKINDS,
-                         "model kind %d is not in [%d, %d]", M->kind, SPMV_MODEL_LINEAR,
+                         "model kind %d is not in [%d, %d]", M->kind, SPMV_MODEL_CONSTANT + 1,
                          SPMV_MODEL_NKINDS - 1);
     /* ncols: design rows (spmv_rank checks SPMV_NCOLS + nextra) or a caller's feature vector */
-    if (M->ngroups < 1 || M->ninputs < 0 || M->ncols < 1)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, 1,
-                         "model: ngroups = %d (>= 1), "
-                         "ninputs = %d (>= 0), ncols = %d (>= 1)",
-                         (int)M->ngroups, (int)M->ninputs, (int)M->ncols);
-    if (M->ninputs > 0 && (M->in_nan == NULL || M->in_lo == NULL || M->in_hi == NULL ||
-                           M->in_shift == NULL || M->in_div == NULL))
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "model inputs need in_col, in_tf, in_nan, "
-                         "in_lo, in_hi, in_shift and in_div");
-    int rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
+    int rc = check_fields(M, head_fields, SPMV_NFIELDS(head_fields), err);
+    if (rc == 0) rc = check_fields(M, kinds[M->kind]->fields, kinds[M->kind]->nfields, err);
+    if (rc == 0) rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
     if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_SLOG1P + 1, "in_tf", err);
-    if (rc == 0) rc = spmv_check_range(&M->out_tf, 1, 0, SPMV_TF_SLOG1P + 1, "out_tf", err);
     if (rc == 0) rc = spmv_check_range(&M->out_col, 1, -1, M->ncols, "out_col", err);
-    return rc ? rc : kinds[M->kind]->check(M, err);
+    const spmv_model_ops *op = kinds[M->kind];
+    return rc || op->check == NULL ? rc : op->check(M, err);
 }
 
 static double out_apply(const spmv_model *M, const spmv_model_ops *op, const double *raw,

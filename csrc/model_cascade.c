@@ -102,11 +102,19 @@ static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
     return spmv_model_check(S, err);
 }
 
+/* Stages: tree classifiers or one class (spmv_cascade); their number is the list's length. */
+static const spmv_model_field cascade_fields[] = {
+    {SPMV_MODEL_FIELD(cascade, nstages), .type = SPMV_FIELD_INT, .flags = SPMV_FIELD_DERIVED,
+     .lo = 1, .hi = INT32_MAX},
+    SPMV_KIND_INT(cascade, nlevels, 1, INT32_MAX),
+    {SPMV_MODEL_FIELD(cascade, sub), .type = SPMV_FIELD_MODELS,
+     .hi = (1 << SPMV_MODEL_CONSTANT) | (1 << SPMV_MODEL_TREES), .len = {"cascade.nstages"}},
+    SPMV_KIND_ARRAY(cascade, node, SPMV_FIELD_I32, "ngroups", "cascade.nlevels"),
+    SPMV_KIND_ARRAY(cascade, cls, SPMV_FIELD_I32, "ngroups", "cascade.nlevels"),
+};
+
 static int cascade_check(const spmv_model *M, spmv_err *err) {
     const spmv_cascade *K = &M->cascade;
-    if (K->nstages < 1 || K->nlevels < 1 || K->sub == NULL || K->node == NULL || K->cls == NULL)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, K->nstages, 1,
-                         "a cascade needs stages (sub[nstages]) and node, cls[ngroups*nlevels]");
     int64_t np = (int64_t)M->ngroups * K->nlevels;
     int rc = spmv_check_range(K->node, np, -1, K->nstages, "cascade.node", err);
     for (int32_t s = 0; rc == 0 && s < K->nstages; s++) rc = check_stage(M, s, err);
@@ -123,5 +131,9 @@ static int cascade_check(const spmv_model *M, spmv_err *err) {
 }
 
 SPMV_API const spmv_model_ops spmv_cascade_ops = {
-    cascade_check, NULL, cascade_ws, cascade_eval, NULL, NULL,
+    .fields = cascade_fields,
+    .nfields = SPMV_NFIELDS(cascade_fields),
+    .check = cascade_check,
+    .ws = cascade_ws,
+    .eval = cascade_eval,
 };

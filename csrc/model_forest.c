@@ -50,16 +50,23 @@ static void forest_eval(const spmv_model *M, int32_t g, const double *row, const
     raw[0] = M->forest.base >= 0 ? sum[g] + sum[M->forest.base] : sum[g];
 }
 
+static const spmv_model_field forest_fields[] = {
+    SPMV_KIND_INT(forest, ntrees, 1, INT32_MAX),
+    SPMV_KIND_INT(forest, nnodes, 1, INT32_MAX),
+    SPMV_KIND_INT(forest, nleaves, 1, INT32_MAX),
+    SPMV_KIND_INT(forest, nout, 1, INT32_MAX),
+    SPMV_KIND_INT(forest, base, -1, INT32_MAX),
+    SPMV_KIND_INT(forest, cast_f32, 0, 1),
+    SPMV_KIND_ARRAY(forest, root, SPMV_FIELD_I32, "forest.ntrees"),
+    SPMV_KIND_ARRAY(forest, feature, SPMV_FIELD_I32, "forest.nnodes"),
+    SPMV_KIND_ARRAY(forest, left, SPMV_FIELD_I32, "forest.nnodes"),
+    SPMV_KIND_ARRAY(forest, right, SPMV_FIELD_I32, "forest.nnodes"),
+    SPMV_KIND_ARRAY(forest, threshold, SPMV_FIELD_F64, "forest.nnodes"),
+    SPMV_KIND_ARRAY(forest, value, SPMV_FIELD_F64, "forest.nleaves", "forest.nout"),
+};
+
 static int forest_check(const spmv_model *M, spmv_err *err) {
     const spmv_forest *F = &M->forest;
-    if (F->ntrees < 1 || F->nnodes < 1 || F->nleaves < 1 || F->nout < 1 || F->root == NULL ||
-        F->feature == NULL || F->left == NULL || F->right == NULL || F->threshold == NULL ||
-        F->value == NULL || (F->cast_f32 != 0 && F->cast_f32 != 1))
-        return spmv_fail(
-            err, SPMV_ESCHEMA, -1, -1, -1,
-            "a forest model needs ntrees, nnodes, nleaves, nout >= 1, cast_f32 0 or 1, "
-            "root[ntrees], feature, left, right, threshold[nnodes] and "
-            "value[nleaves*nout]");
     if (M->ngroups > F->nout) /* group g reads output g */
         return spmv_fail(err, SPMV_ESCHEMA, -1, M->ngroups, F->nout,
                          "forest: ngroups = %d is past nout = %d", (int)M->ngroups, (int)F->nout);
@@ -86,5 +93,9 @@ static int forest_check(const spmv_model *M, spmv_err *err) {
 }
 
 SPMV_API const spmv_model_ops spmv_forest_ops = {
-    forest_check, NULL, forest_ws, forest_eval, NULL, NULL,
+    .fields = forest_fields,
+    .nfields = SPMV_NFIELDS(forest_fields),
+    .check = forest_check,
+    .ws = forest_ws,
+    .eval = forest_eval,
 };

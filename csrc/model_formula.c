@@ -44,17 +44,33 @@ static void formula_eval(const spmv_model *M, int32_t g, const double *row, cons
     raw[0] = y;
 }
 
+#define SPMV_DERIVED(m, t) SPMV_KIND_ARRAY(formula, m, t, "formula.nderived")
+#define SPMV_TERMS(m, t) SPMV_KIND_ARRAY(formula, m, t, "formula.nterms")
+static const spmv_model_field formula_fields[] = {
+    SPMV_KIND_INT(formula, nderived, 0, INT32_MAX),
+    SPMV_KIND_INT(formula, nterms, 0, INT32_MAX),
+    SPMV_DERIVED(da, SPMV_FIELD_I32),
+    SPMV_DERIVED(db, SPMV_FIELD_I32),
+    SPMV_DERIVED(dc, SPMV_FIELD_I32),
+    SPMV_DERIVED(dd, SPMV_FIELD_I32),
+    SPMV_DERIVED(dceil, SPMV_FIELD_I32),
+    SPMV_DERIVED(dlo, SPMV_FIELD_F64),
+    SPMV_DERIVED(ddiv, SPMV_FIELD_F64),
+    SPMV_DERIVED(dlo2, SPMV_FIELD_F64),
+    SPMV_DERIVED(dadd, SPMV_FIELD_F64),
+    {SPMV_MODEL_FIELD(formula, term_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups"}, .add = 1},
+    SPMV_TERMS(a, SPMV_FIELD_I32),
+    SPMV_TERMS(b, SPMV_FIELD_I32),
+    SPMV_TERMS(gate, SPMV_FIELD_I32),
+    SPMV_TERMS(coef, SPMV_FIELD_F64),
+    SPMV_TERMS(lo, SPMV_FIELD_F64),
+    SPMV_TERMS(hi, SPMV_FIELD_F64),
+};
+#undef SPMV_DERIVED
+#undef SPMV_TERMS
+
 static int formula_check(const spmv_model *M, spmv_err *err) {
     const spmv_formula *F = &M->formula;
-    if (F->term_ptr == NULL || F->nderived < 0 || F->nterms < 0 ||
-        (F->nterms > 0 && (F->a == NULL || F->b == NULL || F->gate == NULL || F->coef == NULL ||
-                           F->lo == NULL || F->hi == NULL)) ||
-        (F->nderived > 0 &&
-         (F->da == NULL || F->db == NULL || F->dc == NULL || F->dd == NULL || F->dceil == NULL ||
-          F->dlo == NULL || F->ddiv == NULL || F->dlo2 == NULL || F->dadd == NULL)))
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "a formula model needs term_ptr[ngroups+1], a, b, gate, coef, lo, hi "
-                         "[nterms] and da, db, dc, dd, dceil, dlo, ddiv, dlo2, dadd [nderived]");
     int64_t nz = (int64_t)M->ninputs + F->nderived;
     if (nz > INT32_MAX) /* z[] is sized and indexed with int32 */
         return spmv_fail(err, SPMV_ESCHEMA, -1, nz, INT32_MAX,
@@ -79,5 +95,9 @@ static int formula_check(const spmv_model *M, spmv_err *err) {
 }
 
 SPMV_API const spmv_model_ops spmv_formula_ops = {
-    formula_check, NULL, formula_ws, formula_eval, NULL, NULL,
+    .fields = formula_fields,
+    .nfields = SPMV_NFIELDS(formula_fields),
+    .check = formula_check,
+    .ws = formula_ws,
+    .eval = formula_eval,
 };

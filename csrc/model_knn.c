@@ -143,16 +143,31 @@ static void knn_eval(const spmv_model *M, int32_t g, const double *row, const do
     raw[0] = m == 0 ? NAN : K->weighting == SPMV_KNN_UNIFORM ? num / m : num / den;
 }
 
+static const spmv_model_field knn_fields[] = {
+    SPMV_KIND_INT(knn, nsets, 0, INT32_MAX),
+    SPMV_KIND_INT(knn, npoints, 0, INT32_MAX),
+    SPMV_KIND_INT(knn, ntargets, 1, INT32_MAX),
+    SPMV_KIND_INT(knn, weighting, SPMV_KNN_UNIFORM, SPMV_KNN_FLOOR),
+    SPMV_KIND_REAL(knn, dmin),
+    {SPMV_MODEL_FIELD(knn, set_ptr), .type = SPMV_FIELD_I32, .len = {"knn.nsets"}, .add = 1},
+    SPMV_KIND_ARRAY(knn, points, SPMV_FIELD_F64, "knn.npoints", "ninputs"),
+    SPMV_KIND_ARRAY(knn, target, SPMV_FIELD_F64, "knn.npoints", "knn.ntargets"),
+    {SPMV_MODEL_FIELD(knn, shift), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+     .len = {"knn.nsets", "ninputs"}},
+    {SPMV_MODEL_FIELD(knn, div), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+     .len = {"knn.nsets", "ninputs"}},
+    {SPMV_MODEL_FIELD(knn, weight), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+     .len = {"knn.nsets", "ninputs"}},
+    SPMV_KIND_ARRAY(knn, set, SPMV_FIELD_I32, "ngroups"),
+    SPMV_KIND_ARRAY(knn, k, SPMV_FIELD_I32, "ngroups"),
+    SPMV_KIND_ARRAY(knn, tcol, SPMV_FIELD_I32, "ngroups"),
+};
+
 static int knn_check(const spmv_model *M, spmv_err *err) {
     const spmv_knn *K = &M->knn;
-    if (K->set_ptr == NULL || K->set == NULL || K->k == NULL || K->tcol == NULL ||
-        K->target == NULL || (K->points == NULL && M->ninputs > 0) || K->ntargets < 1 ||
-        (K->shift == NULL) != (K->div == NULL) || K->weighting < SPMV_KNN_UNIFORM ||
-        K->weighting > SPMV_KNN_FLOOR)
-        return spmv_fail(
-            err, SPMV_ESCHEMA, -1, -1, -1,
-            "a KNN model needs set_ptr[nsets+1], points, target, set, k, tcol[ngroups], "
-            "ntargets >= 1, shift and div both or neither, weighting in [0, 2]");
+    if ((K->shift == NULL) != (K->div == NULL))
+        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
+                         "a KNN model needs knn.shift and knn.div both or neither");
     int rc = spmv_check_range(K->set_ptr, (int64_t)K->nsets + 1, 0, (int64_t)K->npoints + 1,
                               "knn.set_ptr", err);
     for (int32_t s = 0; rc == 0 && s < K->nsets; s++)
@@ -166,5 +181,9 @@ static int knn_check(const spmv_model *M, spmv_err *err) {
 }
 
 SPMV_API const spmv_model_ops spmv_knn_ops = {
-    knn_check, NULL, knn_ws, knn_eval, NULL, NULL,
+    .fields = knn_fields,
+    .nfields = SPMV_NFIELDS(knn_fields),
+    .check = knn_check,
+    .ws = knn_ws,
+    .eval = knn_eval,
 };

@@ -12,8 +12,8 @@ static void linear_eval(const spmv_model *M, int32_t g, const double *row, const
     (void)w;
     int64_t o = (int64_t)g * M->ninputs; /* an index, not coef + o: coef may be NULL when empty */
     double y = 0;
-    for (int32_t k = 0; k < M->ninputs; k++) y += M->coef[o + k] * z[k];
-    raw[0] = y + M->intercept[g];
+    for (int32_t k = 0; k < M->ninputs; k++) y += M->linear.coef[o + k] * z[k];
+    raw[0] = y + M->linear.intercept[g];
 }
 
 /* The rows of one matrix (shared): the inputs from its features and value size are the same in
@@ -38,8 +38,8 @@ static int linear_rows(const spmv_model *M, const double *rows, int32_t n, int32
         const double *row = rows + (int64_t)i * stride;
         int32_t g = group[i];
         if (g < 0) continue;
-        const double *w =
-            ni > 0 ? M->coef + (int64_t)g * ni : M->coef; /* coef may be NULL when ni is 0 */
+        const double *w = ni > 0 ? M->linear.coef + (int64_t)g * ni
+                                 : M->linear.coef; /* coef may be NULL when ni is 0 */
         if (first < 0) {
             first = i;
             spmv_model_inputs(M, row, z, memo);
@@ -58,20 +58,28 @@ static int linear_rows(const spmv_model *M, const double *rows, int32_t n, int32
         }
         double y = part[g];
         for (int32_t v = 0; v < nv; v++) y += w[var[v]] * spmv_model_input(M, var[v], row, memo);
-        raw[i] = y + M->intercept[g];
+        raw[i] = y + M->linear.intercept[g];
     }
     spmv_free(var);
     spmv_free(z);
     return SPMV_OK;
 }
 
-static int linear_check(const spmv_model *M, spmv_err *err) {
-    if ((M->coef == NULL && M->ninputs > 0) || M->intercept == NULL)
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "a linear model needs coef[ngroups*ninputs] and intercept[ngroups]");
-    return SPMV_OK;
-}
+/* Its fields keep the names of the first model files, which had no kind prefix for them. */
+static const spmv_model_field linear_fields[] = {
+    {.name = "coef",
+     .type = SPMV_FIELD_F64,
+     .len = {"ngroups", "ninputs"},
+     .offset = offsetof(spmv_model, linear.coef)},
+    {.name = "intercept",
+     .type = SPMV_FIELD_F64,
+     .len = {"ngroups"},
+     .offset = offsetof(spmv_model, linear.intercept)},
+};
 
 SPMV_API const spmv_model_ops spmv_linear_ops = {
-    linear_check, NULL, NULL, linear_eval, linear_rows, NULL,
+    .fields = linear_fields,
+    .nfields = SPMV_NFIELDS(linear_fields),
+    .eval = linear_eval,
+    .rows = linear_rows,
 };

@@ -29,14 +29,23 @@ static void svm_eval(const spmv_model *M, int32_t g, const double *row, const do
     if (M->svm.classify) raw[1] = svm_decision(M, M->ngroups + g, z);
 }
 
+/* Sets: ngroups * (1 + classify). */
+static const spmv_model_field svm_fields[] = {
+    SPMV_KIND_INT(svm, nsv, 0, INT32_MAX),
+    SPMV_KIND_INT(svm, classify, 0, 1),
+    SPMV_KIND_REAL(svm, penalty),
+    {SPMV_MODEL_FIELD(svm, sv_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups", "svm.classify"},
+     .plus = {0, 1}, .add = 1},
+    SPMV_KIND_ARRAY(svm, sv, SPMV_FIELD_F64, "svm.nsv", "ninputs"),
+    SPMV_KIND_ARRAY(svm, dual, SPMV_FIELD_F64, "svm.nsv"),
+    {SPMV_MODEL_FIELD(svm, gamma), .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
+     .plus = {0, 1}},
+    {SPMV_MODEL_FIELD(svm, intercept), .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
+     .plus = {0, 1}},
+};
+
 static int svm_check(const spmv_model *M, spmv_err *err) {
     const spmv_svm *S = &M->svm;
-    if (S->sv_ptr == NULL || S->gamma == NULL || S->intercept == NULL ||
-        (S->classify != 0 && S->classify != 1) ||
-        (S->nsv > 0 && (S->dual == NULL || (S->sv == NULL && M->ninputs > 0))))
-        return spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1,
-                         "an SVM model needs classify 0 or 1, sv_ptr[nsets+1], sv[nsv*ninputs], "
-                         "dual[nsv], gamma and intercept[nsets]");
     int64_t nsets = (int64_t)M->ngroups * (1 + S->classify);
     int rc = spmv_check_range(S->sv_ptr, nsets + 1, 0, (int64_t)S->nsv + 1, "svm.sv_ptr", err);
     for (int64_t s = 0; rc == 0 && s < nsets; s++)
@@ -54,5 +63,10 @@ static double svm_out(const spmv_model *M, const double *raw, double y) {
 }
 
 SPMV_API const spmv_model_ops spmv_svm_ops = {
-    svm_check, svm_nout, NULL, svm_eval, NULL, svm_out,
+    .fields = svm_fields,
+    .nfields = SPMV_NFIELDS(svm_fields),
+    .check = svm_check,
+    .nout = svm_nout,
+    .eval = svm_eval,
+    .out = svm_out,
 };

@@ -149,16 +149,27 @@ static int trees_rows(const spmv_model *M, const double *rows, int32_t n, int32_
 
 static int32_t trees_nout(const spmv_model *M) { return M->trees.nout; }
 
+static const spmv_model_field trees_fields[] = {
+    SPMV_KIND_INT(trees, nout, 1, INT32_MAX),
+    SPMV_KIND_INT(trees, ntrees, 0, INT32_MAX),
+    SPMV_KIND_INT(trees, nnodes, 0, INT32_MAX),
+    SPMV_KIND_INT(trees, cast_f32, 0, 1),
+    SPMV_KIND_REAL(trees, scale),
+    {SPMV_MODEL_FIELD(trees, tree_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups", "trees.nout"},
+     .add = 1},
+    SPMV_KIND_ARRAY(trees, root, SPMV_FIELD_I32, "trees.ntrees"),
+    SPMV_KIND_ARRAY(trees, feature, SPMV_FIELD_I32, "trees.nnodes"),
+    SPMV_KIND_ARRAY(trees, left, SPMV_FIELD_I32, "trees.nnodes"),
+    SPMV_KIND_ARRAY(trees, right, SPMV_FIELD_I32, "trees.nnodes"),
+    SPMV_KIND_ARRAY(trees, threshold, SPMV_FIELD_F64, "trees.nnodes"),
+    SPMV_KIND_ARRAY(trees, value, SPMV_FIELD_F64, "trees.nnodes"),
+    {SPMV_MODEL_FIELD(trees, missing_left), .type = SPMV_FIELD_U8, .flags = SPMV_FIELD_OPTIONAL,
+     .len = {"trees.nnodes"}},
+    SPMV_KIND_ARRAY(trees, init, SPMV_FIELD_F64, "ngroups", "trees.nout"),
+};
+
 static int trees_check(const spmv_model *M, spmv_err *err) {
     const spmv_trees *T = &M->trees;
-    if (T->nout < 1 || T->tree_ptr == NULL || T->init == NULL ||
-        (T->ntrees > 0 && T->root == NULL) ||
-        (T->nnodes > 0 && (T->feature == NULL || T->left == NULL || T->right == NULL ||
-                           T->threshold == NULL || T->value == NULL)))
-        return spmv_fail(
-            err, SPMV_ESCHEMA, -1, T->nout, 1,
-            "a tree model needs nout >= 1, tree_ptr[ngroups*nout+1], init, root[ntrees] "
-            "and feature, left, right, threshold, value[nnodes]");
     int64_t ngo = (int64_t)M->ngroups * T->nout;
     if (ngo >= INT32_MAX) /* the evaluators index (group, output) pairs with int32 */
         return spmv_fail(err, SPMV_ESCHEMA, -1, ngo, INT32_MAX,
@@ -187,5 +198,10 @@ static int trees_check(const spmv_model *M, spmv_err *err) {
 }
 
 SPMV_API const spmv_model_ops spmv_trees_ops = {
-    trees_check, trees_nout, NULL, trees_eval, trees_rows, NULL,
+    .fields = trees_fields,
+    .nfields = SPMV_NFIELDS(trees_fields),
+    .check = trees_check,
+    .nout = trees_nout,
+    .eval = trees_eval,
+    .rows = trees_rows,
 };

@@ -333,14 +333,14 @@ SPMV_API int32_t spmv_format_unread(int f);
  * would turn padding into NaN: callers refuse such an x.  0 otherwise and outside the formats. */
 SPMV_API int spmv_format_finite_x(int f);
 
+/* Model kinds SPMV_MODEL_<CODE>, from 1 in the order of csrc/models.def (the one list); 0 is a
+ * cascade's one-class stage, never evaluated.  What each kind computes: its parameters struct below
+ * and csrc/model_<name>.c. */
 enum {
-    SPMV_MODEL_LINEAR = 1, /* per group: intercept + coef . z */
-    SPMV_MODEL_TREES,      /* per group and output: init + scale * sum of regression-tree leaves */
-    SPMV_MODEL_KNN,     /* per group: (inverse-distance) mean of the k nearest training targets */
-    SPMV_MODEL_SVM,     /* per group: sum dual * exp(-gamma |z - sv|^2) + intercept */
-    SPMV_MODEL_FORMULA, /* per group: sum of gated products coef * z[a] * z[b] */
-    SPMV_MODEL_CASCADE, /* classifiers chained: minus the probability of the configuration's path */
-    SPMV_MODEL_FOREST, /* whole-matrix: one walk per tree, each leaf a vector with every group's output */
+    SPMV_MODEL_CONSTANT = 0,
+#define SPMV_MODEL(CODE, name) SPMV_MODEL_##CODE,
+#include "models.def"
+#undef SPMV_MODEL
     SPMV_MODEL_NKINDS /* one past the last kind */
 };
 /* Transforms of inputs and of the output. */
@@ -357,6 +357,12 @@ enum {
     SPMV_TF_SLOG1P /* sign(x) * log1p(|x|): a signed statistic keeps its sign */
 };
 
+/* Linear (Lehnert): group g's raw output is intercept[g] + coef[g*ninputs ..] . z. */
+typedef struct {
+    const double *coef;      /* [ngroups*ninputs] */
+    const double *intercept; /* [ngroups] */
+} spmv_linear;
+
 /* Tree ensemble, flat node arrays (scikit-learn's tree_ and HistGradientBoosting's predictor nodes).
  * Node t: feature[t] < 0 is a leaf with value[t]; else go to left[t] when z <= threshold[t] (z cast
  * to float first when cast_f32, as DecisionTreeRegressor compares; NaN: left when missing_left[t]). */
@@ -370,7 +376,7 @@ typedef struct {
     const uint8_t *missing_left;           /* [nnodes] or NULL */
     const double *init;                    /* [ngroups*nout] */
     double scale;                          /* learning rate (1 where leaves already carry it) */
-    int cast_f32;
+    int32_t cast_f32;
 } spmv_trees;
 
 /* Nearest neighbours: group g searches point set set[g] with its own k and target column tcol[g].
@@ -388,7 +394,7 @@ typedef struct {
     const double *target;               /* [npoints*ntargets]; NaN: not measured */
     const double *shift, *div, *weight; /* [nsets*ninputs] or NULL */
     const int32_t *set, *k, *tcol;      /* [ngroups] */
-    int weighting;
+    int32_t weighting;
     double dmin;
 } spmv_knn;
 
@@ -436,7 +442,7 @@ typedef struct {
     const int32_t *feature, *left, *right; /* [nnodes] */
     const double *threshold;               /* [nnodes] */
     const double *value;                   /* [nleaves*nout] */
-    int cast_f32;
+    int32_t cast_f32;
 } spmv_forest;
 
 typedef struct spmv_model spmv_model;
@@ -467,26 +473,68 @@ struct spmv_model {
     const double *in_nan, *in_lo, *in_hi, *in_shift, *in_div; /* [ninputs] */
     int32_t out_tf, out_col;
     double out_lo;
-    const double *coef, *intercept; /* linear: [ngroups*ninputs], [ngroups] */
-    spmv_trees trees;
-    spmv_knn knn;
-    spmv_svm svm;
-    spmv_formula formula;
-    spmv_cascade cascade;
-    spmv_forest forest;
+    /* The parameters of each kind, spmv_<name> as member `name` (csrc/models.def): only the
+     * member of M's own kind is read. */
+#define SPMV_MODEL(CODE, name) spmv_##name name;
+#include "models.def"
+#undef SPMV_MODEL
 };
 
-/* Check M's structure: kinds, transforms, every index within its array's declared count.  SPMV_ESCHEMA
- * naming the field otherwise.  O(size of M). */
+/* The fields of a model, described once: every scalar and array of the head (spmv_model's own) and
+ * of each kind (its parameters struct), by the name model specs and files give them ("ngroups",
+ * "trees.root"; linear's "coef" and "intercept").  The glue parses specs from these tables and
+ * spmv_model_check checks every field against them; pyspmv reads them as its schema.
+ *   SPMV_FIELD_INT, SPMV_FIELD_REAL: an int32_t or a double; INT within [lo, hi], REAL finite
+ *     (or -inf with SPMV_FIELD_NEG_INF).
+ *   SPMV_FIELD_I32, SPMV_FIELD_F64, SPMV_FIELD_U8: a pointer to int32_t, double or uint8_t entries,
+ *     as many as spmv_model_field_len says; NULL only when it says 0, or with SPMV_FIELD_OPTIONAL.
+ *   SPMV_FIELD_MODELS: a pointer to sub-models (a cascade's stages), as many as the INT field
+ *     len[0] holds (SPMV_FIELD_DERIVED: set from the list of sub-models, not given by name); bit k
+ *     of hi set: a sub-model may be of kind k. */
+enum {
+    SPMV_FIELD_INT = 0,
+    SPMV_FIELD_REAL,
+    SPMV_FIELD_I32,
+    SPMV_FIELD_F64,
+    SPMV_FIELD_U8,
+    SPMV_FIELD_MODELS
+};
+enum { SPMV_FIELD_OPTIONAL = 1, SPMV_FIELD_NEG_INF = 2, SPMV_FIELD_DERIVED = 4 };
+typedef struct {
+    const char
+        *name; /* "trees.root": the kind's name, a dot and its member's (head: the member's) */
+    int type, flags;
+    int64_t lo, hi;
+    /* arrays: entries = (len[0] + plus[0]) * (len[1] + plus[1]) + add, len[k] naming INT fields of
+     * the head or the kind (NULL: the factor 1) */
+    const char *len[2];
+    int32_t plus[2];
+    int32_t add;
+    size_t offset; /* of the value or pointer in spmv_model */
+} spmv_model_field;
+
+/* The fields of kind `kind` (SPMV_MODEL_*; 0: none) into *n, and its name ("trees"; "constant" for
+ * 0) into *name when not NULL; kind -1: the head's fields (name "head").  NULL (*n = 0) outside
+ * [-1, SPMV_MODEL_NKINDS).  Static tables in the order a parser reads them: every scalar before
+ * the arrays whose lengths it gives. */
+SPMV_API const spmv_model_field *spmv_model_fields(int kind, int32_t *n, const char **name);
+
+/* Entries of array field f of M (head or M's kind): its length rule on M's INT fields; 0 for a
+ * scalar, -1 when the rule names a field the head and M's kind lack. */
+SPMV_API int64_t spmv_model_field_len(const spmv_model *M, const spmv_model_field *f);
+
+/* Check M's structure: the kind, then every field of the head and of M's kind against its table
+ * (ranges, finite reals, arrays present), then what the kind itself requires (every index within
+ * its array's declared count, ...).  SPMV_ESCHEMA naming the field otherwise.  O(size of M). */
 SPMV_API int spmv_model_check(const spmv_model *M, spmv_err *err);
+
+/* Raw outputs per row: the trees' nout, 2 for a classifying SVM, else 1. */
+SPMV_API int32_t spmv_model_nout(const spmv_model *M);
 
 /* ms[n] = M's prediction for each of n design rows rows[n*stride] (stride >= M->ncols), row i
  * through sub-model group[i] (-1: ms = HUGE_VAL).  Raw outputs, before out_tf, go to raw[n*nout]
  * when raw is not NULL (nout: spmv_model_nout).  Returns 0, SPMV_EINVAL, SPMV_ENOMEM.
  * M must pass spmv_model_check().  O(n * model size). */
-/* Raw outputs per row: the trees' nout, 2 for a classifying SVM, else 1. */
-SPMV_API int32_t spmv_model_nout(const spmv_model *M);
-
 SPMV_API int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                                 const int32_t *group, double *ms, double *raw, spmv_err *err);
 

@@ -5,6 +5,7 @@
 
 #include "spmv.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Fill *err (when not NULL) and return code.  fmt is printf-style, cut to fit err->msg. */
@@ -246,13 +247,16 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
                                       int64_t nnz, const double *x, double *y, int t, int nt,
                                       int add);
 
-/* ---- model evaluation: one table of operations per kind (csrc/model_<kind>.c, listed in
- * csrc/model.c, which owns the inputs, the output transform and the row loop) ---- */
+/* ---- model evaluation: one table of operations per kind (csrc/model_<kind>.c, found through
+ * csrc/models.def; csrc/model.c owns the inputs, the output transform, the field checks and the
+ * row loop) ---- */
 
-/* Operations of one model kind.  A new kind is its csrc/model_<kind>.c with one of these and one
- * line of csrc/model.c's table.
- *   check: the kind's own arrays (the head, inputs and transforms are checked already);
- *          SPMV_ESCHEMA naming the field.
+/* Operations and fields of one model kind.  A new kind is its csrc/model_<kind>.c with one of
+ * these, its parameters struct in spmv.h and one line of csrc/models.def.
+ *   fields: the kind's spmv_model_field table (SPMV_MODEL_FIELD names and places each entry),
+ *           nfields entries; spmv_model_check checks them before check runs.
+ *   check: NULL, or what the table cannot say (indices within their arrays, trees that end,
+ *          ...); SPMV_ESCHEMA naming the field.
  *   nout:  raw outputs per row (NULL: 1).
  *   ws:    bytes of eval's workspace (NULL: none); when w is not NULL, also initialises w[that many
  *          bytes] (8-byte aligned).
@@ -263,6 +267,8 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
  *          these rows to eval.
  *   out:   NULL, or the prediction y (after the output transform) adjusted by the raw outputs. */
 typedef struct {
+    const spmv_model_field *fields;
+    int32_t nfields;
     int (*check)(const spmv_model *M, spmv_err *err);
     int32_t (*nout)(const spmv_model *M);
     int64_t (*ws)(const spmv_model *M, void *w);
@@ -273,8 +279,24 @@ typedef struct {
     double (*out)(const spmv_model *M, const double *raw, double y);
 } spmv_model_ops;
 
-SPMV_DATA const spmv_model_ops spmv_linear_ops, spmv_trees_ops, spmv_knn_ops, spmv_svm_ops,
-    spmv_formula_ops, spmv_cascade_ops, spmv_forest_ops;
+/* A field table entry's name and place: member `member` of kind `kind`'s parameters, named
+ * "kind.member" as specs and files spell it. */
+#define SPMV_MODEL_FIELD(kind, member)                                                             \
+    .name = #kind "." #member, .offset = offsetof(spmv_model, kind.member)
+#define SPMV_NFIELDS(table) ((int32_t)(sizeof(table) / sizeof((table)[0])))
+/* The usual entries: an int in [l, h], a finite real, an array of (len[0]) * (len[1]) entries. */
+#define SPMV_KIND_INT(kind, member, l, h)                                                          \
+    { SPMV_MODEL_FIELD(kind, member), .type = SPMV_FIELD_INT, .lo = (l), .hi = (h) }
+#define SPMV_KIND_REAL(kind, member)                                                               \
+    { SPMV_MODEL_FIELD(kind, member), .type = SPMV_FIELD_REAL }
+#define SPMV_KIND_ARRAY(kind, member, t, ...)                                                      \
+    {                                                                                              \
+        SPMV_MODEL_FIELD(kind, member), .type = (t), .len = { __VA_ARGS__ }                        \
+    }
+
+#define SPMV_MODEL(CODE, name) SPMV_DATA const spmv_model_ops spmv_##name##_ops;
+#include "models.def"
+#undef SPMV_MODEL
 
 /* The operations of kind (0: a cascade's one-class stage, which is never evaluated), NULL outside
  * [0, SPMV_MODEL_NKINDS). */

@@ -523,8 +523,7 @@ typedef struct {
     spmv_model model;
     spmv_configs configs;
     spmv_gpu_props dev;
-    spmv_model *subs;  /* cascade stages */
-    PyObject *refs;    /* list of the arrays the structs point into */
+    PyObject *refs;    /* list of the arrays (and sub-model blocks) the structs point into */
     int32_t nfeatures; /* 0: design rows; > 0: the rows start with a caller's feature vector */
 } glue_model;
 
@@ -576,135 +575,117 @@ static int spec_array(PyObject *spec, const char *key, int typenum, int64_t n, i
 #define I32(key, n, opt, dst) spec_array(spec, key, NPY_INT32, n, opt, refs, (const void **)&(dst))
 #define F64(key, n, opt, dst)                                                                      \
     spec_array(spec, key, NPY_FLOAT64, n, opt, refs, (const void **)&(dst))
-#define U8(key, n, opt, dst) spec_array(spec, key, NPY_UINT8, n, opt, refs, (const void **)&(dst))
 #define INT(key, dst) (spec_int(spec, key, &l_) && ((dst) = (int32_t)l_, 1))
 
-static int parse_model(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs);
-
-static int parse_kind(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs) {
-    long l_;
-    int64_t ng = M->ngroups, ni = M->ninputs;
-    switch (M->kind) {
-    case SPMV_MODEL_LINEAR:
-        return F64("coef", ng * ni, 0, M->coef) && F64("intercept", ng, 0, M->intercept);
-    case SPMV_MODEL_TREES: {
-        spmv_trees *T = &M->trees;
-        if (!INT("trees.nout", T->nout) || !INT("trees.ntrees", T->ntrees) ||
-            !INT("trees.nnodes", T->nnodes) || !INT("trees.cast_f32", T->cast_f32) ||
-            !spec_double(spec, "trees.scale", &T->scale))
-            return 0;
-        int64_t go = ng * T->nout, nn = T->nnodes;
-        return I32("trees.tree_ptr", go + 1, 0, T->tree_ptr) &&
-               I32("trees.root", T->ntrees, 0, T->root) &&
-               I32("trees.feature", nn, 0, T->feature) && I32("trees.left", nn, 0, T->left) &&
-               I32("trees.right", nn, 0, T->right) && F64("trees.threshold", nn, 0, T->threshold) &&
-               F64("trees.value", nn, 0, T->value) &&
-               U8("trees.missing_left", nn, 1, T->missing_left) &&
-               F64("trees.init", go, 0, T->init);
-    }
-    case SPMV_MODEL_KNN: {
-        spmv_knn *K = &M->knn;
-        if (!INT("knn.nsets", K->nsets) || !INT("knn.npoints", K->npoints) ||
-            !INT("knn.ntargets", K->ntargets) || !INT("knn.weighting", K->weighting) ||
-            !spec_double(spec, "knn.dmin", &K->dmin))
-            return 0;
-        int64_t sn = (int64_t)K->nsets * ni;
-        return I32("knn.set_ptr", (int64_t)K->nsets + 1, 0, K->set_ptr) &&
-               F64("knn.points", (int64_t)K->npoints * ni, 0, K->points) &&
-               F64("knn.target", (int64_t)K->npoints * K->ntargets, 0, K->target) &&
-               F64("knn.shift", sn, 1, K->shift) && F64("knn.div", sn, 1, K->div) &&
-               F64("knn.weight", sn, 1, K->weight) && I32("knn.set", ng, 0, K->set) &&
-               I32("knn.k", ng, 0, K->k) && I32("knn.tcol", ng, 0, K->tcol);
-    }
-    case SPMV_MODEL_SVM: {
-        spmv_svm *S = &M->svm;
-        if (!INT("svm.nsv", S->nsv) || !INT("svm.classify", S->classify) ||
-            !spec_double(spec, "svm.penalty", &S->penalty))
-            return 0;
-        int64_t ns = ng * (S->classify ? 2 : 1);
-        return I32("svm.sv_ptr", ns + 1, 0, S->sv_ptr) &&
-               F64("svm.sv", (int64_t)S->nsv * ni, 0, S->sv) &&
-               F64("svm.dual", S->nsv, 0, S->dual) && F64("svm.gamma", ns, 0, S->gamma) &&
-               F64("svm.intercept", ns, 0, S->intercept);
-    }
-    case SPMV_MODEL_FORMULA: {
-        spmv_formula *F = &M->formula;
-        if (!INT("formula.nderived", F->nderived) || !INT("formula.nterms", F->nterms)) return 0;
-        int64_t nd = F->nderived, nt = F->nterms;
-        return I32("formula.da", nd, 0, F->da) && I32("formula.db", nd, 0, F->db) &&
-               I32("formula.dc", nd, 0, F->dc) && I32("formula.dd", nd, 0, F->dd) &&
-               I32("formula.dceil", nd, 0, F->dceil) && F64("formula.dlo", nd, 0, F->dlo) &&
-               F64("formula.ddiv", nd, 0, F->ddiv) && F64("formula.dlo2", nd, 0, F->dlo2) &&
-               F64("formula.dadd", nd, 0, F->dadd) &&
-               I32("formula.term_ptr", ng + 1, 0, F->term_ptr) && I32("formula.a", nt, 0, F->a) &&
-               I32("formula.b", nt, 0, F->b) && I32("formula.gate", nt, 0, F->gate) &&
-               F64("formula.coef", nt, 0, F->coef) && F64("formula.lo", nt, 0, F->lo) &&
-               F64("formula.hi", nt, 0, F->hi);
-    }
-    case SPMV_MODEL_CASCADE: {
-        spmv_cascade *K = &M->cascade;
-        PyObject *subs = PyDict_GetItemString(spec, "cascade.sub");
-        if (!INT("cascade.nlevels", K->nlevels)) return 0;
-        if (subs == NULL || !PyList_Check(subs) || PyList_GET_SIZE(subs) < 1 || G->subs != NULL) {
-            PyErr_SetString(PyExc_ValueError,
-                            "a cascade spec needs 'cascade.sub', a non-empty list of "
-                            "stage specs (stages are not cascades)");
-            return 0;
-        }
-        K->nstages = (int32_t)PyList_GET_SIZE(subs);
-        G->subs = PyMem_Calloc((size_t)K->nstages, sizeof(spmv_model));
-        if (G->subs == NULL) {
-            PyErr_NoMemory();
-            return 0;
-        }
-        K->sub = G->subs;
-        for (int32_t s = 0; s < K->nstages; s++) {
-            PyObject *sub = PyList_GET_ITEM(subs, s);
-            if (!PyDict_Check(sub)) {
-                PyErr_SetString(PyExc_TypeError, "cascade stage specs must be dicts");
-                return 0;
-            }
-            if (!parse_model(sub, &G->subs[s], G, refs)) return 0;
-        }
-        int64_t nl = ng * K->nlevels;
-        return I32("cascade.node", nl, 0, K->node) && I32("cascade.cls", nl, 0, K->cls);
-    }
-    case SPMV_MODEL_FOREST: {
-        spmv_forest *F = &M->forest;
-        if (!INT("forest.ntrees", F->ntrees) || !INT("forest.nnodes", F->nnodes) ||
-            !INT("forest.nleaves", F->nleaves) || !INT("forest.nout", F->nout) ||
-            !INT("forest.base", F->base) || !INT("forest.cast_f32", F->cast_f32))
-            return 0;
-        int64_t nn = F->nnodes;
-        return I32("forest.root", F->ntrees, 0, F->root) &&
-               I32("forest.feature", nn, 0, F->feature) && I32("forest.left", nn, 0, F->left) &&
-               I32("forest.right", nn, 0, F->right) &&
-               F64("forest.threshold", nn, 0, F->threshold) &&
-               F64("forest.value", (int64_t)F->nleaves * F->nout, 0, F->value);
-    }
-    case 0:
-        return 1; /* a cascade's one-class stage */
-    default:
-        PyErr_Format(PyExc_ValueError, "model spec kind %d is unknown", M->kind);
-        return 0;
-    }
+/* Sub-model arrays (a cascade's stages) live in capsules kept in refs, freed with the rest. */
+static void block_free(PyObject *cap) {
+    PyMem_Free(PyCapsule_GetPointer(cap, "pyspmv._core.block"));
 }
 
-static int parse_model(PyObject *spec, spmv_model *M, glue_model *G, PyObject *refs) {
-    long l_;
-    if (!INT("kind", M->kind) || !INT("ngroups", M->ngroups) || !INT("ncols", M->ncols) ||
-        !INT("ninputs", M->ninputs) || !INT("out_tf", M->out_tf) || !INT("out_col", M->out_col) ||
-        !spec_double(spec, "out_lo", &M->out_lo))
-        return 0;
-    if (M->ngroups < 0 || M->ninputs < 0) {
-        PyErr_SetString(PyExc_ValueError, "model spec: ngroups and ninputs must be >= 0");
+static int parse_model(PyObject *spec, spmv_model *M, PyObject *refs, int depth);
+
+/* spec[f->name] into M at f->offset, as the field's table entry (csrc/model*.c) describes it:
+ * scalars in range, arrays of their exact length, a list of sub-model specs.  Returns 0 with an
+ * exception set on failure. */
+static int parse_field(PyObject *spec, spmv_model *M, const spmv_model_field *f, PyObject *refs,
+                       int depth) {
+    char *at = (char *)M + f->offset;
+    long l;
+    double d;
+    switch (f->type) {
+    case SPMV_FIELD_INT:
+        if (f->flags & SPMV_FIELD_DERIVED) return 1; /* set by the field it counts */
+        if (!spec_int(spec, f->name, &l)) return 0;
+        if (l < f->lo || l > f->hi) {
+            PyErr_Format(PyExc_ValueError, "model spec field '%s' = %ld is outside [%lld, %lld]",
+                         f->name, l, (long long)f->lo, (long long)f->hi);
+            return 0;
+        }
+        *(int32_t *)(void *)at = (int32_t)l;
+        return 1;
+    case SPMV_FIELD_REAL:
+        if (!spec_double(spec, f->name, &d)) return 0;
+        *(double *)(void *)at = d;
+        return 1;
+    case SPMV_FIELD_MODELS:
+        break;
+    default: {
+        int typenum = f->type == SPMV_FIELD_I32   ? NPY_INT32
+                      : f->type == SPMV_FIELD_F64 ? NPY_FLOAT64
+                                                  : NPY_UINT8;
+        return spec_array(spec, f->name, typenum, spmv_model_field_len(M, f),
+                          (f->flags & SPMV_FIELD_OPTIONAL) != 0, refs, (const void **)at);
+    }
+    }
+    PyObject *subs = PyDict_GetItemString(spec, f->name);
+    if (subs == NULL || !PyList_Check(subs) || PyList_GET_SIZE(subs) < 1 ||
+        PyList_GET_SIZE(subs) > INT32_MAX || depth > 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "model spec field '%s' must be a non-empty list of sub-model specs (not "
+                     "inside a sub-model)",
+                     f->name);
         return 0;
     }
-    int64_t ni = M->ninputs;
-    return I32("in_col", ni, 0, M->in_col) && I32("in_tf", ni, 0, M->in_tf) &&
-           F64("in_nan", ni, 0, M->in_nan) && F64("in_lo", ni, 0, M->in_lo) &&
-           F64("in_hi", ni, 0, M->in_hi) && F64("in_shift", ni, 0, M->in_shift) &&
-           F64("in_div", ni, 0, M->in_div) && parse_kind(spec, M, G, refs);
+    Py_ssize_t n = PyList_GET_SIZE(subs);
+    spmv_model *sub = PyMem_Calloc((size_t)n, sizeof(spmv_model));
+    PyObject *cap = sub == NULL ? NULL : PyCapsule_New(sub, "pyspmv._core.block", block_free);
+    if (cap == NULL) {
+        PyMem_Free(sub);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return 0;
+    }
+    int ok = PyList_Append(refs, cap) == 0;
+    Py_DECREF(cap);
+    /* the count goes to the INT field len[0] names */
+    int32_t nf;
+    const spmv_model_field *kf = spmv_model_fields(M->kind, &nf, NULL);
+    for (int32_t i = 0; ok && i < nf; i++)
+        if (kf[i].type == SPMV_FIELD_INT && strcmp(kf[i].name, f->len[0]) == 0)
+            *(int32_t *)(void *)((char *)M + kf[i].offset) = (int32_t)n;
+    for (Py_ssize_t s = 0; ok && s < n; s++) {
+        PyObject *item = PyList_GET_ITEM(subs, s);
+        if (!PyDict_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "model spec field '%s' must hold dicts", f->name);
+            return 0;
+        }
+        ok = parse_model(item, &sub[s], refs, depth + 1);
+        if (ok && (sub[s].kind < 0 || sub[s].kind > 62 || !((f->hi >> sub[s].kind) & 1))) {
+            PyErr_Format(PyExc_ValueError, "model spec field '%s' cannot hold a model of kind %d",
+                         f->name, sub[s].kind);
+            return 0;
+        }
+    }
+    *(const spmv_model **)(void *)at = sub;
+    return ok;
+}
+
+/* The fields of one table: scalars first, whose values give the arrays' lengths. */
+static int parse_fields(PyObject *spec, spmv_model *M, const spmv_model_field *f, int32_t n,
+                        PyObject *refs, int depth) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t i = 0; i < n; i++) {
+            int scalar = f[i].type == SPMV_FIELD_INT || f[i].type == SPMV_FIELD_REAL;
+            if (scalar == (pass == 0) && !parse_field(spec, M, &f[i], refs, depth)) return 0;
+        }
+    return 1;
+}
+
+/* A spec: 'kind', then the head's fields and the kind's, each as its table says. */
+static int parse_model(PyObject *spec, spmv_model *M, PyObject *refs, int depth) {
+    long kind;
+    int32_t nh, nk = 0;
+    const char *name = NULL;
+    if (!spec_int(spec, "kind", &kind)) return 0;
+    const spmv_model_field *head = spmv_model_fields(-1, &nh, NULL);
+    const spmv_model_field *own =
+        kind >= 0 && kind < SPMV_MODEL_NKINDS ? spmv_model_fields((int)kind, &nk, &name) : NULL;
+    if (name == NULL) {
+        PyErr_Format(PyExc_ValueError, "model spec kind %ld is unknown", kind);
+        return 0;
+    }
+    M->kind = (int)kind;
+    return parse_fields(spec, M, head, nh, refs, depth) &&
+           parse_fields(spec, M, own, nk, refs, depth);
 }
 
 static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
@@ -738,8 +719,48 @@ static void model_capsule_free(PyObject *cap) {
     glue_model *G = PyCapsule_GetPointer(cap, MODEL_CAPSULE);
     if (G == NULL) return;
     Py_XDECREF(G->refs);
-    PyMem_Free(G->subs);
     PyMem_Free(G);
+}
+
+/* One spmv_model_field as a dict: name, type ('int', 'real', 'int32', 'float64', 'uint8',
+ * 'models'), the flags as booleans, lo, hi, and the length rule: len, a list of (field, plus),
+ * and add. */
+static PyObject *field_dict(const spmv_model_field *f) {
+    static const char *const types[] = {"int", "real", "int32", "float64", "uint8", "models"};
+    PyObject *len = PyList_New(0);
+    for (int k = 0; len != NULL && k < 2; k++) {
+        if (f->len[k] == NULL) continue;
+        PyObject *t = Py_BuildValue("(si)", f->len[k], (int)f->plus[k]);
+        if (t == NULL || PyList_Append(len, t) < 0) Py_CLEAR(len);
+        Py_XDECREF(t);
+    }
+    if (len == NULL) return NULL;
+    return Py_BuildValue("{sssssOsOsOsLsLsNsi}", "name", f->name, "type", types[f->type],
+                         "optional", (f->flags & SPMV_FIELD_OPTIONAL) ? Py_True : Py_False,
+                         "neg_inf", (f->flags & SPMV_FIELD_NEG_INF) ? Py_True : Py_False, "derived",
+                         (f->flags & SPMV_FIELD_DERIVED) ? Py_True : Py_False, "lo",
+                         (long long)f->lo, "hi", (long long)f->hi, "len", len, "add", (int)f->add);
+}
+
+/* model_fields(kind) -> (name, tuple of field dicts): kind -1 is the head (csrc/model.c), 0 ..
+ * NKINDS-1 the kinds of csrc/models.def (0: a cascade's one-class stage); None outside. */
+static PyObject *model_fields(PyObject *m, PyObject *args) {
+    int kind;
+    int32_t n;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "i", &kind)) return NULL;
+    const spmv_model_field *f = spmv_model_fields(kind, &n, &name);
+    if (name == NULL) Py_RETURN_NONE;
+    PyObject *t = PyTuple_New(n);
+    for (int32_t i = 0; t != NULL && i < n; i++) {
+        PyObject *d = field_dict(&f[i]);
+        if (d == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, d);
+    }
+    return t == NULL ? NULL : Py_BuildValue("(sN)", name, t);
 }
 
 /* model_new(spec) -> capsule: the model and its configurations, checked by spmv_model_check */
@@ -750,7 +771,7 @@ static PyObject *model_new(PyObject *m, PyObject *args) {
     glue_model *G = PyMem_Calloc(1, sizeof *G);
     if (G == NULL) return PyErr_NoMemory();
     G->refs = PyList_New(0);
-    if (G->refs == NULL || !parse_model(spec, &G->model, G, G->refs) ||
+    if (G->refs == NULL || !parse_model(spec, &G->model, G->refs, 0) ||
         !parse_configs(spec, G, G->refs))
         goto fail;
     int rc = spmv_model_check(&G->model, &err);
@@ -768,7 +789,6 @@ static PyObject *model_new(PyObject *m, PyObject *args) {
     if (cap != NULL) return cap;
 fail:
     Py_XDECREF(G->refs);
-    PyMem_Free(G->subs);
     PyMem_Free(G);
     return NULL;
 }
@@ -942,6 +962,8 @@ static PyMethodDef core_methods[] = {
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
+    {"model_fields", model_fields, METH_VARARGS,
+     "model_fields(kind) -> (name, field dicts) of a model kind (-1: the head), None outside"},
     {"design_columns", design_columns, METH_NOARGS,
      "design_columns() -> tuple of str: the SPMV_NCOLS columns of a design row"},
     {"format_facts", format_facts, METH_NOARGS,

@@ -76,6 +76,7 @@ static inline int check_array(PyObject *o, int typenum, int writeable, const cha
     if (typenum >= 0 && PyArray_TYPE(a) != typenum) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype %s", what,
                      typenum == NPY_INT32     ? "int32"
+                     : typenum == NPY_UINT8   ? "uint8"
                      : typenum == NPY_FLOAT32 ? "float32"
                                               : "float64");
         return 0;

@@ -35,8 +35,7 @@ from .portable import (
     check_model,
     native,
     portable,
-    spec_arrays,
-    spec_scalars,
+    spec_fields,
 )
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -80,33 +79,30 @@ def _c_array(ctype: str, name: str, a: np.ndarray) -> str:
 def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
     """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
 
-    Field names come from the kind's schema (:func:`pyspmv.portable.spec_scalars`,
-    :func:`~pyspmv.portable.spec_arrays`), never from the spec's own keys; values are written as numbers."""
+    Field names come from the C core's field tables (:func:`pyspmv.portable.spec_fields`), never from
+    the spec's own keys: a head field is a member of ``spmv_model``, a kind's field ``kind.member``
+    (linear's ``coef``: ``member``) a member of the kind's parameters, ``spmv_model.<kind>``. Values
+    are written as numbers."""
     f = spec.fields
-    ctype = {np.dtype(np.int32): "int32_t", np.dtype(np.float64): "double", np.dtype(np.uint8): "uint8_t"}
-    init = [f".kind = {KINDS[spec.kind]}"]
-    sub: dict[str, list[str]] = {}
-
-    def put(key: str, value: str) -> None:
-        part, _, fld = key.rpartition(".")
-        (sub.setdefault(part, []) if part else init).append(f".{fld} = {value}")
-
-    for key, typ in spec_scalars(spec.kind).items():
-        put(key, str(int(f[key])) if typ is int else _c_double(float(f[key])))
-    for key, (dt, _, _) in spec_arrays(spec.kind).items():
-        a = f.get(key)
-        if a is None or np.size(a) == 0:
-            put(key, "NULL")
-            continue
-        nm = f"{prefix}_{key.replace('.', '_')}"
-        out.append(_c_array(ctype[dt], nm, np.asarray(a)))
-        put(key, nm)
-    if spec.kind == "cascade":
-        inits = [_spec_c(s, f"{prefix}_s{i}", out) for i, s in enumerate(spec.subs)]
-        out.append(f"static const spmv_model {prefix}_stages[{len(inits)}] = {{\n    " + ",\n    ".join(inits) + "\n};")
-        sub.setdefault("cascade", []).extend([f".nstages = {len(inits)}", f".sub = {prefix}_stages"])
-    for part, items in sub.items():
-        init.append(f".{part} = {{" + ", ".join(items) + "}")
+    ctype = {"int32": "int32_t", "float64": "double", "uint8": "uint8_t"}
+    init, own = [f".kind = {KINDS[spec.kind]}"], []
+    for d in spec_fields(spec.kind):
+        if d.type == "int":
+            value = str(len(spec.subs) if d.derived else int(f[d.name]))
+        elif d.type == "real":
+            value = _c_double(float(f[d.name]))
+        elif d.type == "models":
+            inits = [_spec_c(s, f"{prefix}_s{i}", out) for i, s in enumerate(spec.subs)]
+            value = f"{prefix}_stages"
+            out.append(f"static const spmv_model {value}[{len(inits)}] = {{\n    " + ",\n    ".join(inits) + "\n};")
+        elif f.get(d.name) is None or np.size(f[d.name]) == 0:
+            value = "NULL"
+        else:
+            value = f"{prefix}_{d.name.replace('.', '_')}"
+            out.append(_c_array(ctype[d.type], value, np.asarray(f[d.name])))
+        (init if d.head else own).append(f".{d.name.rpartition('.')[2]} = {value}")
+    if own:
+        init.append(f".{spec.kind} = {{" + ", ".join(own) + "}")
     return "{" + ", ".join(init) + "}"
 
 

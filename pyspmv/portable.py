@@ -31,7 +31,6 @@ ROW_COLUMNS: tuple[str, ...] = DESIGN_COLUMNS
 assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and its column names disagree"
 COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
-KINDS = {"linear": 1, "trees": 2, "knn": 3, "svm": 4, "formula": 5, "cascade": 6, "forest": 7, "constant": 0}
 TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8,
       "slog1p": 9}
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
@@ -44,76 +43,91 @@ BIG = float(np.finfo(np.float64).max)
 FORMAT_VERSION = 2
 
 
-#: Scalar fields of every spec, then of each kind: ``int`` or ``float``.
-_HEAD_SCALARS: dict[str, type] = {"ngroups": int, "ncols": int, "ninputs": int, "out_tf": int, "out_col": int,
-                                  "out_lo": float}
-_KIND_SCALARS: dict[str, dict[str, type]] = {
-    "linear": {}, "constant": {}, "cascade": {"cascade.nlevels": int},
-    "trees": {"trees.nout": int, "trees.ntrees": int, "trees.nnodes": int, "trees.cast_f32": int, "trees.scale": float},
-    "knn": {"knn.nsets": int, "knn.npoints": int, "knn.ntargets": int, "knn.weighting": int, "knn.dmin": float},
-    "svm": {"svm.nsv": int, "svm.classify": int, "svm.penalty": float},
-    "formula": {"formula.nderived": int, "formula.nterms": int},
-    "forest": {"forest.ntrees": int, "forest.nnodes": int, "forest.nleaves": int, "forest.nout": int,
-               "forest.base": int, "forest.cast_f32": int},
-}
 _I32, _F64, _U8 = np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.uint8)
+_DTYPES = {"int32": _I32, "float64": _F64, "uint8": _U8}
 _Len = Callable[[dict[str, Any]], int]
-#: Array fields: dtype, length from the scalars, optional (csrc/spmv.h's spmv_model; pyspmv/_core.c parses them).
-_HEAD_ARRAYS: dict[str, tuple[np.dtype, _Len, bool]] = {
-    **{k: (_I32, lambda f: f["ninputs"], False) for k in ("in_col", "in_tf")},
-    **{k: (_F64, lambda f: f["ninputs"], False) for k in ("in_nan", "in_lo", "in_hi", "in_shift", "in_div")}}
 
 
-def _svm_sets(f: dict[str, Any]) -> int:
-    return f["ngroups"] * (2 if f["svm.classify"] else 1)
+@dataclass(frozen=True)
+class Field:
+    """One field of a model spec as the C core describes it (``spmv_model_field``: the head's table in
+    ``csrc/model.c``, each kind's in ``csrc/model_<kind>.c``), read once through ``_core.model_fields``.
+
+    ``type`` is ``'int'``, ``'real'`` (scalars), ``'int32'``, ``'float64'``, ``'uint8'`` (arrays) or
+    ``'models'`` (sub-model specs: :attr:`Spec.subs`); an int lies in ``[lo, hi]``, a real is finite
+    (or -inf with ``neg_inf``); an array holds :meth:`length` entries (None allowed when
+    ``optional``); a ``derived`` int is the number of sub-models, not a spec key; a ``models`` field
+    holds models of the kinds whose bit is set in ``hi``.
+    """
+
+    name: str
+    type: str
+    optional: bool
+    neg_inf: bool
+    derived: bool
+    lo: int
+    hi: int
+    len: tuple[tuple[str, int], ...]
+    add: int
+    head: bool
+
+    def length(self, f: dict[str, Any]) -> int:
+        """Entries of this array for the scalar fields ``f``."""
+        n = 1
+        for name, plus in self.len:
+            n *= f[name] + plus
+        return n + self.add
 
 
-_KIND_ARRAYS: dict[str, dict[str, tuple[np.dtype, _Len, bool]]] = {
-    "constant": {},
-    "linear": {"coef": (_F64, lambda f: f["ngroups"] * f["ninputs"], False),
-               "intercept": (_F64, lambda f: f["ngroups"], False)},
-    "trees": {"trees.tree_ptr": (_I32, lambda f: f["ngroups"] * f["trees.nout"] + 1, False),
-              "trees.root": (_I32, lambda f: f["trees.ntrees"], False),
-              **{f"trees.{k}": (_I32, lambda f: f["trees.nnodes"], False) for k in ("feature", "left", "right")},
-              **{f"trees.{k}": (_F64, lambda f: f["trees.nnodes"], False) for k in ("threshold", "value")},
-              "trees.missing_left": (_U8, lambda f: f["trees.nnodes"], True),
-              "trees.init": (_F64, lambda f: f["ngroups"] * f["trees.nout"], False)},
-    "knn": {"knn.set_ptr": (_I32, lambda f: f["knn.nsets"] + 1, False),
-            "knn.points": (_F64, lambda f: f["knn.npoints"] * f["ninputs"], False),
-            "knn.target": (_F64, lambda f: f["knn.npoints"] * f["knn.ntargets"], False),
-            **{f"knn.{k}": (_F64, lambda f: f["knn.nsets"] * f["ninputs"], True) for k in ("shift", "div", "weight")},
-            **{f"knn.{k}": (_I32, lambda f: f["ngroups"], False) for k in ("set", "k", "tcol")}},
-    "svm": {"svm.sv_ptr": (_I32, lambda f: _svm_sets(f) + 1, False),
-            "svm.sv": (_F64, lambda f: f["svm.nsv"] * f["ninputs"], False),
-            "svm.dual": (_F64, lambda f: f["svm.nsv"], False),
-            **{f"svm.{k}": (_F64, _svm_sets, False) for k in ("gamma", "intercept")}},
-    "formula": {**{f"formula.{k}": (_I32, lambda f: f["formula.nderived"], False) for k in ("da", "db", "dc", "dd",
-                                                                                           "dceil")},
-                **{f"formula.{k}": (_F64, lambda f: f["formula.nderived"], False) for k in ("dlo", "ddiv", "dlo2",
-                                                                                           "dadd")},
-                "formula.term_ptr": (_I32, lambda f: f["ngroups"] + 1, False),
-                **{f"formula.{k}": (_I32, lambda f: f["formula.nterms"], False) for k in ("a", "b", "gate")},
-                **{f"formula.{k}": (_F64, lambda f: f["formula.nterms"], False) for k in ("coef", "lo", "hi")}},
-    "cascade": {f"cascade.{k}": (_I32, lambda f: f["ngroups"] * f["cascade.nlevels"], False) for k in ("node", "cls")},
-    "forest": {"forest.root": (_I32, lambda f: f["forest.ntrees"], False),
-               **{f"forest.{k}": (_I32, lambda f: f["forest.nnodes"], False) for k in ("feature", "left", "right")},
-               "forest.threshold": (_F64, lambda f: f["forest.nnodes"], False),
-               "forest.value": (_F64, lambda f: f["forest.nleaves"] * f["forest.nout"], False)},
-}
-#: Allowed values of the enumerated scalars (the rest are counts in [0, 2**31)).
-_CHOICES: dict[str, tuple[int, ...]] = {"out_tf": tuple(TF.values()), "trees.cast_f32": (0, 1), "forest.cast_f32": (0, 1),
-                                        "svm.classify": (0, 1), "knn.weighting": tuple(KNN_WEIGHTING.values())}
-_INT32_MAX = 2**31 - 1
+def _fields(kind: int) -> tuple[str, tuple[Field, ...]] | None:
+    got = _core.model_fields(kind)
+    if got is None:
+        return None
+    name, fields = got
+    return name, tuple(Field(**{**f, "len": tuple(f["len"]), "head": kind == -1}) for f in fields)
+
+
+@cache
+def _kinds() -> dict[str, tuple[int, tuple[Field, ...]]]:
+    out, k = {}, 0
+    while (got := _fields(k)) is not None:
+        out[got[0]] = (k, got[1])
+        k += 1
+    return out
+
+
+#: The fields every spec has (spmv_model's own), then each kind's by kind name, and the kinds' codes
+#: (csrc/models.def; "constant", 0, is a cascade's one-class stage).
+HEAD_FIELDS: tuple[Field, ...] = _fields(-1)[1]  # type: ignore[index]
+KIND_FIELDS: dict[str, tuple[Field, ...]] = {name: f for name, (_, f) in _kinds().items()}
+KINDS: dict[str, int] = {name: code for name, (code, _) in _kinds().items()}
+
+
+def spec_fields(kind: str) -> tuple[Field, ...]:
+    """Every field of a spec of ``kind``: the head's, then the kind's own."""
+    return HEAD_FIELDS + KIND_FIELDS[kind]
 
 
 def spec_scalars(kind: str) -> dict[str, type]:
     """The scalar fields of a spec of ``kind`` (the only scalar names a model file or header may carry)."""
-    return {**_HEAD_SCALARS, **_KIND_SCALARS[kind]}
+    return {f.name: int if f.type == "int" else float for f in spec_fields(kind)
+            if f.type in ("int", "real") and not f.derived}
 
 
 def spec_arrays(kind: str) -> dict[str, tuple[np.dtype, _Len, bool]]:
     """The array fields of a spec of ``kind``: dtype, length from the scalars, optional."""
-    return {**_HEAD_ARRAYS, **_KIND_ARRAYS[kind]}
+    return {f.name: (_DTYPES[f.type], f.length, f.optional) for f in spec_fields(kind) if f.type in _DTYPES}
+
+
+def sub_field(kind: str) -> Field | None:
+    """The field of ``kind`` that holds sub-models (a cascade's stages), or None."""
+    return next((f for f in KIND_FIELDS[kind] if f.type == "models"), None)
+
+
+def sub_kinds(kind: str) -> tuple[str, ...]:
+    """The kinds a sub-model of ``kind`` may have (none where it holds no sub-models)."""
+    f = sub_field(kind)
+    return () if f is None else tuple(k for k, c in KINDS.items() if f.hi >> c & 1)
 
 
 def native(a: Any) -> Any:
@@ -123,12 +137,12 @@ def native(a: Any) -> Any:
     return a
 
 
-def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
+def check_spec(spec: Spec, where: str, *, kinds: tuple[str, ...] | None = None) -> None:
     """Refuse a spec whose field names, scalar types and ranges, or array dtypes and lengths are not
-    those of its kind; ``where`` names it in the message (e.g. ``"float64/spec"``). Values inside the
-    arrays (indices, ranges) are ``spmv_model_check``'s, in C."""
-    if spec.kind not in KINDS or (stage and spec.kind not in ("trees", "constant")):
-        allowed = ("trees", "constant") if stage else tuple(KINDS)
+    those of its kind (of ``kinds``, when given); ``where`` names it in the message (e.g.
+    ``"float64/spec"``). Values inside the arrays (indices, ranges) are ``spmv_model_check``'s, in C."""
+    if spec.kind not in KINDS or (kinds is not None and spec.kind not in kinds):
+        allowed = tuple(KINDS) if kinds is None else kinds
         raise ValueError(f"The model kind of {where} must be one of {allowed}. Got {spec.kind!r} instead.")
     scal, arrs = spec_scalars(spec.kind), spec_arrays(spec.kind)
     unknown = [k for k in spec.fields if k not in scal and k not in arrs]
@@ -136,21 +150,18 @@ def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
         raise ValueError(f"{where} has field {unknown[0]!r}, which a {spec.kind!r} model does not have; its fields: "
                          f"{', '.join([*scal, *arrs])}.")
     f = spec.fields
-    for k, typ in scal.items():
-        v = f.get(k)
-        if typ is int:
+    for d in spec_fields(spec.kind):
+        v = f.get(d.name)
+        if d.type == "int" and not d.derived:
             ok = isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
-            lo = -1 if k in ("out_col", "forest.base") else 0
-            if not ok or not lo <= v <= _INT32_MAX or (k in _CHOICES and v not in _CHOICES[k]):
-                want = f"one of {_CHOICES[k]}" if k in _CHOICES else f"an int in [{lo}, {_INT32_MAX}]"
-                raise ValueError(f"The field {k!r} of {where} must be {want}. Got {v!r} instead.")
-        else:
+            if not ok or not d.lo <= v <= d.hi:
+                raise ValueError(f"The field {d.name!r} of {where} must be an int in [{d.lo}, {d.hi}]. Got {v!r} "
+                                 "instead.")
+        elif d.type == "real":
             ok = isinstance(v, float | int | np.floating | np.integer) and not isinstance(v, bool | np.bool_)
-            # out_lo may be -inf (no floor); every other float must be finite
-            if not ok or np.isnan(v) or (k != "out_lo" and not np.isfinite(v)) or (k == "out_lo" and v == np.inf):
-                raise ValueError(f"The field {k!r} of {where} must be a finite float. Got {v!r} instead.")
-    if f["ncols"] < 1:
-        raise ValueError(f"The field 'ncols' of {where} must be at least 1. Got {f['ncols']} instead.")
+            if not ok or not (np.isfinite(v) or (d.neg_inf and v == -np.inf)):
+                raise ValueError(f"The field {d.name!r} of {where} must be a finite float"
+                                 f"{' or -inf' if d.neg_inf else ''}. Got {v!r} instead.")
     for k, (dt, length, optional) in arrs.items():
         a = f.get(k)
         if a is None and optional:
@@ -160,13 +171,17 @@ def check_spec(spec: Spec, where: str, *, stage: bool = False) -> None:
             got = (f"a {a.ndim}-D {a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
                    else type(a).__name__)
             raise ValueError(f"The array {k!r} of {where} must be 1-D {dt} of length {n}. Got {got} instead.")
-    if spec.kind == "cascade":
-        if not spec.subs:
-            raise ValueError(f"A cascade model ({where}) needs at least one stage. Got none.")
-        for i, s in enumerate(spec.subs):
-            check_spec(s, f"{where}/sub{i}", stage=True)
-    elif spec.subs:
-        raise ValueError(f"Only cascade models have stages; {where} is {spec.kind!r} with {len(spec.subs)}.")
+    sub = sub_field(spec.kind)
+    if sub is None:
+        if spec.subs:
+            raise ValueError(f"A {spec.kind!r} model has no sub-models; {where} has {len(spec.subs)}.")
+        return
+    count = next(d for d in KIND_FIELDS[spec.kind] if d.name == sub.len[0][0])
+    if not count.lo <= len(spec.subs) <= count.hi:
+        raise ValueError(f"A {spec.kind!r} model ({where}) needs {count.lo} to {count.hi} sub-models "
+                         f"({sub.name}). Got {len(spec.subs)}.")
+    for i, s in enumerate(spec.subs):
+        check_spec(s, f"{where}/sub{i}", kinds=sub_kinds(spec.kind))
 
 
 def check_gpu(gpu: Any, where: str) -> dict[str, int]:
@@ -284,7 +299,8 @@ class Spec:
     """One ``spmv_model``: ``kind`` and the C struct's fields by name (``trees.root``, ``knn.k`` ...).
 
     ``fields`` maps field names to int, float or NumPy arrays (int32, float64, uint8 for
-    ``trees.missing_left``); ``subs`` are a cascade's stages.
+    ``trees.missing_left``), as :func:`spec_fields` lists them; ``subs`` are the sub-models of a kind
+    that has them (a cascade's stages, :func:`sub_field`).
     """
 
     kind: str
@@ -294,8 +310,9 @@ class Spec:
     def to_dict(self) -> dict[str, Any]:
         """The dict ``_core.model_new`` parses (without the configuration table)."""
         d = {"kind": KINDS[self.kind], **self.fields}
-        if self.kind == "cascade":
-            d["cascade.sub"] = [s.to_dict() for s in self.subs]
+        sub = sub_field(self.kind)
+        if sub is not None:
+            d[sub.name] = [s.to_dict() for s in self.subs]
         return d
 
 

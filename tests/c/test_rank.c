@@ -30,8 +30,8 @@ static int test_linear(void) {
     inputs_set(&M, &in, 2, cols);
     in.tf[0] = SPMV_TF_LOG;
     in.lo[1] = 10; /* clamp below */
-    M.coef = coef;
-    M.intercept = icpt;
+    M.linear.coef = coef;
+    M.linear.intercept = icpt;
     M.out_tf = SPMV_TF_EXP;
     mu_check(spmv_model_check(&M, NULL) == 0);
     row[0] = 100;
@@ -313,8 +313,8 @@ static int test_rank_order(void) {
     M.kind = SPMV_MODEL_LINEAR;
     M.ngroups = 1;
     inputs_set(&M, &in, 1, cols);
-    M.coef = coef;
-    M.intercept = icpt;
+    M.linear.coef = coef;
+    M.linear.intercept = icpt;
     double rows[4 * NC], ms[4], add[4] = {0, 0, 0, 0};
     int32_t order[4];
     mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, rows, NULL) == 0);
@@ -355,8 +355,8 @@ static int test_rank_sort(void) {
     M.kind = SPMV_MODEL_LINEAR;
     M.ngroups = 1;
     inputs_set(&M, &in, 1, cols);
-    M.coef = coef;
-    M.intercept = icpt;
+    M.linear.coef = coef;
+    M.linear.intercept = icpt;
     mu_check(spmv_rank_rows(&C, &M, rows, add, order, ms, NULL) == 0);
     for (int j = 0; j < N; j++) mu_check(order[j] == want[j]);
     mu_check(ms[9] == INF && isnan(ms[2]) && isnan(ms[5]));
@@ -374,8 +374,8 @@ static int test_rank_features(void) {
     inputs_set(&M, &in, 3, cols);
     M.ncols = 3;
     in.tf[2] = SPMV_TF_SLOG1P;
-    M.coef = coef;
-    M.intercept = icpt;
+    M.linear.coef = coef;
+    M.linear.intercept = icpt;
     spmv_configs C = {0};
     C.n = 3;
     C.group = group;
@@ -450,8 +450,8 @@ static int test_every_allocation_failure_is_reported(void) {
     L.kind = SPMV_MODEL_LINEAR; /* rank's shared-features path */
     L.ngroups = 1;
     inputs_set(&L, &lin, 2, cols);
-    L.coef = coef;
-    L.intercept = icpt;
+    L.linear.coef = coef;
+    L.linear.intercept = icpt;
     int rc = walk(&T, &M) || walk(&T, &L);
     testmat_free(&T);
     return rc;

@@ -42,7 +42,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     rank_model.ngroups = 1;
     rank_model.ncols = SPMV_NCOLS;
     rank_model.out_col = -1;
-    rank_model.intercept = &one;
+    rank_model.linear.intercept = &one;
     for (int f = 0; f < SPMV_NFORMATS; f++) {
         cfg_format[f] = f;
         cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BRO_ELL ? 4

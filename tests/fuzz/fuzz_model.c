@@ -132,14 +132,17 @@ static void deep_tree(fz_in *in, arena *a, spmv_model *M) {
     T->scale = 1;
 }
 
+enum { NK = SPMV_MODEL_NKINDS };
+
 static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth, int32_t ncols) {
     memset(M, 0, sizeof *M);
     uint8_t k = fz_u8(in);
     if (depth > 0)
         M->kind = k < 200 ? SPMV_MODEL_TREES : k < 240 ? 0 : 1 + k % 6;
     else
-        M->kind =
-            k < 246 ? 1 + k % 7 : (int[]){0, 8, -1, INT32_MIN, 100, 9, 10, 11, 12, 13}[k - 246];
+        M->kind = k < 246 ? 1 + k % (SPMV_MODEL_NKINDS - 1) /* every kind of csrc/models.def */
+                          : (int[]){0,      NK,     -1,     INT32_MIN, 100,
+                                    NK + 1, NK + 2, NK + 3, NK + 4,    NK + 5}[k - 246];
     uint8_t g = fz_u8(in);
     M->ngroups = depth > 0 ? (g == 255 ? 2 : 1) : g == 255 ? 0 : 1 + g % 8;
     M->ncols = ncols;
@@ -160,8 +163,8 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
     M->out_lo = fz_double(in, tame);
     switch (M->kind) {
     case SPMV_MODEL_LINEAR:
-        M->coef = arr_f64(in, a, (int64_t)ng * ni, tame, ANY);
-        M->intercept = arr_f64(in, a, ng, tame, ANY);
+        M->linear.coef = arr_f64(in, a, (int64_t)ng * ni, tame, ANY);
+        M->linear.intercept = arr_f64(in, a, ng, tame, ANY);
         break;
     case SPMV_MODEL_TREES: {
         if (deep) {
