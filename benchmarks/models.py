@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: per-group models (Lehnert fit one model per format and mapping; one per configuration is the finer grain).
 VARIANTS = {"linear": (MODELS["linear"], {}), "linear-config": (MODELS["linear"], {"group_by": "config"}),
             "boosted": (MODELS["boosted"], {}), "boosted-format": (MODELS["boosted"], {"per": "format"}),
-            **{k: (MODELS[k], {}) for k in ("knn", "guo", "wang", "svm", "cascade")}}
+            **{k: (MODELS[k], {}) for k in ("knn", "guo", "wang", "svm", "cascade", "forest")}}
 MAIN = ["div_median", "div_mean", "within<5%", "within5-20%", "within>20%", "geomean_ratio", "top1", "top3", "tau",
         "speedup_vs_baseline", "speedup_vs_best_single", "speedup_vs_ginkgo", "speedup_vs_cusp", "train_s",
         "rank_ms", "rank_spmv", "convert_spmv", "l2_n", "l2_within<5%", "l2_geomean_ratio", "large_n",
@@ -77,7 +77,7 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
     return pd.DataFrame(rows)
 
 
-def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
+def markdown(df: pd.DataFrame, path: Path, meta: dict, note: str = "") -> str:
     cols = [c for c in MAIN if c in df.columns]
     lines = [f"# Models on `{path.name}`", "",
              (f"Dataset device: {meta.get('device_info', {}).get('gpu_name') or meta.get('device_info', {}).get('processor', '?')}; "
@@ -85,7 +85,8 @@ def markdown(df: pd.DataFrame, path: Path, meta: dict) -> str:
              f"(pyspmv {pyspmv.__version__}, {time.strftime('%Y-%m-%d')}). Split: 75 % / 25 % of the matrices, seed 0. "
              "Columns: see benchmarks/models.py."
              + (f" Timings: `{meta['source']}`, the matrices found ({meta.get('n_matrices', '?')})."
-                if "source" in meta else "")), ""]
+                if "source" in meta else "")
+             + (f" {note}" if note else "")), ""]
     for (dt, split), part in df.groupby(["dtype", "split"], sort=False):
         what = "held-out" if split == "holdout" else f"grouped {split[6:]}-fold by family, every"
         best = part["best_single_config"].iloc[0] if "best_single_config" in part else None
@@ -111,6 +112,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--family-folds", type=int, default=0, metavar="K",
                     help="also grouped K-fold by matrix family (the dataset's group column)")
+    ap.add_argument("--note", default="", help="a sentence appended to each table's header (the run's conditions)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     a = ap.parse_args()
     paths = [Path(p) for p in a.datasets] or sorted(p for p in (ROOT / "datasets").glob("*")
@@ -124,7 +126,7 @@ def main() -> None:
         meta = datasets.load(str(path), dtype=None).metadata
         out = Path(a.out)
         df.to_csv(out / f"models_{path.name}.csv", index=False, float_format="%.6g")
-        (out / f"models_{path.name}.md").write_text(markdown(df, path, meta) + "\n")
+        (out / f"models_{path.name}.md").write_text(markdown(df, path, meta, a.note) + "\n")
         print(f"wrote {out / f'models_{path.name}.md'}")
 
 
