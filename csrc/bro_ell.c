@@ -22,8 +22,6 @@
 // until the first 0: col += sym, sum += v * x[col].
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 #define BRO_ELL_MAX_H 1024
 
 static int bro_ell_params(const spmv_fmt *F, spmv_err *err) {
@@ -84,7 +82,7 @@ static int bro_ell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int6
     int32_t h = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + h - 1) / h;
     char what[48];
-    snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
+    spmv_what(err, what, sizeof what, "BRO-ELL with h=%d", (int)h);
     int rc = spmv_fill_guard(F, vals, what, err); /* words <= value slots: this covers both */
     if (rc) return rc;
     F->scalar[0] = nslices;

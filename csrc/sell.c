@@ -18,8 +18,6 @@
 // at its first padding slot.
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 #define SELL_MAX_C 1024
 #define SELL_MAX_SIGMA (1 << 20)
 
@@ -93,7 +91,7 @@ static int sell_size_slots(const spmv_csr *A, spmv_fmt *F, int64_t slots, spmv_e
     int32_t c = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + c - 1) / c;
     char what[48];
-    snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
+    spmv_what(err, what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
     int rc = spmv_fill_guard(F, slots, what, err);
     if (rc) return rc;
     F->scalar[0] = nslices;
