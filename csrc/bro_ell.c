@@ -118,6 +118,17 @@ static int bro_ell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
+/* Bits of v's binary form (0 for 0), by halving. */
+static int32_t bit_length(uint32_t v) {
+    int32_t b = 0;
+    for (int32_t half = 16; half > 0; half /= 2)
+        if (v >> half) {
+            v >>= half;
+            b += half;
+        }
+    return b + (int32_t)v;
+}
+
 /* Slices from the row lengths and each row's largest symbol (csrc/pass.c), as bro_ell_slice
  * finds them. */
 static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
@@ -145,7 +156,8 @@ static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
             w = len > w ? len : w;
             maxsym = sym[i] > maxsym ? sym[i] : maxsym;
         }
-        while (b < 32 && (maxsym >> b) != 0) b++;
+        b = bit_length(maxsym);
+        b = b > 1 ? b : 1;
         if (bits != 0 && b > bits)
             return spmv_fail(err, SPMV_ENOTAPPLICABLE, i0, maxsym, (int64_t)1 << bits,
                              "BRO-ELL with bits=%d cannot code the symbol %lld in "

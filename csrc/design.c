@@ -88,6 +88,10 @@ static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, in
         goto done;
     }
     for (int32_t j = 0; j < C->n; j++) {
+        if (j > 0 && same_size(C, rep[j - 1], j)) { /* a run of one format's kernels */
+            rep[j] = rep[j - 1];
+            continue;
+        }
         int32_t r = 0;
         while (r < nu && !same_size(C, uniq[r], j)) r++;
         if (r < nu) {
