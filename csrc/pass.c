@@ -18,9 +18,10 @@
 /* Rows per moments block; a multiple of the x-segment group (32 rows) and of every power-of-two
  * block size up to 256, so that neither straddles two threads. */
 #define BLOCK SPMV_PASS_BLOCK
-/* Entries per thread below which a thread costs more (its marks to clear and merge) than it saves.
- * TODO: untuned; measured only on a 2-core machine. */
-#define PASS_MIN_NNZ 200000
+/* Entries per thread below which a thread costs more (its marks to clear and merge, the team's
+ * start) than it saves: on the 2-core dev VM a second thread cut rank() of 1e4-entry matrices by
+ * 5-15 % and of 1e5-entry ones by 15-40 %.  TODO: measured only on a 2-core machine. */
+#define PASS_MIN_NNZ 4000
 
 typedef struct {
     int32_t gmin, gmax, band;
