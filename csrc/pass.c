@@ -156,10 +156,10 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
     for (int64_t b0 = r0; b0 < r1; b0 += BLOCK) {
         int32_t b1 = r1 - b0 < BLOCK ? r1 : (int32_t)(b0 + BLOCK), k = 0;
         /* rows by block rows of 8 (BLOCK's divisor): T's tiles flushed at each one's end */
-        for (int32_t t0 = (int32_t)b0; t0 < b1; t0 += TILE) {
-            int32_t t1 = b1 - t0 < TILE ? b1 : t0 + TILE;
-            int32_t g = (t0 >> 5) + 1; /* group id; 0 is the never-stamped value */
-            for (int32_t i = t0; i < t1; i++) {
+        for (int64_t t0 = b0; t0 < b1; t0 += TILE) { /* int64: as b0 */
+            int32_t t1 = b1 - t0 < TILE ? b1 : (int32_t)(t0 + TILE);
+            int32_t g = (int32_t)(t0 >> 5) + 1; /* group id; 0 is the never-stamped value */
+            for (int32_t i = (int32_t)t0; i < t1; i++) {
                 const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
                 if (q == qe) {
                     if (symmax) symmax[i - symoff] = 0;
@@ -171,7 +171,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                  * and last in [0, ncols), first <= last, and every other column <= last (one
                  * compare per entry); order shows as a gap <= 0 in gmin after the pass, at no cost
                  * here. */
-                if ((uint32_t)first > (uint32_t)last || last >= A->ncols) {
+                if ((uint32_t)first > (uint32_t)last || (uint32_t)last >= (uint32_t)A->ncols) {
                     p->bad = 1;
                     return;
                 }
