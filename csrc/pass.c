@@ -83,10 +83,8 @@ typedef struct {
  * the tiles of the current block row, so a zero word marks a tile not yet listed. */
 #define TILE 8
 typedef struct {
-    int32_t *list;  /* [ncols / 8 + 1]: the tiles the current block row touched, nl of them */
+    int32_t *list;  /* [ncols / 8 + 1]: the tiles the current block row touched */
     uint64_t *bits; /* [ncols / 8]: their occupancy, zero elsewhere */
-    int32_t nl;
-    int64_t count[4]; /* blocks of 1, 2, 4 and 8 so far */
 } tiles;
 
 static int64_t popcount64(uint64_t x) {
@@ -96,19 +94,21 @@ static int64_t popcount64(uint64_t x) {
     return (int64_t)((x * 0x0101010101010101u) >> 56);
 }
 
-/* w (never 0) into tile ct; the list gets ct on its first touch (the store is undone otherwise). */
-static void tile_or(tiles *T, uint32_t ct, uint64_t w) {
+/* w (never 0) into tile ct of T's bits; T's list gets ct on its first touch (the store is undone
+ * otherwise).  Returns the list's new length.  The length and the counts stay in the caller's
+ * locals: T's struct shares a cache line with the next thread's. */
+static int32_t tile_or(const tiles *T, int32_t nl, uint32_t ct, uint64_t w) {
     uint64_t o = T->bits[ct];
-    T->list[T->nl] = (int32_t)ct;
-    T->nl += o == 0;
+    T->list[nl] = (int32_t)ct;
     T->bits[ct] = o | w;
+    return nl + (o == 0);
 }
 
-/* The tiles of the block row just ended into T->count (bits cleared): each b x b sub-tile's bits
+/* The nl tiles of the block row just ended into count (bits cleared): each b x b sub-tile's bits
  * ORed into its top-left one (the shifts stay within a sub-tile's rows and columns), then those
  * corners counted; a touched tile is one block of 8, and a tile of one entry one block of each. */
-static void tiles_flush(tiles *T, int need1) {
-    int64_t c0 = 0, c1 = 0, c2 = 0, nl = T->nl;
+static void tiles_flush(const tiles *T, int32_t nl, int need1, int64_t *count) {
+    int64_t c0 = 0, c1 = 0, c2 = 0;
     for (int64_t k = 0; k < nl; k++) {
         uint64_t x = T->bits[T->list[k]], x2, x4;
         T->bits[T->list[k]] = 0;
@@ -126,11 +126,10 @@ static void tiles_flush(tiles *T, int need1) {
         x4 += x4 >> 32;
         c2 += (int64_t)((x4 & 3) + ((x4 >> 4) & 3));
     }
-    T->count[0] += c0;
-    T->count[1] += c1;
-    T->count[2] += c2;
-    T->count[3] += nl;
-    T->nl = 0;
+    count[0] += c0;
+    count[1] += c1;
+    count[2] += c2;
+    count[3] += nl;
 }
 
 /* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
@@ -144,7 +143,8 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
     int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK], sh[SPMV_SUMMARY_MAXB];
     int64_t span = 0, cluster = 0, segr = 0, segw = 0, blocks[SPMV_SUMMARY_MAXB] = {0};
     int need1 = 0;
-    if (T != NULL) T->count[0] = T->count[1] = T->count[2] = T->count[3] = 0;
+    int32_t nl = 0;                  /* tiles listed in the current block row */
+    int64_t count[4] = {0, 0, 0, 0}; /* BSR blocks of 1, 2, 4 and 8 */
     for (int32_t j = 0; j < nb; j++) {
         sh[j] = 0;
         while (sh[j] < 5 && (1 << sh[j]) < P->b[j]) sh[j]++;
@@ -194,7 +194,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                     best = run > best ? run : best;
                     mk[cn] = 1;
                     if ((cn ^ c) >> 3) { /* sorted: a tile, and a segment, recur only in a run */
-                        if (T != NULL) tile_or(T, (uint32_t)c / TILE, w);
+                        if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
                         w = 0;
                         if ((cn ^ c) >> 4) { /* The branch halves the time of stencils (one
                                                 stamp per segment, not per entry) but doubles it
@@ -208,7 +208,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                     w |= (uint64_t)1 << (rowbit + (uint32_t)cn % TILE);
                     c = cn;
                 }
-                if (T != NULL) tile_or(T, (uint32_t)c / TILE, w);
+                if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
                 gmin = rmin < gmin ? rmin : gmin;
                 gmax = rmax > gmax ? rmax : gmax;
                 if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
@@ -235,7 +235,8 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                 blo[k] = lo;
                 bup[k++] = up;
             }
-            if (T != NULL && T->nl > 0) tiles_flush(T, need1);
+            if (nl > 0) tiles_flush(T, nl, need1, count);
+            nl = 0;
         }
         block_stat *b = &bs[b0 / BLOCK];
         b->k[0] = b->k[1] = k;
@@ -245,7 +246,7 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
         }
     }
     if (T != NULL)
-        for (int32_t j = 0; j < nb; j++) blocks[j] = T->count[sh[j]];
+        for (int32_t j = 0; j < nb; j++) blocks[j] = count[sh[j]];
     p->gmin = gmin < p->gmin ? gmin : p->gmin; /* parts start at gmin INT32_MAX, the rest 0 */
     p->gmax = max_i32(p->gmax, gmax);
     p->band = max_i32(p->band, band);
