@@ -22,8 +22,6 @@
 // until the first 0: col += sym, sum += v * x[col].
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 #define BRO_ELL_MAX_H 1024
 
 static int bro_ell_params(const spmv_fmt *F, spmv_err *err) {
@@ -84,7 +82,7 @@ static int bro_ell_size_sums(const spmv_csr *A, spmv_fmt *F, int64_t words, int6
     int32_t h = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + h - 1) / h;
     char what[48];
-    snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
+    spmv_what(err, what, sizeof what, "BRO-ELL with h=%d", (int)h);
     int rc = spmv_fill_guard(F, vals, what, err); /* words <= value slots: this covers both */
     if (rc) return rc;
     F->scalar[0] = nslices;
@@ -120,6 +118,17 @@ static int bro_ell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
+/* Bits of v's binary form (0 for 0), by halving. */
+static int32_t bit_length(uint32_t v) {
+    int32_t b = 0;
+    for (int32_t half = 16; half > 0; half /= 2)
+        if (v >> half) {
+            v >>= half;
+            b += half;
+        }
+    return b + (int32_t)v;
+}
+
 /* Slices from the row lengths and each row's largest symbol (csrc/pass.c), as bro_ell_slice
  * finds them. */
 static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
@@ -147,7 +156,8 @@ static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
             w = len > w ? len : w;
             maxsym = sym[i] > maxsym ? sym[i] : maxsym;
         }
-        while (b < 32 && (maxsym >> b) != 0) b++;
+        b = bit_length(maxsym);
+        b = b > 1 ? b : 1;
         if (bits != 0 && b > bits)
             return spmv_fail(err, SPMV_ENOTAPPLICABLE, i0, maxsym, (int64_t)1 << bits,
                              "BRO-ELL with bits=%d cannot code the symbol %lld in "

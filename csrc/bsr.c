@@ -17,8 +17,6 @@
 // rows with no entry in that column: the Python layer refuses non-finite x for BSR.
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 #define BSR_MAX_B 32
 
 /* The next block column of block row `br` given one cursor per row into indices (cur[r] up to
@@ -59,7 +57,7 @@ static int bsr_size_blocks(const spmv_csr *A, spmv_fmt *F, int64_t nblocks, spmv
     int64_t nbrows = ((int64_t)A->nrows + b - 1) / b, nbcols = ((int64_t)A->ncols + b - 1) / b;
     int64_t slots = nblocks * b * b;
     char what[48];
-    snprintf(what, sizeof what, "BSR with b=%d", (int)b);
+    spmv_what(err, what, sizeof what, "BSR with b=%d", (int)b);
     int rc = spmv_fill_guard(F, slots, what, err);
     if (rc) return rc;
     F->scalar[0] = nbrows;

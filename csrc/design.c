@@ -88,6 +88,10 @@ static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, in
         goto done;
     }
     for (int32_t j = 0; j < C->n; j++) {
+        if (j > 0 && same_size(C, rep[j - 1], j)) { /* a run of one format's kernels */
+            rep[j] = rep[j - 1];
+            continue;
+        }
         int32_t r = 0;
         while (r < nu && !same_size(C, uniq[r], j)) r++;
         if (r < nu) {
@@ -112,11 +116,19 @@ static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, in
         int32_t j = uniq[u];
         spmv_err e = {0};
         fmt_of(C, j, max_fill, &F);
-        code[j] = spmv_fmt_size_summary(&S, &F, &e);
+        /* A configuration that cannot serve A is no error: its reason is written only where the
+         * caller takes reasons, and an error's message by a second, identical call. */
+        code[j] = spmv_fmt_size_summary(&S, &F, why != NULL ? &e : NULL);
         if (code[j] == SPMV_ENOTAPPLICABLE && why != NULL) why[j] = e;
         if (code[j] != SPMV_OK && code[j] != SPMV_ENOTAPPLICABLE && (bad < 0 || j < bad)) {
             bad = j; /* the first in C's order names its error, as one size query after another
                         would */
+            if (why == NULL) {
+                fmt_of(C, j, max_fill, &F);
+                if (spmv_fmt_size_summary(&S, &F, &e) != code[j]) /* an allocation failed once */
+                    spmv_fail(&e, code[j], j, -1, -1, "configuration %d: %s", (int)j,
+                              spmv_strerror(code[j]));
+            }
             if (err != NULL) *err = e;
         }
         if (code[j] != SPMV_OK) continue;

@@ -16,7 +16,6 @@
 // too, so a non-finite x would turn them into NaN; the Python layer refuses non-finite x for DIA.
 #include "spmv_internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* Rows per kernel block: a block's y stays in L1 while every diagonal passes over it.
@@ -39,7 +38,7 @@ static int64_t dia_mark(const spmv_csr *A, uint8_t *mark) {
 static int dia_sizes(int64_t ndiag, spmv_fmt *F, spmv_err *err) {
     int64_t slots = ndiag * F->nrows;
     char what[48];
-    snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
+    spmv_what(err, what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
     int rc = spmv_fill_guard(F, slots, what, err);
     if (rc) return rc;
     F->scalar[0] = ndiag;

@@ -10,8 +10,6 @@
 // Kernel variant 0: row-parallel, each row stops at its first padding slot.
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 /* Also HYB's ELL part: `extra` slots stored elsewhere (its COO part) count toward the guard. */
 int spmv_ell_part_size(const spmv_csr *A, spmv_fmt *F, int32_t w, int64_t extra, const char *what,
                        spmv_err *err) {
@@ -29,7 +27,7 @@ static int ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     for (int32_t i = 0; i < A->nrows; i++)
         if (A->indptr[i + 1] - A->indptr[i] > w) w = A->indptr[i + 1] - A->indptr[i];
     char what[48];
-    snprintf(what, sizeof what, "ELL width %d", (int)w);
+    spmv_what(err, what, sizeof what, "ELL width %d", (int)w);
     return spmv_ell_part_size(A, F, w, 0, what, err);
 }
 
@@ -75,7 +73,7 @@ static int ell_check(const spmv_fmt *F, spmv_err *err) {
 
 static int ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     char what[48];
-    snprintf(what, sizeof what, "ELL width %d", (int)S->lmax);
+    spmv_what(err, what, sizeof what, "ELL width %d", (int)S->lmax);
     return spmv_ell_part_size(S->A, F, S->lmax, 0, what, err);
 }
 

@@ -48,3 +48,13 @@ int spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t lim
     }
     return code;
 }
+
+void spmv_what(const spmv_err *err, char *buf, size_t size, const char *fmt, ...) {
+    buf[0] = '\0';
+    if (err != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+    }
+}

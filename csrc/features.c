@@ -270,6 +270,8 @@ int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
         S->wlen = NULL;
         return SPMV_ENOMEM;
     }
+    int32_t *wlen = S->wlen; /* not S->wlen in the loop: its stores could change S */
+    uint32_t *wsym = S->wsym;
     for (int64_t k = 0; k < nw; k++) {
         int32_t i0 = (int32_t)(k * win), i1 = n - i0 < win ? n : i0 + win, w = 0;
         uint32_t m = 0;
@@ -277,10 +279,10 @@ int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
             int32_t len = ip[i + 1] - ip[i];
             w = len > w ? len : w;
         }
-        S->wlen[k] = w;
+        wlen[k] = w;
         if (sym != NULL) {
             for (int32_t i = i0; i < i1; i++) m = sym[i] > m ? sym[i] : m;
-            S->wsym[k] = m;
+            wsym[k] = m;
         }
     }
     return SPMV_OK;

@@ -13,7 +13,6 @@
 // each own a contiguous run of entries moved to row boundaries, as csrc/coo.c does.
 #include "spmv_internal.h"
 
-#include <stdio.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -30,8 +29,8 @@ static int hyb_k(int32_t k, spmv_err *err) {
 /* The size for ELL width k and coo entries in the COO part. */
 static int hyb_size_k(const spmv_csr *A, spmv_fmt *F, int32_t k, int64_t coo, spmv_err *err) {
     char what[80];
-    snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)k,
-             (long long)coo);
+    spmv_what(err, what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)k,
+              (long long)coo);
     int rc = spmv_ell_part_size(A, F, k, coo, what, err);
     if (rc) return rc;
     F->scalar[1] = coo;

@@ -18,9 +18,10 @@
 /* Rows per moments block; a multiple of the x-segment group (32 rows) and of every power-of-two
  * block size up to 256, so that neither straddles two threads. */
 #define BLOCK SPMV_PASS_BLOCK
-/* Entries per thread below which a thread costs more (its marks to clear and merge) than it saves.
- * TODO: untuned; measured only on a 2-core machine. */
-#define PASS_MIN_NNZ 200000
+/* Entries per thread below which a thread costs more (its marks to clear and merge, the team's
+ * start) than it saves: on the 2-core dev VM a second thread cut rank() of 1e4-entry matrices by
+ * 5-15 % and of 1e5-entry ones by 15-40 %.  TODO: measured only on a 2-core machine. */
+#define PASS_MIN_NNZ 4000
 
 typedef struct {
     int32_t gmin, gmax, band;
@@ -78,12 +79,12 @@ typedef struct {
 /* BSR block counts for block sizes 1, 2, 4 and 8 from one marker array: each 8 x 8 tile a block
  * row of 8 touches keeps its occupancy in 64 bits (bit 8 * (row % 8) + col % 8), and at the block
  * row's end every tile's b x b sub-tiles are counted from its bits -- exact, since those sizes
- * divide 8, and one marker load per entry instead of one per block size. */
+ * divide 8, and one marker load per entry instead of one per block size.  bits stays zero but for
+ * the tiles of the current block row, so a zero word marks a tile not yet listed. */
 #define TILE 8
 typedef struct {
-    int32_t *stamp; /* [ncols / 8]: the block row of 8 that last touched the tile, or -1 */
-    int32_t *list;  /* [ncols / 8]: the tiles the current block row touched */
-    uint64_t *bits; /* [ncols / 8]: their occupancy */
+    int32_t *list;  /* [ncols / 8 + 1]: the tiles the current block row touched */
+    uint64_t *bits; /* [ncols / 8]: their occupancy, zero elsewhere */
 } tiles;
 
 static int64_t popcount64(uint64_t x) {
@@ -93,27 +94,42 @@ static int64_t popcount64(uint64_t x) {
     return (int64_t)((x * 0x0101010101010101u) >> 56);
 }
 
-/* The tiles of the block row just ended into blocks[nb] (b = 1 << sh[j]): each b x b sub-tile's
- * bits ORed into its top-left one (the shifts stay within a sub-tile's rows and columns), then
- * those corners counted; a touched tile is one block of 8. */
-static void tiles_flush(tiles *T, int32_t *nl, int32_t nb, const int32_t *sh, int64_t *blocks) {
-    int64_t c[4] = {0, 0, 0, *nl};
-    int need = 0;
-    for (int32_t j = 0; j < nb; j++) need |= 1 << sh[j];
-    for (int32_t k = 0; k < *nl; k++) {
+/* w (never 0) into tile ct of T's bits; T's list gets ct on its first touch (the store is undone
+ * otherwise).  Returns the list's new length.  The length and the counts stay in the caller's
+ * locals: T's struct shares a cache line with the next thread's. */
+static int32_t tile_or(const tiles *T, int32_t nl, uint32_t ct, uint64_t w) {
+    uint64_t o = T->bits[ct];
+    T->list[nl] = (int32_t)ct;
+    T->bits[ct] = o | w;
+    return nl + (o == 0);
+}
+
+/* The nl tiles of the block row just ended into count (bits cleared): each b x b sub-tile's bits
+ * ORed into its top-left one (the shifts stay within a sub-tile's rows and columns), then those
+ * corners counted; a touched tile is one block of 8, and a tile of one entry one block of each. */
+static void tiles_flush(const tiles *T, int32_t nl, int need1, int64_t *count) {
+    int64_t c0 = 0, c1 = 0, c2 = 0;
+    for (int64_t k = 0; k < nl; k++) {
         uint64_t x = T->bits[T->list[k]], x2, x4;
-        if (need & 1) c[0] += popcount64(x);
+        T->bits[T->list[k]] = 0;
+        if ((x & (x - 1)) == 0) {
+            c0++, c1++, c2++;
+            continue;
+        }
+        if (need1) c0 += popcount64(x);
         x2 = x | x >> 1;
         x2 |= x2 >> TILE;
-        if (need & 2) c[1] += popcount64(x2 & 0x0055005500550055u);
+        c1 += popcount64(x2 & 0x0055005500550055u);
         x4 = x2 | x2 >> 2;
         x4 |= x4 >> 2 * TILE;
-        if (need & 4)
-            c[2] += ((x4 & 0x01) != 0) + ((x4 & 0x10) != 0) + ((x4 & 0x0100000000) != 0) +
-                    ((x4 & 0x1000000000) != 0);
+        x4 &= 0x0000001100000011u; /* corners (0, 0), (0, 4), (4, 0), (4, 4) */
+        x4 += x4 >> 32;
+        c2 += (int64_t)((x4 & 3) + ((x4 >> 4) & 3));
     }
-    for (int32_t j = 0; j < nb; j++) blocks[j] += c[sh[j]];
-    *nl = 0;
+    count[0] += c0;
+    count[1] += c1;
+    count[2] += c2;
+    count[3] += nl;
 }
 
 /* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
@@ -123,111 +139,104 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
     const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
     const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
     int32_t n = A->nrows, nb = P->nb;
-    uint32_t ncols = (uint32_t)A->ncols;
     uint32_t *symmax = P->symmax;
     int32_t gmin = INT32_MAX, gmax = 0, band = 0, blo[BLOCK], bup[BLOCK], sh[SPMV_SUMMARY_MAXB];
-    int32_t nl = 0, tilerow = r0 / TILE; /* T's tiles touched, by block row tilerow */
     int64_t span = 0, cluster = 0, segr = 0, segw = 0, blocks[SPMV_SUMMARY_MAXB] = {0};
+    int need1 = 0;
+    int32_t nl = 0;                  /* tiles listed in the current block row */
+    int64_t count[4] = {0, 0, 0, 0}; /* BSR blocks of 1, 2, 4 and 8 */
     for (int32_t j = 0; j < nb; j++) {
         sh[j] = 0;
         while (sh[j] < 5 && (1 << sh[j]) < P->b[j]) sh[j]++;
         if ((1 << sh[j]) != P->b[j]) sh[j] = -1; /* not a power of two: divide */
+        need1 |= P->b[j] == 1;
     }
     int32_t nbm = T != NULL ? 0 : nb; /* block sizes the marker loop counts */
     /* b0 in int64: with nrows near INT32_MAX, b0 + BLOCK would pass it */
     for (int64_t b0 = r0; b0 < r1; b0 += BLOCK) {
         int32_t b1 = r1 - b0 < BLOCK ? r1 : (int32_t)(b0 + BLOCK), k = 0;
-        for (int32_t i = (int32_t)b0; i < b1; i++) {
-            const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
-            if (T != NULL && i / TILE != tilerow) {
-                tiles_flush(T, &nl, nb, sh, blocks);
-                tilerow = i / TILE;
-            }
-            if (q == qe) {
-                if (symmax) symmax[i - symoff] = 0;
-                continue;
-            }
-            uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
-            int32_t g = (i >> 5) + 1;         /* group id; 0 is the never-stamped value */
-            int32_t first = *q, last = qe[-1];
-            /* The indices are checked as they are read, before any write they index: the row's
-             * ends lie in [0, ncols) and every column between them in [first, last] (one compare
-             * per entry); order shows as a gap <= 0 in gmin after the pass, at no cost here. */
-            if ((uint32_t)first >= ncols || (uint32_t)last >= ncols || first > last) {
-                p->bad = 1;
-                return;
-            }
-            uint32_t width = (uint32_t)last - (uint32_t)first;
-            int32_t c = first, s = c >> 4, run = 0, best = 0, segs = 1, rmax = 0, rmin = INT32_MAX;
-            mk[c] = 1;
-            segw += stamp[s] != g;
-            stamp[s] = g;
-            for (q++; q < qe; q++) { /* compares become cmov/setcc */
-                int32_t cn = *q;
-                if ((uint32_t)cn - (uint32_t)first > width) {
+        /* rows by block rows of 8 (BLOCK's divisor): T's tiles flushed at each one's end */
+        for (int64_t t0 = b0; t0 < b1; t0 += TILE) { /* int64: as b0 */
+            int32_t t1 = b1 - t0 < TILE ? b1 : (int32_t)(t0 + TILE);
+            int32_t g = (int32_t)(t0 >> 5) + 1; /* group id; 0 is the never-stamped value */
+            for (int32_t i = (int32_t)t0; i < t1; i++) {
+                const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
+                if (q == qe) {
+                    if (symmax) symmax[i - symoff] = 0;
+                    continue;
+                }
+                uint8_t *mk = mark + (n - 1 - i); /* mk[col] marks offset col - i */
+                int32_t first = *q, last = qe[-1];
+                /* The indices are checked as they are read, before any write they index: first
+                 * and last in [0, ncols), first <= last, and every other column <= last (one
+                 * compare per entry); order shows as a gap <= 0 in gmin after the pass, at no cost
+                 * here. */
+                if ((uint32_t)first > (uint32_t)last || (uint32_t)last >= (uint32_t)A->ncols) {
                     p->bad = 1;
                     return;
                 }
-                int32_t d = cn - c, sn = cn >> 4;
-                rmin = d < rmin ? d : rmin;
-                rmax = d > rmax ? d : rmax;
-                run = d == 1 ? run + 1 : 0;
-                best = run > best ? run : best;
-                mk[cn] = 1;
-                if (sn != s) { /* sorted: a segment recurs only in a run.  The branch halves the
-                                  time of stencils (one stamp per segment, not per entry) but
-                                  doubles it where segments change unpredictably (pushpull).
-                                  TODO: tune on more matrices. */
-                    segs++;
-                    segw += stamp[sn] != g;
-                    stamp[sn] = g;
-                }
-                c = cn;
-                s = sn;
-            }
-            gmin = rmin < gmin ? rmin : gmin;
-            gmax = rmax > gmax ? rmax : gmax;
-            if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
-                symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
-            if (T != NULL) {
-                /* sorted: a tile's entries in a row are a run, gathered in w */
-                uint32_t rowbit = (uint32_t)(i % TILE) * TILE, ct = (uint32_t)*q0 / TILE;
-                uint64_t w = 0;
-                for (const int32_t *t = q0; t < qe; t++) {
-                    if ((uint32_t)*t / TILE != ct) {
-                        T->bits[ct] = T->stamp[ct] == tilerow ? T->bits[ct] | w : w;
-                        if (T->stamp[ct] != tilerow) T->list[nl++] = (int32_t)ct;
-                        T->stamp[ct] = tilerow;
-                        ct = (uint32_t)*t / TILE;
+                uint32_t rowbit = (uint32_t)(i % TILE) * TILE;
+                uint64_t w = (uint64_t)1 << (rowbit + (uint32_t)first % TILE); /* c's tile */
+                int32_t c = first, run = 0, best = 0, segs = 1, rmax = 0, rmin = INT32_MAX;
+                mk[c] = 1;
+                segw += stamp[c >> 4] != g;
+                stamp[c >> 4] = g;
+                for (q++; q < qe; q++) { /* compares become cmov/setcc */
+                    int32_t cn = *q;
+                    if ((uint32_t)cn > (uint32_t)last) {
+                        p->bad = 1;
+                        return;
+                    }
+                    int32_t d = cn - c;
+                    rmin = d < rmin ? d : rmin;
+                    rmax = d > rmax ? d : rmax;
+                    run = d == 1 ? run + 1 : 0;
+                    best = run > best ? run : best;
+                    mk[cn] = 1;
+                    if ((cn ^ c) >> 3) { /* sorted: a tile, and a segment, recur only in a run */
+                        if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
                         w = 0;
+                        if ((cn ^ c) >> 4) { /* The branch halves the time of stencils (one
+                                                stamp per segment, not per entry) but doubles it
+                                                where segments change unpredictably (pushpull).
+                                                TODO: tune on more matrices. */
+                            segs++;
+                            segw += stamp[cn >> 4] != g;
+                            stamp[cn >> 4] = g;
+                        }
                     }
-                    w |= (uint64_t)1 << (rowbit + (uint32_t)*t % TILE);
+                    w |= (uint64_t)1 << (rowbit + (uint32_t)cn % TILE);
+                    c = cn;
                 }
-                T->bits[ct] = T->stamp[ct] == tilerow ? T->bits[ct] | w : w;
-                if (T->stamp[ct] != tilerow) T->list[nl++] = (int32_t)ct;
-                T->stamp[ct] = tilerow;
-            }
-            for (int32_t j = 0; j < nbm; j++) { /* BSR: distinct (block row, block column) pairs */
-                int32_t *bm = bmark[j], lastcb = -1, br, cb;
-                int64_t cnt = 0;
-                br = sh[j] >= 0 ? i >> sh[j] : i / P->b[j];
-                for (const int32_t *t = q0; t < qe; t++) {
-                    cb = sh[j] >= 0 ? *t >> sh[j] : *t / P->b[j];
-                    if (cb != lastcb) {
-                        cnt += bm[cb] != br;
-                        bm[cb] = br;
-                        lastcb = cb;
+                if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
+                gmin = rmin < gmin ? rmin : gmin;
+                gmax = rmax > gmax ? rmax : gmax;
+                if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
+                    symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
+                for (int32_t j = 0; j < nbm; j++) { /* BSR: distinct (block row, block column) */
+                    int32_t *bm = bmark[j], lastcb = -1, br, cb;
+                    int64_t cnt = 0;
+                    br = sh[j] >= 0 ? i >> sh[j] : i / P->b[j];
+                    for (const int32_t *t = q0; t < qe; t++) {
+                        cb = sh[j] >= 0 ? *t >> sh[j] : *t / P->b[j];
+                        if (cb != lastcb) {
+                            cnt += bm[cb] != br;
+                            bm[cb] = br;
+                            lastcb = cb;
+                        }
                     }
+                    blocks[j] += cnt;
                 }
-                blocks[j] += cnt;
+                int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
+                band = max_i32(band, max_i32(lo, up)); /* sorted: the extremes end the row */
+                span += c - first;
+                cluster += best;
+                segr += segs;
+                blo[k] = lo;
+                bup[k++] = up;
             }
-            int32_t lo = max_i32(i - first, 0), up = max_i32(c - i, 0);
-            band = max_i32(band, max_i32(lo, up)); /* sorted: the extremes end the row */
-            span += c - first;
-            cluster += best;
-            segr += segs;
-            blo[k] = lo;
-            bup[k++] = up;
+            if (nl > 0) tiles_flush(T, nl, need1, count);
+            nl = 0;
         }
         block_stat *b = &bs[b0 / BLOCK];
         b->k[0] = b->k[1] = k;
@@ -236,7 +245,8 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             block_moments(bup, k, shift_up, &b->s[1], &b->m2[1]);
         }
     }
-    if (T != NULL) tiles_flush(T, &nl, nb, sh, blocks);
+    if (T != NULL)
+        for (int32_t j = 0; j < nb; j++) blocks[j] = count[sh[j]];
     p->gmin = gmin < p->gmin ? gmin : p->gmin; /* parts start at gmin INT32_MAX, the rest 0 */
     p->gmax = max_i32(p->gmax, gmax);
     p->band = max_i32(p->band, band);
@@ -322,11 +332,9 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         stamp[t] = mark[t] ? spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
         if (stamp[t] == NULL) goto nomem;
         if (tiled) {
-            tl[t].stamp = spmv_malloc(ntile, sizeof(int32_t), err);
-            tl[t].list = spmv_malloc(ntile, sizeof(int32_t), err);
-            tl[t].bits = spmv_malloc(ntile, sizeof(uint64_t), err);
-            if (!tl[t].stamp || !tl[t].list || !tl[t].bits) goto nomem;
-            for (int64_t c = 0; c < ntile; c++) tl[t].stamp[c] = -1;
+            tl[t].list = spmv_malloc(ntile + 1, sizeof(int32_t), err);
+            tl[t].bits = spmv_calloc(ntile, sizeof(uint64_t), err);
+            if (!tl[t].list || !tl[t].bits) goto nomem;
         }
         for (int32_t j = 0; j < nb && !tiled; j++) {
             int32_t *bm = bmark[t * SPMV_SUMMARY_MAXB + j] = spmv_malloc(nbc[j], 4, err);
@@ -432,7 +440,6 @@ done:
         if (tl != NULL) {
             spmv_free(tl[t].bits);
             spmv_free(tl[t].list);
-            spmv_free(tl[t].stamp);
         }
     }
     spmv_free(tl);

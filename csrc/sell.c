@@ -18,8 +18,6 @@
 // at its first padding slot.
 #include "spmv_internal.h"
 
-#include <stdio.h>
-
 #define SELL_MAX_C 1024
 #define SELL_MAX_SIGMA (1 << 20)
 
@@ -93,7 +91,7 @@ static int sell_size_slots(const spmv_csr *A, spmv_fmt *F, int64_t slots, spmv_e
     int32_t c = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + c - 1) / c;
     char what[48];
-    snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
+    spmv_what(err, what, sizeof what, "SELL-%d-%d", (int)c, (int)F->param[1]);
     int rc = spmv_fill_guard(F, slots, what, err);
     if (rc) return rc;
     F->scalar[0] = nslices;
@@ -133,16 +131,19 @@ static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
     /* zeroed once: each window's walk zeroes what its counting set */
     int32_t *hist = spmv_calloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
+    const int32_t *ip = A->indptr;
+    int32_t *out = S->sorted; /* not S->sorted in the loop: its stores could change S */
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
         int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, pos = w0;
         for (int32_t i = w0; i < w1; i++) {
-            int32_t len = row_len(A, i);
+            int32_t len = ip[i + 1] - ip[i];
             hist[len]++;
             m = len > m ? len : m;
         }
         for (int32_t L = m; L >= 0; L--) {
-            for (int32_t k = 0; k < hist[L]; k++) S->sorted[pos++] = L;
+            int32_t h = hist[L];
             hist[L] = 0;
+            for (int32_t k = 0; k < h; k++) out[pos++] = L;
         }
     }
     spmv_free(hist);

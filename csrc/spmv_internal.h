@@ -16,6 +16,14 @@ SPMV_API int
 spmv_fail(spmv_err *err, int code, int64_t where, int64_t value, int64_t limit, const char *fmt,
           ...);
 
+/* The subject of a message spmv_fail may write, printf-style into buf[size]: formatted only when
+ * err is not NULL (a caller that takes no message pays no formatting), else buf = "". */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+SPMV_API void
+spmv_what(const spmv_err *err, char *buf, size_t size, const char *fmt, ...);
+
 /* malloc/free wrappers: n*size bytes, NULL (and SPMV_ENOMEM in err, with the byte count) on failure
  * or on n*size overflow.  spmv_free(NULL) is a no-op.  Built with SPMV_FAIL_INJECT, the k-th call can
  * be made to fail for the allocation-failure test (tests/c/test_nomem.c). */

@@ -131,6 +131,40 @@ def test_one_pass_same_bits_any_thread_count(tmp_path):
     np.testing.assert_array_equal(res[0], res[1])
 
 
+_SMALL_THREADS_SCRIPT = """
+import sys, numpy as np, scipy.sparse as sp, pyspmv
+from pyspmv import _core
+from pyspmv.rank import _prepared, default_model
+rng = np.random.default_rng(7)
+T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(60, 60))
+heavy = sp.random(3000, 3000, density=0.0, format="lil")
+heavy[:256, :] = sp.random(256, 3000, density=0.05, random_state=1)  # every entry in the first block
+mats = [sp.kronsum(T, T, format="csr"), sp.random(300, 5000, density=0.01, random_state=2, format="csr"),
+        heavy.tocsr(), sp.random(5000, 300, density=0.01, random_state=3, format="csr")]
+out = []
+for A in mats:
+    A.sum_duplicates(); A.sort_indices()
+    M = pyspmv.Matrix(A)
+    for dev in ("cuda", "cpu"):
+        p = _prepared(default_model(dev), "float64")
+        out.append(_core.core_rows(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8))
+np.save(sys.argv[1], np.concatenate(out))
+"""
+
+
+def test_one_pass_same_bits_any_thread_count_small(tmp_path):
+    """Matrices of 1e4 entries, past the pass's threading size: a short-wide one (2 row blocks), a
+    tall-narrow one, and one whose entries all lie in its first block (the other thread gets no
+    entries) give the same bits with 1 and 2 OpenMP threads."""
+    res = []
+    for t in (1, 2):
+        f = tmp_path / f"rows{t}.npy"
+        subprocess.run([sys.executable, "-c", _SMALL_THREADS_SCRIPT, str(f)], check=True, cwd=tmp_path,
+                       env={**os.environ, "OMP_NUM_THREADS": str(t)})
+        res.append(np.load(f))
+    np.testing.assert_array_equal(res[0], res[1])
+
+
 def _laplacian(k: int) -> pyspmv.Matrix:
     T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
     A = sp.kronsum(T, T, format="csr")

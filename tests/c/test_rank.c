@@ -339,6 +339,30 @@ static int test_rank_order(void) {
     return 0;
 }
 
+/* Design rows take no reasons: a configuration that cannot serve A is NaN without a message, and
+ * a bad one's error still names itself (the summary is asked again for the message). */
+static int test_design_rows_errors(void) {
+    testmat T;
+    mu_check(testmat_make(&T, 64, 50, 6, 1, 5) == 0);
+    spmv_csr A = {T.nrows, T.ncols, T.indptr, T.indices};
+    spmv_gpu_props dev;
+    spmv_gpu_props_h100(&dev);
+    int32_t fmt[3] = {SPMV_FMT_CSR, SPMV_FMT_DIA, SPMV_FMT_SELL};
+    int32_t par[6] = {0, 0, 0, 0, 8, 8}, unread[3] = {0, 2, 0};
+    double p[3 * SPMV_NPCOLS], la[3] = {0, 0, 0}, rows[3 * NC];
+    for (int i = 0; i < 3 * SPMV_NPCOLS; i++) p[i] = NAN;
+    spmv_configs C = {
+        .n = 3, .format = fmt, .param = par, .unread = unread, .p = p, .launches = la};
+    spmv_err err = {0};
+    mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, rows, &err) == 0 && err.code == 0);
+    mu_check(isnan(rows[NC + SPMV_COL_BYTES_MOVED]) && !isnan(rows[2 * NC + SPMV_COL_BYTES_MOVED]));
+    par[4] = 3; /* SELL's c must be a power of two */
+    mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, rows, &err) == SPMV_EINVAL);
+    mu_check(err.code == SPMV_EINVAL && err.value == 3 && strstr(err.msg, "'c' parameter") != NULL);
+    testmat_free(&T);
+    return 0;
+}
+
 /* spmv_rank_rows' order: lowest first, equal times in index order, a configuration the matrix
  * cannot use (NaN bytes) at +inf after them, a NaN time (here from add_ms) last, in index order. */
 static int test_rank_sort(void) {
@@ -471,6 +495,7 @@ int main(void) {
     mu_run(test_cascade);
     mu_run(test_rank_order);
     mu_run(test_rank_sort);
+    mu_run(test_design_rows_errors);
     mu_run(test_rank_features);
 #endif
     return failures != 0;
