@@ -20,10 +20,11 @@ import pandas as pd
 from .configs import config
 from .portable import VALUE_BYTES, RankModel, Spec, Table
 
-#: Candidate adaptations: (b) the shipped model corrected per configuration or per format, (a)
-#: retrained on the local measurements with the translated shipped dataset or alone. Between equals,
-#: the earlier is chosen (a correction keeps what the shipped model learnt from many more matrices).
-CANDIDATES = ("correct/config", "correct/format", "retrain/mixed", "retrain/local")
+#: Candidate adaptations: the shipped model as it is (where this machine ranks like the one it was
+#: measured on, nothing to adapt), (b) corrected per configuration or per format, (a) retrained on the
+#: local measurements with the translated shipped dataset or alone. Between equals, the earlier is
+#: chosen (the shipped model, then a correction, keep what was learnt from many more matrices).
+CANDIDATES = ("shipped", "correct/config", "correct/format", "retrain/mixed", "retrain/local")
 #: How many times a local matrix counts against one of the shipped dataset in ``retrain/mixed``
 #: (each local matrix is repeated): the local ones are this machine's, the shipped ones another's.
 LOCAL_WEIGHT = 4
@@ -158,7 +159,7 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
     from sklearn.model_selection import GroupKFold
 
     from .evaluate import ranking, summarize, unit_key
-    names = ("shipped", *CANDIDATES)
+    names = CANDIDATES
     k = min(n_splits, len(np.unique(local.groups)))
     if k < 2:
         raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
@@ -192,12 +193,15 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
     types measured."""
     from .models._common import conversion_fit
     from .portable import portable
-    if name.startswith("correct/"):
-        by = name.split("/")[1]
+    if name == "shipped" or name.startswith("correct/"):
         measured = {b: d for d, b in VALUE_BYTES.items() if (local.X["value_bytes"] == b).any()}.values()
         only = RankModel(rm.device, {d: t for d, t in rm.tables.items() if d in measured}, source=rm.source,
-                         gpu=rm.gpu, score=rm.score, meta=rm.meta, features=rm.features)
-        out = corrected(only, correction_factors(rm, local, by), by)
+                         gpu=rm.gpu, score=rm.score, meta=dict(rm.meta), features=rm.features)
+        if name == "shipped":    # its own copy: the caller records this machine in its meta
+            out = only
+        else:
+            by = name.split("/")[1]
+            out = corrected(only, correction_factors(rm, local, by), by)
         fit = conversion_fit(local.X["format"].astype(str).to_numpy(), local.X["nnz"], local.convert_ms)
         if fit:
             out.meta["convert_ms"] = {**(rm.meta.get("convert_ms") or {}), **fit}

@@ -4,8 +4,8 @@
 the feature space of the dataset the shipped model was trained on, measures every configuration on
 them within a time limit (resumably: each matrix is saved as :func:`pyspmv.collect` saves it),
 re-measures configurations whose quartiles say the machine was busy, adapts the shipped model to the
-measurements (:mod:`pyspmv.adapt`: a correction or a retrained model, whichever ranks the local
-matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
+measurements (:mod:`pyspmv.adapt`: the shipped model as it is, a correction or a retrained model,
+whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
 it, with this machine's fingerprint.
 """
 # SPDX-License-Identifier: BSD-3-Clause
@@ -29,9 +29,11 @@ from .configs import DEVICES
 #: Default wall-time limit of a calibration, model adaptation included (the target: 3 minutes on the
 #: 2-core dev VM).
 TIME_LIMIT_S = 170.0
-#: Seconds of the limit kept for adapting the model after measuring: cross-validation of every
-#: candidate and the final fit took 5 s for 40 matrices on the 2-core dev VM, loading the shipped dataset 0.3 s.
-ADAPT_RESERVE_S = 20.0
+#: Seconds of the limit kept for adapting the model after measuring, per device: on the 2-core dev VM
+#: cross-validation of every candidate and the final fit took 5 s for 40 matrices against datasets/cpu,
+#: and 39 s plus 12 s for 67 matrices against datasets/h100 (three times the rows, 135 configurations);
+#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept.
+ADAPT_RESERVE_S = {"cpu": 20.0, "cuda": 60.0}
 #: A configuration whose q75/q25 exceeds this after measuring is measured again (a busy machine
 #: spreads the runs), up to RETRIES times, keeping the tightest timing.
 MAX_SPREAD = 1.3
@@ -244,7 +246,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     ----------
     device : {'cpu', 'cuda'}
     time_limit_s : float
-        Wall-time limit: measuring stops starting new matrices :data:`ADAPT_RESERVE_S` before it.
+        Wall-time limit: measuring stops starting new matrices :data:`ADAPT_RESERVE_S` (of ``device``) before it.
     budget_s, repeats, warmup
         Timing of each configuration, as :func:`pyspmv.collect`.
     max_nnz : float
@@ -303,7 +305,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         shutil.rmtree(folder / "parts")
     entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
     order = select(F, shipped.features, est)
-    deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S, 0.5 * time_limit_s)
+    deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
     new, remeasured = _measure(entries, order, est, folder, deadline, device=device, dtypes=tuple(dtypes),
                                repeats=repeats, warmup=warmup, budget_s=budget_s, max_spread=max_spread,
                                retries=retries, progress=progress)

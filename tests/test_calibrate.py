@@ -122,6 +122,21 @@ def test_the_choice_follows_cross_validation(tiny, shipped):
     assert isinstance(rm, pyspmv.RankModel) and rm.device == "cpu"
 
 
+def test_the_shipped_model_is_kept_where_it_ranks_best(tiny, shipped):
+    """Local times that are the shipped model's own predictions: nothing ranks them better than the
+    shipped model, which is chosen as it is (ties go to it), in its own copy for this machine."""
+    local = adapt.Local.of(tiny)
+    local.y = shipped.predict(local.X)
+    local.q25, local.q75 = local.y, local.y
+    cv = adapt.cross_validate(shipped, local, adapt.Local.of(tiny), kind="forest", n_splits=3)
+    assert cv.loc["shipped", "geomean_ratio"] == pytest.approx(1.0)
+    assert adapt.best_candidate(cv) == "shipped"
+    rm = adapt.adapt("shipped", shipped, local)
+    A = pyspmv.generate("poisson2d", 12)
+    assert pyspmv.rank(A, rm, device="cpu") == pyspmv.rank(A, shipped, device="cpu")
+    rm.meta["fingerprint"] = {"device": "cpu", "processor": "elsewhere", "threads": 3}
+    assert "fingerprint" not in shipped.meta or shipped.meta["fingerprint"] != rm.meta["fingerprint"]
+
 def test_an_interrupted_measurement_resumes(tiny, tmp_path, monkeypatch):
     collect_mod = importlib.import_module("pyspmv.datasets.collect")   # the module; pyspmv.datasets.collect is a function
     entries, F, est = _pool(tiny, "cpu", 2e4, 0, 0.001, 20, 2, 1)
