@@ -119,16 +119,20 @@ np.save(sys.argv[1], np.concatenate(out))
 """
 
 
-def test_one_pass_same_bits_any_thread_count(tmp_path):
-    """Above the pass's threading size, 1 and 2 OpenMP threads give the same bits."""
+def _same_bits_on_1_and_2_threads(script: str, tmp_path: Path) -> None:
     res = []
     for t in (1, 2):
         f = tmp_path / f"rows{t}.npy"
         # cwd: not the checkout, whose pyspmv/ (no built core) would shadow an installed pyspmv
-        subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(f)], check=True, cwd=tmp_path,
+        subprocess.run([sys.executable, "-c", script, str(f)], check=True, cwd=tmp_path,
                        env={**os.environ, "OMP_NUM_THREADS": str(t)})
         res.append(np.load(f))
     np.testing.assert_array_equal(res[0], res[1])
+
+
+def test_one_pass_same_bits_any_thread_count(tmp_path):
+    """Above the pass's threading size, 1 and 2 OpenMP threads give the same bits."""
+    _same_bits_on_1_and_2_threads(_THREADS_SCRIPT, tmp_path)
 
 
 _SMALL_THREADS_SCRIPT = """
@@ -156,13 +160,7 @@ def test_one_pass_same_bits_any_thread_count_small(tmp_path):
     """Matrices of 1e4 entries, past the pass's threading size: a short-wide one (2 row blocks), a
     tall-narrow one, and one whose entries all lie in its first block (the other thread gets no
     entries) give the same bits with 1 and 2 OpenMP threads."""
-    res = []
-    for t in (1, 2):
-        f = tmp_path / f"rows{t}.npy"
-        subprocess.run([sys.executable, "-c", _SMALL_THREADS_SCRIPT, str(f)], check=True, cwd=tmp_path,
-                       env={**os.environ, "OMP_NUM_THREADS": str(t)})
-        res.append(np.load(f))
-    np.testing.assert_array_equal(res[0], res[1])
+    _same_bits_on_1_and_2_threads(_SMALL_THREADS_SCRIPT, tmp_path)
 
 
 def _laplacian(k: int) -> pyspmv.Matrix:
