@@ -869,7 +869,12 @@ static PyObject *ranked_pairs(const int32_t *order, const double *ms, Py_ssize_t
     PyObject *out = PyList_New(0);
     for (Py_ssize_t k = 0; out != NULL && k < n; k++) {
         Py_ssize_t i = order[k];
-        if (keep != Py_None && !PyObject_IsTrue(PyTuple_GET_ITEM(keep, i))) continue;
+        int kept = keep == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(keep, i));
+        if (kept < 0) { /* an item whose truth raised */
+            Py_CLEAR(out);
+            break;
+        }
+        if (kept == 0) continue;
         PyObject *v = PyFloat_FromDouble(ms[i]), *pair = NULL;
         if (v != NULL) pair = PyTuple_Pack(2, PyTuple_GET_ITEM(ids, i), v);
         Py_XDECREF(v);

@@ -96,6 +96,11 @@ def test_rank_core_pairs_and_their_argument_checks():
     assert _core.rank(*args, p.id_tuple) == [(p.id_tuple[i], ms[i]) for i in order]
     keep = tuple(i % 3 == 0 for i in range(n))
     assert _core.rank(*args, p.id_tuple, keep) == [(p.id_tuple[i], ms[i]) for i in order if keep[i]]
+    class Falsy:
+        def __bool__(self):
+            raise RuntimeError("no truth")
+    with pytest.raises(RuntimeError, match="no truth"):
+        _core.rank(*args, p.id_tuple, (Falsy(),) * n)
     for ids, kp in ((p.id_tuple[:-1], None), (list(p.id_tuple), None), (None, keep), (p.id_tuple, keep[:-1]),
                     (p.id_tuple, list(keep))):
         with pytest.raises(ValueError, match=f"tuples of {n} items"):
