@@ -201,10 +201,10 @@ static int sell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
 static int sell_check(const spmv_fmt *F, spmv_err *err) {
     static const char *const what[] = {"perm", "slice_ptr", "col", NULL, "values", NULL};
     int rc = sell_params(F, err);
+    if (rc) return rc; /* c >= 1 from here on: it divides */
     int32_t c = F->param[0], n = F->nrows;
     int64_t nslices = ((int64_t)n + c - 1) / c, count = 0;
-    if (rc == SPMV_OK)
-        rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / c)", err);
+    rc = spmv_fmt_scalar(F, 0, nslices, nslices, "slices = ceil(nrows / c)", err);
     if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 1, 0, INT32_MAX, "slots", err);
     if (rc) return rc;
     int64_t nidx[SPMV_MAXIDX] = {n, nslices + 1, F->scalar[1]}, nval[SPMV_MAXVAL] = {F->scalar[1]};

@@ -160,6 +160,16 @@ def writeable_copy(B):
     return (fmt, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val), seal)
 
 
+@pytest.mark.parametrize(("fmt", "kw", "name"), [("sell", {"c": 4, "sigma": 1}, "c"), ("bro_ell", {}, "h")])
+def test_state_with_a_zero_slice_height_is_refused(fmt, kw, name):
+    """A state whose slice height is 0 is refused by its parameter check before anything divides by it
+    (the fuzzer found sell_check computing nrows / c first)."""
+    B = pyspmv.convert(grid(), fmt, max_fill=1e9, **kw)
+    st = list(writeable_copy(B))
+    st[4] = (0, *st[4][1:])
+    with pytest.raises(ValueError, match=f"'{name}' parameter of {fmt}"):
+        _core.fmt_check(tuple(st))
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_state_made_writeable_and_corrupted_is_refused(fmt):
     """The arrays of a FormatMatrix cannot be made writeable; a state of writeable arrays (the seal
