@@ -16,8 +16,8 @@ Per (matrix, solver): one untimed solve first (the model is loaded, caches warm)
 rounds (more for short solves: until the fixed solves add up to ``--min-time`` seconds, at most
 ``--max-repeats`` rounds, since a sub-millisecond solve varies by several per cent from run to run),
 each running every policy once, in an order rotated from round to round, each timed end to end
-(``time.perf_counter`` around the call: checks, conversion, ranking and iterations). Between runs the
-script waits for a helper thread that a short solve left behind, so that it does not load the next.
+(``time.perf_counter`` around the call: checks, conversion, ranking and iterations; a solve returns
+only once its selection thread has, so none loads the next).
 Columns: median, min and max seconds of the repeats; ``speedup`` = median(fixed) / median(policy).
 Each policy's final configuration is also compared with every CPU configuration measured by
 ``pyspmv.benchmark`` (``t_final / t_best``, per product).
@@ -33,7 +33,6 @@ import csv
 import datetime
 import math
 import os
-import threading
 import time
 import timeit
 from pathlib import Path
@@ -77,15 +76,8 @@ def classify(A: pyspmv.Matrix) -> str | None:
     return "unsymmetric"
 
 
-def wait_for_helpers() -> None:
-    for t in threading.enumerate():
-        if t.name.startswith("pyspmv-solvers-select"):
-            t.join(timeout=60)
-
-
 def solve(fn: Any, A: pyspmv.Matrix, b: np.ndarray, rtol: float, maxiter: int, policy: str,
           extra: dict[str, Any]) -> tuple[float, S.SolveRecord]:
-    wait_for_helpers()
     t = time.perf_counter()
     _x, _info, rec = fn(A, b, rtol=rtol, maxiter=maxiter, policy=policy, **extra)
     return time.perf_counter() - t, rec

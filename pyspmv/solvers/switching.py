@@ -311,19 +311,26 @@ class Multiplier:
             self._select_args = None
             self.record.events.append((it, "the solve ended before select_patience ran out; no selection"))
         if self._future is not None:
-            if self._future.done() and self._future.exception() is None:
-                self._note(self._future.result(), it)
-                self.record.events.append((it, "the selection landed after the last iteration"))
-            elif self._future.done():
-                exc = self._future.exception()
-                self.record.events.append((it, f"ranking failed ({type(exc).__name__}: {exc})"))
-            else:
+            waited = ""
+            if not self._future.done():
+                # Waited for, not left running: once the products have their cores back, a helper
+                # still ranking would oversubscribe them, and every OpenMP region after the return
+                # (the caller's own too) would wait at its barrier for a descheduled thread.  The
+                # ranking cannot be interrupted; the conversions stop at the cancel.
                 self._cancel.set()
-                self.record.events.append((it, "the solve ended before the selection landed; abandoned"))
+                t = time.perf_counter()
+                concurrent.futures.wait([self._future])
+                waited = f" (waited {1e3 * (time.perf_counter() - t):.3f} ms for it, conversions cancelled)"
+            exc = self._future.exception()
+            if exc is None:
+                self._note(self._future.result(), it)
+                self.record.events.append((it, f"the selection landed after the last iteration{waited}"))
+            else:
+                self.record.events.append((it, f"ranking failed ({type(exc).__name__}: {exc}){waited}"))
             self._future = None
         self._all_cores()
         if self._pool is not None:
-            self._pool.shutdown(wait=False)
+            self._pool.shutdown(wait=True)
             self._pool = None
         self.active = False
         self.record.products = self.products
