@@ -274,6 +274,26 @@ def test_selection_waits_for_select_patience(monkeypatch, policy):
     with pytest.raises(ValueError, match="'select_patience'"):
         S.cg(A, rhs(400), select_patience=-1.0)
 
+def test_selection_thread_runs_one_openmp_thread(monkeypatch):
+    """The helper's own OpenMP regions (feature pass, conversions) run on one thread beside the
+    products, so that the two do not oversubscribe the cores; the caller's setting is kept."""
+    from threadpoolctl import threadpool_info
+    def omp_threads() -> int:
+        return max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"), default=0)
+    before, seen = omp_threads(), []
+    real = switching.rank
+
+    def rank(*args, **kwargs):
+        seen.append(omp_threads())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(switching, "rank", rank)
+    cb = wait_at_first_iteration(selection_done(monkeypatch))
+    _x, info, rec = S.cg(spd(), rhs(400), rtol=1e-8, policy="async", callback=cb, select_min_nnz=0,
+                         select_patience=0)
+    assert info == 0 and seen == [1] and rec.ranking, (seen, rec)
+    assert omp_threads() == before
+
+
 @pytest.mark.parametrize("policy", ["async", "online"])
 def test_no_selection_thread_outlives_the_solve(monkeypatch, policy):
     """A selection still ranking when the solve ends is waited for (conversions cancelled), so that no

@@ -44,7 +44,8 @@ def threadpools() -> ThreadpoolController:
 
 def _one_core_less() -> Any:
     """Limit this thread's OpenMP products to one thread fewer than they use now, for as long as the
-    selection thread runs beside them; returns the limiter (``restore_original_limits()``) or None.
+    selection thread runs beside them (on one thread: :func:`_select_on_one_thread`); returns the
+    limiter (``restore_original_limits()``) or None.
 
     OpenMP's thread count is a per-thread setting, so the selection thread is not affected.  Without
     this, on a machine of n cores the products' n threads and the selection thread share n cores, and
@@ -53,6 +54,15 @@ def _one_core_less() -> Any:
     omp = threadpools().select(user_api="openmp")
     n = max((int(i["num_threads"]) for i in omp.info()), default=1)
     return omp.limit(limits=n - 1) if n > 1 else None
+
+
+def _select_on_one_thread(*args: Any) -> Selection:
+    """:func:`select` with this (helper) thread's OpenMP regions on one thread: the core's feature
+    pass and conversions would otherwise start a team of every core's threads of their own beside the
+    products' (measured on the 16-core Xeon host of the H100 machine: a 226k-entry CSR product took
+    33 us alone, 242 us beside a ranking thread, 366 us beside it with the products one thread fewer)."""
+    with threadpools().select(user_api="openmp").limit(limits=1):
+        return select(*args)
 
 
 def selection_estimate_s(nnz: int) -> float:
@@ -179,7 +189,7 @@ class Multiplier:
             self.record.events.append((it, "selection started (the solve has outlasted select_patience)"))
         self._omp = _one_core_less()
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
-        self._future = self._pool.submit(select, *args, self._current, self._cancel)
+        self._future = self._pool.submit(_select_on_one_thread, *args, self._current, self._cancel)
 
     # -- products ----------------------------------------------------------------------------
     def mv(self, x: np.ndarray, y: np.ndarray) -> None:
