@@ -51,7 +51,7 @@ static int SPMV_NAME(dia_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
     int32_t n = F->nrows, ncols = F->ncols;
     int64_t ndiag = F->scalar[0];
     int32_t nblocks = (int32_t)(((int64_t)n + DIA_BLOCK - 1) / DIA_BLOCK);
-#pragma omp parallel for schedule(static) if (F->nval[0] > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->nval[0] > DIA_OMP_MIN_WORK)
     for (int32_t b = 0; b < nblocks; b++) {
         int64_t i0 = (int64_t)b * DIA_BLOCK, i1 = i0 + DIA_BLOCK < n ? i0 + DIA_BLOCK : n;
         for (int64_t i = i0; i < i1; i++) y[i] = 0;

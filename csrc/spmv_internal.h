@@ -76,8 +76,13 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
 }
 
 /* Below this many stored slots a kernel runs on one thread: forking costs more than it saves.
- * TODO: untuned; measured only on a 2-core machine. */
-#define SPMV_OMP_MIN_WORK 20000
+ * benchmarks/omp_threshold.py (results/omp_threshold.md): against 20000, 4000 made the fastest
+ * configuration of real matrices of 4,000-20,000 entries 1.44x faster on the 2-core dev VM and
+ * 1.30x on a 16-core Xeon (CSR 1.6-3.2x), and changed nothing below.  A build may set it
+ * (-Dc_args=-DSPMV_OMP_MIN_WORK=N) to measure another value. */
+#ifndef SPMV_OMP_MIN_WORK
+#define SPMV_OMP_MIN_WORK 4000
+#endif
 
 typedef struct spmv_summary spmv_summary; /* below */
 
