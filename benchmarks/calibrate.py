@@ -26,8 +26,8 @@ from pyspmv.evaluate import ranking, unit_key
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The CPU kernels run on several threads only above this much work (csrc/spmv_internal.h,
-#: SPMV_OMP_MIN_WORK): below it a thread setting changes little.
-PARALLEL_NNZ = 20_000
+#: SPMV_OMP_MIN_WORK, a C constant the glue does not expose): below it a thread setting changes little.
+PARALLEL_NNZ = 4_000
 
 
 def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
