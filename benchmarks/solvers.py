@@ -15,7 +15,7 @@ Symmetric with a zero or negative diagonal: skipped (indefinite). Right-hand sid
 Per (matrix, solver): one untimed solve first (the model is loaded, caches warm), then ``--repeats``
 rounds (more for short solves: until the fixed solves add up to ``--min-time`` seconds, at most
 ``--max-repeats`` rounds, since a sub-millisecond solve varies by several per cent from run to run),
-each running every policy once, in an order rotated from round to round, each timed end to end
+each running every policy once, in an order drawn at random per round (seeded), each timed end to end
 (``time.perf_counter`` around the call: checks, conversion, ranking and iterations; a solve returns
 only once its selection thread has, so none loads the next).
 Columns: median, min and max seconds of the repeats; ``speedup`` = median(fixed) / median(policy).
@@ -105,11 +105,14 @@ def run_matrix(A: pyspmv.Matrix, kind: str, args: argparse.Namespace) -> list[di
         solve(fn, A, b, args.rtol, maxiter, "online", extra)          # untimed: model loaded, caches warm
         times: dict[str, list[float]] = {p: [] for p in POLICIES}
         recs: dict[str, S.SolveRecord] = {}
+        rng = np.random.default_rng(0)
         rounds = 0      # at least --repeats; short solves repeat until fixed has run --min-time seconds
         while rounds < args.repeats or (sum(times["fixed"]) < args.min_time and rounds < args.max_repeats):
             rounds += 1
-            k = rounds % len(POLICIES)    # each policy follows each other in turn: no order favours one
-            for p in POLICIES[k:] + POLICIES[:k]:
+            # A random order per round: a rotation keeps the cyclic order, so each policy always followed
+            # the same one and inherited its after-effects (on the Xeon, async, always after serial, ran
+            # 5-17 % slower than fixed on the smallest solves, where its code path is fixed's).
+            for p in map(str, rng.permutation(POLICIES)):
                 t, recs[p] = solve(fn, A, b, args.rtol, maxiter, p, extra)
                 times[p].append(t)
         fixed = float(np.median(times["fixed"]))
