@@ -43,6 +43,7 @@ import pandas as pd
 import scipy
 from _md import md_header, md_row, md_table
 from scipy.linalg import blas
+from threadpoolctl import threadpool_limits
 
 import pyspmv
 import pyspmv.solvers as S
@@ -132,7 +133,8 @@ def run_matrix(A: pyspmv.Matrix, kind: str, args: argparse.Namespace) -> list[di
 
 
 def vector_ops(sizes: list[int]) -> pd.DataFrame:
-    """Microseconds per call of dot and axpy: BLAS (scipy.linalg.blas) against NumPy."""
+    """Microseconds per call of dot and axpy: BLAS (scipy.linalg.blas, on one thread, as the solvers run it)
+    against NumPy."""
     rows = []
     for n in sizes:
         x, y, t = np.ones(n), np.ones(n), np.empty(n)
@@ -175,6 +177,11 @@ def main() -> None:
     started = datetime.datetime.now().isoformat(timespec="seconds")
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
+    # One BLAS thread throughout, as inside the solvers: otherwise OpenBLAS's threads, woken by the
+    # script's own vector work (the right-hand side's norm), spin beside the OpenMP products that
+    # product_times() measures (on the 16-core Xeon host, cpu/csr/rows of 200k-entry matrices came out
+    # several hundred times slower than inside the solves).
+    blas_one = threadpool_limits(1, user_api="blas")
     for folder in (args.matrices, args.corpus):
         if not folder.is_dir():
             print(f"no folder {folder}; skipped")
@@ -200,6 +207,7 @@ def main() -> None:
     df = pd.DataFrame(rows)
     sizes = sorted({int(10 ** k) for k in np.linspace(3, math.log10(max(df.nrows.max(), 1e3)), 4).round()})
     vec = vector_ops(sizes)
+    blas_one.restore_original_limits()
     load_after = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     machine = args.machine or f"{info['processor']}, {info['cpu_count']} cores"
