@@ -65,12 +65,12 @@ _COMMON = """
         run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
         in its calls, so a helper thread would take turns with the iterations instead of running
         beside them, and a short solve would pay for it. ``serial`` ranks at any size.
-    select_patience : float, default 10
+    select_patience : float, default 20
         ``async`` and ``online`` start the selection only once the solve has iterated for this many
         times its estimated cost (:func:`pyspmv.solvers.switching.selection_estimate_s`: 50 us plus
         20 ns per stored entry); a solve that ends sooner runs ``config`` throughout (recorded in
         ``record.events``). Rent or buy: a short solve pays nothing for a choice it could not use,
-        and a long one at most about 1/patience of its time. 0 starts the selection at once.
+        and a long one at most about 1/patience (5 %) of its time. 0 starts the selection at once.
     dtype : {{'float32', 'float64'}}, optional
         Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
 

@@ -31,9 +31,11 @@ SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
 #: Default ``select_patience``: ``async`` and ``online`` start selecting once the solve has iterated
 #: this many times the selection's estimated cost (:func:`selection_estimate_s`).  The rent-or-buy
 #: rule: a solve that ends before then pays nothing, and one that ends just after the selection
-#: lands has paid at most about 1 / patience of its time for it (the iterations lose one core while
-#: it runs), so short solves never lose more than a few per cent to a selection they cannot use.
-SELECT_PATIENCE: float = 10.0
+#: lands (or that waits for it at its end) has paid at most about 1 / patience of its time for it (the
+#: iterations lose one core while it runs).  20: at most about 5 %, the issue's bound for ``async``
+#: against ``fixed``; with 10, a 51k-entry CG solve on the dev VM that ended while its selection ran
+#: lost 12 %.
+SELECT_PATIENCE: float = 20.0
 
 
 @functools.cache
