@@ -148,34 +148,62 @@ def _scores(name: str, rm: RankModel, train: Local, test: Local, shipped: Local 
     return np.asarray(est.predict(test.X), dtype=np.float64)
 
 
+#: The order :func:`cross_validate` tries the candidates in: the cheap ones first, then the retrained
+#: ones from the smaller training set up, so that each retrain's cost can be foreseen from the last.
+_CV_ORDER = ("shipped", "correct/config", "correct/format", "retrain/local", "retrain/mixed")
+
+
+def _train_rows(name: str, local: Local, shipped: Local | None) -> int:
+    """Rows a retrained candidate fits on (what its fitting time grows with)."""
+    if name == "retrain/mixed" and shipped is not None:
+        return LOCAL_WEIGHT * len(local.y) + int((~np.isin(shipped.groups, local.groups)).sum())
+    return len(local.y)
+
+
 def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, kind: str = "forest",
-                   n_splits: int = 4, seed: int = 0) -> pd.DataFrame:
+                   n_splits: int = 4, seed: int = 0, deadline: float | None = None) -> pd.DataFrame:
     """Ranking quality of the shipped model and of every :data:`CANDIDATES` adaptation on the local
     matrices, each held-out fold adapted on the other folds only (GroupKFold by matrix).
 
-    Returns one row per candidate: ``n`` (held-out (matrix, value type) units), ``within<5%``,
-    ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`.
+    ``deadline`` (a ``time.monotonic()`` value): a retrained candidate whose cross-validation and final
+    fit are foreseen to end past it is skipped (its cost foreseen from the previous retrain's, in
+    proportion to the rows each fits on; the first retrain is always tried); the others are cheap.
+
+    Returns one row per candidate tried: ``n`` (held-out (matrix, value type) units), ``within<5%``,
+    ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`;
+    ``df.attrs["skipped"]`` lists the candidates left out for the deadline.
     """
+    import time
+
     from sklearn.model_selection import GroupKFold
 
     from .evaluate import ranking, summarize, unit_key
-    names = CANDIDATES
     k = min(n_splits, len(np.unique(local.groups)))
     if k < 2:
         raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
-    preds = {n: np.full(len(local.y), np.nan) for n in names}
-    for tr, te in GroupKFold(n_splits=k).split(local.X, groups=local.groups):
-        train, test = local.take(tr), local.take(te)
-        for n in names:
-            preds[n][te] = _scores(n, rm, train, test, shipped, kind, seed)
+    folds = list(GroupKFold(n_splits=k).split(local.X, groups=local.groups))
     unit = unit_key(local.groups, local.X["value_bytes"])
-    rows = []
-    for n in names:
-        if np.isnan(preds[n]).all():
+    rows, skipped = {}, []
+    per_row_s = None                     # seconds per training row of the last retrain (folds and final fit)
+    for n in _CV_ORDER:
+        retrained = n.startswith("retrain/")
+        if retrained and n == "retrain/mixed" and shipped is None:
             continue
-        per = ranking(preds[n], local.y, unit, local.X["config"], local.q25, local.q75)
-        rows.append({"candidate": n, **summarize(per)})
-    return pd.DataFrame(rows).set_index("candidate")
+        if retrained and deadline is not None and per_row_s is not None and \
+                time.monotonic() + per_row_s * _train_rows(n, local, shipped) > deadline:
+            skipped.append(n)
+            continue
+        t = time.monotonic()
+        pred = np.full(len(local.y), np.nan)
+        for tr, te in folds:
+            pred[te] = _scores(n, rm, local.take(tr), local.take(te), shipped, kind, seed)
+        if retrained:   # k folds on (k-1)/k of the rows each, then the final fit on all of them
+            per_row_s = (time.monotonic() - t) * (1 + 1 / (k - 1)) / _train_rows(n, local, shipped)
+        per = ranking(pred, local.y, unit, local.X["config"], local.q25, local.q75)
+        rows[n] = {"candidate": n, **summarize(per)}
+    out = pd.DataFrame([rows[n] for n in CANDIDATES if n in rows]).set_index("candidate")
+    out.attrs["skipped"] = skipped
+    return out
 
 
 def best_candidate(cv: pd.DataFrame) -> str:

@@ -32,7 +32,9 @@ TIME_LIMIT_S = 170.0
 #: Seconds of the limit kept for adapting the model after measuring, per device: on the 2-core dev VM
 #: cross-validation of every candidate and the final fit took 5 s for 40 matrices against datasets/cpu,
 #: and 39 s plus 12 s for 67 matrices against datasets/h100 (three times the rows, 135 configurations);
-#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept.
+#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept, and by 28 s with 60 s.
+#: Beyond the reserve, a retrained candidate foreseen to end past the limit is skipped
+#: (:func:`pyspmv.adapt.cross_validate`'s ``deadline``).
 ADAPT_RESERVE_S = {"cpu": 20.0, "cuda": 60.0}
 #: A configuration whose q75/q25 exceeds this after measuring is measured again (a busy machine
 #: spreads the runs), up to RETRIES times, keeping the tightest timing.
@@ -53,7 +55,8 @@ class Calibration:
     model : RankModel, the calibrated model (saved at ``path``)
     path : pathlib.Path, where it was saved
     choice : str, the adaptation chosen (:data:`pyspmv.adapt.CANDIDATES`)
-    cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate
+    cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate tried
+        (``cv.attrs["skipped"]``: retrained candidates left out, foreseen to end past ``time_limit_s``)
     matrices : list of str, the matrices measured (this run and resumed ones)
     new : int, how many of them this run measured
     remeasured : pandas.DataFrame, configurations measured again: ``matrix, dtype, config, before, after`` (q75/q25)
@@ -316,7 +319,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     ds = datasets.load(folder, dtype=None)
     local, base = Local.of(ds), Local.of(shipped)
     base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
-    cv = cross_validate(rm, local, base, kind=kind, seed=seed)
+    cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s)
     choice = best_candidate(cv)
     cal = adapt(choice, rm, local, base, kind=kind, seed=seed)
     wall = time.monotonic() - t_start

@@ -314,6 +314,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     for name, r in c.cv.iterrows():
         mark = "  <- chosen" if name == c.choice else ""
         print(f"{name:<16} {r['within<5%']:6.1%} {r['within>20%']:6.1%} {r['geomean_ratio']:7.3f}{mark}")
+    for name in c.cv.attrs.get("skipped", []):
+        print(f"{name:<16} skipped: its fitting would have ended past --time-limit")
     print(f"# saved {c.path} (pyspmv rank and pyspmv.rank() use it on this machine)")
     return 0
 

@@ -225,3 +225,18 @@ def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
     assert parts
     assert main([*argv, "--time-limit", "0.01"]) == 0          # nothing new fits: resumed from the saved ones
     assert f"{len(parts)} matrices measured (0 this run" in capsys.readouterr().out
+
+
+def test_cross_validation_skips_retrains_foreseen_past_the_deadline(tiny, shipped):
+    """With a deadline already passed, the first retrain still runs (it measures what a retrain costs) and
+    the larger one is skipped and listed; the choice is among the candidates tried."""
+    import time
+    local = adapt.Local.of(tiny)
+    cv = adapt.cross_validate(shipped, local, adapt.Local.of(tiny), kind="forest", n_splits=3,
+                              deadline=time.monotonic() - 1.0)
+    assert "retrain/local" in cv.index and "retrain/mixed" not in cv.index
+    assert cv.attrs["skipped"] == ["retrain/mixed"]
+    assert adapt.best_candidate(cv) in cv.index
+    full = adapt.cross_validate(shipped, local, adapt.Local.of(tiny), kind="forest", n_splits=3,
+                                deadline=time.monotonic() + 3600)
+    assert set(full.index) == set(adapt.CANDIDATES) and full.attrs["skipped"] == []

@@ -62,8 +62,14 @@ def selection_done(monkeypatch) -> threading.Event:
 
 def wait_at_first_iteration(done: threading.Event):
     """A callback that lets the helper thread finish before the second iteration (small matrices:
-    the core keeps the GIL, so it would otherwise rarely run)."""
-    return lambda *args: done.wait(5)
+    the core keeps the GIL, so it would otherwise rarely run): it waits for the selection to return,
+    then sleeps once without the GIL, so that the helper also hands its result to its future."""
+    slept = []
+
+    def cb(*args):
+        if done.wait(5) and not slept:
+            slept.append(time.sleep(0.05))
+    return cb
 
 
 # -- against scipy -------------------------------------------------------------------------------
@@ -211,6 +217,7 @@ def test_switch_does_not_change_iterates(monkeypatch):
         if len(got) == 5:
             go.set()
             done.wait(5)
+            time.sleep(0.05)    # without the GIL: the helper hands its result to its future
     _x, _info, rec = S.cg(A, b, rtol=1e-12, maxiter=40, policy="async", callback=cb, select_min_nnz=0,
                           select_patience=0, probe_iters=0)   # the pick taken unmeasured: one switch, then SELL to the end
     assert [c for _, c in rec.schedule] == ["cpu/csr/rows", "cpu/sell/c=4/sigma=1"], rec
