@@ -243,9 +243,28 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     return rc ? rc : design(A, NULL, NULL, 0, dev, C, value_bytes, max_fill, rows, err);
 }
 
+/* Start row of block b of the k evenly spread over nblk: the middle of its stratum (the ends bias). */
+static int32_t sample_start(int64_t b, int64_t k, int64_t nblk) {
+    return (int32_t)((2 * b + 1) * nblk / (2 * k) * SPMV_PASS_BLOCK);
+}
+
+/* Entries of the k sampled blocks, from indptr at their ends clamped to [0, nnz] (the sampled rows'
+ * indptr is checked afterwards). */
+static int64_t sample_entries(const int32_t *ip, int32_t n, int64_t k, int64_t nblk) {
+    int64_t e = 0, nnz = ip[n];
+    for (int64_t b = 0; b < k; b++) {
+        int32_t r0 = sample_start(b, k, nblk),
+                r1 = n - r0 < SPMV_PASS_BLOCK ? n : r0 + SPMV_PASS_BLOCK;
+        int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
+        int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
+        e += z - a;
+    }
+    return e;
+}
+
 int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                              int value_bytes, double max_fill, int32_t sample_rows, double *rows,
-                              spmv_err *err) {
+                              int value_bytes, double max_fill, int32_t sample_rows,
+                              int64_t sample_nnz, double *rows, spmv_err *err) {
     int rc = design_args(A, dev, C, value_bytes, rows, err);
     if (rc) return rc;
     if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
@@ -254,7 +273,17 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
     int64_t nblk = ((int64_t)n + B - 1) / B,
-            k = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 0;
+            k = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 0, nnz = ip[n];
+    /* The entry budget: as many blocks as hold sample_nnz entries at A's mean, then fewer while
+     * the chosen ones hold more (each try O(k)); one block at least. */
+    if (k > 0 && sample_nnz > 0 && nnz > sample_nnz) {
+        int64_t e, kn = (int64_t)((double)sample_nnz / ((double)nnz / (double)nblk));
+        k = kn < 1 ? 1 : kn < k ? kn : k;
+        while (k > 1 && 2 * k <= nblk && (e = sample_entries(ip, n, k, nblk)) > sample_nnz) {
+            int64_t kk = (int64_t)((double)k * (double)sample_nnz / (double)e);
+            k = kk < 1 ? 1 : kk < k ? kk : k - 1;
+        }
+    }
     if (k < 1 || 2 * k > nblk) /* the sample would be half of A: exact is cheaper */
         return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     /* Blocks evenly spread over A, the first and last included; their indptr checked (the rows
@@ -273,7 +302,7 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     }
     ips[0] = 0;
     for (int64_t b = 0; b < k; b++) {
-        int32_t r0 = (int32_t)((2 * b + 1) * nblk / (2 * k) * B); /* mid-stratum: ends bias */
+        int32_t r0 = sample_start(b, k, nblk);
         int32_t r1 = n - r0 < B ? n : r0 + B;
         range[b] = r0;
         for (int32_t i = r0; i < r1; i++) {

@@ -298,6 +298,15 @@ static void diagonals(const uint8_t *mark, int64_t noff, spmv_pattern *R) {
     R->gap_ss = gap_ss;
 }
 
+/* Index of the lowest set bit of x != 0 (de Bruijn: portable C, one multiply). */
+static int64_t lowest_bit(uint64_t x) {
+    static const int8_t pos[64] = {0,  1,  48, 2,  57, 49, 28, 3,  61, 58, 50, 42, 38, 29, 17, 4,
+                                   62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+                                   63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+                                   46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,  13, 8,  7,  6};
+    return pos[((x & (0 - x)) * 0x03f79d71b4cb0a89u) >> 58];
+}
+
 /* diagonals() of the sampled rows (A's blocks at P->range), from a bit per offset that their
  * entries set: O(sampled entries + noff / 64) where the byte walk of the marks is O(noff) with a
  * large constant once random columns mark offsets all over (its zero-word skips then fail).  The
@@ -306,7 +315,7 @@ static int sample_diagonals(const spmv_csr *A, const spmv_pass *P, int64_t noff,
                             spmv_err *err) {
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows;
-    int64_t nw = (noff + 63) / 64, ndiag = 0, ofirst = -1, olast = -1;
+    int64_t nw = (noff + 63) / 64, ndiag = 0, wfirst = -1, wlast = -1;
     uint64_t *bit = spmv_calloc(nw, sizeof(uint64_t), err);
     if (bit == NULL) return SPMV_ENOMEM;
     for (int32_t k = 0; k < P->nrange; k++)
@@ -317,19 +326,21 @@ static int sample_diagonals(const spmv_csr *A, const spmv_pass *P, int64_t noff,
             }
     for (int64_t w = 0; w < nw; w++)
         if (bit[w] != 0) {
-            uint64_t x = bit[w];
-            ndiag += popcount64(x);
-            ofirst = ofirst < 0 ? w * 64 + popcount64((x & (0 - x)) - 1) : ofirst;
-            while (x & (x - 1)) x &= x - 1; /* the highest bit */
-            olast = w * 64 + popcount64(x - 1);
+            ndiag += popcount64(bit[w]);
+            wfirst = wfirst < 0 ? w : wfirst;
+            wlast = w;
         }
     double gap_mean = 0, gap_ss = 0;
     if (ndiag >= 2) {
+        uint64_t x = bit[wlast];
+        int64_t ofirst = wfirst * 64 + lowest_bit(bit[wfirst]), olast;
+        while (x & (x - 1)) x &= x - 1; /* its highest bit */
+        olast = wlast * 64 + lowest_bit(x);
         gap_mean = (double)(olast - ofirst) / (double)(ndiag - 1);
-        for (int64_t w = ofirst / 64, prev = ofirst; w <= olast / 64; w++)
-            for (uint64_t x = bit[w]; x != 0; x &= x - 1) {
-                int64_t k = w * 64 + popcount64((x & (0 - x)) - 1);
-                if (k <= ofirst) continue;
+        for (int64_t w = wfirst, prev = ofirst; w <= wlast; w++)
+            for (x = bit[w]; x != 0; x &= x - 1) {
+                int64_t k = w * 64 + lowest_bit(x);
+                if (k == ofirst) continue;
                 double d = (double)(k - prev) - gap_mean;
                 gap_ss += d * d;
                 prev = k;
@@ -372,7 +383,8 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     tiles *tl = bs ? spmv_calloc(nt, sizeof(tiles), err) : NULL;
     if (tl == NULL) goto nomem;
     for (int t = 0; t < nt; t++) {
-        mark[t] = spmv_calloc(noff, 1, err);
+        /* the sampled branch writes its marks but never reads them (sample_diagonals): unzeroed */
+        mark[t] = nr > 0 ? spmv_malloc(noff, 1, err) : spmv_calloc(noff, 1, err);
         stamp[t] = mark[t] ? spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
         if (stamp[t] == NULL) goto nomem;
         if (tiled) {

@@ -833,15 +833,17 @@ fail:
     return NULL;
 }
 
-/* core_rows(capsule, nrows, ncols, indptr, indices, value_bytes) -> rows[n * (NCOLS + nextra)] */
+/* core_rows(capsule, nrows, ncols, indptr, indices, value_bytes[, sample_rows[, sample_nnz]]) ->
+ * rows[n * (NCOLS + nextra)] */
 static PyObject *core_rows(PyObject *m, PyObject *args) {
     glue_model *G;
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
     spmv_err err = {0};
     int sample = 0;
-    if (!PyArg_ParseTuple(args, "O&iiO&O&i|i", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &sample) ||
+    long long sample_nnz = 0;
+    if (!PyArg_ParseTuple(args, "O&iiO&O&i|iL", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &sample, &sample_nnz) ||
         !csr_lengths(nrows, indptr, indices, "core_rows"))
         return NULL;
     if (G->nfeatures > 0)
@@ -853,7 +855,7 @@ static PyObject *core_rows(PyObject *m, PyObject *args) {
     if (rows == NULL) return NULL;
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-           rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample,
+           rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, sample_nnz,
                                           PyArray_DATA((PyArrayObject *)rows), &err));
     if (rc) {
         Py_DECREF(rows);
@@ -885,8 +887,9 @@ static PyObject *ranked_pairs(const int32_t *order, const double *ms, Py_ssize_t
 }
 
 /* rank(capsule, nrows, ncols, indptr, indices, value_bytes, add_ms or None, sample=0, ids=None,
- * keep=None) -> (order, ms), or with ids (a tuple of one object per configuration) the list of
- * (ids[i], ms[i]) fastest first, only where keep (None, or a tuple of as many bools) is true. */
+ * keep=None, sample_nnz=0) -> (order, ms), or with ids (a tuple of one object per configuration)
+ * the list of (ids[i], ms[i]) fastest first, only where keep (None, or a tuple of as many bools)
+ * is true.  sample > 0: estimated rows from sample rows and at most sample_nnz entries. */
 static PyObject *rank(PyObject *m, PyObject *args) {
     glue_model *G;
     int nrows, ncols, vb, rc;
@@ -894,9 +897,11 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     PyObject *add, *ids = Py_None, *keep = Py_None;
     spmv_err err = {0};
     int sample = 0;
+    long long sample_nnz = 0;
     double *rows = NULL;
-    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|iOO", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add, &sample, &ids, &keep) ||
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|iOOL", model_converter, &G, &nrows, &ncols, int32_array,
+                          &indptr, int32_array, &indices, &vb, &add, &sample, &ids, &keep,
+                          &sample_nnz) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
     if ((ids != Py_None && (!PyTuple_Check(ids) || PyTuple_GET_SIZE(ids) != G->configs.n)) ||
@@ -935,7 +940,8 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     double *mp = PyArray_DATA((PyArrayObject *)ms);
     if (sample > 0)
         CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-               rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, rows, &err);
+               rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, sample_nnz,
+                                              rows, &err);
                if (rc == 0) rc = spmv_rank_rows(&G->configs, &G->model, rows, addp, op, mp, &err));
     else
         CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
@@ -998,12 +1004,11 @@ static PyMethodDef core_methods[] = {
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
     {"core_rows", core_rows, METH_VARARGS,
-     "core_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows]) -> rows "
-     "(flat); "
-     "sample_rows > 0: estimated (spmv_design_rows_estimate)"},
+     "core_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows[, sample_nnz]]) "
+     "-> rows (flat); sample_rows > 0: estimated (spmv_design_rows_estimate)"},
     {"rank", rank, METH_VARARGS,
      "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms, sample=0, ids=None, "
-     "keep=None) "
+     "keep=None, sample_nnz=0) "
      "-> (order, ms), or with ids the list of (id, ms) pairs fastest first"},
     {NULL, NULL, 0, NULL},
 };

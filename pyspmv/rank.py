@@ -19,9 +19,12 @@ from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 #: above this many entries, where exact rows would cost more than the sample loses; measured by
 #: benchmarks/estimate.py (benchmarks/results/estimate.md).
 ESTIMATE_MIN_NNZ = 4_000_000
-#: Rows the estimated mode samples: 64 blocks of 256 consecutive rows, one from the middle of each of 64
-#: equal strata of the matrix.
+#: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
+#: 64 equal strata of the matrix.
 ESTIMATE_ROWS = 16384
+#: Entries the estimated mode samples at most: fewer blocks where rows are long (one block at least), so
+#: that its cost is bounded by entries as well as rows.
+ESTIMATE_NNZ = 65536
 
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).
 _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
@@ -186,9 +189,10 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     deterministic : bool
         Keep only configurations whose every run gives the same bits.
     estimate : bool, optional
-        True: features and per-configuration columns estimated from :data:`ESTIMATE_ROWS` rows (blocks of
-        256 consecutive rows, one in the middle of each of as many equal strata of ``A``), at a cost that does not grow with the entries;
-        False: exact (one pass over ``A``). None (default): estimated when ``A`` has at least
+        True: features and per-configuration columns estimated from at most :data:`ESTIMATE_ROWS` rows and
+        :data:`ESTIMATE_NNZ` entries (blocks of 256 consecutive rows, one in the middle of each of as many
+        equal strata of ``A``), at a cost that does not grow with the entries; False: exact (one pass over
+        ``A``). None (default): estimated when ``A`` has at least
         :data:`ESTIMATE_MIN_NNZ` entries. Only the sampled rows are read, so ``A`` must be a valid CSR
         (a :class:`pyspmv.Matrix` always is).
 
@@ -243,6 +247,6 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         raise ValueError(f"The 'estimate' parameter of rank() must be True, False or None. Got {estimate!r} instead.")
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
     pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
-                       p.id_tuple, p.keep[bool(deterministic)])
+                       p.id_tuple, p.keep[bool(deterministic)], ESTIMATE_NNZ)
     return Ranking(pairs, device=rm.device, dtype=dtype, score="predicted_ms" if rm.score == "ms" else "score",
                    matrix=M.name)
