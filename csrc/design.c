@@ -262,6 +262,25 @@ static int64_t sample_entries(const int32_t *ip, int32_t n, int64_t k, int64_t n
     return e;
 }
 
+int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_rows,
+                           int64_t sample_nnz) {
+    int64_t nblk = ((int64_t)nrows + SPMV_PASS_BLOCK - 1) / SPMV_PASS_BLOCK, nnz = indptr[nrows],
+            k = sample_rows > 0 ? ((int64_t)sample_rows + SPMV_PASS_BLOCK - 1) / SPMV_PASS_BLOCK
+                                : 0;
+    /* The entry budget: as many blocks as hold sample_nnz entries at A's mean, then fewer while
+     * the chosen ones hold more (each try O(k)). */
+    if (k > 0 && sample_nnz > 0 && nnz > sample_nnz) {
+        int64_t e, kn = (int64_t)((double)sample_nnz / ((double)nnz / (double)nblk));
+        k = kn < 1 ? 1 : kn < k ? kn : k;
+        while (k > 1 && 2 * k <= nblk &&
+               (e = sample_entries(indptr, nrows, k, nblk)) > sample_nnz) {
+            int64_t kk = (int64_t)((double)k * (double)sample_nnz / (double)e);
+            k = kk < 1 ? 1 : kk < k ? kk : k - 1;
+        }
+    }
+    return k < 1 || 2 * k > nblk ? 0 : k; /* a sample of half of A: exact is cheaper */
+}
+
 int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                               int value_bytes, double max_fill, int32_t sample_rows,
                               int64_t sample_nnz, double *rows, spmv_err *err) {
@@ -272,22 +291,10 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
         return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
-    int64_t nblk = ((int64_t)n + B - 1) / B,
-            k = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 0, nnz = ip[n];
-    /* The entry budget: as many blocks as hold sample_nnz entries at A's mean, then fewer while
-     * the chosen ones hold more (each try O(k)); one block at least. */
-    if (k > 0 && sample_nnz > 0 && nnz > sample_nnz) {
-        int64_t e, kn = (int64_t)((double)sample_nnz / ((double)nnz / (double)nblk));
-        k = kn < 1 ? 1 : kn < k ? kn : k;
-        while (k > 1 && 2 * k <= nblk && (e = sample_entries(ip, n, k, nblk)) > sample_nnz) {
-            int64_t kk = (int64_t)((double)k * (double)sample_nnz / (double)e);
-            k = kk < 1 ? 1 : kk < k ? kk : k - 1;
-        }
-    }
-    if (k < 1 || 2 * k > nblk) /* the sample would be half of A: exact is cheaper */
-        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
-    /* Blocks evenly spread over A, the first and last included; their indptr checked (the rows
-     * not sampled are not read). */
+    int64_t nblk = ((int64_t)n + B - 1) / B, k = spmv_sample_blocks(ip, n, sample_rows, sample_nnz);
+    if (k == 0) return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    /* One block in the middle of each of k equal strata; their indptr checked (the rows not
+     * sampled are not read). */
     int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
     int32_t *ips = range ? spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL, *ixs = NULL;
     if (ips == NULL) {

@@ -185,6 +185,12 @@ SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
 /* *use: whether slices of h rows can take their maxima from S's windows (h a multiple of
  * S->win), which are built on first use (O(nrows)).  SPMV_OK or SPMV_ENOMEM. */
 SPMV_API int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
+/* The blocks of SPMV_PASS_BLOCK rows spmv_design_rows_estimate samples from A (nrows >= 1,
+ * indptr[nrows+1] with indptr[nrows] = nnz; the rest read clamped, unchecked): 0 for the exact path
+ * (sample_rows <= 0, or half of A's blocks or more), else k >= 1 whose blocks hold at most
+ * sample_nnz entries where sample_nnz > 0, unless k = 1.  O(k^2) at most, k <= sample_rows / 256 + 1. */
+SPMV_API int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_rows,
+                                    int64_t sample_nnz);
 /* The same estimated from a sample: As is the CSR of A's rows in the blocks S->pass.range names
  * (indptr rebased, indices copied), from which tier 1 and S come; tier 2 comes from those rows of
  * A itself, so that offsets and bands keep their row numbers.  Shape, nnz and what they alone

@@ -1,0 +1,73 @@
+// tests/c/test_sample.c: the estimated design rows' sample (spmv_sample_blocks): its budgets in
+// rows and entries hold on even, heavy-tailed and lopsided row lengths
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mu.h"
+#include "spmv_internal.h"
+
+#include <stdlib.h>
+
+#define B SPMV_PASS_BLOCK
+
+/* Entries of the k blocks spmv_design_rows_estimate reads: one in the middle of each stratum. */
+static int64_t entries(const int32_t *ip, int32_t n, int64_t k) {
+    int64_t nblk = ((int64_t)n + B - 1) / B, e = 0;
+    for (int64_t b = 0; b < k; b++) {
+        int64_t r0 = (2 * b + 1) * nblk / (2 * k) * B, r1 = n - r0 < B ? n : r0 + B;
+        e += ip[r1] - ip[r0];
+    }
+    return e;
+}
+
+/* indptr of n rows: len(i) from kind (0 even 10, 1 mostly 5 with one row in 50 of 2000, 2 the
+ * last quarter of the rows 400 long). */
+static int32_t *lengths(int32_t n, int kind) {
+    int32_t *ip = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    uint32_t s = 12345;
+    if (ip == NULL) return NULL;
+    ip[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        int32_t len = kind == 0   ? 10
+                      : kind == 1 ? ((s >> 16) % 50 == 0 ? 2000 : 5)
+                                  : (i >= n - n / 4 ? 400 : 3);
+        ip[i + 1] = ip[i] + len;
+    }
+    return ip;
+}
+
+static int test_budgets(void) {
+    const int32_t ns[] = {1000, 40000, 100000, 1000000};
+    const int64_t budgets[] = {0, 4096, 32768, 65536, 1 << 20};
+    for (int kind = 0; kind < 3; kind++)
+        for (int a = 0; a < 4; a++) {
+            int32_t n = ns[a], *ip = lengths(n, kind);
+            int64_t nblk = ((int64_t)n + B - 1) / B;
+            mu_check(ip != NULL);
+            for (int c = 0; c < 5; c++) {
+                int64_t E = budgets[c], k = spmv_sample_blocks(ip, n, 16384, E);
+                mu_check(k >= 0 && k <= 16384 / B && 2 * k <= nblk);
+                if (k > 0 && E > 0) mu_check(entries(ip, n, k) <= E || k == 1);
+                if (E == 0) mu_check(k == (2 * 64 <= nblk ? 64 : 0)); /* rows alone */
+            }
+            mu_check(spmv_sample_blocks(ip, n, 0, 65536) == 0);
+            free(ip);
+        }
+    return 0;
+}
+
+/* Even rows: exactly as many blocks as the budget holds at 2560 entries a block. */
+static int test_even_rows_fill_the_budget(void) {
+    int32_t *ip = lengths(100000, 0);
+    mu_check(ip != NULL);
+    int64_t k = spmv_sample_blocks(ip, 100000, 16384, 65536);
+    free(ip);
+    mu_check(k == 65536 / 2560);
+    return 0;
+}
+
+int main(void) {
+    int failures = 0;
+    mu_run(test_budgets);
+    mu_run(test_even_rows_fill_the_budget);
+    return failures != 0;
+}
