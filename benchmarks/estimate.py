@@ -1,7 +1,7 @@
 """Design rows and rank() cost against one single-thread CSR product, exact and estimated, and what the
 estimated mode (rank(estimate=True): spmv_design_rows_estimate) costs in ranking quality.
 
-    python benchmarks/estimate.py [--corpus ../shared/corpus] [--min-nnz 1e5] [--max-nnz 4e6]
+    python benchmarks/estimate.py [--corpus ../shared/corpus] [--min-nnz 1e5] [--max-nnz 3e7]
                                   [--out benchmarks/results/estimate.md]
 
 Cost: generated matrices of 1e3 to 1e7 entries (2-D 5-point Laplacians and uniform random ones); each
@@ -48,7 +48,7 @@ BUDGETS = ((16384, 0), (16384, 131072), (16384, 65536), (16384, 32768))
 #: The datasets whose measured times score the picks, and the device each ranks for.
 TABLES = {"h100": "cuda", "cpu": "cpu"}
 #: Size bands of the quality table, in stored entries.
-BANDS = (1e5, 3e5, 1e6, 2e6)
+BANDS = (1e5, 3e5, 1e6, 4e6, 1e7)
 MACHINE = "2-core AMD EPYC dev VM, no GPU"
 
 
@@ -189,7 +189,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     ap.add_argument("--min-nnz", type=float, default=1e5)
-    ap.add_argument("--max-nnz", type=float, default=4e6)
+    ap.add_argument("--max-nnz", type=float, default=3e7)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "estimate.md")
     a = ap.parse_args()
     lines = ["# Design rows and rank(): exact and estimated", "",

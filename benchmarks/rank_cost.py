@@ -42,6 +42,7 @@ from _md import md_header
 from rank import c_times, timed
 
 ROOT = Path(__file__).resolve().parents[1]
+RANK = sys.modules["pyspmv.rank"]  # the module; pyspmv.rank is the function
 BASELINE = {"h100": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
 
 
@@ -188,8 +189,9 @@ def main() -> None:
         "medians of repeated calls."), "",
         "## rank() from Python, against one single-thread CSR product of the same matrix", "",
         ("Targets (issue 12): at most 1 product from 1e5 to 1e7 entries, at most 25 µs below 1e4 entries, at most 0.1 "
-        "product at 1e7 entries estimated. `rank()`'s default mode estimates the features from a sample of rows "
-        "from 4e6 entries (`pyspmv.rank.ESTIMATE_MIN_NNZ`) and is exact below."), "", *cost_lines, "",
+        "product at 1e7 entries estimated. `rank()`'s default mode estimates the features from a sample of at most "
+        f"{RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries from {RANK.ESTIMATE_MIN_NNZ:.0e} entries "
+        "(`pyspmv.rank.ESTIMATE_MIN_NNZ`, `ESTIMATE_ROWS`, `ESTIMATE_NNZ`) and is exact below."), "", *cost_lines, "",
         "## The model alone, in C", "",
         "Target: at most 5 µs to evaluate and sort the 135 H100 configurations with the default model.", "", *eval_lines,
         "",

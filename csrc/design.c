@@ -287,7 +287,8 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     int rc = design_args(A, dev, C, value_bytes, rows, err);
     if (rc) return rc;
     if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
-        (A->indices == NULL && A->indptr[A->nrows] > 0))
+        (A->indices == NULL && A->indptr[A->nrows] > 0) || dev->sm_count < 1 ||
+        dev->threads_per_sm < 1 || dev->warp_size < 1)
         return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, B = SPMV_PASS_BLOCK;

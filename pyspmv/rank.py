@@ -18,7 +18,7 @@ from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and
 #: above this many entries, where exact rows would cost more than the sample loses; measured by
 #: benchmarks/estimate.py (benchmarks/results/estimate.md).
-ESTIMATE_MIN_NNZ = 4_000_000
+ESTIMATE_MIN_NNZ = 100_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
 ESTIMATE_ROWS = 16384

@@ -118,6 +118,17 @@ static void check_features(const spmv_csr *A, const spmv_gpu_props *dev, spmv_er
     for (int c = 0; c < C_COUNT; c++)
         FZ_ASSERT(out[pos[c]] == want[c], "feature %s = %.17g, counted %.17g", counted[c],
                   out[pos[c]], want[c]);
+    /* Estimated from up to 4 blocks of 256 rows within an entry budget of a quarter of A's: A of
+     * more than 2048 rows, so that it is the sampled branch, not the exact path again.  It
+     * succeeds, and its diagonals are some of A's. */
+    if (n <= 2048) return;
+    double rows[SPMV_NCOLS * SPMV_NFORMATS];
+    rc = spmv_design_rows_estimate(A, dev, &configs, 8, 0, 1024, A->indptr[n] / 4, rows, err);
+    if (err) FZ_ERR_AGREES(rc, *err);
+    if (rc == SPMV_ENOMEM) return;
+    FZ_ASSERT(rc == 0, "estimated rows of a checked CSR failed: %d", rc);
+    FZ_ASSERT(rows[pos[C_NDIAG]] <= want[C_NDIAG], "estimated ndiag %g > %g", rows[pos[C_NDIAG]],
+              want[C_NDIAG]);
 }
 
 static void valid_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
@@ -194,6 +205,8 @@ static void raw_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
                 spmv_fmt_size(&A, &F, err);
             }
             spmv_design_rows(&A, dev, &configs, 8, 0, rows, err);
+            if (nrows > 2048) /* the sampled branch */
+                spmv_design_rows_estimate(&A, dev, &configs, 8, 0, 1024, last / 4, rows, err);
         }
     }
     free(indices);
