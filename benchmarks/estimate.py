@@ -196,7 +196,8 @@ def main() -> None:
              (f"Machine: {MACHINE} ({platform.processor() or platform.machine()}); a shared machine (other "
               "engineers' jobs on the same 2 cores), so times are medians of many runs and still noisy. "
               f"OMP_NUM_THREADS=1. Made by `python benchmarks/estimate.py --min-nnz {a.min_nnz:g} "
-              f"--max-nnz {a.max_nnz:g}`."), "",
+              f"--max-nnz {a.max_nnz:g}` with the corpus `{a.corpus.parent.name}/{a.corpus.name}` "
+              f"({'found' if a.corpus.is_dir() else 'missing: generated matrices only'})."), "",
              "## Cost, in single-thread `cpu/csr/rows` products of the same matrix (default cuda model, float64)",
              "", f"Estimated: at most {RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries "
              "(`pyspmv.rank.ESTIMATE_ROWS`, `ESTIMATE_NNZ`). rank() includes the model's evaluation and the sort.", ""]
