@@ -19,13 +19,13 @@ from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 #: entries: where the estimate ranks within a tolerance of the exact rows, set before measuring as at most 1 point
 #: fewer picks within 5 % of the best and a geomean t_pick / t_best at most 0.005 above exact's, on both shipped
 #: datasets. No measured size meets it (benchmarks/estimate.py, benchmarks/results/estimate.md, the shipped forest
-#: defaults, 2-core AMD EPYC dev VM): on datasets/h100 the estimate at these budgets picks within 5 % for 88.9 %,
-#: 86.8 %, 82.7 %, 66.7 % and 66.7 % of the matrices of 1e5-3e5, 3e5-1e6, 1e6-4e6, 4e6-1e7 and 1e7-3e7 entries
-#: (exact: 97.8, 98.1, 98.1, 93.3, 100 %), geomean 1.03 to 2.76 (exact 1.005 to 1.011); datasets/cpu loses less
-#: (1e6-4e6: 81.8 % against 97.7 %, geomean 1.027 against 1.004). The loss comes from the sample's row-length
-#: extremes (nnz_max, ell_fill, hyb_width, nnz_sd: 30-55 % of the matrices off by more than 10 %) and its
-#: diagonals (ndiag, dia_fill, diag_dist_*: 55-68 %), which a sample of rows cannot see. So the default mode stays
-#: exact past the largest matrix of the datasets (9.8e7 entries); estimate=True costs 0.02-0.03 products at 1e7.
+#: defaults, 2-core AMD EPYC dev VM): on datasets/h100 the estimate picks within 5 % for 93.2 %, 86.7 %, 83.9 %,
+#: 66.7 % and 66.7 % of the matrices of 1e5-3e5, 3e5-1e6, 1e6-4e6, 4e6-1e7 and 1e7-3e7 entries (exact: 98.6, 96.7,
+#: 98.2, 93.3, 100 %), geomean 1.03 to 2.76 (exact 1.005 to 1.011); datasets/cpu loses less (1e6-4e6: 85.4 %
+#: against 97.9 %, geomean 1.020 against 1.002). The loss comes from what a sample of rows cannot see: the row
+#: length extremes (nnz_max, ell_fill, hyb_width, nnz_sd: 29-46 % of the matrices off by more than 10 %) and the
+#: diagonals (ndiag, dia_fill, diag_dist_*: 59-71 %). So the default mode stays exact past the largest matrix of
+#: the datasets (9.8e7 entries); estimate=True asks for the sample.
 ESTIMATE_MIN_NNZ = 100_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
@@ -34,8 +34,8 @@ ESTIMATE_ROWS = 16384
 #: its cost is bounded by entries as well as rows: rank(estimate=True) costs 0.03 and 0.02 single-thread CSR
 #: products at 1e7 entries on a 2-D Laplacian and a uniform random matrix (benchmarks/results/estimate.md; 0.07
 #: on the uniform one with rows alone, and up to 0.17 there in a process whose O(nrows + ncols) workspace comes
-#: from fresh pages, which then fault). 131072 ranks a little better on datasets/h100 below 1e6 entries (92.5-95.6
-#: % within 5 % against 86.8-88.9 %) but also outside the tolerance above, at twice the sample.
+#: from fresh pages, which then fault). 131072 ranks better on datasets/h100 (1e5-4e6: 87.5-97.3 % within 5 %
+#: against 83.9-93.2 %) but also outside the tolerance above, at twice the sample.
 ESTIMATE_NNZ = 65536
 
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).
