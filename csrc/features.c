@@ -250,12 +250,12 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_summary *S, spm
 void spmv_summary_free(spmv_summary *S) {
     spmv_free(S->hist);
     spmv_free(S->pass.symmax);
-    spmv_free(S->sorted);
+    spmv_free(S->runs);
     spmv_free(S->wlen);
     spmv_free(S->wsym);
     S->hist = NULL;
     S->pass.symmax = NULL;
-    S->sorted = NULL;
+    S->runs = NULL;
     S->wlen = NULL;
     S->wsym = NULL;
 }
