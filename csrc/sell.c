@@ -131,24 +131,47 @@ static int sell_runs(spmv_summary *S, int32_t sigma, spmv_err *err) {
     S->runs_sigma = 0;
     S->runs = spmv_malloc(2 * most, sizeof(int32_t), err);
     if (S->runs == NULL) return SPMV_ENOMEM;
-    /* zeroed once: each window's walk zeroes what its counting set */
-    int32_t *hist = spmv_calloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
+    /* zeroed once: each window's walk zeroes what its counting set.  Four interleaved counts
+     * where they are few beside the window's rows: rows of one length in a row would otherwise
+     * make each increment wait for the store of the one before. */
+    int64_t nh = (int64_t)S->lmax + 1, ways = 4 * nh <= sigma ? 4 : 1;
+    int32_t *hist = spmv_calloc(ways * nh, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     const int32_t *ip = A->indptr;
     int32_t *out = S->runs; /* not S->runs in the loop: its stores could change S */
     int64_t nr = 0;
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
-        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0;
-        for (int32_t i = w0; i < w1; i++) {
+        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, i = w0;
+        if (ways == 4) {
+            int32_t *h1 = hist + nh, *h2 = h1 + nh, *h3 = h2 + nh;
+            for (; i + 4 <= w1; i += 4) {
+                int32_t l0 = ip[i + 1] - ip[i], l1 = ip[i + 2] - ip[i + 1];
+                int32_t l2 = ip[i + 3] - ip[i + 2], l3 = ip[i + 4] - ip[i + 3];
+                hist[l0]++;
+                h1[l1]++;
+                h2[l2]++;
+                h3[l3]++;
+                l0 = l0 > l1 ? l0 : l1;
+                l2 = l2 > l3 ? l2 : l3;
+                l0 = l0 > l2 ? l0 : l2;
+                m = l0 > m ? l0 : m;
+            }
+        }
+        for (; i < w1; i++) {
             int32_t len = ip[i + 1] - ip[i];
             hist[len]++;
             m = len > m ? len : m;
         }
         for (int32_t L = m; L >= 0; L--) {
-            if (hist[L] == 0) continue;
-            out[2 * nr] = L;
-            out[2 * nr++ + 1] = hist[L];
+            int32_t h = hist[L];
             hist[L] = 0;
+            for (int64_t k = 1; k < ways; k++) {
+                h += hist[k * nh + L];
+                hist[k * nh + L] = 0;
+            }
+            if (h == 0) continue;
+            out[2 * nr] = L;
+            out[2 * nr++ + 1] = h;
         }
     }
     spmv_free(hist);
