@@ -202,14 +202,16 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                         run = d == 1 ? run + 1 : 0;
                         best = run > best ? run : best;
                         mk[cn] = 1;
-                        if ((cn ^ c) >>
-                            3) { /* sorted: a tile, and a segment, recur only in a run */
+                        /* Sorted: a tile, and a segment, recur only in a run.  The segment's
+                         * branch halves the time of stencils (one stamp per segment, not per
+                         * entry) but doubles it where segments change unpredictably (pushpull);
+                         * stamping every entry instead made the design rows 1.1-1.25x slower on
+                         * laplace2d 45x45, lp_fit1p and fem_blocks(40), 1.14x faster on pushpull
+                         * (one thread, 2-core dev VM). */
+                        if ((cn ^ c) >> 3) {
                             nl = tile_or(list, bits, nl, (uint32_t)c / TILE, (uint64_t)w << rowbit);
                             w = 0;
-                            if ((cn ^ c) >> 4) { /* The branch halves the time of stencils (one
-                                                    stamp per segment, not per entry) but doubles
-                                                    it where segments change unpredictably
-                                                    (pushpull).  TODO: tune on more matrices. */
+                            if ((cn ^ c) >> 4) {
                                 segs++;
                                 segw += stamp[cn >> 4] != g;
                                 stamp[cn >> 4] = g;
