@@ -94,13 +94,14 @@ static int64_t popcount64(uint64_t x) {
     return (int64_t)((x * 0x0101010101010101u) >> 56);
 }
 
-/* w (never 0) into tile ct of T's bits; T's list gets ct on its first touch (the store is undone
- * otherwise).  Returns the list's new length.  The length and the counts stay in the caller's
- * locals: T's struct shares a cache line with the next thread's. */
-static int32_t tile_or(const tiles *T, int32_t nl, uint32_t ct, uint64_t w) {
-    uint64_t o = T->bits[ct];
-    T->list[nl] = (int32_t)ct;
-    T->bits[ct] = o | w;
+/* w (never 0) into tile ct of bits; list gets ct on its first touch (the store is undone
+ * otherwise).  Returns the list's new length.  The length, the counts and list and bits themselves
+ * stay in the caller's locals: a tiles struct shares a cache line with the next thread's, and its
+ * fields would be reloaded after every store through them. */
+static int32_t tile_or(int32_t *list, uint64_t *bits, int32_t nl, uint32_t ct, uint64_t w) {
+    uint64_t o = bits[ct];
+    list[nl] = (int32_t)ct;
+    bits[ct] = o | w;
     return nl + (o == 0);
 }
 
@@ -159,8 +160,10 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
         for (int64_t t0 = b0; t0 < b1; t0 += TILE) { /* int64: as b0 */
             int32_t t1 = b1 - t0 < TILE ? b1 : (int32_t)(t0 + TILE);
             int32_t g = (int32_t)(t0 >> 5) + 1; /* group id; 0 is the never-stamped value */
-            for (int32_t i = (int32_t)t0; i < t1; i++) {
-                const int32_t *q0 = ix + ip[i], *q = q0, *qe = ix + ip[i + 1];
+            int32_t end = ip[t0];               /* each row's start is the row before's end */
+            uint32_t rowbit = 0;                /* 8 * (i % 8): t0 is a multiple of 8 */
+            for (int32_t i = (int32_t)t0; i < t1; i++, rowbit += TILE) {
+                const int32_t *q0 = ix + end, *q = q0, *qe = ix + (end = ip[i + 1]);
                 if (q == qe) {
                     if (symmax) symmax[i - symoff] = 0;
                     continue;
@@ -175,41 +178,69 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
                     p->bad = 1;
                     return;
                 }
-                uint32_t rowbit = (uint32_t)(i % TILE) * TILE;
-                uint64_t w = (uint64_t)1 << (rowbit + (uint32_t)first % TILE); /* c's tile */
-                int32_t c = first, run = 0, best = 0, segs = 1, rmax = 0, rmin = INT32_MAX;
+                int32_t c = first, run = 0, best = 0, segs = 1, rmax = 0;
                 mk[c] = 1;
                 segw += stamp[c >> 4] != g;
                 stamp[c >> 4] = g;
-                for (q++; q < qe; q++) { /* compares become cmov/setcc */
-                    int32_t cn = *q;
-                    if ((uint32_t)cn > (uint32_t)last) {
-                        p->bad = 1;
-                        return;
+                /* Two copies of the entry loop, with and without BSR tiles, so that the one
+                 * without (features alone) does not carry the tile word; both keep to few live
+                 * values (the x86-64 registers: a spill costs a store and a load per entry).
+                 * Compares become cmov/setcc; gaps go straight into gmin. */
+                if (T != NULL) {
+                    int32_t *list = T->list;
+                    uint64_t *bits = T->bits;
+                    uint32_t w = 1u << (c & 7); /* the row's columns in c's tile, shifted to its
+                                                   bits in the tile at the tile's end */
+                    for (q++; q < qe; q++) {
+                        int32_t cn = *q, d = cn - c;
+                        if ((uint32_t)cn > (uint32_t)last) {
+                            p->bad = 1;
+                            return;
+                        }
+                        gmin = d < gmin ? d : gmin;
+                        rmax = d > rmax ? d : rmax;
+                        run = d == 1 ? run + 1 : 0;
+                        best = run > best ? run : best;
+                        mk[cn] = 1;
+                        /* Sorted: a tile, and a segment, recur only in a run.  The segment's
+                         * branch halves the time of stencils (one stamp per segment, not per
+                         * entry) but doubles it where segments change unpredictably (pushpull);
+                         * stamping every entry instead made the design rows 1.1-1.25x slower on
+                         * laplace2d 45x45, lp_fit1p and fem_blocks(40), 1.14x faster on pushpull
+                         * (one thread, 2-core dev VM). */
+                        if ((cn ^ c) >> 3) {
+                            nl = tile_or(list, bits, nl, (uint32_t)c / TILE, (uint64_t)w << rowbit);
+                            w = 0;
+                            if ((cn ^ c) >> 4) {
+                                segs++;
+                                segw += stamp[cn >> 4] != g;
+                                stamp[cn >> 4] = g;
+                            }
+                        }
+                        w |= 1u << (cn & 7);
+                        c = cn;
                     }
-                    int32_t d = cn - c;
-                    rmin = d < rmin ? d : rmin;
-                    rmax = d > rmax ? d : rmax;
-                    run = d == 1 ? run + 1 : 0;
-                    best = run > best ? run : best;
-                    mk[cn] = 1;
-                    if ((cn ^ c) >> 3) { /* sorted: a tile, and a segment, recur only in a run */
-                        if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
-                        w = 0;
-                        if ((cn ^ c) >> 4) { /* The branch halves the time of stencils (one
-                                                stamp per segment, not per entry) but doubles it
-                                                where segments change unpredictably (pushpull).
-                                                TODO: tune on more matrices. */
+                    nl = tile_or(list, bits, nl, (uint32_t)c / TILE, (uint64_t)w << rowbit);
+                } else {
+                    for (q++; q < qe; q++) {
+                        int32_t cn = *q, d = cn - c;
+                        if ((uint32_t)cn > (uint32_t)last) {
+                            p->bad = 1;
+                            return;
+                        }
+                        gmin = d < gmin ? d : gmin;
+                        rmax = d > rmax ? d : rmax;
+                        run = d == 1 ? run + 1 : 0;
+                        best = run > best ? run : best;
+                        mk[cn] = 1;
+                        if ((cn ^ c) >> 4) { /* as above */
                             segs++;
                             segw += stamp[cn >> 4] != g;
                             stamp[cn >> 4] = g;
                         }
+                        c = cn;
                     }
-                    w |= (uint64_t)1 << (rowbit + (uint32_t)cn % TILE);
-                    c = cn;
                 }
-                if (T != NULL) nl = tile_or(T, nl, (uint32_t)c / TILE, w);
-                gmin = rmin < gmin ? rmin : gmin;
                 gmax = rmax > gmax ? rmax : gmax;
                 if (symmax) /* BRO-ELL's symbols: col_0 + 1, then the gaps */
                     symmax[i - symoff] = (uint32_t)max_i32(first + 1, rmax);
@@ -399,12 +430,15 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         }
     }
     for (int t = 0; t < nt; t++) parts[t].gmin = INT32_MAX;
-    /* Splits at about equal entries, moved down to block starts. */
+    /* Splits at about equal entries, moved to the block start whose entries are nearer the share:
+     * moving down always left the last thread up to a block more (on a 2,025-row matrix, 62 % of
+     * the rows). */
     split[0] = 0;
     split[nt] = n;
     for (int t = 1; t < nt; t++) {
-        int64_t r = spmv_lower_bound(ip, 0, (int64_t)n + 1, nnz * t / nt);
-        r = r / BLOCK * BLOCK;
+        int64_t key = nnz * t / nt, r = spmv_lower_bound(ip, 0, (int64_t)n + 1, key);
+        int64_t lo = r / BLOCK * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        r = key - ip[lo] <= ip[hi] - key ? lo : hi;
         split[t] = (int32_t)(r < split[t - 1] ? split[t - 1] : r);
     }
     /* The moments' shift: the first non-empty row's values, as a serial pass would take them, so

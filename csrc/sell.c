@@ -118,24 +118,46 @@ static int sell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return rc;
 }
 
-/* Row lengths sorted descending within each window of sigma rows (S->sorted), by a counting sort
- * per window as sell_perm does; kept for the next configuration with the same sigma. */
-static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
+/* Row lengths sorted descending within each window of sigma rows, by a counting sort per window
+ * as sell_perm does, kept as (length, rows) runs (S->runs) for the next configuration with the same
+ * sigma: a few per window where the n sorted lengths cost a store each. */
+static int sell_runs(spmv_summary *S, int32_t sigma, spmv_err *err) {
     const spmv_csr *A = S->A;
     int32_t n = A->nrows;
-    if (S->sorted_sigma == sigma) return SPMV_OK;
-    if (S->sorted == NULL) {
-        S->sorted = spmv_malloc(n, sizeof(int32_t), err);
-        if (S->sorted == NULL) return SPMV_ENOMEM;
-    }
-    /* zeroed once: each window's walk zeroes what its counting set */
-    int32_t *hist = spmv_calloc((int64_t)S->lmax + 1, sizeof(int32_t), err);
+    if (S->runs_sigma == sigma) return SPMV_OK;
+    int64_t nw = ((int64_t)n + sigma - 1) / sigma, most = nw * ((int64_t)S->lmax + 1);
+    if (most > n) most = n; /* every run has a row */
+    spmv_free(S->runs);     /* sized for another sigma */
+    S->runs_sigma = 0;
+    S->runs = spmv_malloc(2 * most, sizeof(int32_t), err);
+    if (S->runs == NULL) return SPMV_ENOMEM;
+    /* zeroed once: each window's walk zeroes what its counting set.  Four interleaved counts
+     * where they are few beside the window's rows: rows of one length in a row would otherwise
+     * make each increment wait for the store of the one before. */
+    int64_t nh = (int64_t)S->lmax + 1, ways = 4 * nh <= sigma ? 4 : 1;
+    int32_t *hist = spmv_calloc(ways * nh, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     const int32_t *ip = A->indptr;
-    int32_t *out = S->sorted; /* not S->sorted in the loop: its stores could change S */
+    int32_t *out = S->runs; /* not S->runs in the loop: its stores could change S */
+    int64_t nr = 0;
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
-        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, pos = w0;
-        for (int32_t i = w0; i < w1; i++) {
+        int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0, i = w0;
+        if (ways == 4) {
+            int32_t *h1 = hist + nh, *h2 = h1 + nh, *h3 = h2 + nh;
+            for (; i + 4 <= w1; i += 4) {
+                int32_t l0 = ip[i + 1] - ip[i], l1 = ip[i + 2] - ip[i + 1];
+                int32_t l2 = ip[i + 3] - ip[i + 2], l3 = ip[i + 4] - ip[i + 3];
+                hist[l0]++;
+                h1[l1]++;
+                h2[l2]++;
+                h3[l3]++;
+                l0 = l0 > l1 ? l0 : l1;
+                l2 = l2 > l3 ? l2 : l3;
+                l0 = l0 > l2 ? l0 : l2;
+                m = l0 > m ? l0 : m;
+            }
+        }
+        for (; i < w1; i++) {
             int32_t len = ip[i + 1] - ip[i];
             hist[len]++;
             m = len > m ? len : m;
@@ -143,11 +165,18 @@ static int sell_sorted(spmv_summary *S, int32_t sigma, spmv_err *err) {
         for (int32_t L = m; L >= 0; L--) {
             int32_t h = hist[L];
             hist[L] = 0;
-            for (int32_t k = 0; k < h; k++) out[pos++] = L;
+            for (int64_t k = 1; k < ways; k++) {
+                h += hist[k * nh + L];
+                hist[k * nh + L] = 0;
+            }
+            if (h == 0) continue;
+            out[2 * nr] = L;
+            out[2 * nr++ + 1] = h;
         }
     }
     spmv_free(hist);
-    S->sorted_sigma = sigma;
+    S->nruns = nr;
+    S->runs_sigma = sigma;
     return SPMV_OK;
 }
 
@@ -176,9 +205,16 @@ static int sell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
             slots += w;
         }
     } else {
-        rc = sell_sorted(S, sigma, err);
+        /* windows start at multiples of sigma, so of c: the slices start at the multiples of c
+         * in the runs laid end to end, and a run of length L starting at sorted position p holds
+         * the first rows of ceil((p + rows) / c) - ceil(p / c) of them */
+        rc = sell_runs(S, sigma, err);
         if (rc) return rc;
-        for (int64_t r0 = 0; r0 < n; r0 += c) slots += S->sorted[r0];
+        for (int64_t k = 0, p = 0; k < S->nruns; k++) {
+            int64_t L = S->runs[2 * k], rows = S->runs[2 * k + 1];
+            slots += L * ((p + rows + c - 1) / c - (p + c - 1) / c);
+            p += rows;
+        }
     }
     return sell_size_slots(A, F, slots * c, err);
 }

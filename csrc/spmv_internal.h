@@ -157,16 +157,17 @@ SPMV_API int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R,
 /* A valid matrix summarised by one pass, for the formats' size_summary ops: what they need to
  * give the same sizes as their size() without reading the entries again. */
 struct spmv_summary {
-    const spmv_csr *A;    /* passed spmv_features_compute's checks */
-    int32_t lmax;         /* longest row */
-    int64_t *hist;        /* [lmax+1] rows of each length */
-    int32_t hyb_width;    /* spmv_hyb_width_hist of hist */
-    int64_t ndiag;        /* distinct offsets col - row */
-    spmv_pass pass;       /* BSR block counts, BRO-ELL row symbols: what the need ops asked */
-    int want_symbols;     /* a need op asks for pass.symmax */
-    int32_t *sorted;      /* [nrows] scratch (NULL until needed): row lengths sorted descending
-                             within windows of sorted_sigma rows */
-    int32_t sorted_sigma; /* 0: sorted holds nothing */
+    const spmv_csr *A;  /* passed spmv_features_compute's checks */
+    int32_t lmax;       /* longest row */
+    int64_t *hist;      /* [lmax+1] rows of each length */
+    int32_t hyb_width;  /* spmv_hyb_width_hist of hist */
+    int64_t ndiag;      /* distinct offsets col - row */
+    spmv_pass pass;     /* BSR block counts, BRO-ELL row symbols: what the need ops asked */
+    int want_symbols;   /* a need op asks for pass.symmax */
+    int32_t *runs;      /* [2 nruns] scratch (NULL until needed): row lengths sorted descending
+                             within windows of runs_sigma rows, as (length, rows) pairs */
+    int64_t nruns;      /* pairs in runs */
+    int32_t runs_sigma; /* 0: runs holds nothing */
     /* Per window of win rows (the gcd of the slice heights the need ops named; 0: none), its
      * longest row and, with pass.symmax, its largest symbol: every slice of a multiple of win rows
      * then takes its maxima from height / win windows, not from its rows. */

@@ -865,23 +865,32 @@ static PyObject *core_rows(PyObject *m, PyObject *args) {
 }
 
 /* The (id, ms) pairs in `order`, skipping configurations whose `keep` item is false (keep None:
- * all): what rank() returns, built here because 135 tuples cost several microseconds in Python. */
-static PyObject *ranked_pairs(const int32_t *order, const double *ms, Py_ssize_t n, PyObject *ids,
+ * all): what rank() returns, built here because 135 tuples cost several microseconds in Python.
+ * The kept configurations are moved to the front of order first (its contents are lost), so that
+ * the list is made at its final length and filled in place: appending and PyTuple_Pack's varargs
+ * cost a third of the time on 135 pairs. */
+static PyObject *ranked_pairs(int32_t *order, const double *ms, Py_ssize_t n, PyObject *ids,
                               PyObject *keep) {
-    PyObject *out = PyList_New(0);
-    for (Py_ssize_t k = 0; out != NULL && k < n; k++) {
-        Py_ssize_t i = order[k];
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int32_t i = order[k];
         int kept = keep == Py_None ? 1 : PyObject_IsTrue(PyTuple_GET_ITEM(keep, i));
-        if (kept < 0) { /* an item whose truth raised */
+        if (kept < 0) return NULL; /* an item whose truth raised */
+        if (kept) order[m++] = i;
+    }
+    PyObject *out = PyList_New(m);
+    for (Py_ssize_t k = 0; out != NULL && k < m; k++) {
+        PyObject *v = PyFloat_FromDouble(ms[order[k]]), *pair = v != NULL ? PyTuple_New(2) : NULL;
+        if (pair == NULL) {
+            Py_XDECREF(v);
             Py_CLEAR(out);
             break;
         }
-        if (kept == 0) continue;
-        PyObject *v = PyFloat_FromDouble(ms[i]), *pair = NULL;
-        if (v != NULL) pair = PyTuple_Pack(2, PyTuple_GET_ITEM(ids, i), v);
-        Py_XDECREF(v);
-        if (pair == NULL || PyList_Append(out, pair) < 0) Py_CLEAR(out);
-        Py_XDECREF(pair);
+        PyObject *id = PyTuple_GET_ITEM(ids, order[k]);
+        Py_INCREF(id);
+        PyTuple_SET_ITEM(pair, 0, id);
+        PyTuple_SET_ITEM(pair, 1, v);
+        PyList_SET_ITEM(out, k, pair);
     }
     return out;
 }

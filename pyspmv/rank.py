@@ -149,6 +149,15 @@ class Ranking(list):
         super().__init__(pairs)
         self.device, self.dtype, self.score, self.matrix = device, dtype, score, matrix
 
+    @classmethod
+    def _of(cls, pairs: list, device: str, dtype: str, score: str, matrix: str | None) -> Ranking:
+        """What ``Ranking(pairs, device=..., ...)`` makes, in half its time (rank()'s return: keywords
+        and ``__init__``'s call cost a third of a microsecond)."""
+        r = list.__new__(cls)
+        r.extend(pairs)
+        r.device, r.dtype, r.score, r.matrix = device, dtype, score, matrix
+        return r
+
     @property
     def best(self) -> str | None:
         """The configuration ranked first (None when nothing was ranked)."""
@@ -260,5 +269,4 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
     pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
                        p.id_tuple, p.keep[bool(deterministic)], ESTIMATE_NNZ)
-    return Ranking(pairs, device=rm.device, dtype=dtype, score="predicted_ms" if rm.score == "ms" else "score",
-                   matrix=M.name)
+    return Ranking._of(pairs, rm.device, dtype, "predicted_ms" if rm.score == "ms" else "score", M.name)
