@@ -332,7 +332,8 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     }
     for (int64_t b = 0, at = 0; b < k; b++) {
         int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
-        memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
+        if (ip[r1] > ip[r0]) /* indices may be NULL when A has no entries; NULL + 0 is undefined */
+            memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
         at += ip[r1] - ip[r0];
     }
     spmv_csr As = {ns, A->ncols, ips, ixs};
