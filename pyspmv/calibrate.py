@@ -32,7 +32,8 @@ TIME_LIMIT_S = 170.0
 #: Seconds of the limit kept for adapting the model after measuring, per device: on the 2-core dev VM
 #: cross-validation of every candidate and the final fit took 5 s for 40 matrices against datasets/cpu,
 #: and 39 s plus 12 s for 67 matrices against datasets/h100 (three times the rows, 135 configurations);
-#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept, and by 28 s with 60 s.
+#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept, and by 28 s with 60 s,
+#: until the shipped rows stopped costing 10.6 s per retrained fold (adapt._measured_here): 126 s in all.
 #: Beyond the reserve, a retrained candidate foreseen to end past the limit is skipped
 #: (:func:`pyspmv.adapt.cross_validate`'s ``deadline``).
 ADAPT_RESERVE_S = {"cpu": 20.0, "cuda": 60.0}
