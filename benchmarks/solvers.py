@@ -110,9 +110,10 @@ def run_matrix(A: pyspmv.Matrix, kind: str, args: argparse.Namespace) -> list[di
         rounds = 0      # at least --repeats; short solves repeat until fixed has run --min-time seconds
         while rounds < args.repeats or (sum(times["fixed"]) < args.min_time and rounds < args.max_repeats):
             rounds += 1
-            # A random order per round: a rotation keeps the cyclic order, so each policy always followed
-            # the same one and inherited its after-effects (on the Xeon, async, always after serial, ran
-            # 5-17 % slower than fixed on the smallest solves, where its code path is fixed's).
+            # A random order per round: a rotation keeps the cyclic order, so a policy mostly follows
+            # the same one and inherits its after-effects (on the Xeon, async, right after serial in
+            # three rounds of four, ran 5-17 % slower than fixed on the smallest solves, where its code
+            # path is fixed's; fixed never followed serial).
             for p in map(str, rng.permutation(POLICIES)):
                 t, recs[p] = solve(fn, A, b, args.rtol, maxiter, p, extra)
                 times[p].append(t)
