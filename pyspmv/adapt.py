@@ -155,11 +155,6 @@ def _scores(name: str, rm: RankModel, train: Local, test: Local, shipped: Local 
     return np.asarray(est.predict(test.X), dtype=np.float64)
 
 
-#: The order :func:`cross_validate` tries the candidates in: the cheap ones first, then the retrained
-#: ones from the smaller training set up, so that each retrain's cost can be foreseen from the last.
-_CV_ORDER = ("shipped", "correct/config", "correct/format", "retrain/local", "retrain/mixed")
-
-
 def _train_rows(name: str, local: Local, shipped: Local | None) -> int:
     """Rows a retrained candidate fits on (what its fitting time grows with)."""
     if name == "retrain/mixed" and shipped is not None:
@@ -192,7 +187,11 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
     unit = unit_key(local.groups, local.X["value_bytes"])
     rows, skipped = {}, []
     per_row_s = None                     # seconds per training row of the last retrain (folds and final fit)
-    for n in _CV_ORDER:
+    # The cheap candidates first, then the retrained ones from the smallest training set up, so that
+    # each retrain's cost can be foreseen from the one before.
+    order = sorted(CANDIDATES, key=lambda c: (c.startswith("retrain/"),
+                                              _train_rows(c, local, shipped) if c.startswith("retrain/") else 0))
+    for n in order:
         retrained = n.startswith("retrain/")
         if retrained and n == "retrain/mixed" and shipped is None:
             continue
