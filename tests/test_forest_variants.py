@@ -120,9 +120,26 @@ def test_joint_forest_ranks_like_c(tmp_path):
     ("temperature", 0.0, "'temperature' parameter of ForestModel must be a float > 0"),
     ("tie_tol", -0.1, "'tie_tol' parameter of ForestModel must be a float >= 0"),
     ("reference", "cpu/nothing", "'reference' parameter of ForestModel must be a configuration"),
+    ("n_estimators", 0, "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),
+    ("n_estimators", "many", "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),
 ])
 def test_bad_variant_parameters_name_themselves(param, value, message):
     d = planted_frame()
-    kw = {param: value, **({"target": "reference"} if param == "reference" else {})}
+    kw = {"n_estimators": 2, param: value, **({"target": "reference"} if param == "reference" else {})}
     with pytest.raises(ValueError, match=message):
-        ForestModel(n_estimators=2, **kw).fit(d.X, d.y, d.groups)
+        ForestModel(**kw).fit(d.X, d.y, d.groups)
+
+
+def test_auto_trees_spend_the_evaluation_budget():
+    """n_estimators="auto": trees x configurations near AUTO_TREE_BUDGET, within AUTO_TREES."""
+    from pyspmv.models.forest import AUTO_TREE_BUDGET, AUTO_TREES
+    d = both_types()
+    nkeys = d.X["config"].nunique()
+    m = ForestModel().fit(d.X, d.y, d.groups)
+    want = int(np.clip(round(AUTO_TREE_BUDGET / nkeys), *AUTO_TREES))
+    assert {dt: len(e.estimators_) for dt, e in m.estimators_.items()} == {"float32": want, "float64": want}
+    assert m._trees(135) == 32 and m._trees(23) == 188 and m._trees(1) == AUTO_TREES[1] and m._trees(10**6) == 32
+    joint = ForestModel(joint=True).fit(d.X, d.y, d.groups)
+    assert len(joint.estimators_["float64"].estimators_) == int(np.clip(round(AUTO_TREE_BUDGET / (2 * nkeys)),
+                                                                        *AUTO_TREES))
+    assert len(ForestModel(n_estimators=3).fit(d.X, d.y, d.groups).estimators_["float64"].estimators_) == 3

@@ -18,6 +18,13 @@ _FORESTS = ("extra", "random")
 TARGETS = ("best", "pairwise", "reference", "absolute", "listwise")
 #: Reference configurations of ``target="reference"``, the first one measured.
 REFERENCES = ("cusparse/csr/default", "cpu/csr/rows")
+#: ``n_estimators="auto"``: trees x configurations a forest may cost (one addition per tree and
+#: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 32 to 256. Fewer
+#: configurations (the CPU's 22) then buy more trees, which steadies the picks of a forest fitted on
+#: few matrices (a calibration's ~150-190): on the Xeon's calibration the geomean t_pick / t_best of
+#: 32 trees ranged 1.045-1.055 over five seeds, of 196 trees 1.046-1.047 (benchmarks/results/calibrate_xeon.md).
+AUTO_TREE_BUDGET = 32 * 135
+AUTO_TREES = (32, 256)
 
 
 class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -36,9 +43,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_estimators : int, default=32
-        32 trees keep spmv_rank_rows of the 135 H100 configurations near 5 us on the dev VM (64: 8 us)
-        at the same cross-validated quality.
+    n_estimators : int or "auto", default="auto"
+        ``"auto"``: :data:`AUTO_TREE_BUDGET` divided by the number of configurations of the value type,
+        within :data:`AUTO_TREES`: 32 trees for the H100's 135 configurations keep spmv_rank_rows near
+        5 us on the dev VM (64: 8 us) at the same cross-validated quality; 196 for the CPU's 22.
     forest : {"extra", "random"}, default="extra"
         ExtraTreesRegressor or RandomForestRegressor.
     max_features : float, int or None, default=0.5
@@ -95,7 +103,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         type -> the fitted scikit-learn forest (the same one for both with ``joint``).
     """
 
-    def __init__(self, n_estimators: int = 32, forest: str = "extra", max_features: Any = 0.5,
+    def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
                  clip: float = 0.5, target: str = "listwise", reference: str | None = None, temperature: float = 0.1,
                  tie_tol: float = 0.0, ties: str = "none", joint: bool = False, random_state: int = 0,
@@ -128,6 +136,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"The '{name}' parameter of ForestModel must be a float > 0. "
                                  f"Got {getattr(self, name)!r} instead.")
+        if self.n_estimators != "auto" and not (isinstance(self.n_estimators, (int, np.integer))
+                                                and not isinstance(self.n_estimators, bool) and self.n_estimators >= 1):
+            raise ValueError(f"The 'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'. "
+                             f"Got {self.n_estimators!r} instead.")
         if not float(self.tie_tol) >= 0:
             raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
                              f"Got {self.tie_tol!r} instead.")
@@ -179,13 +191,13 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                 Z = np.tile(pZ.mean(axis=0), (len(m), 1))
                 Z[i] = pZ
                 Zs.append(Z)
-            est = self._forest().fit(L, np.hstack(Zs))
+            est = self._forest(sum(len(p[4]) for p in parts.values())).fit(L, np.hstack(Zs))
             for dt, (_, pL, S, _, ks, best) in parts.items():
                 self.estimators_[dt] = est
                 self.tables_[dt] = _flatten(est, pL, np.hstack([S, best[:, None]]), ks)
         else:
             for dt, (_, L, S, Z, ks, best) in parts.items():
-                est = self._forest().fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
+                est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
                 self.estimators_[dt] = est
                 self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
@@ -193,9 +205,16 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def _forest(self) -> Any:
+    def _trees(self, nkeys: int) -> int:
+        """Trees of a forest over ``nkeys`` configurations (``n_estimators``, or "auto"'s rule)."""
+        if self.n_estimators != "auto":
+            return int(self.n_estimators)
+        lo, hi = AUTO_TREES
+        return int(np.clip(round(AUTO_TREE_BUDGET / max(nkeys, 1)), lo, hi))
+
+    def _forest(self, nkeys: int) -> Any:
         cls = ExtraTreesRegressor if self.forest == "extra" else RandomForestRegressor
-        return cls(n_estimators=self.n_estimators, max_features=self.max_features,
+        return cls(n_estimators=self._trees(nkeys), max_features=self.max_features,
                    min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
                    random_state=self.random_state, n_jobs=1, verbose=max(0, int(self.verbose) - 1))
 
