@@ -243,7 +243,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
               max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = ("float32", "float64"), seed: int = 0,
               max_spread: float = MAX_SPREAD, retries: int = RETRIES, kind: str = "forest",
               model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None, restart: bool = False,
-              repeats: int = 200, warmup: int = 10, progress: bool = True) -> Calibration:
+              repeats: int = 200, warmup: int = 10, progress: bool = True, measure: bool = True) -> Calibration:
     """Measure this machine and adapt the ranking model of ``device`` to it; see the module's docstring.
 
     Parameters
@@ -278,6 +278,10 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         Discard earlier measurements in ``folder`` first.
     progress : bool
         A progress bar (seconds of the measuring time) on stderr.
+    measure : bool
+        False: measure nothing, adapt ``model`` to the measurements already in ``folder`` (after an
+        upgrade changed the shipped model, in seconds instead of minutes). The calibrated model then
+        records the machine that measured them (their ``device_info``), not this one.
 
     Returns
     -------
@@ -287,7 +291,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     from .adapt import Local, adapt, best_candidate, cross_validate
     from .benchmark import device_info
     from .export import load_model, save_model
-    from .machine import calibrated_path, fingerprint, fingerprint_id, home
+    from .machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
     from .rank import default_model, reread_calibrated
     t_start = time.monotonic()
     if device not in DEVICES:
@@ -305,19 +309,30 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     shipped = datasets.load(name, dtype=None)
     fp = fingerprint(device)
     folder = Path(folder) if folder is not None else home() / "calibration" / fingerprint_id(fp)
-    if restart and (folder / "parts").is_dir():
-        shutil.rmtree(folder / "parts")
-    entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
-    order = select(F, shipped.features, est)
-    deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
-    new, remeasured = _measure(entries, order, est, folder, deadline, device=device, dtypes=tuple(dtypes),
-                               repeats=repeats, warmup=warmup, budget_s=budget_s, max_spread=max_spread,
-                               retries=retries, progress=progress)
-    if not any((folder / "parts").glob("[!.]*.csv.gz")):
-        raise ValueError(f"calibrate() measured no matrix within time_limit_s={time_limit_s:g} s; raise it.")
-    datasets.consolidate(folder, params={"device": device, "dtypes": list(dtypes), "repeats": repeats,
-                                         "warmup": warmup, "budget_s": budget_s, "configs": "all"})
+    new, remeasured = 0, []
+    if measure:
+        if restart and (folder / "parts").is_dir():
+            shutil.rmtree(folder / "parts")
+        entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
+        order = select(F, shipped.features, est)
+        deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
+        new, remeasured = _measure(entries, order, est, folder, deadline, device=device, dtypes=tuple(dtypes),
+                                   repeats=repeats, warmup=warmup, budget_s=budget_s, max_spread=max_spread,
+                                   retries=retries, progress=progress)
+    if not any((folder / "parts").glob("[!.]*.csv.gz")) and not (not measure and (folder / "timings.csv.gz").is_file()):
+        raise ValueError(f"calibrate() found no measured matrix in folder={str(folder)!r}"
+                         + (f" within time_limit_s={time_limit_s:g} s; raise it." if measure else
+                            "; run it with measure=True (the CLI without --no-measure) first."))
+    if measure:
+        datasets.consolidate(folder, params={"device": device, "dtypes": list(dtypes), "repeats": repeats,
+                                             "warmup": warmup, "budget_s": budget_s, "configs": "all"})
     ds = datasets.load(folder, dtype=None)
+    info = device_info(device) if measure else dict(ds.metadata.get("device_info") or {})
+    if not measure:
+        if info.get("device", device) != device:
+            raise ValueError(f"The measurements in folder={str(folder)!r} are of device {info.get('device')!r}; "
+                             f"the 'device' parameter of calibrate() is {device!r}.")
+        fp = fingerprint_of({"device": device, **info})
     local, base = Local.of(ds), Local.of(shipped)
     base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
     cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s)
@@ -326,10 +341,10 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     wall = time.monotonic() - t_start
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     cal.meta.update({
-        "fingerprint": fp, "device_info": device_info(device), "dataset": str(name),
+        "fingerprint": fp, "device_info": info, "dataset": str(name),
         "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()), "wall_s": round(wall, 1),
                         "time_limit_s": time_limit_s, "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed,
-                        "remeasured": len(remeasured), "base": rm.source,
+                        "remeasured": len(remeasured), "base": rm.source, "measured": measure,
                         "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
     path = Path(out) if out is not None else calibrated_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -297,7 +297,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     c = calibrate(args.device, time_limit_s=args.time_limit, budget_s=args.budget, max_nnz=args.max_nnz,
                   dtypes=tuple(args.dtypes), seed=args.seed, max_spread=args.max_spread, kind=args.kind,
                   model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
-                  progress=not args.quiet)
+                  progress=not args.quiet, folder=args.folder, measure=not args.no_measure)
     fp = c.model.meta["fingerprint"]
     print(f"# calibrated {args.device} on {_device_name(c.model.meta['device_info']) or args.device}, "
           f"{fp.get('threads')} thread(s): {len(c.matrices)} matrices measured ({c.new} this run, measurements in "
@@ -417,6 +417,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help=f"where to save the calibrated model (default: ${HOME_ENV}/calibrated_DEVICE.pyspmv, "
                                  "where rank looks)")
     p.add_argument("--restart", action="store_true", help="discard earlier measurements of this machine first")
+    p.add_argument("--folder", help=f"the measurements (default: ${HOME_ENV}/calibration/<this machine's fingerprint>)")
+    p.add_argument("--no-measure", action="store_true",
+                   help="measure nothing: adapt the model to the measurements already in --folder (after an upgrade)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_calibrate)
 

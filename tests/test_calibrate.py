@@ -227,6 +227,34 @@ def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
     assert f"{len(parts)} matrices measured (0 this run" in capsys.readouterr().out
 
 
+def test_readapting_measurements_of_another_machine(tmp_path, monkeypatch, capsys):
+    """`--no-measure` measures nothing and records the machine that measured the folder, not this one."""
+    import json
+    import shutil
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "theirs"
+    shutil.copytree(TINY, folder)
+    meta = json.loads((folder / "metadata.json").read_text())
+    meta["device_info"] = {**meta.get("device_info", {}), "device": "cpu", "processor": "Their CPU",
+                           "omp_num_threads": "7"}
+    (folder / "metadata.json").write_text(json.dumps(meta))
+    before = sorted(p.name for p in folder.rglob("*"))
+    out = tmp_path / "re.pyspmv"
+    assert main(["calibrate", "--dataset", str(TINY), "--no-measure", "--folder", str(folder), "--out", str(out),
+                 "--quiet"]) == 0
+    assert "(0 this run" in capsys.readouterr().out
+    assert sorted(p.name for p in folder.rglob("*")) == before          # nothing measured, nothing written there
+    rm = pyspmv.load_model(out)
+    assert rm.meta["fingerprint"] == {"device": "cpu", "processor": "Their CPU", "threads": 7}
+    assert rm.meta["calibration"]["measured"] is False and rm.meta["calibration"]["choice"] in adapt.CANDIDATES
+    with pytest.raises(ValueError, match="no measured matrix.*measure=True"):
+        pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=tmp_path / "empty", out=out, progress=False)
+    meta["device_info"]["device"] = "cuda"
+    (folder / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="of device 'cuda'"):
+        pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=folder, out=out, progress=False)
+
+
 def test_cross_validation_skips_retrains_foreseen_past_the_deadline(tiny, shipped):
     """With a deadline already passed, the first retrain still runs (it measures what a retrain costs) and
     the larger one is skipped and listed; the choice is among the candidates tried."""
