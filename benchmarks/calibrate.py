@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 import pyspmv
+from pyspmv.benchmark import device_info
 from pyspmv.evaluate import ranking, unit_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--calibrated", required=True, help="the model `pyspmv calibrate` saved there")
     ap.add_argument("--machine", required=True, help="the machine, in words")
     ap.add_argument("--settings", required=True, help="its thread settings, in words")
-    ap.add_argument("--wall", type=float, help="wall time of the `pyspmv calibrate` command (s)")
+    ap.add_argument("--wall", type=float, help="wall time of the `pyspmv calibrate` command that measured (s)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibrate.md"))
     args = ap.parse_args()
     ds = pyspmv.datasets.load(args.truth, dtype=None)
@@ -81,7 +82,14 @@ def main() -> None:
         (f"Calibration (`pyspmv calibrate`, same settings): {c.get('matrices')} generated matrices measured with "
          f"--budget {c.get('budget_s')} up to {c.get('max_nnz', 0):.0e} entries, {c.get('remeasured')} configurations "
          f"re-measured for a q75/q25 spread, adaptation chosen: `{c.get('choice')}`; {c.get('wall_s')} s inside "
-         f"calibrate()" + (f", {args.wall:.0f} s for the whole command." if args.wall else ".")),
+         f"calibrate()" + (f", {args.wall:.0f} s for the whole command." if args.wall else ".")
+         if c.get("measured", True) else
+         (f"Calibration: {c.get('matrices')} generated matrices measured there by `pyspmv calibrate` (same settings, "
+          f"--budget {c.get('budget_s')} up to {c.get('max_nnz', 0):.0e} entries" +
+          (f", {args.wall:.0f} s for the whole command" if args.wall else "") + "); the adaptation replayed on "
+          f"those measurements by `pyspmv calibrate --no-measure --folder ...` on the "
+          f"{device_info('cpu')['processor']} machine that wrote this table, with this tree's "
+          f"shipped default: `{c.get('choice')}` chosen, {c.get('wall_s')} s.")),
         "",
         (f"Ground truth: `pyspmv collect` of {ds.groups.nunique()} real matrices under the same settings "
          f"(--budget {meta.get('collection', {}).get('budget_s')}), every CPU configuration, both value types: "
