@@ -41,6 +41,24 @@ def picks(rm: pyspmv.RankModel, ds: pyspmv.datasets.Dataset) -> pd.DataFrame:
     return per
 
 
+def repeat_picks(first: pyspmv.datasets.Dataset, second: pyspmv.datasets.Dataset) -> pd.DataFrame:
+    """As :func:`picks`, the "model" being ``first``'s measured times: each (matrix, value type)'s fastest
+    configuration in the first collection, scored by the second one's times (what the machine's own noise
+    leaves of a perfect prediction)."""
+    key = ["group", "value_bytes", "config"]
+    a = pd.DataFrame({"group": first.groups.to_numpy(), "value_bytes": first.X["value_bytes"].to_numpy(),
+                      "config": first.X["config"].to_numpy(), "t": first.y.to_numpy()})
+    b = pd.DataFrame({"group": second.groups.to_numpy(), "value_bytes": second.X["value_bytes"].to_numpy(),
+                      "config": second.X["config"].to_numpy()})
+    score = b.merge(a, on=key, how="left")["t"].to_numpy()
+    unit = unit_key(second.groups, second.X["value_bytes"])
+    per = ranking(score, second.y, unit, second.X["config"], second.q25, second.q75)
+    per["dtype"] = np.where(per["unit"].str.endswith("@4.0"), "float32", "float64")
+    per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
+    per["nnz"] = per["matrix"].map(second.features.set_index("matrix")["nnz"])
+    return per
+
+
 def row(label: str, per: pd.DataFrame) -> str:
     within = float((per["slowdown"] < 0.05).mean())
     strict = float((per["ratio"] <= 1.05).mean())
@@ -57,6 +75,7 @@ def main() -> None:
     ap.add_argument("--machine", required=True, help="the machine, in words")
     ap.add_argument("--settings", required=True, help="its thread settings, in words")
     ap.add_argument("--wall", type=float, help="wall time of the `pyspmv calibrate` command that measured (s)")
+    ap.add_argument("--again", help="a second `pyspmv collect` of TRUTH's matrices on the same machine (its repeatability)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibrate.md"))
     args = ap.parse_args()
     ds = pyspmv.datasets.load(args.truth, dtype=None)
@@ -66,6 +85,10 @@ def main() -> None:
     there = pyspmv.machine.fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
     meta = json.loads((Path(args.truth) / "metadata.json").read_text(encoding="utf-8"))
     per = {"calibrated": picks(cal, ds), "shipped default": picks(shipped, ds)}
+    if args.again:
+        ds2 = pyspmv.datasets.load(args.again, dtype=None)
+        per.update({"calibrated, timed again": picks(cal, ds2), "shipped default, timed again": picks(shipped, ds2),
+                    "the first truth's best, timed again": repeat_picks(ds, ds2)})
     both = pd.concat([p.assign(model=k) for k, p in per.items()], ignore_index=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +122,10 @@ def main() -> None:
          "geomean t_pick/t_best |"),
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
+    if args.again:
+        lines[-3:-3] = ["", (f"Timed again: the same matrices collected a second time, the same way, right after "
+                         f"calibrate ({Path(args.again).name}); its last row scores the first collection's fastest "
+                         "configuration by the second's times, the floor this machine's own noise sets.")]
     for k, p in per.items():
         lines.append(row(k, p))
         for dt in ("float32", "float64"):
