@@ -214,8 +214,10 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         :data:`ESTIMATE_NNZ` entries (blocks of 256 consecutive rows, one in the middle of each of as many
         equal strata of ``A``), at a cost that does not grow with the entries; False: exact (one pass over
         ``A``). None (default): estimated when ``A`` has at least
-        :data:`ESTIMATE_MIN_NNZ` entries. Only the sampled rows are read, so ``A`` must be a valid CSR
-        (a :class:`pyspmv.Matrix` always is).
+        :data:`ESTIMATE_MIN_NNZ` entries. ``indptr`` is read whole (O(nrows)), ``indices`` only in the
+        sampled rows, so ``A`` must be a valid CSR (a :class:`pyspmv.Matrix` always is). Where the
+        sample's longest row is under half of ``A``'s, the exact path is taken: a sample that misses
+        the long rows misjudges every padded format.
 
     Returns
     -------
