@@ -243,11 +243,13 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     return rc ? rc : design(A, NULL, NULL, 0, dev, C, value_bytes, max_fill, rows, err);
 }
 
-/* spmv_design_rows_estimate takes the exact path where A's longest row is more than this many
- * times the sample's: every padded format (ELL, SELL, BRO-ELL, HYB's width, JAD's diagonals) pads to
- * the long rows a sample of strata misses, so its estimated storage would be off by about that
- * factor, and the ranking with it (on datasets/h100, circuits whose few dense rows no sampled block
- * held got a SELL pick 700-1500x slower than the exact path's). */
+/* spmv_design_rows_estimate takes the exact path where one of A's blocks of SPMV_PASS_BLOCK rows holds
+ * more than this many times the entries of the fullest sampled block: its rows are on average that
+ * much longer than any sampled block's, and every padded format (ELL, SELL, BRO-ELL, HYB's width,
+ * JAD's diagonals) pads to the long rows a sample of strata misses, so its estimated storage, and
+ * the ranking with it, would be off (on datasets/h100, circuits whose few dense rows no sampled
+ * block held got SELL picks 700-1500x slower than the exact path's).  Block totals cost O(nrows /
+ * 256) reads of indptr, as the entry budget's. */
 #define SPMV_ESTIMATE_TAIL 2
 
 /* Start row of block b of the k evenly spread over nblk: the middle of its stratum (the ends bias). */
@@ -298,27 +300,9 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
         dev->threads_per_sm < 1 || dev->warp_size < 1)
         return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
     const int32_t *ip = A->indptr;
-    int32_t n = A->nrows, B = SPMV_PASS_BLOCK, lmax = 0, lmin = 0, lmax_s = 0;
+    int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
     int64_t nblk = ((int64_t)n + B - 1) / B, k = spmv_sample_blocks(ip, n, sample_rows, sample_nnz);
     if (k == 0) return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
-    /* The whole indptr, O(nrows) (a streaming max and min the compiler vectorizes): A's longest
-     * row, and indptr checked everywhere, not only in the sample. */
-    for (int32_t i = 0; i < n; i++) {
-        int32_t len = (int32_t)((uint32_t)ip[i + 1] - (uint32_t)ip[i]); /* wraps, never overflows */
-        lmax = len > lmax ? len : lmax;
-        lmin = len < lmin ? len : lmin;
-    }
-    if (lmin < 0 || ip[0] != 0 || ip[n] < 0) {
-        int32_t at = 0;
-        while (at < n && ip[at + 1] >= ip[at]) at++;
-        if (ip[0] != 0 || ip[n] < 0 || at == n)
-            return spmv_fail(err, SPMV_EINDEX, ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n], 0,
-                             "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0",
-                             ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n]);
-        return spmv_fail(err, SPMV_EINDEX, (int64_t)at + 1, ip[at + 1], ip[at],
-                         "indptr decreases at position %lld: %d after %d", (long long)at + 1,
-                         ip[at + 1], ip[at]);
-    }
     /* One block in the middle of each of k equal strata; their indptr checked (the rows not
      * sampled are not read). */
     int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
@@ -327,19 +311,43 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
         rc = SPMV_ENOMEM;
         goto done;
     }
+    if (ip[0] != 0 || ip[n] < 0) {
+        rc = spmv_fail(err, SPMV_EINDEX, ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n], 0,
+                       "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0",
+                       ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n]);
+        goto done;
+    }
     ips[0] = 0;
     for (int64_t b = 0; b < k; b++) {
         int32_t r0 = sample_start(b, k, nblk);
         int32_t r1 = n - r0 < B ? n : r0 + B;
         range[b] = r0;
-        for (int32_t i = r0; i < r1; i++) { /* indptr is checked: within [0, nnz], not decreasing */
-            int32_t len = ip[i + 1] - ip[i];
-            lmax_s = len > lmax_s ? len : lmax_s;
-            ips[ns + 1] = ips[ns] + len;
+        for (int32_t i = r0; i < r1; i++) {
+            if (ip[i + 1] < ip[i] || ip[i] < 0 || ip[i + 1] > ip[n]) {
+                rc = spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
+                               "indptr[%lld] = %d after %d: it must not decrease and stay within "
+                               "[0, nnz]",
+                               (long long)i + 1, ip[i + 1], ip[i]);
+                goto done;
+            }
+            ips[ns + 1] = ips[ns] + (ip[i + 1] - ip[i]);
             ns++;
         }
     }
-    if ((int64_t)SPMV_ESTIMATE_TAIL * lmax_s < lmax) { /* the sample missed A's long rows */
+    /* The fullest block of A against the fullest sampled one (block ends read clamped to [0, nnz],
+     * as spmv_sample_blocks does; the sampled rows are checked above). */
+    int64_t full = 0, full_s = 0, nnz = ip[n];
+    for (int64_t b = 0; b < k; b++) {
+        int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
+        full_s = ip[r1] - ip[r0] > full_s ? ip[r1] - ip[r0] : full_s;
+    }
+    for (int64_t b = 0; b < nblk; b++) {
+        int32_t r0 = (int32_t)(b * B), r1 = n - r0 < B ? n : r0 + B;
+        int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
+        int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
+        full = z - a > full ? z - a : full;
+    }
+    if (full > (int64_t)SPMV_ESTIMATE_TAIL * full_s) { /* the sample missed A's long rows */
         spmv_free(ips);
         spmv_free(range);
         return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);

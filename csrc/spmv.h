@@ -303,14 +303,14 @@ SPMV_API int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, cons
  * the middle of each of as many equal strata of A, as many as hold sample_rows rows (rounded up)
  * and, where sample_nnz > 0, at most sample_nnz entries: first as many as hold sample_nnz at A's
  * mean entries per block, then fewer while the blocks chosen hold more (one block at least, which
- * may hold more).  Cost O(sampled entries + nrows + ncols + configurations), not O(nnz): indptr
- * is read whole (checked, and A's longest row taken), indices only in the sample.  Features from
- * the sample, except what the shape and indptr[nrows] give exactly; bytes_moved scales the
- * sample's storage by nnz / sampled entries; padding ratios and not-applicable decisions are the
- * sample's.  Only the sampled rows' indices are checked (SPMV_EINDEX, SPMV_EUNSORTED as
- * spmv_design_rows): pass spmv_csr_check first where A is not known valid.  The exact
- * spmv_design_rows with sample_rows <= 0, a sample of half of A's blocks or more, or a sample
- * whose longest row is under half of A's (it missed the rows every padded format pads to). */
+ * may hold more).  Cost O(sampled entries + nrows/256 + ncols + configurations), not O(nnz).
+ * Features from the sample, except what the shape and indptr[nrows] give exactly; bytes_moved
+ * scales the sample's storage by nnz / sampled entries; padding ratios and not-applicable
+ * decisions are the sample's.  Only the sampled rows are checked (indptr and indices;
+ * SPMV_EINDEX, SPMV_EUNSORTED as spmv_design_rows): pass spmv_csr_check first where A is not
+ * known valid.  The exact spmv_design_rows with sample_rows <= 0, a sample of half of A's blocks
+ * or more, or where one of A's blocks holds more than twice the entries of the fullest sampled
+ * block (the sample missed long rows, which every padded format pads to). */
 SPMV_API int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev,
                                        const spmv_configs *C, int value_bytes, double max_fill,
                                        int32_t sample_rows, int64_t sample_nnz, double *rows,
