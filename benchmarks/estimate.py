@@ -176,9 +176,9 @@ def quality(corpus: Path, min_nnz: float, max_nnz: float) -> list[str]:
                            f"{np.mean(a < 1.05):.1%} | {np.mean(a > 1.2):.1%} | {math.exp(np.mean(np.log(a))):.4f} "
                            f"| {sp_} |")
     out += ["", f"### Relative error of each estimated feature ({label(budget)}), every matrix above", "",
-            f"With rank()'s budget the estimate took the exact path for {sum(exact_path)} of the {len(exact_path)} "
-            "matrices (a sample of half the matrix or more, or a block of 256 rows holding more than twice the "
-            "entries of the fullest sampled one: the sample missed long rows).", "",
+            (f"With rank()'s budget the estimate took the exact path for {sum(exact_path)} of the {len(exact_path)} "
+             "matrices (a sample of half the matrix or more, or a block of 256 rows holding more than twice the "
+             "entries of the fullest sampled one: the sample missed long rows)."), "",
             "|estimated - exact| / |exact| per matrix (0 where equal); only features that differ somewhere.", "",
             *md_header(["feature", "median", "90th percentile", "max", "matrices off by > 10 %"], "lrrrr")]
     for f in sorted(names, key=lambda f: (-np.quantile(errs[f], 0.9), -np.mean(errs[f])) if errs[f] else (0, 0)):

@@ -3,7 +3,8 @@
 ``pyspmv calibrate`` (and :func:`calibrate`) picks generated matrices of the standard corpus that cover
 the feature space of the dataset the shipped model was trained on, measures every configuration on
 them within a time limit (resumably: each matrix is saved as :func:`pyspmv.collect` saves it),
-re-measures configurations whose quartiles say the machine was busy, adapts the shipped model to the
+re-measures configurations whose quartiles say the machine was busy, times a few matrices again to see
+how far whole timings drift (:func:`repeatability`), adapts the shipped model to the
 measurements (:mod:`pyspmv.adapt`: the shipped model as it is, a correction or a retrained model,
 whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
 it, with this machine's fingerprint.
@@ -41,6 +42,16 @@ ADAPT_RESERVE_S = {"cpu": 20.0, "cuda": 60.0}
 #: spreads the runs), up to RETRIES times, keeping the tightest timing.
 MAX_SPREAD = 1.3
 RETRIES = 2
+#: Matrices timed a second time after measuring: the cheapest of the first 2 x REPEAT_MATRICES measured this
+#: run (the longest gap), within REPEAT_SHARE of the time limit, kept from measuring for it. A busy machine
+#: spreads runs within one timing (the rule above); a drifting one moves whole timings between the start and
+#: the end, which no single timing shows: one Xeon host's two collections of the same matrices 2 minutes apart
+#: differed by a median 17.5 %, and the first's fastest configurations, timed again, were 1.087 from the best
+#: (benchmarks/results/calibrate_xeon2.md). What this finds is reported (Calibration.repeat), not corrected.
+REPEAT_MATRICES = 3
+REPEAT_SHARE = 0.05
+#: Median drift above which the CLI says that rankings on this machine cannot be judged finer than it.
+DRIFT_NOTE = 0.05
 #: Candidate matrices: the standard corpus up to this many stored entries.
 MAX_NNZ = 1e6
 #: Timing budget per configuration (s), as ``pyspmv collect --budget``.
@@ -63,6 +74,7 @@ class Calibration:
     remeasured : pandas.DataFrame, configurations measured again: ``matrix, dtype, config, before, after`` (q75/q25)
     folder : pathlib.Path, the measurements (a :func:`pyspmv.collect` folder)
     wall_s : float, seconds this run took
+    repeat : dict or None, matrices timed again after measuring (:func:`repeatability`; None: none this run)
     """
 
     model: Any
@@ -75,6 +87,7 @@ class Calibration:
     folder: Path
     wall_s: float
     meta: dict[str, Any] = field(default_factory=dict)
+    repeat: dict[str, Any] | None = None
 
 
 def feature_space(F: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
@@ -197,11 +210,52 @@ def remeasure(M: Any, timings: pd.DataFrame, *, device: str, max_spread: float, 
     return out, done
 
 
+def repeatability(first: pd.DataFrame, second: pd.DataFrame) -> dict[str, Any]:
+    """How two timings of the same matrices (``pyspmv.collect`` rows) agree, over the configurations
+    timed ``ok`` in both: ``matrices``, ``pairs``, ``drift`` (median |t2 / t1 - 1|) and ``best_again``
+    (geomean over (matrix, dtype) of the first timing's fastest configuration in the second timing,
+    over the second's fastest: what the machine's own noise leaves of a perfect prediction)."""
+    key = ["matrix", "dtype", "config"]
+    a, b = (t.loc[t["status"] == "ok", [*key, "median_ms"]] for t in (first, second))
+    m = a.merge(b, on=key, suffixes=("_1", "_2"))
+    m = m[(m["median_ms_1"] > 0) & (m["median_ms_2"] > 0)]
+    if m.empty:
+        return {"matrices": 0, "pairs": 0, "drift": None, "best_again": None}
+    r = np.log(m["median_ms_2"].to_numpy() / m["median_ms_1"].to_numpy())
+    again = [float(g["median_ms_2"].loc[g["median_ms_1"].idxmin()] / g["median_ms_2"].min())
+             for _, g in m.groupby(["matrix", "dtype"])]
+    return {"matrices": int(m["matrix"].nunique()), "pairs": len(m), "drift": float(np.expm1(np.median(np.abs(r)))),
+            "best_again": float(np.exp(np.mean(np.log(again))))}
+
+
+def _repeat(entries: list[Any], measured: list[tuple[int, float, pd.DataFrame]], deadline: float, *, device: str,
+            dtypes: tuple[str, ...], repeats: int, warmup: int, budget_s: float) -> dict[str, Any] | None:
+    """Time again the cheapest :data:`REPEAT_MATRICES` of the first ``2 * REPEAT_MATRICES`` ``measured``
+    (entry, seconds, timings) that fit before ``deadline``, and compare (:func:`repeatability`)."""
+    from .benchmark import NoisyTimingWarning
+    from .datasets.collect import measure
+    picks = sorted(measured[:2 * REPEAT_MATRICES], key=lambda m: m[1])[:REPEAT_MATRICES]
+    first, second = [], []
+    for j, took, timings in picks:
+        if time.monotonic() + took > deadline:
+            break
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoisyTimingWarning)
+            res = measure(entries[j], device=device, dtypes=dtypes, configs=None, repeats=repeats, warmup=warmup,
+                          budget_s=budget_s)
+        if res["timings"] is not None:
+            first.append(timings)
+            second.append(res["timings"])
+    return repeatability(pd.concat(first), pd.concat(second)) if first else None
+
+
 def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path, deadline: float, *,
              device: str, dtypes: tuple[str, ...], repeats: int, warmup: int, budget_s: float, max_spread: float,
-             retries: int, progress: bool) -> tuple[int, list[dict[str, Any]]]:
+             retries: int, progress: bool) -> tuple[int, list[dict[str, Any]], list[tuple[int, float, pd.DataFrame]]]:
     """Measure pool entries in ``order`` until ``deadline`` (time.monotonic), skipping those measured
-    before and those whose estimated cost no longer fits; each matrix saved as soon as it is done."""
+    before and those whose estimated cost no longer fits; each matrix saved as soon as it is done.
+    Returns how many were measured, what was re-measured, and (entry, seconds, timings) of the first
+    ``2 * REPEAT_MATRICES`` measured."""
     from .benchmark import NoisyTimingWarning
     from .datasets.collect import _done, _save, measure
     parts = folder / "parts"
@@ -210,6 +264,7 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
         stale.unlink(missing_ok=True)
     ratio, spent, guessed, new = 1.0, 0.0, 0.0, 0
     remeasured: list[dict[str, Any]] = []
+    measured: list[tuple[int, float, pd.DataFrame]] = []
     total = max(0.0, deadline - time.monotonic())
     with tqdm(total=round(total), desc="calibrate", unit="s", disable=not progress,
               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as bar:
@@ -232,11 +287,13 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
             _save(res, parts)
             new += 1
             took = time.monotonic() - t0
+            if res["timings"] is not None and len(measured) < 2 * REPEAT_MATRICES:
+                measured.append((j, took, res["timings"]))
             spent, guessed = spent + took, guessed + est[j]
             ratio = max(1.0, spent / guessed)
             bar.update(min(took, bar.total - bar.n))
         bar.set_postfix_str(f"{new} measured")
-    return new, remeasured
+    return new, remeasured, measured
 
 
 def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
@@ -309,16 +366,17 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     shipped = datasets.load(name, dtype=None)
     fp = fingerprint(device)
     folder = Path(folder) if folder is not None else home() / "calibration" / fingerprint_id(fp)
-    new, remeasured = 0, []
+    new, remeasured, repeat = 0, [], None
     if measure:
         if restart and (folder / "parts").is_dir():
             shutil.rmtree(folder / "parts")
         entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
         order = select(F, shipped.features, est)
         deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
-        new, remeasured = _measure(entries, order, est, folder, deadline, device=device, dtypes=tuple(dtypes),
-                                   repeats=repeats, warmup=warmup, budget_s=budget_s, max_spread=max_spread,
-                                   retries=retries, progress=progress)
+        kw = {"device": device, "dtypes": tuple(dtypes), "repeats": repeats, "warmup": warmup, "budget_s": budget_s}
+        new, remeasured, measured = _measure(entries, order, est, folder, deadline - REPEAT_SHARE * time_limit_s,
+                                             max_spread=max_spread, retries=retries, progress=progress, **kw)
+        repeat = _repeat(entries, measured, deadline, **kw)
     if not any((folder / "parts").glob("[!.]*.csv.gz")) and not (not measure and (folder / "timings.csv.gz").is_file()):
         raise ValueError(f"calibrate() found no measured matrix in folder={str(folder)!r}"
                          + (f" within time_limit_s={time_limit_s:g} s; raise it." if measure else
@@ -344,7 +402,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         "fingerprint": fp, "device_info": info, "dataset": str(name),
         "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()), "wall_s": round(wall, 1),
                         "time_limit_s": time_limit_s, "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed,
-                        "remeasured": len(remeasured), "base": rm.source, "measured": measure,
+                        "remeasured": len(remeasured), "base": rm.source, "measured": measure, "repeat": repeat,
                         "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
     path = Path(out) if out is not None else calibrated_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -354,4 +412,4 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     reread_calibrated()
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
-                       time.monotonic() - t_start, cal.meta["calibration"])
+                       time.monotonic() - t_start, cal.meta["calibration"], repeat)

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import __version__, _core
 from .benchmark import benchmark
-from .calibrate import BUDGET_S, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
+from .calibrate import BUDGET_S, DRIFT_NOTE, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
 from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
@@ -309,6 +309,18 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
               f"(a busy machine): {some}{' ...' if len(c.remeasured) > 3 else ''}")
     else:
         print(f"# re-measured nothing: every q75/q25 was at most {args.max_spread:g}")
+    rep = c.repeat
+    if rep and rep.get("drift") is not None:
+        print(f"# {rep['matrices']} matrices timed again after measuring: timings moved by a median "
+              f"{rep['drift']:.1%}, and the first timing's fastest configurations, timed again, were "
+              f"{rep['best_again']:.3f} from the best")
+        if rep["drift"] > DRIFT_NOTE:
+            print(f"# note: this machine's timings drift by more than {DRIFT_NOTE:.0%} within minutes; rankings "
+                  "cannot be judged finer than that here (a quieter machine, or pinned threads, measure better)")
+    elif args.no_measure:
+        pass
+    else:
+        print("# nothing timed again after measuring: no time was left for it")
     print("# cross-validated on the measured matrices (grouped by matrix): picks within 5 % of the best, "
           "beyond 20 %, geomean t_pick/t_best")
     for name, r in c.cv.iterrows():

@@ -14,7 +14,7 @@ import pytest
 
 import pyspmv
 from pyspmv import adapt, machine
-from pyspmv.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, select
+from pyspmv.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
 from pyspmv.cli import main
 from pyspmv.rank import reread_calibrated
 
@@ -82,6 +82,20 @@ def test_the_remeasure_rule():
     assert [d["config"] for d in done] == [t.loc[1, "config"]] and done[0]["before"] == 50.0
     assert done[0]["after"] < 50.0 and out.loc[1, "q75_ms"] / out.loc[1, "q25_ms"] == pytest.approx(done[0]["after"])
     assert "re-measured by calibrate" in out.loc[1, "note"] and out.loc[0].equals(t.loc[0])
+
+
+def test_repeatability_of_two_timings():
+    """drift: median |t2/t1 - 1| over configurations ok in both; best_again: the first timing's fastest in the second."""
+    a = pd.concat([_timings([1.0, 1.0, 1.0]).assign(matrix=m) for m in ("m1", "m2")], ignore_index=True)
+    a["median_ms"] = [1.0, 2.0, 3.0, 1.0, 1.5, 9.0]
+    b = a.copy()
+    b["median_ms"] = [1.5, 1.0, 3.0, 1.1, 1.5, 9.0]          # m1: the first's best (1.0) is now 1.5 against 1.0
+    b.loc[5, "status"] = "error"                                # not ok in both: left out
+    r = repeatability(a, b)
+    assert r["matrices"] == 2 and r["pairs"] == 5
+    assert r["drift"] == pytest.approx(0.1)                   # |log| of 1.5, 0.5, 1, 1.1, 1: median log 1.1
+    assert r["best_again"] == pytest.approx(np.sqrt(1.5 * 1.0))
+    assert repeatability(a, b.assign(status="error"))["drift"] is None
 
 
 def test_a_correction_is_carried_by_the_portable_model(tiny, shipped, tmp_path):
@@ -157,8 +171,9 @@ def test_an_interrupted_measurement_resumes(tiny, tmp_path, monkeypatch):
     saved = sorted(p.name for p in (tmp_path / "parts").glob("*.features.csv.gz"))
     assert len(saved) == 2
     calls.clear()
-    new, _ = _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)
+    new, _, first = _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)
     assert new == 2 and calls == [entries[j].name for j in order[2:]]
+    assert [j for j, _, _ in first] == order[2:]                     # what this run measured, for the repeat check
     assert len(list((tmp_path / "parts").glob("*.features.csv.gz"))) == 4
 
 
@@ -214,7 +229,7 @@ def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
     assert main(argv) == 0
     assert time.monotonic() - t0 < 25
     out = capsys.readouterr().out
-    assert "chosen" in out and "matrices measured" in out and "saved" in out
+    assert "chosen" in out and "matrices measured" in out and "saved" in out and "timed again" in out
     rm = pyspmv.calibrated_model("cpu")
     assert rm is not None and rm.meta["fingerprint"] == machine.fingerprint("cpu")
     assert rm.meta["calibration"]["choice"] in adapt.CANDIDATES and set(rm.tables) == {"float64"}
