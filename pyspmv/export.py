@@ -373,6 +373,11 @@ _MAGIC = "pyspmv-model"
 #: Most bytes of arrays a model file may hold (the shipped defaults hold a few MB).
 MAX_MODEL_BYTES = 1 << 30
 _MAX_MEMBERS = 4096
+try:                                    # lzma is optional in a CPython build
+    import lzma  # noqa: F401
+    _ZIP_COMPRESSION = zipfile.ZIP_LZMA
+except ImportError:
+    _ZIP_COMPRESSION = zipfile.ZIP_DEFLATED
 _MAX_TEXT = 1 << 16
 
 
@@ -432,7 +437,14 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
         header["features"] = list(rm.features)
     path = Path(path)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8)}, **arrays)
+    members = {"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays}
+    # An .npz as np.savez writes it, but LZMA-compressed where Python has lzma: a forest's leaf values
+    # compress to a third of deflate's (the shipped cpu default: 8.9 MB deflated, 3.1 MB).  np.load
+    # and _read_npz read either.
+    with zipfile.ZipFile(buf, "w", compression=_ZIP_COMPRESSION) as zf:
+        for key, arr in members.items():
+            with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
     path.write_bytes(buf.getvalue())
     return path
 

@@ -275,6 +275,21 @@ def test_save_load_round_trip(tmp_path, kind):
     assert rm.device == "cpu" and type(m).__name__ in rm.source
 
 
+def test_model_files_are_lzma_zips_and_deflated_ones_still_load(tmp_path):
+    """save_model compresses with LZMA where Python has it; a file np.savez_compressed wrote (the
+    earlier format) loads to the same model."""
+    import zipfile
+    m = fitted("boosted")
+    path = pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cpu")
+    with zipfile.ZipFile(path) as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_LZMA}
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    np.savez_compressed(tmp_path / "old.npz", **arrays)
+    X, _, _ = training()
+    np.testing.assert_array_equal(pyspmv.load_model(tmp_path / "old.npz").predict(X), pyspmv.load_model(path).predict(X))
+
+
 def _rewrite(src, dst, edit_header=None, edit_arrays=None):
     """Copy a model file, editing its JSON header and/or arrays."""
     with np.load(src, allow_pickle=False) as z:
