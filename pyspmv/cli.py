@@ -317,9 +317,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if rep["drift"] > DRIFT_NOTE:
             print(f"# note: this machine's timings drift by more than {DRIFT_NOTE:.0%} within minutes; rankings "
                   "cannot be judged finer than that here (a quieter machine, or pinned threads, measure better)")
-    elif args.no_measure:
-        pass
-    else:
+    elif not args.no_measure:
         print("# nothing timed again after measuring: no time was left for it")
     print("# cross-validated on the measured matrices (grouped by matrix): picks within 5 % of the best, "
           "beyond 20 %, geomean t_pick/t_best")
