@@ -318,7 +318,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             print(f"# note: this machine's timings drift by more than {DRIFT_NOTE:.0%} within minutes; rankings "
                   "cannot be judged finer than that here (a quieter machine, or pinned threads, measure better)")
     elif not args.no_measure:
-        print("# nothing timed again after measuring: no time was left for it")
+        why = "no time was left for it" if c.new else "this run measured nothing new"
+        print(f"# nothing timed again after measuring: {why}")
     print("# cross-validated on the measured matrices (grouped by matrix): picks within 5 % of the best, "
           "beyond 20 %, geomean t_pick/t_best")
     for name, r in c.cv.iterrows():

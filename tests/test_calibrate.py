@@ -239,7 +239,8 @@ def test_cli_calibrate_on_a_tiny_budget(tmp_path, monkeypatch, capsys):
     parts = list((tmp_path / "calibration").glob("*/parts/*.features.csv.gz"))
     assert parts
     assert main([*argv, "--time-limit", "0.01"]) == 0          # nothing new fits: resumed from the saved ones
-    assert f"{len(parts)} matrices measured (0 this run" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{len(parts)} matrices measured (0 this run" in out and "this run measured nothing new" in out
 
 
 def test_readapting_measurements_of_another_machine(tmp_path, monkeypatch, capsys):
