@@ -257,17 +257,20 @@ static int32_t sample_start(int64_t b, int64_t k, int64_t nblk) {
     return (int32_t)((2 * b + 1) * nblk / (2 * k) * SPMV_PASS_BLOCK);
 }
 
-/* Entries of the k sampled blocks, from indptr at their ends clamped to [0, nnz] (the sampled rows'
- * indptr is checked afterwards). */
+/* Entries of the block of SPMV_PASS_BLOCK rows starting at row r0, from indptr at its ends clamped
+ * to [0, nnz] (unchecked rows may be read: the sampled ones are checked afterwards). */
+static int64_t block_entries(const int32_t *ip, int32_t n, int32_t r0) {
+    int64_t nnz = ip[n];
+    int32_t r1 = n - r0 < SPMV_PASS_BLOCK ? n : r0 + SPMV_PASS_BLOCK;
+    int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
+    int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
+    return z - a;
+}
+
+/* Entries of the k sampled blocks. */
 static int64_t sample_entries(const int32_t *ip, int32_t n, int64_t k, int64_t nblk) {
-    int64_t e = 0, nnz = ip[n];
-    for (int64_t b = 0; b < k; b++) {
-        int32_t r0 = sample_start(b, k, nblk),
-                r1 = n - r0 < SPMV_PASS_BLOCK ? n : r0 + SPMV_PASS_BLOCK;
-        int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
-        int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
-        e += z - a;
-    }
+    int64_t e = 0;
+    for (int64_t b = 0; b < k; b++) e += block_entries(ip, n, sample_start(b, k, nblk));
     return e;
 }
 
@@ -334,19 +337,12 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
             ns++;
         }
     }
-    /* The fullest block of A against the fullest sampled one (block ends read clamped to [0, nnz],
-     * as spmv_sample_blocks does; the sampled rows are checked above). */
-    int64_t full = 0, full_s = 0, nnz = ip[n];
-    for (int64_t b = 0; b < k; b++) {
-        int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
-        full_s = ip[r1] - ip[r0] > full_s ? ip[r1] - ip[r0] : full_s;
-    }
-    for (int64_t b = 0; b < nblk; b++) {
-        int32_t r0 = (int32_t)(b * B), r1 = n - r0 < B ? n : r0 + B;
-        int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
-        int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
-        full = z - a > full ? z - a : full;
-    }
+    /* The fullest block of A against the fullest sampled one. */
+    int64_t full = 0, full_s = 0, e;
+    for (int64_t b = 0; b < k; b++)
+        full_s = (e = block_entries(ip, n, range[b])) > full_s ? e : full_s;
+    for (int64_t b = 0; b < nblk; b++)
+        full = (e = block_entries(ip, n, (int32_t)(b * B))) > full ? e : full;
     if (full > (int64_t)SPMV_ESTIMATE_TAIL * full_s) { /* the sample missed A's long rows */
         spmv_free(ips);
         spmv_free(range);
