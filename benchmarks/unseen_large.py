@@ -1,0 +1,154 @@
+"""The shipped ``cuda`` default on larger matrices than it was trained on, measured on the H100 but never trained on.
+
+    python benchmarks/unseen_large.py FOLDER [--dataset h100] [--out benchmarks/results/unseen_large_h100.md]
+
+FOLDER is a collection (``pyspmv collect --corpus standard --min-nnz 1.19e7 ... --device cuda``) of standard-corpus
+matrices; those of ``--dataset`` (the shipped default's training data) are only compared with it (the same matrix
+measured twice, on other days and hosts). Every other matrix is built here from the standard corpus (seed 0), its
+features checked against the collection's (the same matrix), and ranked by ``pyspmv.rank`` with the shipped default, as
+a user would, in both value types, exactly and with ``estimate=True``. Per matrix and value type: the pick's measured
+time against the measured best (a pick whose q25 is at most the best's q75 counts as the best, as
+``pyspmv.evaluate.ranking``), its speedup over cuSPARSE CSR default, rank() time on this machine in µs and in
+single-thread ``cpu/csr/rows`` products of the matrix, and the break-even number of products against cuSPARSE CSR
+default: (rank time + the pick's conversion and upload beyond the baseline's) / (t baseline - t pick).
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import pyspmv
+from pyspmv import datasets
+from pyspmv.benchmark import device_info
+from pyspmv.evaluate import ranking
+from pyspmv.rank import default_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _md import md_header
+from rank import timed
+from rank_cost import product_us, reps_for
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "cusparse/csr/default"
+DTYPES = ("float32", "float64")
+
+
+def repeat_lines(t: pd.DataFrame, ref: pd.DataFrame, names: list[str]) -> list[str]:
+    """The matrices measured in both: per value type, how the configurations' medians moved."""
+    lines = md_header(["matrix", "dtype", "configurations", "median ratio (new / dataset)", "p10-p90",
+                       "within 5 %", "best (dataset)", "best (new)", "dataset's best, new timing / new best"],
+                      "llrrrrllr")
+    for m in names:
+        for dt in DTYPES:
+            a = ref[(ref["matrix"] == m) & (ref["dtype"] == dt) & (ref["status"] == "ok")]
+            b = t[(t["matrix"] == m) & (t["dtype"] == dt) & (t["status"] == "ok")]
+            j = a.merge(b, on="config", suffixes=("_a", "_b")).set_index("config")
+            if j.empty:
+                continue
+            r = j["median_ms_b"] / j["median_ms_a"]
+            ba, bb = j["median_ms_a"].idxmin(), j["median_ms_b"].idxmin()
+            lines.append(f"| {m} | {dt} | {len(j)} | {r.median():.3f} | {r.quantile(0.1):.3f}-{r.quantile(0.9):.3f} | "
+                         f"{100 * (np.abs(np.log(r)) < np.log(1.05)).mean():.0f} % | `{ba}` | `{bb}` | "
+                         f"{j.loc[ba, 'median_ms_b'] / j.loc[bb, 'median_ms_b']:.3f} |")
+    return lines
+
+
+def judge(t: pd.DataFrame, m: str, dt: str, ranked: pyspmv.Ranking) -> dict:
+    """The pick of ``ranked`` judged by the measured times of matrix m (ok rows only)."""
+    d = t[(t["matrix"] == m) & (t["dtype"] == dt) & (t["status"] == "ok")].reset_index(drop=True)
+    score = dict(ranked)
+    s = np.array([score.get(c, np.inf) for c in d["config"]])
+    per = ranking(s, d["median_ms"], np.zeros(len(d)), d["config"], d["q25_ms"], d["q75_ms"]).iloc[0]
+    top = ranked.best
+    base = d.set_index("config").loc[BASELINE]
+    pk = d.set_index("config").loc[per["pick"]]
+    extra = 0.0 if per["pick"] == BASELINE else max(0.0, (pk["convert_ms"] + pk["upload_ms"])
+                                                   - (base["convert_ms"] + base["upload_ms"]))
+    return {"pick": per["pick"], "best": per["best"], "ratio": per["ratio"], "slowdown": per["slowdown"],
+            "ranked_first_measured": top == per["pick"], "speedup_vs_baseline": base["median_ms"] / per["t_pick"],
+            "gain_ms": base["median_ms"] - per["t_pick"], "extra_convert_ms": extra}
+
+
+def summary_lines(df: pd.DataFrame) -> list[str]:
+    lines = md_header(["dtype", "mode", "within 5 %", "beyond 20 %", "geomean t_pick / t_best",
+                       "geomean speedup over cuSPARSE CSR default", "median break-even (products)", "n"], "llrrrrrr")
+    for (dt, mode), d in df.groupby(["dtype", "mode"], sort=False):
+        lines.append(f"| {dt} | {mode} | {100 * (d['slowdown'] < 0.05).mean():.1f} % | "
+                     f"{100 * (d['slowdown'] > 0.20).mean():.1f} % | {np.exp(np.log(d['ratio']).mean()):.3f} | "
+                     f"{np.exp(np.log(d['speedup_vs_baseline']).mean()):.3f} | {np.median(d['break_even']):.3g} | {len(d)} |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--dataset", default="h100")
+    ap.add_argument("--machine", default=f"2-core dev VM ({device_info('cpu')['processor']}), no GPU")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "unseen_large_h100.md")
+    a = ap.parse_args()
+    new = datasets.load(a.folder, dtype=None)
+    t, feats = new.table, new.features.set_index("matrix")
+    ref = datasets.load(a.dataset, dtype=None).table
+    seen = sorted(set(t["matrix"]) & set(ref["matrix"]))
+    entries = {e.name: e for e in datasets.standard_corpus()}
+    todo = sorted(set(t["matrix"]) - set(seen), key=lambda m: entries[m].nnz)
+    gpu = json.loads((a.folder / "metadata.json").read_text())["device_info"]["gpu_name"]
+    nnz_ref = datasets.load(a.dataset, dtype="float64").features.set_index("matrix")["nnz"]
+    rows = []
+    for m in todo:
+        M = entries[m].build()
+        f = pyspmv.features(M)
+        got = feats.loc[m, list(pyspmv.FEATURE_NAMES)].to_numpy(float)
+        now = np.array([f[k] for k in pyspmv.FEATURE_NAMES], dtype=float)
+        if not np.allclose(got, now, rtol=1e-9, equal_nan=True):
+            raise SystemExit(f"{m}: the features built here differ from the collection's; not the same matrix")
+        reps = max(5, reps_for(M.nnz) // 4)
+        prod = product_us(M, reps)
+        for dt in DTYPES:
+            for mode, est in (("exact", False), ("estimated", True)):
+                us = timed(lambda M=M, dt=dt, est=est: pyspmv.rank(M, device="cuda", dtype=dt, estimate=est), reps)
+                r = judge(t, m, dt, pyspmv.rank(M, device="cuda", dtype=dt, estimate=est))
+                be = (us / 1e3 + r["extra_convert_ms"]) / r["gain_ms"] if r["gain_ms"] > 0 else np.inf
+                rows.append({"matrix": m, "nnz": M.nnz, "dtype": dt, "mode": mode, "rank_us": us, "product_us": prod,
+                             "break_even": be, **r})
+                print(f"{m} {M.nnz:,} {dt} {mode}: {r['pick']} ratio {r['ratio']:.3f} rank {us:.0f} us "
+                      f"({us / prod:.2f} products) break-even {be:.3g}", flush=True)
+        del M
+    df = pd.DataFrame(rows)
+    big = int((nnz_ref > df["nnz"].min()).sum())
+    df.to_csv(a.out.with_suffix(".csv"), index=False)
+    per = md_header(["matrix", "nnz", "dtype", "pick (exact)", "best", "t_pick / t_best", "× cuSPARSE default",
+                     "rank() µs", "products", "break-even", "estimated: pick", "t_pick / t_best"], "lrlllrrrrrlr")
+    for (m, dt), d in df.groupby(["matrix", "dtype"], sort=False):
+        x, e = d[d["mode"] == "exact"].iloc[0], d[d["mode"] == "estimated"].iloc[0]
+        per.append(f"| {m} | {x['nnz']:,} | {dt} | `{x['pick']}` | `{x['best']}` | {x['ratio']:.3f} | "
+                   f"{x['speedup_vs_baseline']:.2f} | {x['rank_us']:.3g} | {x['rank_us'] / x['product_us']:.2f} | "
+                   f"{x['break_even']:.3g} | `{e['pick']}` | {e['ratio']:.3f} |")
+    text = [
+        "# The shipped cuda default on larger matrices it never saw", "",
+        (f"`python benchmarks/unseen_large.py {a.folder.name}`: {len(todo)} standard-corpus matrices of "
+         f"{df['nnz'].min():.2g}-{df['nnz'].max():.2g} entries measured on the {gpu} (`pyspmv collect`, as "
+         f"datasets/{a.dataset}'s large matrices) and absent from datasets/{a.dataset}, of whose matrices "
+         f"{big} have more than {df['nnz'].min():.2g} entries; ranked by `pyspmv.rank` with the shipped default "
+         f"({default_model('cuda').source.split('(')[0]}) on the {a.machine}. "
+         "Ties: a pick whose q25 is at most the best's q75 counts as the best. Break-even: products after which rank() "
+         "(timed here) and the pick's conversion and upload beyond cuSPARSE CSR default's (measured on the H100's host) "
+"are paid back by its gain; inf where the pick is not faster."), "",
+        "## Summary", "", *summary_lines(df), "",
+        "## Per matrix", "", *per, "",
+        "## The same matrix measured twice", "",
+        (f"Matrices of the collection that datasets/{a.dataset} already has, measured again on another day (and host): "
+         "each configuration's median against the dataset's."), "", *repeat_lines(t, ref, seen), "",
+    ]
+    a.out.write_text("\n".join(text))
+    print("\n".join(summary_lines(df)))
+
+
+if __name__ == "__main__":
+    main()
