@@ -196,12 +196,19 @@ typedef struct {
  * clock around the call counts. */
 typedef int (*spmv_work_fn)(void *ctx, double *ms, spmv_err *err);
 
-/* Run fn `warmup` times, then up to `repeats` times each between two monotonic-clock reads, stopping
- * early once budget_s seconds of timed runs have passed (budget_s <= 0: no budget; at least one timed
- * run is always made).  Quantiles by linear interpolation, as numpy.quantile.  Returns 0, fn's code,
- * SPMV_EINVAL (repeats < 1 or warmup < 0) or SPMV_ENOMEM.  Used by the CPU and the GPU benches. */
+/* Run fn `warmup` times (fewer where the budget ends them first: spmv_warmup_more), then up to
+ * `repeats` times each between two monotonic-clock reads, stopping early once budget_s seconds of
+ * timed runs have passed (budget_s <= 0: no budget; at least one timed run is always made).
+ * Quantiles by linear interpolation, as numpy.quantile.  Returns 0, fn's code, SPMV_EINVAL
+ * (repeats < 1 or warmup < 0) or SPMV_ENOMEM.  Used by the CPU and the GPU benches. */
 SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
                        spmv_timing *out, spmv_err *err);
+
+/* Warm-up runs after the first of `warmup` (>= 1), which took first_ms: as many as fit in budget_s at
+ * that time, the first included, up to warmup - 1 (all of them when budget_s <= 0).  A product slower
+ * than budget_s / warmup would otherwise spend most of a configuration's time untimed: ten warm-ups of
+ * a 200 ms padded product on a 50 ms budget.  One run still precedes the timed ones. */
+SPMV_API int spmv_warmup_more(int warmup, double first_ms, double budget_s);
 
 /* out = median, quartiles (as spmv_time) and minimum of the n >= 1 times t[n] in ms, runs = n; sorts
  * t in place.  For harnesses that time their own way (the GPU's batched events). */

@@ -33,6 +33,13 @@ void spmv_timing_summary(double *t, int64_t n, spmv_timing *out) {
     out->runs = n;
 }
 
+int spmv_warmup_more(int warmup, double first_ms, double budget_s) {
+    int more = warmup - 1;
+    if (budget_s > 0 && first_ms > 0 && (double)warmup * first_ms > budget_s * 1e3)
+        more = (int)(budget_s * 1e3 / first_ms) - 1; /* < warmup - 1 here */
+    return more > 0 ? more : 0;
+}
+
 int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget_s,
               spmv_timing *out, spmv_err *err) {
     if (repeats < 1 || warmup < 0)
@@ -42,9 +49,10 @@ int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget
     if (t == NULL) return SPMV_ENOMEM;
     int rc = SPMV_OK;
     int64_t n = 0;
-    for (int k = 0; k < warmup && rc == SPMV_OK; k++) {
-        double own = -1;
+    for (int k = 0, more = warmup; k < more && rc == SPMV_OK; k++) {
+        double own = -1, t0 = now_ms();
         rc = fn(ctx, &own, err);
+        if (k == 0) more = 1 + spmv_warmup_more(warmup, own >= 0 ? own : now_ms() - t0, budget_s);
     }
     double spent = 0, budget_ms = budget_s * 1e3;
     while (rc == SPMV_OK && n < repeats && (n == 0 || budget_s <= 0 || spent < budget_ms)) {

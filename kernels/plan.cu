@@ -332,7 +332,20 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
     /* 200 ms: far longer than queueing a batch, short enough that a host descheduled meanwhile
      * costs one batch again, not a hang */
     long long max_cycles = 200LL * clock_khz;
-    for (int k = 0; k < warmup && !rc; k++) rc = launch(p, err);
+    /* the first warm-up timed (events around its launches) to bound the others by the budget */
+    int more = 0;
+    if (warmup > 0 && !rc) {
+        float first = 0;
+        rc = spmv_cuda_status(cudaEventRecord(p->ev[0], p->s), "cudaEventRecord", err);
+        if (!rc) rc = launch(p, err);
+        if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->ev[1], p->s), "cudaEventRecord", err);
+        if (!rc) rc = spmv_cuda_status(cudaEventSynchronize(p->ev[1]), p->K->id, err);
+        if (!rc)
+            rc = spmv_cuda_status(cudaEventElapsedTime(&first, p->ev[0], p->ev[1]),
+                                  "cudaEventElapsedTime", err);
+        if (!rc) more = spmv_warmup_more(warmup, first, budget_s);
+    }
+    for (int k = 0; k < more && !rc; k++) rc = launch(p, err);
     if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(p->s), p->K->id, err);
     double *t = (double *)malloc((size_t)repeats * sizeof(double));
     if (!rc && t == NULL)

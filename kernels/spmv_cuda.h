@@ -68,7 +68,8 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const in
  * NaN so that entries a kernel fails to write show, one product, y downloaded.  Synchronous. */
 int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 
-/* Upload x once, then time products: `warmup` untimed, then up to `repeats` each between two CUDA
+/* Upload x once, then time products: `warmup` untimed (fewer where the budget ends them first, as
+ * spmv_time: spmv_warmup_more of the first one's time), then up to `repeats` each between two CUDA
  * events recorded around its launches alone, within budget_s seconds of timed runs (<= 0: no
  * budget; at least one run).  Products are queued in batches (up to 32, fewer where the budget
  * would end sooner) behind a gate kernel that holds the stream until the host has queued the whole

@@ -151,8 +151,10 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     is that upload plus its own kernel or cuSPARSE setup (what using it alone costs), added to
     ``convert_ms``; then operands stay on the device and each timed product runs between two CUDA
     events. On the CPU,
-    each product is timed on a monotonic clock. ``warmup`` untimed runs come first, then up to
-    ``repeats`` timed ones, stopping early once ``budget_s`` seconds have been spent. Before timing,
+    each product is timed on a monotonic clock. ``warmup`` untimed runs come first (fewer for a
+    product slower than ``budget_s / warmup``: as many as fit in ``budget_s`` at the first one's
+    time, at least one), then up to ``repeats`` timed ones, stopping early once ``budget_s``
+    seconds have been spent. Before timing,
     the result (of a run whose output was poisoned with NaN first, on the GPU) is checked against
     scipy in float64.
 
@@ -172,9 +174,10 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         others (each row's ``convert_ms`` is that conversion's time), and the rows come per dtype
         in the order given.
     repeats, warmup : int
-        Timed runs wanted (at most; see ``budget_s``) and untimed runs before them.
+        Timed runs wanted (at most; see ``budget_s``) and untimed runs before them (at most).
     budget_s : float, default 1.0
-        Seconds of timed runs per configuration (warm-up excluded): timing stops once they are
+        Seconds of timed runs per configuration (warm-up excluded, though it bounds the warm-up as
+        above): timing stops once they are
         spent, even short of ``repeats`` (at least one run is always made); ``repeats`` then says
         how many ran and ``note`` that the budget cut them. Raise it to get every repeat of slow
         products.

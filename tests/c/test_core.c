@@ -122,6 +122,14 @@ static int work_own_clock(void *ctx, double *ms, spmv_err *err) {
     return SPMV_OK;
 }
 
+/* Work that times itself at 40 ms a run. */
+static int work_40ms(void *ctx, double *ms, spmv_err *err) {
+    (void)err;
+    ++*(int *)ctx;
+    *ms = 40.0;
+    return SPMV_OK;
+}
+
 static int test_timing(void) {
     int calls = 0;
     spmv_timing t;
@@ -133,6 +141,15 @@ static int test_timing(void) {
     mu_check(spmv_time(work_own_clock, &calls, 2, 5, 0.0, &t, NULL) == SPMV_OK);
     mu_check(t.runs == 5 && t.min_ms == 3.0 && t.median_ms == 5.0 && t.q25_ms == 4.0 &&
              t.q75_ms == 6.0);
+    /* A product slower than budget / warmup: warm-ups as many as fit in the budget at the first's
+     * time (40 ms of a 100 ms budget: 2), then timed runs until the budget is spent (3). */
+    calls = 0;
+    mu_check(spmv_time(work_40ms, &calls, 10, 50, 0.1, &t, NULL) == SPMV_OK);
+    mu_check(calls == 5 && t.runs == 3 && t.median_ms == 40.0);
+    mu_check(spmv_warmup_more(10, 5.0, 0.05) == 9 && spmv_warmup_more(10, 10.0, 0.05) == 4);
+    mu_check(spmv_warmup_more(10, 200.0, 0.05) == 0 && spmv_warmup_more(1, 1e3, 0.05) == 0);
+    mu_check(spmv_warmup_more(10, 200.0, 0.0) == 9 && spmv_warmup_more(10, 0.0, 0.05) == 9);
+    mu_check(spmv_warmup_more(0, 1.0, 0.05) == 0);
     return 0;
 }
 
