@@ -26,8 +26,9 @@ import pandas as pd
 import pyspmv
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
-from pyspmv.evaluate import ranking
+from pyspmv.evaluate import ranking, split_by_matrix, unit_key
 from pyspmv.rank import default_model
+from pyspmv.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _md import md_header
@@ -82,6 +83,49 @@ def summary_lines(df: pd.DataFrame) -> list[str]:
         lines.append(f"| {dt} | {mode} | {100 * (d['slowdown'] < 0.05).mean():.1f} % | "
                      f"{100 * (d['slowdown'] > 0.20).mean():.1f} % | {np.exp(np.log(d['ratio']).mean()):.3f} | "
                      f"{np.exp(np.log(d['speedup_vs_baseline']).mean()):.3f} | {np.median(d['break_even']):.3g} | {len(d)} |")
+    return lines
+
+
+def training_effect(folder: Path, dataset: str, new: list[str]) -> list[str]:
+    """Would the default model kind, trained with the new matrices too, pick better?  (a) On the new matrices, in 5
+    folds of them: trained on the whole dataset (the shipped default's data) against the dataset plus the other
+    folds. (b) On the dataset's held-out 25 % (split by matrix, seed 0): trained on its other 75 % against those and
+    every new matrix."""
+    def per(m: object, X: pd.DataFrame, y: np.ndarray, g: np.ndarray, q25: np.ndarray, q75: np.ndarray) -> pd.DataFrame:
+        return ranking(m.rank_scores(X), y, unit_key(g, X["value_bytes"]), X["config"].astype(str).to_numpy(), q25, q75)
+
+    def cells(p: pd.DataFrame) -> str:
+        return (f"{100 * (p['slowdown'] < 0.05).mean():.1f} % | {100 * (p['slowdown'] > 0.20).mean():.1f} % | "
+                f"{np.exp(np.log(p['ratio']).mean()):.3f} | {len(p)}")
+
+    lines = md_header(["dtype", "judged on", "trained on", "within 5 %", "beyond 20 %", "geomean", "n"], "lllrrrr")
+    folds = np.array_split(np.random.default_rng(0).permutation(new), 5)
+    for dt in DTYPES:
+        H, B = datasets.load(dataset, dtype=dt), datasets.load(folder, dtype=dt)
+        gH, yH, qH = np.asarray(H.groups), np.asarray(H.y), (np.asarray(H.q25), np.asarray(H.q75))
+        k = np.isin(np.asarray(B.groups), new)
+        XB, gB, yB = B.X[k].reset_index(drop=True), np.asarray(B.groups)[k], np.asarray(B.y)[k]
+        qB = (np.asarray(B.q25)[k], np.asarray(B.q75)[k])
+        whole = make_model("forest").fit(H.X, yH, groups=gH)
+        a, b = [], []
+        for f in folds:
+            te = np.isin(gB, f)
+            m = make_model("forest").fit(pd.concat([H.X, XB[~te]], ignore_index=True), np.r_[yH, yB[~te]],
+                                         groups=np.r_[gH, gB[~te]])
+            args = (XB[te].reset_index(drop=True), yB[te], gB[te], qB[0][te], qB[1][te])
+            a.append(per(whole, *args))
+            b.append(per(m, *args))
+        lines.append(f"| {dt} | the new matrices (5 folds) | datasets/{dataset} | {cells(pd.concat(a))} |")
+        lines.append(f"| {dt} | the new matrices (5 folds) | datasets/{dataset} + the other folds | {cells(pd.concat(b))} |")
+        tr, te = split_by_matrix(gH)
+        Xte = H.X.iloc[te].reset_index(drop=True)
+        args = (Xte, yH[te], gH[te], qH[0][te], qH[1][te])
+        m0 = make_model("forest").fit(H.X.iloc[tr], yH[tr], groups=gH[tr])
+        m1 = make_model("forest").fit(pd.concat([H.X.iloc[tr], XB], ignore_index=True), np.r_[yH[tr], yB],
+                                      groups=np.r_[gH[tr], gB])
+        lines.append(f"| {dt} | datasets/{dataset}'s held-out 25 % | its other 75 % | {cells(per(m0, *args))} |")
+        lines.append(f"| {dt} | datasets/{dataset}'s held-out 25 % | its other 75 % + every new matrix | "
+                     f"{cells(per(m1, *args))} |")
     return lines
 
 
@@ -142,6 +186,11 @@ def main() -> None:
 "are paid back by its gain; inf where the pick is not faster."), "",
         "## Summary", "", *summary_lines(df), "",
         "## Per matrix", "", *per, "",
+        "## Would training on them help?", "",
+        ("The default model kind (`make_model('forest')`, as `pyspmv train-default`) fitted with and without the new "
+         "matrices, judged by measured times as above (scores from the design rows of the collection, as "
+         "`pyspmv.evaluate`; the first row reproduces the exact picks above)."), "",
+        *training_effect(a.folder, a.dataset, todo), "",
         "## The same matrix measured twice", "",
         (f"Matrices of the collection that datasets/{a.dataset} already has, measured again on another day (and host): "
          "each configuration's median against the dataset's."), "", *repeat_lines(t, ref, seen), "",
