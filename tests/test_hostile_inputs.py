@@ -7,6 +7,7 @@ import ast
 import bz2
 import gzip
 import importlib
+import time
 from pathlib import Path
 
 import numpy as np
@@ -338,6 +339,19 @@ def test_noisy_timings_are_retimed_then_warned(monkeypatch):
     jitter = (0.001, 0.001, 0.004, 0.001, 200)                                # microseconds: not a busy machine
     monkeypatch.setattr(_Runner, "bench", _fake_bench([jitter]))
     assert pyspmv.benchmark(A, ["cpu/csr/nnz"], repeats=200, progress=False).note[0] == ""
+
+
+def test_a_checked_run_that_spends_the_budget_is_the_warm_up(monkeypatch):
+    A = pyspmv.generate("poisson2d", 5)
+    seen = []
+    monkeypatch.setattr(_Runner, "bench", lambda self, x, warmup, repeats, budget_s: seen.append(warmup)
+                        or (0.2, 0.19, 0.21, 0.18, 1))
+    mv = _Runner.mv
+    monkeypatch.setattr(_Runner, "mv", lambda self, x: time.sleep(0.03) or mv(self, x))
+    pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=5, warmup=7, budget_s=0.02, progress=False)
+    pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=5, warmup=7, budget_s=5.0, progress=False)
+    pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=5, warmup=7, budget_s=0.02, check=False, progress=False)
+    assert seen == [0, 7, 7]
 
 
 def test_budget_cut_is_noted(monkeypatch):
