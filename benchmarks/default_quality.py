@@ -21,7 +21,7 @@ from _md import md_header
 
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
-from pyspmv.evaluate import column_for, evaluate
+from pyspmv.evaluate import column_for, evaluate, split_by_matrix
 from pyspmv.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,22 +40,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dataset", nargs="?", default="h100")
     ap.add_argument("--models", nargs="+", default=["forest"])
+    ap.add_argument("--extra", nargs="*", default=[], help="datasets whose new matrices join every training side only "
+                    "(as train-default --extra); the held-out matrices stay the dataset's own split")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
     generated = {e.name for e in datasets.standard_corpus()}
     name = Path(args.dataset).name
+    extra = f" --extra {' '.join(args.extra)}" if args.extra else ""
     lines = [f"# Default model kinds on held-out matrices of `{name}`, real and generated apart", "",
-             (f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}`, fitted on the "
-             f"{device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of the matrices, "
-             "split by matrix, seed 0. Columns: picks within 5 % of the measured best (ties within [q25, q75] "
+             (f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}{extra}`, fitted on "
+             f"the {device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of "
+             f"the matrices of `{name}`, split by matrix, seed 0"
+             f"{'; the matrices of ' + ', '.join(args.extra) + ' it lacks join the training side' if args.extra else ''}"
+             ". Columns: picks within 5 % of the measured best (ties within [q25, q75] "
              "count as the best), beyond 20 %, geomean t_pick / t_best, held-out matrices."), "",
              *md_header(["dtype", "model", "matrices", "within 5 %", "beyond 20 %", "geomean", "n"], "lllrrrr")]
     rows = []
     for dtype in ("float64", "float32"):
-        ds = datasets.load(args.dataset, dtype=dtype)
+        own = datasets.load(args.dataset, dtype=dtype)
+        ds = datasets.combine(args.dataset, *args.extra, dtype=dtype)
+        tr, te = split_by_matrix(own.groups)         # the dataset's own split; its rows come first in ds
+        tr = np.r_[tr, np.arange(len(own.X), len(ds.X))]
         for kind in args.models:
             ev = evaluate(make_model(kind), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
-                          convert_ms=column_for(ds, "convert_ms"))
+                          convert_ms=column_for(ds, "convert_ms"), train_index=tr, test_index=te)
             per = ev.per_matrix.copy()
             per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
             per["real"] = ~per["matrix"].isin(generated)

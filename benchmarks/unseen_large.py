@@ -1,12 +1,13 @@
-"""The shipped ``cuda`` default on larger matrices than it was trained on, measured on the H100 but never trained on.
+"""The ``cuda`` default kind on larger matrices than it was trained on, measured on the H100 but never trained on.
 
-    python benchmarks/unseen_large.py FOLDER [--dataset h100] [--out benchmarks/results/unseen_large_h100.md]
+    python benchmarks/unseen_large.py [FOLDER] [--dataset h100] [--out benchmarks/results/unseen_large_h100.md]
 
-FOLDER is a collection (``pyspmv collect --corpus standard --min-nnz 1.19e7 ... --device cuda``) of standard-corpus
-matrices; those of ``--dataset`` (the shipped default's training data) are only compared with it (the same matrix
+FOLDER (default: the shipped ``h100_large``) is a collection (``pyspmv collect --corpus standard --min-nnz 1.19e7 ...
+--device cuda``) of standard-corpus matrices; those of ``--dataset`` are only compared with it (the same matrix
 measured twice, on other days and hosts). Every other matrix is built here from the standard corpus (seed 0), its
-features checked against the collection's (the same matrix), and ranked by ``pyspmv.rank`` with the shipped default, as
-a user would, in both value types, exactly and with ``estimate=True``. Per matrix and value type: the pick's measured
+features checked against the collection's (the same matrix), and ranked by ``pyspmv.rank`` as a user would, with the
+default recipe fitted on ``--dataset`` alone (``pyspmv.train_default.train``: the shipped default before these matrices
+joined its training), in both value types, exactly and with ``estimate=True``. Per matrix and value type: the pick's measured
 time against the measured best (a pick whose q25 is at most the best's q75 counts as the best, as
 ``pyspmv.evaluate.ranking``), its speedup over cuSPARSE CSR default, rank() time on this machine in µs and in
 single-thread ``cpu/csr/rows`` products of the matrix, and the break-even number of products against cuSPARSE CSR
@@ -16,7 +17,6 @@ default: (rank time + the pick's conversion and upload beyond the baseline's) / 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -27,8 +27,7 @@ import pyspmv
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
 from pyspmv.evaluate import ranking, split_by_matrix, unit_key
-from pyspmv.rank import default_model
-from pyspmv.train_default import make_model
+from pyspmv.train_default import make_model, train
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _md import md_header
@@ -86,7 +85,7 @@ def summary_lines(df: pd.DataFrame) -> list[str]:
     return lines
 
 
-def training_effect(folder: Path, dataset: str, new: list[str]) -> list[str]:
+def training_effect(folder: str, dataset: str, new: list[str]) -> list[str]:
     """Would the default model kind, trained with the new matrices too, pick better?  (a) On the new matrices, in 5
     folds of them: trained on the whole dataset (the shipped default's data) against the dataset plus the other
     folds. (b) On the dataset's held-out 25 % (split by matrix, seed 0): trained on its other 75 % against those and
@@ -131,18 +130,19 @@ def training_effect(folder: Path, dataset: str, new: list[str]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folder", type=Path)
+    ap.add_argument("folder", nargs="?", default="h100_large")
     ap.add_argument("--dataset", default="h100")
     ap.add_argument("--machine", default=f"2-core dev VM ({device_info('cpu')['processor']}), no GPU")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "unseen_large_h100.md")
     a = ap.parse_args()
     new = datasets.load(a.folder, dtype=None)
+    model = train(a.dataset, verbose=0)
     t, feats = new.table, new.features.set_index("matrix")
     ref = datasets.load(a.dataset, dtype=None).table
     seen = sorted(set(t["matrix"]) & set(ref["matrix"]))
     entries = {e.name: e for e in datasets.standard_corpus()}
     todo = sorted(set(t["matrix"]) - set(seen), key=lambda m: entries[m].nnz)
-    gpu = json.loads((a.folder / "metadata.json").read_text())["device_info"]["gpu_name"]
+    gpu = new.metadata["device_info"]["gpu_name"]
     nnz_ref = datasets.load(a.dataset, dtype="float64").features.set_index("matrix")["nnz"]
     rows = []
     for m in todo:
@@ -156,8 +156,8 @@ def main() -> None:
         prod = product_us(M, reps)
         for dt in DTYPES:
             for mode, est in (("exact", False), ("estimated", True)):
-                us = timed(lambda M=M, dt=dt, est=est: pyspmv.rank(M, device="cuda", dtype=dt, estimate=est), reps)
-                r = judge(t, m, dt, pyspmv.rank(M, device="cuda", dtype=dt, estimate=est))
+                us = timed(lambda M=M, dt=dt, est=est: pyspmv.rank(M, model, dtype=dt, estimate=est), reps)
+                r = judge(t, m, dt, pyspmv.rank(M, model, dtype=dt, estimate=est))
                 be = (us / 1e3 + r["extra_convert_ms"]) / r["gain_ms"] if r["gain_ms"] > 0 else np.inf
                 rows.append({"matrix": m, "nnz": M.nnz, "dtype": dt, "mode": mode, "rank_us": us, "product_us": prod,
                              "break_even": be, **r})
@@ -176,11 +176,12 @@ def main() -> None:
                    f"{x['break_even']:.3g} | `{e['pick']}` | {e['ratio']:.3f} |")
     text = [
         "# The shipped cuda default on larger matrices it never saw", "",
-        (f"`python benchmarks/unseen_large.py {a.folder.name}`: {len(todo)} standard-corpus matrices of "
+        (f"`python benchmarks/unseen_large.py {a.folder}`: {len(todo)} standard-corpus matrices of "
          f"{df['nnz'].min():.2g}-{df['nnz'].max():.2g} entries measured on the {gpu} (`pyspmv collect`, as "
          f"datasets/{a.dataset}'s large matrices) and absent from datasets/{a.dataset}, of whose matrices "
-         f"{big} have more than {df['nnz'].min():.2g} entries; ranked by `pyspmv.rank` with the shipped default "
-         f"({default_model('cuda').source.split('(')[0]}) on the {a.machine}. "
+         f"{big} have more than {df['nnz'].min():.2g} entries; ranked by `pyspmv.rank` with the default recipe fitted on "
+         f"datasets/{a.dataset} alone ({model.source.split('(')[0]}; the shipped default before these matrices joined its "
+         f"training) on the {a.machine}. "
          "Ties: a pick whose q25 is at most the best's q75 counts as the best. Break-even: products after which rank() "
          "(timed here) and the pick's conversion and upload beyond cuSPARSE CSR default's (measured on the H100's host) "
 "are paid back by its gain; inf where the pick is not faster."), "",

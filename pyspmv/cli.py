@@ -210,7 +210,8 @@ def _cmd_train_default(args: argparse.Namespace) -> int:
         raise ValueError(f"--out is required for the dataset folder {args.dataset!r}; without it only "
                          f"{' and '.join(DEFAULT_DATASETS)} write the shipped defaults.")
     out = Path(args.out) if args.out else Path(__file__).resolve().parent / "data" / f"default_{args.dataset}.pyspmv"
-    rm = train(args.dataset, args.model, args.seed, argv=args.argv, verbose=0 if args.quiet else 1)
+    rm = train(args.dataset, args.model, args.seed, extra=args.extra or (), argv=args.argv,
+               verbose=0 if args.quiet else 1)
     out.parent.mkdir(parents=True, exist_ok=True)
     save_model(rm, out)
     n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
@@ -384,6 +385,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("train-default", "train a device's default ranking model and write it into the package")
     p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
+    p.add_argument("--extra", action="append", metavar="DATASET",
+                   help="a further dataset of the same device whose new matrices join the training; repeatable")
     p.add_argument("--model", default="forest", choices=DEFAULT_KINDS, help="model kind")
     p.add_argument("--seed", type=int, default=0, help="seed of the model")
     p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")

@@ -27,28 +27,31 @@ def make_model(kind: str, seed: int = 0) -> Any:
     return est.set_params(random_state=seed) if "random_state" in est.get_params() else est
 
 
-def train(dataset: str, kind: str = "forest", seed: int = 0, *, argv: Sequence[str] | None = None,
-          verbose: int = 1) -> Any:
+def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[str] = (),
+          argv: Sequence[str] | None = None, verbose: int = 1) -> Any:
     """Fit ``kind`` on ``dataset`` (both value types) and return its portable form with the
     conversion-cost fit (from the dataset's ``convert_ms``) and provenance in ``meta``; ``verbose``
-    >= 1 shows the fit's progress on stderr."""
+    >= 1 shows the fit's progress on stderr. ``extra``: further datasets of the same device whose
+    matrices join the training, those ``dataset`` (or an earlier extra) already has left out."""
     from . import datasets
     from .evaluate import column_for
     from .portable import portable
-    ds = datasets.load(dataset, dtype=None)
+    ds = datasets.combine(dataset, *extra, dtype=None)
     devices = sorted(set(ds.table["device"]))
     if len(devices) != 1:
-        raise ValueError(f"Dataset {dataset!r} mixes devices {devices}; train one device at a time.")
+        raise ValueError(f"Datasets {[dataset, *extra]} mix devices {devices}; train one device at a time.")
     model = make_model(kind, seed).set_params(verbose=verbose)
     model.fit(ds.X, ds.y, ds.groups, convert_ms=column_for(ds, "convert_ms"))
     if not model.convert_ms_:
         raise ValueError(f"Dataset {dataset!r} has no finite convert_ms; the default model needs its conversion costs.")
     rm = portable(model, devices[0])
     md = ds.metadata
+    cmd = ["train-default", "--dataset", str(dataset), *[a for e in extra for a in ("--extra", str(e))],
+           "--model", kind, "--seed", str(seed)]
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
                     "device_info": md.get("device_info") or {},
-                    "command": shlex.join(["pyspmv", *(argv if argv is not None else
-                                           ["train-default", "--dataset", str(dataset), "--model", kind,
-                                            "--seed", str(seed)])])})
+                    "command": shlex.join(["pyspmv", *(argv if argv is not None else cmd)])})
+    if extra:
+        rm.meta["extra"] = md["sources"][1:]  # [dataset, matrices it added]
     return rm

@@ -72,3 +72,33 @@ def test_train_default_reproduces_a_model(tmp_path):
     A = pyspmv.generate("random", 500, seed=3)
     assert pyspmv.rank(A, a, device="cpu") == pyspmv.rank(A, b, device="cpu")
     assert main(["train-default", "--dataset", str(TINY), "--model", "forest"]) == 2     # a folder needs --out
+
+
+def test_train_default_adds_the_new_matrices_of_extra_datasets(tmp_path):
+    """--extra: a further dataset's matrices join the training, those the first already has left out
+    (their rows come from the first); another device's dataset is refused."""
+    import pandas as pd
+    feats, times = (pd.read_csv(TINY / f"{k}.csv.gz") for k in ("features", "timings"))
+    new = set(sorted(feats["matrix"])[:5])
+    for df in (feats, times):
+        df["matrix"] = [f"{m}_b" if m in new else m for m in df["matrix"]]
+    times["median_ms"] *= 3.0
+    more = tmp_path / "more"
+    more.mkdir()
+    feats.to_csv(more / "features.csv.gz", index=False)
+    times.to_csv(more / "timings.csv.gz", index=False)
+    ds = pyspmv.datasets.combine(TINY, more, dtype="float64")
+    base = pyspmv.datasets.load(TINY, dtype="float64")
+    assert ds.groups.nunique() == 23 and ds.metadata["sources"] == [[str(TINY), 18], [str(more), 5]]
+    assert np.array_equal(ds.y[: len(base.y)], base.y) and len(ds.X) == len(ds.y) == len(ds.groups)
+    assert set(ds.table["matrix"]) == set(ds.groups) | set(base.table["matrix"])
+    out = tmp_path / "m.pyspmv"
+    assert main(["train-default", "--dataset", str(TINY), "--extra", str(more), "--model", "linear", "--out", str(out),
+                 "--quiet"]) == 0
+    m = pyspmv.load_model(out)
+    assert m.meta["n_matrices"] == 23 and m.meta["extra"] == [[str(more), 5]]
+    assert "--extra" in m.meta["command"]
+    times["device"] = "cuda"
+    times.to_csv(more / "timings.csv.gz", index=False)
+    with pytest.raises(ValueError, match="mix devices"):
+        pyspmv.train_default.train(str(TINY), "linear", extra=[str(more)], verbose=0)

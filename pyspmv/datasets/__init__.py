@@ -7,9 +7,9 @@ from typing import Any
 
 from .collect import collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, standard_corpus, suitesparse
-from .load import X_COLUMNS, Dataset, available, design_rows, load
+from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
 
-__all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "consolidate", "design_rows",
+__all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "combine", "consolidate", "design_rows",
            "folder_corpus", "load", "standard_corpus", "suitesparse"]
 
 

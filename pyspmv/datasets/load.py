@@ -213,3 +213,25 @@ def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") ->
                    q25=ok["q25_ms"].astype(np.float64).rename("q25_ms"),
                    q75=ok["q75_ms"].astype(np.float64).rename("q75_ms"),
                    table=table, features=feats, metadata=metadata)
+
+
+def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype: str | None = "float64") -> Dataset:
+    """``first`` with the matrices each of ``more`` adds: every matrix comes from the first dataset that has it.
+
+    For training on a shipped dataset and a collection measured since on the same device (the
+    ``cuda`` default: ``h100`` and ``h100_large``). ``metadata`` is the first's, with ``sources``:
+    ``[name, matrices it gave]`` per dataset, in order. Arguments as :func:`load`.
+    """
+    parts, seen, sources = [], set(), []
+    for name in (first, *more):
+        ds = load(name, dtype=dtype)
+        keep = ~ds.groups.isin(seen).to_numpy()
+        sources.append([str(name), int(ds.groups[keep].nunique())])
+        new = set(ds.groups[keep])
+        parts.append((ds, keep, ds.table["matrix"].isin(new).to_numpy(), ds.features["matrix"].isin(new).to_numpy()))
+        seen |= new
+    def cat(field: str, rows: int) -> Any:
+        return pd.concat([getattr(p[0], field)[p[rows]] for p in parts], ignore_index=True)
+
+    return Dataset(X=cat("X", 1), y=cat("y", 1), groups=cat("groups", 1), q25=cat("q25", 1), q75=cat("q75", 1),
+                   table=cat("table", 2), features=cat("features", 3), metadata={**parts[0][0].metadata, "sources": sources})
