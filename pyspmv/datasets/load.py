@@ -225,11 +225,12 @@ def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype:
     parts, seen, sources = [], set(), []
     for name in (first, *more):
         ds = load(name, dtype=dtype)
-        keep = ~ds.groups.isin(seen).to_numpy()
-        sources.append([str(name), int(ds.groups[keep].nunique())])
-        new = set(ds.groups[keep])
-        parts.append((ds, keep, ds.table["matrix"].isin(new).to_numpy(), ds.features["matrix"].isin(new).to_numpy()))
+        new = set(ds.table["matrix"]) - seen  # a matrix is the first dataset's that measured it, failed or not
+        sources.append([str(name), len(new & set(ds.groups))])
+        parts.append((ds, ds.groups.isin(new).to_numpy(), ds.table["matrix"].isin(new).to_numpy(),
+                      ds.features["matrix"].isin(new).to_numpy()))
         seen |= new
+
     def cat(field: str, rows: int) -> Any:
         return pd.concat([getattr(p[0], field)[p[rows]] for p in parts], ignore_index=True)
 
