@@ -159,7 +159,21 @@ def summary(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def main() -> None:
+def command(ap: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """The command line that reproduces the table: the options that changed what was measured (not
+    ``--machine``, paths only where they left the defaults)."""
+    parts = ["python benchmarks/solvers.py"]
+    for a in ap._actions:
+        if a.dest in ("help", "machine", "matrices", "corpus"):
+            continue
+        v = getattr(args, a.dest)
+        if v != a.default:
+            v = v.relative_to(ROOT) if isinstance(v, Path) and v.is_relative_to(ROOT) else v
+            parts.append(f"{a.option_strings[0]} {v}")
+    return " ".join(parts)
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--matrices", type=Path, default=SHARED / "matrices")
     ap.add_argument("--corpus", type=Path, default=SHARED / "corpus")
@@ -172,6 +186,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="at most this many matrices per folder (0: all)")
     ap.add_argument("--machine", default="")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "solvers")
+    return ap
+
+
+def main() -> None:
+    ap = parser()
     args = ap.parse_args()
     info = pyspmv.device_info("cpu")
     load_before = os.getloadavg()
@@ -222,7 +241,7 @@ def main() -> None:
     per = df.pivot_table(index=["matrix", "nnz", "solver"], columns="policy", values="speedup").reset_index()
     per = per.sort_values(["solver", "nnz"])
     lines = ["# Solvers that choose their SpMV while they run", "", header.lstrip("# "), "",
-             (f"Produced by `python benchmarks/solvers.py` (see its docstring for the method); "
+             (f"Produced by `{command(ap, args)}` (see its docstring for the method); "
               f"{df.matrix.nunique()} matrices, {len(skipped)} skipped (symmetric indefinite, too small or "
               "not square). `speedup` = median time of the fixed `cpu/csr/rows` solve / the policy's; "
               "`final/best`: product time of the configuration a solve ended on / the fastest CPU configuration "

@@ -30,7 +30,8 @@ class SolveRecord:
         Last residual norm the solver computed (CG and BiCGSTAB: the recurrence's; GMRES: the true
         residual at the last restart, or the least-squares estimate where it stopped inside a cycle).
     n_calls : int or None
-        Products expected when ranking (``rank(n_calls=...)``); None for ``fixed``.
+        Products expected when ranking (``rank(n_calls=...)``); None where no ranking can run (``fixed``,
+        and ``async`` or ``online`` on at most ``select_min_nnz`` entries).
     schedule : list of (int, str)
         ``(first iteration, configuration id)``: each configuration ran from that iteration until
         the next entry's.
