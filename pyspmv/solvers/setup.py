@@ -16,7 +16,7 @@ from scipy.linalg import blas
 from ..configs import Config, config
 from ..matrix import Matrix, as_matrix
 from .record import SolveRecord
-from .switching import DEFAULT_CONFIG, POLICIES, Multiplier
+from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
 
 
 def expected_iterations(n: int, rtol: float, dtype: np.dtype) -> int:
@@ -154,8 +154,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
                          f"(device {c.device!r}) instead.")
     bnorm = float(np.linalg.norm(bb))
     n_calls = None
-    # Only where a ranking may run: a tiny solve under async pays nothing that fixed does not.
-    if policy == "serial" or (policy != "fixed" and M.nnz > min_nnz):
+    if can_rank(policy, M.nnz, min_nnz):     # a tiny solve under async pays nothing that fixed does not
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
     op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)

@@ -38,6 +38,13 @@ SELECT_MIN_NNZ: int = _core.NOGIL_MIN_WORK
 SELECT_PATIENCE: float = 20.0
 
 
+def can_rank(policy: str, nnz: int, select_min_nnz: int) -> bool:
+    """Whether ``policy`` may rank a matrix of ``nnz`` stored entries: ``serial`` always; ``async``
+    and ``online`` above ``select_min_nnz`` (at or below it the core keeps the GIL, so a helper
+    thread could only take turns with the iterations); ``fixed`` never."""
+    return policy == "serial" or (policy != "fixed" and nnz > select_min_nnz)
+
+
 @functools.cache
 def threadpools() -> ThreadpoolController:
     """The BLAS and OpenMP libraries loaded in this process (finding them takes about 1 ms, so once)."""
@@ -170,7 +177,7 @@ class Multiplier:
                     self._use(sel.candidates[0], 0)
                 else:
                     self._timed_prepare(start, 0)
-        elif M.nnz <= select_min_nnz:
+        elif not can_rank(policy, M.nnz, select_min_nnz):
             self._timed_prepare(start, 0)
             why = f"{M.nnz} stored entries <= select_min_nnz={select_min_nnz}: no ranking beside the iterations"
             record.events.append((0, f"{why}; running {start.id}"))
