@@ -9,7 +9,11 @@
    threadpoolctl; ``rank()`` keeps the core's threads).
 2. The C evaluation alone: ``spmv_rank_rows`` (every configuration predicted, then sorted) on the design
    rows of one matrix, timed in C through an exported header (``benchmarks/rank.py``'s driver).
-3. Break-even on the matrices held out of ``datasets/h100`` and ``datasets/cpu`` (25 %, split by matrix,
+3. The floor of an exact pass, from 1e5 entries: ``benchmarks/pass_floor.c`` (compiled here with ``cc -O3
+   -fopenmp``, the core's threads) reads every index once, and besides marks every occupied diagonal (the
+   least work that gives one of the 33 features, ``ndiag``, exactly); both against the same single-thread
+   product and the exact ``rank()`` of part 1.
+4. Break-even on the matrices held out of ``datasets/h100`` and ``datasets/cpu`` (25 %, split by matrix,
    seed 0; the default model kind fitted on the other 75 %), per matrix and value type:
    (rank time + conversion time of the pick beyond the baseline's) / (t baseline - t pick), the baseline
    being cuSPARSE CSR default on the H100 and ``cpu/csr/rows`` on the CPU. Times from the datasets
@@ -21,6 +25,8 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -124,6 +130,36 @@ def model_eval_table(mats: list[tuple[str, pyspmv.Matrix]]) -> list[str]:
     return lines
 
 
+def floor_table(cost: pd.DataFrame, mats: list[tuple[str, pyspmv.Matrix]]) -> list[str]:
+    """Part 3: pass_floor.c's two loops on the matrices of 1e5 entries and more, against part 1's times."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return ["No C compiler (cc) on this machine: the floor was not measured."]
+    lines = md_header(["matrix", "nnz", "threads", "1-thread CSR product µs", "read indices µs", "GB/s", "products",
+                       "diagonal marks µs", "products", "exact rank() µs / marks"], "lrrrrrrrrr")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "pass_floor"
+        subprocess.run([cc, "-O3", "-fopenmp", "-std=c11", str(ROOT / "benchmarks" / "pass_floor.c"), "-o", str(exe)],
+                       check=True)
+        for (_kind, M), row in zip(mats, cost.itertuples(), strict=True):
+            if M.nnz < 1e5:
+                continue
+            path = Path(tmp) / "csr.bin"
+            with open(path, "wb") as f:
+                f.write(np.array([M.nrows, M.ncols, M.nnz], dtype=np.int64).tobytes())
+                f.write(np.ascontiguousarray(M.indptr, dtype=np.int32).tobytes())
+                f.write(np.ascontiguousarray(M.indices, dtype=np.int32).tobytes())
+            out = subprocess.run([str(exe), str(path), str(reps_for(M.nnz))], check=True, capture_output=True,
+                                 text=True).stdout.split()
+            read_us, marks_us, nt = float(out[0]), float(out[1]), int(out[2])
+            p = row.product_us
+            gbs = 4 * (M.nrows + 1 + M.nnz) / read_us / 1e3
+            lines.append(f"| {M.name} | {M.nnz:,} | {nt} | {p:.3g} | {read_us:.3g} | {gbs:.3g} | {read_us / p:.2f} | "
+                         f"{marks_us:.3g} | {marks_us / p:.2f} | {row.rank_cuda_us / marks_us:.1f} |")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def break_even(name: str, cost: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     ds = datasets.load(name, dtype=None)
     feats = ds.features.set_index("matrix")
@@ -176,6 +212,7 @@ def main() -> None:
     mats.sort(key=lambda km: km[1].nnz)
     cost_lines, cost = cost_table(mats)
     eval_lines = model_eval_table(mats)
+    floor_lines = floor_table(cost, mats)
     be_lines, frames = [], []
     for name in ("h100", "cpu"):
         lines, df = break_even(name, cost)
@@ -195,6 +232,13 @@ def main() -> None:
         "## The model alone, in C", "",
         "Target: at most 5 µs to evaluate and sort the 135 H100 configurations with the default model.", "", *eval_lines,
         "",
+        "## The floor of an exact pass", "",
+        ("What any exact pass over the indices costs at least, on the same threads as `rank()`: every index read "
+        "once (bytes: 4 per entry and per row, over the time: the bandwidth it reached), and besides one byte set "
+        "per entry for its diagonal, then the per-thread marks merged and counted (the least work that gives one of "
+        "the 33 features, `ndiag`, exactly; `benchmarks/pass_floor.c`). The exact design rows do this and, per "
+        "entry, gaps, runs, segments of x, BSR tiles and band moments. Products: single-thread `cpu/csr/rows` "
+        "products of the same matrix, from the first table."), "", *floor_lines, "",
         "## Break-even on held-out matrices", "",
         ("Products after which ranking plus the extra conversion are paid back by the pick's gain over the baseline "
         "(held-out 25 % of each dataset, split by matrix, seed 0; both value types). Target: median at most 100 on "
