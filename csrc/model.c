@@ -26,14 +26,14 @@ static const spmv_model_ops constant_ops = {0}; /* a cascade's one-class stage: 
 
 static const spmv_model_ops *const kinds[SPMV_MODEL_NKINDS] = {
     [SPMV_MODEL_CONSTANT] = &constant_ops,
-#define SPMV_MODEL(CODE, name) [SPMV_MODEL_##CODE] = &spmv_##name##_ops,
+#define SPMV_MODEL(CODE, name, ...) [SPMV_MODEL_##CODE] = &spmv_##name##_ops,
 #include "models.def"
 #undef SPMV_MODEL
 };
 
 static const char *const kind_names[SPMV_MODEL_NKINDS] = {
     [SPMV_MODEL_CONSTANT] = "constant",
-#define SPMV_MODEL(CODE, name) [SPMV_MODEL_##CODE] = #name,
+#define SPMV_MODEL(CODE, name, ...) [SPMV_MODEL_##CODE] = #name,
 #include "models.def"
 #undef SPMV_MODEL
 };

@@ -346,11 +346,11 @@ SPMV_API int32_t spmv_format_unread(int f);
 SPMV_API int spmv_format_finite_x(int f);
 
 /* Model kinds SPMV_MODEL_<CODE>, from 1 in the order of csrc/models.def (the one list); 0 is a
- * cascade's one-class stage, never evaluated.  What each kind computes: its parameters struct below
+ * cascade's one-class stage, never evaluated.  What each kind computes: its entry in models.def
  * and csrc/model_<name>.c. */
 enum {
     SPMV_MODEL_CONSTANT = 0,
-#define SPMV_MODEL(CODE, name) SPMV_MODEL_##CODE,
+#define SPMV_MODEL(CODE, name, ...) SPMV_MODEL_##CODE,
 #include "models.def"
 #undef SPMV_MODEL
     SPMV_MODEL_NKINDS /* one past the last kind */
@@ -369,106 +369,20 @@ enum {
     SPMV_TF_SLOG1P /* sign(x) * log1p(|x|): a signed statistic keeps its sign */
 };
 
-/* Linear (Lehnert): group g's raw output is intercept[g] + coef[g*ninputs ..] . z. */
-typedef struct {
-    const double *coef;      /* [ngroups*ninputs] */
-    const double *intercept; /* [ngroups] */
-} spmv_linear;
-
-/* Tree ensemble, flat node arrays (scikit-learn's tree_ and HistGradientBoosting's predictor nodes).
- * Node t: feature[t] < 0 is a leaf with value[t]; else go to left[t] when z <= threshold[t] (z cast
- * to float first when cast_f32, as DecisionTreeRegressor compares; NaN: left when missing_left[t]). */
-typedef struct {
-    int32_t nout; /* outputs per group: 1, or a classifier's classes */
-    int32_t ntrees, nnodes;
-    const int32_t *tree_ptr;               /* [ngroups*nout + 1] trees of (group g, output o) */
-    const int32_t *root;                   /* [ntrees] first node of each tree */
-    const int32_t *feature, *left, *right; /* [nnodes] */
-    const double *threshold, *value;       /* [nnodes] */
-    const uint8_t *missing_left;           /* [nnodes] or NULL */
-    const double *init;                    /* [ngroups*nout] */
-    double scale;                          /* learning rate (1 where leaves already carry it) */
-    int32_t cast_f32;
-} spmv_trees;
-
-/* Nearest neighbours: group g searches point set set[g] with its own k and target column tcol[g].
- * The query is q = (z - shift) / div (per set; NULL: 0 and 1) and the distance
- * sqrt(sum weight * (q - p)^2) (NULL: weights 1).  The neighbours are the k nearest points whose target
- * is not NaN (ties: the lower point first).  weighting: SPMV_KNN_UNIFORM, the mean; SPMV_KNN_SKLEARN,
- * inverse-distance weights as scikit-learn's weights="distance" (points at distance 0, where any,
- * share the prediction equally); SPMV_KNN_FLOOR, weights 1 / max(d, dmin).  No neighbour: NaN. */
+/* SPMV_KNN_* of spmv_knn.weighting, and the largest k it takes (csrc/models.def). */
 enum { SPMV_KNN_UNIFORM = 0, SPMV_KNN_SKLEARN, SPMV_KNN_FLOOR };
 #define SPMV_KNN_MAXK 64
-typedef struct {
-    int32_t nsets, npoints, ntargets;
-    const int32_t *set_ptr;             /* [nsets+1] points of set s */
-    const double *points;               /* [npoints*ninputs] */
-    const double *target;               /* [npoints*ntargets]; NaN: not measured */
-    const double *shift, *div, *weight; /* [nsets*ninputs] or NULL */
-    const int32_t *set, *k, *tcol;      /* [ngroups] */
-    int32_t weighting;
-    double dmin;
-} spmv_knn;
-
-/* RBF support vector machines (SVR, or SVC's decision function): set s is support vectors
- * sv_ptr[s] .. sv_ptr[s+1], decision sum dual * exp(-gamma[s] |z - sv|^2) + intercept[s], with
- * scikit-learn's public dual_coef_ and intercept_ (binary SVC: > 0 means classes_[1]).  Group g's
- * output is set g's; with classify, set ngroups + g is a classifier and the prediction is multiplied
- * by penalty where its decision is not > 0 (Li & Suda: "bad" configurations).  An empty set is its
- * intercept alone (a one-class classifier: +1 or -1). */
-typedef struct {
-    int32_t nsv, classify;
-    const int32_t *sv_ptr;           /* [nsets+1], nsets = ngroups * (1 + classify) */
-    const double *sv, *dual;         /* [nsv*ninputs], [nsv] */
-    const double *gamma, *intercept; /* [nsets] */
-    double penalty;
-} spmv_svm;
-
-/* Closed-form (Guo, Wang): first nderived inputs appended to z, derived input q being
- *   v = z[da]*z[db] - z[dc]*z[dd] (index -1: the factor 1, dc = -1: no second product),
- *   v = max(v, dlo); v = v / ddiv; ceil when dceil; v = max(v, dlo2) + dadd
- * (strips: ceil(nrows / threads), at least 1); then per group g, terms term_ptr[g] .. term_ptr[g+1],
- * each coef * z[a] * z[b] (index -1: the factor 1), counted only where lo < z[gate] <= hi (gate -1:
- * always): piecewise linear in strips and row-length statistics, products f(w) * strips. */
-typedef struct {
-    int32_t nderived;
-    const int32_t *da, *db, *dc, *dd, *dceil; /* [nderived] */
-    const double *dlo, *ddiv, *dlo2, *dadd;   /* [nderived] */
-    int32_t nterms;
-    const int32_t *term_ptr;      /* [ngroups+1] */
-    const int32_t *a, *b, *gate;  /* [nterms], indices into z[ninputs + nderived] */
-    const double *coef, *lo, *hi; /* [nterms] */
-} spmv_formula;
-
-/* Multi-output forest over matrix inputs (scikit-learn's RandomForest/ExtraTreesRegressor fit on a
- * matrices x configurations target): one walk of each tree serves every configuration, so a
- * ranking costs ntrees walks plus ntrees * nout additions whatever the number of rows.  Node t:
- * feature[t] < 0 is a leaf whose vector is value[left[t]*nout .. +nout); else go to left[t] when
- * z <= threshold[t] (z cast to float first when cast_f32, as scikit-learn reads X; NaN goes right).
- * The vectors are summed tree by tree in order (the training means divided by ntrees, so that the
- * sum is the forest's mean); group g's raw output is sum[g], plus sum[base] when base >= 0 (a
- * shared term such as the log of the matrix's best time, the groups holding log slowdowns). */
-typedef struct {
-    int32_t ntrees, nnodes, nleaves, nout, base;
-    const int32_t *root;                   /* [ntrees] */
-    const int32_t *feature, *left, *right; /* [nnodes] */
-    const double *threshold;               /* [nnodes] */
-    const double *value;                   /* [nleaves*nout] */
-    int32_t cast_f32;
-} spmv_forest;
 
 typedef struct spmv_model spmv_model;
 
-/* Classifiers chained (Gao): stage s is a classifier sub[s] (trees, group 0) giving probabilities
- * over its classes (one output: the binary logit, [1 - expit, expit]; several: softmax), or, with
- * sub[s].kind == 0, one class of probability 1.  Group g (a configuration) has nlevels (stage,
- * class) pairs; its score is minus the product of those probabilities, left to right, a pair with
- * stage or class -1 counting 0: the most probable path ranks first. */
-typedef struct {
-    int32_t nstages, nlevels;
-    const spmv_model *sub;     /* [nstages] */
-    const int32_t *node, *cls; /* [ngroups*nlevels] */
-} spmv_cascade;
+/* The parameters struct of each kind, spmv_<name>, with its members and its contract in
+ * csrc/models.def. */
+#define SPMV_MODEL(CODE, name, ...)                                                                \
+    typedef struct {                                                                               \
+        __VA_ARGS__                                                                                \
+    } spmv_##name;
+#include "models.def"
+#undef SPMV_MODEL
 
 /* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
  * Input k: x = row[in_col[k]]; NaN becomes in_nan[k]; clamped to [in_lo[k], in_hi[k]]; z[k] =
@@ -487,7 +401,7 @@ struct spmv_model {
     double out_lo;
     /* The parameters of each kind, spmv_<name> as member `name` (csrc/models.def): only the
      * member of M's own kind is read. */
-#define SPMV_MODEL(CODE, name) spmv_##name name;
+#define SPMV_MODEL(CODE, name, ...) spmv_##name name;
 #include "models.def"
 #undef SPMV_MODEL
 };

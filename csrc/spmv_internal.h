@@ -272,7 +272,7 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
  * row loop) ---- */
 
 /* Operations and fields of one model kind.  A new kind is its csrc/model_<kind>.c with one of
- * these, its parameters struct in spmv.h and one line of csrc/models.def.
+ * these and its entry (code, name, parameters struct) in csrc/models.def.
  *   fields: the kind's spmv_model_field table (SPMV_MODEL_FIELD names and places each entry),
  *           nfields entries; spmv_model_check checks them before check runs.
  *   check: NULL, or what the table cannot say (indices within their arrays, trees that end,
@@ -314,7 +314,7 @@ typedef struct {
         SPMV_MODEL_FIELD(kind, member), .type = (t), .len = { __VA_ARGS__ }                        \
     }
 
-#define SPMV_MODEL(CODE, name) SPMV_DATA const spmv_model_ops spmv_##name##_ops;
+#define SPMV_MODEL(CODE, name, ...) SPMV_DATA const spmv_model_ops spmv_##name##_ops;
 #include "models.def"
 #undef SPMV_MODEL
 
