@@ -1,0 +1,149 @@
+"""Whether a second draw of the standard corpus's larger matrices (datasets/h100_seed1) should join the cuda default's
+training data: cross-validation inside the training matrices decides, the held-out split reports.
+
+Usage: python benchmarks/more_large.py [--extra h100_large] [--candidate h100_seed1] [--folds 4] [--repeats 5]
+       [--out benchmarks/results]
+
+Part 1 (the decision): the training side of datasets/h100's split (by matrix, seed 0, as every held-out table) and
+the ``--extra`` datasets form a pool; grouped k-fold over it, a matrix and its twins from another seed (the same
+name up to ``_r<seed>``) always in one fold, repeated with ``--repeats`` shuffles of the folds (repeat r: folds
+shuffled with seed r, forests seeded r). Each fold's model (train_default's recipe) is fitted on the rest of
+the pool, then again with the ``--candidate`` matrices added (less the twins of the fold's test matrices), and
+both rank the fold's test matrices. Part 2 (the report): fitted on the whole pool, without and with the candidate
+(less the twins of held-out matrices), ranking the held-out 25 % of datasets/h100. Columns: picks within 5 % of
+the measured best (ties within [q25, q75] count as the best), beyond 20 %, geomean t_pick / t_best, matrices;
+for all test matrices and for those of at least 3e6 entries. Writes ``more_large_h100.md`` and ``.csv``.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _md import md_header
+from default_quality import summary
+from sklearn.model_selection import GroupKFold
+
+from pyspmv import datasets
+from pyspmv.benchmark import device_info
+from pyspmv.evaluate import column_for, evaluate, split_by_matrix
+from pyspmv.train_default import make_model
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGE = 3e6  # entries from which a test matrix counts as large (the candidate's smallest)
+
+
+def recipe(matrix: str) -> str:
+    """A matrix's name without its seed (``_r0``, ``_r1``): twins share it."""
+    return re.sub(r"_r\d+$", "", matrix)
+
+
+def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0) -> pd.DataFrame:
+    ev = evaluate(make_model("forest", seed), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
+                  convert_ms=column_for(ds, "convert_ms"), train_index=tr, test_index=te)
+    per = ev.per_matrix.copy()
+    per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
+    per["nnz"] = per["matrix"].map(nnz).to_numpy()
+    return per
+
+
+def metrics(per: pd.DataFrame) -> tuple[float, float, float]:
+    """(share within 5 %, share beyond 20 %, geomean t_pick / t_best), as summary() reports them."""
+    within = (per["bucket"] == "<5%").mean()
+    return float(within), float((per["slowdown"] > 0.20).mean()), float(np.exp(np.mean(np.log(per["ratio"]))))
+
+
+def decision(cv: pd.DataFrame, cand: str) -> str:
+    """The rule: the candidate joins when cross-validation over all pool matrices is no worse
+    on any of the three measures in either value type."""
+    worse = []
+    for dtype in ("float64", "float32"):
+        a = metrics(cv[(cv["dtype"] == dtype) & (cv["variant"] == "without")])
+        b = metrics(cv[(cv["dtype"] == dtype) & (cv["variant"] == "with")])
+        for name, x, y, sign, fmt in (("within 5 %", 100 * a[0], 100 * b[0], -1, ".1f"),
+                                      ("beyond 20 %", 100 * a[1], 100 * b[1], 1, ".2f"),
+                                      ("geomean", a[2], b[2], 1, ".4f")):
+            if sign * (y - x) > 1e-12:
+                worse.append(f"{dtype} {name} {x:{fmt}} -> {y:{fmt}}")
+    return (f"Rule: `{cand}` joins the default's training data when cross-validation over all "
+            "pool matrices is no worse on any of the three measures in either value type. "
+            + (f"Not kept; worse with it: {'; '.join(worse)}." if worse else "Kept: no measure worse."))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="h100")
+    ap.add_argument("--extra", nargs="*", default=["h100_large"])
+    ap.add_argument("--candidate", default="h100_seed1")
+    ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    cand = Path(args.candidate).name
+    rows, lines = [], []
+    for dtype in ("float64", "float32"):
+        own = datasets.load(args.dataset, dtype=dtype)
+        ds = datasets.combine(args.dataset, *args.extra, args.candidate, dtype=dtype)
+        n_pool = len(datasets.combine(args.dataset, *args.extra, dtype=dtype).X)
+        nnz = ds.features.set_index("matrix")["nnz"]
+        mat = ds.groups.astype(str).to_numpy()
+        rec = np.array([recipe(m) for m in mat])
+        tr, te = split_by_matrix(own.groups)
+        is_cand = np.arange(len(mat)) >= n_pool
+        pool = np.r_[tr, np.arange(len(own.X), n_pool)]
+        t0 = time.perf_counter()
+        for r in range(args.repeats):
+            folds = GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])
+            for k, (a, b) in enumerate(folds):
+                fit, test = pool[a], pool[b]
+                twins = np.isin(rec, np.unique(rec[test]))
+                add = np.flatnonzero(is_cand & ~twins)
+                for variant, train in (("without", fit), ("with", np.r_[fit, add])):
+                    per = run(ds, train, test, nnz, seed=r)
+                    per["part"], per["repeat"], per["fold"], per["variant"], per["dtype"] = "cv", r, k, variant, dtype
+                    rows.append(per)
+            print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+        add = np.flatnonzero(is_cand & ~np.isin(rec, np.unique(rec[te])))
+        for variant, train in (("without", pool), ("with", np.r_[pool, add])):
+            per = run(ds, train, te, nnz)
+            per["part"], per["repeat"], per["fold"], per["variant"], per["dtype"] = "held-out", 0, -1, variant, dtype
+            rows.append(per)
+        print(f"{dtype} held-out done at {time.perf_counter() - t0:.0f} s", flush=True)
+    allp = pd.concat(rows, ignore_index=True)
+    out = Path(args.out)
+    allp.to_csv(out / "more_large_h100.csv", index=False)
+    cpu = device_info("cpu")
+    extra = " ".join(args.extra)
+    lines = [f"# More large training matrices for the cuda default: `{cand}`", "",
+             (f"`python benchmarks/more_large.py --extra {extra} --candidate {args.candidate} --folds {args.folds} "
+             f"--repeats {args.repeats}`, "
+             f"fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with train_default's forest recipe. "
+             f"Pool: the training side of `{args.dataset}`'s split (by matrix, seed 0) and `{extra}`; `{cand}` "
+             "added (\"with\") less the twins (same name up to `_r<seed>`) of the test matrices. cv: grouped "
+             f"{args.folds}-fold over the pool, twins in one fold, every pool matrix tested once per repeat, "
+             f"{args.repeats} repeats (folds shuffled and forests seeded by the repeat), pooled; n counts tests; "
+             "held-out: the pool "
+             f"fitted whole, ranking the 25 % of `{args.dataset}` held out. Large: at least {LARGE:.0e} entries. "
+             "Columns: picks within 5 % of the measured best (ties within [q25, q75] count as the best), beyond 20 %, "
+             "geomean t_pick / t_best, matrices."), "",
+             *md_header(["part", "dtype", "matrices", "variant", "within 5 %", "beyond 20 %", "geomean", "n"],
+                        "llllrrrr")]
+    for part in ("cv", "held-out"):
+        for dtype in ("float64", "float32"):
+            for label in ("all", "large"):
+                for variant in ("without", "with"):
+                    sub = allp[(allp["part"] == part) & (allp["dtype"] == dtype) & (allp["variant"] == variant)]
+                    if label == "large":
+                        sub = sub[sub["nnz"] >= LARGE]
+                    lines.append(f"| {part} | {dtype} | {label} | {variant} | {summary(sub)} |")
+    lines += ["", decision(allp[allp["part"] == "cv"], cand)]
+    (out / "more_large_h100.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
