@@ -88,13 +88,14 @@ def main() -> None:
     for dtype in ("float64", "float32"):
         own = datasets.load(args.dataset, dtype=dtype)
         ds = datasets.combine(args.dataset, *args.extra, args.candidate, dtype=dtype)
-        n_pool = len(datasets.combine(args.dataset, *args.extra, dtype=dtype).X)
+        # combine() puts each dataset's rows after the previous ones': the candidate's matrices are the last it gave
+        cand_mats = pd.unique(ds.groups)[len(pd.unique(ds.groups)) - ds.metadata["sources"][-1][1]:]
         nnz = ds.features.set_index("matrix")["nnz"]
         mat = ds.groups.astype(str).to_numpy()
         rec = np.array([recipe(m) for m in mat])
         tr, te = split_by_matrix(own.groups)
-        is_cand = np.arange(len(mat)) >= n_pool
-        pool = np.r_[tr, np.arange(len(own.X), n_pool)]
+        is_cand = np.isin(mat, cand_mats)
+        pool = np.r_[tr, np.flatnonzero(~is_cand)[len(own.X):]]
         t0 = time.perf_counter()
         for r in range(args.repeats):
             folds = GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])
