@@ -42,8 +42,10 @@ def recipe(matrix: str) -> str:
     return re.sub(r"_r\d+$", "", matrix)
 
 
-def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0) -> pd.DataFrame:
-    ev = evaluate(make_model("forest", seed), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
+def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0,
+        **params: object) -> pd.DataFrame:
+    """Per test matrix scores of train_default's forest (``params`` set on it) fitted on rows tr, ranking rows te."""
+    ev = evaluate(make_model("forest", seed).set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
                   convert_ms=column_for(ds, "convert_ms"), train_index=tr, test_index=te)
     per = ev.per_matrix.copy()
     per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]

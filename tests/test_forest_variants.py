@@ -114,11 +114,86 @@ def test_joint_forest_ranks_like_c(tmp_path):
         np.testing.assert_allclose([got[c] for c in known], m.predict(X), rtol=1e-6)
 
 
+@pytest.mark.parametrize("risk", [0.0, 2.0])
+def test_risk_leaves_hold_the_power_mean_of_slowdowns(risk):
+    """One leaf over every matrix: a configuration's prediction is exp(power mean of its slowdowns + mean log best)."""
+    d = distinct()
+    g = d.groups.to_numpy()
+    n = len(set(g))
+    m = ForestModel(n_estimators=1, min_samples_leaf=n, clip=np.inf, target="best", risk=risk).fit(d.X, d.y, d.groups)
+    T = pd.DataFrame({"g": g, "c": d.X["config"].to_numpy(), "t": np.log(d.y.to_numpy())}).pivot(
+        index="g", columns="c", values="t")
+    S = T.sub(T.min(axis=1), axis=0)
+    S = S.apply(lambda r: r.fillna(r.max()), axis=1)                    # unmeasured: the matrix's slowest
+    lead = np.log(np.exp(risk * S).mean()) / risk if risk else S.mean()
+    want = np.exp(lead + T.min(axis=1).mean())
+    np.testing.assert_allclose(m.predict(d.X), want[d.X["config"]].to_numpy(), rtol=1e-9)
+
+
+def test_risk_ranks_a_sometimes_slow_configuration_lower():
+    """Two configurations over one leaf: A 10 % slower than the best everywhere, B the best on 3 of 4 matrices and
+    25 % slower on the fourth. Mean slowdown prefers B; a risk-averse leaf prefers A."""
+    g = np.repeat([f"m{i}" for i in range(4)], 3)
+    cfg = np.tile(["a", "b", "c"], 4)
+    t = np.array([[1.1, 1.0, 3.0], [1.1, 1.0, 3.0], [1.1, 1.0, 3.0], [1.1, 1.25, 1.0]]).reshape(-1)
+    X = pd.DataFrame({"f": np.repeat(np.arange(4.0), 3), "config": cfg, "value_bytes": 8.0})
+    def pick(risk: float) -> str:
+        m = ForestModel(n_estimators=1, min_samples_leaf=4, clip=np.inf, target="best", risk=risk,
+                        features=["f"], params=[]).fit(X, t, g)
+        p = m.predict(X.iloc[:3])
+        return str(cfg[:3][np.argmin(p[:2])])
+    assert pick(0.0) == "b"
+    assert pick(8.0) == "a"
+
+
+def with_bytes(d: types.SimpleNamespace) -> types.SimpleNamespace:
+    """The table with every row's bytes_moved known (the planted one leaves some unset)."""
+    d.X = d.X.assign(bytes_moved=d.X["bytes_moved"].fillna(1000.0))
+    return d
+
+
+def test_scaled_leaves_hold_runtimes_and_follow_the_ranked_rows_bytes():
+    d = with_bytes(distinct())
+    m = exact(scale="bytes_moved").fit(d.X, d.y, d.groups)
+    np.testing.assert_allclose(m.predict(d.X), d.y, rtol=1e-9)
+    doubled = d.X.assign(bytes_moved=2 * d.X["bytes_moved"])
+    np.testing.assert_allclose(m.predict(doubled), 2 * d.y, rtol=1e-9)
+
+
+def test_scaled_forest_ranks_like_c(tmp_path):
+    """Saved with scale='bytes_moved', the C core multiplies by the design row's bytes_moved as Python does."""
+    d = with_bytes(both_types())
+    m = ForestModel(n_estimators=4, scale="bytes_moved").fit(d.X, d.y, d.groups)
+    back = pyspmv.load_model(pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cuda"))
+    A = pyspmv.generate("poisson2d", 10)
+    known = list(d.X["config"].unique())
+    for dtype in ("float32", "float64"):
+        got = {c: ms for c, ms in pyspmv.rank(A, model=back, device="cuda", dtype=dtype) if c in known}
+        X = pyspmv.datasets.design_rows(pyspmv.features(A), known, pyspmv.config_features(A, known, dtype=dtype),
+                                        4.0 if dtype == "float32" else 8.0)
+        assert X["bytes_moved"].nunique() > 1
+        np.testing.assert_allclose([got[c] for c in known], m.predict(X), rtol=1e-6)
+
+
+def test_scale_must_be_a_positive_configuration_column():
+    d = distinct()
+    with pytest.raises(ValueError, match="'scale' parameter of ForestModel must name a per-configuration column"):
+        exact(scale="nnz").fit(d.X, d.y, d.groups)
+    with pytest.raises(ValueError, match="has bytes_moved = nan in row .*; the 'scale' column must be finite and > 0"):
+        exact(scale="bytes_moved").fit(d.X, d.y, d.groups)
+    m = exact(scale="bytes_moved").fit(with_bytes(distinct()).X, d.y, d.groups)
+    with pytest.raises(ValueError, match=r"ForestModel.predict has bytes_moved = -1\.0"):
+        m.predict(d.X.assign(bytes_moved=-1.0))
+
+
 @pytest.mark.parametrize(("param", "value", "message"), [
     ("target", "rank", "'target' parameter of ForestModel must be one of"),
     ("ties", "q", "'ties' parameter of ForestModel must be one of"),
     ("temperature", 0.0, "'temperature' parameter of ForestModel must be a float > 0"),
     ("tie_tol", -0.1, "'tie_tol' parameter of ForestModel must be a float >= 0"),
+    ("risk", -1.0, "'risk' parameter of ForestModel must be a finite float >= 0"),
+    ("risk", np.inf, "'risk' parameter of ForestModel must be a finite float >= 0"),
+    ("scale", 3, "'scale' parameter of ForestModel must be a column name or None"),
     ("reference", "cpu/nothing", "'reference' parameter of ForestModel must be a configuration"),
     ("n_estimators", 0, "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),
     ("n_estimators", "many", "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),

@@ -11,6 +11,7 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
+from ._schema import CONFIG_NUMERIC
 
 _DTYPES = {4.0: "float32", 8.0: "float64"}
 _FORESTS = ("extra", "random")
@@ -76,6 +77,20 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     ties : {"none", "noise"}, default="none"
         ``"noise"``: configurations whose q25 is at most the best's q75 (``fit``'s ``q25``/``q75``)
         count as ties of the best in the targets.
+    risk : float, default=0.0
+        How a leaf averages its training matrices' slowdowns: 0, their mean; ``risk`` > 0, the
+        power mean ``log(mean(exp(risk * slowdown))) / risk``, which weighs the matrices on which a
+        configuration was slow more (1: the log of the mean ratio t / t_best instead of the mean log),
+        so a configuration that is near the best on most of a leaf's matrices but far from it on a
+        few ranks below one that is near it on all. The splits are grown as before.
+    scale : str or None, default=None
+        A per-configuration column of X that runtimes are taken to grow with (``"bytes_moved"``: the
+        bytes a product moves, which a bandwidth-bound product's time follows): the leaves then hold
+        each configuration's slowdown less its log ratio of that column to the best configuration's
+        (time per byte against the best's), and a prediction is multiplied by the ranked matrix's own
+        value of the column, so two formats' byte counts on this matrix (ELL's padding, COO's row
+        indices) rank them where the forest's neighbours cannot tell. None: the slowdowns themselves.
+        The splits are grown as before.
     joint : bool, default=False
         One forest for both value types: each training matrix's targets of both types side by side,
         so each split sees both; each value type keeps its own leaf values (a matrix measured in one
@@ -106,7 +121,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
                  clip: float = 0.5, target: str = "listwise", reference: str | None = None, temperature: float = 0.1,
-                 tie_tol: float = 0.0, ties: str = "none", joint: bool = False, random_state: int = 0,
+                 tie_tol: float = 0.0, ties: str = "none", risk: float = 0.0, scale: str | None = None,
+                 joint: bool = False, random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
@@ -122,6 +138,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.temperature = temperature
         self.tie_tol = tie_tol
         self.ties = ties
+        self.risk = risk
+        self.scale = scale
         self.joint = joint
         self.random_state = random_state
         self.verbose = verbose
@@ -140,6 +158,12 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                                                 and not isinstance(self.n_estimators, bool) and self.n_estimators >= 1):
             raise ValueError(f"The 'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'. "
                              f"Got {self.n_estimators!r} instead.")
+        if not (float(self.risk) >= 0 and np.isfinite(float(self.risk))):
+            raise ValueError(f"The 'risk' parameter of ForestModel must be a finite float >= 0. "
+                             f"Got {self.risk!r} instead.")
+        if self.scale is not None and not isinstance(self.scale, str):
+            raise ValueError(f"The 'scale' parameter of ForestModel must be a column name or None. "
+                             f"Got {self.scale!r} instead.")
         if not float(self.tie_tol) >= 0:
             raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
                              f"Got {self.tie_tol!r} instead.")
@@ -159,6 +183,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             q25 = np.log(check_y(q25, len(X), "ForestModel.fit"))
             q75 = np.log(check_y(q75, len(X), "ForestModel.fit"))
         keys = group_key(X, "config")
+        lb = self._log_scale(X, "ForestModel.fit")
         vb = X["value_bytes"].to_numpy(np.float64)
         unknown = sorted(set(vb.tolist()) - set(_DTYPES))
         if unknown:
@@ -178,7 +203,15 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                 ib = np.nanargmin(T, axis=1)
                 tied = Q25 <= Q75[np.arange(len(m)), ib][:, None]
             S, Z = self._targets(T, ks, tied)
-            parts[_DTYPES[b]] = (m, self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, np.nanmin(T, axis=1))
+            best = np.nanmin(T, axis=1)
+            if lb is not None:
+                # Leaves hold time per unit of the scale column against the best's (unmeasured: the slowdown alone).
+                B = np.full_like(T, np.nan)
+                B[row_m, ki] = lb[r]
+                ref = B[np.arange(len(m)), np.nanargmin(T, axis=1)]
+                S = S - np.where(np.isnan(B), 0.0, B - ref[:, None])
+                best = best - ref
+            parts[_DTYPES[b]] = (m, self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, best)
         self.tables_, self.estimators_ = {}, {}
         if self.joint and len(parts) > 1:
             # A matrix measured in one value type only takes the other type's mean split target.
@@ -194,12 +227,12 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             est = self._forest(sum(len(p[4]) for p in parts.values())).fit(L, np.hstack(Zs))
             for dt, (_, pL, S, _, ks, best) in parts.items():
                 self.estimators_[dt] = est
-                self.tables_[dt] = _flatten(est, pL, np.hstack([S, best[:, None]]), ks)
+                self.tables_[dt] = _flatten(est, pL, np.hstack([S, best[:, None]]), ks, float(self.risk))
         else:
             for dt, (_, L, S, Z, ks, best) in parts.items():
                 est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
                 self.estimators_[dt] = est
-                self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
+                self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks, float(self.risk))
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
         self._fit_extras(X, convert_ms, "ForestModel.fit")
         self.n_features_in_ = X.shape[1]
@@ -264,7 +297,25 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             first, q = unique_rows(F)                  # rows of equal features share their walks
             S = forest_sums(tb, F[first])
             out[r] = np.exp(S[q, j] + S[q, -1])
-        return out
+        lb = self._log_scale(X, "ForestModel.predict")
+        return out if lb is None else out * np.exp(lb)
+
+    def _log_scale(self, X: pd.DataFrame, who: str) -> np.ndarray | None:
+        """log of the ``scale`` column per row of X (None without one); a column the schema does not read, or
+        a value not finite and > 0, is an error."""
+        if self.scale is None:
+            return None
+        schema = self.schema_
+        readable = (*schema.params, *CONFIG_NUMERIC) if schema.own else schema.params
+        if self.scale not in readable:
+            raise ValueError(f"The 'scale' parameter of ForestModel must name a per-configuration column the model "
+                             f"reads: one of {list(readable)}. Got {self.scale!r} instead.")
+        v = X[self.scale].to_numpy(np.float64)
+        bad = ~(np.isfinite(v) & (v > 0))
+        if bad.any():
+            raise ValueError(f"The 'X' parameter of {who} has {self.scale} = {float(v[bad][0])!r} in row "
+                             f"{int(np.flatnonzero(bad)[0])}; the 'scale' column must be finite and > 0.")
+        return np.log(v)
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
@@ -277,7 +328,9 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         group = lookup_keys(layout.keys("config"), tb["keys"])
         nk = len(tb["keys"])
         V = tb["value"]
-        spec = Spec("forest", {**head(nk, layout.ncols, feature_inputs(layout, self.feature_tf_), "exp"),
+        inputs = feature_inputs(layout, self.feature_tf_)
+        out_col = -1 if self.scale is None else layout.col(self.scale)    # may append the column: rows grow
+        spec = Spec("forest", {**head(nk, layout.ncols, inputs, "exp", out_col=out_col),
                                "forest.ntrees": len(tb["root"]), "forest.nnodes": len(tb["feature"]),
                                "forest.nleaves": V.shape[0], "forest.nout": V.shape[1], "forest.base": nk,
                                "forest.cast_f32": 1, "forest.root": tb["root"], "forest.feature": tb["feature"],
@@ -308,9 +361,12 @@ def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[str, Any]:
+def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: float = 0.0) -> dict[str, Any]:
     """Flat node arrays of a fitted forest, leaf vectors the mean of Y over the training rows of L
-    reaching each leaf (divided by the number of trees), nodes numbered tree after tree."""
+    reaching each leaf (divided by the number of trees), nodes numbered tree after tree; ``risk`` > 0:
+    every column but the last (log t_best) the power mean ``log(mean(exp(risk * y))) / risk`` instead."""
+    if risk > 0:
+        Y = np.hstack([np.exp(risk * Y[:, :-1]), Y[:, -1:]])
     leaves = est.apply(L.astype(np.float32))                  # (n, ntrees) node ids
     ntrees = len(est.estimators_)
     feat, thr, left, right, root, vals = [], [], [], [], [], []
@@ -325,6 +381,8 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[s
         np.add.at(sums, leaves[:, i], Y)
         means = sums[leaf] / np.maximum(cnt[leaf], 1)[:, None]
         means[cnt[leaf] == 0] = Y.mean(axis=0)                # a joint forest's leaf without this value type
+        if risk > 0:
+            means[:, :-1] = np.log(means[:, :-1]) / risk
         feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
         thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
         left.append(np.where(leaf, lid, lc + off).astype(np.int32))

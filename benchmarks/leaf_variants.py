@@ -1,0 +1,135 @@
+"""Whether the default forest's leaves should hold something other than each configuration's mean slowdown:
+a risk-averse mean (ForestModel's ``risk``, a power mean that weighs the training matrices on which a configuration
+was slow more) or time per byte moved (``scale="bytes_moved"``). Cross-validation inside the training matrices
+decides, the held-out split reports.
+
+Usage: python benchmarks/leaf_variants.py [--variants NAME ...] [--folds 4] [--repeats 5] [--out benchmarks/results]
+
+Per dataset (``h100`` with ``h100_large`` as train-default fits the cuda default; ``cpu``) and value type: the pool is
+the training side of the dataset's split (by matrix, seed 0, as every held-out table) and its extra datasets' matrices;
+grouped k-fold over the pool (a matrix and its twins from another seed, the same name up to ``_r<seed>``, in one fold),
+repeated ``--repeats`` times with the folds shuffled and the forests seeded by the repeat; every variant is fitted on the
+same folds (train_default's forest with only the variant's parameters set). Then each variant fitted on the whole
+pool ranks the held-out 25 %, reported only. The rule, written before the first run: the variant with the lowest
+cross-validated geomean t_pick / t_best averaged (in log) over the four dataset x value type cells replaces the mean
+when, against it, no cell's geomean and no cell's share beyond 20 % is worse. Writes ``leaf_variants.md`` and
+``leaf_variants.csv.gz``.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _md import md_header
+from default_quality import summary
+from more_large import metrics, recipe, run
+from sklearn.model_selection import GroupKFold
+
+from pyspmv import datasets
+from pyspmv.benchmark import device_info
+from pyspmv.evaluate import split_by_matrix
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The per-test columns written to leaf_variants.csv.gz (the rest of evaluate()'s follow from these or are unused here).
+COLUMNS = ["dataset", "dtype", "part", "repeat", "fold", "variant", "matrix", "nnz", "pick", "best", "ratio", "tie",
+           "bucket"]
+POOLS = {"h100": ("h100_large",), "cpu": ()}    # each default's training data, as train-default is run
+#: name -> (what the leaves hold, ForestModel parameters); the first is train_default's forest as it is.
+VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
+    "mean": ("the mean slowdown (the default)", {}),
+    **{f"risk {r:g}": (f"power mean of slowdowns, risk {r:g}", {"risk": r}) for r in (1, 2, 4, 8, 16)},
+    "bytes": ("the mean slowdown less the log ratio of bytes moved to the best's; predictions times the bytes",
+              {"scale": "bytes_moved"}),
+}
+
+
+def folds_of(name: str, extra: tuple[str, ...], dtype: str, args: argparse.Namespace) -> list[pd.DataFrame]:
+    own = datasets.load(name, dtype=dtype)
+    ds = datasets.combine(name, *extra, dtype=dtype) if extra else own
+    nnz = ds.features.set_index("matrix")["nnz"]
+    rec = np.array([recipe(m) for m in ds.groups.astype(str)])
+    tr, te = split_by_matrix(own.groups)
+    pool = np.r_[tr, np.arange(len(own.X), len(ds.X))]   # combine() puts the extras' rows after the dataset's own
+    rows = []
+    t0 = time.perf_counter()
+    for r in range(args.repeats):
+        for k, (a, b) in enumerate(GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
+            for v in args.variants:
+                per = run(ds, pool[a], pool[b], nnz, seed=r, **VARIANTS[v][1])
+                per["part"], per["repeat"], per["fold"], per["variant"] = "cv", r, k, v
+                rows.append(per)
+        print(f"{name} {dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+    for v in args.variants:
+        per = run(ds, pool, te, nnz, **VARIANTS[v][1])
+        per["part"], per["repeat"], per["fold"], per["variant"] = "held-out", 0, -1, v
+        rows.append(per)
+    for per in rows:
+        per["dataset"], per["dtype"] = name, dtype
+    return rows
+
+
+def decision(cv: pd.DataFrame, variants: list[str]) -> str:
+    cells = [(d, t) for d in POOLS for t in ("float64", "float32")]
+    m = {(v, c): metrics(cv[(cv["variant"] == v) & (cv["dataset"] == c[0]) & (cv["dtype"] == c[1])])
+         for v in variants for c in cells}
+    score = {v: float(np.mean([np.log(m[v, c][2]) for c in cells])) for v in variants}
+    best, base = min(variants, key=lambda v: score[v]), variants[0]
+    worse = [f"{d} {t} {what} {x:.4f} -> {y:.4f}" for d, t in cells
+             for what, i in (("beyond 20 %", 1), ("geomean", 2))
+             for x, y in [(m[base, (d, t)][i], m[best, (d, t)][i])] if y - x > 1e-12]
+    head = (f"Rule: the variant with the lowest mean log CV geomean over the four cells replaces `{base}` when no "
+            f"cell's geomean or share beyond 20 % is worse than with `{base}`. Geomean (mean of the four cells' logs) "
+            "per variant: " + ", ".join(f"{v}: {np.exp(score[v]):.4f}" for v in variants) + f". Lowest: `{best}`. ")
+    if best == base:
+        return head + f"Kept: `{base}` (no change)."
+    return head + (f"Not adopted; worse than `{base}`: {'; '.join(worse)}." if worse else f"Adopted: `{best}`.")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    args.variants = ["mean", *[v for v in args.variants if v != "mean"]]     # the baseline first
+    rows = [per for name, extra in POOLS.items() for dtype in ("float64", "float32")
+            for per in folds_of(name, extra, dtype, args)]
+    allp = pd.concat(rows, ignore_index=True)
+    out = Path(args.out)
+    allp[COLUMNS].to_csv(out / "leaf_variants.csv.gz", index=False)
+    cpu = device_info("cpu")
+    variants = " ".join(f"'{v}'" if " " in v else v for v in args.variants)
+    lines = ["# What the default forest's leaves hold: mean slowdown, risk-averse mean, time per byte", "",
+             (f"`python benchmarks/leaf_variants.py --variants {variants} --folds {args.folds} "
+              f"--repeats {args.repeats}`, fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with "
+              "train_default's forest recipe, only the variant's parameters set. risk r: a leaf holds, per "
+              "configuration, log(mean(exp(r * slowdown))) / r over its training matrices (`ForestModel(risk=r)`); "
+              "bytes: the mean of slowdown - log(bytes_moved / the best configuration's bytes_moved), a prediction "
+              "times the ranked matrix's bytes_moved (`ForestModel(scale='bytes_moved')`). Pools: "
+              "the training side of each dataset's split (by matrix, seed 0) and, for h100, h100_large (as the cuda "
+              f"default is trained). cv: grouped {args.folds}-fold over the pool, {args.repeats} repeats (folds "
+              "shuffled and forests seeded by the repeat), pooled, every variant on the same folds; n counts tests. "
+              "held-out: fitted on the whole pool, ranking the dataset's held-out 25 %, reported only. Columns: picks "
+              "within 5 % of the measured best (ties within [q25, q75] count as the best), beyond 20 %, geomean "
+              "t_pick / t_best, matrices."), "",
+             *md_header(["part", "dataset", "dtype", "variant", "within 5 %", "beyond 20 %", "geomean", "n"],
+                        "llllrrrr")]
+    for part in ("cv", "held-out"):
+        for name in POOLS:
+            for dtype in ("float64", "float32"):
+                for v in args.variants:
+                    sub = allp[(allp["part"] == part) & (allp["dataset"] == name) & (allp["dtype"] == dtype)
+                               & (allp["variant"] == v)]
+                    lines.append(f"| {part} | {name} | {dtype} | {v} | {summary(sub)} |")
+    lines += ["", decision(allp[allp["part"] == "cv"], args.variants)]
+    (out / "leaf_variants.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
