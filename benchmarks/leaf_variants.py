@@ -1,7 +1,8 @@
 """Whether the default forest's leaves should hold something other than each configuration's mean slowdown:
 a risk-averse mean (ForestModel's ``risk``, a power mean that weighs the training matrices on which a configuration
-was slow more) or time per byte moved (``scale="bytes_moved"``). Cross-validation inside the training matrices
-decides, the held-out split reports.
+was slow more) or time per byte moved (``scale="bytes_moved"``); and whether the padding each format would add,
+which the design row holds per configuration, helps as matrix features. Cross-validation inside the training
+matrices decides, the held-out split reports.
 
 Usage: python benchmarks/leaf_variants.py [--variants NAME ...] [--folds 4] [--repeats 5] [--out benchmarks/results]
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,7 @@ from sklearn.model_selection import GroupKFold
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
 from pyspmv.evaluate import split_by_matrix
+from pyspmv.features import FEATURE_NAMES, PARAM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The per-test columns written to leaf_variants.csv.gz (the rest of evaluate()'s follow from these or are unused here).
@@ -44,7 +47,25 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     **{f"risk {r:g}": (f"power mean of slowdowns, risk {r:g}", {"risk": r}) for r in (1, 2, 4, 8, 16)},
     "bytes": ("the mean slowdown less the log ratio of bytes moved to the best's; predictions times the bytes",
               {"scale": "bytes_moved"}),
+    "paddings": ("the mean slowdown; each matrix's padding ratio under every padded configuration joins its features",
+                 {}),
 }
+#: Variants whose forest also reads :func:`with_paddings`' columns (on the open schema).
+PADDED = ("paddings",)
+
+
+def with_paddings(ds: datasets.Dataset) -> tuple[datasets.Dataset, dict[str, object]]:
+    """``ds`` whose X holds pyspmv's features and parameters plus, per matrix, the padding ratio of every configuration
+    whose ratio is not the same on every matrix (distinct columns only; NaN where it does not apply: SELL-C-sigma's
+    per C and sigma, BSR's per block, ELL's, HYB's, DIA's), and the ForestModel parameters that read them. The
+    C core's design row has no such matrix columns: a trial of what the features miss, not a model to export."""
+    g = ds.groups.astype(str).to_numpy()
+    P = ds.X.assign(matrix=g).pivot_table(index="matrix", columns="config", values="padding_ratio")
+    P = P.loc[:, P.std() > 1e-9].round(6).T.drop_duplicates().T
+    P.columns = [f"pad:{c}" for c in P.columns]
+    X = pd.concat([ds.X[["config", *FEATURE_NAMES, *PARAM_COLUMNS, "value_bytes"]],
+                   P.reindex(g).reset_index(drop=True)], axis=1)
+    return replace(ds, X=X), {"features": [*FEATURE_NAMES, *P.columns], "params": list(PARAM_COLUMNS)}
 
 
 def folds_of(name: str, extra: tuple[str, ...], dtype: str, args: argparse.Namespace) -> list[pd.DataFrame]:
@@ -54,17 +75,20 @@ def folds_of(name: str, extra: tuple[str, ...], dtype: str, args: argparse.Names
     rec = np.array([recipe(m) for m in ds.groups.astype(str)])
     tr, te = split_by_matrix(own.groups)
     pool = np.r_[tr, np.arange(len(own.X), len(ds.X))]   # combine() puts the extras' rows after the dataset's own
+    padded, pad_params = with_paddings(ds) if set(PADDED) & set(args.variants) else (ds, {})
+    data = {v: (padded, {**VARIANTS[v][1], **pad_params}) if v in PADDED else (ds, VARIANTS[v][1])
+            for v in args.variants}
     rows = []
     t0 = time.perf_counter()
     for r in range(args.repeats):
         for k, (a, b) in enumerate(GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
             for v in args.variants:
-                per = run(ds, pool[a], pool[b], nnz, seed=r, **VARIANTS[v][1])
+                per = run(data[v][0], pool[a], pool[b], nnz, seed=r, **data[v][1])
                 per["part"], per["repeat"], per["fold"], per["variant"] = "cv", r, k, v
                 rows.append(per)
         print(f"{name} {dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
     for v in args.variants:
-        per = run(ds, pool, te, nnz, **VARIANTS[v][1])
+        per = run(data[v][0], pool, te, nnz, **data[v][1])
         per["part"], per["repeat"], per["fold"], per["variant"] = "held-out", 0, -1, v
         rows.append(per)
     for per in rows:
@@ -86,7 +110,11 @@ def decision(cv: pd.DataFrame, variants: list[str]) -> str:
             "per variant: " + ", ".join(f"{v}: {np.exp(score[v]):.4f}" for v in variants) + f". Lowest: `{best}`. ")
     if best == base:
         return head + f"Kept: `{base}` (no change)."
-    return head + (f"Not adopted; worse than `{base}`: {'; '.join(worse)}." if worse else f"Adopted: `{best}`.")
+    if worse:
+        return head + f"Not adopted; worse than `{base}`: {'; '.join(worse)}."
+    if best in PADDED:
+        return head + f"`{best}` passes the rule, but the C core's rows lack its features: a lead, not a default."
+    return head + f"Adopted: `{best}`."
 
 
 def main() -> None:
@@ -104,13 +132,16 @@ def main() -> None:
     allp[COLUMNS].to_csv(out / "leaf_variants.csv.gz", index=False)
     cpu = device_info("cpu")
     variants = " ".join(f"'{v}'" if " " in v else v for v in args.variants)
-    lines = ["# What the default forest's leaves hold: mean slowdown, risk-averse mean, time per byte", "",
+    lines = ["# What the default forest's leaves hold and read: mean slowdown, risk-averse mean, time per byte, paddings",
+             "",
              (f"`python benchmarks/leaf_variants.py --variants {variants} --folds {args.folds} "
               f"--repeats {args.repeats}`, fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with "
               "train_default's forest recipe, only the variant's parameters set. risk r: a leaf holds, per "
               "configuration, log(mean(exp(r * slowdown))) / r over its training matrices (`ForestModel(risk=r)`); "
               "bytes: the mean of slowdown - log(bytes_moved / the best configuration's bytes_moved), a prediction "
-              "times the ranked matrix's bytes_moved (`ForestModel(scale='bytes_moved')`). Pools: "
+              "times the ranked matrix's bytes_moved (`ForestModel(scale='bytes_moved')`). paddings: the padding ratio "
+              "of every configuration whose ratio differs between matrices (distinct columns) joins each matrix's "
+              "features, on the open schema (a trial: the C core's rows lack them). Pools: "
               "the training side of each dataset's split (by matrix, seed 0) and, for h100, h100_large (as the cuda "
               f"default is trained). cv: grouped {args.folds}-fold over the pool, {args.repeats} repeats (folds "
               "shuffled and forests seeded by the repeat), pooled, every variant on the same folds; n counts tests. "

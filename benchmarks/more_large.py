@@ -44,9 +44,11 @@ def recipe(matrix: str) -> str:
 
 def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0,
         **params: object) -> pd.DataFrame:
-    """Per test matrix scores of train_default's forest (``params`` set on it) fitted on rows tr, ranking rows te."""
+    """Per test matrix scores of train_default's forest (``params`` set on it) fitted on rows tr, ranking rows te
+    (conversion costs fitted on pyspmv's schema only: a model on the open schema has no formats)."""
+    own = "features" not in params and "params" not in params
     ev = evaluate(make_model("forest", seed).set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
-                  convert_ms=column_for(ds, "convert_ms"), train_index=tr, test_index=te)
+                  convert_ms=column_for(ds, "convert_ms") if own else None, train_index=tr, test_index=te)
     per = ev.per_matrix.copy()
     per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
     per["nnz"] = per["matrix"].map(nnz).to_numpy()
