@@ -100,10 +100,12 @@ def test_joint_forest_shares_trees_and_keeps_each_types_leaves():
     assert set(rm.tables) == {"float32", "float64"}
 
 
-def test_joint_forest_ranks_like_c(tmp_path):
-    """The saved joint forest, evaluated by the C core, predicts what Python predicts, in both value types."""
-    d = both_types()
-    m = ForestModel(n_estimators=4, joint=True).fit(d.X, d.y, d.groups)
+@pytest.mark.parametrize("kw", [{"joint": True}, {"scale": "bytes_moved"}])
+def test_variant_forest_ranks_like_c(tmp_path, kw):
+    """The saved forest (one for both value types; or scaled by bytes_moved, which the C core reads from the design
+    row), evaluated by the C core, predicts what Python predicts, in both value types."""
+    d = with_bytes(both_types())
+    m = ForestModel(n_estimators=4, **kw).fit(d.X, d.y, d.groups)
     back = pyspmv.load_model(pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cuda"))
     A = pyspmv.generate("poisson2d", 10)
     known = list(d.X["config"].unique())
@@ -111,6 +113,7 @@ def test_joint_forest_ranks_like_c(tmp_path):
         got = {c: ms for c, ms in pyspmv.rank(A, model=back, device="cuda", dtype=dtype) if c in known}
         X = pyspmv.datasets.design_rows(pyspmv.features(A), known, pyspmv.config_features(A, known, dtype=dtype),
                                         4.0 if dtype == "float32" else 8.0)
+        assert X["bytes_moved"].nunique() > 1                    # so that a scaled prediction depends on it
         np.testing.assert_allclose([got[c] for c in known], m.predict(X), rtol=1e-6)
 
 
@@ -158,21 +161,6 @@ def test_scaled_leaves_hold_runtimes_and_follow_the_ranked_rows_bytes():
     np.testing.assert_allclose(m.predict(d.X), d.y, rtol=1e-9)
     doubled = d.X.assign(bytes_moved=2 * d.X["bytes_moved"])
     np.testing.assert_allclose(m.predict(doubled), 2 * d.y, rtol=1e-9)
-
-
-def test_scaled_forest_ranks_like_c(tmp_path):
-    """Saved with scale='bytes_moved', the C core multiplies by the design row's bytes_moved as Python does."""
-    d = with_bytes(both_types())
-    m = ForestModel(n_estimators=4, scale="bytes_moved").fit(d.X, d.y, d.groups)
-    back = pyspmv.load_model(pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cuda"))
-    A = pyspmv.generate("poisson2d", 10)
-    known = list(d.X["config"].unique())
-    for dtype in ("float32", "float64"):
-        got = {c: ms for c, ms in pyspmv.rank(A, model=back, device="cuda", dtype=dtype) if c in known}
-        X = pyspmv.datasets.design_rows(pyspmv.features(A), known, pyspmv.config_features(A, known, dtype=dtype),
-                                        4.0 if dtype == "float32" else 8.0)
-        assert X["bytes_moved"].nunique() > 1
-        np.testing.assert_allclose([got[c] for c in known], m.predict(X), rtol=1e-6)
 
 
 def test_scale_must_be_a_positive_configuration_column():
