@@ -133,6 +133,19 @@ def test_risk_leaves_hold_the_power_mean_of_slowdowns(risk):
     np.testing.assert_allclose(m.predict(d.X), want[d.X["config"]].to_numpy(), rtol=1e-9)
 
 
+def test_risk_leaves_do_not_overflow():
+    """risk * slowdown past exp's range (configurations 1e6 times slower than the best, risk 100: exp(1381)) still
+    gives finite leaves and predictions."""
+    d = distinct()
+    y = d.y.to_numpy().copy()
+    first, near = best_and_next(d)
+    y[near] = y[first] * 1e6
+    n = len(set(d.groups))
+    m = ForestModel(n_estimators=1, min_samples_leaf=n, clip=np.inf, target="best", risk=100.0).fit(d.X, y, d.groups)
+    assert np.isfinite(m.tables_["float64"]["value"]).all()
+    assert np.isfinite(m.predict(d.X)).all()
+
+
 def test_risk_ranks_a_sometimes_slow_configuration_lower():
     """Two configurations over one leaf: A 10 % slower than the best everywhere, B the best on 3 of 4 matrices and
     25 % slower on the fourth. Mean slowdown prefers B; a risk-averse leaf prefers A."""

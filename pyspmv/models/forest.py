@@ -82,7 +82,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         power mean ``log(mean(exp(risk * slowdown))) / risk``, which weighs the matrices on which a
         configuration was slow more (1: the log of the mean ratio t / t_best instead of the mean log),
         so a configuration that is near the best on most of a leaf's matrices but far from it on a
-        few ranks below one that is near it on all. The splits are grown as before.
+        few ranks below one that is near it on all. The splits are grown as before. On the shipped
+        datasets no risk ranked better than the mean (benchmarks/results/leaf_variants.md).
     scale : str or None, default=None
         A per-configuration column of X that runtimes are taken to grow with (``"bytes_moved"``: the
         bytes a product moves, which a bandwidth-bound product's time follows): the leaves then hold
@@ -90,7 +91,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         (time per byte against the best's), and a prediction is multiplied by the ranked matrix's own
         value of the column, so two formats' byte counts on this matrix (ELL's padding, COO's row
         indices) rank them where the forest's neighbours cannot tell. None: the slowdowns themselves.
-        The splits are grown as before.
+        The splits are grown as before. On the shipped datasets it ranked far worse than None (most
+        products there are not bandwidth-bound; benchmarks/results/leaf_variants.md).
     joint : bool, default=False
         One forest for both value types: each training matrix's targets of both types side by side,
         so each split sees both; each value type keeps its own leaf values (a matrix measured in one
@@ -365,8 +367,6 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: flo
     """Flat node arrays of a fitted forest, leaf vectors the mean of Y over the training rows of L
     reaching each leaf (divided by the number of trees), nodes numbered tree after tree; ``risk`` > 0:
     every column but the last (log t_best) the power mean ``log(mean(exp(risk * y))) / risk`` instead."""
-    if risk > 0:
-        Y = np.hstack([np.exp(risk * Y[:, :-1]), Y[:, -1:]])
     leaves = est.apply(L.astype(np.float32))                  # (n, ntrees) node ids
     ntrees = len(est.estimators_)
     feat, thr, left, right, root, vals = [], [], [], [], [], []
@@ -376,13 +376,7 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: flo
         lc, rc = tr.children_left.astype(np.int64), tr.children_right.astype(np.int64)
         leaf = lc < 0
         lid = np.cumsum(leaf) - 1 + nleaf                     # each leaf's vector
-        cnt = np.bincount(leaves[:, i], minlength=len(lc))
-        sums = np.zeros((len(lc), Y.shape[1]))
-        np.add.at(sums, leaves[:, i], Y)
-        means = sums[leaf] / np.maximum(cnt[leaf], 1)[:, None]
-        means[cnt[leaf] == 0] = Y.mean(axis=0)                # a joint forest's leaf without this value type
-        if risk > 0:
-            means[:, :-1] = np.log(means[:, :-1]) / risk
+        means = _leaf_means(leaves[:, i], Y, len(lc), risk)[leaf]
         feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
         thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
         left.append(np.where(leaf, lid, lc + off).astype(np.int32))
@@ -394,6 +388,29 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: flo
     return {"keys": np.asarray(keys), "root": np.array(root, np.int32), "feature": np.concatenate(feat),
             "threshold": np.concatenate(thr), "left": np.concatenate(left), "right": np.concatenate(right),
             "value": np.ascontiguousarray(np.vstack(vals))}
+
+
+def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int, risk: float) -> np.ndarray:
+    """Per node, the mean of the rows of Y that reach it (``node``: each row's node); with ``risk`` > 0 every column
+    but the last the power mean ``log(mean(exp(risk * y))) / risk``, each node's maximum taken out before exp so
+    that no slowdown or risk overflows it. A node no row reaches (a joint forest's leaf without this value type)
+    takes the mean over all rows."""
+    cnt = np.bincount(node, minlength=nnodes)[:, None]
+    sums = np.zeros((nnodes, Y.shape[1]))
+    np.add.at(sums, node, Y)
+    out = sums / np.maximum(cnt, 1)
+    if risk > 0:
+        P = Y[:, :-1]
+        top = np.full((nnodes, P.shape[1]), -np.inf)
+        np.maximum.at(top, node, P)
+        E = np.zeros_like(top)
+        np.add.at(E, node, np.exp(risk * (P - top[node])))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[:, :-1] = top + np.log(E / np.maximum(cnt, 1)) / risk
+    empty = cnt[:, 0] == 0
+    if empty.any():
+        out[empty] = _leaf_means(np.zeros(len(Y), np.int64), Y, 1, risk)[0]
+    return out
 
 
 def _reference_column(reference: str | None, keys: np.ndarray, T: np.ndarray) -> int:
