@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import gzip
 import io
+import re
+import shutil
 import tarfile
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from pyspmv.datasets import corpus, folder_corpus, standard_corpus, suitesparse
+from pyspmv.datasets import corpus, folder_corpus, scaled_corpus, standard_corpus, suitesparse
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +88,55 @@ def test_standard_corpus_scales_real_matrices(tmp_path):
     small = min(real, key=lambda e: e.nnz)
     A = small.build()
     assert A.name == small.name and 0.5 * small.nnz < A.nnz < 2 * small.nnz
+
+
+def write_kinds(folder, kinds):
+    """A MANIFEST folder with ``n`` random 40 x 30 matrices per kind, named ``<kind><i>``."""
+    folder.mkdir(exist_ok=True)
+    rng = np.random.default_rng(1)
+    lines = ["name,kind,nnz_full"]
+    for kind, n in kinds.items():
+        for i in range(n):
+            A = sp.random(40, 30, density=0.1, random_state=rng)
+            scipy.io.mmwrite(folder / f"{kind}{i}.mtx", A)
+            lines.append(f"{kind}{i},{kind},{A.nnz}")
+    (folder / "MANIFEST.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_scaled_corpus_spreads_kinds_sizes_and_modes(tmp_path):
+    src = write_kinds(tmp_path / "src", {"lp": 9, "graph": 2})
+    es = scaled_corpus(src, 2e3, 2e4, per_kind=3)
+    assert [e.group for e in es] == ["scaled_graph", "scaled_lp"] * 2 + ["scaled_lp"]  # interleaved over kinds
+    parsed = [re.fullmatch(r"(\w+?)_x(\d+)(tile|kron)_r0", e.name) for e in es]
+    assert all(parsed) and len({e.name for e in es}) == 5
+    assert all(2e3 <= e.nnz <= 2e4 for e in es)
+    many = scaled_corpus(src, 2e3, 2e4, per_kind=9)
+    assert {re.fullmatch(r".*_x\d+(tile|kron)_r0", e.name).group(1) for e in many} == {"tile", "kron"}
+    assert len({int(re.search(r"_x(\d+)", e.name).group(1)) for e in many}) >= 5  # sizes spread, not one target
+    for e, m in zip(es[:2], parsed[:2]):
+        A, f = e.build(), int(m.group(2))
+        assert A.shape == (40 * f, 30 * f) and A.name == e.name and A.group == e.group
+        assert 0.5 * e.nnz < A.nnz < 2 * e.nnz
+    # a folder holding only the chosen matrices gives the same entries (what travels to a GPU machine)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    keep = {m.group(1) for m in parsed}
+    (sub / "MANIFEST.csv").write_text("".join(line for line in (src / "MANIFEST.csv").read_text().splitlines(True)
+                                              if line.split(",")[0] in keep | {"name"}))
+    for n in keep:
+        shutil.copy(src / f"{n}.mtx", sub)
+    assert [e.name for e in scaled_corpus(sub, 2e3, 2e4, per_kind=3)] == [e.name for e in es]
+    assert [e.name for e in scaled_corpus(src, 2e3, 2e4, per_kind=3, seed=1)] != [e.name for e in es]
+    assert scaled_corpus(src, 1e9, 2e9) == []        # nothing scales into the range: nothing, not an error
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"min_nnz": 5e6, "max_nnz": 1e6}, "min_nnz"),
+                                                ({"min_nnz": 0}, "min_nnz"), ({"per_kind": 0}, "per_kind"),
+                                                ({"per_kind": True}, "per_kind"), ({"per_kind": 2.5}, "per_kind")])
+def test_scaled_corpus_errors(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        scaled_corpus(write_kinds(tmp_path / "src", {"lp": 1}), **kwargs)
 
 
 def test_folder_corpus_errors(tmp_path):

@@ -6,11 +6,11 @@ import warnings
 from typing import Any
 
 from .collect import collect, consolidate
-from .corpus import CorpusEntry, folder_corpus, standard_corpus, suitesparse
+from .corpus import CorpusEntry, folder_corpus, scaled_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
 
 __all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "combine", "consolidate", "design_rows",
-           "folder_corpus", "load", "standard_corpus", "suitesparse"]
+           "folder_corpus", "load", "scaled_corpus", "standard_corpus", "suitesparse"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ import functools
 import os
 import tarfile
 import urllib.request
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,10 +171,54 @@ def _scaled(t: float, v: int, seed: int) -> CorpusEntry:
 _FAMILIES = (_guo, _wang("normal"), _wang("uniform"), _stencil, _banded, _fem, _powerlaw, _circuit, _diag, _scaled)
 
 
-def _real_scaled(path: Path, name: str, group: str, factor: int, density: float, seed: int) -> Matrix:
-    M = gen.scaled(load(path), factor, mode="tile", density=density, seed=seed, name=name)
+def _real_scaled(path: Path, name: str, group: str, factor: int, density: float, seed: int,
+                 mode: str = "tile") -> Matrix:
+    M = gen.scaled(load(path), factor, mode=mode, density=density, seed=seed, name=name)
     M.group = f"scaled_{group}"
     return M
+
+
+def _scaled_entry(e: CorpusEntry, t: float, mode: str, seed: int) -> CorpusEntry:
+    """``e`` (a folder_corpus entry) scaled up to about ``t`` entries: ``<name>_x<factor><mode>_r<seed>``."""
+    f, d, nnz = _tiling(t, max(e.nnz, 1))
+    path = e.build.keywords["path"]  # type: ignore[attr-defined]
+    return CorpusEntry(f"{e.name}_x{f}{mode}_r{seed}", f"scaled_{e.group}", int(nnz),
+                       functools.partial(_real_scaled, path, e.name, e.group, f, d, seed, mode))
+
+
+def scaled_corpus(folder: str | os.PathLike[str], min_nnz: float = 3e6, max_nnz: float = 1.6e7, per_kind: int = 4,
+                  seed: int = 0) -> list[CorpusEntry]:
+    """Scaled-up real matrices spread over a folder's kinds and over a range of sizes.
+
+    Each matrix of ``folder`` (:func:`folder_corpus`) draws, from ``seed`` and its own name alone, a
+    rank within its kind, a size target log-uniform in ``[min_nnz, max_nnz]`` and a mode, ``'tile'``
+    or ``'kron'`` (:func:`pyspmv.generators.scaled`); of each kind the ``per_kind`` lowest ranks whose
+    scaled size lies in the range are kept (a matrix too large to scale by 2 within it is passed over).
+    No draw depends on the folder's other files, so a folder holding only the chosen matrices gives the
+    same entries. Unlike ``standard_corpus(real=...)``, which tiles every matrix at a size set by its
+    place in name order, this gives each kind matrices of every size and both modes.
+
+    Returns
+    -------
+    list of CorpusEntry
+        Interleaved over kinds (every kind's first, then every kind's second, ...), so that a
+        collection cut short still covers every kind; names ``<matrix>_x<factor><mode>_r<seed>``,
+        groups ``scaled_<kind>``.
+    """
+    if not 0 < min_nnz <= max_nnz:
+        raise ValueError(f"The 'min_nnz' and 'max_nnz' parameters of scaled_corpus() must satisfy "
+                         f"0 < min_nnz <= max_nnz. Got {min_nnz!r} and {max_nnz!r} instead.")
+    if isinstance(per_kind, bool) or not isinstance(per_kind, (int, np.integer)) or per_kind < 1:
+        raise ValueError(f"The 'per_kind' parameter of scaled_corpus() must be an int >= 1. Got {per_kind!r} instead.")
+    kinds: dict[str, list[tuple[float, CorpusEntry]]] = {}
+    for e in folder_corpus(folder):
+        rank, u, m = np.random.default_rng([seed, zlib.crc32(e.name.encode())]).random(3)
+        s = _scaled_entry(e, float(np.exp(np.log(min_nnz) + u * np.log(max_nnz / min_nnz))),
+                          ("tile", "kron")[int(m < 0.5)], seed)
+        if min_nnz <= s.nnz <= max_nnz:
+            kinds.setdefault(e.group, []).append((float(rank), s))
+    picks = [[s for _, s in sorted(v, key=lambda p: (p[0], p[1].name))[:per_kind]] for _, v in sorted(kinds.items())]
+    return [p[i] for i in range(per_kind) for p in picks if i < len(p)]
 
 
 def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
@@ -211,11 +256,7 @@ def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
     if real is not None:
         reals = folder_corpus(real)
         for t, e in zip(np.geomspace(5e5, 3e7, max(len(reals), 1)), sorted(reals, key=lambda e: e.name)):
-            f, d, nnz = _tiling(t, max(e.nnz, 1))
-            path = e.build.keywords["path"]  # type: ignore[attr-defined]
-            name = f"{e.name}_x{f}tile_r{seed}"
-            out.append(CorpusEntry(name, f"scaled_{e.group}", int(nnz),
-                                   functools.partial(_real_scaled, path, e.name, e.group, f, d, seed)))
+            out.append(_scaled_entry(e, t, "tile", seed))
     names = [e.name for e in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
