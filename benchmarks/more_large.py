@@ -1,18 +1,19 @@
-"""Whether a second draw of the standard corpus's larger matrices (datasets/h100_seed1) should join the cuda default's
-training data: cross-validation inside the training matrices decides, the held-out split reports.
+"""Whether more large matrices (a candidate dataset: datasets/h100_seed1, the standard corpus's larger matrices drawn
+again; datasets/h100_scaled, real matrices scaled up) should join the cuda default's training data: cross-validation
+inside the training matrices decides, the held-out split reports.
 
 Usage: python benchmarks/more_large.py [--extra h100_large] [--candidate h100_seed1] [--folds 4] [--repeats 5]
        [--out benchmarks/results]
 
 Part 1 (the decision): the training side of datasets/h100's split (by matrix, seed 0, as every held-out table) and
-the ``--extra`` datasets form a pool; grouped k-fold over it, a matrix and its twins from another seed (the same
-name up to ``_r<seed>``) always in one fold, repeated with ``--repeats`` shuffles of the folds (repeat r: folds
-shuffled with seed r, forests seeded r). Each fold's model (train_default's recipe) is fitted on the rest of
-the pool, then again with the ``--candidate`` matrices added (less the twins of the fold's test matrices), and
+the ``--extra`` datasets form a pool; grouped k-fold over it, a matrix and its twins (from another seed: the same
+name up to ``_r<seed>``; scaled up: see :func:`recipe`) always in one fold, repeated with ``--repeats``
+shuffles of the folds (repeat r: folds shuffled with seed r, forests seeded r). Each fold's model (train_default's
+recipe) is fitted on the rest of the pool, then again with the ``--candidate`` matrices added (less the twins of the fold's test matrices), and
 both rank the fold's test matrices. Part 2 (the report): fitted on the whole pool, without and with the candidate
 (less the twins of held-out matrices), ranking the held-out 25 % of datasets/h100. Columns: picks within 5 % of
 the measured best (ties within [q25, q75] count as the best), beyond 20 %, geomean t_pick / t_best, matrices;
-for all test matrices and for those of at least 3e6 entries. Writes ``more_large_h100.md`` and ``.csv``.
+for all test matrices and for those of at least 3e6 entries. Writes ``more_large_<candidate>.md`` and ``.csv.gz``.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 LARGE = 3e6  # entries from which a test matrix counts as large (the candidate's smallest)
 
 
-def recipe(matrix: str) -> str:
-    """A matrix's name without its seed (``_r0``, ``_r1``): twins share it."""
-    return re.sub(r"_r\d+$", "", matrix)
+def recipe(matrix: str, names: Collection[str] = ()) -> str:
+    """A matrix's name without its seed (``_r0``, ``_r1``): twins share it. A scaled-up real matrix
+    (``<name>_x<factor><mode>_r<seed>``, :func:`pyspmv.datasets.scaled_corpus`) is a twin of ``<name>`` when
+    ``names`` holds it: the same structure at another size."""
+    m = re.sub(r"_r\d+$", "", matrix)
+    base = re.sub(r"_x\d+(tile|kron)$", "", m)
+    return base if base in names else m
 
 
 def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0,
@@ -96,7 +102,8 @@ def main() -> None:
         cand_mats = pd.unique(ds.groups)[len(pd.unique(ds.groups)) - ds.metadata["sources"][-1][1]:]
         nnz = ds.features.set_index("matrix")["nnz"]
         mat = ds.groups.astype(str).to_numpy()
-        rec = np.array([recipe(m) for m in mat])
+        known = set(mat)
+        rec = np.array([recipe(m, known) for m in mat])
         tr, te = split_by_matrix(own.groups)
         is_cand = np.isin(mat, cand_mats)
         pool = np.r_[tr, np.flatnonzero(~is_cand)[len(own.X):]]
@@ -120,7 +127,7 @@ def main() -> None:
         print(f"{dtype} held-out done at {time.perf_counter() - t0:.0f} s", flush=True)
     allp = pd.concat(rows, ignore_index=True)
     out = Path(args.out)
-    allp.to_csv(out / "more_large_h100.csv", index=False)
+    allp.to_csv(out / f"more_large_{cand}.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
     cpu = device_info("cpu")
     extra = " ".join(args.extra)
     lines = [f"# More large training matrices for the cuda default: `{cand}`", "",
@@ -128,7 +135,8 @@ def main() -> None:
              f"--repeats {args.repeats}`, "
              f"fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with train_default's forest recipe. "
              f"Pool: the training side of `{args.dataset}`'s split (by matrix, seed 0) and `{extra}`; `{cand}` "
-             "added (\"with\") less the twins (same name up to `_r<seed>`) of the test matrices. cv: grouped "
+             "added (\"with\") less the twins (same name up to `_r<seed>`; for a scaled-up real matrix, its own "
+             "matrix) of the test matrices. cv: grouped "
              f"{args.folds}-fold over the pool, twins in one fold, every pool matrix tested once per repeat, "
              f"{args.repeats} repeats (folds shuffled and forests seeded by the repeat), pooled; n counts tests; "
              "held-out: the pool "
@@ -146,7 +154,7 @@ def main() -> None:
                         sub = sub[sub["nnz"] >= LARGE]
                     lines.append(f"| {part} | {dtype} | {label} | {variant} | {summary(sub)} |")
     lines += ["", decision(allp[allp["part"] == "cv"], cand)]
-    (out / "more_large_h100.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / f"more_large_{cand}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 
 
