@@ -163,9 +163,9 @@ def quality(corpus: Path, min_nnz: float, max_nnz: float) -> list[str]:
             RANK.ESTIMATE_ROWS, RANK.ESTIMATE_NNZ = budget
         print(name, M.nnz, flush=True)
     for table, device in TABLES.items():
-        out += [f"\n**{table}** (device {device}, float64, default model "
-                f"{default_model(device).source.split('(')[0]}): matrices of the dataset rebuilt here, by stored "
-                "entries.\n",
+        out += [(f"\n**{table}** (device {device}, float64, default model "
+                 f"{default_model(device).source.split('(')[0]}): matrices of the dataset rebuilt here, by stored "
+                 "entries.\n"),
                 *md_header(["entries", "matrices", "sample", "within 5 % of best", "beyond 20 %",
                             "geomean t_pick / t_best", "same pick as exact"], "lrlrrrr")]
         for bd in sorted(res[table], key=lambda s: float(s.split()[-1] if s[0] == ">" else s.split()[0])):
@@ -204,8 +204,9 @@ def main() -> None:
               f"--max-nnz {a.max_nnz:g}` with the corpus `{a.corpus.parent.name}/{a.corpus.name}` "
               f"({'found' if a.corpus.is_dir() else 'missing: generated matrices only'})."), "",
              "## Cost, in single-thread `cpu/csr/rows` products of the same matrix (default cuda model, float64)",
-             "", f"Estimated: at most {RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries "
-             "(`pyspmv.rank.ESTIMATE_ROWS`, `ESTIMATE_NNZ`). rank() includes the model's evaluation and the sort.", ""]
+             "", (f"Estimated: at most {RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries "
+                  "(`pyspmv.rank.ESTIMATE_ROWS`, `ESTIMATE_NNZ`). rank() includes the model's evaluation and the sort."),
+             ""]
     lines += cost_rows()
     lines += ["", "## Ranking quality of the estimated mode", ""]
     lines += quality(a.corpus, a.min_nnz, a.max_nnz)

@@ -96,11 +96,11 @@ def targets(s: pd.DataFrame) -> str:
     """The issue's two targets, read off the summary."""
     small = s[s.nnz < 300_000]
     big = s[s.matrix.str.startswith("poisson3d") & (s.nnz >= 40_000_000)]
-    out = [f"- Matrices under 300k nonzeros ({len(small)} matrix/dtype pairs): best own kernel against cuSPARSE "
-           f"CSR default, median speedup {small.speedup_vs_csr_default.median():.2f}x (min "
-           f"{small.speedup_vs_csr_default.min():.2f}x, max {small.speedup_vs_csr_default.max():.2f}x); "
-           f"{(small.speedup_vs_csr_default >= 2).sum()} of {len(small)} reach 2x. Median times: own "
-           f"{small.own_us.median():.2f} us, cuSPARSE CSR default {small.csr_default_us.median():.2f} us."]
+    out = [(f"- Matrices under 300k nonzeros ({len(small)} matrix/dtype pairs): best own kernel against cuSPARSE "
+            f"CSR default, median speedup {small.speedup_vs_csr_default.median():.2f}x (min "
+            f"{small.speedup_vs_csr_default.min():.2f}x, max {small.speedup_vs_csr_default.max():.2f}x); "
+            f"{(small.speedup_vs_csr_default >= 2).sum()} of {len(small)} reach 2x. Median times: own "
+            f"{small.own_us.median():.2f} us, cuSPARSE CSR default {small.csr_default_us.median():.2f} us.")]
     for r in big.itertuples():
         out.append(f"- {r.matrix} {r.dtype} ({r.nnz} nonzeros): best own {r.best_own} at {r.own_us:.0f} us moves its "
                    f"own bytes at {r.own_frac_of_its_bytes:.3f} of copy bandwidth; cuSPARSE CSR default "

@@ -80,8 +80,8 @@ def compare(old: list[Path], new: list[Path], machine: str, out: Path, labels: t
     m["format"] = m["config"].str.split("/").str[1]
     m["band"] = pd.cut(m["nnz"], BANDS, right=False)
     lines = [f"Machine: {machine}. `{' '.join(sys.argv)}`", "",
-             f"old = {labels[0]}, new = {labels[1]}; old / new > 1: the new build is faster. Noise: the old "
-             "build's first run over its last, same matrices.", ""]
+             (f"old = {labels[0]}, new = {labels[1]}; old / new > 1: the new build is faster. Noise: the old "
+              "build's first run over its last, same matrices."), ""]
     lines += md_header(["format", "entries", "products", "old / new (geomean)", "worst", "noise (geomean)"])
     for (fmt, band), d in m.groupby(["format", "band"], observed=True):
         r = d["old"] / d["new"]

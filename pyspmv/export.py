@@ -106,11 +106,12 @@ def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
     return "{" + ", ".join(init) + "}"
 
 
-_C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if inline int long "
-    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
-    "_Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local "
-    "bool true false NULL asm typeof".split())
+_C_KEYWORDS = frozenset((  # C11's keywords, and bool, true, false, typeof (C23), NULL and asm
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas",
+    "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+    "_Thread_local", "bool", "true", "false", "NULL", "asm", "typeof"))
 #: Reserved for the implementation (C11 7.1.3: a leading '_', any '__') and for pyspmv's core (spmv_, SPMV_).
 _RESERVED = re.compile(r"_.*|.*__.*|(?i:(py)?spmv).*")
 #: Suffixes of the names an exported header defines for ``name`` (the guard is ``NAME_H``).
@@ -467,7 +468,7 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
         zf = zipfile.ZipFile(path)
     except (FileNotFoundError, MemoryError):
         raise
-    except Exception as exc:             # BadZipFile, OSError, struct.error, ...
+    except Exception as exc:  # noqa: BLE001 (BadZipFile, OSError, struct.error, ...: all mean not a model)
         raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
     with zf:
         infos = zf.infolist()
@@ -497,7 +498,7 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
                     a = np.lib.format.read_array(fh, allow_pickle=False)
             except (_Corrupt, MemoryError):
                 raise
-            except Exception as exc:     # zlib.error, EOFError, OverflowError, ... : all mean a corrupt member
+            except Exception as exc:  # noqa: BLE001 (zlib.error, EOFError, OverflowError, ...: a corrupt member)
                 raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
             out[key] = np.ascontiguousarray(native(a))
     return out

@@ -200,7 +200,7 @@ class Plan:
     def close(self) -> None:
         self._plan.close()
 
-    def __enter__(self) -> Plan:
+    def __enter__(self) -> Plan:  # noqa: PYI034 (typing.Self needs Python 3.11; pyspmv runs on 3.10)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -197,7 +197,7 @@ def check_gpu(gpu: Any, where: str) -> dict[str, int]:
 def check_convert_fit(fit: Any, where: str) -> dict[str, list[float]]:
     """A conversion-cost fit: per format name, ``[a, b]`` (convert_ms = a + b * nnz), finite and >= 0."""
     if not isinstance(fit, dict):
-        raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} must be a dict of format -> [a, b]. "
+        raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} must be a dict of format -> [a, b]. "  # noqa: TRY004 (a model file's content: ValueError, as every corrupt model)
                          f"Got {type(fit).__name__} instead.")
     for fmt, ab in fit.items():
         if fmt not in FORMATS:
@@ -224,7 +224,7 @@ def check_names(names: Any, what: str, where: str) -> list[str]:
                              f"Got {v!r:.80} instead.")
     if len(set(names)) != len(names):
         dup = next(c for c in names if names.count(c) > 1)
-        raise ValueError(f"{where} lists {what[:-1] if what.endswith('s') else what} {dup!r:.80} twice.")
+        raise ValueError(f"{where} lists {what.removesuffix('s')} {dup!r:.80} twice.")
     return names
 
 

@@ -170,7 +170,6 @@ def test_corrupt_archives_are_value_errors(src, tmp_path):
                          ("object", _npy("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", b"\x80\x04N.")),
                          ("overflow", _npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2**70,), }"))):
         buf = io.BytesIO()
-        h, a = read(src)
         with zipfile.ZipFile(buf, "w") as zf:
             zf.writestr("header.json.npy", _npy("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", b"{}"))
             zf.writestr("float64/spec/coef.npy", member)

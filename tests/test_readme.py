@@ -36,7 +36,7 @@ def _blocks(lang: str) -> list[tuple[int, str]]:
     """(line number of the block's first line, text) of every ```lang block."""
     text = README.read_text(encoding="utf-8")
     return [(text.count("\n", 0, m.start(1)) + 1, m.group(1))
-            for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.M | re.S)]
+            for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)]
 
 
 @dataclass
@@ -97,7 +97,7 @@ def _run_python(gpu: bool) -> list[tuple[int, str, BaseException]]:
         ast.increment_lineno(tree, start - 1)                 # tracebacks name README lines
         for stmt, src in zip(tree.body, sources, strict=True):
             try:
-                exec(compile(ast.Module([stmt], []), "README.md", "exec"), ns)
+                exec(compile(ast.Module([stmt], []), "README.md", "exec"), ns)  # noqa: S102 (the README's own code)
             except Exception as exc:  # noqa: BLE001 (collected and reported by the tests)
                 failures.append((stmt.lineno, src, exc))
     return failures

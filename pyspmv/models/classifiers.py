@@ -133,7 +133,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         self.scale_[self.scale_ == 0] = 1.0
         Z = (F - self.mean_) / self.scale_
         rng = np.random.default_rng(self.random_state)
-        uz, ui = unique_rows(Z[first])
+        uz, _ = unique_rows(Z[first])
         pick = rng.permutation(len(uz))[: int(self.n_components)]
         self.landmarks_ = Z[first[uz[np.sort(pick)]]]
         gk = group_key(X, "config")
