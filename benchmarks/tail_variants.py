@@ -1,0 +1,141 @@
+"""The cuda default's tail (picks beyond 20 % of the best, most of them on matrices of millions of entries): whether a
+larger forest, smaller leaves, a forest of its own for large matrices, or picks kept to well-supported configurations
+shrink it. Cross-validation inside the training matrices only, as more_large.py's part 1.
+
+Usage: python benchmarks/tail_variants.py [--folds 4] [--repeats 5] [--out benchmarks/results]
+
+Pool: the training side of datasets/h100's split (by matrix, seed 0) and datasets/h100_large; grouped k-fold over it
+(twins in one fold, :func:`more_large.recipe`), ``--repeats`` shuffles; every variant ranks the same test matrices
+with forests of the same seeds. Variants (train_default's forest unless said):
+
+- ``default``: the shipped recipe;
+- ``trees N``, ``min_samples_leaf 1``, ``max_features 0.8``: that parameter changed;
+- ``large own forest >= L``: test matrices of at least 1e6 entries ranked by a forest fitted on the training matrices
+  of at least L entries only (the rest by the default);
+- ``support >= K``: the default's picks kept to configurations within 5 % of the best on at least K training matrices.
+
+Writes ``tail_variants.md`` (picks within 5 % of the best, ties in [q25, q75] counting as the best; beyond 20 %;
+geomean t_pick / t_best; all tests and those of at least 3e6 entries; the paired difference against ``default``)
+and ``tail_variants.csv.gz`` (one row per test).
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _md import md_header
+from more_large import LARGE, metrics, recipe
+from sklearn.model_selection import GroupKFold
+
+from pyspmv import datasets
+from pyspmv.benchmark import device_info
+from pyspmv.evaluate import ranking, split_by_matrix
+from pyspmv.train_default import make_model
+
+ROOT = Path(__file__).resolve().parents[1]
+OWN_FOREST_FROM = 1e6  # test matrices from this many entries get the large matrices' own forest
+#: name -> (forest parameters, smallest training matrix of the large forest, least support)
+VARIANTS: dict[str, tuple[dict[str, object], float, int]] = {
+    "default": ({}, 0, 0),
+    "trees 64": ({"n_estimators": 64}, 0, 0),
+    "trees 128": ({"n_estimators": 128}, 0, 0),
+    "min_samples_leaf 1": ({"min_samples_leaf": 1}, 0, 0),
+    "max_features 0.8": ({"max_features": 0.8}, 0, 0),
+    "large own forest >= 1e5": ({}, 1e5, 0),
+    "large own forest >= 1e6": ({}, 1e6, 0),
+    "support >= 3": ({}, 0, 3),
+    "support >= 10": ({}, 0, 10),
+}
+
+
+def scores(ds: datasets.Dataset, fit: np.ndarray, test: np.ndarray, seed: int, params: dict[str, object]) -> np.ndarray:
+    model = make_model("forest", seed).set_params(**params)
+    model.fit(ds.X.iloc[fit], ds.y.iloc[fit], ds.groups.iloc[fit])
+    return np.asarray(model.rank_scores(ds.X.iloc[test]), dtype=np.float64)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    rows = []
+    t0 = time.perf_counter()
+    for dtype in ("float64", "float32"):
+        own = datasets.load("h100", dtype=dtype)
+        ds = datasets.combine("h100", "h100_large", dtype=dtype)
+        mat = ds.groups.astype(str).to_numpy()
+        nnz_of = ds.features.set_index("matrix")["nnz"]
+        nnz = nnz_of.reindex(mat).to_numpy()
+        rec = np.array([recipe(m, set(mat)) for m in mat])
+        cfg = ds.X["config"].astype(str).to_numpy()
+        y, q25, q75 = ds.y.to_numpy(), ds.q25.to_numpy(), ds.q75.to_numpy()
+        near = y <= 1.05 * pd.Series(y).groupby(mat).transform("min").to_numpy()
+        tr, _ = split_by_matrix(own.groups)
+        pool = np.r_[tr, np.arange(len(own.X), len(ds.X))]
+        for r in range(args.repeats):
+            for a, b in GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool]):
+                fit, test = pool[a], pool[b]
+                base = scores(ds, fit, test, r, {})
+                support = pd.Series(near[fit]).groupby(cfg[fit]).sum()
+                for name, (params, large_from, least) in VARIANTS.items():
+                    s = base if not params and not large_from else scores(ds, fit, test, r, params)
+                    if large_from:
+                        big = nnz[test] >= OWN_FOREST_FROM
+                        s = s.copy()
+                        s[big] = scores(ds, fit[nnz[fit] >= large_from], test[big], r, {})
+                    if least:
+                        s = np.where(np.isin(cfg[test], support.index[support >= least]), s, np.inf)
+                    per = ranking(s, y[test], mat[test], cfg[test], q25[test], q75[test])
+                    per["nnz"] = per["unit"].map(nnz_of).to_numpy()
+                    per["variant"], per["dtype"], per["repeat"] = name, dtype, r
+                    rows.append(per)
+            print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+    allp = pd.concat(rows, ignore_index=True).rename(columns={"unit": "matrix"})
+    out = Path(args.out)
+    allp.to_csv(out / "tail_variants.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+    cpu = device_info("cpu")
+    lines = ["# The cuda default's tail: forest variants under cross-validation", "",
+             (f"`python benchmarks/tail_variants.py --folds {args.folds} --repeats {args.repeats}`, fitted on the "
+              f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores). Pool: the training side of `h100`'s split (by "
+              f"matrix, seed 0) and `h100_large`; grouped {args.folds}-fold over it, twins in one fold, "
+              f"{args.repeats} repeats, every variant on the same folds and seeds (the script's docstring says what "
+              "each variant is). Cells: picks within 5 % of the measured best (ties within [q25, q75] count as the "
+              "best) / beyond 20 % / geomean t_pick / t_best; large: tests of at least "
+              f"{LARGE:.0e} entries. Paired: mean of log(t_pick / t_best) minus the default's on the same tests, and "
+              "that over its standard error taken over matrices (|z| < 2: within the cross-validation's noise)."), "",
+             *md_header(["variant", "float64 all", "float64 large", "float64 paired", "float32 all", "float32 large",
+                         "float32 paired"], "lllllll")]
+    better = set(VARIANTS) - {"default"}  # fewer large tests beyond 20 % than the default in both value types
+    for name in VARIANTS:
+        cells = []
+        for dtype in ("float64", "float32"):
+            g = allp[(allp["dtype"] == dtype) & (allp["variant"] == name)]
+            d0 = allp[(allp["dtype"] == dtype) & (allp["variant"] == "default")]
+            for sub in (g, g[g["nnz"] >= LARGE]):
+                w, b, gm = metrics(sub)
+                cells.append(f"{100 * w:.1f} / {100 * b:.2f} / {gm:.4f}")
+            diff = (np.log(g.set_index(["matrix", "repeat"])["ratio"])
+                    - np.log(d0.set_index(["matrix", "repeat"])["ratio"]))
+            se = diff.groupby(level="matrix").mean().std(ddof=1) / np.sqrt(diff.index.get_level_values(0).nunique())
+            cells.append("–" if name == "default" else "the same picks" if se == 0 else
+                         f"{diff.mean():+.4f} (z {diff.mean() / se:+.1f})")
+            if name != "default" and b >= metrics(d0[d0["nnz"] >= LARGE])[1]:
+                better.discard(name)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    n = allp[allp["variant"] == "default"].groupby("dtype").size()
+    lines += ["", (f"Tests per variant: float64 {n.get('float64', 0)}, float32 {n.get('float32', 0)} "
+                   f"({args.repeats} repeats of every pool matrix)."),
+              "", "Variants with fewer large tests beyond 20 % than the default in both value types: "
+              + (", ".join(f"`{v}`" for v in VARIANTS if v in better) or "none") + "."]
+    (out / "tail_variants.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
