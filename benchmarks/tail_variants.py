@@ -12,7 +12,9 @@ with forests of the same seeds. Variants (train_default's forest unless said):
 - ``trees N``, ``min_samples_leaf 1``, ``max_features 0.8``: that parameter changed;
 - ``large own forest >= L``: test matrices of at least 1e6 entries ranked by a forest fitted on the training matrices
   of at least L entries only (the rest by the default);
-- ``support >= K``: the default's picks kept to configurations within 5 % of the best on at least K training matrices.
+- ``support >= K``: the default's picks kept to configurations within 5 % of the best on at least K training matrices;
+- ``listwise + T trees``: the mean of the scores of the default forest and one whose trees split on target T (both
+  hold mean slowdowns in their leaves, so this is one forest of both kinds of trees), ``16 each`` with half the trees.
 
 Writes ``tail_variants.md`` (picks within 5 % of the best, ties in [q25, q75] counting as the best; beyond 20 %;
 geomean t_pick / t_best; all tests and those of at least 3e6 entries; the paired difference against ``default``)
@@ -38,17 +40,21 @@ from pyspmv.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN_FOREST_FROM = 1e6  # test matrices from this many entries get the large matrices' own forest
-#: name -> (forest parameters, smallest training matrix of the large forest, least support)
-VARIANTS: dict[str, tuple[dict[str, object], float, int]] = {
-    "default": ({}, 0, 0),
-    "trees 64": ({"n_estimators": 64}, 0, 0),
-    "trees 128": ({"n_estimators": 128}, 0, 0),
-    "min_samples_leaf 1": ({"min_samples_leaf": 1}, 0, 0),
-    "max_features 0.8": ({"max_features": 0.8}, 0, 0),
-    "large own forest >= 1e5": ({}, 1e5, 0),
-    "large own forest >= 1e6": ({}, 1e6, 0),
-    "support >= 3": ({}, 0, 3),
-    "support >= 10": ({}, 0, 10),
+#: name -> (forests whose scores are averaged, by their parameters; smallest training matrix of the large forest;
+#: least support)
+VARIANTS: dict[str, tuple[list[dict[str, object]], float, int]] = {
+    "default": ([{}], 0, 0),
+    "trees 64": ([{"n_estimators": 64}], 0, 0),
+    "trees 128": ([{"n_estimators": 128}], 0, 0),
+    "min_samples_leaf 1": ([{"min_samples_leaf": 1}], 0, 0),
+    "max_features 0.8": ([{"max_features": 0.8}], 0, 0),
+    "large own forest >= 1e5": ([{}], 1e5, 0),
+    "large own forest >= 1e6": ([{}], 1e6, 0),
+    "support >= 3": ([{}], 0, 3),
+    "support >= 10": ([{}], 0, 10),
+    "listwise + pairwise trees": ([{}, {"target": "pairwise"}], 0, 0),
+    "listwise + best trees": ([{}, {"target": "best"}], 0, 0),
+    "listwise + pairwise trees, 16 each": ([{"n_estimators": 16}, {"n_estimators": 16, "target": "pairwise"}], 0, 0),
 }
 
 
@@ -81,10 +87,14 @@ def main() -> None:
         for r in range(args.repeats):
             for a, b in GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool]):
                 fit, test = pool[a], pool[b]
-                base = scores(ds, fit, test, r, {})
+                fitted: dict[str, np.ndarray] = {}  # each forest of the fold fitted once, by its parameters
                 support = pd.Series(near[fit]).groupby(cfg[fit]).sum()
-                for name, (params, large_from, least) in VARIANTS.items():
-                    s = base if not params and not large_from else scores(ds, fit, test, r, params)
+                for name, (forests, large_from, least) in VARIANTS.items():
+                    keys = [repr(sorted(p.items())) for p in forests]
+                    for key, p in zip(keys, forests, strict=True):
+                        if key not in fitted:
+                            fitted[key] = scores(ds, fit, test, r, p)
+                    s = np.mean([fitted[k] for k in keys], axis=0)
                     if large_from:
                         big = nnz[test] >= OWN_FOREST_FROM
                         s = s.copy()
