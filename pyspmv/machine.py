@@ -6,10 +6,14 @@ import hashlib
 import json
 import os
 import platform
+import sys
 import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+#: pyspmv's own files: a warning names the first line outside them, the user's.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 #: Environment variable naming the folder where ``pyspmv calibrate`` keeps its measurements and the
 #: calibrated models that :func:`pyspmv.rank` uses; default :func:`home`'s XDG location.
@@ -156,11 +160,15 @@ def other_machine(rm: Any) -> str | None:
             "this machine and adapt the model to it.")
 
 
-def warn_other_machine(rm: Any, stacklevel: int = 3) -> None:
-    """Issue :class:`OtherMachineWarning` once per model object when :func:`other_machine` says so."""
+def warn_other_machine(rm: Any) -> None:
+    """Issue :class:`OtherMachineWarning` once per model object when :func:`other_machine` says so, against the
+    line that called into pyspmv (however deep inside pyspmv this is called)."""
     if rm.__dict__.get("_machine_checked"):
         return
     rm.__dict__["_machine_checked"] = True
     msg = other_machine(rm)
     if msg:
-        warnings.warn(msg, OtherMachineWarning, stacklevel=stacklevel)
+        level, f = 1, sys._getframe(0)       # level 1: this function, the one that calls warnings.warn
+        while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+            f, level = f.f_back, level + 1
+        warnings.warn(msg, OtherMachineWarning, stacklevel=level)

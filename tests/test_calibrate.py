@@ -183,6 +183,18 @@ def _with_fingerprint(rm, **change):
     return out
 
 
+@pytest.mark.parametrize("policy", ["serial", "online"])
+def test_a_solve_says_other_machine_against_the_callers_line(shipped, policy):
+    A = pyspmv.generate("poisson2d", 30)
+    other = _with_fingerprint(shipped, processor="Some Other CPU")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        pyspmv.solvers.cg(A, A @ np.ones(A.ncols), policy=policy, model=other, device="cpu", select_min_nnz=0,
+                          select_patience=0)
+    said = [x for x in w if x.category is pyspmv.OtherMachineWarning]
+    assert len(said) == 1 and said[0].filename == __file__, [(x.filename, x.lineno) for x in said]
+
+
 def test_the_other_machine_notice(shipped, tmp_path, capsys):
     A = pyspmv.generate("poisson2d", 10)
     same = _with_fingerprint(shipped)

@@ -14,7 +14,10 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from ..configs import Config, config
+from ..machine import warn_other_machine
 from ..matrix import Matrix, as_matrix
+from ..portable import RankModel
+from ..rank import model_in_use
 from .record import SolveRecord
 from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
 
@@ -156,6 +159,10 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     n_calls = None
     if can_rank(policy, M.nnz, min_nnz):     # a tiny solve under async pays nothing that fixed does not
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
+    if can_rank(policy, M.nnz, min_nnz) and (model is None or isinstance(model, RankModel)):
+        # Said here, on the caller's thread, not by rank() inside the solve: under async and online that runs on
+        # the helper thread, where no line of the caller's is on the stack; rank() then finds the model checked.
+        warn_other_machine(model_in_use(device, dt.name) if model is None else model)
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
     op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
     axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
