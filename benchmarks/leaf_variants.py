@@ -28,12 +28,10 @@ import numpy as np
 import pandas as pd
 from _md import md_header
 from default_quality import summary
-from more_large import metrics, recipe, run
-from sklearn.model_selection import GroupKFold
+from more_large import metrics, pool_of, recipe, repeated_folds, run
 
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
-from pyspmv.evaluate import split_by_matrix
 from pyspmv.features import FEATURE_NAMES, PARAM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,20 +71,19 @@ def folds_of(name: str, extra: tuple[str, ...], dtype: str, args: argparse.Names
     ds = datasets.combine(name, *extra, dtype=dtype) if extra else own
     nnz = ds.features.set_index("matrix")["nnz"]
     rec = np.array([recipe(m) for m in ds.groups.astype(str)])
-    tr, te = split_by_matrix(own.groups)
-    pool = np.r_[tr, np.arange(len(own.X), len(ds.X))]   # combine() puts the extras' rows after the dataset's own
+    pool, te = pool_of(own, ds)
     padded, pad_params = with_paddings(ds) if set(PADDED) & set(args.variants) else (ds, {})
     data = {v: (padded, {**VARIANTS[v][1], **pad_params}) if v in PADDED else (ds, VARIANTS[v][1])
             for v in args.variants}
     rows = []
     t0 = time.perf_counter()
-    for r in range(args.repeats):
-        for k, (a, b) in enumerate(GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
-            for v in args.variants:
-                per = run(data[v][0], pool[a], pool[b], nnz, seed=r, **data[v][1])
-                per["part"], per["repeat"], per["fold"], per["variant"] = "cv", r, k, v
-                rows.append(per)
-        print(f"{name} {dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+    for r, k, fit, test in repeated_folds(pool, rec, args.folds, args.repeats):
+        for v in args.variants:
+            per = run(data[v][0], fit, test, nnz, seed=r, **data[v][1])
+            per["part"], per["repeat"], per["fold"], per["variant"] = "cv", r, k, v
+            rows.append(per)
+        if k == args.folds - 1:
+            print(f"{name} {dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
     for v in args.variants:
         per = run(data[v][0], pool, te, nnz, **data[v][1])
         per["part"], per["repeat"], per["fold"], per["variant"] = "held-out", 0, -1, v

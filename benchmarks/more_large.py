@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +61,30 @@ def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, se
     return per
 
 
+def pool_of(own: datasets.Dataset, ds: datasets.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """(pool, held-out) rows of ``ds``, ``own`` combined with extras: the training side of ``own``'s split (by matrix,
+    seed 0) and every row the extras add (combine() puts them after ``own``'s); the held-out side of the split."""
+    tr, te = split_by_matrix(own.groups)
+    return np.r_[tr, np.arange(len(own.X), len(ds.X))], te
+
+
+def repeated_folds(pool: np.ndarray, rec: np.ndarray, folds: int,
+                   repeats: int) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """(repeat, fold, fit rows, test rows): grouped ``folds``-fold over the rows ``pool``, twins (same ``rec``) in one
+    fold, folds shuffled with seed ``repeat``; every pool matrix tested once per repeat."""
+    for r in range(repeats):
+        for k, (a, b) in enumerate(GroupKFold(folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
+            yield r, k, pool[a], pool[b]
+
+
+def paired_diff(a: pd.Series, b: pd.Series) -> tuple[float, float]:
+    """Mean of log(a) - log(b), ratios indexed by (matrix, repeat), and its standard error taken over matrices (each
+    matrix's mean over the repeats: a matrix's repeats are not independent)."""
+    diff = np.log(a) - np.log(b)
+    per = diff.groupby(level="matrix").mean()
+    return float(diff.mean()), float(per.std(ddof=1) / np.sqrt(len(per)))
+
+
 def metrics(per: pd.DataFrame) -> tuple[float, float, float]:
     """(share within 5 %, share beyond 20 %, geomean t_pick / t_best), as summary() reports them."""
     within = (per["bucket"] == "<5%").mean()
@@ -91,11 +115,9 @@ def paired(cv: pd.DataFrame) -> str:
     out = []
     for dtype in ("float64", "float32"):
         x = cv[cv["dtype"] == dtype].pivot_table(index=["matrix", "repeat"], columns="variant", values="ratio")
-        diff = np.log(x["with"]) - np.log(x["without"])
-        per = diff.groupby(level="matrix").mean()
-        se = float(per.std(ddof=1) / np.sqrt(len(per)))
-        out.append(f"{dtype} {diff.mean():+.5f} (standard error {se:.5f}, z {diff.mean() / se:+.2f}, "
-                   f"{len(per)} matrices)")
+        mean, se = paired_diff(x["with"], x["without"])
+        out.append(f"{dtype} {mean:+.5f} (standard error {se:.5f}, z {mean / se:+.2f}, "
+                   f"{x.index.get_level_values('matrix').nunique()} matrices)")
     return ("Paired, on the same folds and tests: mean of log(t_pick / t_best) with the candidate minus without: "
             + "; ".join(out) + ". |z| < 2: no difference beyond the cross-validation's noise.")
 
@@ -124,17 +146,15 @@ def main() -> None:
         is_cand = np.isin(mat, cand_mats)
         pool = np.r_[tr, np.flatnonzero(~is_cand)[len(own.X):]]
         t0 = time.perf_counter()
-        for r in range(args.repeats):
-            folds = GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])
-            for k, (a, b) in enumerate(folds):
-                fit, test = pool[a], pool[b]
-                twins = np.isin(rec, np.unique(rec[test]))
-                add = np.flatnonzero(is_cand & ~twins)
-                for variant, train in (("without", fit), ("with", np.r_[fit, add])):
-                    per = run(ds, train, test, nnz, seed=r)
-                    per["part"], per["repeat"], per["fold"], per["variant"], per["dtype"] = "cv", r, k, variant, dtype
-                    rows.append(per)
-            print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+        for r, k, fit, test in repeated_folds(pool, rec, args.folds, args.repeats):
+            twins = np.isin(rec, np.unique(rec[test]))
+            add = np.flatnonzero(is_cand & ~twins)
+            for variant, train in (("without", fit), ("with", np.r_[fit, add])):
+                per = run(ds, train, test, nnz, seed=r)
+                per["part"], per["repeat"], per["fold"], per["variant"], per["dtype"] = "cv", r, k, variant, dtype
+                rows.append(per)
+            if k == args.folds - 1:
+                print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
         add = np.flatnonzero(is_cand & ~np.isin(rec, np.unique(rec[te])))
         for variant, train in (("without", pool), ("with", np.r_[pool, add])):
             per = run(ds, train, te, nnz)

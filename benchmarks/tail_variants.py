@@ -30,12 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _md import md_header
-from more_large import LARGE, metrics, recipe
-from sklearn.model_selection import GroupKFold
+from more_large import LARGE, metrics, paired_diff, pool_of, recipe, repeated_folds
 
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
-from pyspmv.evaluate import ranking, split_by_matrix
+from pyspmv.evaluate import ranking
 from pyspmv.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,30 +81,28 @@ def main() -> None:
         cfg = ds.X["config"].astype(str).to_numpy()
         y, q25, q75 = ds.y.to_numpy(), ds.q25.to_numpy(), ds.q75.to_numpy()
         near = y <= 1.05 * pd.Series(y).groupby(mat).transform("min").to_numpy()
-        tr, _ = split_by_matrix(own.groups)
-        pool = np.r_[tr, np.arange(len(own.X), len(ds.X))]
-        for r in range(args.repeats):
-            for a, b in GroupKFold(args.folds, shuffle=True, random_state=r).split(pool, groups=rec[pool]):
-                fit, test = pool[a], pool[b]
-                fitted: dict[str, np.ndarray] = {}  # each forest of the fold fitted once, by its parameters
-                support = pd.Series(near[fit]).groupby(cfg[fit]).sum()
-                for name, (forests, large_from, least) in VARIANTS.items():
-                    keys = [repr(sorted(p.items())) for p in forests]
-                    for key, p in zip(keys, forests, strict=True):
-                        if key not in fitted:
-                            fitted[key] = scores(ds, fit, test, r, p)
-                    s = np.mean([fitted[k] for k in keys], axis=0)
-                    if large_from:
-                        big = nnz[test] >= OWN_FOREST_FROM
-                        s = s.copy()
-                        s[big] = scores(ds, fit[nnz[fit] >= large_from], test[big], r, {})
-                    if least:
-                        s = np.where(np.isin(cfg[test], support.index[support >= least]), s, np.inf)
-                    per = ranking(s, y[test], mat[test], cfg[test], q25[test], q75[test])
-                    per["nnz"] = per["unit"].map(nnz_of).to_numpy()
-                    per["variant"], per["dtype"], per["repeat"] = name, dtype, r
-                    rows.append(per)
-            print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
+        pool, _ = pool_of(own, ds)
+        for r, k, fit, test in repeated_folds(pool, rec, args.folds, args.repeats):
+            fitted: dict[str, np.ndarray] = {}  # each forest of the fold fitted once, by its parameters
+            support = pd.Series(near[fit]).groupby(cfg[fit]).sum()
+            for name, (forests, large_from, least) in VARIANTS.items():
+                keys = [repr(sorted(p.items())) for p in forests]
+                for key, p in zip(keys, forests, strict=True):
+                    if key not in fitted:
+                        fitted[key] = scores(ds, fit, test, r, p)
+                s = np.mean([fitted[key] for key in keys], axis=0)
+                if large_from:
+                    big = nnz[test] >= OWN_FOREST_FROM
+                    s = s.copy()
+                    s[big] = scores(ds, fit[nnz[fit] >= large_from], test[big], r, {})
+                if least:
+                    s = np.where(np.isin(cfg[test], support.index[support >= least]), s, np.inf)
+                per = ranking(s, y[test], mat[test], cfg[test], q25[test], q75[test])
+                per["nnz"] = per["unit"].map(nnz_of).to_numpy()
+                per["variant"], per["dtype"], per["repeat"] = name, dtype, r
+                rows.append(per)
+            if k == args.folds - 1:
+                print(f"{dtype} repeat {r} done at {time.perf_counter() - t0:.0f} s", flush=True)
     allp = pd.concat(rows, ignore_index=True).rename(columns={"unit": "matrix"})
     out = Path(args.out)
     allp.to_csv(out / "tail_variants.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
@@ -130,11 +127,10 @@ def main() -> None:
             for sub in (g, g[g["nnz"] >= LARGE]):
                 w, b, gm = metrics(sub)
                 cells.append(f"{100 * w:.1f} / {100 * b:.2f} / {gm:.4f}")
-            diff = (np.log(g.set_index(["matrix", "repeat"])["ratio"])
-                    - np.log(d0.set_index(["matrix", "repeat"])["ratio"]))
-            se = diff.groupby(level="matrix").mean().std(ddof=1) / np.sqrt(diff.index.get_level_values(0).nunique())
+            mean, se = paired_diff(g.set_index(["matrix", "repeat"])["ratio"],
+                                   d0.set_index(["matrix", "repeat"])["ratio"])
             cells.append("–" if name == "default" else "the same picks" if se == 0 else
-                         f"{diff.mean():+.4f} (z {diff.mean() / se:+.1f})")
+                         f"{mean:+.4f} (z {mean / se:+.1f})")
             if name != "default" and b >= metrics(d0[d0["nnz"] >= LARGE])[1]:
                 better.discard(name)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
