@@ -68,11 +68,12 @@ def pool_of(own: datasets.Dataset, ds: datasets.Dataset) -> tuple[np.ndarray, np
     return np.r_[tr, np.arange(len(own.X), len(ds.X))], te
 
 
-def repeated_folds(pool: np.ndarray, rec: np.ndarray, folds: int,
-                   repeats: int) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+def repeated_folds(pool: np.ndarray, rec: np.ndarray, folds: int, repeats: int,
+                   first: int = 0) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
     """(repeat, fold, fit rows, test rows): grouped ``folds``-fold over the rows ``pool``, twins (same ``rec``) in one
-    fold, folds shuffled with seed ``repeat``; every pool matrix tested once per repeat."""
-    for r in range(repeats):
+    fold, folds shuffled with seed ``repeat`` (``first``, ``first + 1``, ...); every pool matrix tested once per
+    repeat."""
+    for r in range(first, first + repeats):
         for k, (a, b) in enumerate(GroupKFold(folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
             yield r, k, pool[a], pool[b]
 
