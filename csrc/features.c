@@ -75,6 +75,7 @@ enum {
     F_COUNT
 };
 _Static_assert(F_COUNT == SPMV_NFEATURES, "feature enum and SPMV_NFEATURES disagree");
+_Static_assert(F_NNZ == SPMV_FEATURE_NNZ, "feature enum and SPMV_FEATURE_NNZ disagree");
 
 static const char *const feature_names[SPMV_NFEATURES] = {
     [F_NROWS] = "nrows",

@@ -57,6 +57,9 @@ static const spmv_model_field head_fields[] = {
      .type = SPMV_FIELD_REAL,
      .flags = SPMV_FIELD_NEG_INF,
      .offset = offsetof(spmv_model, out_lo)},
+    {.name = "rank_bytes_pow",
+     .type = SPMV_FIELD_REAL,
+     .offset = offsetof(spmv_model, rank_bytes_pow)},
     SPMV_HEAD_INPUTS(in_col, SPMV_FIELD_I32),
     SPMV_HEAD_INPUTS(in_tf, SPMV_FIELD_I32),
     SPMV_HEAD_INPUTS(in_nan, SPMV_FIELD_F64),
@@ -218,6 +221,9 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
     if (rc == 0) rc = spmv_check_range(M->in_col, M->ninputs, 0, M->ncols, "in_col", err);
     if (rc == 0) rc = spmv_check_range(M->in_tf, M->ninputs, 0, SPMV_TF_SLOG1P + 1, "in_tf", err);
     if (rc == 0) rc = spmv_check_range(&M->out_col, 1, -1, M->ncols, "out_col", err);
+    if (rc == 0 && !(M->rank_bytes_pow >= 0 && M->rank_bytes_pow <= 1))
+        rc = spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "model rank_bytes_pow = %g is outside [0, 1]",
+                       M->rank_bytes_pow);
     const spmv_model_ops *op = kinds[M->kind];
     return rc || op->check == NULL ? rc : op->check(M, err);
 }

@@ -69,14 +69,25 @@ static int rank_check(const spmv_configs *C, const spmv_model *M, int32_t *order
     return rc;
 }
 
-/* order[n] from ms[n] (r[2n] workspace) */
-static void rank_order(const double *ms, int32_t n, ranked *r, int32_t *order) {
-    for (int32_t j = 0; j < n; j++) {
-        r[j].ms = ms[j];
-        r[j].i = j;
-    }
+/* order[n] from the keys r[0..n).ms (r[2n] workspace) */
+static void rank_sorted(ranked *r, int32_t n, int32_t *order) {
+    for (int32_t j = 0; j < n; j++) r[j].i = j;
     const ranked *s = ranked_sort(r, r + n, n);
     for (int32_t j = 0; j < n; j++) order[j] = s[j].i;
+}
+
+/* order[n] from ms[n] (r[2n] workspace) */
+static void rank_order(const double *ms, int32_t n, ranked *r, int32_t *order) {
+    for (int32_t j = 0; j < n; j++) r[j].ms = ms[j];
+    rank_sorted(r, n, order);
+}
+
+/* The bytes design row `row`'s configuration moves per byte of the matrix's values: a ranking
+ * with rank_bytes_pow = p orders by predicted ms * q^p (q not finite and > 0, as with no entries:
+ * by ms alone).  A model's near-ties are within its own error, and a large matrix's product is
+ * bound by the bytes it moves (benchmarks/results/pick_rules_h100.md). */
+static double rank_bytes_per_value(const double *row) {
+    return row[SPMV_COL_BYTES_MOVED] / (row[SPMV_FEATURE_NNZ] * row[SPMV_COL_VALUE_BYTES]);
 }
 
 int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
@@ -84,17 +95,30 @@ int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *row
     int rc = rank_check(C, M, order, ms, err);
     if (rc) return rc;
     int32_t n = C->n;
+    /* neighbouring configurations (one format's kernels and block sizes) move the same bytes: one
+     * pow() for each run of them, not one per configuration */
+    double q_last = NAN, f_last = 1;
     ranked *r = spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
     if (r == NULL) return SPMV_ENOMEM;
     rc = spmv_model_predict_rows(M, rows, n, M->ncols, C->group, 1, ms, NULL, err); /* shared */
     if (rc) goto done;
     for (int32_t j = 0; j < n; j++) {
-        if (isnan(rows[(int64_t)j * M->ncols + SPMV_COL_BYTES_MOVED]))
-            ms[j] = HUGE_VAL;
-        else if (add_ms != NULL)
-            ms[j] += add_ms[j];
+        const double *row = rows + (int64_t)j * M->ncols;
+        if (isnan(row[SPMV_COL_BYTES_MOVED])) {
+            ms[j] = r[j].ms = HUGE_VAL;
+            continue;
+        }
+        double add = add_ms != NULL ? add_ms[j] : 0, f = 1;
+        if (M->rank_bytes_pow != 0) {
+            double q = rank_bytes_per_value(row);
+            if (q != q_last) f_last = q > 0 && isfinite(q) ? pow(q, M->rank_bytes_pow) : 1;
+            q_last = q;
+            f = f_last;
+        }
+        r[j].ms = ms[j] * f + add;
+        ms[j] += add;
     }
-    rank_order(ms, n, r, order);
+    rank_sorted(r, n, order);
 done:
     spmv_free(r);
     return rc;
@@ -128,6 +152,11 @@ int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double 
                          (int)(nfeatures + C->nextra));
     int rc = rank_check_groups(C, M, order, ms, err);
     if (rc) return rc;
+    if (M->rank_bytes_pow != 0)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "the model ranks by bytes moved (rank_bytes_pow = %g), which a feature "
+                         "vector does not give: rank design rows (spmv_rank)",
+                         M->rank_bytes_pow);
     int32_t n = C->n, nc = M->ncols;
     double *rows = spmv_malloc((int64_t)n * nc, sizeof(double), err);
     ranked *r = rows == NULL ? NULL : spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);

@@ -80,6 +80,7 @@ typedef struct {
 SPMV_API void spmv_gpu_props_h100(spmv_gpu_props *p);
 
 #define SPMV_NFEATURES 33
+#define SPMV_FEATURE_NNZ 2 /* the index of nnz among them */
 
 /* Name of feature i in [0, SPMV_NFEATURES), in the order spmv_features_compute writes them; NULL
  * outside that range.  Names and definitions: csrc/features.c. */
@@ -387,7 +388,10 @@ typedef struct spmv_model spmv_model;
 /* A model: inputs taken from a design row, transformed, evaluated by its kind, transformed back.
  * Input k: x = row[in_col[k]]; NaN becomes in_nan[k]; clamped to [in_lo[k], in_hi[k]]; z[k] =
  * (tf(x) - in_shift[k]) / in_div[k].  Prediction ms = max(out_tf(raw), out_lo) (times row[out_col]
- * when out_col >= 0; NaN stays NaN).  Every array is caller-owned and outlives the model.  The rows
+ * when out_col >= 0; NaN stays NaN).  spmv_rank orders by ms * q^rank_bytes_pow, q the bytes the
+ * configuration moves per byte of the matrix's values (its bytes_moved / (nnz * value_bytes)), and
+ * reports ms: between two near-equal predictions the one that moves fewer bytes comes first
+ * (0: by ms alone; design rows only).  Every array is caller-owned and outlives the model.  The rows
  * are design rows (spmv_rank), or a caller's own feature vector followed by the configuration's
  * extra columns (spmv_rank_features). */
 struct spmv_model {
@@ -399,6 +403,7 @@ struct spmv_model {
     const double *in_nan, *in_lo, *in_hi, *in_shift, *in_div; /* [ninputs] */
     int32_t out_tf, out_col;
     double out_lo;
+    double rank_bytes_pow; /* in [0, 1] */
     /* The parameters of each kind, spmv_<name> as member `name` (csrc/models.def): only the
      * member of M's own kind is read. */
 #define SPMV_MODEL(CODE, name, ...) spmv_##name name;

@@ -385,6 +385,8 @@ _MAX_TEXT = 1 << 16
 def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     scalars = {}
     for k, v in spec.fields.items():
+        if k == "rank_bytes_pow" and v == 0:
+            continue  # its default: the file stays readable by a pyspmv of format version 1 or 2
         if isinstance(v, np.ndarray):
             arrays[f"{key}/{k}"] = v
         else:
@@ -430,7 +432,9 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
         arrays[f"{dtype}/extra"] = np.asarray(t.extra, np.float64)
         tables[dtype] = {"config_ids": list(t.config_ids), "spec": _spec_meta(t.spec, f"{dtype}/spec", arrays)}
     own = rm.features is not None                  # the model's own features: format version 2
-    header = {"format": _MAGIC, "version": 2 if own else 1, "pyspmv": __version__, "device": rm.device,
+    by_bytes = any(t.spec.fields.get("rank_bytes_pow", 0) != 0 for t in rm.tables.values())  # version 3
+    header = {"format": _MAGIC, "version": 3 if by_bytes else 2 if own else 1, "pyspmv": __version__,
+              "device": rm.device,
               "source": rm.source, "score": rm.score, "gpu": rm.gpu, "meta": rm.meta,
               "feature_names": list(rm.features if own else FEATURE_NAMES),
               "row_columns": [] if own else list(ROW_COLUMNS), "tables": tables}
@@ -518,7 +522,7 @@ def _spec_load(meta: Any, key: str, arrays: dict[str, np.ndarray], used: set[str
     _want(isinstance(scalars, dict), f"the scalars of {key!r}", "a dict", scalars)
     _want(isinstance(subs, list) and (depth == 0 or not subs) and len(subs) <= 64, f"the stages of {key!r}",
           "a list of at most 64 (cascades only, one level)", subs)
-    fields: dict[str, Any] = dict(scalars)
+    fields: dict[str, Any] = {"rank_bytes_pow": 0.0, **scalars}  # format versions 1 and 2 lack it: by ms alone
     prefix = key + "/"
     for k, a in arrays.items():
         if k.startswith(prefix) and "/" not in k[len(prefix):]:

@@ -38,9 +38,10 @@ DTYPES = ("float32", "float64")
 VALUE_BYTES = {"float32": 4, "float64": 8}
 BIG = float(np.finfo(np.float64).max)
 #: Format version of the portable form (save_model files, exported headers): 1, models on pyspmv's
-#: features; 2 adds models on their own features (``RankModel.features``). A file carries the lowest
-#: version that holds it, so that an older pyspmv still reads the first kind.
-FORMAT_VERSION = 2
+#: features; 2 adds models on their own features (``RankModel.features``); 3 adds the head field
+#: ``rank_bytes_pow`` (0 where a file lacks it). A file carries the lowest version that holds it, so that
+#: an older pyspmv still reads the first kinds.
+FORMAT_VERSION = 3
 
 
 _I32, _F64, _U8 = np.dtype(np.int32), np.dtype(np.float64), np.dtype(np.uint8)
@@ -279,6 +280,10 @@ def check_model(rm: RankModel, where: str = "the model") -> None:
         if rm.device is not None or "convert_ms" in rm.meta:
             raise ValueError(f"{where} takes its own features: it has no pyspmv device ({rm.device!r}) and no "
                              "conversion-cost fit.")
+        pows = [t.spec.fields.get("rank_bytes_pow", 0) for t in rm.tables.values()] if isinstance(rm.tables, dict) else []
+        if any(p != 0 for p in pows):
+            raise ValueError(f"{where} takes its own features, which give no bytes moved to rank by: its "
+                             f"'rank_bytes_pow' must be 0. Got {next(p for p in pows if p != 0)!r} instead.")
     elif rm.device not in DEVICES:
         raise ValueError(f"The device of {where} must be one of {DEVICES}. Got {rm.device!r} instead.")
     if rm.score not in ("ms", "score"):
@@ -338,10 +343,12 @@ def concat_inputs(*parts: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 def head(ngroups: int, ncols: int, ins: dict[str, Any], out_tf: str = "identity", out_lo: float = -np.inf,
-         out_col: int = -1) -> dict[str, Any]:
-    """The fields every spec has; ``ncols``: the row length it reads (:attr:`Layout.ncols`)."""
+         out_col: int = -1, rank_bytes_pow: float = 0.0) -> dict[str, Any]:
+    """The fields every spec has; ``ncols``: the row length it reads (:attr:`Layout.ncols`);
+    ``rank_bytes_pow``: rank by predicted ms times (bytes moved per byte of values) to this power
+    (csrc/spmv.h, ``struct spmv_model``)."""
     return {"ngroups": int(ngroups), "ncols": int(ncols), **ins, "out_tf": TF[out_tf],
-            "out_col": int(out_col), "out_lo": float(out_lo)}
+            "out_col": int(out_col), "out_lo": float(out_lo), "rank_bytes_pow": float(rank_bytes_pow)}
 
 
 def config_frame(cfgs: list[Config], dtype: str) -> pd.DataFrame:

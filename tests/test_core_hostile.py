@@ -121,6 +121,7 @@ def chain_spec(depth):
     f64, i32 = (lambda *v: np.array(v, np.float64)), (lambda *v: np.array(v, np.int32))
     return {
         "kind": 2, "ngroups": 1, "ncols": ncols, "ninputs": 1, "out_tf": 0, "out_col": -1, "out_lo": -np.inf,
+        "rank_bytes_pow": 0.0,
         "in_col": i32(_core.NFEATURES), "in_tf": i32(0), "in_nan": f64(0), "in_lo": f64(-np.inf),
         "in_hi": f64(np.inf), "in_shift": f64(0), "in_div": f64(1),
         "trees.nout": 1, "trees.ntrees": 1, "trees.nnodes": nodes, "trees.cast_f32": 0, "trees.scale": 1.0,

@@ -187,6 +187,55 @@ def test_scale_must_be_a_positive_configuration_column():
         m.predict(d.X.assign(bytes_moved=-1.0))
 
 
+@pytest.mark.parametrize("prior", [0.0, 0.05, 1.0])
+def test_bytes_prior_orders_the_c_ranking_as_python_and_leaves_the_times(tmp_path, prior):
+    """rank() (the C core, from a saved model) orders by predicted ms * (bytes_moved / (nnz * value_bytes))^prior,
+    as rank_scores does, and reports the predicted ms themselves; with a prior the order of these near-equal times
+    is not the times' own."""
+    d = with_bytes(both_types())
+    near = np.random.default_rng(1).uniform(1.0, 1.01, len(d.y))   # every configuration within 1 % of the others
+    m = ForestModel(n_estimators=4, bytes_prior=prior).fit(d.X, near, d.groups)
+    path = pyspmv.save_model(m, tmp_path / "m.pyspmv", device="cuda")
+    back = pyspmv.load_model(path)
+    A = pyspmv.generate("poisson2d", 10)
+    known = list(d.X["config"].unique())
+    for dtype in ("float32", "float64"):
+        r = [(c, ms) for c, ms in pyspmv.rank(A, model=back, device="cuda", dtype=dtype) if c in known]
+        X = pyspmv.datasets.design_rows(pyspmv.features(A), known, pyspmv.config_features(A, known, dtype=dtype),
+                                        4.0 if dtype == "float32" else 8.0)
+        ms, s = m.predict(X), m.rank_scores(X)
+        q = X["bytes_moved"] / (X["nnz"] * X["value_bytes"])
+        np.testing.assert_allclose(s, ms * q ** prior, rtol=1e-12)
+        order = [known.index(c) for c, _ in r]
+        assert sorted(order) == list(range(len(known)))
+        assert np.all(np.diff(s[order]) >= -1e-9 * s[order][1:])      # C's order by the scores (ties either way)
+        np.testing.assert_allclose([t for _, t in r], ms[order], rtol=1e-6)
+        if prior:
+            assert np.any(np.diff(ms[order]) < -1e-6 * ms[order][1:])   # not the times' order
+
+
+def test_bytes_prior_is_in_the_file_only_when_set(tmp_path):
+    """A forest without the prior saves format version 1 and no rank_bytes_pow (older pyspmv read it); with it,
+    version 3; both load with their value."""
+    import json
+    d = with_bytes(distinct())
+    for prior, version in ((0.0, 1), (0.25, 3)):
+        m = ForestModel(n_estimators=2, bytes_prior=prior).fit(d.X, d.y, d.groups)
+        path = pyspmv.save_model(m, tmp_path / f"m{version}.pyspmv", device="cuda")
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(bytes(z["header.json"]).decode())
+        assert header["version"] == version
+        assert ("rank_bytes_pow" in header["tables"]["float64"]["spec"]["scalars"]) == bool(prior)
+        assert pyspmv.load_model(path).tables["float64"].spec.fields["rank_bytes_pow"] == prior
+
+
+def test_bytes_prior_needs_pyspmvs_columns():
+    X = pd.DataFrame({"f": np.arange(4.0), "config": "a", "value_bytes": 8.0})
+    with pytest.raises(ValueError, match="'bytes_prior' parameter of ForestModel reads pyspmv's bytes_moved"):
+        ForestModel(n_estimators=1, bytes_prior=0.1, features=["f"], params=[]).fit(X, np.ones(4),
+                                                                                   [f"m{i}" for i in range(4)])
+
+
 @pytest.mark.parametrize(("param", "value", "message"), [
     ("target", "rank", "'target' parameter of ForestModel must be one of"),
     ("ties", "q", "'ties' parameter of ForestModel must be one of"),
@@ -195,6 +244,10 @@ def test_scale_must_be_a_positive_configuration_column():
     ("risk", -1.0, "'risk' parameter of ForestModel must be a finite float >= 0"),
     ("risk", np.inf, "'risk' parameter of ForestModel must be a finite float >= 0"),
     ("scale", 3, "'scale' parameter of ForestModel must be a column name or None"),
+    ("bytes_prior", 1.5, r"'bytes_prior' parameter of ForestModel must be a float in \[0, 1\]"),
+    ("bytes_prior", -0.1, r"'bytes_prior' parameter of ForestModel must be a float in \[0, 1\]"),
+    ("bytes_prior", True, r"'bytes_prior' parameter of ForestModel must be a float in \[0, 1\]"),
+    ("bytes_prior", "0.1", r"'bytes_prior' parameter of ForestModel must be a float in \[0, 1\]"),
     ("reference", "cpu/nothing", "'reference' parameter of ForestModel must be a configuration"),
     ("n_estimators", 0, "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),
     ("n_estimators", "many", "'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'"),

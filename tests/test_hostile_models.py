@@ -73,6 +73,11 @@ HEADER_CASES = {
     "string_out_lo": (lambda h: spec(h).__setitem__("out_lo", "0); system(\"x\"); (0"), "'out_lo'"),
     "nan_out_lo": (lambda h: spec(h).__setitem__("out_lo", float("nan")), "'out_lo'"),
     "bad_out_tf": (lambda h: spec(h).__setitem__("out_tf", 77), "'out_tf'"),
+    "rank_bytes_pow_past_one": (lambda h: spec(h).__setitem__("rank_bytes_pow", 2.0), r"rank_bytes_pow = 2 is outside \[0, 1\]"),
+    "rank_bytes_pow_negative": (lambda h: spec(h).__setitem__("rank_bytes_pow", -0.5), "rank_bytes_pow"),
+    "rank_bytes_pow_nan": (lambda h: spec(h).__setitem__("rank_bytes_pow", float("nan")), "'rank_bytes_pow'"),
+    "rank_bytes_pow_string": (lambda h: spec(h).__setitem__("rank_bytes_pow", "1); system(\"x\"); (0"),
+                              "'rank_bytes_pow'"),
     "config_id_code": (lambda h: h["tables"]["float64"]["config_ids"].__setitem__(0, 'cpu/csr/rows"; int pwned; //'),
                        "unknown to this pyspmv"),
     "config_id_sell_c3": (lambda h: h["tables"]["float64"]["config_ids"].__setitem__(

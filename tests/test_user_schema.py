@@ -150,3 +150,20 @@ def test_hostile_names_reach_c_only_escaped(tmp_path):
     out = subprocess.run([str(tmp_path / "main")], capture_output=True, check=True).stdout.decode()
     for s in (*evil.values(), *feats.values()):
         assert s in out                                                      # the names come back as given
+
+
+def test_a_file_asking_a_feature_vector_ranking_for_bytes_is_refused(tmp_path):
+    """A model on the user's features has no bytes moved to rank by: a file that asks for it (rank_bytes_pow
+    edited in) is refused when loaded, and the core refuses to rank a feature vector by bytes (the header's path)."""
+    import json
+    X, y, g = user_table()
+    path = pyspmv.save_model(KINDS["forest"]().fit(X, y, groups=g), tmp_path / "m.pyspmv")
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(bytes(arrays.pop("header.json")).decode())
+    header["version"] = 3
+    header["tables"]["float64"]["spec"]["scalars"]["rank_bytes_pow"] = 0.5
+    with open(tmp_path / "bad.pyspmv", "wb") as f:
+        np.savez(f, **{"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8)}, **arrays)
+    with pytest.raises(ValueError, match="no bytes moved to rank by: its 'rank_bytes_pow' must be 0. Got 0.5"):
+        pyspmv.load_model(tmp_path / "bad.pyspmv")

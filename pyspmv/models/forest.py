@@ -93,6 +93,15 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         indices) rank them where the forest's neighbours cannot tell. None: the slowdowns themselves.
         The splits are grown as before. On the shipped datasets it ranked far worse than None (most
         products there are not bandwidth-bound; benchmarks/results/leaf_variants.md).
+    bytes_prior : float, default=0.0
+        How the ranking settles the forest's near-ties (``rank_scores``, :func:`pyspmv.rank`, exported
+        headers; ``predict`` is unchanged): configurations are ranked by their predicted time times
+        ``(bytes_moved / (nnz * value_bytes)) ** bytes_prior``, the bytes a product moves per byte of the
+        matrix's values, so that of two predictions a few per cent apart the one that moves fewer bytes
+        ranks first (0.05: 1.5 times the bytes weighs as 2 % more time). A large matrix's product is bound
+        by the bytes it moves, which the forest's neighbours (smaller matrices, mostly) do not see. In [0, 1];
+        needs pyspmv's schema. The cuda default uses 0.05, kept by cross-validation inside the training
+        matrices (benchmarks/results/pick_rules_h100.md); on datasets/cpu no value ranked better.
     joint : bool, default=False
         One forest for both value types: each training matrix's targets of both types side by side,
         so each split sees both; each value type keeps its own leaf values (a matrix measured in one
@@ -124,7 +133,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
                  clip: float = 0.5, target: str = "listwise", reference: str | None = None, temperature: float = 0.1,
                  tie_tol: float = 0.0, ties: str = "none", risk: float = 0.0, scale: str | None = None,
-                 joint: bool = False, random_state: int = 0,
+                 bytes_prior: float = 0.0, joint: bool = False, random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
@@ -142,6 +151,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.ties = ties
         self.risk = risk
         self.scale = scale
+        self.bytes_prior = bytes_prior
         self.joint = joint
         self.random_state = random_state
         self.verbose = verbose
@@ -166,6 +176,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         if self.scale is not None and not isinstance(self.scale, str):
             raise ValueError(f"The 'scale' parameter of ForestModel must be a column name or None. "
                              f"Got {self.scale!r} instead.")
+        bp = self.bytes_prior
+        if isinstance(bp, bool | np.bool_) or not isinstance(bp, int | float | np.integer | np.floating) \
+                or not 0 <= float(bp) <= 1:
+            raise ValueError(f"The 'bytes_prior' parameter of ForestModel must be a float in [0, 1]. Got {bp!r} instead.")
         if not float(self.tie_tol) >= 0:
             raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
                              f"Got {self.tie_tol!r} instead.")
@@ -177,6 +191,9 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         (``convert_ms_``); ``q25``, ``q75``: each row's quartile runtimes (ms), for ``ties="noise"``."""
         self._check_params()
         X, mids = self._fit_schema(X, groups, "ForestModel.fit")
+        if self.bytes_prior and not self.schema_.own:
+            raise ValueError("The 'bytes_prior' parameter of ForestModel reads pyspmv's bytes_moved, nnz and "
+                             "value_bytes columns, which a model on your own features does not have; leave it 0.")
         t = np.log(check_y(y, len(X), "ForestModel.fit"))
         if self.ties == "noise":
             if q25 is None or q75 is None:
@@ -302,6 +319,19 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         lb = self._log_scale(X, "ForestModel.predict")
         return out if lb is None else out * np.exp(lb)
 
+    def rank_scores(self, X: pd.DataFrame) -> np.ndarray:
+        """Score per row of ``X``, lower is better: the predicted runtime (ms) times the bytes it moves per
+        byte of the matrix's values to the power ``bytes_prior`` (csrc/rank.c's ``rank_key``; rows without
+        entries by their time alone)."""
+        ms = self.predict(X)
+        if not self.bytes_prior:
+            return ms
+        q = X["bytes_moved"].to_numpy(np.float64) / (X["nnz"].to_numpy(np.float64)
+                                                      * X["value_bytes"].to_numpy(np.float64))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = np.where((q > 0) & np.isfinite(q), q, 1.0) ** float(self.bytes_prior)
+        return ms * f
+
     def _log_scale(self, X: pd.DataFrame, who: str) -> np.ndarray | None:
         """log of the ``scale`` column per row of X (None without one); a column the schema does not read, or
         a value not finite and > 0, is an error."""
@@ -332,7 +362,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         V = tb["value"]
         inputs = feature_inputs(layout, self.feature_tf_)
         out_col = -1 if self.scale is None else layout.col(self.scale)    # may append the column: rows grow
-        spec = Spec("forest", {**head(nk, layout.ncols, inputs, "exp", out_col=out_col),
+        spec = Spec("forest", {**head(nk, layout.ncols, inputs, "exp", out_col=out_col,
+                                      rank_bytes_pow=float(self.bytes_prior)),
                                "forest.ntrees": len(tb["root"]), "forest.nnodes": len(tb["feature"]),
                                "forest.nleaves": V.shape[0], "forest.nout": V.shape[1], "forest.base": nk,
                                "forest.cast_f32": 1, "forest.root": tb["root"], "forest.feature": tb["feature"],

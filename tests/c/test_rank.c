@@ -333,6 +333,27 @@ static int test_rank_order(void) {
     mu_check(order[3] == 3 && ms[3] == INF);  /* DIA pads past max_fill: last */
     add[0] = 1;                               /* conversion cost moves CSR back */
     mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL) == 0 && order[2] == 0);
+    /* equal predictions, ranked by bytes moved per value byte: CSR, SELL, ELL; ms stay the model's */
+    coef[0] = 0;
+    icpt[0] = 1;
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
+    mu_check(order[0] == 0 && order[1] == 1 &&
+             order[2] == 2); /* equal: the configurations' order */
+    M.rank_bytes_pow = 0.5;
+    mu_check(spmv_model_check(&M, NULL) == 0);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
+    mu_check(order[0] == 0 && order[1] == 2 && order[2] == 1 && order[3] == 3);
+    mu_check(ms[0] == 1 && ms[1] == 1 && ms[2] == 1 && ms[3] == INF);
+    add[0] = 10; /* the conversion cost is added to the key as it is to ms */
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL) == 0 && order[2] == 0 &&
+             ms[0] == 11);
+    spmv_err err = {0};
+    M.rank_bytes_pow = 1.5;
+    mu_check(spmv_model_check(&M, &err) == SPMV_ESCHEMA &&
+             strstr(err.msg, "rank_bytes_pow") != NULL);
+    M.rank_bytes_pow = NAN;
+    mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
+    M.rank_bytes_pow = 0;
     fmt[1] = 42;
     mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
     testmat_free(&T);
@@ -413,6 +434,9 @@ static int test_rank_features(void) {
     mu_check(spmv_rank_features(&C, &M, f, 3, NULL, order, ms, &err) == SPMV_EINVAL &&
              strstr(err.msg, "columns") != NULL); /* 3 features + 1 extra != the model's 3 */
     mu_check(spmv_rank(NULL, NULL, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
+    M.rank_bytes_pow = 0.5; /* a feature vector has no bytes moved to rank by */
+    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, &err) == SPMV_EINVAL &&
+             strstr(err.msg, "bytes moved") != NULL);
     return 0;
 }
 

@@ -161,6 +161,8 @@ static void model_decode(fz_in *in, arena *a, spmv_model *M, int tame, int depth
     M->out_tf = tame ? (fz_u8(in), 0) : fz_idx(in, 0, SPMV_TF_POW2 + 1);
     M->out_col = fz_idx(in, -1, ncols);
     M->out_lo = fz_double(in, tame);
+    /* tame: within [0, 1] (a ranking by bytes moved); else any double, which the check refuses */
+    M->rank_bytes_pow = tame ? fz_u8(in) / 255.0 : fz_double(in, 0);
     switch (M->kind) {
     case SPMV_MODEL_LINEAR:
         M->linear.coef = arr_f64(in, a, (int64_t)ng * ni, tame, ANY);
