@@ -2,7 +2,8 @@
 
 Usage: python benchmarks/default_quality.py [DATASET] [--models forest boosted] [--out benchmarks/results]
 
-For each value type: the model (train_default's defaults) is fitted on 75 % of the dataset's matrices
+For each value type: the model (train_default's defaults for the dataset's device, as ``make_model(kind, device=...)``
+gives them: the cuda forest ranks near-ties by bytes moved) is fitted on 75 % of the dataset's matrices
 (split by matrix, seed 0, as benchmarks/models.py) and ranks the other 25 %; the share of picks within 5 %
 of the measured best (a pick whose [q25, q75] overlaps the best's counts as the best), beyond 20 %, and
 geomean t_pick / t_best are reported for all held-out matrices, the real ones and the generated ones
@@ -22,7 +23,7 @@ from _md import md_header
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.train_default import make_model
+from pyspmv.train_default import BYTES_PRIOR, make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +50,9 @@ def main() -> None:
     extra = f" --extra {' '.join(args.extra)}" if args.extra else ""
     lines = [f"# Default model kinds on held-out matrices of `{name}`, real and generated apart", "",
              (f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}{extra}`, fitted on "
-             f"the {device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores). Held out: 25 % of "
+             f"the {device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores), each kind as "
+             "train-default makes it for the dataset's device (`train_default.make_model`; for cuda the forest's "
+             f"`bytes_prior` is {BYTES_PRIOR.get('cuda', 0)}). Held out: 25 % of "
              f"the matrices of `{name}`, split by matrix, seed 0"
              f"{'; the matrices of ' + ', '.join(args.extra) + ' it lacks join the training side' if args.extra else ''}"
              ". Columns: picks within 5 % of the measured best (ties within [q25, q75] "
@@ -62,7 +65,7 @@ def main() -> None:
         tr, te = split_by_matrix(own.groups)         # the dataset's own split; its rows come first in ds
         tr = np.r_[tr, np.arange(len(own.X), len(ds.X))]
         for kind in args.models:
-            ev = evaluate(make_model(kind), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
+            ev = evaluate(make_model(kind, device=str(ds.table["device"].iloc[0])), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
                           convert_ms=column_for(ds, "convert_ms"), train_index=tr, test_index=te)
             per = ev.per_matrix.copy()
             per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
