@@ -164,9 +164,10 @@ def break_even(name: str, cost: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     c = cost.sort_values("nnz")
     lx, ly = np.log(c["nnz"].to_numpy(float)), np.log(c[col].to_numpy(float))
     tr, te = split_by_matrix(ds.groups, 0.25, 0)
-    source = default_model("cuda" if name == "h100" else "cpu").source
+    device = "cuda" if name == "h100" else "cpu"
+    source = default_model(device).source
     kind = source.split("(")[0].removesuffix("Model").lower()  # the default's kind, e.g. ForestModel(...)
-    model = make_model(kind)
+    model = make_model(kind, device=device)
     model.fit(ds.X.iloc[tr], ds.y[tr], groups=np.asarray(ds.groups)[tr],
               convert_ms=np.asarray(column_for(ds, "convert_ms"))[tr])
     Xte = ds.X.iloc[te].reset_index(drop=True)
