@@ -324,13 +324,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         byte of the matrix's values to the power ``bytes_prior`` (csrc/rank.c's ``rank_key``; rows without
         entries by their time alone)."""
         ms = self.predict(X)
-        if not self.bytes_prior:
-            return ms
-        q = X["bytes_moved"].to_numpy(np.float64) / (X["nnz"].to_numpy(np.float64)
-                                                      * X["value_bytes"].to_numpy(np.float64))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.where((q > 0) & np.isfinite(q), q, 1.0) ** float(self.bytes_prior)
-        return ms * f
+        return ms * bytes_per_value(X) ** float(self.bytes_prior) if self.bytes_prior else ms
 
     def _log_scale(self, X: pd.DataFrame, who: str) -> np.ndarray | None:
         """log of the ``scale`` column per row of X (None without one); a column the schema does not read, or
@@ -371,6 +365,16 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                                "forest.threshold": tb["threshold"],
                                "forest.value": np.ascontiguousarray(V, dtype=np.float64).reshape(-1)})
         return layout.table(group, spec)
+
+
+def bytes_per_value(X: pd.DataFrame) -> np.ndarray:
+    """Per row of pyspmv's X: the bytes its configuration moves per byte of the matrix's values,
+    ``bytes_moved / (nnz * value_bytes)``, 1 where that is not finite and > 0 (no entries, not applicable):
+    what a ranking with ``bytes_prior`` p multiplies the predicted time by, to the power p (csrc/rank.c)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = X["bytes_moved"].to_numpy(np.float64) / (X["nnz"].to_numpy(np.float64)
+                                                      * X["value_bytes"].to_numpy(np.float64))
+    return np.where((q > 0) & np.isfinite(q), q, 1.0)
 
 
 def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:
