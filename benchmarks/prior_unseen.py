@@ -1,6 +1,7 @@
 """The shipped cuda default on measured matrices it was never trained on, ranking its near-ties by bytes moved or not.
 
 Usage: python benchmarks/prior_unseen.py [--model FILE] [--datasets h100_scaled h100_seed1] [--out benchmarks/results]
+                                        [--name prior_unseen_h100.md]
 
 The cuda default (``--model``: a saved model, by default the shipped ``pyspmv/data/default_h100.pyspmv``; the
 committed table used the one trained on datasets/h100 and h100_large, ``git show
@@ -35,12 +36,13 @@ def main() -> None:
     ap.add_argument("--model", help="a saved cuda model (default: the shipped default)")
     ap.add_argument("--datasets", nargs="+", default=["h100_scaled", "h100_seed1"])
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--name", default="prior_unseen_h100.md", help="the table's file name in --out")
     args = ap.parse_args()
     rm = pyspmv.load_model(args.model) if args.model else pyspmv.default_model("cuda")
     p = rm.tables["float64"].spec.fields["rank_bytes_pow"]
     cpu = device_info("cpu")
     lines = ["# The cuda default on matrices it never saw: near-ties by bytes moved or by time", "",
-             (f"`python benchmarks/prior_unseen.py --datasets {' '.join(args.datasets)}`, ranked on the "
+             (f"`python benchmarks/prior_unseen.py --datasets {' '.join(args.datasets)} --name {args.name}`, ranked on the "
               f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores) by the C core (`RankModel.predict`), the default "
               f"made by `{rm.meta.get('command', '?')}`. Same "
               f"predictions, ordered by time alone or by time x (bytes moved per byte of values)^{p} as the default "
@@ -60,7 +62,7 @@ def main() -> None:
                 w, b, g = metrics(per)
                 cells.append(f"{100 * w:.1f} / {100 * b:.1f} / {g:.4f}")
             lines.append(f"| {name} | {dtype} | {len(np.unique(mat))} | " + " | ".join(cells) + " |")
-    (Path(args.out) / "prior_unseen_h100.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (Path(args.out) / args.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 
 
