@@ -227,7 +227,8 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         ``inf``. A model that weighs in the bytes moved (``rank_bytes_pow`` of its spec; the cuda
         default's 0.05, ForestModel's ``bytes_prior``) orders by predicted ms times the bytes each
         configuration moves per byte of values to that power, so that of two near-equal predictions
-        the one moving fewer bytes comes first; the ms listed are the predictions themselves. It also has ``best``, ``to_frame()`` and a table in Jupyter (:class:`Ranking`).
+        the one moving fewer bytes comes first; the ms listed are the predictions themselves. It also
+        has ``best``, ``to_frame()`` and a table in Jupyter (:class:`Ranking`).
 
     Warns
     -----

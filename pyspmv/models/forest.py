@@ -321,8 +321,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def rank_scores(self, X: pd.DataFrame) -> np.ndarray:
         """Score per row of ``X``, lower is better: the predicted runtime (ms) times the bytes it moves per
-        byte of the matrix's values to the power ``bytes_prior`` (csrc/rank.c's ``rank_key``; rows without
-        entries by their time alone)."""
+        byte of the matrix's values to the power ``bytes_prior`` (:func:`bytes_per_value`, as csrc/rank.c ranks;
+        rows without entries by their time alone)."""
         ms = self.predict(X)
         return ms * bytes_per_value(X) ** float(self.bytes_prior) if self.bytes_prior else ms
 
