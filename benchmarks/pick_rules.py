@@ -8,7 +8,8 @@ Usage: python benchmarks/pick_rules.py [--dataset h100] [--extra h100_large] [--
 The forest (train_default's recipe) is fitted once per fold; each rule re-ranks the same predictions:
 
 - ``default``: the predicted times as they are;
-- ``bytes^a``: each predicted time multiplied by the configuration's bytes moved to the power ``a`` (a prior that,
+- ``bytes^a``: each predicted time multiplied by the configuration's bytes moved per byte of the matrix's values
+  (:func:`pyspmv.models.forest.bytes_per_value`, as ``ForestModel(bytes_prior=a)`` ranks) to the power ``a`` (a prior that,
   between two predictions a few per cent apart, favours the configuration that moves fewer bytes: a product of a
   large matrix is bandwidth-bound);
 - ``fewest bytes within e``: among the configurations predicted at most ``e`` slower than the fastest, the one that
@@ -36,6 +37,7 @@ from more_large import LARGE, metrics, paired_diff, pool_of, recipe, repeated_fo
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
 from pyspmv.evaluate import ranking
+from pyspmv.models.forest import bytes_per_value
 from pyspmv.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +103,7 @@ def main() -> None:
         nnz_of = ds.features.set_index("matrix")["nnz"]
         rec = np.array([recipe(m, set(mat)) for m in mat])
         cfg = ds.X["config"].astype(str).to_numpy()
-        nbytes = ds.X["bytes_moved"].to_numpy(np.float64)
+        nbytes = bytes_per_value(ds.X)  # per byte of values, as the default ranks: per matrix, the same order
         y, q25, q75 = ds.y.to_numpy(), ds.q25.to_numpy(), ds.q75.to_numpy()
         pool, held = pool_of(own, ds)
         splits = [(r, k, fit, test, "cv") for r, k, fit, test in repeated_folds(pool, rec, args.folds, args.repeats,
