@@ -8,7 +8,7 @@ since those are meant to be read more than once.  Everything gets ``static`` lin
 ``SPMV_API``, ``SPMV_DATA``), so several exported headers can share a program with libspmv.
 
 Usage: ``amalgamate.py OUT DEPFILE SOURCE...`` (the sources in order, timing.c left out: it needs
-POSIX clocks, which an exported header does without).  DEPFILE names, for ninja, every file read.
+POSIX clocks, which an exported header does without; mmread.c too, ranking reads no files).  DEPFILE names, for ninja, every file read.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -21,7 +21,7 @@ _INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 
 PROLOGUE = """#ifndef PYSPMV_EXPORTED_CORE
 #define PYSPMV_EXPORTED_CORE
-/* The core's interface with internal linkage (csrc/spmv.h: SPMV_API); no POSIX timing. */
+/* The core's interface with internal linkage (csrc/spmv.h: SPMV_API); no POSIX timing, no file reading. */
 #if defined(__GNUC__)
 #define SPMV_API static __attribute__((unused))
 #pragma GCC diagnostic push
@@ -32,7 +32,8 @@ PROLOGUE = """#ifndef PYSPMV_EXPORTED_CORE
 #define SPMV_API static
 #endif
 #define SPMV_DATA static
-#define SPMV_NO_TIMING"""
+#define SPMV_NO_TIMING
+#define SPMV_NO_FILES"""
 
 EPILOGUE = """#if defined(__GNUC__)
 #pragma GCC diagnostic pop

@@ -68,6 +68,33 @@ SPMV_API int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indic
 SPMV_API int spmv_finite_check_f32(const float *v, int64_t n, spmv_err *err);
 SPMV_API int spmv_finite_check_f64(const double *v, int64_t n, spmv_err *err);
 
+/* ---- Matrix Market ----------------------------------------------------------------------------- */
+
+#ifndef SPMV_NO_FILES /* an exported header ranks; it reads no files */
+/* What a Matrix Market file's banner and size line declare about its body (csrc/mmread.c). */
+enum { SPMV_MM_COORDINATE = 0, SPMV_MM_ARRAY = 1 };
+enum { SPMV_MM_REAL = 0, SPMV_MM_INTEGER = 1, SPMV_MM_PATTERN = 2 };
+typedef struct {
+    int format; /* SPMV_MM_COORDINATE or SPMV_MM_ARRAY */
+    int field;  /* SPMV_MM_REAL, _INTEGER or _PATTERN (coordinate only) */
+    int32_t nrows, ncols;
+    int64_t
+        nentries; /* entry lines the size line declares (as stored: one triangle if symmetric) */
+    int64_t first_line; /* the line number of the body's first byte, for messages */
+} spmv_mm_body;
+
+/* Parse the body text[len] (the bytes after the size line; no NUL terminator needed) into
+ * row[nentries], col[nentries] (coordinate: 0-based; NULL for array) and val[nentries] (NULL for
+ * pattern), caller-allocated.  Every byte and every token is checked: entry lines hold exactly
+ * their tokens (a pattern line may add one number, checked and dropped), indices lie in [1, nrows] and [1, ncols], values are whole decimal numbers (E or
+ * Fortran D exponents; inf, infinity, nan for reals; integer fields hold integers, converted to
+ * double), finite text that would read as inf is refused, and there are exactly nentries entry
+ * lines; '%' and blank lines may come between them.  Returns 0, SPMV_EINVAL or SPMV_EINDEX with
+ * err->where = the offending line number and err->msg naming it.  O(len). */
+SPMV_API int spmv_mm_read(const spmv_mm_body *B, const char *text, int64_t len, int32_t *row,
+                          int32_t *col, double *val, spmv_err *err);
+#endif
+
 /* ---- features ---------------------------------------------------------------------------------- */
 
 /* GPU properties some features depend on (Guo's strips).  spmv_gpu_props_h100() fills the H100's. */
@@ -170,6 +197,13 @@ SPMV_API int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *in
  * spmv_fmt_to_csr_*, spmv_fmt_mv_*, spmv_fmt_bench_* and spmv_fmt_bytes require F to pass it (or to
  * come from spmv_fmt_fill_*): they do not re-check on every product. */
 SPMV_API int spmv_fmt_check(const spmv_fmt *F, spmv_err *err);
+
+/* Check F's values (float for _f32): every padding slot holds zero, as spmv_fmt_fill_* leaves it,
+ * so that the kernels that multiply padding (DIA, BSR) agree with F's own entries.  F must have
+ * passed spmv_fmt_check.  Returns 0, SPMV_EINVAL (the message says how many padding slots hold
+ * non-zeros) or SPMV_ENOMEM.  O(stored slots), with a CSR copy of F's entries as workspace. */
+SPMV_API int spmv_fmt_check_values_f32(const spmv_fmt *F, spmv_err *err);
+SPMV_API int spmv_fmt_check_values_f64(const spmv_fmt *F, spmv_err *err);
 
 /* Bytes F stores (index arrays as int32, values at elem_size bytes each). */
 SPMV_API int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size);

@@ -58,6 +58,42 @@ static PyObject *csr_check(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* mm_read(body, first_line, format, field, nrows, ncols, nentries) -> (row, col, val): a Matrix
+ * Market body parsed by spmv_mm_read (row and col int32, 0-based, None for array; val float64,
+ * None for pattern); ValueError naming the line otherwise. */
+static PyObject *mm_read(PyObject *m, PyObject *args) {
+    Py_buffer text;
+    long long first_line, nentries;
+    int format, field, nrows, ncols, rc;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "y*LiiiiL", &text, &first_line, &format, &field, &nrows, &ncols,
+                          &nentries))
+        return NULL;
+    spmv_mm_body B = {format, field, nrows, ncols, nentries, first_line};
+    npy_intp n = nentries >= 0 ? (npy_intp)nentries : 0;
+    int coord = format == SPMV_MM_COORDINATE, values = field != SPMV_MM_PATTERN;
+    PyObject *row = coord ? PyArray_SimpleNew(1, &n, NPY_INT32) : Py_NewRef(Py_None);
+    PyObject *col = coord ? PyArray_SimpleNew(1, &n, NPY_INT32) : Py_NewRef(Py_None);
+    PyObject *val = values ? PyArray_SimpleNew(1, &n, NPY_FLOAT64) : Py_NewRef(Py_None);
+    PyObject *res = NULL;
+    if (row == NULL || col == NULL || val == NULL) goto exit;
+    int32_t *r = coord ? PyArray_DATA((PyArrayObject *)row) : NULL;
+    int32_t *c = coord ? PyArray_DATA((PyArrayObject *)col) : NULL;
+    double *v = values ? PyArray_DATA((PyArrayObject *)val) : NULL;
+    CALL_C(text.len > NOGIL_MIN_WORK, rc = spmv_mm_read(&B, text.buf, text.len, r, c, v, &err));
+    if (rc) {
+        raise_spmv_error(m, rc, &err, "");
+        goto exit;
+    }
+    res = PyTuple_Pack(3, row, col, val);
+exit:
+    PyBuffer_Release(&text);
+    Py_XDECREF(row);
+    Py_XDECREF(col);
+    Py_XDECREF(val);
+    return res;
+}
+
 static PyObject *finite_check(PyObject *m, PyObject *args) {
     PyArrayObject *v;
     spmv_err err = {0};
@@ -455,7 +491,7 @@ static PyObject *seal(PyObject *m, PyObject *args) {
         }
     }
     /* The copies are checked, not the given arrays: those could change after the check. */
-    if (state_check(&F)) res = sealed_state(&F, typenum, arrays[0], arrays[1]);
+    if (state_check(&F, typenum)) res = sealed_state(&F, typenum, arrays[0], arrays[1]);
 exit:
     Py_XDECREF(arrays[0]);
     Py_XDECREF(arrays[1]);
@@ -993,6 +1029,8 @@ static PyMethodDef core_methods[] = {
      "config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
      "(bytes_moved, padding_ratio, notes)"},
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
+    {"mm_read", mm_read, METH_VARARGS,
+     "mm_read(body, first_line, format, field, nrows, ncols, nentries) -> (row, col, val)"},
     {"convert", convert, METH_VARARGS,
      "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state"},
     {"fmt_size", fmt_size, METH_VARARGS,
@@ -1041,7 +1079,12 @@ static int core_exec(PyObject *m) {
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
         PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
         PyModule_AddIntConstant(m, "NOGIL_MIN_WORK", NOGIL_MIN_WORK) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0)
+        PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0 ||
+        PyModule_AddIntConstant(m, "MM_COORDINATE", SPMV_MM_COORDINATE) < 0 ||
+        PyModule_AddIntConstant(m, "MM_ARRAY", SPMV_MM_ARRAY) < 0 ||
+        PyModule_AddIntConstant(m, "MM_REAL", SPMV_MM_REAL) < 0 ||
+        PyModule_AddIntConstant(m, "MM_INTEGER", SPMV_MM_INTEGER) < 0 ||
+        PyModule_AddIntConstant(m, "MM_PATTERN", SPMV_MM_PATTERN) < 0)
         return -1;
     return 0;
 }

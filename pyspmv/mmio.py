@@ -1,17 +1,19 @@
-"""Matrix Market reading: the header first, checked against int32 and the memory available, then scipy."""
+"""Matrix Market reading: the header first, checked against int32 and the memory available, then the
+body, parsed completely by the C core."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import bz2
 import gzip
-import math
 import os
+import stat
+import zlib
 from typing import IO, Any, NamedTuple
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 
+from . import _core
 from .matrix import Matrix, _check_shape
 
 
@@ -19,9 +21,12 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     """Read a Matrix Market file (``.mtx``, gzip- or bzip2-compressed or not) into a :class:`Matrix`.
 
     Symmetric and skew-symmetric files are expanded to their full pattern; pattern files get values
-    1.0; integer files become float64. The header (banner and size line) is read and checked first,
-    so that a file declaring a matrix too large for int32 indices or for the memory available is
-    refused before scipy reads its body.
+    1.0; integer files become float64 (converted before duplicates are summed). The file is
+    untrusted: the header (banner and size line) is read and checked first, so that a file
+    declaring a matrix too large for int32 indices or for the memory available is refused before
+    its body is read; the body is then parsed completely by the C core (``csrc/mmread.c``): every
+    byte and every token of every line, or refused with the line number. Fortran's D exponent
+    (``1D3``, ``2.5d-1``) is read as E on purpose.
 
     Parameters
     ----------
@@ -32,11 +37,18 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     ------
     FileNotFoundError
         No such file.
+    IsADirectoryError
+        ``path`` is a directory.
     ValueError
-        The file is not valid Matrix Market (the message says what is wrong: banner, size line, or
-        what scipy's reader objected to), it declares an empty matrix or one past int32, a
-        skew-symmetric file stores a diagonal entry, or a number written finite overflows float64
-        (``1e400``; write ``inf`` where inf is meant). ``inf`` and ``nan`` written as such are kept.
+        ``path`` is not a regular file (a FIFO, a device), or not valid Matrix Market: the message
+        names the line and what is wrong (the banner, the size line, a control byte, a token that is
+        not a whole number such as ``1,5`` or ``0x1p3``, an index outside the matrix, an extra token,
+        more or fewer entries than declared, a finite number past float64 such as ``1e400``: write
+        ``inf`` where inf is meant). Also: an empty matrix or one past int32; more than
+        :data:`MAX_HEADER_LINES` lines or :data:`MAX_HEADER_BYTES` bytes before the size line; a
+        body longer than :func:`max_body_bytes`; a skew-symmetric file storing a diagonal entry; a
+        symmetric, skew-symmetric or hermitian file storing entries on both sides of the diagonal
+        (one triangle is stored, the other implied).
     MemoryError
         Reading the declared matrix would need more memory than is available (the message gives
         both); see :func:`load_bytes`.
@@ -44,56 +56,119 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
         Complex values.
     """
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"pyspmv.load(): no such file: {path!r}")
-    h = _read_header(path)
-    _check_declared(h, path)
+    _check_regular_file(path)
     try:
-        if _compression(path) == _compression_by_name(path):  # scipy reads the file itself, in parallel
-            M = scipy.io.mmread(path, spmatrix=False)  # sparse arrays; scipy 1.18 warns without this
-        else:
-            with _open_binary(path) as f:
-                M = scipy.io.mmread(f, spmatrix=False)
-    except Exception as exc:  # noqa: BLE001 — scipy raises ValueError, OverflowError, IndexError, ... for bad files
-        raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file: {exc}") from None
-    if sp.issparse(M):
-        if h.symmetry == "skew-symmetric":
-            diag = np.flatnonzero(M.row == M.col)
-            if diag.size:
-                k = int(diag[0])
-                raise ValueError(f"pyspmv.load(): {path!r} is skew-symmetric but stores the diagonal entry "
-                                 f"({M.row[k] + 1}, {M.col[k] + 1}) = {M.data[k]}; Matrix Market skew-symmetric files "
-                                 "store the strictly lower triangle only.")
-    else:
-        M = sp.csr_array(np.atleast_2d(M))
-    if np.iscomplexobj(M.data):
-        raise TypeError(f"pyspmv.load(): {path!r} holds complex values; pyspmv handles real matrices only.")
-    if h.field != "pattern" and np.isinf(M.data).any():
-        bad = _overflowing_number(path, h.header_lines)
-        if bad is not None:
-            raise ValueError(f"pyspmv.load(): {path!r} line {bad[0]}: the value {bad[1]!r} is past the float64 limit "
-                             f"{np.finfo(np.float64).max:.3g} and would become inf; write inf where inf is meant.")
+        with _open_binary(path) as f:
+            h = _read_header(f, path)
+            _check_declared(h, path)
+            body = _read_body(f, h, path)
+    except (OSError, EOFError, zlib.error) as exc:  # a broken gzip or bzip2 stream, a read error
+        raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file, or cannot be read: {exc}") from None
+    try:
+        row, col, val = _core.mm_read(body, h.header_lines + 1, _MM_FORMAT[h.format], _MM_FIELD[h.field],
+                                      h.nrows, h.ncols, h.entries)
+    except ValueError as exc:
+        raise ValueError(f"pyspmv.load(): {path!r} is not a valid Matrix Market file: {exc}.") from None
+    del body
+    if row is None or col is None:  # array: column-major, one triangle of a symmetric matrix
+        row, col = _array_positions(h)
+    if val is None:
+        val = np.ones(row.size)
+    if h.format == "array":  # a dense file's zeros are not entries
+        keep = val != 0
+        row, col, val = row[keep], col[keep], val[keep]
+    row, col, val = _expand_symmetry(row, col, val, h, path)
     base = os.path.basename(path)
     for ext in (".gz", ".bz2", ".mtx"):
         base = base.removesuffix(ext)
     try:
-        return Matrix(M, dtype=dtype, name=base)
+        return Matrix(sp.coo_array((val, (row, col)), shape=(h.nrows, h.ncols)), dtype=dtype, name=base)
     except ValueError as exc:
         raise ValueError(f"pyspmv.load(): {path!r}: {exc}") from None
 
 
-# -- Matrix Market header: read and checked before scipy reads the body -----------------------------
+def _check_regular_file(path: str) -> None:
+    """Refuse what is not a regular file before opening it (opening a FIFO would block)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"pyspmv.load(): no such file: {path!r}") from None
+    except OSError as exc:
+        raise ValueError(f"pyspmv.load(): {path!r} cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"pyspmv.load(): {path!r} is a directory; give a Matrix Market file (.mtx, .mtx.gz).")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"pyspmv.load(): {path!r} is not a regular file (a FIFO, socket or device); give a Matrix "
+                         "Market file (.mtx, .mtx.gz).")
+
+
+def _array_positions(h: MMHeader) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of each value of an array file, in its column-major order (the lower triangle
+    only, diagonal included unless skew-symmetric, when the file is not general)."""
+    if h.symmetry == "general":
+        k = np.arange(h.entries, dtype=np.int64)
+        return (k % h.nrows).astype(np.int32), (k // h.nrows).astype(np.int32)
+    n, skip = h.nrows, 1 if h.symmetry == "skew-symmetric" else 0
+    per_col = np.maximum(n - skip - np.arange(n, dtype=np.int64), 0)
+    col = np.repeat(np.arange(n, dtype=np.int64), per_col)
+    start = np.cumsum(per_col) - per_col  # first position of each column
+    row = np.arange(col.size, dtype=np.int64) - start[col] + col + skip
+    return row.astype(np.int32), col.astype(np.int32)
+
+
+def _expand_symmetry(row: np.ndarray, col: np.ndarray, val: np.ndarray, h: MMHeader,
+                     path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The full pattern of a symmetric, skew-symmetric or hermitian file (general: as read).
+
+    The file stores one triangle (the lower, by the format; the upper is accepted too); a file storing
+    entries on both sides would have every off-diagonal entry doubled, so it is refused."""
+    if h.symmetry == "general":
+        return row, col, val
+    if h.symmetry == "skew-symmetric":
+        diag = np.flatnonzero(row == col)
+        if diag.size:
+            k = int(diag[0])
+            raise ValueError(f"pyspmv.load(): {path!r} is skew-symmetric but stores the diagonal entry "
+                             f"({row[k] + 1}, {col[k] + 1}) = {val[k]}; Matrix Market skew-symmetric files "
+                             "store the strictly lower triangle only.")
+    lower, upper = np.flatnonzero(row > col), np.flatnonzero(row < col)
+    if lower.size and upper.size:
+        a, b = int(lower[0]), int(upper[0])
+        raise ValueError(f"pyspmv.load(): {path!r} is {h.symmetry} but stores entries on both sides of the diagonal, "
+                         f"({row[a] + 1}, {col[a] + 1}) below and ({row[b] + 1}, {col[b] + 1}) above it; a "
+                         f"{h.symmetry} file stores one triangle and implies the other (read as it is, every "
+                         "off-diagonal entry would count twice). Declare it 'general' if it holds the whole matrix.")
+    off = row != col
+    sign = -1.0 if h.symmetry == "skew-symmetric" else 1.0
+    return (np.concatenate([row, col[off]]), np.concatenate([col, row[off]]),
+            np.concatenate([val, sign * val[off]]))
+
+
+# -- Matrix Market header: read and checked before the body -------------------------------------
 
 #: Header words of the NIST Matrix Market format that pyspmv reads ('double' is fast_matrix_market's
 #: synonym of 'real').
 MM_FORMATS = ("coordinate", "array")
 MM_FIELDS = ("real", "double", "integer", "pattern")
 MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+_MM_FORMAT = {"coordinate": _core.MM_COORDINATE, "array": _core.MM_ARRAY}
+_MM_FIELD = {"real": _core.MM_REAL, "double": _core.MM_REAL, "integer": _core.MM_INTEGER, "pattern": _core.MM_PATTERN}
 _MAX_LINE = 1 << 16
+#: Lines and bytes before the size line (banner and comments) that :func:`load` reads at most: real
+#: headers hold a few dozen lines; a compressed file of endless comments is refused, not read for minutes.
+MAX_HEADER_LINES = 100_000
+MAX_HEADER_BYTES = 1 << 24
+
+
+def max_body_bytes(entries: int) -> int:
+    """Bytes of a body of ``entries`` entry lines that :func:`load` reads at most: 128 per entry (a
+    line of two 10-digit indices and a 17-digit value takes about 50) and 1 MiB for comments."""
+    return (1 << 20) + 128 * entries
 
 
 class MMHeader(NamedTuple):
-    """A Matrix Market file's banner and size line; ``header_lines`` counts lines up to the size line."""
+    """A Matrix Market file's banner and size line; ``header_lines`` counts lines up to the size
+    line; ``entries`` is how many entry lines the body holds (one triangle of a symmetric file)."""
 
     format: str
     field: str
@@ -102,6 +177,7 @@ class MMHeader(NamedTuple):
     ncols: int
     nnz: int
     header_lines: int
+    entries: int
 
 
 def _compression(path: str) -> str:
@@ -109,11 +185,6 @@ def _compression(path: str) -> str:
     with open(path, "rb") as f:
         magic = f.read(3)
     return "gzip" if magic[:2] == b"\x1f\x8b" else "bzip2" if magic == b"BZh" else ""
-
-
-def _compression_by_name(path: str) -> str:
-    """What scipy.io.mmread infers from the name: 'gzip', 'bzip2' or ''."""
-    return "gzip" if path.endswith(".gz") else "bzip2" if path.endswith(".bz2") else ""
 
 
 def _open_binary(path: str) -> IO[bytes]:
@@ -124,30 +195,37 @@ def _open_binary(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _read_header(path: str) -> MMHeader:
+def _read_header(f: IO[bytes], path: str) -> MMHeader:
+    """Banner, comments and size line of the open file ``f``, which is left at the body's start."""
     bad = f"pyspmv.load(): {path!r} is not a valid Matrix Market file"
     try:
-        with _open_binary(path) as f:
-            banner = f.readline(_MAX_LINE).decode("ascii")
-            words = banner.split()
-            if len(words) != 5 or words[0] != "%%MatrixMarket" or words[1].lower() != "matrix":
-                raise ValueError(f"{bad}: its first line must read '%%MatrixMarket matrix <format> <field> "
-                                 f"<symmetry>'. Got {banner[:80]!r} instead.")
-            fmt, field, sym = (w.lower() for w in words[2:])
-            if field == "complex":
-                raise TypeError(f"pyspmv.load(): {path!r} holds complex values; pyspmv handles real matrices only.")
-            for what, word, allowed in (("format", fmt, MM_FORMATS), ("field", field, MM_FIELDS),
-                                        ("symmetry", sym, MM_SYMMETRIES)):
-                if word not in allowed:
-                    raise ValueError(f"{bad}: the banner's {what} must be one of {', '.join(allowed)}. Got {word!r} "
-                                     "instead.")
-            lineno, line = 1, b"%"
-            while line.startswith(b"%") or not line.strip():
-                line = f.readline(_MAX_LINE)
-                lineno += 1
-                if not line:
-                    raise ValueError(f"{bad}: it ends before its size line.")
-    except (UnicodeDecodeError, OSError, EOFError) as exc:  # binary junk, a broken gzip stream
+        banner = f.readline(_MAX_LINE).decode("ascii")
+        words = banner.split()
+        if len(words) != 5 or words[0] != "%%MatrixMarket" or words[1].lower() != "matrix":
+            raise ValueError(f"{bad}: its first line must read '%%MatrixMarket matrix <format> <field> "
+                             f"<symmetry>'. Got {banner[:80]!r} instead.")
+        fmt, field, sym = (w.lower() for w in words[2:])
+        if field == "complex":
+            raise TypeError(f"pyspmv.load(): {path!r} holds complex values; pyspmv handles real matrices only.")
+        for what, word, allowed in (("format", fmt, MM_FORMATS), ("field", field, MM_FIELDS),
+                                    ("symmetry", sym, MM_SYMMETRIES)):
+            if word not in allowed:
+                raise ValueError(f"{bad}: the banner's {what} must be one of {', '.join(allowed)}. Got {word!r} "
+                                 "instead.")
+        if fmt == "array" and field == "pattern":
+            raise ValueError(f"{bad}: an array file cannot have the field 'pattern' (it lists every value).")
+        lineno, line, nbytes = 1, b"%", len(banner)
+        while line.startswith(b"%") or not line.strip():
+            line = f.readline(_MAX_LINE)
+            lineno += 1
+            nbytes += len(line)
+            if not line:
+                raise ValueError(f"{bad}: it ends before its size line.")
+            if lineno > MAX_HEADER_LINES or nbytes > MAX_HEADER_BYTES:
+                raise ValueError(f"{bad}: no size line within its first {MAX_HEADER_LINES} lines and "
+                                 f"{MAX_HEADER_BYTES} bytes (pyspmv.mmio.MAX_HEADER_LINES, MAX_HEADER_BYTES); "
+                                 "a Matrix Market header holds a few comment lines.")
+    except (UnicodeDecodeError, EOFError) as exc:  # binary junk
         raise ValueError(f"{bad}: {exc}") from None
     sizes = line.split()
     want = 3 if fmt == "coordinate" else 2
@@ -156,15 +234,32 @@ def _read_header(path: str) -> MMHeader:
         raise ValueError(f"{bad}: line {lineno}, the size line, must hold {want} non-negative integers "
                          f"({names}). Got {line[:80].decode('ascii', 'replace')!r} instead.")
     n = [int(w) for w in sizes]
-    nnz = n[2] if want == 3 else n[0] * n[1]
-    return MMHeader(fmt, field, sym, n[0], n[1], nnz, lineno)
+    if want == 3:
+        entries = nnz = n[2]
+    else:
+        nnz = n[0] * n[1]
+        side = min(n[0], n[1])  # an array file of a square matrix lists one triangle unless general
+        entries = (nnz if sym == "general" else side * (side - 1) // 2 if sym == "skew-symmetric"
+                   else side * (side + 1) // 2)
+    return MMHeader(fmt, field, sym, n[0], n[1], nnz, lineno, entries)
+
+
+def _read_body(f: IO[bytes], h: MMHeader, path: str) -> bytes:
+    """The rest of ``f``, refused past :func:`max_body_bytes` before more is read."""
+    cap = max_body_bytes(h.entries)
+    body = f.read(cap + 1)
+    if len(body) > cap:
+        raise ValueError(f"pyspmv.load(): {path!r} declares {h.entries} entries, but its body runs past "
+                         f"{cap} bytes (pyspmv.mmio.max_body_bytes: 128 per entry and 1 MiB of comments).")
+    return body
 
 
 def load_bytes(nrows: int, nnz: int) -> int:
     """Peak bytes :func:`load` needs for a file of ``nrows`` rows and ``nnz`` entries (after
-    symmetric expansion), an estimate: scipy's COO triplets (int64 row and column, float64 value),
-    then CSR (int32 index and float64 value per entry, indptr of ``nrows + 1``, made twice)."""
-    return nnz * (8 + 8 + 8) + nnz * (4 + 8) + (nrows + 1) * (8 + 4)
+    symmetric expansion), an estimate: the parsed triplets (int32 row and column, float64 value,
+    twice while a symmetric file is expanded), then scipy's CSR (int32 index and float64 value per
+    entry, indptr of ``nrows + 1``, made twice)."""
+    return nnz * (4 + 4 + 8) * 2 + nnz * (4 + 8) * 2 + (nrows + 1) * (8 + 4)
 
 
 def available_memory() -> int | None:
@@ -191,26 +286,8 @@ def _check_declared(h: MMHeader, path: str) -> None:
     except ValueError as exc:
         raise ValueError(f"pyspmv.load(): {path!r} declares {h.nrows}x{h.ncols} with {h.nnz} entries: {exc}") from None
     entries = h.nnz * (1 if h.symmetry == "general" or h.format == "array" else 2)
-    need = load_bytes(h.nrows, entries) + (h.nnz * 8 if h.format == "array" else 0)
+    need = load_bytes(h.nrows, entries) + max_body_bytes(h.entries)
     avail = available_memory()
     if avail is not None and need > avail:
         raise MemoryError(f"pyspmv.load(): {path!r} declares {h.nrows}x{h.ncols} with {h.nnz} entries; reading it "
                           f"needs about {need / 1e9:.3g} GB, more than the {avail / 1e9:.3g} GB of memory available.")
-
-
-def _overflowing_number(path: str, skip: int) -> tuple[int, str] | None:
-    """(line, text) of the first value past ``skip`` header lines that is written as a finite number
-    but reads as inf, or None (every inf was written as such)."""
-    with _open_binary(path) as f:
-        for lineno, line in enumerate(f, 1):
-            words = line.split()
-            if lineno <= skip or not words or line.startswith(b"%"):
-                continue
-            text = words[-1].decode("ascii", "replace")
-            try:
-                inf = math.isinf(float(text))
-            except ValueError:
-                continue
-            if inf and text.lstrip("+-").lower() not in ("inf", "infinity"):
-                return lineno, text
-    return None

@@ -308,6 +308,40 @@ static int test_model_products(void) {
     return 0;
 }
 
+/* A Matrix Market body: read whole, or refused with the line (pyspmv.load's reader). */
+static int mm(const char *text, int format, int field, int64_t n, int32_t *row, int32_t *col,
+              double *val, spmv_err *err) {
+    spmv_mm_body B = {format, field, 3, 3, n, 3};
+    return spmv_mm_read(&B, text, (int64_t)strlen(text), row, col, val, err);
+}
+
+static int test_mm_read(void) {
+    int32_t r[3], c[3];
+    double v[3];
+    spmv_err err = {0};
+    mu_check(mm("1 1 1D3\n% c\n\n 3\t2  -2.5e-1 \r\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 2, r, c, v,
+                &err) == SPMV_OK);
+    mu_check(r[0] == 0 && c[0] == 0 && v[0] == 1000.0 && r[1] == 2 && c[1] == 1 && v[1] == -0.25);
+    mu_check(mm("1 1 1,5\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_EINVAL);
+    mu_check(err.where == 3 && strstr(err.msg, "'1,5'") != NULL);
+    mu_check(mm("1 1 0x1p3\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_EINVAL);
+    mu_check(mm("1 1 1 4\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_EINVAL);
+    mu_check(mm("1 1 7e3\n", SPMV_MM_COORDINATE, SPMV_MM_INTEGER, 1, r, c, v, &err) == SPMV_EINVAL);
+    mu_check(mm("\n1 4 1\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_EINDEX);
+    mu_check(err.where == 4);
+    mu_check(mm("1 1 1e400\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_EINVAL);
+    mu_check(mm("1 1 -Inf\n", SPMV_MM_COORDINATE, SPMV_MM_REAL, 1, r, c, v, &err) == SPMV_OK);
+    mu_check(v[0] < 0 && v[0] * 0 != 0);
+    mu_check(mm("1 2 3\n", SPMV_MM_COORDINATE, SPMV_MM_PATTERN, 1, r, c, NULL, &err) == SPMV_OK);
+    mu_check(mm("1\n2\n", SPMV_MM_ARRAY, SPMV_MM_REAL, 3, NULL, NULL, v, &err) == SPMV_EINVAL);
+    mu_check(strstr(err.msg, "ends after 2 of the 3 entries") != NULL);
+    const char nul[] = {'1', ' ', '1', ' ', '1', '\0', '\n'};
+    spmv_mm_body B = {SPMV_MM_COORDINATE, SPMV_MM_REAL, 3, 3, 1, 3};
+    mu_check(spmv_mm_read(&B, nul, sizeof nul, r, c, v, &err) == SPMV_EINVAL && err.where == 3);
+    mu_check(spmv_mm_read(&B, nul, 5, r, c, v, &err) == SPMV_OK && v[0] == 1.0); /* no NUL needed */
+    return 0;
+}
+
 int main(void) {
     int failures = 0;
     mu_run(test_csr_check_indptr_first);
@@ -317,5 +351,6 @@ int main(void) {
     mu_run(test_ell_raised_width);
     mu_run(test_deep_tree);
     mu_run(test_model_products);
+    mu_run(test_mm_read);
     return failures != 0;
 }

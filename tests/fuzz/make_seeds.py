@@ -56,3 +56,14 @@ for f, name in enumerate(["csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", 
 # groups, inputs, ...
 for kind, name in enumerate(["linear", "trees", "knn", "svm", "formula", "cascade"]):
     write("model", name, bytes([1, 0, kind, 1, 2]) + tail(120))
+
+
+# mmread: [kind][nrows][ncols][nentries][err] then the body text (fuzz_mmread.c)
+for name, head, body in [
+        ("real", bytes([0, 4, 4, 3, 0]), b"1 1 1.5\n2 3 -2e3\n% c\n\n4 4 1D-2\n"),
+        ("integer", bytes([2, 3, 3, 2, 0]), b"1 1 7\n3 2 -9223372036854775807\n"),
+        ("pattern", bytes([4, 5, 5, 2, 0]), b"1 2\n5 5 3.5\n"),
+        ("array", bytes([1, 2, 2, 4, 0]), b"1\n2.5\n-inf\nnan\n"),
+        ("crlf", bytes([0, 2, 2, 1, 0]), b"  2\t1   +.5e+1 \r\n"),
+        ("bad", bytes([0, 2, 2, 1, 0]), b"1 1 1,5\n2 2 0x1p3 9\n\x00")]:
+    write("mmread", name, head + body)

@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh: builds the libFuzzer harnesses, runs each for N seconds on a copy of its seed corpus
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# usage: tests/fuzz/run.sh [SECONDS [HARNESS...]]     (60 s each; csr_features convert model)
+# usage: tests/fuzz/run.sh [SECONDS [HARNESS...]]     (60 s each; csr_features convert model mmread)
 # env:   BUILD            build directory (build-fuzz), set up with CC=clang when missing
 #        SPMV_FUZZ_MODES  harness modes, comma-separated or "all" (tests/fuzz/fuzz_common.h)
 #        FUZZ_ARGS        more libFuzzer flags, e.g. "-jobs=4 -workers=4" for a longer run
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(csr_features convert model)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(csr_features convert model mmread)
 build=${BUILD:-build-fuzz}
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -1,0 +1,219 @@
+"""Matrix Market reading (pyspmv.load over csrc/mmread.c): every byte and token checked, or refused
+with the line; agreement with scipy's reader on well-formed files (issue 33, items 1, 3-5, 11)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyspmv
+from pyspmv import mmio
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "matrices"
+HEAD = "%%MatrixMarket matrix coordinate real general\n"
+
+
+def _write(tmp_path: Path, data: str | bytes, name: str = "m.mtx") -> Path:
+    p = tmp_path / name
+    p.write_bytes(data.encode() if isinstance(data, str) else data)
+    return p
+
+
+def test_nul_byte_after_a_value_is_refused_in_a_subprocess(tmp_path):
+    """The 58-byte file that killed the process (scipy's reader dereferenced NULL): refused, and the
+    interpreter lives; the same through the command line."""
+    p = _write(tmp_path, b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\0")
+    code = ("import pyspmv, sys\ntry:\n    pyspmv.load(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "line 3 holds the byte 0x00" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "pyspmv", "features", str(p)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0 and r.returncode > 0 and "line 3 holds the byte 0x00" in r.stderr
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("1 1 1,5\n", "line 3: the value '1,5' is not a real number"),
+    ("1 1 0x1p3\n", "line 3: the value '0x1p3' is not a real number"),
+    ("1 1 1 4\n", "line 3 holds more than an entry: '4' follows it"),
+    ("1 1\n", "line 3 holds no value"),
+    ("1\n", "line 3 ends after its row index"),
+    ("1.0 1 1\n", "line 3: the row index '1.0' must be an integer"),
+    ("1 3 1\n", r"line 3: the column index 3 is outside \[1, 2\]"),
+    ("% c\n\n1 1 1e400\n", "line 5: the value '1e400' is past the float64 limit"),
+    ("1 1 1\x07\n", "line 3 holds the byte 0x07"),
+    ("1 1 1\xe9\n", "line 3 holds the byte 0xc3"),
+    ("1 1 1\n2 2 2\n", "line 4 holds entry 2, past the 1 the size line declares"),
+    ("", "the file ends after 0 of the 1 entries"),
+])
+def test_value_tokens_are_read_whole_or_refused_with_the_line(tmp_path, body, message):
+    with pytest.raises(ValueError, match=message):
+        pyspmv.load(_write(tmp_path, HEAD + "2 2 1\n" + body))
+
+
+def test_integer_file_holds_integers_and_sums_in_float64(tmp_path):
+    head = "%%MatrixMarket matrix coordinate integer general\n"
+    with pytest.raises(ValueError, match="line 3: the value '7e3' is not an integer"):
+        pyspmv.load(_write(tmp_path, head + "2 2 1\n1 1 7e3\n"))
+    A = pyspmv.load(_write(tmp_path, head + "2 2 2\n1 1 9223372036854775807\n1 1 1\n"))
+    assert A.data[0] == pytest.approx(9.223372036854775808e18, rel=1e-15)  # was -9.2e18, wrapped in int64
+
+
+def test_fortran_d_exponents_are_read_on_purpose(tmp_path):
+    A = pyspmv.load(_write(tmp_path, HEAD + "2 2 3\n1 1 1D3\n2 2 2.5d-1\n2 1 -1.5E+2\n"))
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[1000.0, 0.0], [-150.0, 0.25]])
+
+
+def test_symmetric_file_storing_both_triangles_is_refused(tmp_path):
+    text = "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 1 2\n1 2 2\n"
+    with pytest.raises(ValueError, match=r"stores entries on both sides of the diagonal, \(2, 1\) below and "
+                                         r"\(1, 2\) above"):
+        pyspmv.load(_write(tmp_path, text))
+    for sym in ("symmetric", "skew-symmetric"):  # one triangle, lower or upper, is expanded
+        for entry in ("2 1 2", "1 2 2"):
+            A = pyspmv.load(_write(tmp_path, f"%%MatrixMarket matrix coordinate real {sym}\n2 2 1\n{entry}\n"))
+            assert A.nnz == 2 and sorted(A.data) == ([-2.0, 2.0] if sym == "skew-symmetric" else [2.0, 2.0])
+
+
+def test_directory_and_fifo_are_named_as_such(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        pyspmv.load(tmp_path)
+    fifo = tmp_path / "pipe.mtx"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="is not a regular file"):  # opening it would block
+        pyspmv.load(fifo)
+
+
+def test_endless_compressed_comments_are_refused_quickly(tmp_path):
+    """A 389 KB .mtx.gz of 2e8 comment lines took 98 s and 0.87 GB to load a 2x2 matrix."""
+    p = tmp_path / "bomb.mtx.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        f.write(HEAD.encode())
+        block = b"%\n" * 1_000_000
+        for _ in range(20):
+            f.write(block)
+        f.write(b"2 2 1\n1 1 1\n")
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=f"no size line within its first {mmio.MAX_HEADER_LINES} lines"):
+        pyspmv.load(p)
+    assert time.perf_counter() - t0 < 10  # a bound against minutes, not a timing
+
+
+def test_body_past_its_cap_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(mmio, "max_body_bytes", lambda entries: 64)
+    with pytest.raises(ValueError, match="its body runs past 64 bytes"):
+        pyspmv.load(_write(tmp_path, HEAD + "2 2 1\n" + "%" * 100 + "\n1 1 1\n"))
+
+
+def test_pattern_line_may_carry_one_number(tmp_path):
+    """SuiteSparse's Pajek graphs (Ragusa16) are pattern files whose lines list a weight: checked, dropped."""
+    head = "%%MatrixMarket matrix coordinate pattern general\n"
+    A = pyspmv.load(_write(tmp_path, head + "2 2 2\n1 1 5\n2 1\n"))
+    np.testing.assert_array_equal(A.data, [1.0, 1.0])
+    with pytest.raises(ValueError, match="line 3: the value '5,0' is not a real number"):
+        pyspmv.load(_write(tmp_path, head + "2 2 1\n1 1 5,0\n"))
+    with pytest.raises(ValueError, match="line 3 holds more than an entry"):
+        pyspmv.load(_write(tmp_path, head + "2 2 1\n1 1 5 6\n"))
+
+
+@pytest.mark.parametrize("sym", ["general", "symmetric", "skew-symmetric"])
+def test_array_files(tmp_path, sym):
+    n = 4
+    rng = np.random.default_rng(1)
+    D = rng.integers(-3, 4, (n, n)).astype(float)
+    D = D if sym == "general" else D + D.T if sym == "symmetric" else D - D.T
+    scipy.io.mmwrite(tmp_path / "d.mtx", D, symmetry=sym)
+    A = pyspmv.load(tmp_path / "d.mtx")
+    np.testing.assert_array_equal(A.to_scipy().toarray(), D)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 9), st.integers(0, 30), st.sampled_from(["real", "integer", "pattern"]),
+       st.sampled_from(["general", "symmetric", "skew-symmetric"]), st.integers(0, 2**31))
+def test_agrees_with_scipy_on_what_scipy_writes(tmp_path_factory, m, n, nnz, field, sym, seed):
+    """Random COO matrices (duplicates and explicit zeros included) written by scipy.io.mmwrite read
+    back as scipy reads them."""
+    if sym != "general":
+        n = m
+    rng = np.random.default_rng(seed)
+    r, c = rng.integers(0, m, nnz), rng.integers(0, n, nnz)
+    if sym != "general":  # one triangle, as the format stores
+        r, c = np.maximum(r, c), np.minimum(r, c)
+        if sym == "skew-symmetric":
+            keep = r != c
+            r, c = r[keep], c[keep]
+    v = rng.integers(-5, 6, r.size).astype(float) if field != "real" else rng.standard_normal(r.size)
+    d = tmp_path_factory.mktemp("mm")
+    body = "".join(f"{i + 1} {j + 1}" + ("" if field == "pattern" else f" {int(x) if field == 'integer' else repr(float(x))}")
+                   + "\n" for i, j, x in zip(r, c, v, strict=True))
+    p = d / "m.mtx"
+    p.write_text(f"%%MatrixMarket matrix coordinate {field} {sym}\n% made by the test\n{m} {n} {r.size}\n{body}")
+    if r.size == 0:
+        return
+    mine = pyspmv.load(p)
+    ref = pyspmv.Matrix(scipy.io.mmread(p, spmatrix=False))
+    assert mine.shape == ref.shape
+    np.testing.assert_array_equal(mine.indptr, ref.indptr)
+    np.testing.assert_array_equal(mine.indices, ref.indices)
+    np.testing.assert_allclose(mine.data, ref.data, rtol=1e-15, atol=0)
+
+
+@pytest.mark.shared
+def test_shared_matrices_read_as_scipy_reads_them():
+    files = sorted(SHARED.glob("*.mtx*")) if SHARED.is_dir() else []
+    if not files:
+        pytest.skip(f"{SHARED} is absent")
+    for f in files:
+        mine = pyspmv.load(f)
+        ref = pyspmv.Matrix(scipy.io.mmread(f, spmatrix=False))
+        assert mine.shape == ref.shape, f.name
+        assert np.array_equal(mine.indptr, ref.indptr) and np.array_equal(mine.indices, ref.indices), f.name
+        np.testing.assert_allclose(mine.data, ref.data, rtol=1e-15, atol=0, err_msg=f.name)
+
+
+def test_duplicates_are_summed_in_float64_on_every_path():
+    """int8 100 + 100 gave -56.0 through COO and DOK; float32 CSR duplicates 3e38 + 3e38 became inf
+    silently while the same data as COO was refused."""
+    row, col = np.array([0, 0]), np.array([0, 0])
+    v8 = np.array([100, 100], dtype=np.int8)
+    assert pyspmv.Matrix(sp.coo_array((v8, (row, col)), shape=(2, 2))).data[0] == 200.0
+    assert pyspmv.Matrix(sp.csr_array((v8, [0, 0], [0, 2, 2]), shape=(2, 2))).data[0] == 200.0
+    d = sp.dok_array((2, 2), dtype=np.int8)
+    d[0, 0] = 100
+    d[1, 1] = 100
+    assert pyspmv.Matrix(d).data.tolist() == [100.0, 100.0]
+    big = np.array([3e38, 3e38], dtype=np.float32)
+    for S in (sp.csr_array((big, [0, 0], [0, 2, 2]), shape=(2, 2)), sp.coo_array((big, (row, col)), shape=(2, 2))):
+        with pytest.raises(ValueError, match="past the float32 limit"):
+            pyspmv.Matrix(S)
+        assert pyspmv.Matrix(S, dtype="float64").data[0] == pytest.approx(6e38, rel=1e-7)
+
+
+def test_bsr_shape_not_a_multiple_of_its_block_is_refused_in_a_subprocess():
+    """scipy accepts it and its C++ conversion wrote past its arrays (SIGSEGV or double free)."""
+    code = ("import numpy as np, scipy.sparse as sp, pyspmv\n"
+            "try:\n"
+            "    pyspmv.Matrix(sp.bsr_array((np.ones((2, 2, 2)), [0, 1], [0, 1, 2]), shape=(5, 5)))\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "bsr shape 5x5 is not a multiple of its block size 2x2" in r.stdout
+
+
+def test_format_parameter_past_int32_is_a_value_error():
+    """convert(c=2**40) raised a bare OverflowError from the glue."""
+    A = pyspmv.generate("poisson2d", 5)
+    with pytest.raises(ValueError, match=r"'c' parameter of convert\(\) must be an int32 .* Got 1099511627776"):
+        pyspmv.convert(A, "sell", c=2**40)
