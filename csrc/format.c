@@ -160,6 +160,36 @@ int spmv_fmt_check(const spmv_fmt *F, spmv_err *err) {
     return op->check(F, err);
 }
 
+/* Padding slots are the value slots no stored entry maps to; to_csr reads exactly the stored
+ * entries' slots.  So every padding slot holds zero iff F's value arrays hold as many non-zero
+ * slots as to_csr's values hold non-zeros: one rule for every format, with no format's layout
+ * written twice.  (-0.0 counts as zero: a kernel adding -0.0 * x changes nothing; NaN as non-zero.) */
+#define FMT_CHECK_VALUES(SUFFIX, REAL)                                                             \
+    int spmv_fmt_check_values_##SUFFIX(const spmv_fmt *F, spmv_err *err) {                         \
+        const spmv_format_ops *op = ops_of(F, err);                                                \
+        if (op == NULL) return SPMV_EINVAL;                                                        \
+        int64_t slots = 0, entries = 0;                                                            \
+        for (int k = 0; k < SPMV_MAXVAL; k++)                                                      \
+            for (int64_t q = 0; q < F->nval[k]; q++) slots += ((const REAL *)F->val[k])[q] != 0;   \
+        int32_t *ip = spmv_malloc((int64_t)F->nrows + 1, sizeof(int32_t), err);                    \
+        int32_t *ix = spmv_malloc(F->nnz, sizeof(int32_t), err);                                   \
+        REAL *v = spmv_malloc(F->nnz, sizeof(REAL), err);                                          \
+        int rc = ip && ix && v ? op->to_csr_##SUFFIX(F, ip, ix, v, err) : SPMV_ENOMEM;             \
+        for (int64_t q = 0; rc == SPMV_OK && q < F->nnz; q++) entries += v[q] != 0;                \
+        spmv_free(ip);                                                                             \
+        spmv_free(ix);                                                                             \
+        spmv_free(v);                                                                              \
+        if (rc == SPMV_OK && slots != entries)                                                     \
+            rc = spmv_fail(err, SPMV_EINVAL, -1, slots - entries, 0,                               \
+                           "%s: %lld padding slots hold non-zero values; padding must hold 0 "     \
+                           "(kernels that multiply padding would add them to y)",                  \
+                           names[F->format], (long long)(slots - entries));                        \
+        return rc;                                                                                 \
+    }
+FMT_CHECK_VALUES(f32, float)
+FMT_CHECK_VALUES(f64, double)
+#undef FMT_CHECK_VALUES
+
 int spmv_fmt_scalar(const spmv_fmt *F, int k, int64_t lo, int64_t hi, const char *what,
                     spmv_err *err) {
     if (F->scalar[k] < lo || F->scalar[k] > hi)

@@ -263,10 +263,15 @@ static inline int state_parse(PyObject *o, spmv_fmt *F) {
     return 1;
 }
 
-static inline int state_check(const spmv_fmt *F) {
+/* The state's structure, then its values (padding slots holding zero). */
+static inline int state_check(const spmv_fmt *F, int typenum) {
     spmv_err err = {0};
     int rc;
     CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check(F, &err));
+    if (rc == SPMV_OK && typenum == NPY_FLOAT32)
+        CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check_values_f32(F, &err));
+    else if (rc == SPMV_OK)
+        CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check_values_f64(F, &err));
     if (rc) {
         PyErr_Format(rc == SPMV_ENOMEM ? PyExc_MemoryError : PyExc_ValueError,
                      "state of a %s matrix: %s", spmv_format_name(F->format),
@@ -282,7 +287,7 @@ static inline int state_check(const spmv_fmt *F) {
 static inline int state_converter(PyObject *o, void *out) {
     spmv_fmt *F = out;
     if (!state_parse(o, F)) return 0;
-    return seal_holds(o, F, state_typenum(o)) || state_check(F);
+    return seal_holds(o, F, state_typenum(o)) || state_check(F, state_typenum(o));
 }
 
 static inline int check_xy(const spmv_fmt *F, int typenum, PyArrayObject *x, PyArrayObject *y) {

@@ -8,7 +8,9 @@ import numpy as np
 
 from . import _core
 from .configs import FORMATS, format_param_defaults, format_param_names
-from .matrix import Matrix, as_matrix, float32_overflow, value_dtype
+from .matrix import INT32_MAX, Matrix, as_matrix, float32_overflow, value_dtype
+
+INT32_MIN = -INT32_MAX - 1
 
 
 class FormatMatrix:
@@ -176,6 +178,9 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
     for k, v in full.items():
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"The '{k}' parameter of convert() must be an integer. Got {v!r} instead.")
+        if not INT32_MIN <= v <= INT32_MAX:  # the core's parameters are int32; it names the real range
+            raise ValueError(f"The '{k}' parameter of convert() must be an int32 in [{INT32_MIN}, {INT32_MAX}] "
+                             f"(and in the '{fmt}' format's own range). Got {v} instead.")
     p = [int(full[n]) for n in names] + [0, 0]
     dt = value_dtype(dtype) if dtype is not None else M.dtype
     # The cast reports overflow itself, so the float32 range costs no extra pass over the values.

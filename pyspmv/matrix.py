@@ -56,7 +56,7 @@ class Matrix:
     """A sparse matrix in canonical CSR form, the input of every pyspmv function.
 
     Canonical means int32 ``indptr`` and ``indices``, column indices sorted within each row,
-    duplicate entries summed (as ``scipy.sparse`` does) and explicit zeros kept: they are part of
+    duplicate entries summed (in float64, then cast to ``dtype``) and explicit zeros kept: they are part of
     the pattern that formats store and that features describe.
 
     Parameters
@@ -97,23 +97,27 @@ class Matrix:
             group = group if group is not None else data.group
             data = data.to_scipy()
         if sp.issparse(data):
+            given = data.dtype
             data = _checked_csr(data)
         else:
             arr = np.asarray(data)
             if arr.ndim != 2:
                 raise ValueError(f"Matrix() needs a 2-D array or a scipy.sparse matrix; got an array of shape {arr.shape}.")
             real_values(arr, "data")
+            given = arr.dtype
             data = sp.csr_array(arr)
         _check_shape(data.shape, data.nnz)
-        if dtype is None:
-            dtype = np.float32 if data.dtype == np.float32 else np.float64
-        dt = value_dtype(dtype)
-        why = float32_overflow(data.data, dt)
+        dt = value_dtype(dtype if dtype is not None else np.float32 if given == np.float32 else np.float64)
+        # Duplicates are summed in float64, whatever the input's type (int8 100 + 100 is 200, not
+        # -56; float32 3e38 + 3e38 is past float32, not a silent inf), and the range is checked on
+        # the sums.
+        A = sp.csr_array(data, dtype=np.float64, copy=True)
+        A.sum_duplicates()  # sorts indices too
+        why = float32_overflow(A.data, dt)
         if why:
             raise ValueError(why)
-        with np.errstate(over="ignore"):  # checked just above
-            A = sp.csr_array(data, dtype=dt, copy=True)
-        A.sum_duplicates()  # sorts indices too
+        if dt != A.dtype:
+            A = sp.csr_array((A.data.astype(dt), A.indices, A.indptr), shape=A.shape)
         self._indptr = _frozen(A.indptr.astype(np.int32, copy=False))
         self._indices = _frozen(A.indices.astype(np.int32, copy=False))
         self._data = _frozen(np.ascontiguousarray(A.data))
@@ -296,7 +300,8 @@ def as_matrix(A: Any, name: str = "A") -> Matrix:
 # -- scipy.sparse input: every index array checked before sparsetools or the C core reads it ------
 
 def _checked_csr(S: Any) -> sp.csr_array:
-    """scipy.sparse ``S`` (any format) as a CSR array whose index arrays have been checked."""
+    """scipy.sparse ``S`` (any format) as a CSR array of float64 values whose index arrays have been
+    checked (duplicates may remain; the caller sums them)."""
     if S.ndim != 2:
         raise ValueError(f"The 'data' parameter of Matrix() must be 2-D. Got a {S.ndim}-D scipy.sparse array "
                          f"of shape {S.shape} instead.")
@@ -316,12 +321,18 @@ def _checked_csr(S: Any) -> sp.csr_array:
             S = _dia_to_coo(S, nrows, ncols)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"The 'data' parameter of Matrix(): its {fmt} structure cannot be read: {exc}") from None
-    real_values(np.asarray(S.data), "data")
+    raw = np.asarray(S.data)
+    real_values(raw, "data")
+    why = float32_overflow(raw, np.float64, "The 'data' parameter of Matrix()")  # long double input
+    if why:
+        raise ValueError(why)
+    # float64 before scipy sums anything: COO's tocsr sums duplicates in the values' own type.
+    values = raw.astype(np.float64)
     if S.format == "coo":
-        row, col, values = (np.asarray(a) for a in (S.row, S.col, S.data))
+        row, col = (np.asarray(a) for a in (S.row, S.col))
         _check_coo(row, col, values, nrows, ncols)
         return sp.coo_array((values, (row, col)), shape=(nrows, ncols)).tocsr()
-    indptr, indices, values = (np.asarray(a) for a in (S.indptr, S.indices, S.data))
+    indptr, indices = (np.asarray(a) for a in (S.indptr, S.indices))
     if S.format == "csr":
         nnz = _check_compressed(indptr, indices, values, nrows, ncols, ("row", "column", "ncols"))
         return sp.csr_array((values[:nnz], indices[:nnz], indptr), shape=(nrows, ncols))
@@ -330,6 +341,9 @@ def _checked_csr(S: Any) -> sp.csr_array:
         return sp.csc_array((values[:nnz], indices[:nnz], indptr), shape=(nrows, ncols)).tocsr()
     if S.format == "bsr":
         R, C = S.blocksize
+        if R < 1 or C < 1 or nrows % R or ncols % C:  # scipy's bsr_tocsr writes past its arrays then
+            raise ValueError(f"The 'data' parameter of Matrix(): bsr shape {nrows}x{ncols} is not a multiple of its "
+                             f"block size {R}x{C}.")
         if values.ndim != 3 or values.shape[1:] != (R, C):
             raise ValueError(f"The 'data' parameter of Matrix(): bsr data has shape {values.shape}; it must be "
                              f"(nnz_blocks, {R}, {C}).")

@@ -299,3 +299,31 @@ def test_sealed_state_is_vouched_for():
     again = _core.seal(unsealed)
     assert again is not unsealed and all(a is b for a, b in zip(again[6] + again[7], unsealed[6] + unsealed[7]))
     assert _core.seal(again) is again
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_state_with_a_non_zero_padding_slot_is_refused(fmt, dtype):
+    """DIA and BSR states whose padding slots held non-zeros were accepted, and their kernels added
+    them to y (spmv disagreed with the matrix's own to_csr by up to 3.9e7); every format's padding
+    is checked now (spmv_fmt_check_values)."""
+    A = grid()
+    A.data[:] = np.arange(1, A.nnz + 1)  # no explicit zeros: every zero slot is padding
+    kw = {**PARAMS.get(fmt, {}), **({"k": 4} if fmt == "hyb" else {})}  # an ELL part wider than some rows
+    B = pyspmv.convert(A, fmt, dtype=dtype, max_fill=1e9, **kw)
+    pads = [(k, np.flatnonzero(v == 0)) for k, v in enumerate(B.value_arrays)]
+    pads = [(k, q[0]) for k, q in pads if q.size]
+    if not pads:
+        assert fmt in ("csr", "coo", "jad"), f"{fmt} should pad this matrix"
+        return
+    for k, q in pads:
+        state = writeable_copy(B)[:8]
+        state[7][k][q] = 3.9e7
+        with pytest.raises(ValueError, match=f"state of a {fmt} matrix: {fmt}: 1 padding slots hold non-zero"):
+            pyspmv.FormatMatrix(state, B.params)
+        state[7][k][q] = -0.0  # a signed zero adds nothing: accepted
+        F = pyspmv.FormatMatrix(state, B.params)
+        x = np.linspace(-1, 1, A.shape[1]).astype(dtype)
+        y = np.zeros(A.shape[0], dtype=dtype)
+        _core.mv(F.state, 0, x, y)
+        np.testing.assert_allclose(y, A @ x, rtol=1e-5)

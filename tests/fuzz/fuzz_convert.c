@@ -7,7 +7,8 @@
 // the input exactly (values bit for bit), then every CPU kernel variant of the format, whose y must
 // match a float64 product computed here within a bound on the rounding of its row.
 // With spmv_fmt_check in the header (FZ_HAVE_FMT_CHECK, set by meson), a freshly converted format
-// must pass it, and a mutated one that passes must convert back and multiply without a fault.
+// must pass it, and a mutated one that passes must convert back and multiply without a fault; one
+// that passes spmv_fmt_check_values too must multiply as the CSR it converts back to.
 #include "fuzz_common.h"
 
 #include <float.h>
@@ -81,20 +82,39 @@ static int mv(int f32, const spmv_fmt *F, int k, const job *J, void *y) {
 }
 
 #ifdef FZ_HAVE_FMT_CHECK
-/* Mutate index arrays, scalars, parameters or nnz of a converted F; whatever spmv_fmt_check then
- * accepts must convert back and multiply without a fault (the results are not compared). */
+/* 1 when x[ncols] is finite: formats that multiply padding by x (spmv_format_finite_x) are only
+ * compared with their own entries' product then, as Python only runs them then. */
+static int x_finite(int f32, const job *J, int32_t ncols) {
+    for (int32_t j = 0; j < ncols; j++)
+        if (!isfinite(f32 ? (double)J->x32[j] : J->x[j])) return 0;
+    return 1;
+}
+
+/* Mutate index arrays, scalars, parameters, nnz or value slots of a converted F; whatever
+ * spmv_fmt_check then accepts must convert back and multiply without a fault, and what
+ * spmv_fmt_check_values accepts too must multiply as the CSR it converts back to (a padding slot
+ * holding a non-zero was once accepted, and DIA and BSR kernels added it to y). */
 static void mutate_and_check(fz_in *in, int f32, spmv_fmt *F, const job *J) {
     int nmut = 1 + fz_u8(in) % 8;
     for (int m = 0; m < nmut; m++) {
         uint8_t what = fz_u8(in);
         int32_t val = (int32_t)fz_u32(in);
-        if (what < 200) {
+        if (what < 180) {
             int k = what % SPMV_MAXIDX;
             if (F->nidx[k] > 0) {
                 int64_t at = (int64_t)(fz_u32(in) % (uint64_t)F->nidx[k]);
                 F->idx[k][at] = what & 0x80 ? val : F->idx[k][at] + (int8_t)val;
             }
-        } else if (what < 220) {
+        } else if (what < 210) { /* a value slot: an entry's or a padding slot's */
+            int k = what % SPMV_MAXVAL;
+            if (F->nval[k] > 0) {
+                int64_t at = (int64_t)(fz_u32(in) % (uint64_t)F->nval[k]);
+                if (f32)
+                    ((float *)F->val[k])[at] = (float)(int8_t)val;
+                else
+                    ((double *)F->val[k])[at] = (double)(int8_t)val;
+            }
+        } else if (what < 225) {
             F->scalar[what % 4] = val;
         } else if (what < 240) {
             F->param[what & 1] = val;
@@ -105,12 +125,44 @@ static void mutate_and_check(fz_in *in, int f32, spmv_fmt *F, const job *J) {
     int rc = spmv_fmt_check(F, J->err);
     if (J->err) FZ_ERR_AGREES(rc, *J->err);
     if (rc != 0 || F->nnz < 0 || F->nnz > 16 * MAX_NNZ) return;
+    int vrc = f32 ? spmv_fmt_check_values_f32(F, J->err) : spmv_fmt_check_values_f64(F, J->err);
+    if (J->err) FZ_ERR_AGREES(vrc, *J->err);
+    FZ_ASSERT(vrc == 0 || vrc == SPMV_EINVAL || vrc == SPMV_ENOMEM, "check_values: %d", vrc);
     size_t es = f32 ? sizeof(float) : sizeof(double);
-    int32_t *ip = fz_alloc((int64_t)F->nrows + 1, sizeof(int32_t)),
+    int32_t n = F->nrows, *ip = fz_alloc((int64_t)n + 1, sizeof(int32_t)),
             *ix = fz_alloc(F->nnz, sizeof(int32_t));
-    void *v = fz_alloc(F->nnz, es), *y = fz_alloc(F->nrows, es);
-    to_csr(f32, F, ip, ix, v, J->err);
-    for (int k = 0; k < 4; k++) mv(f32, F, k, J, y);
+    void *v = fz_alloc(F->nnz, es), *y = fz_alloc(n, es);
+    double *ref = fz_alloc(n, sizeof(double)), *abs = fz_alloc(n, sizeof(double));
+    rc = to_csr(f32, F, ip, ix, v, J->err);
+    int compare =
+        rc == 0 && vrc == 0 && (!spmv_format_finite_x(F->format) || x_finite(f32, J, F->ncols));
+    for (int32_t i = 0; compare && i < n; i++) { /* F's own entries, in float64 */
+        double sum = 0, a = 0;
+        for (int32_t p = ip[i]; p < ip[i + 1]; p++) {
+            double vp = f32 ? ((const float *)v)[p] : ((const double *)v)[p];
+            double xj = f32 ? J->x32[ix[p]] : J->x[ix[p]];
+            sum += vp * xj;
+            a += fabs(vp * xj);
+        }
+        ref[i] = sum;
+        abs[i] = a;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (mv(f32, F, k, J, y) != 0 || !compare) continue;
+        double eps = f32 ? FLT_EPSILON : DBL_EPSILON, big = f32 ? 1e37 : 1e300;
+        for (int32_t i = 0; i < n; i++) {
+            double yi = f32 ? ((const float *)y)[i] : ((const double *)y)[i];
+            if (!isfinite(ref[i]) || !(abs[i] < big)) continue;
+            double tol = 2.0 * (ip[i + 1] - ip[i] + 2) * eps * abs[i];
+            FZ_ASSERT(fabs(yi - ref[i]) <= tol,
+                      "checked %s (param %d, %d) kernel %d %s: y[%d] = %.17g, its own entries "
+                      "give %.17g",
+                      spmv_format_name(F->format), F->param[0], F->param[1], k, f32 ? "f32" : "f64",
+                      i, yi, ref[i]);
+        }
+    }
+    free(abs);
+    free(ref);
     free(y);
     free(v);
     free(ix);
