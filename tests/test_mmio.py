@@ -217,3 +217,18 @@ def test_format_parameter_past_int32_is_a_value_error():
     A = pyspmv.generate("poisson2d", 5)
     with pytest.raises(ValueError, match=r"'c' parameter of convert\(\) must be an int32 .* Got 1099511627776"):
         pyspmv.convert(A, "sell", c=2**40)
+
+
+def test_collection_with_a_nul_file_finishes_and_resumes(tmp_path):
+    """A collection holding the NUL-byte file died at it on every resume, so it never finished."""
+    good = tmp_path / "good.mtx"
+    scipy.io.mmwrite(good, sp.random(20, 20, density=0.2, random_state=1, format="coo"))
+    bad = _write(tmp_path, b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\0", "bad.mtx")
+    out = tmp_path / "ds"
+    for _ in range(2):  # the run, then a resume
+        pyspmv.collect([good, bad], out=out, dtypes=("float64",), configs=["cpu/csr/rows"], repeats=3,
+                       warmup=1, budget_s=0.01, progress=False)
+    import pandas as pd
+    failures = pd.read_csv(out / "failures.csv.gz")
+    assert "bad" in set(failures["matrix"]) and "line 3 holds the byte 0x00" in " ".join(failures.astype(str).values.ravel())
+    assert set(pd.read_csv(out / "timings.csv.gz")["matrix"]) == {"good"}
