@@ -270,7 +270,7 @@ SPMV_API int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const
     dev.threads_per_sm = {int(dev[1])};
     dev.warp_size = {int(dev[2])};
     rc = spmv_csr_check(&A, (int64_t)nrows + 1, indptr[nrows] >= 0 ? indptr[nrows] : 0, NULL);
-    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL);
+    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL, NULL);
     if (rc == 0 && order != NULL)
         for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
     return rc;
@@ -353,7 +353,7 @@ SPMV_API int {N}_rank_features(const double *features, int *order, double *ms) {
     int32_t o[{N}_NCONFIGS];
     int rc;
     if (features == NULL || ms == NULL) return SPMV_EINVAL;
-    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL);
+    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL, NULL);
     if (rc == 0 && order != NULL)
         for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
     return rc;

@@ -332,7 +332,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         group[i] = fz_idx(&in, -1, ng);
         groups_ok &= group[i] >= -1 && group[i] < ng;
     }
-    rc = spmv_model_predict(&M, rows, n, stride, group, ms, (sel & 2) ? raw : NULL, err);
+    rc = spmv_model_predict(&M, rows, n, stride, group, ms, (sel & 2) ? raw : NULL, NULL, err);
     if (err) FZ_ERR_AGREES(rc, *err);
     FZ_ASSERT(rc == 0 || rc == SPMV_ENOMEM || (rc == SPMV_EINVAL && !groups_ok), "predict: %d", rc);
     if (rc == 0 && tame)
@@ -367,7 +367,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double *rms = arena_alloc(&a, nc, sizeof(double));
     double *rrows = arena_alloc(&a, (int64_t)nc * M.ncols, sizeof(double));
     for (int64_t k = 0; k < (int64_t)nc * M.ncols; k++) rrows[k] = fz_double(&in, tame);
-    rc = spmv_rank_rows(&C, &M, rrows, add, order, rms, err);
+    rc = spmv_rank_rows(&C, &M, rrows, add, order, rms, NULL, err);
     if (err) FZ_ERR_AGREES(rc, *err);
     if (rc == 0) {
         check_order(order, nc);
@@ -386,7 +386,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double *drows = arena_alloc(&a, (int64_t)nc * (SPMV_NCOLS + C.nextra), sizeof(double));
     rc = spmv_design_rows(&c.A, &dev, &C, vb, fz_max_fill(&in), drows, err);
     if (err) FZ_ERR_AGREES(rc, *err);
-    rc = spmv_rank(&c.A, &dev, &C, &M, vb, add, order, rms, err);
+    rc = spmv_rank(&c.A, &dev, &C, &M, vb, add, order, rms, NULL, err);
     if (err) FZ_ERR_AGREES(rc, *err);
     if (rc == 0) check_order(order, nc);
     fz_csr_free(&c);
