@@ -371,8 +371,14 @@ SPMV_API int {N}_predict_features(const double *features, double *ms) {{
 # ---- save / load --------------------------------------------------------------------------------------
 
 _MAGIC = "pyspmv-model"
-#: Most bytes of arrays a model file may hold (the shipped defaults hold a few MB).
-MAX_MODEL_BYTES = 1 << 30
+#: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
+#: value types of 9 MB), and a 256-tree ForestModel over the H100's 135 configurations. Reading is
+#: LZMA's decompression, about 120 MB/s on a 2-core VM: at most about 2 s. Before, 1 GiB let an 84 KB
+#: file take 20 s and 1.7 GB to be read.
+MAX_MODEL_BYTES = 1 << 28
+#: Most bytes of ``header.json`` (configuration ids, scalars, provenance): the shipped defaults' are 4
+#: and 13 KB; a model on its own features of 100,000 configurations named in 100 characters fits.
+MAX_HEADER_BYTES = 1 << 24
 _MAX_MEMBERS = 4096
 try:                                    # lzma is optional in a CPython build
     import lzma  # noqa: F401
@@ -459,13 +465,18 @@ class _Corrupt(ValueError):
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle; each member's declared shape and dtype are
-    checked against :data:`MAX_MODEL_BYTES` (and the memory available) before it is read."""
+    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, each
+    member's size as the archive's directory declares it (zipfile stops a member there: it cannot
+    expand past it) is checked against :data:`MAX_HEADER_BYTES` for ``header.json`` and
+    :data:`MAX_MODEL_BYTES` (and the memory available) for the arrays, in all; then each array's
+    shape and dtype from its ``.npy`` header, before its data is read."""
     out: dict[str, np.ndarray] = {}
     total = 0
-    limit = MAX_MODEL_BYTES
+    limit, what = MAX_MODEL_BYTES, "pyspmv's limit MAX_MODEL_BYTES"
     try:
-        limit = min(limit, os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if avail < limit:
+            limit, what = avail, "the memory available"
     except (ValueError, OSError, AttributeError):
         pass
     try:
@@ -478,6 +489,17 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
         infos = zf.infolist()
         if len(infos) > _MAX_MEMBERS:
             raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
+        declared = 0
+        for info in infos:
+            if info.filename == "header.json.npy":
+                if info.file_size > MAX_HEADER_BYTES + 4096:      # + the .npy header
+                    raise _Corrupt(f"member 'header.json' would decompress to {info.file_size} bytes; a model "
+                                   f"file's header holds at most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+                continue
+            declared += info.file_size
+            if declared > limit + 4096 * len(infos):
+                raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
+                               f"declares {info.file_size}), past {limit} bytes, {what}")
         for info in infos:
             name = info.filename
             if not name.endswith(".npy") or name[:-4] in out:
@@ -495,9 +517,15 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
                     if dt.hasobject or dt.kind not in "biuf":
                         raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
                     nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-                    total += nbytes
+                    if key == "header.json":
+                        if nbytes > MAX_HEADER_BYTES:
+                            raise _Corrupt(f"member 'header.json' holds {nbytes} bytes; a model file's header holds at "
+                                           f"most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+                    else:
+                        total += nbytes
                     if total > limit:
-                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes")
+                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
+                                       f"{what}")
                 with zf.open(info) as fh:
                     a = np.lib.format.read_array(fh, allow_pickle=False)
             except (_Corrupt, MemoryError):
@@ -541,6 +569,22 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
     conversion-cost fit are checked against the model kind's schema before the C core reads them,
     and then the C core's own model check runs.
+
+    What a file may cost is bounded, and a file past a bound is refused with its figure and the
+    bound:
+
+    - reading it: its arrays decompress to at most :data:`MAX_MODEL_BYTES` (256 MiB, and no more
+      than the memory available), ``header.json`` to at most :data:`MAX_HEADER_BYTES` (16 MiB), both
+      checked on the sizes the archive declares before anything is decompressed; reading takes at
+      most about 2 s and twice the arrays' bytes of memory on a 2-core VM;
+    - ranking with it: evaluating the model for every configuration of one matrix takes at most
+      ``SPMV_MODEL_MAX_STEPS`` = 2^28 steps (``pyspmv._core.MODEL_MAX_STEPS``), counted from the
+      model's arrays as the C core evaluates them: per configuration, the inputs, then the longest
+      root-to-leaf walk of each tree of its group (a forest: of every tree, plus trees x outputs
+      additions), the points of the largest set searched x (inputs + 1 + log2 of its size), the
+      support vectors x (inputs + 1), the derived inputs and terms, or the stages' own costs. The
+      shipped defaults take 6.6e5 (cuda) and 1.8e5 (cpu); 2^28 takes 0.5 s to 5 s on a 2-core VM,
+      and Ctrl-C stops it.
 
     Raises
     ------

@@ -1,0 +1,165 @@
+"""Model files with a bounded cost (issue 33, item 7): what reading, ranking with and exporting a model may
+take is checked before it is done, and refused with the figure and the limit; long model calls stop on
+Ctrl-C. Each hang or blow-up of the issue is reproduced here at a size that keeps the test fast."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+import pyspmv
+from pyspmv import _core, export
+from pyspmv.configs import configs
+from pyspmv.portable import RankModel, Spec, Table, inputs
+
+LIMIT = _core.MODEL_MAX_STEPS
+
+
+def chain_model(depth: int, ntrees: int, ranked: int | None = None, spread: int = 1) -> RankModel:
+    """A trees model of one group whose ``ntrees`` trees all start at node 0 of one chain of ``depth``
+    nodes (every input goes on to the next), ranking the first ``ranked`` cpu configurations (None: all).
+    ``spread`` > 1 places the chain's nodes at random increasing places among ``depth * spread`` nodes,
+    so that each step of a walk misses the cache."""
+    ids = [c.id for c in configs("cpu")]
+    nnodes = depth * spread
+    at = np.arange(depth, dtype=np.int32)
+    if spread > 1:
+        rest = np.random.default_rng(0).choice(np.arange(1, nnodes), depth - 1, replace=False)
+        at = np.concatenate([[0], np.sort(rest)]).astype(np.int32)
+    feature = np.full(nnodes, -1, np.int32)
+    nxt = np.zeros(nnodes, np.int32)
+    feature[at[:-1]] = 0
+    nxt[at[:-1]] = at[1:]
+    f = {"ngroups": 1, "ncols": _core.NCOLS, "ninputs": 1, "out_tf": 0, "out_col": -1, "out_lo": -np.inf,
+         "rank_bytes_pow": 0.0, **inputs([0]),
+         "trees.nout": 1, "trees.ntrees": ntrees, "trees.nnodes": nnodes, "trees.cast_f32": 0, "trees.scale": 1.0,
+         "trees.tree_ptr": np.array([0, ntrees], np.int32), "trees.root": np.zeros(ntrees, np.int32),
+         "trees.feature": feature, "trees.left": nxt, "trees.right": nxt.copy(),
+         "trees.threshold": np.full(nnodes, 1e300), "trees.value": np.ones(nnodes), "trees.init": np.zeros(1)}
+    group = np.zeros(len(ids), np.int32)
+    if ranked is not None:
+        group[ranked:] = -1
+    return RankModel("cpu", {"float64": Table(ids, group, np.zeros((len(ids), 0)), Spec("trees", f))},
+                     source="chain")
+
+
+def test_a_chain_under_many_roots_is_refused_with_its_cost(tmp_path):
+    """The issue's 84 KB file held 2e8 roots of one 1e5-node chain: 2e13 node walks (15 hours) in one
+    C call. A tenth of a thousandth of it (2e4 roots: 2e9 walks, 4 s before) is refused at load."""
+    path = pyspmv.save_model(chain_model(100_000, 20_000), tmp_path / "chain.pyspmv")
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"up to 2000000003 steps .* past the limit of {LIMIT} "
+                                         r"\(SPMV_MODEL_MAX_STEPS\)"):
+        pyspmv.load_model(path)
+    assert time.perf_counter() - t < 2
+
+
+def test_the_cost_counts_every_configuration_ranked(tmp_path):
+    """2e7 steps a row is allowed, but 23 configurations make a ranking of 4.6e8: refused, saying so."""
+    path = pyspmv.save_model(chain_model(100_000, 200), tmp_path / "chain.pyspmv")
+    with pytest.raises(ValueError, match=r"ranking one matrix takes up to 460000069 steps .*20000003 per "
+                                         rf"configuration x 23 configurations\), past the limit of {LIMIT}"):
+        pyspmv.load_model(path)
+    ok = pyspmv.load_model(pyspmv.save_model(chain_model(100_000, 100), tmp_path / "ok.pyspmv"))
+    assert _core.model_cost(ok.capsule("float64")) == (10_000_003, 23)
+
+
+def test_the_shipped_defaults_cost_a_fraction_of_the_limit():
+    for device, most in (("cpu", 200_000), ("cuda", 700_000)):
+        for dtype in ("float32", "float64"):
+            steps, n = _core.model_cost(pyspmv.default_model(device).capsule(dtype))
+            assert steps * n <= most < LIMIT / 300, (device, dtype, steps, n)
+
+
+def test_a_member_past_the_array_limit_is_refused_before_it_is_decompressed(tmp_path, monkeypatch):
+    """The 84 KB file decompressed to 0.8 GB and took 20 s and 1.7 GB to be refused. The sizes the archive
+    declares are checked first (zipfile stops a member at its declared size): at 1 MiB, a chain file's
+    2.4 MB of roots is refused without decompressing a byte."""
+    path = pyspmv.save_model(chain_model(1000, 600_000), tmp_path / "bomb.pyspmv")
+    assert path.stat().st_size < 100_000
+    monkeypatch.setattr(export, "MAX_MODEL_BYTES", 1 << 20)
+
+    def no_decompressing(*args, **kwargs):
+        raise AssertionError("a member was opened")
+    monkeypatch.setattr(zipfile.ZipFile, "open", no_decompressing)
+    with pytest.raises(ValueError, match=r"would decompress to \d+ bytes or more \(member "
+                                         r"'float64/spec/trees.root.npy' declares 2400128\), past 1048576 bytes, "
+                                         "pyspmv's limit MAX_MODEL_BYTES"):
+        pyspmv.load_model(path)
+
+
+def test_a_header_past_its_limit_is_refused_before_it_is_decompressed(tmp_path):
+    """800 MB of spaces in header.json were read and parsed (2.5 GB at the peak); past 16 MiB they are
+    refused from the archive's directory."""
+    good = pyspmv.save_model(chain_model(10, 1), tmp_path / "good.pyspmv")
+    with np.load(good) as z:
+        arrays = {k: z[k] for k in z.files}
+    text = bytes(arrays.pop("header.json")) + b" " * (export.MAX_HEADER_BYTES + 65536)
+    bad = tmp_path / "spaces.pyspmv"
+    with open(bad, "wb") as fh:
+        np.savez_compressed(fh, **{"header.json": np.frombuffer(text, np.uint8)}, **arrays)
+    assert bad.stat().st_size < 1 << 20
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"'header.json' would decompress to \d+ bytes; a model file's header "
+                                         rf"holds at most {export.MAX_HEADER_BYTES} \(MAX_HEADER_BYTES\)"):
+        pyspmv.load_model(bad)
+    assert time.perf_counter() - t < 0.5
+
+
+# A subprocess ranks with a model inside the limit whose walks miss the cache (4.5 s on the 2-core VM),
+# or predicts many rows with one; the parent sends SIGINT half a second in. Before, the one C call held
+# the GIL and ran to its end: Python's handler ran after it (and the issue's file, after 15 hours).
+_CHILD = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import pyspmv
+    sys.path.insert(0, {tests!r})
+    from test_model_cost import chain_model
+    what = sys.argv[1]
+    if what == "rank":
+        rm = chain_model(65_000, (1 << 28) // 65_000 - 2, ranked=1, spread=30)
+        A = pyspmv.generate("random", 100, seed=1)
+        call = lambda: pyspmv.rank(A, model=rm)
+    else:                                   # 50 rows of distinct inputs, each walking 2e8 nodes
+        rm = chain_model(100_000, 2_000, ranked=1)
+        rows = np.zeros((50, pyspmv._core.NCOLS))
+        rows[:, 0] = np.arange(50)
+        call = lambda: pyspmv._core.model_predict(rm.capsule("float64"), rows.reshape(-1), rows.shape[1],
+                                                   np.zeros(50, np.int32))
+    rm.capsule("float64")
+    print("go", flush=True)
+    t0 = time.perf_counter()
+    try:
+        call()
+        print("finished", time.perf_counter() - t0, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.perf_counter() - t0, flush=True)
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a subprocess")
+@pytest.mark.parametrize("what", ["rank", "predict"])
+def test_ctrl_c_stops_a_long_model_call(what, tmp_path):
+    from pathlib import Path
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD.format(tests=str(Path(__file__).parent)))
+    p = subprocess.Popen([sys.executable, str(script), what], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout is not None
+        line = p.stdout.readline()
+        assert line.startswith("go"), line + p.stderr.read() if p.stderr else ""
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert out.startswith("interrupted"), out + err
+    assert float(out.split()[1]) < 1.5, out                 # 4.5 s (rank), 20 s (predict) to the end
