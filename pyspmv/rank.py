@@ -108,6 +108,9 @@ class _Ranked:
 
     def __init__(self, rm: RankModel, dtype: str):
         t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
+        if not t.config_ids:                      # a RankModel made by hand: check_model says the same
+            raise ValueError(f"The model {rm!r} ranks no configuration for {dtype}: every entry of its table's "
+                             "'group' is -1, so it has no sub-model for any configuration.")
         self.capsule = _core.model_new({**t.spec.to_dict(), **t.config_arrays(rm.gpu)})
         self.ids = np.array(t.config_ids, dtype=object)
         self.ranked = np.asarray(t.group) >= 0

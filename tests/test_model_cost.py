@@ -4,6 +4,7 @@ Ctrl-C. Each hang or blow-up of the issue is reproduced here at a size that keep
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -111,6 +112,49 @@ def test_a_header_past_its_limit_is_refused_before_it_is_decompressed(tmp_path):
                                          rf"holds at most {export.MAX_HEADER_BYTES} \(MAX_HEADER_BYTES\)"):
         pyspmv.load_model(bad)
     assert time.perf_counter() - t < 0.5
+
+
+def test_a_repeated_id_among_many_is_found_in_linear_time(tmp_path):
+    """40,000 configuration ids, the last one repeated, took the duplicate check 22 s (names.count())."""
+    n = 40_000
+    ids = [f"c{i}" for i in range(n - 1)] + [f"c{n - 2}"]
+    f = {"ngroups": 1, "ncols": 1, "ninputs": 0, "out_tf": 0, "out_col": -1, "out_lo": -np.inf,
+         "rank_bytes_pow": 0.0, **inputs([]), "coef": np.zeros(0), "intercept": np.zeros(1)}
+    arrays = {"float64/group": np.zeros(n, np.int32), "float64/extra": np.zeros((n, 0)),
+              **{f"float64/spec/{k}": v for k, v in f.items() if isinstance(v, np.ndarray)}}
+    scalars = {k: v for k, v in f.items() if not isinstance(v, np.ndarray)}
+    header = {"format": "pyspmv-model", "version": 2, "pyspmv": pyspmv.__version__, "device": None, "source": "",
+              "score": "ms", "gpu": {"sm_count": 132, "threads_per_sm": 2048, "warp_size": 32}, "meta": {},
+              "feature_names": ["f"], "row_columns": [], "features": ["f"],
+              "tables": {"float64": {"config_ids": ids, "spec": {"kind": "linear", "scalars": scalars, "subs": []}}}}
+    path = tmp_path / "dup.pyspmv"
+    with open(path, "wb") as fh:
+        np.savez(fh, **{"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8)}, **arrays)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=f"lists configuration id 'c{n - 2}' twice"):
+        pyspmv.load_model(path)
+    assert time.perf_counter() - t < 2
+
+
+def test_a_model_that_ranks_no_configuration_says_so(tmp_path):
+    """A file whose every group is -1 loaded, and then rank() and export_c() raised pandas' KeyError
+    "None of [Index(['p_tpv', ...])] are in the [columns]"."""
+    good = pyspmv.save_model(chain_model(10, 1), tmp_path / "good.pyspmv")
+    with np.load(good) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["float64/group"][:] = -1
+    path = tmp_path / "none.pyspmv"
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(ValueError, match=r"Model file .*none.pyspmv' \(float64\) ranks no configuration: its array "
+                                         r"'group' is -1 for all 23 configuration ids"):
+        pyspmv.load_model(path)
+    rm = chain_model(10, 1)
+    rm.tables["float64"].group[:] = -1
+    with pytest.raises(ValueError, match=r"The model RankModel\(chain, .*\) ranks no configuration for float64"):
+        pyspmv.rank(pyspmv.generate("random", 50, seed=1), model=rm)
+    with pytest.raises(ValueError, match="ranks no configuration"):
+        pyspmv.export_c(rm, tmp_path / "none.h")
 
 
 # A subprocess ranks with a model inside the limit whose walks miss the cache (4.5 s on the 2-core VM),
