@@ -5,6 +5,7 @@ Ctrl-C. Each hang or blow-up of the issue is reproduced here at a size that keep
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -16,9 +17,11 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv import _core, export
+from pyspmv import _core, export, machine
+from pyspmv.cli import main
 from pyspmv.configs import configs
 from pyspmv.portable import RankModel, Spec, Table, inputs
+from pyspmv.rank import reread_calibrated
 
 LIMIT = _core.MODEL_MAX_STEPS
 
@@ -155,6 +158,36 @@ def test_a_model_that_ranks_no_configuration_says_so(tmp_path):
         pyspmv.rank(pyspmv.generate("random", 50, seed=1), model=rm)
     with pytest.raises(ValueError, match="ranks no configuration"):
         pyspmv.export_c(rm, tmp_path / "none.h")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "costly"])
+def test_a_calibrated_model_that_fails_to_load_falls_back_to_the_default(damage, tmp_path, monkeypatch, capsys):
+    """A damaged (or hostile) calibrated_cpu.pyspmv in $PYSPMV_HOME broke every rank() without a model,
+    in every process, and said nothing of how to recover: now named, with how to remove it, once."""
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    path = machine.calibrated_path("cpu")
+    if damage == "truncated":
+        path.write_bytes(pyspmv.save_model(chain_model(10, 1), tmp_path / "x.pyspmv").read_bytes()[:500])
+    else:
+        pyspmv.save_model(chain_model(100_000, 20_000), path)
+    A = pyspmv.generate("random", 60, seed=2)
+    want = pyspmv.rank(A, model=pyspmv.default_model("cpu"))
+    reread_calibrated()
+    try:
+        with pytest.warns(pyspmv.CalibratedModelWarning,
+                          match=rf"The calibrated model {re.escape(repr(str(path)))} cannot be used, so rank\(\) uses "
+                                rf"the shipped default model instead: .* Remove it \(rm {re.escape(repr(str(path)))}\) "
+                                r"or run `pyspmv calibrate --device cpu` again"):
+            got = pyspmv.rank(A, device="cpu")
+        assert got == want
+        assert pyspmv.rank(A, device="cpu") == want          # once: warnings are errors here
+        assert pyspmv.calibrated_model("cpu") is None
+        reread_calibrated()
+        assert main(["rank", "--generate", "random:60", "--device", "cpu", "--top", "1"]) == 0
+        err = capsys.readouterr().err
+        assert err.startswith(f"pyspmv: warning: The calibrated model {str(path)!r} cannot be used"), err
+    finally:
+        reread_calibrated()
 
 
 # A subprocess ranks with a model inside the limit whose walks miss the cache (4.5 s on the 2-core VM),
