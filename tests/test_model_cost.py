@@ -4,13 +4,16 @@ Ctrl-C. Each hang or blow-up of the issue is reproduced here at a size that keep
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import errno
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -24,6 +27,7 @@ from pyspmv.portable import RankModel, Spec, Table, inputs
 from pyspmv.rank import reread_calibrated
 
 LIMIT = _core.MODEL_MAX_STEPS
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
 def chain_model(depth: int, ntrees: int, ranked: int | None = None, spread: int = 1) -> RankModel:
@@ -80,6 +84,17 @@ def test_the_shipped_defaults_cost_a_fraction_of_the_limit():
         for dtype in ("float32", "float64"):
             steps, n = _core.model_cost(pyspmv.default_model(device).capsule(dtype))
             assert steps * n <= most < LIMIT / 300, (device, dtype, steps, n)
+
+
+def test_rank_and_export_refuse_a_costly_model_made_in_python(tmp_path):
+    """A RankModel that never went through a file meets the same bound in rank() and export_c()."""
+    rm = chain_model(100_000, 20_000)
+    A = pyspmv.generate("random", 50, seed=1)
+    with pytest.raises(ValueError, match="SPMV_MODEL_MAX_STEPS"):
+        pyspmv.rank(A, model=rm)
+    with pytest.raises(ValueError, match="SPMV_MODEL_MAX_STEPS"):
+        pyspmv.export_c(rm, tmp_path / "chain.h")
+    assert not (tmp_path / "chain.h").exists()
 
 
 def test_a_member_past_the_array_limit_is_refused_before_it_is_decompressed(tmp_path, monkeypatch):
@@ -188,6 +203,60 @@ def test_a_calibrated_model_that_fails_to_load_falls_back_to_the_default(damage,
         assert err.startswith(f"pyspmv: warning: The calibrated model {str(path)!r} cannot be used"), err
     finally:
         reread_calibrated()
+
+
+def test_export_writes_in_pieces_within_a_few_mb(tmp_path):
+    """export_c made the whole header as Python strings first: 16 times the model's array bytes (150 MB
+    for the shipped cpu default's 9 MB; 23 GB at the old 1 GiB cap), with nothing checked."""
+    rm = chain_model(100_000, 1)
+    nbytes = sum(v.nbytes for v in rm.tables["float64"].spec.fields.values() if isinstance(v, np.ndarray))
+    rm.capsule("float64")
+    tracemalloc.start()
+    try:
+        pyspmv.export_c(rm, tmp_path / "chain.h")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert nbytes > 2_500_000 and peak < 12_000_000, (nbytes, peak)
+    text = (tmp_path / "chain.h").read_text()
+    assert text.count("static const double chain_m_trees_threshold[100000] = {") == 1
+    assert "1e+300, 1e+300" in text and text.rstrip().endswith("#endif /* chain_H */")
+
+
+def test_export_checks_the_disk_first_and_leaves_no_partial_header(tmp_path, monkeypatch):
+    rm = chain_model(1000, 1)
+    out = tmp_path / "m.h"
+    out.write_text("kept")
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=1000))
+    with pytest.raises(OSError, match=r"export_c needs up to \d+ bytes of disk for .*m.h'; 1000 are free there") as e:
+        pyspmv.export_c(rm, out)
+    assert e.value.errno == errno.ENOSPC
+    monkeypatch.setattr(shutil, "disk_usage", real)
+
+    def fail(self, fh):
+        fh.write("static const double half")
+        raise OSError(errno.EIO, "the disk went away")
+    monkeypatch.setattr(export._CArray, "write", fail)
+    with pytest.raises(OSError, match="the disk went away"):
+        pyspmv.export_c(rm, out)
+    assert out.read_text() == "kept" and sorted(p.name for p in tmp_path.iterdir()) == ["m.h"]
+
+
+@pytest.mark.skipif(CC is None, reason="needs a C compiler on PATH")
+def test_headers_of_names_differing_only_in_case_can_both_be_included(tmp_path):
+    """abc.h and ABC.h shared the include guard ABC_H: the second included defined nothing."""
+    rm = chain_model(10, 1)
+    for name in ("abc", "ABC"):
+        pyspmv.export_c(rm, tmp_path / f"{name}_model.h", name=name)
+    (tmp_path / "both.c").write_text(
+        '#include "abc_model.h"\n#include "ABC_model.h"\n'
+        "int both(const int32_t *ip, const int32_t *ix, double *ms);\n"
+        "int both(const int32_t *ip, const int32_t *ix, double *ms) {\n"
+        "    return abc_predict(1, 1, ip, ix, ms) + ABC_predict(1, 1, ip, ix, ms);\n}\n")
+    r = subprocess.run([CC, "-std=c99", "-Werror", "-Wall", "-c", "-o", str(tmp_path / "both.o"),
+                        str(tmp_path / "both.c")], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
 
 
 # A subprocess ranks with a model inside the limit whose walks miss the cache (4.5 s on the 2-core VM),
