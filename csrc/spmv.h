@@ -65,8 +65,12 @@ typedef struct {
 /* Steps (tree nodes visited, multiply-adds, terms) between two calls of an spmv_interrupt check:
  * 8 ms of tree walks on a 2-core VM where nodes are read in order (1.8 ns a step), 70 ms where
  * every step misses the cache (17 ns), so that a check that takes a lock back costs nothing
- * measurable and a stop arrives within a tenth of a second. */
+ * measurable and a stop arrives within a tenth of a second.  A build may set it
+ * (-DSPMV_POLL_STEPS=N, the core and its callers alike): the fuzz harness asks every 16 steps, so
+ * that its small models stop at every place a large one can. */
+#ifndef SPMV_POLL_STEPS
 #define SPMV_POLL_STEPS ((int64_t)1 << 22)
+#endif
 
 /* ---- CSR --------------------------------------------------------------------------------------- */
 
