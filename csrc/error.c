@@ -29,6 +29,8 @@ const char *spmv_strerror(int code) {
         return "CUDA runtime error";
     case SPMV_ECUSPARSE:
         return "cuSPARSE error";
+    case SPMV_EINTR:
+        return "interrupted";
     default:
         return "unknown error";
     }

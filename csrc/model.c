@@ -209,6 +209,35 @@ int32_t spmv_model_nout(const spmv_model *M) {
     return op != NULL && op->nout != NULL ? op->nout(M) : 1;
 }
 
+void spmv_tree_heights(const int32_t *feature, const int32_t *left, const int32_t *right,
+                       int32_t nnodes, int32_t *h) {
+    for (int32_t n = nnodes - 1; n >= 0; n--) {
+        if (feature[n] < 0) {
+            h[n] = 1;
+            continue;
+        }
+        int32_t a = h[left[n]], b = h[right[n]];
+        h[n] = 1 + (a > b ? a : b); /* at most nnodes - n: no overflow */
+    }
+}
+
+/* The cost without the checks: spmv_model_check calls it once its structural part has passed. */
+static int model_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    const spmv_model_ops *op = kinds[M->kind];
+    int64_t own = 0;
+    int rc = op->cost != NULL ? op->cost(M, &own, err) : SPMV_OK;
+    *steps = spmv_sat_add((int64_t)M->ninputs + 1, own); /* the inputs and the output transform */
+    return rc;
+}
+
+int spmv_model_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    *steps = 0;
+    if (M == NULL || M->kind <= SPMV_MODEL_CONSTANT || M->kind >= SPMV_MODEL_NKINDS)
+        return spmv_fail(err, SPMV_EINVAL, -1, M == NULL ? -1 : M->kind, SPMV_MODEL_NKINDS,
+                         "the cost of a model needs a model of a known kind");
+    return model_cost(M, steps, err);
+}
+
 int spmv_model_check(const spmv_model *M, spmv_err *err) {
     if (M == NULL) return spmv_fail(err, SPMV_EINVAL, -1, -1, -1, "model is NULL");
     if (M->kind <= SPMV_MODEL_CONSTANT || M->kind >= SPMV_MODEL_NKINDS)
@@ -225,7 +254,15 @@ int spmv_model_check(const spmv_model *M, spmv_err *err) {
         rc = spmv_fail(err, SPMV_ESCHEMA, -1, -1, -1, "model rank_bytes_pow = %g is outside [0, 1]",
                        M->rank_bytes_pow);
     const spmv_model_ops *op = kinds[M->kind];
-    return rc || op->check == NULL ? rc : op->check(M, err);
+    if (rc == 0 && op->check != NULL) rc = op->check(M, err);
+    int64_t steps = 0;
+    if (rc == 0) rc = model_cost(M, &steps, err);
+    if (rc == 0 && steps > SPMV_MODEL_MAX_STEPS)
+        rc = spmv_fail(err, SPMV_ESCHEMA, -1, steps, SPMV_MODEL_MAX_STEPS,
+                       "predicting one row takes up to %lld steps (tree nodes, distances, ...), "
+                       "past the limit of %lld (SPMV_MODEL_MAX_STEPS)",
+                       (long long)steps, (long long)SPMV_MODEL_MAX_STEPS);
+    return rc;
 }
 
 static double out_apply(const spmv_model *M, const spmv_model_ops *op, const double *raw,
@@ -246,7 +283,8 @@ static int matrix_inputs(const spmv_model *M) {
 
 /* Row by row through op->eval into R[n*nout]. */
 static int eval_rows(const spmv_model *M, const spmv_model_ops *op, const double *rows, int32_t n,
-                     int32_t stride, const int32_t *group, int shared, double *R, spmv_err *err) {
+                     int32_t stride, const int32_t *group, int shared, spmv_poll *p, double *R,
+                     spmv_err *err) {
     int32_t ni = M->ninputs, nout = spmv_model_nout(M);
     int64_t wsb = op->ws != NULL ? op->ws(M, NULL) : 0;
     double *z = spmv_malloc(4 * (int64_t)ni + (wsb + 7) / 8, sizeof(double), err);
@@ -267,15 +305,16 @@ static int eval_rows(const spmv_model *M, const spmv_model_ops *op, const double
             if (fresh) memcpy(zprev, z, (size_t)ni * sizeof *z);
         }
         have = 1;
-        op->eval(M, group[i], row, z, fresh, w, R + (int64_t)i * nout);
+        op->eval(M, group[i], row, z, fresh, w, p, R + (int64_t)i * nout);
+        if (spmv_poll_step(p, (int64_t)ni + 1)) break;
     }
     spmv_free(z);
-    return SPMV_OK;
+    return p->stopped ? SPMV_EINTR : SPMV_OK;
 }
 
 int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
                             const int32_t *group, int shared, double *ms, double *raw,
-                            spmv_err *err) {
+                            const spmv_interrupt *intr, spmv_err *err) {
     if (M == NULL || n < 0 || (n > 0 && (rows == NULL || group == NULL || ms == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, n, -1,
                          "predict needs a model, rows, groups and an "
@@ -296,8 +335,12 @@ int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n, 
     int32_t nout = spmv_model_nout(M);
     double *R = raw != NULL ? raw : spmv_malloc((int64_t)n * nout, sizeof(double), err);
     if (R == NULL && n > 0) return SPMV_ENOMEM;
-    int rc = op->rows != NULL ? op->rows(M, rows, n, stride, group, shared, R, err) : 1;
-    if (rc == 1) rc = eval_rows(M, op, rows, n, stride, group, shared, R, err);
+    spmv_poll p;
+    spmv_poll_init(&p, intr);
+    int rc = op->rows != NULL ? op->rows(M, rows, n, stride, group, shared, &p, R, err) : 1;
+    if (rc == 1) rc = eval_rows(M, op, rows, n, stride, group, shared, &p, R, err);
+    if (rc == SPMV_EINTR)
+        rc = spmv_fail(err, SPMV_EINTR, -1, -1, -1, "model evaluation stopped by the caller");
     for (int32_t i = 0; rc == 0 && i < n; i++) {
         double *r = R + (int64_t)i * nout;
         if (group[i] < 0) {
@@ -312,6 +355,7 @@ int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n, 
 }
 
 int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
-                       const int32_t *group, double *ms, double *raw, spmv_err *err) {
-    return spmv_model_predict_rows(M, rows, n, stride, group, 0, ms, raw, err);
+                       const int32_t *group, double *ms, double *raw, const spmv_interrupt *intr,
+                       spmv_err *err) {
+    return spmv_model_predict_rows(M, rows, n, stride, group, 0, ms, raw, intr, err);
 }

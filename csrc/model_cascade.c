@@ -50,7 +50,8 @@ static int64_t cascade_ws(const spmv_model *M, void *w) {
 
 /* Class probabilities of stage S for this row (GradientBoostingClassifier.predict_proba: expit of
  * the logit for two classes, a softmax for more), recomputed only when its inputs change. */
-static const double *stage_proba(const spmv_model *S, const double *row, stage_ws *w) {
+static const double *stage_proba(const spmv_model *S, const double *row, stage_ws *w,
+                                 spmv_poll *p) {
     if (S->kind == 0) {
         w->proba[0] = 1;
         return w->proba;
@@ -58,7 +59,7 @@ static const double *stage_proba(const spmv_model *S, const double *row, stage_w
     spmv_model_inputs(S, row, w->zn, w->memo);
     if (w->valid && memcmp(w->zn, w->z, (size_t)S->ninputs * sizeof(double)) == 0) return w->proba;
     memcpy(w->z, w->zn, (size_t)S->ninputs * sizeof(double));
-    spmv_model_ops_of(S->kind)->eval(S, 0, row, w->z, 1, w->kw, w->raw);
+    spmv_model_ops_of(S->kind)->eval(S, 0, row, w->z, 1, w->kw, p, w->raw);
     int32_t nout = spmv_model_nout(S);
     if (nout == 1) {
         w->proba[1] = 1 / (1 + exp(-w->raw[0]));
@@ -74,17 +75,38 @@ static const double *stage_proba(const spmv_model *S, const double *row, stage_w
 }
 
 static void cascade_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
-                         int fresh, void *w, double *raw) {
+                         int fresh, void *w, spmv_poll *p, double *raw) {
     (void)z;
     (void)fresh;
     const spmv_cascade *K = &M->cascade;
     stage_ws *st = w;
-    double p = 1;
+    double prob = 1;
     for (int32_t l = 0; l < K->nlevels; l++) {
         int32_t s = K->node[(int64_t)g * K->nlevels + l], c = K->cls[(int64_t)g * K->nlevels + l];
-        p *= s < 0 || c < 0 ? 0.0 : stage_proba(&K->sub[s], row, &st[s])[c];
+        prob *= s < 0 || c < 0 ? 0.0 : stage_proba(&K->sub[s], row, &st[s], p)[c];
+        if (spmv_poll_step(p, 1)) {
+            for (int32_t t = 0; t < K->nstages; t++) st[t].valid = 0; /* a stage may be partial */
+            return;
+        }
     }
-    raw[0] = -p;
+    raw[0] = -prob;
+}
+
+/* Every stage a row may evaluate (each at most once per input vector), plus the levels. */
+static int cascade_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    const spmv_cascade *K = &M->cascade;
+    int64_t s = K->nlevels;
+    for (int32_t t = 0; t < K->nstages; t++) {
+        int64_t c = 0;
+        if (K->sub[t].kind != SPMV_MODEL_CONSTANT) {
+            int rc = spmv_model_cost(&K->sub[t], &c, err);
+            if (rc) return rc;
+            c = spmv_sat_add(c, spmv_model_nout(&K->sub[t]));
+        }
+        s = spmv_sat_add(s, c);
+    }
+    *steps = s;
+    return SPMV_OK;
 }
 
 static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
@@ -134,6 +156,7 @@ SPMV_API const spmv_model_ops spmv_cascade_ops = {
     .fields = cascade_fields,
     .nfields = SPMV_NFIELDS(cascade_fields),
     .check = cascade_check,
+    .cost = cascade_cost,
     .ws = cascade_ws,
     .eval = cascade_eval,
 };

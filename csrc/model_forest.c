@@ -13,41 +13,65 @@ static int64_t forest_ws(const spmv_model *M, void *w) {
     return 8 * (int64_t)M->forest.nout;
 }
 
-/* The leaf vector tree t's walk ends in. */
-static const double *forest_leaf(const spmv_forest *F, int32_t t, const double *z) {
+/* The leaf vector tree t's walk ends in; the nodes it visited are added to *steps. */
+static const double *forest_leaf(const spmv_forest *F, int32_t t, const double *z, int64_t *steps) {
     int32_t n = F->root[t];
+    int64_t k = 1;
     while (F->feature[n] >= 0) {
         double x = z[F->feature[n]];
         if (F->cast_f32) x = (double)(float)x;
         n = x <= F->threshold[n] ? F->left[n] : F->right[n]; /* NaN: right */
+        k++;
     }
+    *steps += k;
     return F->value + (int64_t)F->left[n] * F->nout;
 }
 
 /* The leaf vectors summed four trees at a time: one load and store of the sum per four vectors,
- * the adds' cost at a hundred outputs rather than the walks'. */
-static void forest_sum(const spmv_model *M, const double *z, double *restrict sum) {
+ * the adds' cost at a hundred outputs rather than the walks'.  Returns nonzero once p says stop
+ * (the sum then partial, and the call ending with SPMV_EINTR). */
+static int forest_sum(const spmv_model *M, const double *z, spmv_poll *p, double *restrict sum) {
     const spmv_forest *F = &M->forest;
     int32_t nout = F->nout, t = 0;
     for (int32_t o = 0; o < nout; o++) sum[o] = 0;
     for (; t + 4 <= F->ntrees; t += 4) {
-        const double *restrict v0 = forest_leaf(F, t, z), *restrict v1 = forest_leaf(F, t + 1, z);
-        const double *restrict v2 = forest_leaf(F, t + 2, z), *restrict v3 =
-                                                                  forest_leaf(F, t + 3, z);
+        int64_t steps = 4 * (int64_t)nout;
+        const double *restrict v0 = forest_leaf(F, t, z, &steps), *restrict v1 = forest_leaf(
+                                                                      F, t + 1, z, &steps);
+        const double *restrict v2 = forest_leaf(F, t + 2, z, &steps), *restrict v3 = forest_leaf(
+                                                                          F, t + 3, z, &steps);
         for (int32_t o = 0; o < nout; o++) sum[o] += (v0[o] + v1[o]) + (v2[o] + v3[o]);
+        if (spmv_poll_step(p, steps)) return 1;
     }
     for (; t < F->ntrees; t++) {
-        const double *restrict v = forest_leaf(F, t, z);
+        int64_t steps = nout;
+        const double *restrict v = forest_leaf(F, t, z, &steps);
         for (int32_t o = 0; o < nout; o++) sum[o] += v[o];
+        if (spmv_poll_step(p, steps)) return 1;
     }
+    return 0;
 }
 
 static void forest_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
-                        int fresh, void *w, double *raw) {
+                        int fresh, void *w, spmv_poll *p, double *raw) {
     (void)row;
     double *sum = w;
-    if (fresh) forest_sum(M, z, sum);
+    if (fresh && forest_sum(M, z, p, sum)) return;
     raw[0] = M->forest.base >= 0 ? sum[g] + sum[M->forest.base] : sum[g];
+}
+
+/* Every tree's longest walk, plus trees x outputs additions: one row's sum (every row of one matrix
+ * shares it, but a hostile model may read per-configuration inputs and make each row walk). */
+static int forest_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    const spmv_forest *F = &M->forest;
+    int32_t *h = spmv_malloc(F->nnodes, sizeof(int32_t), err);
+    if (h == NULL) return SPMV_ENOMEM;
+    spmv_tree_heights(F->feature, F->left, F->right, F->nnodes, h);
+    int64_t s = spmv_sat_mul(F->ntrees, F->nout);
+    for (int32_t t = 0; t < F->ntrees; t++) s = spmv_sat_add(s, h[F->root[t]]);
+    spmv_free(h);
+    *steps = s;
+    return SPMV_OK;
 }
 
 static const spmv_model_field forest_fields[] = {
@@ -96,6 +120,7 @@ SPMV_API const spmv_model_ops spmv_forest_ops = {
     .fields = forest_fields,
     .nfields = SPMV_NFIELDS(forest_fields),
     .check = forest_check,
+    .cost = forest_cost,
     .ws = forest_ws,
     .eval = forest_eval,
 };

@@ -18,7 +18,7 @@ static int64_t formula_ws(const spmv_model *M, void *w) {
 }
 
 static void formula_eval(const spmv_model *M, int32_t g, const double *row, const double *zin,
-                         int fresh, void *w, double *raw) {
+                         int fresh, void *w, spmv_poll *p, double *raw) {
     (void)row;
     (void)fresh;
     const spmv_formula *F = &M->formula;
@@ -42,6 +42,18 @@ static void formula_eval(const spmv_model *M, int32_t g, const double *row, cons
         y += F->coef[t] * (factor(z, F->a[t]) * factor(z, F->b[t]));
     }
     raw[0] = y;
+    spmv_poll_step(p, (int64_t)M->ninputs + F->nderived + (F->term_ptr[g + 1] - F->term_ptr[g]));
+}
+
+/* The inputs copied, every derived input, and the costliest group's terms. */
+static int formula_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    (void)err;
+    const spmv_formula *F = &M->formula;
+    int64_t most = 0;
+    for (int32_t g = 0; g < M->ngroups; g++)
+        if (F->term_ptr[g + 1] - F->term_ptr[g] > most) most = F->term_ptr[g + 1] - F->term_ptr[g];
+    *steps = (int64_t)M->ninputs + F->nderived + most;
+    return SPMV_OK;
 }
 
 #define SPMV_DERIVED(m, t) SPMV_KIND_ARRAY(formula, m, t, "formula.nderived")
@@ -98,6 +110,7 @@ SPMV_API const spmv_model_ops spmv_formula_ops = {
     .fields = formula_fields,
     .nfields = SPMV_NFIELDS(formula_fields),
     .check = formula_check,
+    .cost = formula_cost,
     .ws = formula_ws,
     .eval = formula_eval,
 };

@@ -90,7 +90,7 @@ static int64_t knn_ws(const spmv_model *M, void *w) {
 }
 
 static void knn_eval(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
-                     void *w, double *raw) {
+                     void *w, spmv_poll *p, double *raw) {
     (void)row;
     (void)fresh;
     knn_cache *c = w;
@@ -109,6 +109,10 @@ static void knn_eval(const spmv_model *M, int32_t g, const double *row, const do
             }
             c->nb[i].d = sqrt(d2);
             c->nb[i].i = p0 + i;
+            if (spmv_poll_step(p, (int64_t)d + 1)) {
+                c->set = -1; /* the cache holds a part of a search */
+                return;
+            }
         }
         c->sorted = n < KNN_PREFIX ? n : KNN_PREFIX;
         if (c->sorted < n) nb_select(c->nb, n, c->sorted);
@@ -163,6 +167,22 @@ static const spmv_model_field knn_fields[] = {
     SPMV_KIND_ARRAY(knn, tcol, SPMV_FIELD_I32, "ngroups"),
 };
 
+/* The largest point set any group searches: a distance per point (inputs + 1 steps), then a
+ * selection and sorts (log2 of the set per point at most), then k neighbours. */
+static int knn_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    (void)err;
+    const spmv_knn *K = &M->knn;
+    int64_t most = 0;
+    for (int32_t g = 0; g < M->ngroups; g++) {
+        int64_t n = K->set_ptr[K->set[g] + 1] - K->set_ptr[K->set[g]], bits = 1;
+        while (bits < 62 && ((int64_t)1 << bits) <= n) bits++;
+        int64_t s = spmv_sat_add(spmv_sat_mul(n, (int64_t)M->ninputs + 1 + bits), K->k[g]);
+        if (s > most) most = s;
+    }
+    *steps = most;
+    return SPMV_OK;
+}
+
 static int knn_check(const spmv_model *M, spmv_err *err) {
     const spmv_knn *K = &M->knn;
     if ((K->shift == NULL) != (K->div == NULL))
@@ -184,6 +204,7 @@ SPMV_API const spmv_model_ops spmv_knn_ops = {
     .fields = knn_fields,
     .nfields = SPMV_NFIELDS(knn_fields),
     .check = knn_check,
+    .cost = knn_cost,
     .ws = knn_ws,
     .eval = knn_eval,
 };

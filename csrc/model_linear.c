@@ -6,10 +6,11 @@
 #include "spmv_internal.h"
 
 static void linear_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
-                        int fresh, void *w, double *raw) {
+                        int fresh, void *w, spmv_poll *p, double *raw) {
     (void)row;
     (void)fresh;
     (void)w;
+    (void)p;                             /* ninputs steps: the row loop counts them */
     int64_t o = (int64_t)g * M->ninputs; /* an index, not coef + o: coef may be NULL when empty */
     double y = 0;
     for (int32_t k = 0; k < M->ninputs; k++) y += M->linear.coef[o + k] * z[k];
@@ -20,7 +21,7 @@ static void linear_eval(const spmv_model *M, int32_t g, const double *row, const
  * every row, so their part of each group's sum is computed once per group, and a row pays only
  * for its configuration's own inputs.  Other rows: left to linear_eval. */
 static int linear_rows(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
-                       const int32_t *group, int shared, double *raw, spmv_err *err) {
+                       const int32_t *group, int shared, spmv_poll *p, double *raw, spmv_err *err) {
     if (!shared) return 1;
     int32_t ni = M->ninputs, ng = M->ngroups, nv = 0, first = -1;
     double *z = spmv_malloc(3 * (int64_t)ni + 2 * (int64_t)ng, sizeof(double), err);
@@ -59,9 +60,17 @@ static int linear_rows(const spmv_model *M, const double *rows, int32_t n, int32
         double y = part[g];
         for (int32_t v = 0; v < nv; v++) y += w[var[v]] * spmv_model_input(M, var[v], row, memo);
         raw[i] = y + M->linear.intercept[g];
+        if (spmv_poll_step(p, 2 * (int64_t)ni + 1)) break;
     }
     spmv_free(var);
     spmv_free(z);
+    return p->stopped ? SPMV_EINTR : SPMV_OK;
+}
+
+/* A dot product of the inputs. */
+static int linear_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    (void)err;
+    *steps = M->ninputs;
     return SPMV_OK;
 }
 
@@ -80,6 +89,7 @@ static const spmv_model_field linear_fields[] = {
 SPMV_API const spmv_model_ops spmv_linear_ops = {
     .fields = linear_fields,
     .nfields = SPMV_NFIELDS(linear_fields),
+    .cost = linear_cost,
     .eval = linear_eval,
     .rows = linear_rows,
 };

@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-static double svm_decision(const spmv_model *M, int32_t s, const double *z) {
+static double svm_decision(const spmv_model *M, int32_t s, const double *z, spmv_poll *p) {
     const spmv_svm *S = &M->svm;
     int32_t d = M->ninputs;
     double y = 0;
@@ -16,17 +16,35 @@ static double svm_decision(const spmv_model *M, int32_t s, const double *z) {
             d2 += e * e;
         }
         y += S->dual[i] * exp(-S->gamma[s] * d2);
+        if (spmv_poll_step(p, (int64_t)d + 1)) break;
     }
     return y + S->intercept[s];
 }
 
 static void svm_eval(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
-                     void *w, double *raw) {
+                     void *w, spmv_poll *p, double *raw) {
     (void)row;
     (void)fresh;
     (void)w;
-    raw[0] = svm_decision(M, g, z);
-    if (M->svm.classify) raw[1] = svm_decision(M, M->ngroups + g, z);
+    raw[0] = svm_decision(M, g, z, p);
+    if (M->svm.classify) raw[1] = svm_decision(M, M->ngroups + g, z, p);
+}
+
+/* Support vectors of a group's set (and its classifier's) times (inputs + 1): the costliest
+ * group's. */
+static int svm_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
+    (void)err;
+    const spmv_svm *S = &M->svm;
+    int64_t most = 0;
+    for (int32_t g = 0; g < M->ngroups; g++) {
+        int64_t n = S->sv_ptr[g + 1] - S->sv_ptr[g];
+        if (S->classify)
+            n += S->sv_ptr[(int64_t)M->ngroups + g + 1] - S->sv_ptr[(int64_t)M->ngroups + g];
+        int64_t s = spmv_sat_mul(n, (int64_t)M->ninputs + 1);
+        if (s > most) most = s;
+    }
+    *steps = most;
+    return SPMV_OK;
 }
 
 /* Sets: ngroups * (1 + classify). */
@@ -66,6 +84,7 @@ SPMV_API const spmv_model_ops spmv_svm_ops = {
     .fields = svm_fields,
     .nfields = SPMV_NFIELDS(svm_fields),
     .check = svm_check,
+    .cost = svm_cost,
     .nout = svm_nout,
     .eval = svm_eval,
     .out = svm_out,

@@ -91,7 +91,8 @@ static double rank_bytes_per_value(const double *row) {
 }
 
 int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
-                   const double *add_ms, int32_t *order, double *ms, spmv_err *err) {
+                   const double *add_ms, int32_t *order, double *ms, const spmv_interrupt *intr,
+                   spmv_err *err) {
     int rc = rank_check(C, M, order, ms, err);
     if (rc) return rc;
     int32_t n = C->n;
@@ -100,7 +101,8 @@ int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *row
     double q_last = NAN, f_last = 1;
     ranked *r = spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
     if (r == NULL) return SPMV_ENOMEM;
-    rc = spmv_model_predict_rows(M, rows, n, M->ncols, C->group, 1, ms, NULL, err); /* shared */
+    rc = spmv_model_predict_rows(M, rows, n, M->ncols, C->group, 1, ms, NULL, intr,
+                                 err); /* shared */
     if (rc) goto done;
     for (int32_t j = 0; j < n; j++) {
         const double *row = rows + (int64_t)j * M->ncols;
@@ -126,20 +128,20 @@ done:
 
 int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
               const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
-              double *ms, spmv_err *err) {
+              double *ms, const spmv_interrupt *intr, spmv_err *err) {
     int rc = rank_check(C, M, order, ms, err);
     if (rc) return rc;
     double *rows = spmv_malloc((int64_t)C->n * M->ncols, sizeof(double), err);
     if (rows == NULL) return SPMV_ENOMEM;
     rc = spmv_design_rows(A, dev, C, value_bytes, 0, rows, err);
-    if (rc == 0) rc = spmv_rank_rows(C, M, rows, add_ms, order, ms, err);
+    if (rc == 0) rc = spmv_rank_rows(C, M, rows, add_ms, order, ms, intr, err);
     spmv_free(rows);
     return rc;
 }
 
 int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double *features,
                        int32_t nfeatures, const double *add_ms, int32_t *order, double *ms,
-                       spmv_err *err) {
+                       const spmv_interrupt *intr, spmv_err *err) {
     if (C == NULL || M == NULL || nfeatures < 0 || (nfeatures > 0 && features == NULL) ||
         (C->nextra > 0 && C->n > 0 && C->extra == NULL))
         return spmv_fail(err, SPMV_EINVAL, -1, nfeatures, -1,
@@ -171,7 +173,7 @@ int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double 
             row[nfeatures + e] = C->extra[(int64_t)j * C->nextra + e];
     }
     /* not shared: the model's matrix inputs are not at the design row's places */
-    rc = spmv_model_predict_rows(M, rows, n, nc, C->group, 0, ms, NULL, err);
+    rc = spmv_model_predict_rows(M, rows, n, nc, C->group, 0, ms, NULL, intr, err);
     if (rc == 0) {
         if (add_ms != NULL)
             for (int32_t j = 0; j < n; j++) ms[j] += add_ms[j];

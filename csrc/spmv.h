@@ -31,7 +31,8 @@ enum {
     SPMV_ESCHEMA = -7,        /* a model whose features or configurations do not match */
     SPMV_ENODEVICE = -8,      /* no usable GPU, or built without CUDA */
     SPMV_ECUDA = -9,          /* the CUDA runtime failed; err->msg holds its string */
-    SPMV_ECUSPARSE = -10      /* cuSPARSE failed; err->msg holds its string */
+    SPMV_ECUSPARSE = -10,     /* cuSPARSE failed; err->msg holds its string */
+    SPMV_EINTR = -11          /* the caller's spmv_interrupt check stopped a long call */
 };
 
 /* Detail of a failure, filled by the callee when err != NULL.  Owned by the caller: no global errno,
@@ -46,6 +47,30 @@ typedef struct {
 
 /* A static English name of a status code ("column index out of range", ...).  Never NULL. */
 SPMV_API const char *spmv_strerror(int code);
+
+/* ---- interruption ------------------------------------------------------------------------------ */
+
+/* A caller's way to stop a long call (model evaluation, ranking) from outside, with no global
+ * state: the call takes it as an argument and, from the calling thread, calls fn(arg) between
+ * units of work (a tree, a row, a point or support vector) once every SPMV_POLL_STEPS steps of
+ * work or so; a nonzero return stops it with SPMV_EINTR (outputs then undefined, nothing for the
+ * caller to free).  A NULL spmv_interrupt, or a NULL fn, is never asked.  pyspmv's glue passes a
+ * check that takes the GIL back and runs Python's signal handlers, so that Ctrl-C stops a ranking
+ * running without the GIL. */
+typedef struct {
+    int (*fn)(void *arg);
+    void *arg;
+} spmv_interrupt;
+
+/* Steps (tree nodes visited, multiply-adds, terms) between two calls of an spmv_interrupt check:
+ * 8 ms of tree walks on a 2-core VM where nodes are read in order (1.8 ns a step), 70 ms where
+ * every step misses the cache (17 ns), so that a check that takes a lock back costs nothing
+ * measurable and a stop arrives within a tenth of a second.  A build may set it
+ * (-DSPMV_POLL_STEPS=N, the core and its callers alike): the fuzz harness asks every 16 steps, so
+ * that its small models stop at every place a large one can. */
+#ifndef SPMV_POLL_STEPS
+#define SPMV_POLL_STEPS ((int64_t)1 << 22)
+#endif
 
 /* ---- CSR --------------------------------------------------------------------------------------- */
 
@@ -488,44 +513,73 @@ SPMV_API const spmv_model_field *spmv_model_fields(int kind, int32_t *n, const c
  * scalar, -1 when the rule names a field the head and M's kind lack. */
 SPMV_API int64_t spmv_model_field_len(const spmv_model *M, const spmv_model_field *f);
 
+/* Most steps evaluating a model may take to rank one matrix: spmv_model_cost of one row times the
+ * configurations ranked.  A file of 84 KB can otherwise describe a walk of 2e13 tree nodes (a chain
+ * of 1e5 nodes under 2e8 roots: 15 hours).  2^28 is 400 times the shipped defaults' 6.6e5 (cuda) and
+ * 1.8e5 (cpu) and ten times a 1,000-tree forest of depth 40 over 135 configurations.  On a 2-core
+ * VM it walks in 0.5 s where nodes are read in order and 4.5 s where every step misses the cache,
+ * which an spmv_interrupt check stops.  spmv_model_check refuses a row past it (a ranking has at
+ * least one); a caller that knows the configurations refuses their product (pyspmv's model_new,
+ * so load_model, rank and export_c). */
+#define SPMV_MODEL_MAX_STEPS ((int64_t)1 << 28)
+
 /* Check M's structure: the kind, then every field of the head and of M's kind against its table
  * (ranges, finite reals, arrays present), then what the kind itself requires (every index within
- * its array's declared count, ...).  SPMV_ESCHEMA naming the field otherwise.  O(size of M). */
+ * its array's declared count, trees whose walks end, ...), then its cost (spmv_model_cost) against
+ * SPMV_MODEL_MAX_STEPS.  SPMV_ESCHEMA naming the field (or the cost and the limit) otherwise, or
+ * SPMV_ENOMEM (the cost's workspace, one int32 per tree node).  O(size of M). */
 SPMV_API int spmv_model_check(const spmv_model *M, spmv_err *err);
+
+/* *steps = the most steps predicting one row may take, through its costliest group: the inputs,
+ * then per kind the longest root-to-leaf walk of each tree summed over the group's trees (a forest:
+ * over all trees, plus trees x outputs additions), a point set's points x (inputs + 1 + log2 of
+ * its size) (k nearest neighbours), support vectors x (inputs + 1) (SVM), derived inputs and terms
+ * (formula), the stages' own costs (cascade).  Saturates at INT64_MAX.  An upper bound: spmv_rank
+ * of C costs at most C->n times it, and each spmv_interrupt check comes within SPMV_POLL_STEPS of
+ * these steps.  M must pass spmv_model_check's structural part (it calls this itself).  Returns 0
+ * or SPMV_ENOMEM.  O(size of M). */
+SPMV_API int spmv_model_cost(const spmv_model *M, int64_t *steps, spmv_err *err);
 
 /* Raw outputs per row: the trees' nout, 2 for a classifying SVM, else 1. */
 SPMV_API int32_t spmv_model_nout(const spmv_model *M);
 
 /* ms[n] = M's prediction for each of n design rows rows[n*stride] (stride >= M->ncols), row i
  * through sub-model group[i] (-1: ms = HUGE_VAL).  Raw outputs, before out_tf, go to raw[n*nout]
- * when raw is not NULL (nout: spmv_model_nout).  Returns 0, SPMV_EINVAL, SPMV_ENOMEM.
- * M must pass spmv_model_check().  O(n * model size). */
+ * when raw is not NULL (nout: spmv_model_nout).  intr (NULL: none) may stop it between trees,
+ * points or rows.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM or SPMV_EINTR.  M must pass
+ * spmv_model_check().  O(n * spmv_model_cost). */
 SPMV_API int spmv_model_predict(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
-                                const int32_t *group, double *ms, double *raw, spmv_err *err);
+                                const int32_t *group, double *ms, double *raw,
+                                const spmv_interrupt *intr, spmv_err *err);
 
 /* The ranking step alone, on rows[C->n*M->ncols] that spmv_design_rows made for ONE matrix (a
- * linear model then evaluates the inputs from its features once): ms and order as spmv_rank. */
+ * linear model then evaluates the inputs from its features once): ms, order, intr and returns as
+ * spmv_rank. */
 SPMV_API int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *rows,
-                            const double *add_ms, int32_t *order, double *ms, spmv_err *err);
+                            const double *add_ms, int32_t *order, double *ms,
+                            const spmv_interrupt *intr, spmv_err *err);
 
 /* Rank C's configurations for A: ms[C->n] = M's prediction plus add_ms[j] (NULL: none; e.g.
  * conversion cost / expected calls), HUGE_VAL where the configuration cannot serve A or is not
  * ranked; order[C->n] = configuration indices, fastest first (ties: lower index; NaN last).  Features
  * with dev's properties; value_bytes 4 or 8.  Workspace O(C->n * M->ncols + nrows + ncols).
- * Returns 0, SPMV_EINVAL (M->ncols != SPMV_NCOLS + C->nextra, ...), SPMV_EINDEX, SPMV_EUNSORTED
- * (A, validated as by spmv_design_rows) or SPMV_ENOMEM.  M must pass spmv_model_check(). */
+ * intr (NULL: none) may stop the model's evaluation between trees, points or rows.  Returns 0,
+ * SPMV_EINVAL (M->ncols != SPMV_NCOLS + C->nextra, ...), SPMV_EINDEX, SPMV_EUNSORTED (A, validated
+ * as by spmv_design_rows), SPMV_ENOMEM or SPMV_EINTR.  M must pass spmv_model_check().
+ * O(nnz + C->n * spmv_model_cost). */
 SPMV_API int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
                        const spmv_model *M, int value_bytes, const double *add_ms, int32_t *order,
-                       double *ms, spmv_err *err);
+                       double *ms, const spmv_interrupt *intr, spmv_err *err);
 
 /* Rank C's configurations for a caller's own feature vector (a model fitted on the caller's
  * statistics, not pyspmv's): row j = features[nfeatures] then C->extra[j*C->nextra ..], so
  * M->ncols must be nfeatures + C->nextra (only C's n, group, nextra and extra are read).  ms[C->n]
- * = M's prediction plus add_ms[j] (NULL: none), HUGE_VAL where not ranked; order[C->n] as
- * spmv_rank.  Returns 0, SPMV_EINVAL or SPMV_ENOMEM.  M must pass spmv_model_check(). */
+ * = M's prediction plus add_ms[j] (NULL: none), HUGE_VAL where not ranked; order[C->n] and intr
+ * as spmv_rank.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM or SPMV_EINTR.  M must pass
+ * spmv_model_check(). */
 SPMV_API int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double *features,
                                 int32_t nfeatures, const double *add_ms, int32_t *order, double *ms,
-                                spmv_err *err);
+                                const spmv_interrupt *intr, spmv_err *err);
 
 #ifdef __cplusplus
 }

@@ -267,6 +267,42 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
                                       int64_t nnz, const double *x, double *y, int t, int nt,
                                       int add);
 
+/* ---- interruption and cost ---- */
+
+/* A long call's spmv_interrupt as its evaluators see it: they count the steps they take (the units
+ * of spmv_model_cost) and ask the caller's check once every SPMV_POLL_STEPS; once it says stop,
+ * every later spmv_poll_step says so at once and the evaluators return early. */
+typedef struct {
+    const spmv_interrupt *intr; /* NULL: never asked */
+    int64_t left;               /* steps before the next check */
+    int stopped;
+} spmv_poll;
+
+static inline void spmv_poll_init(spmv_poll *p, const spmv_interrupt *intr) {
+    p->intr = intr != NULL && intr->fn != NULL ? intr : NULL;
+    p->left = SPMV_POLL_STEPS;
+    p->stopped = 0;
+}
+
+/* Count `steps` done; nonzero once the caller's check has said stop. */
+static inline int spmv_poll_step(spmv_poll *p, int64_t steps) {
+    if (p->intr == NULL || p->stopped) return p->stopped;
+    p->left -= steps;
+    if (p->left > 0) return 0;
+    p->left = SPMV_POLL_STEPS;
+    p->stopped = p->intr->fn(p->intr->arg) != 0;
+    return p->stopped;
+}
+
+/* Sums and products of step counts (>= 0), saturating at INT64_MAX rather than wrapping: a hostile
+ * model's cost must compare as large. */
+static inline int64_t spmv_sat_add(int64_t a, int64_t b) {
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+static inline int64_t spmv_sat_mul(int64_t a, int64_t b) {
+    return a != 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
 /* ---- model evaluation: one table of operations per kind (csrc/model_<kind>.c, found through
  * csrc/models.def; csrc/model.c owns the inputs, the output transform, the field checks and the
  * row loop) ---- */
@@ -280,22 +316,26 @@ SPMV_API void spmv_coo_part_chunk_f64(const int32_t *row, const int32_t *col, co
  *   nout:  raw outputs per row (NULL: 1).
  *   ws:    bytes of eval's workspace (NULL: none); when w is not NULL, also initialises w[that many
  *          bytes] (8-byte aligned).
+ *   cost:  *steps = the most steps eval (or rows, per row) takes for one row of any group,
+ *          inputs excluded (spmv_model_cost adds them); M has passed check.  0 or SPMV_ENOMEM.
  *   eval:  raw[nout] of group g for one design row whose inputs are z[ninputs]; fresh is 0 only
- *          when z is the previous call's z (a kind may keep work per input vector in w).
+ *          when z is the previous call's z (a kind may keep work per input vector in w).  Counts
+ *          its steps on p (spmv_poll) between units of work and returns early once p says stop.
  *   rows:  NULL, or every row at once: raw[i*nout] for each row i with group[i] >= 0; shared: all
  *          rows are one matrix's (spmv_rank_rows).  Returns 0, a negative code, or 1 to leave
- *          these rows to eval.
+ *          these rows to eval.  Counts its steps on p as eval does (SPMV_EINTR once stopped).
  *   out:   NULL, or the prediction y (after the output transform) adjusted by the raw outputs. */
 typedef struct {
     const spmv_model_field *fields;
     int32_t nfields;
     int (*check)(const spmv_model *M, spmv_err *err);
+    int (*cost)(const spmv_model *M, int64_t *steps, spmv_err *err);
     int32_t (*nout)(const spmv_model *M);
     int64_t (*ws)(const spmv_model *M, void *w);
     void (*eval)(const spmv_model *M, int32_t g, const double *row, const double *z, int fresh,
-                 void *w, double *raw);
+                 void *w, spmv_poll *p, double *raw);
     int (*rows)(const spmv_model *M, const double *rows, int32_t n, int32_t stride,
-                const int32_t *group, int shared, double *raw, spmv_err *err);
+                const int32_t *group, int shared, spmv_poll *p, double *raw, spmv_err *err);
     double (*out)(const spmv_model *M, const double *raw, double y);
 } spmv_model_ops;
 
@@ -334,7 +374,13 @@ SPMV_API void spmv_model_memo_init(double *memo, int32_t ni);
  * inputs read from matrix-level columns only are computed once. */
 SPMV_API int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n,
                                      int32_t stride, const int32_t *group, int shared, double *ms,
-                                     double *raw, spmv_err *err);
+                                     double *raw, const spmv_interrupt *intr, spmv_err *err);
+
+/* The longest walk from each node of a tree ensemble to a leaf, in nodes (a leaf: 1), into
+ * h[nnodes] (caller-allocated): one pass from the last node back, as every child comes after its
+ * parent (the trees' and the forest's checks).  feature[t] < 0 marks a leaf.  O(nnodes). */
+SPMV_API void spmv_tree_heights(const int32_t *feature, const int32_t *left, const int32_t *right,
+                                int32_t nnodes, int32_t *h);
 
 /* Shared by the kinds' checks: an int32 array a[n] with every entry in [lo, hi). */
 SPMV_API int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const char *what,

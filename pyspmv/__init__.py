@@ -20,13 +20,14 @@ from .machine import OtherMachineWarning
 from .matrix import Matrix
 from .mmio import load
 from .portable import RankModel, portable
-from .rank import Ranking, calibrated_model, default_model, rank
+from .rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
 from .spmv import spmv
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Calibration", "Config", "DeviceUnavailableError",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "CalibratedModelWarning", "Calibration", "Config",
+    "DeviceUnavailableError",
     "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
     "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
     "convert", "datasets", "default_model", "device_info", "export_c",

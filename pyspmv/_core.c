@@ -561,9 +561,45 @@ typedef struct {
     spmv_gpu_props dev;
     PyObject *refs;    /* list of the arrays (and sub-model blocks) the structs point into */
     int32_t nfeatures; /* 0: design rows; > 0: the rows start with a caller's feature vector */
+    int64_t steps;     /* spmv_model_cost: most steps one row takes */
+    int32_t ranked;    /* configurations with a group (what one ranking evaluates) */
 } glue_model;
 
 static const char MODEL_CAPSULE[] = "pyspmv._core.model";
+
+/* Model work past this many steps (spmv_model_cost x rows) runs without the GIL: below, a call
+ * ends within milliseconds, and a thread that must then wait for the GIL back (a solver's
+ * selection thread behind its iterations) loses more than the release gains. */
+#define NOGIL_MIN_STEPS SPMV_POLL_STEPS
+
+/* A long model call: the spmv_interrupt it passes the core, and the thread state saved while it
+ * runs without the GIL (NULL: it holds the GIL). */
+typedef struct {
+    spmv_interrupt intr;
+    PyThreadState *saved;
+} glue_call;
+
+/* The core's interruption check (spmv_interrupt): the GIL taken back where the call released it,
+ * then Python's signal handlers; one that raises (Ctrl-C's KeyboardInterrupt) stops the call with
+ * its exception set, which the caller returns (raise_spmv_error leaves it). */
+static int glue_interrupted(void *arg) {
+    glue_call *c = arg;
+    if (c->saved != NULL) PyEval_RestoreThread(c->saved);
+    int stop = PyErr_CheckSignals() < 0;
+    if (c->saved != NULL) c->saved = PyEval_SaveThread();
+    return stop;
+}
+
+static void call_begin(glue_call *c, int64_t steps) {
+    c->intr.fn = glue_interrupted;
+    c->intr.arg = c;
+    c->saved = steps > NOGIL_MIN_STEPS ? PyEval_SaveThread() : NULL;
+}
+
+static void call_end(glue_call *c) {
+    if (c->saved != NULL) PyEval_RestoreThread(c->saved);
+    c->saved = NULL;
+}
 
 /* spec[key] as an int (required). */
 static int spec_int(PyObject *spec, const char *key, long *out) {
@@ -811,6 +847,7 @@ static PyObject *model_new(PyObject *m, PyObject *args) {
         !parse_configs(spec, G, G->refs))
         goto fail;
     int rc = spmv_model_check(&G->model, &err);
+    if (rc == 0) rc = spmv_model_cost(&G->model, &G->steps, &err);
     if (rc) {
         raise_spmv_error(m, rc, &err, "model");
         goto fail;
@@ -819,6 +856,17 @@ static PyObject *model_new(PyObject *m, PyObject *args) {
     if (G->model.ncols != base + G->configs.nextra) {
         PyErr_Format(PyExc_ValueError, "model: it reads %d columns, its configurations give %d",
                      (int)G->model.ncols, (int)(base + G->configs.nextra));
+        goto fail;
+    }
+    for (int32_t j = 0; j < G->configs.n; j++) G->ranked += G->configs.group[j] >= 0;
+    /* steps <= SPMV_MODEL_MAX_STEPS (spmv_model_check), ranked <= INT32_MAX: no overflow */
+    if (G->steps * (G->ranked > 0 ? G->ranked : 1) > SPMV_MODEL_MAX_STEPS) {
+        PyErr_Format(PyExc_ValueError,
+                     "model: ranking one matrix takes up to %lld steps (tree nodes, distances, "
+                     "...: %lld per configuration x %d configurations), past the limit of %lld "
+                     "(SPMV_MODEL_MAX_STEPS)",
+                     (long long)(G->steps * G->ranked), (long long)G->steps, (int)G->ranked,
+                     (long long)SPMV_MODEL_MAX_STEPS);
         goto fail;
     }
     cap = PyCapsule_New(G, MODEL_CAPSULE, model_capsule_free);
@@ -834,6 +882,15 @@ static int model_converter(PyObject *o, void *out) {
     if (G == NULL) return 0;
     *(glue_model **)out = G;
     return 1;
+}
+
+/* model_cost(capsule) -> (steps per row, configurations ranked): spmv_model_cost and what one
+ * ranking evaluates, whose product model_new held to SPMV_MODEL_MAX_STEPS. */
+static PyObject *model_cost(PyObject *m, PyObject *args) {
+    glue_model *G;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O&", model_converter, &G)) return NULL;
+    return Py_BuildValue("(Li)", (long long)G->steps, (int)G->ranked);
 }
 
 /* model_predict(capsule, rows, stride, group) -> (ms[n], raw[n*nout]) */
@@ -855,9 +912,12 @@ static PyObject *model_predict(PyObject *m, PyObject *args) {
     PyObject *ms = PyArray_SimpleNew(1, &n, NPY_FLOAT64),
              *raw = PyArray_SimpleNew(1, &nraw, NPY_FLOAT64);
     if (ms == NULL || raw == NULL) goto fail;
+    glue_call c;
+    call_begin(&c, G->steps * (int64_t)n); /* <= 2^28 * 2^31 */
     rc = spmv_model_predict(&G->model, PyArray_DATA(rows), (int32_t)n, stride, PyArray_DATA(group),
                             PyArray_DATA((PyArrayObject *)ms), PyArray_DATA((PyArrayObject *)raw),
-                            &err);
+                            &c.intr, &err);
+    call_end(&c);
     if (rc) {
         raise_spmv_error(m, rc, &err, "model");
         goto fail;
@@ -983,14 +1043,17 @@ static PyObject *rank(PyObject *m, PyObject *args) {
     }
     int32_t *op = PyArray_DATA((PyArrayObject *)order);
     double *mp = PyArray_DATA((PyArrayObject *)ms);
-    if (sample > 0)
-        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-               rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, sample_nnz,
-                                              rows, &err);
-               if (rc == 0) rc = spmv_rank_rows(&G->configs, &G->model, rows, addp, op, mp, &err));
-    else
-        CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
-               rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp, op, mp, &err));
+    /* without the GIL for a large matrix, as every pass over one, or a costly model */
+    glue_call c;
+    call_begin(&c, PyArray_SIZE(indices) > NOGIL_MIN_WORK ? INT64_MAX : G->steps * G->ranked);
+    if (sample > 0) {
+        rc = spmv_design_rows_estimate(&A, &G->dev, &G->configs, vb, 0, sample, sample_nnz, rows,
+                                       &err);
+        if (rc == 0) rc = spmv_rank_rows(&G->configs, &G->model, rows, addp, op, mp, &c.intr, &err);
+    } else {
+        rc = spmv_rank(&A, &G->dev, &G->configs, &G->model, vb, addp, op, mp, &c.intr, &err);
+    }
+    call_end(&c);
     if (rc) {
         raise_spmv_error(m, rc, &err, "rank");
         goto fail;
@@ -1047,7 +1110,10 @@ static PyMethodDef core_methods[] = {
     {"seal", seal, METH_VARARGS,
      "seal(state) -> the state, its arrays copied into sealed ones where not sealed, checked and "
      "sealed"},
-    {"model_new", model_new, METH_VARARGS, "model_new(spec) -> model capsule (checked)"},
+    {"model_new", model_new, METH_VARARGS,
+     "model_new(spec) -> model capsule (checked, its cost within MODEL_MAX_STEPS)"},
+    {"model_cost", model_cost, METH_VARARGS,
+     "model_cost(model) -> (most steps per row, configurations one ranking evaluates)"},
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
     {"core_rows", core_rows, METH_VARARGS,
@@ -1079,6 +1145,7 @@ static int core_exec(PyObject *m) {
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
         PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
         PyModule_AddIntConstant(m, "NOGIL_MIN_WORK", NOGIL_MIN_WORK) < 0 ||
+        PyModule_AddIntConstant(m, "MODEL_MAX_STEPS", (long)SPMV_MODEL_MAX_STEPS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0 ||
         PyModule_AddIntConstant(m, "MM_COORDINATE", SPMV_MM_COORDINATE) < 0 ||
         PyModule_AddIntConstant(m, "MM_ARRAY", SPMV_MM_ARRAY) < 0 ||

@@ -38,6 +38,7 @@ static inline glue_state *get_state(PyObject *module) {
 static inline PyObject *raise_spmv_error(PyObject *module, int code, const spmv_err *err,
                                          const char *argname) {
     glue_state *st = get_state(module);
+    if (code == SPMV_EINTR && PyErr_Occurred()) return NULL; /* a signal handler's exception */
     const char *msg = err->msg[0] ? err->msg : spmv_strerror(code);
     const char *sep = argname[0] ? ": " : "";
     switch (code) {

@@ -252,23 +252,26 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .export import load_model
     from .machine import OtherMachineWarning, calibrated_path
-    from .rank import DEFAULT_FILES, calibrated_model, default_model, rank
+    from .rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank
     A = _matrix(args)
-    if args.model:
-        rm, label = load_model(args.model), args.model
-    else:
-        device = args.device or "cuda"
-        rm = calibrated_model(device)
-        label = f"calibrated for this machine ({calibrated_path(device)})"
-        if rm is None or args.dtype not in rm.tables:
-            rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
-    device = args.device or rm.device
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OtherMachineWarning)
+        warnings.simplefilter("always", CalibratedModelWarning)
+        if args.model:
+            rm, label = load_model(args.model), args.model
+        else:
+            device = args.device or "cuda"
+            rm = calibrated_model(device)
+            label = f"calibrated for this machine ({calibrated_path(device)})"
+            if rm is None or args.dtype not in rm.tables:
+                rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+        device = args.device or rm.device
         r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
     for w in caught:
         if issubclass(w.category, OtherMachineWarning):
             print(f"pyspmv: note: {w.message}", file=sys.stderr)
+        elif issubclass(w.category, CalibratedModelWarning):
+            print(f"pyspmv: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     shown = r if args.top is None else r[:args.top]

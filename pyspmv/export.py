@@ -9,10 +9,12 @@ same evaluator as :func:`pyspmv.rank`, not a second implementation.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
 import re
+import shutil
 import zipfile
 from functools import cache
 from importlib import resources
@@ -65,18 +67,70 @@ def _c_double(v: float) -> str:
     return r if ("." in r or "e" in r or "n" in r) else r + ".0"
 
 
-def _c_array(ctype: str, name: str, a: np.ndarray) -> str:
-    a = np.ravel(a)
-    if ctype == "double":
-        vals = [_c_double(x) for x in a.tolist()]
-    else:
-        vals = [str(int(x)) for x in a.tolist()]
-    lines = [", ".join(vals[i:i + 12]) for i in range(0, len(vals), 12)]
-    body = ",\n    ".join(lines)
-    return f"static const {ctype} {name}[{len(vals)}] = {{\n    {body}\n}};"
+#: Values an array's definition is written in at a time, twelve a line: its text is made and written a
+#: piece at a time, so that export_c needs a few MB beyond the model whatever its size. Made whole, the
+#: text took 16 times the model's array bytes (150 MB for the shipped cpu default's 9 MB).
+_CHUNK = 12 * 1024
+#: Most characters of one value in C (``-2.2250738585072014e-308``, ``-2147483648``, ``255``).
+_C_WIDTH = {"double": 24, "int32_t": 11, "uint8_t": 3}
 
 
-def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
+class _CArray:
+    """The C definition of an array, written to a file in pieces (:data:`_CHUNK` values)."""
+
+    def __init__(self, ctype: str, name: str, a: np.ndarray):
+        self.ctype, self.name, self.a = ctype, name, np.ravel(a)
+
+    def bound(self) -> int:
+        """Most characters :meth:`write` writes: each value at its widest and its separator."""
+        return 64 + len(self.name) + self.a.size * (_C_WIDTH[self.ctype] + 6)
+
+    def write(self, fh: Any) -> None:
+        fh.write(f"static const {self.ctype} {self.name}[{self.a.size}] = {{\n    ")
+        for at in range(0, self.a.size, _CHUNK):
+            part = self.a[at:at + _CHUNK].tolist()
+            vals = [_c_double(x) for x in part] if self.ctype == "double" else [str(int(x)) for x in part]
+            if at:
+                fh.write(",\n    ")
+            fh.write(",\n    ".join(", ".join(vals[i:i + 12]) for i in range(0, len(vals), 12)))
+        fh.write("\n};")
+
+
+#: Where an exported header's template takes its arrays (NUL: in no C text).
+_ARRAYS = "\0arrays\0"
+
+
+def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
+    """Write ``text`` to ``path`` with the definitions ``arrays`` (text, or arrays written in pieces), one a
+    line, at :data:`_ARRAYS`: first to a temporary file beside it, renamed into place once whole, after
+    checking that the disk has room for the most it can take."""
+    head, tail = text.split(_ARRAYS)
+    need = len(head) + len(tail) + sum((len(a) if isinstance(a, str) else a.bound()) + 1 for a in arrays)
+    folder = path.parent if str(path.parent) else Path(".")
+    free = shutil.disk_usage(folder).free
+    if need > free:
+        raise OSError(errno.ENOSPC, f"export_c needs up to {need} bytes of disk for {str(path)!r}; {free} are free "
+                                    f"there")
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(head)
+            for i, a in enumerate(arrays):
+                if i:
+                    fh.write("\n")
+                if isinstance(a, str):
+                    fh.write(a)
+                else:
+                    a.write(fh)
+            fh.write(tail)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray]) -> str:
     """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
 
     Field names come from the C core's field tables (:func:`pyspmv.portable.spec_fields`), never from
@@ -99,7 +153,7 @@ def _spec_c(spec: Spec, prefix: str, out: list[str]) -> str:
             value = "NULL"
         else:
             value = f"{prefix}_{d.name.replace('.', '_')}"
-            out.append(_c_array(ctype[d.type], value, np.asarray(f[d.name])))
+            out.append(_CArray(ctype[d.type], value, np.asarray(f[d.name])))
         (init if d.head else own).append(f".{d.name.rpartition('.')[2]} = {value}")
     if own:
         init.append(f".{spec.kind} = {{" + ", ".join(own) + "}")
@@ -114,7 +168,9 @@ _C_KEYWORDS = frozenset((  # C11's keywords, and bool, true, false, typeof (C23)
     "_Thread_local", "bool", "true", "false", "NULL", "asm", "typeof"))
 #: Reserved for the implementation (C11 7.1.3: a leading '_', any '__') and for pyspmv's core (spmv_, SPMV_).
 _RESERVED = re.compile(r"_.*|.*__.*|(?i:(py)?spmv).*")
-#: Suffixes of the names an exported header defines for ``name`` (the guard is ``NAME_H``).
+#: Suffixes of the names an exported header defines for ``name``. Its include guard is ``NAME_H`` with
+#: ``name`` as given, so that the headers of two names that differ only in case can both be included
+#: (guards of ``name.upper()`` once made the second of ``abc.h`` and ``ABC.h`` define nothing).
 _GENERATED = ("NCONFIGS", "config_ids", "model", "configs", "rank", "predict", "m_", "cfg_", "NFEATURES",
               "feature_names", "rank_features", "predict_features")
 _MAX_NAME = 40
@@ -126,7 +182,7 @@ def _check_name(name: Any) -> str:
     msg = f"The 'name' parameter of export_c() must be a C identifier of at most {_MAX_NAME} characters"
     if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > _MAX_NAME:
         raise ValueError(f"{msg} ([A-Za-z_][A-Za-z0-9_]*). Got {name!r} instead.")
-    generated = [name, f"{name.upper()}_H", *(f"{name}_{s}" for s in _GENERATED)]
+    generated = [name, f"{name}_H", *(f"{name}_{s}" for s in _GENERATED)]
     bad = [g for g in generated if g in _C_KEYWORDS or _RESERVED.fullmatch(g)]
     if bad:
         raise ValueError(f"{msg}, not a C keyword and not reserved (a leading '_', '__', a 'spmv' or 'pyspmv' prefix in "
@@ -159,7 +215,13 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     indices, ms)`` and ``NAME_rank(nrows, ncols, indptr, indices, order, ms)`` (DESIGN.md, "Export").
     Both check the CSR arrays first and return 0 or a negative ``SPMV_E*`` code; a configuration that
     cannot serve the matrix gets ``HUGE_VAL`` ms and ranks last. Compile with any C99 compiler and
-    link libm (``-lm``).
+    link libm (``-lm``). Its include guard is ``NAME_H``, ``NAME`` spelt exactly as given.
+
+    The model must pass the C core's check, whose cost bound holds a ranking to
+    ``SPMV_MODEL_MAX_STEPS`` (:func:`load_model`). The header is written a piece at a time, through a
+    temporary file beside ``path`` renamed into place once whole: it needs a few MB of memory beyond
+    the model, and up to 30 bytes of disk per array entry, which is checked before anything is
+    written (a model file's 256 MiB of arrays at most make up to 1 GB of text).
 
     The header carries only numbers and identifiers that pyspmv generated and checked: the model's
     free text (``source``, ``meta``) stays out, field names come from the model kind's schema, and
@@ -192,7 +254,10 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     ------
     ValueError
         A bad ``name`` or ``dtype``, a value type the model has no table for, or a model that fails
-        :func:`pyspmv.portable.check_model`.
+        :func:`pyspmv.portable.check_model` or the C core's check (its cost included).
+    OSError
+        The disk has less room than the header may take (``errno.ENOSPC``, with both figures), or
+        writing fails; no partial header is left.
     """
     path = Path(path)
     N = _check_name(path.stem if name is None else name)
@@ -200,15 +265,16 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
         raise ValueError(f"The 'dtype' parameter of export_c() must be one of {DTYPES}. Got {dtype!r} instead.")
     rm = portable(model, device)
     check_model(rm)
+    rm.capsule(dtype)             # the C core's check, its cost within SPMV_MODEL_MAX_STEPS included
     if rm.features is not None:
-        path.write_text(_features_header(rm, N, dtype))
+        _write_header(path, *_features_header(rm, N, dtype))
         return path
     t = rm.table(dtype).ranked()
     n = len(t.config_ids)
     for cid in t.config_ids:                      # check_model knows them all; written into C only if plain
         if not _SAFE_ID.fullmatch(cid):
             raise ValueError(f"The model's configuration id {cid!r} holds characters an exported header does not carry.")
-    arrays: list[str] = []
+    arrays: list[str | _CArray] = []
     model_init = _spec_c(t.spec, f"{N}_m", arrays)
     cfg = t.config_arrays(rm.gpu)
     items = [f".n = {n}", f".nextra = {int(cfg['cfg.nextra'])}"]
@@ -216,7 +282,7 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
                   ("cfg.p", "double"), ("cfg.launches", "double"), ("cfg.group", "int32_t"), ("cfg.extra", "double")):
         nm = f"{N}_cfg_{k[4:]}"
         if np.size(cfg[k]):
-            arrays.append(_c_array(ct, nm, cfg[k]))
+            arrays.append(_CArray(ct, nm, cfg[k]))
         items.append(f".{k[4:]} = {nm if np.size(cfg[k]) else 'NULL'}")
     cfg_init = ", ".join(items)
     dev = cfg["dev"]
@@ -233,8 +299,8 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
  * caller's.  Return 0 or a negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
  * The C core below is pyspmv's own (csrc/), included with static linkage.
  * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N.upper()}_H
-#define {N.upper()}_H
+#ifndef {N}_H
+#define {N}_H
 
 #include <math.h>
 #include <stddef.h>
@@ -244,7 +310,7 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
 
 /* ---- model {N} ---- */
 #define {N}_NCONFIGS {n}
-{chr(10).join(arrays)}
+{_ARRAYS}
 
 SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
     {ids}
@@ -270,7 +336,7 @@ SPMV_API int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const
     dev.threads_per_sm = {int(dev[1])};
     dev.warp_size = {int(dev[2])};
     rc = spmv_csr_check(&A, (int64_t)nrows + 1, indptr[nrows] >= 0 ? indptr[nrows] : 0, NULL);
-    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL);
+    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL, NULL);
     if (rc == 0 && order != NULL)
         for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
     return rc;
@@ -281,9 +347,9 @@ SPMV_API int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, co
     return {N}_rank(nrows, ncols, indptr, indices, NULL, ms);
 }}
 
-#endif /* {N.upper()}_H */
+#endif /* {N}_H */
 """
-    path.write_text(text)
+    _write_header(path, text, arrays)
     return path
 
 
@@ -294,23 +360,24 @@ def _c_string(text: str) -> str:
     return '"' + "".join(chr(b) if b in safe else f"\\{b:03o}" for b in text.encode()) + '"'
 
 
-def _features_header(rm: RankModel, N: str, dtype: str) -> str:
-    """The header of a model on its own features (see :func:`export_c`)."""
+def _features_header(rm: RankModel, N: str, dtype: str) -> tuple[str, list[str | _CArray]]:
+    """The header of a model on its own features (see :func:`export_c`), and the arrays it takes at
+    :data:`_ARRAYS`."""
     t = rm.table(dtype).ranked()
     assert rm.features is not None
     n, nf = len(t.config_ids), len(rm.features)
-    arrays: list[str] = []
+    arrays: list[str | _CArray] = []
     model_init = _spec_c(t.spec, f"{N}_m", arrays)
     items = [f".n = {n}", f".nextra = {int(t.extra.shape[1])}"]
-    arrays.append(_c_array("int32_t", f"{N}_cfg_group", np.asarray(t.group, np.int32)))
+    arrays.append(_CArray("int32_t", f"{N}_cfg_group", np.asarray(t.group, np.int32)))
     items.append(f".group = {N}_cfg_group")
     if t.extra.size:
-        arrays.append(_c_array("double", f"{N}_cfg_extra", t.extra))
+        arrays.append(_CArray("double", f"{N}_cfg_extra", t.extra))
         items.append(f".extra = {N}_cfg_extra")
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
     ids = ",\n    ".join(_c_string(c) for c in t.config_ids)
     names = ",\n    ".join(_c_string(f) for f in rm.features)
-    return f"""/* {N}.h: a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format
+    text = f"""/* {N}.h: a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format
  * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;
  * output: {output}.
  *
@@ -321,8 +388,8 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> str:
  * order[{N}_NCONFIGS] (configuration indices, fastest first) are the caller's.  Return 0 or a
  * negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
  * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N.upper()}_H
-#define {N.upper()}_H
+#ifndef {N}_H
+#define {N}_H
 
 #include <math.h>
 #include <stddef.h>
@@ -333,7 +400,7 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> str:
 /* ---- model {N} ---- */
 #define {N}_NCONFIGS {n}
 #define {N}_NFEATURES {nf}
-{chr(10).join(arrays)}
+{_ARRAYS}
 
 SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
     {ids}
@@ -353,7 +420,7 @@ SPMV_API int {N}_rank_features(const double *features, int *order, double *ms) {
     int32_t o[{N}_NCONFIGS];
     int rc;
     if (features == NULL || ms == NULL) return SPMV_EINVAL;
-    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL);
+    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL, NULL);
     if (rc == 0 && order != NULL)
         for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
     return rc;
@@ -364,15 +431,22 @@ SPMV_API int {N}_predict_features(const double *features, double *ms) {{
     return {N}_rank_features(features, NULL, ms);
 }}
 
-#endif /* {N.upper()}_H */
+#endif /* {N}_H */
 """
+    return text, arrays
 
 
 # ---- save / load --------------------------------------------------------------------------------------
 
 _MAGIC = "pyspmv-model"
-#: Most bytes of arrays a model file may hold (the shipped defaults hold a few MB).
-MAX_MODEL_BYTES = 1 << 30
+#: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
+#: value types of 9 MB), and a 256-tree ForestModel over the H100's 135 configurations. Reading is
+#: LZMA's decompression, about 120 MB/s on a 2-core VM: at most about 2 s. Before, 1 GiB let an 84 KB
+#: file take 20 s and 1.7 GB to be read.
+MAX_MODEL_BYTES = 1 << 28
+#: Most bytes of ``header.json`` (configuration ids, scalars, provenance): the shipped defaults' are 4
+#: and 13 KB; a model on its own features of 100,000 configurations named in 100 characters fits.
+MAX_HEADER_BYTES = 1 << 24
 _MAX_MEMBERS = 4096
 try:                                    # lzma is optional in a CPython build
     import lzma  # noqa: F401
@@ -459,13 +533,18 @@ class _Corrupt(ValueError):
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle; each member's declared shape and dtype are
-    checked against :data:`MAX_MODEL_BYTES` (and the memory available) before it is read."""
+    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, each
+    member's size as the archive's directory declares it (zipfile stops a member there: it cannot
+    expand past it) is checked against :data:`MAX_HEADER_BYTES` for ``header.json`` and
+    :data:`MAX_MODEL_BYTES` (and the memory available) for the arrays, in all; then each array's
+    shape and dtype from its ``.npy`` header, before its data is read."""
     out: dict[str, np.ndarray] = {}
     total = 0
-    limit = MAX_MODEL_BYTES
+    limit, what = MAX_MODEL_BYTES, "pyspmv's limit MAX_MODEL_BYTES"
     try:
-        limit = min(limit, os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if avail < limit:
+            limit, what = avail, "the memory available"
     except (ValueError, OSError, AttributeError):
         pass
     try:
@@ -478,6 +557,17 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
         infos = zf.infolist()
         if len(infos) > _MAX_MEMBERS:
             raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
+        declared = 0
+        for info in infos:
+            if info.filename == "header.json.npy":
+                if info.file_size > MAX_HEADER_BYTES + 4096:      # + the .npy header
+                    raise _Corrupt(f"member 'header.json' would decompress to {info.file_size} bytes; a model "
+                                   f"file's header holds at most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+                continue
+            declared += info.file_size
+            if declared > limit + 4096 * len(infos):
+                raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
+                               f"declares {info.file_size}), past {limit} bytes, {what}")
         for info in infos:
             name = info.filename
             if not name.endswith(".npy") or name[:-4] in out:
@@ -495,9 +585,15 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
                     if dt.hasobject or dt.kind not in "biuf":
                         raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
                     nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-                    total += nbytes
+                    if key == "header.json":
+                        if nbytes > MAX_HEADER_BYTES:
+                            raise _Corrupt(f"member 'header.json' holds {nbytes} bytes; a model file's header holds at "
+                                           f"most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+                    else:
+                        total += nbytes
                     if total > limit:
-                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes")
+                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
+                                       f"{what}")
                 with zf.open(info) as fh:
                     a = np.lib.format.read_array(fh, allow_pickle=False)
             except (_Corrupt, MemoryError):
@@ -541,6 +637,22 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
     conversion-cost fit are checked against the model kind's schema before the C core reads them,
     and then the C core's own model check runs.
+
+    What a file may cost is bounded, and a file past a bound is refused with its figure and the
+    bound:
+
+    - reading it: its arrays decompress to at most :data:`MAX_MODEL_BYTES` (256 MiB, and no more
+      than the memory available), ``header.json`` to at most :data:`MAX_HEADER_BYTES` (16 MiB), both
+      checked on the sizes the archive declares before anything is decompressed; reading takes at
+      most about 2 s and twice the arrays' bytes of memory on a 2-core VM;
+    - ranking with it: evaluating the model for every configuration of one matrix takes at most
+      ``SPMV_MODEL_MAX_STEPS`` = 2^28 steps (``pyspmv._core.MODEL_MAX_STEPS``), counted from the
+      model's arrays as the C core evaluates them: per configuration, the inputs, then the longest
+      root-to-leaf walk of each tree of its group (a forest: of every tree, plus trees x outputs
+      additions), the points of the largest set searched x (inputs + 1 + log2 of its size), the
+      support vectors x (inputs + 1), the derived inputs and terms, or the stages' own costs. The
+      shipped defaults take 6.6e5 (cuda) and 1.8e5 (cpu); 2^28 takes 0.5 s to 5 s on a 2-core VM,
+      and Ctrl-C stops it.
 
     Raises
     ------

@@ -168,7 +168,12 @@ def warn_other_machine(rm: Any) -> None:
     rm.__dict__["_machine_checked"] = True
     msg = other_machine(rm)
     if msg:
-        level, f = 1, sys._getframe(0)       # level 1: this function, the one that calls warnings.warn
-        while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
-            f, level = f.f_back, level + 1
-        warnings.warn(msg, OtherMachineWarning, stacklevel=level)
+        warn_caller(msg, OtherMachineWarning)
+
+
+def warn_caller(msg: str, category: type[Warning]) -> None:
+    """``warnings.warn`` against the line that called into pyspmv, however deep inside pyspmv this is."""
+    level, f = 1, sys._getframe(0)           # level 1: this function, the one that calls warnings.warn
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f, level = f.f_back, level + 1
+    warnings.warn(msg, category, stacklevel=level)

@@ -223,9 +223,11 @@ def check_names(names: Any, what: str, where: str) -> list[str]:
         if not isinstance(v, str) or not 0 < len(v) <= MAX_NAME or "\0" in v:
             raise ValueError(f"The {what} of {where} must be strings of 1 to {MAX_NAME} characters without NUL. "
                              f"Got {v!r:.80} instead.")
-    if len(set(names)) != len(names):
-        dup = next(c for c in names if names.count(c) > 1)
-        raise ValueError(f"{where} lists {what.removesuffix('s')} {dup!r:.80} twice.")
+    seen: set[str] = set()
+    for v in names:                    # O(n): a file's 40,000 ids took names.count() 22 s
+        if v in seen:
+            raise ValueError(f"{where} lists {what.removesuffix('s')} {v!r:.80} twice.")
+        seen.add(v)
     return names
 
 
@@ -260,6 +262,9 @@ def check_table(t: Table, device: str | None, where: str, features: tuple[str, .
     if n and (g.min() < -1 or g.max() >= ng):
         raise ValueError(f"The array 'group' of {where} must hold -1 (not ranked) or a group in [0, {ng}). Got "
                          f"{int(g.min() if g.min() < -1 else g.max())} instead.")
+    if not (g >= 0).any():
+        raise ValueError(f"{where} ranks no configuration: its array 'group' is -1 for all {n} configuration ids, so "
+                         "it has no sub-model for any of them. Retrain or re-export the model.")
     e = t.extra
     if not isinstance(e, np.ndarray) or e.dtype != _F64 or e.shape != (n, nextra):
         raise ValueError(f"The array 'extra' of {where} must be 2-D float64 of shape ({n}, {nextra}) (configurations "

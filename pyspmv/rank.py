@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _core
 from .configs import DEVICES, config
-from .machine import calibrated_file, warn_other_machine
+from .machine import calibrated_file, warn_caller, warn_other_machine
 from .matrix import as_matrix
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
@@ -69,6 +69,13 @@ def default_model(device: str = "cuda") -> RankModel:
     return _default(device)
 
 
+class CalibratedModelWarning(UserWarning):
+    """The model ``pyspmv calibrate`` saved for this machine (:func:`calibrated_model`) cannot be read:
+    damaged, written by a newer pyspmv, or past a limit of :func:`pyspmv.load_model`. :func:`rank` then
+    uses the shipped default model; the message names the file, why, and how to remove or remake it.
+    Issued once per file and process (again after :func:`reread_calibrated`)."""
+
+
 @lru_cache(maxsize=8)
 def _calibrated(path: str) -> RankModel | None:
     # Looked up once per path and process: a file-system call on every rank() would release the GIL,
@@ -76,12 +83,21 @@ def _calibrated(path: str) -> RankModel | None:
     if not os.path.isfile(path):
         return None
     from .export import load_model
-    return load_model(path)
+    try:
+        return load_model(path)
+    except (ValueError, OSError) as exc:
+        # Every rank() of every process would fail on it, and nothing would say how to get out.
+        device = os.path.basename(path).removeprefix("calibrated_").removesuffix(".pyspmv")
+        warn_caller(f"The calibrated model {path!r} cannot be used, so rank() uses the shipped default model "
+                    f"instead: {exc} Remove it (rm {path!r}) or run `pyspmv calibrate --device {device}` again to "
+                    "replace it.", CalibratedModelWarning)
+        return None
 
 
 def calibrated_model(device: str = "cpu") -> RankModel | None:
     """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.machine.calibrated_path`:
-    ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none.
+    ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none or it cannot be read
+    (:class:`CalibratedModelWarning`, naming the file and how to remove it).
 
     Read once per process (after :func:`pyspmv.calibrate`, again): a calibration made by another
     process is used by processes started after it, or after :func:`reread_calibrated`.
@@ -108,6 +124,9 @@ class _Ranked:
 
     def __init__(self, rm: RankModel, dtype: str):
         t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
+        if not t.config_ids:                      # a RankModel made by hand: check_model says the same
+            raise ValueError(f"The model {rm!r} ranks no configuration for {dtype}: every entry of its table's "
+                             "'group' is -1, so it has no sub-model for any configuration.")
         self.capsule = _core.model_new({**t.spec.to_dict(), **t.config_arrays(rm.gpu)})
         self.ids = np.array(t.config_ids, dtype=object)
         self.ranked = np.asarray(t.group) >= 0

@@ -272,7 +272,7 @@ static int test_deep_tree(void) {
     double rows[NCFG * SPMV_NCOLS] = {0}, ms[NCFG];
     int32_t group[NCFG] = {0, 0, 0};
     for (int i = 0; i < NCFG; i++) rows[i * SPMV_NCOLS + SPMV_COL_P_TPV] = i; /* not uniform */
-    int rc = spmv_model_predict(&M, rows, NCFG, SPMV_NCOLS, group, ms, NULL, NULL);
+    int rc = spmv_model_predict(&M, rows, NCFG, SPMV_NCOLS, group, ms, NULL, NULL, NULL);
     free(feat), free(left), free(right), free(thr), free(val);
     mu_check(rc == SPMV_OK && ms[0] == 1 && ms[1] == 1 && ms[2] == 1);
     return 0;

@@ -17,7 +17,7 @@ static const double INF = HUGE_VAL;
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1, fabs(b)); }
 
 static int predict1(const spmv_model *M, const double *row, int32_t g, double *ms, double *raw) {
-    return spmv_model_predict(M, row, 1, NC, &g, ms, raw, NULL);
+    return spmv_model_predict(M, row, 1, NC, &g, ms, raw, NULL, NULL);
 }
 
 static int test_linear(void) {
@@ -278,7 +278,7 @@ static int test_cascade(void) {
     double rows[3 * NC] = {0}, ms[3];
     int32_t g[3] = {0, 1, 2};
     for (int i = 0; i < 3; i++) rows[i * NC] = 7; /* right leaves: -1 */
-    mu_check(spmv_model_predict(&M, rows, 3, NC, g, ms, NULL, NULL) == 0);
+    mu_check(spmv_model_predict(&M, rows, 3, NC, g, ms, NULL, NULL, NULL) == 0);
     double e0 = exp(-1 - 1), e1 = exp(0 - 1), e2 = exp(1 - 1), sum = e0 + e1 + e2;
     double p1 = 1 / (1 + exp(-(0.5 - 1)));
     mu_check(close_to(ms[0], -(e2 / sum) * (1 - p1)));
@@ -323,7 +323,7 @@ static int test_rank_order(void) {
              4.0 * (T.nrows + 1 + nnz) + 8.0 * (nnz + T.nrows + T.ncols));
     mu_check(rows[SPMV_COL_PADDING_RATIO] == 1.0 && rows[SPMV_COL_VALUE_BYTES] == 8);
     mu_check(rows[NC + SPMV_COL_PADDING_RATIO] > 5); /* ELL: every row as long as the longest */
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL, NULL) == 0);
     for (int j = 0; j < 4; j++)
         mu_check(isnan(rows[j * NC + SPMV_COL_BYTES_MOVED])
                      ? ms[j] == INF
@@ -332,20 +332,20 @@ static int test_rank_order(void) {
     mu_check(order[0] == 0 && order[2] == 1); /* CSR first, ELL after SELL */
     mu_check(order[3] == 3 && ms[3] == INF);  /* DIA pads past max_fill: last */
     add[0] = 1;                               /* conversion cost moves CSR back */
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL) == 0 && order[2] == 0);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL, NULL) == 0 && order[2] == 0);
     /* equal predictions, ranked by bytes moved per value byte: CSR, SELL, ELL; ms stay the model's */
     coef[0] = 0;
     icpt[0] = 1;
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL, NULL) == 0);
     mu_check(order[0] == 0 && order[1] == 1 &&
              order[2] == 2); /* equal: the configurations' order */
     M.rank_bytes_pow = 0.5;
     mu_check(spmv_model_check(&M, NULL) == 0);
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == 0);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL, NULL) == 0);
     mu_check(order[0] == 0 && order[1] == 2 && order[2] == 1 && order[3] == 3);
     mu_check(ms[0] == 1 && ms[1] == 1 && ms[2] == 1 && ms[3] == INF);
     add[0] = 10; /* the conversion cost is added to the key as it is to ms */
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL) == 0 && order[2] == 0 &&
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, add, order, ms, NULL, NULL) == 0 && order[2] == 0 &&
              ms[0] == 11);
     spmv_err err = {0};
     M.rank_bytes_pow = 1.5;
@@ -355,7 +355,7 @@ static int test_rank_order(void) {
     mu_check(spmv_model_check(&M, NULL) == SPMV_ESCHEMA);
     M.rank_bytes_pow = 0;
     fmt[1] = 42;
-    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
+    mu_check(spmv_rank(&A, &dev, &C, &M, 8, NULL, order, ms, NULL, NULL) == SPMV_EINVAL);
     testmat_free(&T);
     return 0;
 }
@@ -402,7 +402,7 @@ static int test_rank_sort(void) {
     inputs_set(&M, &in, 1, cols);
     M.linear.coef = coef;
     M.linear.intercept = icpt;
-    mu_check(spmv_rank_rows(&C, &M, rows, add, order, ms, NULL) == 0);
+    mu_check(spmv_rank_rows(&C, &M, rows, add, order, ms, NULL, NULL) == 0);
     for (int j = 0; j < N; j++) mu_check(order[j] == want[j]);
     mu_check(ms[9] == INF && isnan(ms[2]) && isnan(ms[5]));
     return 0;
@@ -427,15 +427,15 @@ static int test_rank_features(void) {
     C.nextra = 1;
     C.extra = extra;
     mu_check(spmv_model_check(&M, NULL) == 0); /* a feature vector shorter than a design row */
-    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, NULL) == 0);
+    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, NULL, NULL) == 0);
     mu_check(close_to(ms[0], 3 - log1p(4)) && close_to(ms[1], 1 - log1p(4)) && ms[2] == INF);
     mu_check(order[0] == 1 && order[1] == 0 && order[2] == 2);
     spmv_err err = {0};
-    mu_check(spmv_rank_features(&C, &M, f, 3, NULL, order, ms, &err) == SPMV_EINVAL &&
+    mu_check(spmv_rank_features(&C, &M, f, 3, NULL, order, ms, NULL, &err) == SPMV_EINVAL &&
              strstr(err.msg, "columns") != NULL); /* 3 features + 1 extra != the model's 3 */
-    mu_check(spmv_rank(NULL, NULL, &C, &M, 8, NULL, order, ms, NULL) == SPMV_EINVAL);
+    mu_check(spmv_rank(NULL, NULL, &C, &M, 8, NULL, order, ms, NULL, NULL) == SPMV_EINVAL);
     M.rank_bytes_pow = 0.5; /* a feature vector has no bytes moved to rank by */
-    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, &err) == SPMV_EINVAL &&
+    mu_check(spmv_rank_features(&C, &M, f, 2, NULL, order, ms, NULL, &err) == SPMV_EINVAL &&
              strstr(err.msg, "bytes moved") != NULL);
     return 0;
 }
@@ -456,7 +456,7 @@ static int rank_once(const testmat *T, spmv_model *K) {
                       .p = p,
                       .launches = la,
                       .group = grp};
-    return spmv_rank(&A, &dev, &C, K, 4, NULL, order, ms, NULL);
+    return spmv_rank(&A, &dev, &C, K, 4, NULL, order, ms, NULL, NULL);
 }
 
 static int walk(const testmat *T, spmv_model *K) {

@@ -192,7 +192,7 @@ static void raw_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
             double out[SPMV_NFEATURES], ms[SPMV_NFORMATS];
             int32_t order[SPMV_NFORMATS];
             spmv_features_compute(&A, dev, out, err);
-            spmv_rank(&A, dev, &configs, &rank_model, 8, NULL, order, ms, err);
+            spmv_rank(&A, dev, &configs, &rank_model, 8, NULL, order, ms, NULL, err);
         }
         if (fz_modes & FZ_UNCHECKED_FMT) {
             double rows[SPMV_NCOLS * SPMV_NFORMATS];

@@ -7,7 +7,8 @@
 // spmv_rank_rows, spmv_design_rows and spmv_rank without a fault.  A "tame" model (byte 0 odd:
 // every number finite with |v| <= 4, identity transforms, divisors and KNN's dmin non-zero, SVM
 // gammas and KNN weights non-negative) must also predict finite times: nothing it computes can
-// overflow, so a NaN or inf would be the evaluator's own.
+// overflow, so a NaN or inf would be the evaluator's own.  With an spmv_interrupt check (asked every
+// 16 steps in this build) the same numbers come out, or SPMV_EINTR exactly when it says stop.
 #include "fuzz_common.h"
 
 enum { MAX_ROWS = 256, MAX_NNZ = 4096, ARENA = 2048 };
@@ -17,6 +18,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     fz_modes_init();
     return 0;
+}
+
+/* An interruption check that says stop at its stop-th call (0: never), counting its calls. */
+typedef struct {
+    int calls, stop;
+} stopper;
+
+static int stop_at(void *arg) {
+    stopper *s = arg;
+    return ++s->calls == s->stop;
 }
 
 /* Every array of one input, freed together. */
@@ -332,13 +343,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         group[i] = fz_idx(&in, -1, ng);
         groups_ok &= group[i] >= -1 && group[i] < ng;
     }
-    rc = spmv_model_predict(&M, rows, n, stride, group, ms, (sel & 2) ? raw : NULL, err);
+    rc = spmv_model_predict(&M, rows, n, stride, group, ms, (sel & 2) ? raw : NULL, NULL, err);
     if (err) FZ_ERR_AGREES(rc, *err);
     FZ_ASSERT(rc == 0 || rc == SPMV_ENOMEM || (rc == SPMV_EINVAL && !groups_ok), "predict: %d", rc);
     if (rc == 0 && tame)
         for (int32_t i = 0; i < n; i++)
             FZ_ASSERT(group[i] < 0 || isfinite(ms[i]),
                       "tame model (kind %d) predicts %g for row %d", M.kind, ms[i], i);
+
+    /* The same rows with an interruption check (asked every SPMV_POLL_STEPS = 16 steps in this
+     * build) that stops at its k-th call, k = bits 4-5 of sel (0: never; no byte more is read, so
+     * that the corpus decodes as before): the same numbers, or SPMV_EINTR at that call. */
+    stopper st = {0, (sel >> 4) & 3};
+    spmv_interrupt intr = {stop_at, &st};
+    double *ms2 = arena_alloc(&a, n, sizeof(double));
+    if (rc == 0) {
+        int rc2 = spmv_model_predict(&M, rows, n, stride, group, ms2, NULL, &intr, err);
+        if (err) FZ_ERR_AGREES(rc2, *err);
+        FZ_ASSERT(rc2 == 0 || rc2 == SPMV_ENOMEM || (rc2 == SPMV_EINTR && st.calls == st.stop),
+                  "predict with a stop at call %d: %d after %d calls", st.stop, rc2, st.calls);
+        for (int32_t i = 0; rc2 == 0 && i < n; i++)
+            FZ_ASSERT(memcmp(&ms[i], &ms2[i], sizeof ms[i]) == 0 || (isnan(ms[i]) && isnan(ms2[i])),
+                      "kind %d row %d: %g, %g with an interruption check", M.kind, i, ms[i],
+                      ms2[i]);
+    }
 
     /* Configurations, then spmv_rank_rows on rows of the bytes. */
     spmv_configs C;
@@ -367,8 +395,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double *rms = arena_alloc(&a, nc, sizeof(double));
     double *rrows = arena_alloc(&a, (int64_t)nc * M.ncols, sizeof(double));
     for (int64_t k = 0; k < (int64_t)nc * M.ncols; k++) rrows[k] = fz_double(&in, tame);
-    rc = spmv_rank_rows(&C, &M, rrows, add, order, rms, err);
+    st.calls = 0;
+    rc = spmv_rank_rows(&C, &M, rrows, add, order, rms, &intr, err);
     if (err) FZ_ERR_AGREES(rc, *err);
+    FZ_ASSERT(rc != SPMV_EINTR || st.calls == st.stop, "rank_rows: stopped unasked");
     if (rc == 0) {
         check_order(order, nc);
         if (tame)
@@ -386,8 +416,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double *drows = arena_alloc(&a, (int64_t)nc * (SPMV_NCOLS + C.nextra), sizeof(double));
     rc = spmv_design_rows(&c.A, &dev, &C, vb, fz_max_fill(&in), drows, err);
     if (err) FZ_ERR_AGREES(rc, *err);
-    rc = spmv_rank(&c.A, &dev, &C, &M, vb, add, order, rms, err);
+    st.calls = 0;
+    rc = spmv_rank(&c.A, &dev, &C, &M, vb, add, order, rms, &intr, err);
     if (err) FZ_ERR_AGREES(rc, *err);
+    FZ_ASSERT(rc != SPMV_EINTR || st.calls == st.stop, "rank: stopped unasked");
     if (rc == 0) check_order(order, nc);
     fz_csr_free(&c);
 
