@@ -299,8 +299,9 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
 def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
               max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = ("float32", "float64"), seed: int = 0,
               max_spread: float = MAX_SPREAD, retries: int = RETRIES, kind: str = "forest",
-              model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None, restart: bool = False,
-              repeats: int = 200, warmup: int = 10, progress: bool = True, measure: bool = True) -> Calibration:
+              model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None,
+              restart: bool = False, repeats: int = 200, warmup: int = 10, progress: bool = True,
+              measure: bool = True) -> Calibration:
     """Measure this machine and adapt the ranking model of ``device`` to it; see the module's docstring.
 
     Parameters
@@ -347,6 +348,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     from . import datasets
     from .adapt import Local, adapt, best_candidate, cross_validate
     from .benchmark import device_info
+    from .datasets.collect import _replace
     from .export import load_model, save_model
     from .machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
     from .rank import default_model, reread_calibrated
@@ -406,9 +408,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
                         "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
     path = Path(out) if out is not None else calibrated_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    save_model(cal, tmp)
-    os.replace(tmp, path)                           # rank() never reads a half-written model
+    _replace(path, ".pyspmv", lambda tmp: save_model(cal, tmp))   # rank() never reads a half-written model
     reread_calibrated()
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
