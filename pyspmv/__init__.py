@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import datasets
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import NoisyTimingWarning, benchmark, device_info
-from .calibrate import Calibration, calibrate
+from .calibrate import BusyMachineError, Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
 from .export import export_c, load_model, save_model
@@ -26,7 +26,7 @@ from .spmv import spmv
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "Calibration", "Config", "DeviceUnavailableError",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "BusyMachineError", "Calibration", "Config", "DeviceUnavailableError",
     "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
     "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
     "convert", "datasets", "default_model", "device_info", "export_c",

@@ -299,6 +299,31 @@ def test_cross_validation_skips_retrains_foreseen_past_the_deadline(tiny, shippe
 
 
 # -- a busy machine, damaged parts and a full disk -----------------------------------------------
+def test_a_calibration_under_load_refuses_to_save(tmp_path, monkeypatch, capsys):
+    """Issue 33, item 10: with the matrices timed again 1000 times slower (the load came while measuring),
+    calibrate printed the drift, then saved and switched to a model adapted to the load. It saves nothing
+    now and says why and what to do, with a nonzero exit status."""
+    collect_mod = importlib.import_module("pyspmv.datasets.collect")
+    real, seen = collect_mod.measure, set()
+
+    def loaded(e, **kw):
+        res = real(e, **kw)
+        if e.name in seen and res["timings"] is not None:      # the second timing of a matrix: under load
+            res["timings"] = res["timings"].assign(median_ms=res["timings"]["median_ms"] * 1000.0)
+        seen.add(e.name)
+        return res
+    monkeypatch.setattr(collect_mod, "measure", loaded)
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
+            "--dtypes", "float64", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "saved no model" in err and "moved by a median" in err and "--restart" in err and "--max-drift" in err, err
+    assert pyspmv.calibrated_model("cpu") is None and not list(tmp_path.glob("*.pyspmv")) + list(tmp_path.glob(".*"))
+    with pytest.raises(ValueError, match="'max_drift'"):
+        pyspmv.calibrate("cpu", dataset=TINY, max_drift=0.0)
+
+
 def test_a_damaged_part_of_a_calibration_is_measured_again(tiny, tmp_path):
     """Issue 33, item 9: a truncated part made every later calibrate fail with EOFError, and its matrix
     was never measured again."""
