@@ -6,9 +6,9 @@ configuration's runtime, evaluated in C to rank the configurations for a matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from . import datasets
+from . import _openmp, datasets  # noqa: F401 (_openmp first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
-from .benchmark import NoisyTimingWarning, benchmark, device_info
+from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
 from .calibrate import BusyMachineError, Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
@@ -26,8 +26,8 @@ from .spmv import spmv
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "BusyMachineError", "Calibration", "Config", "DeviceUnavailableError",
-    "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
+    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "BusyMachineError", "BusyMachineWarning", "Calibration",
+    "Config", "DeviceUnavailableError", "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
     "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
     "convert", "datasets", "default_model", "device_info", "export_c",
     "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",

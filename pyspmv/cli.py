@@ -147,8 +147,16 @@ def _cmd_features(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     A = _matrix(args)
     device = _device_of_configs(args.config, args.device, "cpu")
-    df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
-                   budget_s=args.budget, progress=not args.quiet)
+    from .benchmark import NoisyTimingWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoisyTimingWarning)
+        df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
+                       budget_s=args.budget, progress=not args.quiet)
+    for w in caught:          # one line each, on stderr, however the caller filters warnings
+        if issubclass(w.category, NoisyTimingWarning):
+            print(f"pyspmv: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")
