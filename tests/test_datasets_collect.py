@@ -287,6 +287,10 @@ def test_damaged_parts_are_set_aside_and_measured_again(tmp_path):
     assert (parts / "m0.csv.gz.damaged").exists() and (parts / "m1.features.csv.gz.damaged").exists()
     assert (parts / "m2.csv.gz").stat().st_mtime_ns == stamp                  # the whole one was kept
     assert json.loads((tmp_path / "metadata.json").read_text())["n_matrices"] == 3
+    (tmp_path / "metadata.json").write_text("{", encoding="utf-8")            # load() says which and what to do
+    with pytest.raises(ValueError, match="metadata.json could not be read .*consolidate"):
+        load(tmp_path)
+    (tmp_path / "metadata.json").unlink()
     (parts / "m2.csv.gz").write_bytes(b"not gzip")                            # consolidate() alone: left out
     with pytest.warns(pyspmv.datasets.DamagedPartWarning, match="m2.csv.gz could not be read"):
         consolidate(tmp_path)
