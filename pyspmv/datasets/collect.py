@@ -38,7 +38,7 @@ _GZ = {"method": "gzip", "mtime": 0}                   # byte-identical files fo
 #: last: it marks the matrix done. Names starting with ``.`` are writes in progress (``.tmp-*``), and
 #: ``*.damaged`` parts that could not be read, moved aside (:func:`_set_aside`).
 _KINDS = (".features", ".failed")
-DAMAGED = ".damaged"
+_DAMAGED = ".damaged"
 
 
 class DamagedPartWarning(UserWarning):
@@ -147,7 +147,7 @@ def _replace(path: Path, suffix: str, write: Any) -> None:
 def _set_aside(path: Path, why: str, then: str) -> None:
     """Rename an unreadable file to ``<name>.damaged`` (which no pattern of the scheme matches),
     saying which, why, and ``then`` (what happens next)."""
-    aside = path.with_name(path.name + DAMAGED)
+    aside = path.with_name(path.name + _DAMAGED)
     os.replace(path, aside)
     warnings.warn(f"{path} could not be read ({why}); moved to {aside.name} {then}.", DamagedPartWarning,
                   stacklevel=3)
@@ -339,15 +339,21 @@ def _read_parts(paths: list[Path], columns: list[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
-def _read_json(path: Path, then: str) -> Any:
-    """``path``'s JSON, or None when it is absent or cannot be read (then moved aside, saying ``then``)."""
+def _read_json(path: Path, then: str) -> dict[str, Any] | None:
+    """``path``'s JSON object, or None when it is absent or cannot be read as one (then moved aside,
+    saying ``then``)."""
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        _set_aside(path, f"{type(exc).__name__}: {exc}", then)
+        obj, why = None, f"{type(exc).__name__}: {exc}"
+    else:
+        why = None if isinstance(obj, dict) else f"a JSON {type(obj).__name__}, not an object"
+    if why is not None:
+        _set_aside(path, why, then)
         return None
+    return obj
 
 
 def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = None,
