@@ -4,7 +4,8 @@
 the feature space of the dataset the shipped model was trained on, measures every configuration on
 them within a time limit (resumably: each matrix is saved as :func:`pyspmv.collect` saves it),
 re-measures configurations whose quartiles say the machine was busy, times a few matrices again to see
-how far whole timings drift (:func:`repeatability`), adapts the shipped model to the
+how far whole timings drift (:func:`repeatability`; past :data:`MAX_DRIFT` it stops there and saves
+nothing, :class:`BusyMachineError`), adapts the shipped model to the
 measurements (:mod:`pyspmv.adapt`: the shipped model as it is, a correction or a retrained model,
 whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
 it, with this machine's fingerprint.
