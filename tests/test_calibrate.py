@@ -313,6 +313,7 @@ def test_a_calibration_under_load_refuses_to_save(tmp_path, monkeypatch, capsys)
         seen.add(e.name)
         return res
     monkeypatch.setattr(collect_mod, "measure", loaded)
+    monkeypatch.setattr(importlib.import_module("pyspmv.calibrate"), "REPEAT_SHARE", 0.3)   # room to time again
     monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
     argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
             "--dtypes", "float64", "--quiet"]
