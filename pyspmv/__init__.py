@@ -6,10 +6,10 @@ configuration's runtime, evaluated in C to rank the configurations for a matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from . import datasets
+from . import _openmp, datasets  # noqa: F401 (_openmp first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
-from .benchmark import NoisyTimingWarning, benchmark, device_info
-from .calibrate import Calibration, calibrate
+from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
+from .calibrate import BusyMachineError, Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
 from .datasets import collect
 from .export import export_c, load_model, save_model
@@ -26,9 +26,9 @@ from .spmv import spmv
 __version__ = "0.1.0"
 
 __all__ = [
-    "CONFIG_FEATURE_NAMES", "FEATURE_NAMES", "FORMATS", "CalibratedModelWarning", "Calibration", "Config",
-    "DeviceUnavailableError",
-    "FormatMatrix", "Matrix", "NoisyTimingWarning", "NotApplicableError", "OtherMachineWarning", "RankModel",
+    "BusyMachineError", "BusyMachineWarning", "CONFIG_FEATURE_NAMES", "CalibratedModelWarning", "Calibration",
+    "Config", "DeviceUnavailableError", "FEATURE_NAMES", "FORMATS", "FormatMatrix", "Matrix", "NoisyTimingWarning",
+    "NotApplicableError", "OtherMachineWarning", "RankModel",
     "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
     "convert", "datasets", "default_model", "device_info", "export_c",
     "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",

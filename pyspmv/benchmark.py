@@ -17,6 +17,7 @@ from . import _core, gpu
 from .configs import DEVICES, Config, config
 from .configs import configs as all_configs
 from .formats import FormatMatrix, convert
+from .machine import OtherWork, cpu_threads
 from .matrix import as_matrix, float32_overflow, value_dtype
 from .run import check_x, require_device
 
@@ -26,10 +27,20 @@ from .run import check_x, require_device
 #: names it if the spread stays.
 NOISE_RATIO = 2.0
 NOISE_FLOOR_MS = 0.02
+#: CPU timings count as taken on a busy machine when other processes kept, on average over the
+#: benchmark() call, more than this many CPUs busy beyond those its OpenMP threads leave free
+#: (:class:`pyspmv.machine.OtherWork`). A product whose threads wait for one another slows down
+#: evenly beside other work, so its spread can stay narrow (issue 33: 12.0 ms instead of 0.04 ms,
+#: q75/q25 near 1): only the machine's own counters show it.
+BUSY_CPUS = 0.5
 
 
 class NoisyTimingWarning(UserWarning):
     """:func:`pyspmv.benchmark` timed configurations whose spread says the machine was busy."""
+
+
+class BusyMachineWarning(NoisyTimingWarning):
+    """:func:`pyspmv.benchmark` timed CPU products while other processes used the CPUs they need."""
 
 
 COLUMNS = ["matrix", "group", "dtype", "device", "config", "median_ms", "q25_ms", "q75_ms", "min_ms",
@@ -44,6 +55,7 @@ def device_info(device: str = "cpu") -> dict[str, Any]:
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
         "python": platform.python_version(),
         "numpy": np.__version__,
     }
@@ -160,7 +172,10 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
 
     A configuration whose quartiles are spread as on a busy machine (:func:`noisy`: q75 > 2 q25
     and more than 0.02 ms apart) is timed once more, keeping the tighter of the two; if still
-    spread, its ``note`` says so and a :class:`pyspmv.NoisyTimingWarning` names it at the end.
+    spread, its ``note`` says so and a :class:`pyspmv.NoisyTimingWarning` names it at the end. On
+    the CPU, the call also counts the CPU time other processes took meanwhile on the CPUs it may
+    use (Linux): past :data:`BUSY_CPUS` beyond what its OpenMP threads leave free, a
+    :class:`pyspmv.BusyMachineWarning` says so, however narrow the spreads.
 
     Parameters
     ----------
@@ -197,7 +212,9 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         cut the runs and whether the timings stayed noisy), ``not_applicable`` (the format or thread
         mapping cannot serve ``A``; ``note`` says why), ``wrong`` (the result failed the reference check; not timed) or
         ``error`` (the run failed, e.g. GPU out of memory; ``note`` says how).
-        ``df.attrs['device_info']`` describes the machine (and the GPU, its driver, CUDA and cuSPARSE).
+        ``df.attrs['device_info']`` describes the machine (and the GPU, its driver, CUDA and cuSPARSE);
+        ``df.attrs['other_cpus']`` is the CPUs' worth of other processes' work meanwhile (None: not
+        measured, on the GPU, off Linux or in under 0.2 s).
 
     Raises
     ------
@@ -209,6 +226,8 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     pyspmv.NoisyTimingWarning
         Configurations still noisy after timing them again: close other work, set
         ``OMP_NUM_THREADS`` to the cores you can have, or raise ``repeats`` and ``budget_s``.
+    pyspmv.BusyMachineWarning
+        (A NoisyTimingWarning.) Other processes used the CPUs the products needed while they were timed.
     """
     M = as_matrix(A)
     dts = _dtypes(dtype)
@@ -231,6 +250,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
         if c.device != device:
             raise ValueError(f"Configuration {c.id!r} runs on {c.device}, not on device={device!r}.")
     A64 = M.astype(np.float64).to_scipy() if check else None
+    others = OtherWork() if device == "cpu" else None
     runs: dict[np.dtype, _DtypeRun] = {}
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     for d, dt in enumerate(dts):
@@ -276,6 +296,8 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     ordered = [rows[d, i] for d in range(len(dts)) for i in range(len(cfgs))]
     df = pd.DataFrame(ordered, columns=COLUMNS)
     df.attrs["device_info"] = info
+    df.attrs["other_cpus"] = None if others is None else others.cpus()
+    _warn_busy(df, others, M.name)
     spread = [f"{r['config']} ({r['dtype']})" if len(dts) > 1 else r["config"] for r in ordered
               if r["status"] == "ok" and noisy(r["q25_ms"], r["q75_ms"])]
     if spread:
@@ -285,6 +307,21 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
                       f"unreliable: {names}. Close other work, set OMP_NUM_THREADS to the cores you can have, or "
                       "raise repeats and budget_s.", NoisyTimingWarning, stacklevel=2)
     return df
+
+
+def _warn_busy(df: pd.DataFrame, others: OtherWork | None, name: str | None) -> None:
+    """:class:`BusyMachineWarning` when other work took more than :data:`BUSY_CPUS` of the CPUs that
+    ``df``'s timed CPU products needed."""
+    used, threads = df.attrs["other_cpus"], cpu_threads()
+    if others is None or used is None or threads is None or not (df["status"] == "ok").any():
+        return
+    free = max(others.ncpus - threads, 0)
+    if used > free + BUSY_CPUS:
+        warnings.warn(f"benchmark() of {name or 'the matrix'}: other processes kept {used:.1f} of the {others.ncpus} "
+                      f"CPUs this process may use busy while it timed, and its {threads} OpenMP threads need "
+                      f"{min(threads, others.ncpus)} of them, so its CPU timings are slower than on a quiet machine, "
+                      "however narrow their spread. Close other work, set OMP_NUM_THREADS to the CPUs that are free, "
+                      "or time again when the machine is quiet.", BusyMachineWarning, stacklevel=3)
 
 
 def _dtypes(dtype: Any) -> list[np.dtype]:

@@ -4,7 +4,8 @@
 the feature space of the dataset the shipped model was trained on, measures every configuration on
 them within a time limit (resumably: each matrix is saved as :func:`pyspmv.collect` saves it),
 re-measures configurations whose quartiles say the machine was busy, times a few matrices again to see
-how far whole timings drift (:func:`repeatability`), adapts the shipped model to the
+how far whole timings drift (:func:`repeatability`; past :data:`MAX_DRIFT` it stops there and saves
+nothing, :class:`BusyMachineError`), adapts the shipped model to the
 measurements (:mod:`pyspmv.adapt`: the shipped model as it is, a correction or a retrained model,
 whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
 it, with this machine's fingerprint.
@@ -52,10 +53,19 @@ REPEAT_MATRICES = 3
 REPEAT_SHARE = 0.05
 #: Median drift above which the CLI says that rankings on this machine cannot be judged finer than it.
 DRIFT_NOTE = 0.05
+#: Median drift above which calibrate() saves no model (:class:`BusyMachineError`): the machine was
+#: busy while measuring, and a model adapted to such timings ranks by the load, not by the kernels.
+#: Quiet machines drifted by 5.6 % to 17.5 % (Xeon hosts, benchmarks/results/calibrate_xeon*.md); a
+#: 2-core VM beside other work by 114971.8 %, and its model's picks averaged 2.53x the best (issue 33).
+MAX_DRIFT = 0.5
 #: Candidate matrices: the standard corpus up to this many stored entries.
 MAX_NNZ = 1e6
 #: Timing budget per configuration (s), as ``pyspmv collect --budget``.
 BUDGET_S = 0.05
+
+
+class BusyMachineError(RuntimeError):
+    """:func:`calibrate` saved no model: matrices timed again moved by more than ``max_drift``."""
 
 
 @dataclass
@@ -298,9 +308,10 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
 
 def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
               max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = ("float32", "float64"), seed: int = 0,
-              max_spread: float = MAX_SPREAD, retries: int = RETRIES, kind: str = "forest",
-              model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None, restart: bool = False,
-              repeats: int = 200, warmup: int = 10, progress: bool = True, measure: bool = True) -> Calibration:
+              max_spread: float = MAX_SPREAD, retries: int = RETRIES, max_drift: float = MAX_DRIFT,
+              kind: str = "forest", model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None,
+              restart: bool = False, repeats: int = 200, warmup: int = 10, progress: bool = True,
+              measure: bool = True) -> Calibration:
     """Measure this machine and adapt the ranking model of ``device`` to it; see the module's docstring.
 
     Parameters
@@ -318,6 +329,10 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         Seed of the standard corpus the candidates come from (the selection is deterministic for it).
     max_spread, retries
         Re-measure rule: a configuration with q75/q25 > ``max_spread`` is timed again up to ``retries`` times.
+    max_drift : float
+        Refusal rule: when the matrices timed again after measuring (:func:`repeatability`) moved by a
+        median of more than this (0.5: 50 %), no model is saved (:class:`BusyMachineError`); ``inf``
+        accepts any drift.
     kind : str
         The model kind retrained (``pyspmv.models.MODELS``).
     model : RankModel or path, optional
@@ -343,10 +358,16 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     Returns
     -------
     Calibration
+
+    Raises
+    ------
+    BusyMachineError
+        The timings moved by more than ``max_drift`` while measuring (a busy machine): nothing saved.
     """
     from . import datasets
     from .adapt import Local, adapt, best_candidate, cross_validate
     from .benchmark import device_info
+    from .datasets.collect import _replace
     from .export import load_model, save_model
     from .machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
     from .rank import default_model, reread_calibrated
@@ -358,6 +379,8 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     if not max_spread > 1:
         raise ValueError(f"The 'max_spread' parameter of calibrate() must be > 1 (a q75/q25 ratio). Got "
                          f"{max_spread!r} instead.")
+    if not max_drift > 0:
+        raise ValueError(f"The 'max_drift' parameter of calibrate() must be > 0 (0.5: 50 %). Got {max_drift!r} instead.")
     rm = default_model(device) if model is None else load_model(model) if isinstance(model, (str, os.PathLike)) else model
     name = dataset if dataset is not None else rm.meta.get("dataset")
     if name is None:
@@ -377,6 +400,14 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         new, remeasured, measured = _measure(entries, order, est, folder, deadline - REPEAT_SHARE * time_limit_s,
                                              max_spread=max_spread, retries=retries, progress=progress, **kw)
         repeat = _repeat(entries, measured, deadline, **kw)
+        if repeat is not None and repeat["drift"] is not None and repeat["drift"] > max_drift:
+            raise BusyMachineError(
+                f"calibrate() saved no model: {repeat['matrices']} matrices timed again after measuring moved by a "
+                f"median {repeat['drift']:.1%} (more than max_drift={max_drift:g}), so the machine was busy while "
+                "measuring, and a model adapted to these timings would rank by the load, not by the kernels. When it "
+                "is quiet (close other work; on a shared node, set OMP_NUM_THREADS to the cores you have), run "
+                f"calibrate again with restart=True (pyspmv calibrate --restart) to discard the measurements in "
+                f"{folder}; or accept them with max_drift above {repeat['drift']:.3g} (--max-drift).")
     if not any((folder / "parts").glob("[!.]*.csv.gz")) and not (not measure and (folder / "timings.csv.gz").is_file()):
         raise ValueError(f"calibrate() found no measured matrix in folder={str(folder)!r}"
                          + (f" within time_limit_s={time_limit_s:g} s; raise it." if measure else
@@ -406,9 +437,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
                         "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
     path = Path(out) if out is not None else calibrated_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    save_model(cal, tmp)
-    os.replace(tmp, path)                           # rank() never reads a half-written model
+    _replace(path, ".pyspmv", lambda tmp: save_model(cal, tmp))   # rank() never reads a half-written model
     reread_calibrated()
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,

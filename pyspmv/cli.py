@@ -18,7 +18,7 @@ from typing import Any
 
 from . import __version__, _core
 from .benchmark import benchmark
-from .calibrate import BUDGET_S, DRIFT_NOTE, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
+from .calibrate import BUDGET_S, DRIFT_NOTE, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S, BusyMachineError
 from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
@@ -36,7 +36,7 @@ MODEL_SUFFIX = ".pyspmv"
 #: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
 EXIT_BROKEN_PIPE = 141
 #: Exceptions reported as one line (and exit status 2) unless --debug asks for the traceback.
-USER_ERRORS = (ValueError, TypeError, OSError, MemoryError, _core.DeviceUnavailableError)
+USER_ERRORS = (ValueError, TypeError, OSError, MemoryError, _core.DeviceUnavailableError, BusyMachineError)
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -147,8 +147,16 @@ def _cmd_features(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     A = _matrix(args)
     device = _device_of_configs(args.config, args.device, "cpu")
-    df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
-                   budget_s=args.budget, progress=not args.quiet)
+    from .benchmark import NoisyTimingWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoisyTimingWarning)
+        df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
+                       budget_s=args.budget, progress=not args.quiet)
+    for w in caught:          # one line each, on stderr, however the caller filters warnings
+        if issubclass(w.category, NoisyTimingWarning):
+            print(f"pyspmv: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")
@@ -299,8 +307,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from .calibrate import calibrate
     c = calibrate(args.device, time_limit_s=args.time_limit, budget_s=args.budget, max_nnz=args.max_nnz,
-                  dtypes=tuple(args.dtypes), seed=args.seed, max_spread=args.max_spread, kind=args.kind,
-                  model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
+                  dtypes=tuple(args.dtypes), seed=args.seed, max_spread=args.max_spread, max_drift=args.max_drift,
+                  kind=args.kind, model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
                   progress=not args.quiet, folder=args.folder, measure=not args.no_measure)
     fp = c.model.meta["fingerprint"]
     print(f"# calibrated {args.device} on {_device_name(c.model.meta['device_info']) or args.device}, "
@@ -427,6 +435,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="value types")
     p.add_argument("--max-spread", type=float, default=MAX_SPREAD,
                    help="re-measure a configuration whose q75/q25 is above this")
+    p.add_argument("--max-drift", type=float, default=MAX_DRIFT,
+                   help="save no model when matrices timed again moved by a median of more than this (0.5: 50 %%; "
+                        "a busy machine); inf accepts any")
     p.add_argument("--kind", default="forest", help="model kind of the retrained candidates")
     p.add_argument("--model", help="model file to adapt (default: the shipped default of --device)")
     p.add_argument("--dataset", help="dataset the model was trained on (default: the one it records)")

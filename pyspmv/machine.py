@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import sys
+import time
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -83,6 +84,61 @@ def _usable_cores() -> int | None:
         return os.cpu_count()
 
 
+def cpu_threads() -> int | None:
+    """The OpenMP threads the CPU kernels run on here (:func:`fingerprint`'s ``threads``)."""
+    return _threads(os.environ.get("OMP_NUM_THREADS"), _usable_cores())
+
+
+class OtherWork:
+    """How many CPUs' worth of other processes' work ran on the CPUs this process may use, from the
+    object's creation to :meth:`cpus`: the busy time of those CPUs in ``/proc/stat`` (steal time
+    included: on a virtual machine, the host's other guests) less this process's CPU time. Linux
+    only; elsewhere, and over less than :data:`MIN_WINDOW_S`, unknown (None)."""
+
+    #: ``/proc/stat`` counts in clock ticks (10 ms on most kernels): a shorter window would read as
+    #: much of the ticks' rounding as of other work.
+    MIN_WINDOW_S = 0.2
+
+    def __init__(self) -> None:
+        try:
+            self.ncpus = len(os.sched_getaffinity(0))
+            self._mine = os.sched_getaffinity(0)
+        except (AttributeError, OSError):
+            self.ncpus, self._mine = os.cpu_count() or 1, None
+        self._start = self._now()
+
+    def _now(self) -> tuple[float, float, float] | None:
+        busy = _busy_seconds(self._mine)
+        return None if busy is None else (time.monotonic(), busy, time.process_time())
+
+    def cpus(self) -> float | None:
+        """Other processes' average CPU use since creation, in CPUs (0.0 to :attr:`ncpus`), or None."""
+        end = self._now()
+        if self._start is None or end is None or end[0] - self._start[0] < self.MIN_WINDOW_S:
+            return None
+        wall, busy, own = (b - a for a, b in zip(self._start, end))
+        return min(max((busy - own) / wall, 0.0), float(self.ncpus))
+
+
+def _busy_seconds(cpus: set[int] | None) -> float | None:
+    """Seconds the CPUs ``cpus`` (None: all) were busy since boot, from ``/proc/stat``; None where it
+    cannot be read. Busy: user (guests included), nice, system, irq, softirq and steal time."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        with open("/proc/stat", encoding="ascii") as fh:
+            for line in fh:
+                f = line.split()
+                if not f or not f[0].startswith("cpu") or f[0] == "cpu":
+                    continue
+                if cpus is None or int(f[0][3:]) in cpus:
+                    v = [int(x) for x in f[1:9]]
+                    total += v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+        return total / tick
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 def fingerprint_of(info: dict[str, Any]) -> dict[str, Any]:
     """The fingerprint of a :func:`pyspmv.device_info` dict (a dataset's or a model's
     ``meta['device_info']``): device, processor, threads (``omp_num_threads``, else the usable cores
@@ -106,8 +162,7 @@ def _processor() -> str | None:
 def fingerprint(device: str = "cpu") -> dict[str, Any]:
     """This machine's fingerprint for ``device``: what :func:`fingerprint_of` reads from a model,
     measured here. For ``'cuda'`` the GPU name is None where no GPU is usable."""
-    fp: dict[str, Any] = {"device": device, "processor": _processor(),
-                          "threads": _threads(os.environ.get("OMP_NUM_THREADS"), _usable_cores())}
+    fp: dict[str, Any] = {"device": device, "processor": _processor(), "threads": cpu_threads()}
     if device == "cuda":
         try:
             from . import gpu

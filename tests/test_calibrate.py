@@ -296,3 +296,65 @@ def test_cross_validation_skips_retrains_foreseen_past_the_deadline(tiny, shippe
     full = adapt.cross_validate(shipped, local, adapt.Local.of(tiny), kind="forest", n_splits=3,
                                 deadline=time.monotonic() + 3600)
     assert set(full.index) == set(adapt.CANDIDATES) and full.attrs["skipped"] == []
+
+
+# -- a busy machine, damaged parts and a full disk -----------------------------------------------
+def test_a_calibration_under_load_refuses_to_save(tmp_path, monkeypatch, capsys):
+    """Issue 33, item 10: with the matrices timed again 1000 times slower (the load came while measuring),
+    calibrate printed the drift, then saved and switched to a model adapted to the load. It saves nothing
+    now and says why and what to do, with a nonzero exit status."""
+    collect_mod = importlib.import_module("pyspmv.datasets.collect")
+    real, seen = collect_mod.measure, set()
+
+    def loaded(e, **kw):
+        res = real(e, **kw)
+        if e.name in seen and res["timings"] is not None:      # the second timing of a matrix: under load
+            res["timings"] = res["timings"].assign(median_ms=res["timings"]["median_ms"] * 1000.0)
+        seen.add(e.name)
+        return res
+    monkeypatch.setattr(collect_mod, "measure", loaded)
+    monkeypatch.setattr(importlib.import_module("pyspmv.calibrate"), "REPEAT_SHARE", 0.3)   # room to time again
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
+            "--dtypes", "float64", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "saved no model" in err and "moved by a median" in err and "--restart" in err and "--max-drift" in err, err
+    assert pyspmv.calibrated_model("cpu") is None and not list(tmp_path.glob("*.pyspmv")) + list(tmp_path.glob(".*"))
+    with pytest.raises(ValueError, match="'max_drift'"):
+        pyspmv.calibrate("cpu", dataset=TINY, max_drift=0.0)
+
+
+def test_a_damaged_part_of_a_calibration_is_measured_again(tiny, tmp_path):
+    """Issue 33, item 9: a truncated part made every later calibrate fail with EOFError, and its matrix
+    was never measured again."""
+    entries, F, est = _pool(tiny, "cpu", 2e4, 0, 0.001, 20, 2, 1)
+    order = select(F, tiny.features, est)[:2]
+    kw = {"device": "cpu", "dtypes": ("float64",), "repeats": 20, "warmup": 2, "budget_s": 0.001,
+          "max_spread": 1e9, "retries": 0, "progress": False}
+    assert _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)[0] == 2
+    part = tmp_path / "parts" / f"{entries[order[0]].name}.csv.gz"
+    part.write_bytes(part.read_bytes()[:40])
+    with pytest.warns(UserWarning, match=f"{part.name} could not be read") as w:
+        new, _, _ = _measure(entries, order, est, tmp_path, time.monotonic() + 60, **kw)
+    assert new == 1 and w[0].category is pyspmv.datasets.DamagedPartWarning
+    assert part.exists() and (tmp_path / "parts" / f"{part.name}.damaged").exists()
+
+
+def test_a_full_disk_leaves_no_part_file(tmp_path, monkeypatch):
+    """Issue 33, item 9: a model file that failed part-way (a full disk) stayed behind as its .part file."""
+    import errno
+    import shutil
+
+    from pyspmv import export
+
+    def full(model, path, **kwargs):
+        Path(path).write_bytes(b"PK half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(export, "save_model", full)
+    folder = tmp_path / "measured"
+    shutil.copytree(TINY, folder)
+    out = tmp_path / "model" / "m.pyspmv"
+    with pytest.raises(OSError, match="No space left"):
+        pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=folder, out=out, progress=False)
+    assert list(out.parent.iterdir()) == []

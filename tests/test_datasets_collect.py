@@ -241,3 +241,85 @@ def test_cli_collect(tmp_path, capsys):
     assert len(read(tmp_path)[1]) == 3
     assert main(["collect", "--out", str(tmp_path / "x"), "--corpus", str(tmp_path / "nowhere"), "--quiet"]) == 2
     assert "MANIFEST.csv" in capsys.readouterr().err
+
+
+# -- names and damaged parts: every collection resumes ------------------------------------------
+def test_names_that_look_like_part_files_keep_their_timings(tmp_path):
+    """Issue 33, item 8: ``x.features``, ``.hidden``, ``y.failed`` and a dotfile path were measured,
+    marked done and never consolidated (``y.failed`` made consolidate() raise KeyError on every run)."""
+    import scipy.io
+    scipy.io.mmwrite(tmp_path / ".dot.mtx", tiny(1).to_scipy())
+    odd = ["x.features", ".hidden", "y.failed", ".tmp-z", "w.damaged", "m0"]
+    es = [CorpusEntry(n, "tiny", 0, functools.partial(tiny, i)) for i, n in enumerate(odd)]
+    kw = {"configs": CFGS[:1], "dtypes": ("float64",), **FAST}
+    collect([*es, tmp_path / ".dot.mtx"], tmp_path / "ds", **kw)
+    t, f = read(tmp_path / "ds")
+    assert sorted(set(t.matrix)) == sorted([*odd, "dot"]) and sorted(f.matrix) == sorted([*odd, "dot"])
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "ds" / "parts").iterdir()}
+    collect([*es, tmp_path / ".dot.mtx"], tmp_path / "ds", **kw)           # resumes: nothing measured again
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "ds" / "parts").iterdir()} == stamps
+    assert len(read(tmp_path / "ds")[0]) == len(t)
+    with pytest.raises(ValueError, match="needs a name for every matrix"):
+        collect([CorpusEntry("", "tiny", 0, functools.partial(tiny, 0))], tmp_path / "empty", **kw)
+    with pytest.raises(ValueError, match="sharing a file name: 'a/b' and 'a_b'"):
+        collect([CorpusEntry(n, "tiny", 0, functools.partial(tiny, 0)) for n in ("a/b", "a_b")], tmp_path / "e", **kw)
+
+
+def test_damaged_parts_are_set_aside_and_measured_again(tmp_path):
+    """Issue 33, item 9: a truncated part (EOFError), an empty one ("No columns to parse from file") and
+    a garbled metadata.json (a JSON error naming no file) stopped every later collect()."""
+    kw = {"configs": CFGS[:1], "dtypes": ("float64",), **FAST}
+    collect(entries(3), tmp_path, **kw)
+    parts = tmp_path / "parts"
+    whole = (parts / "m0.csv.gz").read_bytes()
+    (parts / "m0.csv.gz").write_bytes(whole[:len(whole) // 2])
+    (parts / "m1.features.csv.gz").write_bytes(b"")
+    (tmp_path / "metadata.json").write_text('{"runs": [', encoding="utf-8")
+    stamp = (parts / "m2.csv.gz").stat().st_mtime_ns
+    with pytest.warns(UserWarning) as w:
+        collect(entries(3), tmp_path, **kw)
+    assert all(x.category is pyspmv.datasets.DamagedPartWarning for x in w)
+    said = "\n".join(str(x.message) for x in w)
+    assert "m0.csv.gz could not be read (EOFError" in said and "m1.features.csv.gz could not be read" in said
+    assert "metadata.json could not be read" in said and "copy what you need" in said, said
+    t, f = read(tmp_path)
+    assert sorted(set(t.matrix)) == sorted(f.matrix) == ["m0", "m1", "m2"] and len(t) == 3
+    assert (parts / "m0.csv.gz.damaged").exists() and (parts / "m1.features.csv.gz.damaged").exists()
+    assert (parts / "m2.csv.gz").stat().st_mtime_ns == stamp                  # the whole one was kept
+    assert json.loads((tmp_path / "metadata.json").read_text())["n_matrices"] == 3
+    (tmp_path / "metadata.json").write_text("{", encoding="utf-8")            # load() says which and what to do
+    with pytest.raises(ValueError, match="metadata.json could not be read .*consolidate"):
+        load(tmp_path)
+    (tmp_path / "metadata.json").unlink()
+    (parts / "m2.csv.gz").write_bytes(b"not gzip")                            # consolidate() alone: left out
+    with pytest.warns(pyspmv.datasets.DamagedPartWarning, match="m2.csv.gz could not be read"):
+        consolidate(tmp_path)
+    assert sorted(set(read(tmp_path)[0].matrix)) == ["m0", "m1"]
+
+
+def test_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A write that fails part-way (a full disk) removes its temporary file, for tables and JSON alike,
+    and leaves the matrix to be measured by the next run."""
+    import errno
+    real_to_csv = pd.DataFrame.to_csv
+
+    def full(self, path, *args, **kwargs):
+        Path(path).write_bytes(b"\x1f\x8b half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    kw = {"configs": CFGS[:1], "dtypes": ("float64",), **FAST}
+    with pytest.raises(OSError, match="No space left"):
+        collect(entries(1), tmp_path, **kw)
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == []
+    monkeypatch.setattr(pd.DataFrame, "to_csv", real_to_csv)
+
+    def dump(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(json, "dump", dump)
+    with pytest.raises(OSError, match="No space left"):
+        collect(entries(1), tmp_path, **kw)
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["m0.features.csv.gz"]
+    assert not list(tmp_path.glob(".tmp-*"))
+    monkeypatch.undo()
+    collect(entries(1), tmp_path, **kw)
+    assert list(read(tmp_path)[1].matrix) == ["m0"]

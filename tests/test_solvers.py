@@ -301,6 +301,45 @@ def test_selection_thread_runs_one_openmp_thread(monkeypatch):
     assert omp_threads() == before
 
 
+def test_overlapping_solves_restore_the_blas_threads():
+    """Two solves in threads, the first ending while the second runs: each limits OpenBLAS (a process-wide
+    setting) to one thread, and the count it had comes back once both have ended, not the first's limit."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    before = blas_threads()
+    if not before or max(before) < 2:
+        pytest.skip(f"needs a BLAS that runs 2 threads or more; threadpool_info says {before}")
+    second_in, first_out, during, errors = threading.Event(), threading.Event(), [], []
+
+    def first_cb(*args):
+        second_in.wait(5)
+
+    def second_cb(*args):
+        second_in.set()
+        first_out.wait(5)
+        during.append(blas_threads())
+
+    def solve(cb, done=None):
+        try:
+            S.cg(spd(), rhs(400), rtol=1e-8, maxiter=3, policy="fixed", callback=cb)
+        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+            errors.append(exc)
+        finally:
+            if done is not None:
+                done.set()
+    threads = [threading.Thread(target=solve, args=(first_cb, first_out)),
+               threading.Thread(target=solve, args=(second_cb,))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    assert not errors and second_in.is_set() and first_out.is_set(), errors
+    assert blas_threads() == before
+    assert during and all(n == [1] * len(before) for n in during), during   # the second still runs on one
+
+
 @pytest.mark.parametrize("policy", ["async", "online"])
 def test_no_selection_thread_outlives_the_solve(monkeypatch, policy):
     """A selection still ranking when the solve ends is waited for (conversions cancelled), so that no

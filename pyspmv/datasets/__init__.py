@@ -5,12 +5,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .collect import collect, consolidate
+from .collect import DamagedPartWarning, collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, scaled_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
 
-__all__ = ["X_COLUMNS", "CorpusEntry", "Dataset", "available", "collect", "combine", "consolidate", "design_rows",
-           "folder_corpus", "load", "scaled_corpus", "standard_corpus", "suitesparse"]
+__all__ = ["X_COLUMNS", "CorpusEntry", "DamagedPartWarning", "Dataset", "available", "collect", "combine", "consolidate",
+           "design_rows", "folder_corpus", "load", "scaled_corpus", "standard_corpus", "suitesparse"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import csv
 import datetime
+import gzip
 import json
 import os
 import re
 import tempfile
 import traceback
+import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,11 +33,28 @@ FEATURE_COLUMNS = ["matrix", "group", *FEATURE_NAMES]
 FAILURE_COLUMNS = ["matrix", "group", "stage", "error"]
 KEY = ["matrix", "dtype", "device", "config"]
 _GZ = {"method": "gzip", "mtime": 0}                   # byte-identical files for identical tables
+#: The part files of the matrix whose file name base (:func:`_safe`) is B, in ``<out>/parts``:
+#: ``B.features.csv.gz``, then ``B.csv.gz`` (timings) or ``B.failed.csv.gz`` (what failed), written
+#: last: it marks the matrix done. Names starting with ``.`` are writes in progress (``.tmp-*``), and
+#: ``*.damaged`` parts that could not be read, moved aside (:func:`_set_aside`).
+_KINDS = (".features", ".failed")
+_DAMAGED = ".damaged"
+
+
+class DamagedPartWarning(UserWarning):
+    """A part file or the metadata of a collection could not be read: it was moved aside and its
+    matrix is measured again (the metadata written anew)."""
 
 
 def _safe(name: str) -> str:
-    """A file name for a matrix name."""
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    """The file name base of a matrix's parts: ``name`` with characters other than letters, digits
+    and ``._+-`` replaced by ``_``; one the scheme would misread (hidden like the writes in progress,
+    or ending as another kind of part: ``x.failed``'s timings would be read as the failure of ``x``)
+    is put between ``=``, which no other name's base holds."""
+    base = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    if not base or base.startswith(".") or base.endswith(_KINDS):
+        base = f"={base}="
+    return base
 
 
 def _as_entry(m: Any) -> CorpusEntry:
@@ -45,7 +66,7 @@ def _as_entry(m: Any) -> CorpusEntry:
         return CorpusEntry(m.name, m.group or "", m.nnz, lambda m=m: m)
     if isinstance(m, (str, os.PathLike)):
         p = Path(m)
-        name = p.name.split(".")[0]
+        name = p.name.lstrip(".").split(".")[0]         # .a.mtx: "a", not ""
         return CorpusEntry(name, p.parent.name, p.stat().st_size // 8 if p.exists() else 0,
                            lambda p=p, name=name: _load_path(p, name))
     raise TypeError(f"The 'matrices' parameter of collect() takes CorpusEntry, Matrix or paths. Got {type(m).__name__}.")
@@ -93,11 +114,29 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
-    """Write atomically: a temporary file in the same folder, then os.replace."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".csv.gz", dir=path.parent)
+    """Write atomically (:func:`_replace`)."""
+    _replace(path, ".csv.gz", lambda tmp: df.to_csv(tmp, index=False, compression=_GZ))
+
+
+def _write_json(obj: Any, path: Path) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=1, sort_keys=True, default=str)
+            fh.write("\n")
+    _replace(path, ".json", write)
+
+
+def _replace(path: Path, suffix: str, write: Any) -> None:
+    """``write(tmp)`` to a temporary file in ``path``'s folder, flushed to the disk, then renamed to
+    ``path``: a reader sees the old file or the whole new one, and a machine that stops just after
+    the rename finds the file whole (a rename can reach the disk before the data). The temporary
+    file is removed when anything fails (a full disk)."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=path.parent)
     os.close(fd)
     try:
-        df.to_csv(tmp, index=False, compression=_GZ)
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -105,13 +144,27 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
         raise
 
 
-def _write_json(obj: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=1, sort_keys=True, default=str)
-        fh.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+def _set_aside(path: Path, why: str, then: str) -> None:
+    """Rename an unreadable file to ``<name>.damaged`` (which no pattern of the scheme matches),
+    saying which, why, and ``then`` (what happens next)."""
+    aside = path.with_name(path.name + _DAMAGED)
+    os.replace(path, aside)
+    warnings.warn(f"{path} could not be read ({why}); moved to {aside.name} {then}.", DamagedPartWarning,
+                  stacklevel=3)
+
+
+def _unreadable(path: Path, columns: list[str]) -> str | None:
+    """Why ``path`` is not a whole gzip CSV with ``columns`` in its header, or None when it is.
+    Reading it to the end checks gzip's length and CRC, which a truncated or garbled file fails."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
+            header = next(csv.reader([fh.readline()]), [])
+            while fh.read(1 << 20):
+                pass
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error, csv.Error) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    missing = [c for c in columns if c not in header]
+    return f"no column {missing[0]!r} in its header" if missing else None
 
 
 def _save(result: dict[str, Any], parts: Path) -> None:
@@ -128,8 +181,25 @@ def _save(result: dict[str, Any], parts: Path) -> None:
 
 
 def _done(parts: Path, name: str) -> bool:
+    """Whether ``name`` has a whole record in ``parts``: its timings and features, or its failure.
+    A part that cannot be read is moved aside (:func:`_set_aside`), so that the matrix is measured again."""
     base = _safe(name)
-    return (parts / f"{base}.csv.gz").exists() or (parts / f"{base}.failed.csv.gz").exists()
+    timings, failed = parts / f"{base}.csv.gz", parts / f"{base}.failed.csv.gz"
+    feats = parts / f"{base}.features.csv.gz"
+    if timings.exists():
+        need = [(timings, TIMING_COLUMNS), (feats, FEATURE_COLUMNS)]      # features are written first
+    elif failed.exists():
+        need = [(failed, FAILURE_COLUMNS)] + ([(feats, FEATURE_COLUMNS)] if feats.exists() else [])
+    else:
+        return False
+    whole = True
+    for path, columns in need:
+        why = _unreadable(path, columns) if path.exists() else "missing"
+        if why is not None:
+            whole = False
+            if path.exists():
+                _set_aside(path, why, f"and matrix {name!r} is measured again")
+    return whole
 
 
 def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = "cpu",
@@ -143,14 +213,18 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
     in flight; a re-run skips matrices whose part exists. A matrix whose build, features or
     benchmark raises is recorded in ``parts/<matrix>.failed.csv.gz`` (and ``failures.csv.gz``) and
     skipped by later runs (delete that file to retry); configurations that fail are rows with
-    benchmark()'s statuses. Finally the parts are consolidated (:func:`consolidate`) into
-    ``timings.csv.gz``, ``features.csv.gz`` and ``metadata.json``.
+    benchmark()'s statuses. A part that cannot be read (a machine that stopped mid-write) is moved
+    aside to ``<part>.damaged`` with a :class:`DamagedPartWarning`, and its matrix measured again.
+    Finally the parts are consolidated (:func:`consolidate`) into ``timings.csv.gz``,
+    ``features.csv.gz`` and ``metadata.json``.
 
     Parameters
     ----------
     matrices : iterable of CorpusEntry, Matrix or path
         Corpus entries (built one at a time), named Matrix objects, or Matrix Market files (name: the
-        file name without extensions, group: its folder's name). Names must be unique.
+        file name without extensions and leading dots, group: its folder's name). Names must be
+        unique and not empty; one that would read as another kind of part (``x.failed``,
+        ``.hidden``) is saved under its name between ``=`` (``=x.failed=.csv.gz``).
     out : path
         Output folder (created).
     device : {'cpu', 'cuda'}
@@ -180,10 +254,18 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
         raise ValueError(f"The 'device' parameter of collect() must be 'cpu' or 'cuda'. Got {device!r} instead.")
     cfgs = None if configs is None else [config(c) for c in configs]
     entries = [_as_entry(m) for m in matrices]
+    if any(not e.name for e in entries):
+        raise ValueError("The 'matrices' parameter of collect() needs a name for every matrix; "
+                         f"{sum(not e.name for e in entries)} have an empty one.")
     names = [e.name for e in entries]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup or len({_safe(n) for n in names}) != len(names):
-        raise ValueError(f"The 'matrices' parameter of collect() must have unique names; repeated: {dup or names}.")
+        bases: dict[str, list[str]] = {}
+        for n in dict.fromkeys(names):
+            bases.setdefault(_safe(n), []).append(n)
+        same = [" and ".join(repr(n) for n in v) for v in bases.values() if len(v) > 1]
+        raise ValueError(f"The 'matrices' parameter of collect() must have unique names; repeated: {dup}"
+                         + (f"; names sharing a file name: {'; '.join(same)}" if same else "") + ".")
     root = Path(out)
     parts = root / "parts"
     parts.mkdir(parents=True, exist_ok=True)
@@ -241,9 +323,37 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def _read_parts(paths: list[Path], columns: list[str]) -> pd.DataFrame:
-    frames = [read_table(p) for p in paths]
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    """The parts' rows; a part that cannot be read is moved aside (its matrix is measured again by
+    the next collect() that lists it)."""
+    frames = []
+    for p in paths:
+        try:
+            f = read_table(p)[columns]
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error, ValueError, KeyError) as exc:
+            # ValueError: pandas' EmptyDataError and ParserError; KeyError: a column missing
+            _set_aside(p, f"{type(exc).__name__}: {exc}", "and left out; the next collect() of its matrix measures it "
+                       "again")
+            continue
+        if len(f):
+            frames.append(f)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _read_json(path: Path, then: str) -> dict[str, Any] | None:
+    """``path``'s JSON object, or None when it is absent or cannot be read as one (then moved aside,
+    saying ``then``)."""
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        obj, why = None, f"{type(exc).__name__}: {exc}"
+    else:
+        why = None if isinstance(obj, dict) else f"a JSON {type(obj).__name__}, not an object"
+    if why is not None:
+        _set_aside(path, why, then)
+        return None
+    return obj
 
 
 def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = None,
@@ -251,13 +361,14 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
     """Merge ``<out>/parts`` into ``timings.csv.gz``, ``features.csv.gz``, ``failures.csv.gz`` (when any
     matrix failed) and ``metadata.json``; sorted by matrix (then dtype, in configuration order), without
     duplicates. ``params`` (collection parameters) are recorded, else kept from the existing metadata.
+    A part or ``metadata.json`` that cannot be read is moved aside (``*.damaged``) with a
+    :class:`DamagedPartWarning`: the part left out, the metadata written anew.
     """
     root = Path(out)
     parts = root / "parts"
     if not parts.is_dir():
         raise FileNotFoundError(f"The 'out' parameter of consolidate() must be a collection folder; {parts} is missing.")
-    t_files = sorted(p for p in parts.glob("*.csv.gz")
-                     if not p.name.endswith((".features.csv.gz", ".failed.csv.gz")) and not p.name.startswith("."))
+    t_files = sorted(p for p in parts.glob("[!.]*.csv.gz") if not p.name.endswith(tuple(k + ".csv.gz" for k in _KINDS)))
     timings = _read_parts(t_files, TIMING_COLUMNS)
     timings = timings.drop_duplicates(KEY, keep="last").sort_values(["matrix", "dtype"], kind="stable")
     feats = _read_parts(sorted(parts.glob("[!.]*.features.csv.gz")), FEATURE_COLUMNS)
@@ -268,10 +379,11 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
     if len(fails):
         _write_csv(fails, root / "failures.csv.gz")
     meta_path = root / "metadata.json"
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
-    info_path = parts / "device_info.json"
-    if info_path.exists():
-        meta["device_info"] = json.loads(info_path.read_text(encoding="utf-8"))
+    meta = _read_json(meta_path, "and written anew from the parts: what only it held (the earlier runs' dates, the "
+                      "collection's parameters when not given) is lost; copy what you need from the moved file") or {}
+    info = _read_json(parts / "device_info.json", "(the next matrix measured writes it again)")
+    if info is not None:
+        meta["device_info"] = info
     elif "device_info" not in meta and params is not None:
         try:
             meta["device_info"] = device_info(params["device"])

@@ -201,7 +201,12 @@ def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") ->
     table = table[TIMING_COLUMNS]
     feats = feats[FEATURE_COLUMNS]
     meta_path = root / "metadata.json"
-    metadata = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    try:
+        metadata = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    except ValueError as exc:                          # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{meta_path} could not be read ({type(exc).__name__}: {exc}): restore it, or write it anew "
+                         "from the parts with pyspmv.datasets.consolidate() (a collection folder, or the calibration "
+                         "folder of pyspmv calibrate), or delete it (the dataset then records no machine).") from exc
     ok = table[table["status"] == "ok"]
     if dtype is not None:
         ok = ok[ok["dtype"] == dtype]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -106,10 +107,56 @@ def _doc(maxiter: str, callback: str, info: str, omega: str = "") -> Callable[[A
 
         @functools.wraps(f)
         def solve(*args: Any, **kw: Any) -> Any:
-            with threadpools().limit(limits=1, user_api="blas"):
+            with _ONE_BLAS_THREAD:
                 return f(*args, **kw)
         return solve
     return deco
+
+
+class _OneBlasThread:
+    """BLAS on one thread while any solve runs; its thread counts restored when the last one ends.
+
+    OpenBLAS's thread count is one setting for the whole process, while a limiter of threadpoolctl
+    restores what it saw on entry: a solve starting while another runs sees 1 and restored it after
+    the other had restored the count, leaving OpenBLAS on one thread for the rest of the process. So
+    the solves running are counted under a lock: the first to start sets the count, the last to end
+    restores it. threadpoolctl 3.6 on lets only the thread that last changed OpenBLAS's count change
+    it again while that thread lives (others do nothing, silently); each change here hands that
+    control back, so that the last solve to end, in whatever thread, can restore the count."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._saved: list[tuple[Any, int]] = []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._running == 0:
+                libs = threadpools().select(user_api="blas").lib_controllers
+                self._saved = [(lib, lib.get_num_threads()) for lib in libs]
+                _set_threads([(lib, 1) for lib, _ in self._saved])
+            self._running += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0:
+                _set_threads(self._saved)
+                self._saved = []
+
+
+def _set_threads(counts: list[tuple[Any, int]]) -> None:
+    """Set each threadpoolctl library controller's thread count, then release the control a
+    threadpoolctl of 3.6 on gives this thread over OpenBLAS by doing so (see :class:`_OneBlasThread`)."""
+    for lib, n in counts:
+        if n is not None:
+            lib.set_num_threads(n)
+        release = getattr(type(lib), "clear_controlling_thread", None)
+        if release is not None:
+            release()
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
 
 
 @_doc("Iterations; default ``10 * n``.", "Called as ``callback(xk)`` after each iteration.",
