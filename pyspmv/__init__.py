@@ -6,22 +6,27 @@ configuration's runtime, evaluated in C to rank the configurations for a matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from . import _openmp, datasets  # noqa: F401 (_openmp first: OpenMP's wait policy, before the core loads it)
+from . import _openmp  # noqa: F401 (first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
 from .calibrate import BusyMachineError, Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
-from .datasets import collect
-from .export import export_c, load_model, save_model
 from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .formats import FormatMatrix, convert
-from .generators import generate
 from .machine import OtherMachineWarning
 from .matrix import Matrix
-from .mmio import load
 from .portable import RankModel, portable
 from .rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
 from .spmv import spmv
+
+#: Names imported on first use (module ``__getattr__``), by the module that defines them: they load pandas,
+#: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (0.65-0.9 s before,
+#: benchmarks/results/cold_start.md). Modules whose name a function of the same name shadows (``benchmark``,
+#: ``calibrate``, ``features``, ``portable``, ``rank``, ``spmv``) are imported above, without those libraries:
+#: importing such a module later would put the module where the function is.
+_LAZY = {"collect": "datasets", "export_c": "export", "load_model": "export", "save_model": "export",
+         "generate": "generators", "load": "mmio"}
+_LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
 
 __version__ = "0.1.0"
 
@@ -36,9 +41,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``pyspmv.models``, ``pyspmv.evaluate`` and ``pyspmv.solvers`` load scikit-learn or threads, and
-    ``pyspmv.plot`` matplotlib, so they are imported on first use."""
-    if name in ("models", "evaluate", "solvers", "plot"):
-        import importlib
+    """The names of :data:`_LAZY` and the submodules ``datasets``, ``models``, ``evaluate``, ``solvers``
+    and ``plot``, imported on first use."""
+    import importlib
+    if name in _LAZY_MODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value                  # later lookups do not come here
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_LAZY_MODULES})

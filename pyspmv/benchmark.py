@@ -7,11 +7,9 @@ import platform
 import time
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from tqdm.auto import tqdm
 
 from . import _core, gpu
 from .configs import DEVICES, Config, config
@@ -20,6 +18,9 @@ from .formats import FormatMatrix, convert
 from .machine import OtherWork, cpu_threads
 from .matrix import as_matrix, float32_overflow, value_dtype
 from .run import check_x, require_device
+
+if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import pandas as pd
 
 #: A configuration's timings count as disturbed (another process had the cores) when q75 exceeds
 #: NOISE_RATIO times q25 and q25 by more than NOISE_FLOOR_MS (below that, timer jitter on a
@@ -268,6 +269,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
     groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
     for i, c in enumerate(cfgs):
         groups.setdefault(_format_key(c), []).append(i)
+    from tqdm.auto import tqdm
     bar = tqdm(total=len(cfgs) * len(dts), desc=M.name or "benchmark", leave=False,
                disable=progress is False if progress is not None else None)
     with bar:
@@ -294,6 +296,7 @@ def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: 
                 del Fd
             del F
     ordered = [rows[d, i] for d in range(len(dts)) for i in range(len(cfgs))]
+    import pandas as pd
     df = pd.DataFrame(ordered, columns=COLUMNS)
     df.attrs["device_info"] = info
     df.attrs["other_cpus"] = None if others is None else others.cpus()

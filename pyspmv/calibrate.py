@@ -20,13 +20,14 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from tqdm.auto import tqdm
 
 from .configs import DEVICES
+
+if TYPE_CHECKING:                       # imported where used: pandas costs 0.4 s to import
+    import pandas as pd
 
 #: Default wall-time limit of a calibration, model adaptation included (the target: 3 minutes on the
 #: 2-core dev VM).
@@ -140,6 +141,7 @@ def select(pool: pd.DataFrame, target: pd.DataFrame, cost: np.ndarray) -> list[i
 def matrix_cost(table: pd.DataFrame, budget_s: float, repeats: int, warmup: int) -> pd.Series:
     """Seconds :func:`pyspmv.datasets.collect` would spend timing each matrix of a timings table
     (its measured times, every value type it holds) at ``budget_s`` per configuration."""
+    import pandas as pd
     ok = table[table["status"] == "ok"]
     t = ok["median_ms"].to_numpy(np.float64) / 1e3
     runs = np.clip(budget_s / np.maximum(t, 1e-9), 1, repeats)
@@ -158,6 +160,8 @@ def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float,
           ndtypes: int) -> tuple[list[Any], pd.DataFrame, np.ndarray]:
     """Candidate entries of the standard corpus, their features (the shipped dataset's where it has
     them, computed otherwise) and their estimated measurement cost (s)."""
+    import pandas as pd
+
     from .datasets import standard_corpus
     from .features import features
     entries = standard_corpus(max_nnz=max_nnz, seed=seed)
@@ -242,6 +246,8 @@ def _repeat(entries: list[Any], measured: list[tuple[int, float, pd.DataFrame]],
             dtypes: tuple[str, ...], repeats: int, warmup: int, budget_s: float) -> dict[str, Any] | None:
     """Time again the cheapest :data:`REPEAT_MATRICES` of the first ``2 * REPEAT_MATRICES`` ``measured``
     (entry, seconds, timings) that fit before ``deadline``, and compare (:func:`repeatability`)."""
+    import pandas as pd
+
     from .benchmark import NoisyTimingWarning
     from .datasets.collect import measure
     picks = sorted(measured[:2 * REPEAT_MATRICES], key=lambda m: m[1])[:REPEAT_MATRICES]
@@ -266,6 +272,8 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
     before and those whose estimated cost no longer fits; each matrix saved as soon as it is done.
     Returns how many were measured, what was re-measured, and (entry, seconds, timings) of the first
     ``2 * REPEAT_MATRICES`` measured."""
+    from tqdm.auto import tqdm
+
     from .benchmark import NoisyTimingWarning
     from .datasets.collect import _done, _save, measure
     parts = folder / "parts"
@@ -364,6 +372,8 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     BusyMachineError
         The timings moved by more than ``max_drift`` while measuring (a busy machine): nothing saved.
     """
+    import pandas as pd
+
     from . import datasets
     from .adapt import Local, adapt, best_candidate, cross_validate
     from .benchmark import device_info

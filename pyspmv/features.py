@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import _core
 from .configs import Config, config
 from .formats import format_code
 from .matrix import as_matrix, value_dtype
+
+if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import pandas as pd
 
 FEATURE_NAMES: tuple[str, ...] = tuple(_core.feature_names())
 #: Every column of a design row, as the C core defines them (csrc/design.c, the one definition):
@@ -93,6 +95,7 @@ def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "fl
     bytes_moved, padding, notes = _core.config_sizes(fmt, param, unread, es, float(max_fill), M.nrows, M.ncols,
                                                      M.indptr, M.indices)
     cols = ["config", *CONFIG_FEATURE_NAMES, "status", "note"]
+    import pandas as pd
     df = pd.DataFrame({"config": [c.id for c in cfgs], "bytes_moved": bytes_moved, "padding_ratio": padding,
                        "launches": [c.launches for c in cfgs],
                        "status": ["ok" if n is None else "not_applicable" for n in notes],

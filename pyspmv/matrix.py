@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
+
+if TYPE_CHECKING:                       # imported where a Matrix is made: `import pyspmv` stays fast
+    import scipy.sparse as sp
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 #: Rows a Matrix may have: indptr's nrows + 1 entries must be countable in int32.
@@ -92,6 +94,7 @@ class Matrix:
     """
 
     def __init__(self, data: Any, *, dtype: Any = None, name: str | None = None, group: str | None = None):
+        import scipy.sparse as sp
         if isinstance(data, Matrix):
             name = name if name is not None else data.name
             group = group if group is not None else data.group
@@ -153,6 +156,7 @@ class Matrix:
             _core.csr_check(nrows, ncols, ip, ix)
         except ValueError as exc:
             raise ValueError(f"Matrix.from_csr_arrays(): {exc}") from None
+        import scipy.sparse as sp
         return cls(sp.csr_array((data, ix, ip), shape=(nrows, ncols)), name=name)
 
     # -- properties ---------------------------------------------------------------------------
@@ -197,6 +201,7 @@ class Matrix:
 
     def to_scipy(self) -> sp.csr_array:
         """A scipy.sparse CSR array sharing nothing with this matrix."""
+        import scipy.sparse as sp
         return sp.csr_array((self._data.copy(), self._indices.copy(), self._indptr.copy()), shape=self._shape)
 
     def __eq__(self, other: object) -> bool:
@@ -302,6 +307,7 @@ def as_matrix(A: Any, name: str = "A") -> Matrix:
 def _checked_csr(S: Any) -> sp.csr_array:
     """scipy.sparse ``S`` (any format) as a CSR array of float64 values whose index arrays have been
     checked (duplicates may remain; the caller sums them)."""
+    import scipy.sparse as sp
     if S.ndim != 2:
         raise ValueError(f"The 'data' parameter of Matrix() must be 2-D. Got a {S.ndim}-D scipy.sparse array "
                          f"of shape {S.shape} instead.")
@@ -356,6 +362,7 @@ def _checked_csr(S: Any) -> sp.csr_array:
 def _dia_to_coo(S: Any, nrows: int, ncols: int) -> sp.coo_array:
     """DIA to COO in NumPy (scipy's dia_tocsr is C++ that trusts ``offsets`` and ``data``'s shape);
     stored zeros are dropped, as scipy's conversion does."""
+    import scipy.sparse as sp
     offsets, data = np.asarray(S.offsets), np.asarray(S.data)
     if offsets.ndim != 1 or offsets.dtype.kind not in "iu" or data.ndim != 2 or data.shape[0] != offsets.size:
         raise ValueError(f"dia offsets have shape {offsets.shape} ({offsets.dtype}) and data {data.shape}; "

@@ -13,16 +13,18 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import _core
 from .configs import DEVICES, FORMATS, Config, config, configs
 from .features import DESIGN_COLUMNS, FORMAT_UNREAD, H100, PARAM_COLUMNS
 from .formats import format_code
 from .matrix import as_matrix
+
+if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import pandas as pd
 
 #: Design-row columns as the C core lays them out: the features, then the configuration's numeric
 #: columns in pyspmv.datasets' X order (its string columns left out); a model's own columns follow.
@@ -356,12 +358,18 @@ def head(ngroups: int, ncols: int, ins: dict[str, Any], out_tf: str = "identity"
             "out_col": int(out_col), "out_lo": float(out_lo), "rank_bytes_pow": float(rank_bytes_pow)}
 
 
+def _param_values(c: Config) -> list[float]:
+    """The configuration's :data:`PARAM_COLUMNS` values (NaN for a parameter it does not take)."""
+    return [float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS]
+
+
 def config_frame(cfgs: list[Config], dtype: str) -> pd.DataFrame:
     """The configuration columns of pyspmv.datasets' X for each configuration (schema.md)."""
+    import pandas as pd
     rows = []
     for c in cfgs:
         r: dict[str, Any] = {"config": c.id, "library": c.library, "format": c.format, "kernel": c.kernel or ""}
-        r.update({p: float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS})
+        r.update(zip(PARAM_COLUMNS, _param_values(c)))
         r["value_bytes"] = float(VALUE_BYTES[dtype])
         r["launches"] = float(c.launches)
         rows.append(r)
@@ -462,15 +470,14 @@ class Table:
         """The C configuration table (``cfg.*``) and device properties."""
         cfgs = [config(c) for c in self.config_ids]
         n = len(cfgs)
-        fr = config_frame(cfgs, "float64")
         unread = [FORMAT_UNREAD[format_code(c.format)] for c in cfgs]
         return {
             "cfg.n": n, "cfg.nextra": int(self.extra.shape[1]),
             "cfg.format": np.array([format_code(c.format) for c in cfgs], np.int32),
             "cfg.param": np.array([c.format_params for c in cfgs], np.int32).reshape(-1),
             "cfg.unread": np.array(unread, np.int32),
-            "cfg.p": np.ascontiguousarray(fr[list(PARAM_COLUMNS)].to_numpy(np.float64)).reshape(-1),
-            "cfg.launches": fr["launches"].to_numpy(np.float64),
+            "cfg.p": np.array([_param_values(c) for c in cfgs], np.float64).reshape(-1),   # no pandas: rank()'s path
+            "cfg.launches": np.array([float(c.launches) for c in cfgs], np.float64),
             "cfg.group": np.ascontiguousarray(self.group, dtype=np.int32),
             "cfg.extra": np.ascontiguousarray(self.extra, dtype=np.float64).reshape(-1),
             "dev": np.array([gpu["sm_count"], gpu["threads_per_sm"], gpu["warp_size"]], np.int32),
@@ -557,12 +564,13 @@ class RankModel:
         ms = ms[keep]
         order = np.lexsort((np.arange(len(ms)), np.where(np.isnan(ms), np.inf, ms), np.isnan(ms)))
         name = "predicted_ms" if self.score == "ms" else "score"
+        import pandas as pd
         return pd.Series(ms[order], index=pd.Index(ids[order], name="config"), name=name)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """The C core's prediction (ms, or score) per row of pyspmv.datasets' X; NaN where not ranked."""
         out = np.full(len(X), np.nan)
-        vb = (X["value_bytes"] if "value_bytes" in X.columns else pd.Series(8.0, index=X.index)).to_numpy(np.float64)
+        vb = (X["value_bytes"].to_numpy(np.float64) if "value_bytes" in X.columns else np.full(len(X), 8.0))
         for dtype, t in self.tables.items():
             rows = np.flatnonzero(vb == VALUE_BYTES[dtype])
             if rows.size == 0:
