@@ -532,14 +532,8 @@ class _Corrupt(ValueError):
     """A model file that cannot be read as one (its message names the member or key)."""
 
 
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, each
-    member's size as the archive's directory declares it (zipfile stops a member there: it cannot
-    expand past it) is checked against :data:`MAX_HEADER_BYTES` for ``header.json`` and
-    :data:`MAX_MODEL_BYTES` (and the memory available) for the arrays, in all; then each array's
-    shape and dtype from its ``.npy`` header, before its data is read."""
-    out: dict[str, np.ndarray] = {}
-    total = 0
+def _array_limit() -> tuple[int, str]:
+    """Most bytes of arrays a model file may decompress to here, and what sets it."""
     limit, what = MAX_MODEL_BYTES, "pyspmv's limit MAX_MODEL_BYTES"
     try:
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -547,6 +541,37 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
             limit, what = avail, "the memory available"
     except (ValueError, OSError, AttributeError):
         pass
+    return limit, what
+
+
+def _check_declared(infos: list[zipfile.ZipInfo], limit: int, what: str) -> None:
+    """The members' sizes as the archive's directory declares them (zipfile stops a member there: it
+    cannot expand past it), against :data:`MAX_HEADER_BYTES` for ``header.json`` and ``limit`` for the
+    arrays, in all, before anything is decompressed (also :mod:`pyspmv.cache`'s, before it copies a
+    model file)."""
+    if len(infos) > _MAX_MEMBERS:
+        raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
+    declared = 0
+    for info in infos:
+        if info.filename == "header.json.npy":
+            if info.file_size > MAX_HEADER_BYTES + 4096:      # + the .npy header
+                raise _Corrupt(f"member 'header.json' would decompress to {info.file_size} bytes; a model "
+                               f"file's header holds at most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+            continue
+        declared += info.file_size
+        if declared > limit + 4096 * len(infos):
+            raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
+                           f"declares {info.file_size}), past {limit} bytes, {what}")
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, the
+    sizes the archive declares (:func:`_check_declared`: :data:`MAX_HEADER_BYTES` for ``header.json``,
+    :data:`MAX_MODEL_BYTES` and the memory available for the arrays); then each array's shape and
+    dtype from its ``.npy`` header, before its data is read."""
+    out: dict[str, np.ndarray] = {}
+    total = 0
+    limit, what = _array_limit()
     try:
         zf = zipfile.ZipFile(path)
     except (FileNotFoundError, MemoryError):
@@ -555,19 +580,7 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
         raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
     with zf:
         infos = zf.infolist()
-        if len(infos) > _MAX_MEMBERS:
-            raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
-        declared = 0
-        for info in infos:
-            if info.filename == "header.json.npy":
-                if info.file_size > MAX_HEADER_BYTES + 4096:      # + the .npy header
-                    raise _Corrupt(f"member 'header.json' would decompress to {info.file_size} bytes; a model "
-                                   f"file's header holds at most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
-                continue
-            declared += info.file_size
-            if declared > limit + 4096 * len(infos):
-                raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
-                               f"declares {info.file_size}), past {limit} bytes, {what}")
+        _check_declared(infos, limit, what)
         for info in infos:
             name = info.filename
             if not name.endswith(".npy") or name[:-4] in out:

@@ -47,19 +47,21 @@ DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
 
 @cache
 def _default(device: str) -> RankModel:
-    from .export import load_model
+    from .cache import load_shipped
     res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
     if not res.is_file():
         raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
                                 "missing); train one with `pyspmv train-default` or pass model=.")
     with resources.as_file(res) as path:
-        return load_model(path)
+        return load_shipped(path)           # through an uncompressed copy in $PYSPMV_HOME/cache (pyspmv.cache)
 
 
 def default_model(device: str = "cuda") -> RankModel:
     """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
 
-    Trained from ``datasets/`` by ``pyspmv train-default`` and shipped in the package.
+    Trained from ``datasets/`` by ``pyspmv train-default`` and shipped in the package; read once per
+    process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
+    (:mod:`pyspmv.cache`).
     :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
     (:func:`calibrated_model`).
     """
