@@ -15,6 +15,22 @@ configuration parameter columns; X then holds ``config`` (any ids), those column
 (:class:`FeatureTransform`); a column the model would not read is an error. The fitted model records
 ``schema_``, ``feature_tf_`` and ``configs_``, and :func:`pyspmv.export_c` / :func:`pyspmv.save_model`
 carry them: the exported header ranks the user's configurations from the user's feature vector.
+
+scikit-learn's model selection: ``fit`` needs ``groups`` as much as a group splitter (``GroupKFold``)
+does, and scikit-learn gives both the same ``groups`` only through metadata routing, which every
+estimator here requests by default for ``fit`` (no ``set_fit_request`` needed)::
+
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
+    sklearn.set_config(enable_metadata_routing=True)          # or: with sklearn.config_context(...)
+    cross_val_score(model, X, y, cv=GroupKFold(5), params={"groups": g})
+    GridSearchCV(model, grid, cv=GroupKFold(5)).fit(X, y, groups=g)
+
+Without routing (scikit-learn's default) ``cross_val_score(..., groups=g)`` and ``GridSearchCV.fit(X, y,
+groups=g)`` give ``g`` to the splitter only, and ``fit`` refuses to guess the matrices: its error says
+so. There, pass it to both: ``cross_val_score(model, X, y, cv=GroupKFold(5), groups=g,
+params={"groups": g})`` (``params`` is sliced to each training fold). ``set_fit_request(groups=False)``
+turns the default off.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations

@@ -156,7 +156,12 @@ class RankMixin:
     ``convert_ms_`` (per format, ``[a, b]`` of ``convert_ms = a + b * nnz``, from ``fit``'s
     ``convert_ms`` or X's ``convert_ms`` column; None without either), which :func:`pyspmv.rank`'s
     ``n_calls`` uses.
+
+    Under scikit-learn's metadata routing ``fit`` requests ``groups`` by default (:mod:`pyspmv.models`):
+    the matrices of the rows it trains on are what its training and a group splitter's folds need alike.
     """
+
+    __metadata_request__fit = {"groups": True}  # noqa: RUF012 (scikit-learn reads the default requests here)
 
     def _fit_schema(self, X: Any, groups: Any, who: str, *, need_groups: bool = True, min_features: int = 1,
                     own_subset: bool = False) -> tuple[pd.DataFrame, np.ndarray | None]:

@@ -124,8 +124,13 @@ def check_groups(groups: Any, n: int, who: str) -> np.ndarray:
     """An integer id per row naming its matrix, from ``groups`` (required: rows are never matched to
     matrices by their features)."""
     if groups is None:
+        hint = ("" if not who.endswith(".fit") else
+                " In scikit-learn's cross_val_score or GridSearchCV, groups= reaches only the CV splitter unless "
+                "metadata routing is on: sklearn.set_config(enable_metadata_routing=True), then "
+                "cross_val_score(..., params={'groups': g}) or GridSearchCV(...).fit(X, y, groups=g) give it to "
+                "fit too; without routing, pass both groups=g and params={'groups': g} (see pyspmv.models).")
         raise ValueError(f"The 'groups' parameter of {who} must name the matrix of each row of X (e.g. "
-                         "pyspmv.datasets.load(...).groups). Got None instead.")
+                         f"pyspmv.datasets.load(...).groups). Got None instead.{hint}")
     g = np.asarray(groups)
     if g.ndim != 1 or g.shape[0] != n:
         raise ValueError(f"The 'groups' parameter of {who} must name the matrix of each row of X ({n}). "

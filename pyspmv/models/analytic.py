@@ -118,7 +118,8 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
         self.props_ = props
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> _BenchmarkModel:
-        """Fit each configuration's relation from dataset rows (runtime ``y`` in ms); ``groups`` unused;
+        """Fit each configuration's relation from dataset rows (runtime ``y`` in ms); ``groups`` unused
+        (accepted, and requested under scikit-learn's metadata routing, as every model's);
         ``convert_ms``: conversion time (ms) per row for the conversion-cost fit (:class:`RankMixin`)."""
         who = f"{type(self).__name__}.fit"
         check_verbose(self.verbose, who)

@@ -111,7 +111,8 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         return group_key(X, self.per)
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> BoostedModel:
-        """Fit the ensembles on log(y); ``groups``: the matrix of each row (required);
+        """Fit the ensembles on log(y); ``groups``: the matrix of each row (required; in
+        cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         check_verbose(self.verbose, "BoostedModel")
         if self.per not in ("global", "format", "mapping", "config"):

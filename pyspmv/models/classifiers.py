@@ -112,8 +112,8 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> SVMModel:
         """Label configurations per matrix from runtimes ``y`` (ms) and fit the SVC and SVR of each;
-        ``groups``: the matrix of each row (required); ``convert_ms``: conversion time (ms) per row,
-        for the conversion-cost fit (``convert_ms_``)."""
+        ``groups``: the matrix of each row (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         check_verbose(self.verbose, "SVMModel")
         if not 0.0 <= float(self.factor) <= 1.0:
             raise ValueError(f"The 'factor' parameter of SVMModel must be a float in [0, 1]. Got {self.factor!r} "
@@ -289,8 +289,8 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> CascadeModel:
         """Make the levels' labels from runtimes ``y`` (ms) and fit one classifier per node; ``groups``:
-        the matrix of each row (required); ``convert_ms``: conversion time (ms) per row, for the
-        conversion-cost fit (``convert_ms_``)."""
+        the matrix of each row (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
+        ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         check_verbose(self.verbose, "CascadeModel")
         X, mids = self._fit_schema(X, groups, "CascadeModel.fit")
         ms = check_y(y, len(X), "CascadeModel.fit")

@@ -187,7 +187,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None, q25: Any = None,
             q75: Any = None) -> ForestModel:
         """Fit one forest per value type (or one for both, ``joint``) on the matrices x configurations
-        table of log slowdowns; ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit
+        table of log slowdowns; ``groups``: the matrix of each row (required; in cross-validation, see
+        scikit-learn's model selection: :mod:`pyspmv.models`); ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit
         (``convert_ms_``); ``q25``, ``q75``: each row's quartile runtimes (ms), for ``ties="noise"``."""
         self._check_params()
         X, mids = self._fit_schema(X, groups, "ForestModel.fit")

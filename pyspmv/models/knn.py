@@ -91,6 +91,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> KNNModel:
         """Store the training matrices' scaled features and log runtimes and learn the feature weights;
+        ``groups``: the matrix of each row (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         check_verbose(self.verbose, "KNNModel")
         if not isinstance(self.k, int | np.integer) or self.k < 1:

@@ -117,7 +117,8 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         check_verbose(self.verbose, "LinearModel")
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> LinearModel:
-        """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row;
+        """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row
+        (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
         self._validate()
         X, mids = self._fit_schema(X, groups, "LinearModel.fit", min_features=0)
