@@ -14,6 +14,8 @@ import pandas as pd
 
 __all__ = ["benchmark", "predicted_vs_measured", "ranking", "ranking_quality", "spy"]
 
+#: :func:`ranking` draws its times on a log axis where the largest is more than this many times the smallest.
+LOG_SPAN = 10.0
 #: The slowdown buckets of pyspmv.evaluate, in order, with the colour each is drawn in.
 _BUCKETS = (("<5%", "within 5 %", "#2a9d8f"), ("5-20%", "5-20 %", "#e9c46a"), (">20%", "beyond 20 %", "#e76f51"))
 
@@ -111,27 +113,39 @@ def predicted_vs_measured(pred: Any, meas: Any, ax: Any = None, hue: Any = None,
     return ax
 
 
-def ranking(r: Any, ax: Any = None, top: int = 20, measured: Any = None, title: str | None = None) -> Any:
+def ranking(r: Any, ax: Any = None, top: int = 20, measured: Any = None, title: str | None = None,
+            log: bool | None = None) -> Any:
     """The ``top`` first configurations of a :func:`pyspmv.rank` result as bars of predicted time
     (configurations that cannot serve the matrix are left out); ``measured`` (a mapping or Series
-    config -> ms, or a :func:`pyspmv.benchmark` table) adds the measured times as points."""
+    config -> ms, or a :func:`pyspmv.benchmark` table) adds the measured times as points. ``log``: a
+    logarithmic time axis; None (default) where the times drawn span more than a factor of
+    :data:`LOG_SPAN`, so that short bars stay visible beside long ones. The legend sits right of the axes."""
     pairs = [(c, float(v)) for c, v in r if np.isfinite(v)][:top]
     ax = _axes(ax, (6.0, 0.6 + 0.22 * max(len(pairs), 1)))
     y = np.arange(len(pairs))
     score = getattr(r, "score", "predicted_ms")
-    ax.barh(y, [v for _, v in pairs], color="#a8dadc", label=score.replace("_", " "))
+    shown = [v for _, v in pairs]
+    ax.barh(y, shown, color="#a8dadc", label=score.replace("_", " "))
     if measured is not None:
         if isinstance(measured, pd.DataFrame):
             ok = measured[measured["status"] == "ok"] if "status" in measured.columns else measured
             measured = ok.set_index("config")["median_ms"]
         meas = dict(measured.items()) if isinstance(measured, Mapping | pd.Series) else dict(measured)
-        pts = [(i, meas[c]) for i, (c, _) in enumerate(pairs) if c in meas]
+        pts = [(i, float(meas[c])) for i, (c, _) in enumerate(pairs) if c in meas]
         if pts:
             ax.scatter([v for _, v in pts], [i for i, _ in pts], color="#e63946", s=14, zorder=3, label="measured ms")
+            shown += [v for _, v in pts]
+    pos = [v for v in shown if np.isfinite(v) and v > 0]
+    if log is None:
+        log = score == "predicted_ms" and bool(pos) and max(pos) > LOG_SPAN * min(pos)
+    if log and pos:
+        ax.set_xscale("log")
+        ax.set_xlim(min(pos) / 2, max(pos) * 2)          # bars start at the left edge
     ax.set_yticks(y, [c for c, _ in pairs], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("ms per product" if score == "predicted_ms" else "score (lower is better)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlabel(("ms per product" + (" (log scale)" if log else "")) if score == "predicted_ms"
+                  else "score (lower is better)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if title is not None:
         ax.set_title(title)
     return ax
@@ -152,7 +166,7 @@ def ranking_quality(evaluation: Any, ax: Any = None, title: str | None = None) -
     items = dict(evaluation) if isinstance(evaluation, Mapping) and not _is_summary(evaluation) \
         else {"model": evaluation}
     shares = np.array([_bucket_shares(e) for e in items.values()], dtype=np.float64)
-    ax = _axes(ax, (6.0, 0.8 + 0.35 * len(items)))
+    ax = _axes(ax, (6.0, max(1.4, 0.8 + 0.35 * len(items))))   # the legend's three entries fit beside one bar
     y = np.arange(len(items))
     left = np.zeros(len(items))
     for j, (_, label, colour) in enumerate(_BUCKETS):
@@ -162,7 +176,7 @@ def ranking_quality(evaluation: Any, ax: Any = None, title: str | None = None) -
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of test matrices: pick against the measured best")
-    ax.legend(fontsize=8, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(items) < 3 else -0.12))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # clear of the labels
     if title is not None:
         ax.set_title(title)
     return ax

@@ -99,6 +99,29 @@ def test_plot_helpers_return_axes(A, plt):
         pyspmv.plot.predicted_vs_measured([1.0], [1.0, 2.0])
 
 
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_plot_legends_clear_the_labels_and_points(A, plt):
+    """Issue 35: the ranking-quality legend covered the x label (notebooks 03-06), the ranking legend a measured
+    point and the predicted bars were invisible beside 10x longer measured times (notebook 01)."""
+    per = pd.DataFrame({"bucket": ["<5%", "5-20%", ">20%"]})
+    r = pyspmv.Ranking([("cpu/csr/rows", 0.01), ("cpu/ell", 0.02), ("cpu/coo", 0.03)], device="cpu")
+    measured = {"cpu/csr/rows": 0.2, "cpu/ell": 0.15, "cpu/coo": 1.8}
+    for ax in (pyspmv.plot.ranking_quality(per), pyspmv.plot.ranking_quality({"m1": per, "m2": per, "m3": per}),
+               pyspmv.plot.ranking(r, measured=measured)):
+        ax.figure.canvas.draw()
+        renderer = ax.figure.canvas.get_renderer()
+        legend = ax.get_legend().get_window_extent(renderer)
+        covered = [ax.xaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels()]
+        assert not any(_overlap(legend, t.get_window_extent(renderer)) for t in covered if t.get_text())
+        assert not _overlap(legend, ax.get_window_extent(renderer))          # beside the axes, over no data
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()      # 0.01 to 1.8 ms
+    assert pyspmv.plot.ranking(r, measured={"cpu/csr/rows": 0.012}).get_xscale() == "linear"
+    assert pyspmv.plot.ranking(r, measured=measured, log=False).get_xscale() == "linear"
+
+
 def test_plot_without_matplotlib_says_how_to_install(A, monkeypatch):
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
