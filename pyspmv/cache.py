@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -86,9 +87,12 @@ def _write_copy(src: Path, copy: Path) -> bool:
     written. The sizes the source declares are checked against load_model's bounds first."""
     from .export import _array_limit, _check_declared, _Corrupt
     folder = copy.parent
-    tmp = folder / f".{copy.name}.{os.getpid()}.tmp"
+    tmp = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{copy.name}.", suffix=".tmp", dir=folder)  # one per process and thread
+        os.close(fd)
+        tmp = Path(name)
         with zipfile.ZipFile(src) as zin:
             infos = zin.infolist()
             _check_declared(infos, *_array_limit())
@@ -100,8 +104,9 @@ def _write_copy(src: Path, copy: Path) -> bool:
                         shutil.copyfileobj(fin, fout, 1 << 20)   # zipfile checks the source's CRC-32 at the end
         os.replace(tmp, copy)
     except (OSError, _Corrupt, zipfile.BadZipFile, EOFError, ValueError):
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         return False
     _prune(copy)
     return True

@@ -164,6 +164,17 @@ def test_copy_of_another_model_is_not_trusted(shipped, home, tmp_path):
     assert zipfile.ZipFile(copy).read(key) != members[key]
 
 
+def test_threads_writing_the_copy_at_once(shipped, home):
+    """The first rank() of a solver's helper thread and of the main thread may both write the copy."""
+    from concurrent.futures import ThreadPoolExecutor
+    src, want = shipped
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(lambda _: cache.load_shipped(src), range(4)))
+    for rm in got:
+        _same(rm, want)
+    assert len(_copies(home)) == 1 and not list((home / "cache").glob(".*.tmp"))
+
+
 def test_unwritable_home_reads_the_source(shipped, tmp_path, monkeypatch):
     src, want = shipped
     blocker = tmp_path / "a-file"
