@@ -20,10 +20,10 @@ from .rank import CalibratedModelWarning, Ranking, calibrated_model, default_mod
 from .spmv import spmv
 
 #: Names imported on first use (module ``__getattr__``), by the module that defines them: they load pandas,
-#: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (0.65-0.9 s before,
-#: benchmarks/results/cold_start.md). Modules whose name a function of the same name shadows (``benchmark``,
-#: ``calibrate``, ``features``, ``portable``, ``rank``, ``spmv``) are imported above, without those libraries:
-#: importing such a module later would put the module where the function is.
+#: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (on the 2-core VM
+#: 0.47 s before, 0.15 s after, process start included: benchmarks/results/cold_start.md). The modules whose
+#: names functions shadow (``benchmark``, ``calibrate``, ``features``, ``portable``, ``rank``, ``spmv``) are
+#: imported above, without those libraries: importing one later would put the module where the function is.
 _LAZY = {"collect": "datasets", "export_c": "export", "load_model": "export", "save_model": "export",
          "generate": "generators", "load": "mmio"}
 _LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
