@@ -47,7 +47,7 @@ def family_folds(families: Any, n_splits: int = 5) -> list[tuple[np.ndarray, np.
 
 
 def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:
-    """|pred - meas| / meas over rows with a prediction (not NaN): median, mean, count, median per format."""
+    """``|pred - meas| / meas`` over rows with a prediction (not NaN): median, mean, count, median per format."""
     t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
     ok = ~np.isnan(p)                        # NaN: not predicted; inf: predicted, infinitely wrong
     d = np.abs(p[ok] - t[ok]) / t[ok]
