@@ -19,7 +19,7 @@ from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .models._common import unit_key
 
-#: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (DESIGN.md).
+#: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (50 MB).
 L2_BYTES = 50e6
 #: Slowdown buckets of the pick against the measured best.
 BUCKETS = ("<5%", "5-20%", ">20%")
