@@ -6,6 +6,8 @@ configuration's runtime, evaluated in C to rank the configurations for a matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from importlib.metadata import version as _dist_version
+
 from . import _openmp, datasets  # noqa: F401 (_openmp first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
 from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
@@ -23,7 +25,7 @@ from .portable import RankModel, portable
 from .rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
 from .spmv import spmv
 
-__version__ = "0.1.0"
+__version__ = _dist_version("pyspmv")  # pyproject.toml's: the version is written there only
 
 __all__ = [
     "BusyMachineError", "BusyMachineWarning", "CONFIG_FEATURE_NAMES", "CalibratedModelWarning", "Calibration",
