@@ -1,4 +1,4 @@
-"""Every model on every dataset: all metrics of DESIGN.md's "Models and evaluation" on held-out matrices.
+"""Every model on every dataset: all metrics of "How a model is judged" (docs/guide/models.md) on held-out matrices.
 
     python benchmarks/models.py                       # every datasets/<name>/ present (cpu, h100, ...)
     python benchmarks/models.py datasets/h100 --models linear boosted --dtypes float64

@@ -28,8 +28,6 @@ _LAZY = {"collect": "datasets", "export_c": "export", "load_model": "export", "s
          "generate": "generators", "load": "mmio"}
 _LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
 
-__version__ = "0.1.0"
-
 __all__ = [
     "BusyMachineError", "BusyMachineWarning", "CONFIG_FEATURE_NAMES", "CalibratedModelWarning", "Calibration",
     "Config", "DeviceUnavailableError", "FEATURE_NAMES", "FORMATS", "FormatMatrix", "Matrix", "NoisyTimingWarning",
@@ -41,9 +39,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """The names of :data:`_LAZY` and the submodules ``datasets``, ``models``, ``evaluate``, ``solvers``
-    and ``plot``, imported on first use."""
+    """``__version__``, the names of :data:`_LAZY` and the submodules ``datasets``, ``models``, ``evaluate``,
+    ``solvers`` and ``plot``, imported on first use."""
     import importlib
+    if name == "__version__":        # pyproject.toml's, the one place it is written; importlib.metadata: 30 ms
+        from importlib.metadata import version
+        value = globals()["__version__"] = version("pyspmv")
+        return value
     if name in _LAZY_MODULES:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY:
@@ -54,4 +56,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_LAZY_MODULES})
+    return sorted({*globals(), "__version__", *_LAZY, *_LAZY_MODULES})

@@ -12,6 +12,12 @@
 #include <numpy/arrayobject.h>
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#define HAVE_OPENMP 1
+#else
+#define HAVE_OPENMP 0
+#endif
 
 #include "spmv.h"
 #include "spmv_config.h"
@@ -149,6 +155,16 @@ static PyObject *feature_names(PyObject *m, PyObject *noargs) {
 
 static PyObject *format_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_format_name, SPMV_NFORMATS);
+}
+
+/* omp_threads() -> the threads an OpenMP region of the CPU kernels would start now (1 without
+ * OpenMP): OMP_NUM_THREADS, else the runtime's default. */
+static PyObject *omp_threads(PyObject *m, PyObject *noargs) {
+#ifdef _OPENMP
+    return PyLong_FromLong(omp_get_max_threads());
+#else
+    return PyLong_FromLong(1);
+#endif
 }
 
 static PyObject *design_columns(PyObject *m, PyObject *noargs) {
@@ -1081,6 +1097,8 @@ static PyMethodDef core_methods[] = {
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
+    {"omp_threads", omp_threads, METH_NOARGS,
+     "omp_threads() -> threads the CPU kernels' OpenMP regions start (1 without OpenMP)"},
     {"model_fields", model_fields, METH_VARARGS,
      "model_fields(kind) -> (name, field dicts) of a model kind (-1: the head), None outside"},
     {"design_columns", design_columns, METH_NOARGS,
@@ -1142,6 +1160,8 @@ static int core_exec(PyObject *m) {
     if (PyModule_AddObjectRef(m, "DeviceUnavailableError", st->DeviceUnavailableError) < 0 ||
         PyModule_AddObjectRef(m, "NotApplicableError", st->NotApplicableError) < 0 ||
         PyModule_AddIntConstant(m, "HAVE_NVCC", SPMV_HAVE_NVCC) < 0 ||
+        PyModule_AddStringConstant(m, "GPU_ARCH", SPMV_GPU_ARCH) < 0 ||
+        PyModule_AddIntConstant(m, "HAVE_OPENMP", HAVE_OPENMP) < 0 ||
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
         PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
         PyModule_AddIntConstant(m, "NOGIL_MIN_WORK", NOGIL_MIN_WORK) < 0 ||

@@ -1,5 +1,5 @@
-"""The ``pyspmv`` command: features, bench, collect, calibrate, train, train-default, export, rank (also
-``python -m pyspmv``)."""
+"""The ``pyspmv`` command: info, configs, features, bench, collect, calibrate, train, train-default, export, rank
+(also ``python -m pyspmv``)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -22,15 +22,15 @@ from .calibrate import BUDGET_S, DRIFT_NOTE, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIM
 from .configs import DEVICES, config
 from .features import features
 from .generators import GENERATORS, generate
-from .machine import HOME_ENV
+from .machine import HOME_ENV, device_name, measured_on
 from .matrix import Matrix
 from .mmio import load
+from .rank import DEFAULT_PRECISION
+from .train_default import BYTES_PRIOR
 from .train_default import MODELS as DEFAULT_KINDS
 
 #: What `pyspmv rank` prints unless --top says otherwise.
 TOP_DEFAULT = 10
-#: The shipped datasets whose default models `pyspmv train-default` writes into the package.
-DEFAULT_DATASETS = ("h100", "cpu")
 #: The suffix `pyspmv train --out` adds to a name that has none (a save_model file, NumPy .npz).
 MODEL_SUFFIX = ".pyspmv"
 #: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
@@ -74,22 +74,6 @@ def _jsonable(v: Any) -> Any:
 
 def _print_json(v: Any) -> None:
     print(json.dumps(_jsonable(v), indent=1, allow_nan=False))
-
-
-def _device_name(info: dict[str, Any]) -> str | None:
-    """The machine a ``device_info`` dict describes: the GPU's name, else the processor and its cores."""
-    if info.get("gpu_name"):
-        return str(info["gpu_name"])
-    if info.get("processor"):
-        cores = info.get("cpu_count")
-        return f"{info['processor']} ({cores} cores)" if cores else str(info["processor"])
-    return None
-
-
-def _measured_on(rm: Any) -> str:
-    """The machine whose timings a RankModel was trained on, from its ``meta['device_info']``."""
-    name = _device_name(rm.meta.get("device_info") or {})
-    return name or f"an unrecorded {rm.device} device"
 
 
 def _matrix(args: argparse.Namespace) -> Matrix:
@@ -160,7 +144,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")
-    where = _device_name(df.attrs["device_info"]) or device
+    where = device_name(df.attrs["device_info"]) or device
     print(f"# {A!r} on {where} ({args.dtype}); fastest first")
     cols = ["config", "median_ms", "q25_ms", "q75_ms", "repeats", "convert_ms"]
     print(ok[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -213,18 +197,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_train_default(args: argparse.Namespace) -> int:
     from .export import save_model
-    from .train_default import train
-    if args.out is None and args.dataset not in DEFAULT_DATASETS:
-        raise ValueError(f"--out is required for the dataset folder {args.dataset!r}; without it only "
-                         f"{' and '.join(DEFAULT_DATASETS)} write the shipped defaults.")
-    out = Path(args.out) if args.out else Path(__file__).resolve().parent / "data" / f"default_{args.dataset}.pyspmv"
+    from .train_default import output_path, train
+    out = output_path(args.dataset, args.out, into_package=args.into_package)
     rm = train(args.dataset, args.model, args.seed, extra=args.extra or (), argv=args.argv,
                verbose=0 if args.quiet else 1)
     out.parent.mkdir(parents=True, exist_ok=True)
     save_model(rm, out)
     n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
+    use = ("pyspmv rank and rank() use it from now on" if args.into_package
+           else f"use it with `pyspmv rank --model {shlex.quote(str(out))}` or pyspmv.rank(A, model=...)")
     print(f"{out}: {rm.source} on {rm.meta['n_matrices']} matrices ({rm.meta['n_rows']} rows), device {rm.device}, "
-          f"ranks {n}", file=sys.stderr)
+          f"ranks {n}; {use}", file=sys.stderr)
     return 0
 
 
@@ -257,24 +240,103 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_rank(args: argparse.Namespace) -> int:
+def _rank_model(args: argparse.Namespace) -> tuple[Any, str]:
+    """The model `pyspmv rank` uses and how its title names it: --model, else the model rank() would
+    use for --device and --dtype (calibrated for this machine, else the shipped default)."""
     from .export import load_model
-    from .machine import OtherMachineWarning, calibrated_path
-    from .rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank
-    A = _matrix(args)
+    from .machine import calibrated_path
+    from .rank import DEFAULT_FILES, calibrated_model, default_model
+    if args.model:
+        return load_model(args.model), args.model
+    device = args.device or "cuda"
+    rm = calibrated_model(device)
+    if rm is not None and args.dtype in rm.tables:
+        return rm, f"calibrated for this machine ({calibrated_path(device)})"
+    return default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+
+
+def _ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Exception]]:
+    """(what was asked for, its Matrix or the user error reading it), for each --generate, then each FILE."""
+    for spec in args.generate or ():
+        kind, _, size = spec.partition(":")
+        if not size.isdigit() or int(size) < 1:
+            raise ValueError(f"--generate takes KIND:SIZE with SIZE a positive integer (e.g. poisson2d:300). "
+                             f"Got {spec!r} instead.")
+        yield spec, generate(kind, int(size))
+    for f in args.files:
+        try:
+            yield f, load(f)
+        except USER_ERRORS as exc:
+            if args.debug:
+                raise
+            yield f, exc
+
+
+def _rank_table(r: Any, rows: list, score: str) -> list[str]:
+    """The text table of `pyspmv rank`: a column header, one line per row."""
+    from .rank import vs_pick
+    unit = "predicted_us" if score == "predicted_ms" else "score"
+    scale = 1e3 if score == "predicted_ms" else 1.0
+    width = max([len(x.config) for x in rows] + [len("config")])
+    lines = [f"{'rank':>4}  {'config':<{width}}  {unit:>12}  {'vs_pick':>7}  mark"]
+    for x in rows:
+        if x.mark == "n/a":
+            value, gap = "n/a", "-"
+        elif x.predicted is None:
+            value, gap = "-", f">+{100 * (r.precision.max_gap - 1):.0f}%"
+        else:
+            value, gap = f"{x.predicted * scale:.3f}", vs_pick(x.vs_pick) or "-"
+        lines.append(f"{x.rank:>4}  {x.config:<{width}}  {value:>12}  {gap:>7}  {x.mark}".rstrip())
+    return lines
+
+
+def _cmd_rank(args: argparse.Namespace) -> int:
+    from .machine import OtherMachineWarning
+    from .rank import CalibratedModelWarning, rank
+    if not args.files and not args.generate:
+        raise ValueError("give one or more Matrix Market FILEs, or --generate KIND:SIZE")
+    calls = (f"conversion amortised over {args.n_calls} calls" if args.n_calls
+             else "conversion not counted (--n-calls)")
+    out: list[dict[str, Any]] = []
+    status = 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OtherMachineWarning)
         warnings.simplefilter("always", CalibratedModelWarning)
-        if args.model:
-            rm, label = load_model(args.model), args.model
-        else:
-            device = args.device or "cuda"
-            rm = calibrated_model(device)
-            label = f"calibrated for this machine ({calibrated_path(device)})"
-            if rm is None or args.dtype not in rm.tables:
-                rm, label = default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+        rm, label = _rank_model(args)
         device = args.device or rm.device
-        r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+        for what, A in _ranked_matrices(args):
+            if isinstance(A, Exception):
+                msg = " ".join(str(A).split()) or type(A).__name__
+                print(f"pyspmv: error: {what}: {msg}", file=sys.stderr)
+                out.append({"file": what, "error": msg})
+                status = 2
+                continue
+            r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+            rows = r.rows(args.top)
+            us = r.score == "predicted_ms"
+            p = r.precision
+            out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
+                        "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": label,
+                        "measured_on": measured_on(rm), "n_calls": args.n_calls, "order": r.order,
+                        "tie_tol": None if p is None else p.tie_tol,
+                        "order_only_beyond": None if p is None else p.max_gap,
+                        "precision_source": None if p is None else p.source, "configurations": len(r),
+                        "ranking": [{"rank": x.rank, "config": x.config,
+                                     "predicted_us" if us else "score":
+                                         None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
+                                     "vs_pick": x.vs_pick, "mark": x.mark} for x in rows]})
+            if args.json:
+                continue
+            if sum("matrix" in o for o in out) > 1:         # a blank line between tables
+                print()
+            print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
+                  f"{measured_on(rm)}; dtype {args.dtype}; {calls}")
+            print("\n".join(_rank_table(r, rows, r.score)))
+            more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
+            print(f"# {len(rows)} of {len(r)} configurations{more}")
+            print(f"# order: {r.order}")
+            for note in r.notes(rows):
+                print(f"# {note}")
     for w in caught:
         if issubclass(w.category, OtherMachineWarning):
             print(f"pyspmv: note: {w.message}", file=sys.stderr)
@@ -282,25 +344,38 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             print(f"pyspmv: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    shown = r if args.top is None else r[:args.top]
-    unit = "predicted_us" if rm.score == "ms" else "score"
-    scale = 1e3 if rm.score == "ms" else 1.0
     if args.json:
-        _print_json([{"rank": i, "config": c, "predicted_ms" if rm.score == "ms" else "score": v}
-                     for i, (c, v) in enumerate(shown, 1)])
+        _print_json(out)
+    return status
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from .about import about, text
+    a = about()
+    if args.json:
+        _print_json(a)
+    else:
+        print(text(a))
+    return 0
+
+
+def _cmd_configs(args: argparse.Namespace) -> int:
+    from .configs import configs
+    rows = [c for d in ([args.device] if args.device else DEVICES) for c in configs(d)]
+    if args.json:
+        _print_json([{"id": c.id, "device": c.device, "library": c.library, "format": c.format, "kernel": c.kernel,
+                      "params": dict(c.params), "deterministic": c.deterministic, "launches": c.launches}
+                     for c in rows])
         return 0
-    calls = (f"conversion amortised over {args.n_calls} calls" if args.n_calls
-             else "conversion not counted (--n-calls)")
-    print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
-          f"{_measured_on(rm)}; dtype {args.dtype}; {calls}")
-    width = max([len(c) for c, _ in shown] + [len("config")])
-    print(f"{'rank':>4}  {'config':<{width}}  {unit:>12}")
-    for i, (c, v) in enumerate(shown, 1):
-        print(f"{i:>4}  {c:<{width}}  {v * scale:>12.3f}" if math.isfinite(v) else
-              f"{i:>4}  {c:<{width}}  {'n/a':>12}")
-    more = f"; --top all shows all {len(r)}" if len(shown) < len(r) else ""
-    print(f"# {len(shown)} of {len(r)} configurations, fastest predicted first{more}"
-          + ("; n/a: cannot serve this matrix" if any(not math.isfinite(v) for _, v in shown) else ""))
+    head = ("id", "device", "library", "format", "kernel", "params", "deterministic")
+    cells = [(c.id, c.device, c.library, c.format, c.kernel or "-",
+              " ".join(f"{k}={v}" for k, v in c.params.items()) or "-", "yes" if c.deterministic else "no")
+             for c in rows]
+    widths = [max(len(x[i]) for x in [head, *cells]) for i in range(len(head))]
+    for x in [head, *cells]:
+        print("  ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)).rstrip())
+    counts = ", ".join(f"{sum(c.device == d for c in rows)} {d}" for d in dict.fromkeys(c.device for c in rows))
+    print(f"# {len(rows)} configurations ({counts}); ids as pyspmv.config(), bench --config and rank take them")
     return 0
 
 
@@ -311,7 +386,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                   kind=args.kind, model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
                   progress=not args.quiet, folder=args.folder, measure=not args.no_measure)
     fp = c.model.meta["fingerprint"]
-    print(f"# calibrated {args.device} on {_device_name(c.model.meta['device_info']) or args.device}, "
+    print(f"# calibrated {args.device} on {device_name(c.model.meta['device_info']) or args.device}, "
           f"{fp.get('threads')} thread(s): {len(c.matrices)} matrices measured ({c.new} this run, measurements in "
           f"{c.folder}), {c.wall_s:.0f} s")
     if len(c.remeasured):
@@ -366,6 +441,21 @@ def _parser() -> argparse.ArgumentParser:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", formatter_class=_Help)
 
+    p = command("info", "print what this installation is and uses: version, build, GPU, threads, models")
+    p.description = (
+        "Print the version; the build (whether the CUDA kernels were built, for which compute capabilities, "
+        "OpenMP); the OpenMP threads of the CPU kernels; the GPU and driver seen, or why none is usable; the folder "
+        f"calibrate and train-default write to (${HOME_ENV}); and per device the model rank() uses when given none: "
+        "calibrated for this machine or the shipped default, its file and SHA-256, the machine its timings were "
+        "measured on, its training data and command, and how far its ranking table's times can be read.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_info)
+
+    p = command("configs", "list the configuration ids with their library, format, kernel and parameters")
+    p.add_argument("--device", choices=DEVICES, help="only this device's (default: every device's)")
+    p.add_argument("--json", action="store_true", help="print JSON: a list, an object per configuration")
+    p.set_defaults(func=_cmd_configs)
+
     p = command("features", "print every feature of a matrix")
     _add_matrix_args(p)
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -394,13 +484,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
     p.set_defaults(func=_cmd_train)
 
-    p = command("train-default", "train a device's default ranking model and write it into the package")
+    p = command("train-default", "train a device's default ranking model from a measured dataset")
+    p.description = (
+        "Train a device's default ranking model (a ForestModel, as the shipped ones) from a measured dataset. "
+        f"Without --out it is written to ${HOME_ENV}/default_<dataset>.pyspmv (h100 and cpu; a dataset folder "
+        "needs --out), never into the installed package: an --out inside it is refused. --into-package "
+        "overwrites the shipped default (pyspmv/data/) instead; it is for the repository's own retraining.")
     p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
     p.add_argument("--extra", action="append", metavar="DATASET",
                    help="a further dataset of the same device whose new matrices join the training; repeatable")
     p.add_argument("--model", default="forest", choices=DEFAULT_KINDS, help="model kind")
     p.add_argument("--seed", type=int, default=0, help="seed of the model")
-    p.add_argument("--out", help="model file (default: pyspmv/data/default_<dataset>.pyspmv for h100 and cpu)")
+    p.add_argument("--out", help=f"model file (default: ${HOME_ENV}/default_<dataset>.pyspmv for h100 and cpu); "
+                                 "not inside the installed package")
+    p.add_argument("--into-package", action="store_true",
+                   help="write the shipped default of h100 or cpu inside the package (pyspmv/data/), which rank() "
+                        "then uses: for developers retraining the repository's models")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=_cmd_train_default)
 
@@ -451,8 +550,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_calibrate)
 
-    p = command("rank", "rank every configuration for a matrix by a model's predicted time")
-    _add_matrix_args(p)
+    p = command("rank", "rank every configuration for each matrix by a model's predicted time")
+    p.description = (
+        "Rank every configuration for each matrix by a model's predicted time: one table per matrix (or, with "
+        "--json, one JSON list holding an object per matrix). Times are microseconds in every output "
+        "(predicted_us). The order is by predicted time; a model that weighs in the bytes moved (the cuda "
+        f"default: rank_bytes_pow {BYTES_PRIOR['cuda']:g}) puts of two predictions a few per cent apart the one moving fewer bytes "
+        "first, so neighbours may be out of time order ('order' in the output says which). Marks: 'pick' (ranked "
+        "first); 'tie': predicted within the model's measured median error of the pick ("
+        f"{DEFAULT_PRECISION['cuda'].tie_tol:.1%} for the cuda default's recipe, {DEFAULT_PRECISION['cpu'].tie_tol:.1%} "
+        "for cpu's; benchmarks/results/rank_table_*.md), so the model cannot tell it from the pick; 'order only': "
+        f"predicted beyond {DEFAULT_PRECISION['cuda'].max_gap:g}x (cuda) or {DEFAULT_PRECISION['cpu'].max_gap:g}x "
+        "(cpu) the pick's time, where the default forest's times understate the measured gaps, so no time is "
+        "printed (null in JSON); 'n/a': cannot serve the matrix. vs_pick is the predicted time over the pick's. "
+        "Models other than the default forest recipe get no tie or order-only marks: their error was not measured.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="Matrix Market files (.mtx or .mtx.gz)")
+    p.add_argument("--generate", action="append", metavar="KIND:SIZE",
+                   help=f"rank a generated matrix too (first); repeatable; KIND is one of {', '.join(GENERATORS)}")
     p.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
                                    "the shipped default of --device")
     p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
@@ -460,8 +574,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
     p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
     p.add_argument("--top", type=_top, default=TOP_DEFAULT, metavar="N|all",
-                   help="print the N fastest predicted, or all")
-    p.add_argument("--json", action="store_true", help="print JSON (times in ms; null where not applicable)")
+                   help="print the first N of each ranking, or all")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON list, an object per matrix (its 'ranking': rank, config, predicted_us, "
+                        "vs_pick, mark; predicted_us null where 'order only' or 'n/a'); a FILE that cannot be read "
+                        "is an object with 'error'")
     p.set_defaults(func=_cmd_rank)
 
     p = command("export", "export a model as a C99 header (OUT.h) or a model file")

@@ -19,7 +19,7 @@ from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .models._common import unit_key
 
-#: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (DESIGN.md).
+#: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (50 MB).
 L2_BYTES = 50e6
 #: Slowdown buckets of the pick against the measured best.
 BUCKETS = ("<5%", "5-20%", ">20%")
@@ -47,7 +47,7 @@ def family_folds(families: Any, n_splits: int = 5) -> list[tuple[np.ndarray, np.
 
 
 def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:
-    """|pred - meas| / meas over rows with a prediction (not NaN): median, mean, count, median per format."""
+    """``|pred - meas| / meas`` over rows with a prediction (not NaN): median, mean, count, median per format."""
     t, p = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
     ok = ~np.isnan(p)                        # NaN: not predicted; inf: predicted, infinitely wrong
     d = np.abs(p[ok] - t[ok]) / t[ok]

@@ -212,7 +212,7 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
 
     The header holds the C core's sources (static linkage) and the model's arrays, and exposes, for
     ``name`` ``NAME``: ``NAME_NCONFIGS``, ``NAME_config_ids``, ``NAME_predict(nrows, ncols, indptr,
-    indices, ms)`` and ``NAME_rank(nrows, ncols, indptr, indices, order, ms)`` (DESIGN.md, "Export").
+    indices, ms)`` and ``NAME_rank(nrows, ncols, indptr, indices, order, ms)`` (the C API, docs/c_api.md).
     Both check the CSR arrays first and return 0 or a negative ``SPMV_E*`` code; a configuration that
     cannot serve the matrix gets ``HUGE_VAL`` ms and ranks last. Compile with any C99 compiler and
     link libm (``-lm``). Its include guard is ``NAME_H``, ``NAME`` spelt exactly as given.

@@ -1,4 +1,4 @@
-"""Matrix features computed by the C core (tiers 0 to 2 of DESIGN.md)."""
+"""Matrix features computed by the C core (tiers 0 to 2, each defined in csrc/features.c)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
     return dict(zip(FEATURE_NAMES, (float(v) for v in out)))
 
 
-#: Per-configuration features (DESIGN.md): what one product must move, how much of it is padding,
+#: Per-configuration features: what one product must move, how much of it is padding,
 #: and how many kernel launches it takes; the design row's last columns.
 CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
 

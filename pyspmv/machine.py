@@ -190,6 +190,23 @@ def differences(model_fp: dict[str, Any], here: dict[str, Any]) -> list[str]:
     return out
 
 
+def device_name(info: dict[str, Any]) -> str | None:
+    """The machine a :func:`pyspmv.device_info` dict describes: the GPU's name, else the processor and its
+    cores; None where it names neither."""
+    if info.get("gpu_name"):
+        return str(info["gpu_name"])
+    if info.get("processor"):
+        cores = info.get("cpu_count")
+        return f"{info['processor']} ({cores} cores)" if cores else str(info["processor"])
+    return None
+
+
+def measured_on(rm: Any) -> str:
+    """The machine whose timings a RankModel was trained on, from its ``meta['device_info']``."""
+    name = device_name((getattr(rm, "meta", None) or {}).get("device_info") or {})
+    return name or f"an unrecorded {rm.device} device"
+
+
 def model_fingerprint(rm: Any) -> dict[str, Any] | None:
     """The fingerprint a model carries: ``meta['fingerprint']`` (calibrated models), else the one of
     ``meta['device_info']`` (models trained on a dataset), else None."""

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import math
 import os
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,13 +46,65 @@ _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
 DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
 
 
+class Precision(NamedTuple):
+    """How far a model's predicted times can be read, as measured on held-out matrices.
+
+    ``g`` below is a configuration's predicted time divided by the pick's (the configuration ranked
+    first).
+
+    Attributes
+    ----------
+    tie_tol : float
+        The median error of ``g`` against the measured ratio over the configurations ranked 2 to 10
+        (0.021: 2.1 %). A configuration with ``g <= 1 + tie_tol`` is a tie of the pick: the model
+        cannot tell the two apart.
+    max_gap : float
+        Up to this ``g`` the predicted times read as times (the median error of every bin of ``g``
+        below it is at most 10 %); beyond it only the order holds. The default forest caps each
+        training slowdown at ``exp(clip)``, 1.65 times the best, so the predictions there understate
+        the measured gaps, and by how much the model cannot say.
+    source : str
+        Where the figures were measured.
+    """
+
+    tie_tol: float
+    max_gap: float
+    source: str
+
+
+#: The default recipe's figures per device (benchmarks/rank_table.py: the default forest fitted on 75 % of the
+#: dataset's matrices, split by matrix, seed 0, as benchmarks/default_quality.py; both value types; the pick ranked
+#: as rank() ranks). h100 (with h100_large and h100_scaled on the training side), 254 held-out units: ranks 2-10
+#: off by a median 2.1 % (2-3: 1.5 %, 6-10: 2.5 %, 21-50: 5.1 %, 51+: 23.7 %); predicted gaps below 1.5 off by
+#: 2.0-4.9 % per bin, at 1.5 and above by 74 % (the measured gap larger in 96 % of them, median 2.8 against 1.55
+#: predicted). 92.8 % of the ties were measured within 5 % of the pick, against 44.9 % of the other configurations
+#: ranked 2-10. cpu, 240 units: ranks 2-10 off by 8.7 %; gaps below 1.3 off by 2.0-9.8 %, 1.3-1.5 by 11.5 %, from
+#: 1.5 by 136 %; 72.1 % of the ties within 5 % of the pick, against 11.1 %.
+DEFAULT_PRECISION = {
+    "cuda": Precision(0.021, 1.5, "the cuda default's recipe on held-out matrices of datasets/h100 "
+                                  "(benchmarks/results/rank_table_h100.md)"),
+    "cpu": Precision(0.087, 1.3, "the cpu default's recipe on held-out matrices of datasets/cpu "
+                                 "(benchmarks/results/rank_table_cpu.md)"),
+}
+
+
+def precision_of(rm: RankModel) -> Precision | None:
+    """The :class:`Precision` that :class:`Ranking` marks ties and order-only rows with for a model:
+    :data:`DEFAULT_PRECISION` of its device for a runtime ForestModel (the default recipe's kind, as
+    the shipped defaults and ``pyspmv calibrate`` make), None for other kinds and classifiers, whose
+    errors were not measured."""
+    if rm.score != "ms" or not str(rm.source).startswith("ForestModel("):
+        return None
+    return DEFAULT_PRECISION.get(str(rm.device))
+
+
 @cache
 def _default(device: str) -> RankModel:
     from .cache import load_shipped
     res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
     if not res.is_file():
         raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
-                                "missing); train one with `pyspmv train-default` or pass model=.")
+                                "missing); train one with `pyspmv train-default --into-package` or pass model=.")
     with resources.as_file(res) as path:
         return load_shipped(path)           # through an uncompressed copy in $PYSPMV_HOME/cache (pyspmv.cache)
 
@@ -59,8 +112,8 @@ def _default(device: str) -> RankModel:
 def default_model(device: str = "cuda") -> RankModel:
     """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
 
-    Trained from ``datasets/`` by ``pyspmv train-default`` and shipped in the package; read once per
-    process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
+    Trained from ``datasets/`` by ``pyspmv train-default --into-package`` and shipped in the package; read
+    once per process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
     (:mod:`pyspmv.cache`).
     :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
     (:func:`calibrated_model`).
@@ -122,7 +175,8 @@ def model_in_use(device: str, dtype: str) -> RankModel:
 class _Ranked:
     """Per (model, dtype): the capsule and what turns C's order into ids without Python loops."""
 
-    __slots__ = ("capsule", "convert", "deterministic", "formats", "id_tuple", "ids", "keep", "ranked")
+    __slots__ = ("bytes_pow", "capsule", "convert", "deterministic", "formats", "id_tuple", "ids", "keep", "precision",
+                 "ranked")
 
     def __init__(self, rm: RankModel, dtype: str):
         t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
@@ -144,6 +198,8 @@ class _Ranked:
         a = np.array([conv.get(c.format, [np.nan, np.nan])[0] for c in cfgs], dtype=np.float64)
         b = np.array([conv.get(c.format, [np.nan, np.nan])[1] for c in cfgs], dtype=np.float64)
         self.convert = (a, b) if conv else None
+        self.precision = precision_of(rm)
+        self.bytes_pow = float(t.spec.fields.get("rank_bytes_pow", 0.0))
 
 
 def _prepared(rm: RankModel, dtype: str) -> _Ranked:
@@ -153,36 +209,108 @@ def _prepared(rm: RankModel, dtype: str) -> _Ranked:
     return cache[dtype]
 
 
+def vs_pick(g: float | None) -> str:
+    """A :attr:`RankRow.vs_pick` as the tables print it: ``+1.2%``, ``-0.4%``, or empty for None."""
+    return "" if g is None else f"{100.0 * (g - 1.0):+.1f}%"
+
+
+class RankRow(NamedTuple):
+    """One row of a :class:`Ranking` as its table shows it (:meth:`Ranking.rows`)."""
+
+    rank: int
+    config: str
+    #: The prediction (ms, or the score of a classifier); None where only the order holds or the
+    #: configuration cannot serve the matrix.
+    predicted: float | None
+    #: ``predicted`` divided by the pick's (None where ``predicted`` is, and for scores).
+    vs_pick: float | None
+    #: ``'pick'``, ``'tie'`` (the model cannot tell it from the pick), ``''``, ``'order only'`` (predicted
+    #: beyond :attr:`Precision.max_gap` times the pick) or ``'n/a'`` (cannot serve the matrix).
+    mark: str
+
+
 class Ranking(list):
-    """What :func:`rank` returns: a list of ``(configuration id, predicted ms)`` pairs, fastest first.
+    """What :func:`rank` returns: a list of ``(configuration id, predicted ms)`` pairs in ranked order.
 
     It is a plain list of tuples (iteration, ``len``, ``r[0] -> (id, ms)``, slicing and equality with a list
     of tuples all behave as a list's), plus ``best`` (the first id), ``to_frame()`` (a pandas DataFrame) and
     a table when Jupyter shows it. ``score`` names the column: ``'predicted_ms'`` for runtime models,
     ``'score'`` (lower is better) for classifiers.
+
+    The order is the one :attr:`order` describes: by predicted time, except that a model with a bytes
+    weight (``bytes_pow`` > 0, the cuda default's 0.05) puts of two predictions a few per cent apart the
+    one moving fewer bytes first, so neighbours may be out of time order. How far the predicted times can
+    be read is :attr:`precision` (None where it was not measured for the model): :meth:`rows` and the
+    tables mark the configurations predicted within ``precision.tie_tol`` of the pick as ties, and give
+    beyond ``precision.max_gap`` times the pick's prediction the order only.
     """
 
     #: Rows the HTML table shows; ``to_frame()`` has them all.
     HTML_ROWS = 20
 
     def __init__(self, pairs: Any = (), *, device: str | None = None, dtype: str | None = None,
-                 score: str = "predicted_ms", matrix: str | None = None):
+                 score: str = "predicted_ms", matrix: str | None = None, precision: Precision | None = None,
+                 bytes_pow: float = 0.0):
         super().__init__(pairs)
         self.device, self.dtype, self.score, self.matrix = device, dtype, score, matrix
+        self.precision, self.bytes_pow = precision, bytes_pow
 
     @classmethod
-    def _of(cls, pairs: list, device: str, dtype: str, score: str, matrix: str | None) -> Ranking:
+    def _of(cls, pairs: list, device: str, dtype: str, score: str, matrix: str | None, p: _Ranked) -> Ranking:
         """What ``Ranking(pairs, device=..., ...)`` makes, in half its time (rank()'s return: keywords
         and ``__init__``'s call cost a third of a microsecond)."""
         r = list.__new__(cls)
         r.extend(pairs)
         r.device, r.dtype, r.score, r.matrix = device, dtype, score, matrix
+        r.precision, r.bytes_pow = p.precision, p.bytes_pow
         return r
 
     @property
     def best(self) -> str | None:
         """The configuration ranked first (None when nothing was ranked)."""
         return self[0][0] if self else None
+
+    @property
+    def order(self) -> str:
+        """What the order of the list is, in words."""
+        if self.score != "predicted_ms":
+            return "by the model's score, lowest first"
+        if self.bytes_pow > 0:
+            return ("by predicted time, except that of two predictions a few per cent apart the one moving fewer "
+                    f"bytes comes first (time x (bytes moved per byte of values)^{self.bytes_pow:g}), so a neighbour "
+                    "may be predicted a little faster")
+        return "by predicted time, fastest first"
+
+    def rows(self, top: int | None = None) -> list[RankRow]:
+        """The first ``top`` rows (None: all) as the tables show them: the prediction, its ratio to the
+        pick's, and the mark (:class:`RankRow`; ties and order-only rows by :attr:`precision`)."""
+        out = []
+        p = self.precision
+        first = self[0][1] if self else math.nan
+        ok0 = math.isfinite(first) and first > 0
+        for i, (c, v) in enumerate(self if top is None else self[:top], 1):
+            if not math.isfinite(v):
+                out.append(RankRow(i, c, None, None, "n/a"))
+                continue
+            g = v / first if ok0 and self.score == "predicted_ms" else None
+            if i == 1:
+                mark = "pick"
+            elif g is None or p is None:
+                mark = ""
+            elif g <= 1.0 + p.tie_tol:
+                mark = "tie"
+            elif g > p.max_gap:
+                out.append(RankRow(i, c, None, None, "order only"))
+                continue
+            else:
+                mark = ""
+            out.append(RankRow(i, c, v, g, mark))
+        return out
+
+    def ties(self) -> list[str]:
+        """The pick and the configurations marked as its ties (:meth:`rows`), in ranked order: those the
+        model cannot tell apart. Just the pick where :attr:`precision` is None."""
+        return [r.config for r in self.rows() if r.mark in ("pick", "tie")]
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per configuration: ``rank`` (1 = fastest, the index), ``config`` and
@@ -194,17 +322,45 @@ class Ranking(list):
 
     def _repr_html_(self) -> str:
         from html import escape
+        rows = self.rows(self.HTML_ROWS)
         head = (f"<p><b>pyspmv ranking</b>{' of ' + escape(self.matrix) if self.matrix else ''}: "
                 f"{len(self)} configurations{', device ' + escape(self.device) if self.device else ''}"
-                f"{', ' + escape(self.dtype) if self.dtype else ''}; fastest predicted first"
+                f"{', ' + escape(self.dtype) if self.dtype else ''}; ordered {escape(self.order)}"
                 + (f" (first {self.HTML_ROWS} shown; <code>to_frame()</code> has all)" if len(self) > self.HTML_ROWS
                    else "") + "</p>")
-        return head + self.to_frame().head(self.HTML_ROWS).to_html()
+        body = "".join(
+            f"<tr><th>{r.rank}</th><td>{escape(r.config)}</td>"
+            f"<td>{'&mdash;' if r.predicted is None else f'{r.predicted:.6g}'}</td>"
+            f"<td>{vs_pick(r.vs_pick)}</td><td>{escape(r.mark)}</td></tr>"
+            for r in rows)
+        table = (f"<table><thead><tr><th>rank</th><th>config</th><th>{escape(self.score)}</th><th>vs_pick</th>"
+                 f"<th>mark</th></tr></thead><tbody>{body}</tbody></table>")
+        return head + table + "".join(f"<p><small>{escape(n)}</small></p>" for n in self.notes(rows))
+
+    def notes(self, rows: list[RankRow] | None = None) -> list[str]:
+        """What the marks of ``rows`` (default: all of :meth:`rows`) mean, one sentence each, for those present."""
+        rows = self.rows() if rows is None else rows
+        marks = {r.mark for r in rows}
+        p = self.precision
+        out = []
+        if p is not None and "tie" in marks:
+            out.append(f"tie: predicted at most {p.tie_tol:.1%} slower than the pick (or faster), the median error "
+                       f"of the predicted ratio to the pick near the top, measured for {p.source}: the model cannot "
+                       "tell these from the pick.")
+        if p is not None and "order only" in marks:
+            out.append(f"order only: predicted more than {p.max_gap:g}x the pick's time, where the model's times "
+                       "understate the measured gaps (capped slowdowns): the order holds, by how much does not; "
+                       "`pyspmv bench` measures it.")
+        if p is None and self.score == "predicted_ms" and len(rows) > 1:
+            out.append("no ties marked: this model's error was not measured (only the default forest recipe's is).")
+        if "n/a" in marks:
+            out.append("n/a: cannot serve this matrix.")
+        return out
 
 
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
          deterministic: bool = False, estimate: bool | None = None) -> Ranking:
-    """Every configuration of ``device`` for matrix ``A``, fastest predicted first.
+    """Every configuration of ``device`` for matrix ``A``, ranked by predicted time.
 
     Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
     model's evaluation run in one C call (``spmv_rank``).
@@ -248,8 +404,10 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         ``inf``. A model that weighs in the bytes moved (``rank_bytes_pow`` of its spec; the cuda
         default's 0.05, ForestModel's ``bytes_prior``) orders by predicted ms times the bytes each
         configuration moves per byte of values to that power, so that of two near-equal predictions
-        the one moving fewer bytes comes first; the ms listed are the predictions themselves. It also
-        has ``best``, ``to_frame()`` and a table in Jupyter (:class:`Ranking`).
+        the one moving fewer bytes comes first; the ms listed are the predictions themselves
+        (``Ranking.order`` says which rule). It also has ``best``, ``to_frame()``, the ties of the pick
+        and how far the predicted times can be read (``ties()``, ``rows()``, ``precision``) and a table
+        in Jupyter (:class:`Ranking`).
 
     Warns
     -----
@@ -296,4 +454,4 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
     pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
                        p.id_tuple, p.keep[bool(deterministic)], ESTIMATE_NNZ)
-    return Ranking._of(pairs, rm.device, dtype, "predicted_ms" if rm.score == "ms" else "score", M.name)
+    return Ranking._of(pairs, rm.device, dtype, "predicted_ms" if rm.score == "ms" else "score", M.name, p)

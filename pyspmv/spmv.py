@@ -20,7 +20,7 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
         A FormatMatrix must match the configuration's format and parameters.
     x : array-like of shape (ncols,)
         Real numbers. Finite values past the range of the arithmetic type are refused (float32:
-        |x| > 3.4e38). NaN and inf propagate into ``y`` as in scipy, except with DIA and BSR
+        ``|x| > 3.4e38``). NaN and inf propagate into ``y`` as in scipy, except with DIA and BSR
         configurations, which multiply stored padding zeros by ``x`` and so refuse them.
     config : Config or str, default 'cpu/csr/rows'
         See :func:`pyspmv.configs`.

@@ -1,17 +1,22 @@
 """Train the default ranking model of a device from a measured dataset (``pyspmv train-default``).
 
-``pyspmv train-default --dataset h100`` writes ``pyspmv/data/default_h100.pyspmv`` (the ``cuda``
-default), ``--dataset cpu`` writes ``pyspmv/data/default_cpu.pyspmv``; ``--dataset PATH`` trains
-from any folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the same
-dataset and options give the same model; the file records the dataset, its size and dates, and the
-command.
+``pyspmv train-default --dataset h100`` writes ``$PYSPMV_HOME/default_h100.pyspmv`` (the ``cuda``
+recipe), ``--dataset cpu`` ``$PYSPMV_HOME/default_cpu.pyspmv``, ``--out FILE`` anywhere but inside the
+installed package; ``--into-package`` replaces the shipped default (``pyspmv/data/default_h100.pyspmv``,
+``default_cpu.pyspmv``), as the repository's own retraining does. ``--dataset PATH`` trains from any
+folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the same dataset and
+options give the same model; the file records the dataset, its size and dates, and the command.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from .machine import HOME_ENV, home
 
 #: The model kinds' short names, defined here without importing scikit-learn so that the command line
 #: lists them cheaply; ``pyspmv.models.MODELS`` maps the same names to their classes (a test checks).
@@ -64,3 +69,56 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     if extra:
         rm.meta["extra"] = md["sources"][1:]  # [dataset, matrices it added]
     return rm
+
+
+def package_dirs() -> list[Path]:
+    """The folders of the installed package (its modules', and its data's where importlib puts them apart)."""
+    from importlib import resources
+    dirs = [Path(__file__).resolve().parent]
+    res = resources.files("pyspmv")
+    if isinstance(res, Path):
+        dirs.append(res.resolve())
+    return dirs
+
+
+def inside_package(path: str | os.PathLike[str]) -> Path | None:
+    """The folder of the installed package that ``path`` lies in (symbolic links resolved), or None."""
+    p = Path(path).expanduser().resolve()
+    return next((d for d in package_dirs() if p == d or d in p.parents), None)
+
+
+def output_path(dataset: str, out: str | os.PathLike[str] | None = None, *, into_package: bool = False) -> Path:
+    """Where ``pyspmv train-default`` writes the model of ``dataset``.
+
+    ``out`` where given; with ``into_package``, the shipped default's own file (``pyspmv/data/``, the
+    shipped datasets h100 and cpu only: the repository's retraining); else
+    ``$PYSPMV_HOME/default_<dataset>.pyspmv`` (:func:`pyspmv.machine.home`; a dataset folder needs
+    ``out``). An ``out`` inside the installed package is refused without ``into_package``, so that no
+    command overwrites the shipped models by accident.
+
+    Raises
+    ------
+    ValueError
+        ``out`` inside the package; ``out`` with ``into_package``; ``into_package`` or no ``out`` for a
+        dataset folder.
+    """
+    from .rank import DEFAULT_FILES
+    shipped = {"h100": DEFAULT_FILES["cuda"], "cpu": DEFAULT_FILES["cpu"]}
+    if into_package:
+        if out is not None:
+            raise ValueError("--into-package writes the shipped default's own file; give it or --out, not both.")
+        if dataset not in shipped:
+            raise ValueError(f"--into-package writes the shipped defaults only (--dataset {' or '.join(shipped)}). "
+                             f"Got --dataset {dataset!r} instead; give --out for another dataset.")
+        return package_dirs()[0] / "data" / shipped[dataset]
+    if out is not None:
+        inside = inside_package(out)
+        if inside is not None:
+            raise ValueError(f"--out {str(out)!r} is inside the installed pyspmv package ({inside}); train-default "
+                             "writes there only with --into-package (the repository's own retraining of the shipped "
+                             f"defaults). Write the model elsewhere (default: ${HOME_ENV}) and pass it with --model.")
+        return Path(out)
+    if dataset not in shipped:
+        raise ValueError(f"--out is required for the dataset folder {dataset!r}; without it only "
+                         f"{' and '.join(shipped)} write to ${HOME_ENV}/default_<dataset>.pyspmv.")
+    return home() / f"default_{dataset}.pyspmv"

@@ -29,10 +29,18 @@ def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def _rows(out: str) -> list[list[str]]:
-    """The table rows of `pyspmv rank`'s output (not the '#' lines, not the column header)."""
-    lines = [ln for ln in out.splitlines() if not ln.startswith("#")]
-    assert lines[0].split() == ["rank", "config", "predicted_us"]
-    return [ln.split() for ln in lines[1:]]
+    """The table rows of `pyspmv rank`'s output for one matrix (not the '#' lines, not the column header):
+    rank, config, predicted_us, vs_pick[, mark]."""
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith("#")]
+    assert lines[0].split() == ["rank", "config", "predicted_us", "vs_pick", "mark"]
+    return [ln.split(maxsplit=4) for ln in lines[1:]]
+
+
+def _tables(out: str) -> list[str]:
+    """`pyspmv rank`'s output split into its tables, one per matrix (each from its '# matrix' line)."""
+    parts = out.split("# matrix ")
+    assert parts[0] == ""
+    return ["# matrix " + p for p in parts[1:]]
 
 
 def test_features_of_a_file(tmp_path, capsys):
@@ -70,7 +78,7 @@ def test_bench_takes_the_device_of_its_config_ids(capsys):
 
 def test_rank_prints_a_labelled_table(capsys):
     """Title (matrix, model, the GPU it was measured on, dtype, n_calls), a column header with the unit,
-    the top 10 by default."""
+    the top 10 by default, then what the order and the marks mean."""
     assert main(["rank", "--generate", "poisson2d:20"]) == 0
     out = capsys.readouterr().out
     title = out.splitlines()[0]
@@ -80,10 +88,83 @@ def test_rank_prints_a_labelled_table(capsys):
     rows = _rows(out)
     assert len(rows) == TOP_DEFAULT and [r[0] for r in rows] == [str(i) for i in range(1, 11)]
     us = [float(r[2]) for r in rows]
-    assert us == sorted(us) and 0.5 < us[0] < 1e3          # microseconds, not ms
+    assert 0.5 < us[0] < 1e3                                # microseconds, not ms
     r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
     assert [row[1] for row in rows] == [c for c, _ in r[:TOP_DEFAULT]]
     assert us[0] == pytest.approx(r[0][1] * 1e3, abs=1e-3)
+    assert rows[0][3:] == ["+0.0%", "pick"]
+    notes = [ln for ln in out.splitlines() if ln.startswith("# ")][1:]
+    assert "fastest predicted first" not in out
+    assert notes[1].startswith("# order: by predicted time, except that") and "bytes" in notes[1]
+
+
+def test_rank_marks_ties_and_gives_the_tail_as_order_only(capsys):
+    """The cuda default on a power-law matrix: block-size variants within the measured error of the pick are
+    ties, predictions beyond its readable gap are printed without a time, each mark explained once below."""
+    from pyspmv.rank import DEFAULT_PRECISION
+    p = DEFAULT_PRECISION["cuda"]
+    assert main(["rank", "--generate", "powerlaw:2000", "--top", "all"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    marks = [r[4] if len(r) > 4 else "" for r in rows]
+    assert marks[0] == "pick" and "tie" in marks and "order only" in marks and "n/a" in marks
+    pick = float(rows[0][2])
+    for r, m in zip(rows, marks, strict=True):
+        if m == "tie":
+            assert float(r[2]) <= pick * (1 + p.tie_tol) + 1e-3
+        elif m == "order only":
+            assert r[2] == "-" and r[3] == f">+{100 * (p.max_gap - 1):.0f}%"
+        elif m == "":
+            assert pick * (1 + p.tie_tol) < float(r[2]) <= pick * p.max_gap + 1e-3
+    ties = [r[1] for r, m in zip(rows, marks, strict=True) if m in ("pick", "tie")]
+    assert ties == pyspmv.rank(pyspmv.generate("powerlaw", 2000)).ties()
+    for note in ("# tie: predicted at most 2.1%", "# order only: predicted more than 1.5x", "# n/a: cannot serve"):
+        assert out.count(note) == 1
+    assert "rank_table_h100.md" in out
+
+
+def test_rank_ranks_several_files(tmp_path, capsys):
+    """FILE...: one table per file in the order given (after --generate), each with its own title."""
+    for name, n in (("a", 30), ("b", 60)):
+        scipy.io.mmwrite(tmp_path / f"{name}.mtx", sp.random(n, n, density=0.1, random_state=n, format="csr")
+                         + sp.eye(n))
+    files = [str(tmp_path / "a.mtx"), str(tmp_path / "b.mtx")]
+    assert main(["rank", *files, "--device", "cpu", "--top", "3"]) == 0
+    tables = _tables(capsys.readouterr().out)
+    assert [t.splitlines()[0].split()[2] for t in tables] == ["a", "b"]
+    assert [len(_rows(t)) for t in tables] == [3, 3]
+    assert main(["rank", "--generate", "poisson2d:10", *files, "--device", "cpu", "--top", "2"]) == 0
+    assert [t.splitlines()[0].split()[2] for t in _tables(capsys.readouterr().out)] == ["poisson2d_10", "a", "b"]
+
+
+def test_rank_goes_on_past_a_file_it_cannot_read(tmp_path, capsys):
+    """A missing file is one error line naming it and exit status 2; the other files are still ranked."""
+    scipy.io.mmwrite(tmp_path / "a.mtx", sp.eye(20, format="csr"))
+    assert main(["rank", str(tmp_path / "nope.mtx"), str(tmp_path / "a.mtx"), "--device", "cpu", "--top", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert len(_tables(out)) == 1 and "# matrix a " in out
+    assert err.count("pyspmv: error:") == 1 and "nope.mtx" in err
+    assert main(["rank", str(tmp_path / "nope.mtx"), str(tmp_path / "a.mtx"), "--device", "cpu", "--json"]) == 2
+    r = json.loads(capsys.readouterr().out)
+    assert r[0]["file"].endswith("nope.mtx") and "no such file" in r[0]["error"] and r[1]["matrix"] == "a"
+    assert main(["rank", "--device", "cpu"]) == 2
+    assert "give one or more Matrix Market FILEs" in capsys.readouterr().err
+
+
+def test_rank_times_are_microseconds_in_text_and_json(capsys):
+    """One unit everywhere, named in the header and the JSON field: the same predicted_us both ways."""
+    assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--top", "all"]) == 0
+    text = {r[1]: r[2] for r in _rows(capsys.readouterr().out)}
+    assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--top", "all", "--json"]) == 0
+    (obj,) = json.loads(capsys.readouterr().out)
+    for e in obj["ranking"]:
+        assert "predicted_ms" not in e
+        shown = text[e["config"]]
+        assert (shown in ("-", "n/a")) if e["predicted_us"] is None else float(shown) == pytest.approx(
+            e["predicted_us"], abs=1e-3)
+    ms = dict(pyspmv.rank(pyspmv.generate("poisson2d", 20), device="cpu"))
+    first = obj["ranking"][0]
+    assert first["predicted_us"] == pytest.approx(ms[first["config"]] * 1e3, rel=1e-12)
 
 
 def test_rank_top_all_and_n(capsys):
@@ -104,16 +185,21 @@ def test_rank_refuses_a_top_below_one(top, capsys):
 
 
 def test_rank_json_is_valid_with_configurations_that_cannot_serve(capsys):
-    """ELL and DIA cannot serve a power-law matrix: their predicted time is null, not Infinity."""
+    """ELL and DIA cannot serve a power-law matrix: their predicted time is null, not Infinity, and their
+    mark says why; order-only rows have no time either."""
     assert main(["rank", "--generate", "powerlaw:2000", "--top", "all", "--json"]) == 0
 
     def refuse(name: str) -> None:
         raise AssertionError(f"invalid JSON constant {name}")
-    r = json.loads(capsys.readouterr().out, parse_constant=refuse)
-    assert [e["rank"] for e in r] == list(range(1, len(r) + 1))
-    missing = [e for e in r if e["predicted_ms"] is None]
+    (obj,) = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert obj["matrix"] == "powerlaw_2000" and obj["file"] is None and obj["device"] == "cuda"
+    assert obj["tie_tol"] == 0.021 and obj["order_only_beyond"] == 1.5 and "bytes" in obj["order"]
+    r = obj["ranking"]
+    assert [e["rank"] for e in r] == list(range(1, len(r) + 1)) == list(range(1, obj["configurations"] + 1))
+    missing = [e for e in r if e["mark"] == "n/a"]
     assert missing and all(e["config"].split("/")[1] in ("ell", "dia", "bsr") for e in missing)
-    assert all(isinstance(e["predicted_ms"], float) for e in r if e not in missing)
+    assert all(e["predicted_us"] is None and e["vs_pick"] is None for e in r if e["mark"] in ("n/a", "order only"))
+    assert all(isinstance(e["predicted_us"], float) for e in r if e["mark"] not in ("n/a", "order only"))
 
 
 def test_rank_takes_the_device_of_its_model(tmp_path, capsys):
@@ -234,3 +320,109 @@ def test_train_shows_progress_unless_quiet(tmp_path):
     assert "fitting linear on all" in p.stderr and "LinearModel" in p.stderr
     q = _cli("train", str(TINY), "--model", "linear", "--out", str(out), "--quiet")
     assert q.returncode == 0 and q.stderr == ""
+
+
+def test_info_says_what_is_built_seen_and_used(capsys):
+    """Version, build (CUDA or not, its compute capabilities), threads, the GPU or why none, and per device the
+    model rank() uses: shipped here (PYSPMV_HOME is empty in the tests), its file, measured where, its command."""
+    from pyspmv import _core
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith(f"pyspmv {pyspmv.__version__} (")
+    build = next(ln for ln in lines if ln.startswith("build: "))
+    if _core.HAVE_NVCC:
+        assert "CUDA kernels for compute capability" in build and _core.GPU_ARCH
+    else:
+        assert "without CUDA" in build and _core.GPU_ARCH == ""
+    assert f"threads: {_core.omp_threads()} for the CPU kernels" in out
+    gpu_line = next(ln for ln in lines if ln.startswith("gpu: "))
+    if gpu.available():
+        assert gpu.device_info()["name"] in gpu_line and "compute capability" in gpu_line
+    else:
+        assert gpu_line == f"gpu: none usable: {gpu.unavailable_reason()}"
+    for device, file in (("cuda", "default_h100.pyspmv"), ("cpu", "default_cpu.pyspmv")):
+        block = out.split(f"model {device}: ")[1].split("\nmodel ")[0]
+        assert block.startswith("shipped default, ForestModel") and file in block
+        assert "command: pyspmv train-default" in block and "calibrated: none at" in block
+    assert f"measured on: {H100}" in out
+
+
+def test_info_json_and_a_calibrated_model(tmp_path, monkeypatch, capsys):
+    """--json has the same facts; a calibrated model in $PYSPMV_HOME is reported as the one in use, an
+    unreadable one with the reason rank() falls back to the shipped default."""
+    import hashlib
+
+    from pyspmv.rank import reread_calibrated
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
+    assert main(["export", "--default", "cpu", "--out", str(tmp_path / "calibrated_cpu.pyspmv")]) == 0
+    (tmp_path / "calibrated_cuda.pyspmv").write_text("junk")
+    reread_calibrated()
+    capsys.readouterr()
+    try:
+        assert main(["info", "--json"]) == 0
+        a = json.loads(capsys.readouterr().out)
+    finally:
+        reread_calibrated()
+    assert a["pyspmv"]["version"] == pyspmv.__version__ and a["home"] == {"path": str(tmp_path), "set_by": "PYSPMV_HOME"}
+    assert a["build"]["cuda"] == bool(pyspmv._core.HAVE_NVCC) and a["gpu"]["usable"] == gpu.available()
+    cpu, cuda = a["models"]["cpu"], a["models"]["cuda"]
+    assert cpu["model"] == "calibrated for this machine" and cpu["path"] == str(tmp_path / "calibrated_cpu.pyspmv")
+    assert cpu["sha256"] == hashlib.sha256((tmp_path / "calibrated_cpu.pyspmv").read_bytes()).hexdigest()[:12]
+    assert cuda["model"] == "shipped default" and cuda["path"].endswith("default_h100.pyspmv")
+    assert "not a pyspmv model file" in cuda["calibrated_problem"] and cuda["measured_on"] == H100
+    assert cuda["command"].startswith("pyspmv train-default") and cuda["dataset"] == "h100"
+    assert cuda["tie_tol"] == 0.021 and cuda["max_gap"] == 1.5
+
+
+def test_configs_lists_every_id_with_its_parts(capsys):
+    assert main(["configs", "--device", "cpu", "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    cs = pyspmv.configs("cpu")
+    assert [e["id"] for e in js] == [c.id for c in cs]
+    sell = next(e for e in js if e["id"] == "cpu/sell/c=8/sigma=64")
+    assert sell == {"id": "cpu/sell/c=8/sigma=64", "device": "cpu", "library": "cpu", "format": "sell", "kernel": None,
+                    "params": {"c": 8, "sigma": 64}, "deterministic": True, "launches": 0}
+    assert main(["configs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["id", "device", "library", "format", "kernel", "params", "deterministic"]
+    ids = [ln.split()[0] for ln in out[1:-1]]
+    assert ids == [c.id for c in pyspmv.configs("cpu")] + [c.id for c in pyspmv.configs("cuda")]
+    assert out[-1].startswith(f"# {len(ids)} configurations (23 cpu, {len(pyspmv.configs('cuda'))} cuda)")
+    row = next(ln for ln in out if ln.startswith("pyspmv/csr/vector/tpv=8/bs=256 "))
+    det = "yes" if pyspmv.config("pyspmv/csr/vector/tpv=8/bs=256").deterministic else "no"
+    assert row.split()[1:] == ["cuda", "pyspmv", "csr", "vector", "tpv=8", "bs=256", det]
+
+
+def test_train_default_never_writes_into_the_package(tmp_path, monkeypatch, capsys):
+    """--out inside the installed package is refused before any training, by absolute or relative path, the
+    shipped default's own file included; --into-package is the one way in, for the shipped datasets only."""
+    pkg = Path(pyspmv.__file__).resolve().parent
+    before = {p: p.stat().st_mtime_ns for p in (pkg / "data").iterdir()}
+    called = []
+    monkeypatch.setattr(pyspmv.train_default, "train", lambda *a, **k: called.append(a))
+    for out in (pkg / "data" / "default_h100.pyspmv", pkg / "data" / "mine.pyspmv", pkg / "mine.pyspmv"):
+        assert main(["train-default", "--dataset", "h100", "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "inside the installed pyspmv package" in err and "--into-package" in err
+    monkeypatch.chdir(pkg.parent)
+    assert main(["train-default", "--dataset", "cpu", "--out", "pyspmv/data/default_cpu.pyspmv"]) == 2
+    assert "inside the installed pyspmv package" in capsys.readouterr().err
+    assert main(["train-default", "--dataset", "cpu", "--into-package", "--out", str(tmp_path / "m.pyspmv")]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["train-default", "--dataset", str(TINY), "--into-package"]) == 2
+    assert "shipped defaults only" in capsys.readouterr().err
+    assert called == [] and {p: p.stat().st_mtime_ns for p in (pkg / "data").iterdir()} == before
+
+
+def test_train_default_writes_to_pyspmv_home_by_default(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    monkeypatch.setenv("PYSPMV_HOME", str(home))
+    real = pyspmv.train_default.train
+    monkeypatch.setattr(pyspmv.train_default, "train",
+                        lambda dataset, kind, seed, **kw: real(str(TINY), "linear", seed, **kw))
+    assert main(["train-default", "--dataset", "cpu", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    out = home / "default_cpu.pyspmv"
+    assert out.is_file() and str(out) in err and "--model" in err
+    assert pyspmv.load_model(out).meta["command"] == "pyspmv train-default --dataset cpu --quiet"

@@ -249,8 +249,8 @@ def test_headers_from_hostile_files_compile_to_nothing_but_the_model(src, tmp_pa
 
 
 def test_rank_n_calls_with_a_user_fitted_model():
-    """The README's call, with a model the user fitted: conversion costs from fit's convert_ms (or, without
-    them, the default model's, said so in meta); float32 on a float64-only model names both."""
+    """The user guide's call (docs/guide/ranking.md), with a model the user fitted: conversion costs from fit's
+    convert_ms (or, without them, the default model's, said so in meta); float32 on a float64-only model names both."""
     d = cpu_frame()
     A = pyspmv.generate("random", 300, seed=4)
     for m in (fitted()["knn"], fitted()["linear"]):

@@ -36,11 +36,11 @@ def test_default_models_rank_every_configuration(device):
 def test_cli_rank_and_export(tmp_path, capsys):
     assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--top", "3"]) == 0
     out = [ln.split() for ln in capsys.readouterr().out.splitlines() if not ln.startswith("#")]
-    assert out[0] == ["rank", "config", "predicted_us"] and len(out) == 4
+    assert out[0] == ["rank", "config", "predicted_us", "vs_pick", "mark"] and len(out) == 4
     assert all(r[1].startswith("cpu/") for r in out[1:])
     assert main(["rank", "--generate", "banded:300", "--device", "cuda", "--json", "--deterministic"]) == 0
-    r = json.loads(capsys.readouterr().out)
-    assert r and all(pyspmv.config(e["config"]).deterministic for e in r)
+    (r,) = json.loads(capsys.readouterr().out)
+    assert r["ranking"] and all(pyspmv.config(e["config"]).deterministic for e in r["ranking"])
     assert main(["export", "--default", "cpu", "--out", str(tmp_path / "cpu_model.h")]) == 0
     text = (tmp_path / "cpu_model.h").read_text()
     assert "cpu_model_NCONFIGS 23" in text and "static int cpu_model_rank" not in text  # SPMV_API-marked

@@ -28,7 +28,7 @@ from ._schema import (
 __all__ = ["CONFIG_CATEGORICAL", "CONFIG_NUMERIC", "OWN", "PARAM_COLUMNS", "X_COLUMNS", "FeatureTransform", "Schema",
            "check_X", "check_groups"]
 
-#: Lehnert et al.'s Table 2 features, plus the per-configuration ones of DESIGN.md.
+#: Lehnert et al.'s Table 2 features, plus two of the per-configuration ones (``pyspmv.CONFIG_FEATURE_NAMES``).
 LEHNERT_FEATURES: tuple[str, ...] = ("nnz", "nrows", "nnz_max", "nnz_mean", "nnz_sd", "ell_fill", "dia_fill", "ndiag")
 CONFIG_FEATURES: tuple[str, ...] = ("bytes_moved", "padding_ratio")
 

@@ -193,9 +193,9 @@ class GuoModel(_BenchmarkModel):
 
     Attributes
     ----------
-    groups_ : ndarray of str (``config@f32|f64``); kinds_ : ndarray of str (csr, ell, coo, hyb);
-    coef_ : ndarray (n_groups, 6), the relation coefficients; props_ : dict, device properties used;
-    instrument_ : DataFrame, the timed benchmark matrices (after :meth:`instrument`).
+    groups_ : ndarray of str (``config@f32|f64``); ``kinds_`` : ndarray of str (csr, ell, coo, hyb);
+    ``coef_`` : ndarray (n_groups, 6), the relation coefficients; ``props_`` : dict, device properties used;
+    ``instrument_`` : DataFrame, the timed benchmark matrices (after :meth:`instrument`).
     """
 
     _family = "guo"

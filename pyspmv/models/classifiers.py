@@ -87,11 +87,11 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    groups_ : ndarray of str; mean_, scale_ : ndarray, the standardisation; landmarks_ : ndarray
-    (n_components, n_inputs), standardised; svc_C_, svc_gamma_, svr_C_, svr_gamma_ : float; svc_coef_,
-    svr_coef_ : ndarray (n_groups, n_components), svc_intercept_, svr_intercept_ : ndarray (n_groups,),
-    the decision functions on the kernel features (a configuration of one class only: coefficients 0
-    and intercept +1 or -1); classes_ : ndarray [0, 1].
+    groups_ : ndarray of str; ``mean_``, ``scale_`` : ndarray, the standardisation; ``landmarks_`` :
+    ndarray (n_components, n_inputs), standardised; ``svc_C_``, ``svc_gamma_``, ``svr_C_``, ``svr_gamma_`` :
+    float; ``svc_coef_``, ``svr_coef_`` : ndarray (n_groups, n_components), ``svc_intercept_``,
+    ``svr_intercept_`` : ndarray (n_groups,), the decision functions on the kernel features (a configuration
+    of one class only: coefficients 0 and intercept +1 or -1); ``classes_`` : ndarray [0, 1].
     """
 
     def __init__(self, factor: float = 0.5, C_grid: tuple[float, ...] = (1.0, 10.0, 100.0),
@@ -260,10 +260,10 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    levels_ : tuple of str, the columns chosen level by level; nodes_ : list of str (``""``, then the
-    labels of the levels above joined by ``/``: ``"<format>"``, ``"<format>/<library>"``); labels_ : list
-    of ndarray, the classes of each node; classifiers_ : list of GradientBoostingClassifier or None (one
-    class only); classes_ : ndarray [0, 1].
+    levels_ : tuple of str, the columns chosen level by level; ``nodes_`` : list of str (``""``, then the
+    labels of the levels above joined by ``/``: ``"<format>"``, ``"<format>/<library>"``); ``labels_`` : list
+    of ndarray, the classes of each node; ``classifiers_`` : list of GradientBoostingClassifier or None (one
+    class only); ``classes_`` : ndarray [0, 1].
     """
 
     _portable_score = "score"      # its output ranks but is no runtime

@@ -63,10 +63,10 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    features_ : list of str; lo_, hi_ : ndarray, the min-max scaling of the transformed features;
-    weights_ : ndarray, per feature; Z_ : ndarray (n_matrices, n_features), the scaled training matrices;
-    groups_ : ndarray of str, configuration keys (``config@f32|f64``); T_ : ndarray (n_matrices, n_groups),
-    log runtime (NaN where not measured); k_ : ndarray of int, neighbours per group.
+    features_ : list of str; ``lo_``, ``hi_`` : ndarray, the min-max scaling of the transformed features;
+    ``weights_`` : ndarray, per feature; ``Z_`` : ndarray (n_matrices, n_features), the scaled training matrices;
+    ``groups_`` : ndarray of str, configuration keys (``config@f32|f64``); ``T_`` : ndarray (n_matrices, n_groups),
+    log runtime (NaN where not measured); ``k_`` : ndarray of int, neighbours per group.
     """
 
     def __init__(self, k: int = 4, k_by_format: dict[str, int] | None = None, features: list[str] | None = None,

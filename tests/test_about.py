@@ -1,0 +1,54 @@
+"""pyspmv.about (`pyspmv info`): the build, the GPU seen and whether the kernels were built for it."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import pytest
+
+from pyspmv import _core, about, gpu
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "compute_capability": (9, 0), "sm_count": 132,
+        "global_mem_bytes": 85 * 2**30, "driver_version": "13.0", "runtime_version": "13.0",
+        "cusparse_version": "12.6.3"}
+
+
+@pytest.fixture
+def built_for(monkeypatch):
+    """Pretend a CUDA build for the given gpu_arch values, and a usable GPU described by ``info``."""
+    def make(arch: str, info: dict) -> None:
+        monkeypatch.setattr(_core, "HAVE_NVCC", 1)
+        monkeypatch.setattr(_core, "GPU_ARCH", arch)
+        monkeypatch.setattr(gpu, "device_info", lambda: dict(info))
+    return make
+
+
+def test_the_build_records_its_architectures():
+    b = about.build()
+    assert b["cuda"] == bool(_core.HAVE_NVCC) and b["openmp"] == bool(_core.HAVE_OPENMP)
+    assert (b["gpu_arch"] != []) == bool(_core.HAVE_NVCC) and all(a.isdigit() for a in b["gpu_arch"])
+    assert b["compute_capabilities"] == [f"{a[:-1]}.{a[-1]}" for a in b["gpu_arch"]]
+    assert about.threads()["omp_threads"] == _core.omp_threads() >= 1
+
+
+def test_a_gpu_the_kernels_were_built_for(built_for):
+    built_for("80 90", H100)
+    g = about.gpu()
+    assert g["usable"] and g["compute_capability"] == "9.0" and g["built_for_it"] is True
+    line = next(ln for ln in about.text(about.about()).splitlines() if ln.startswith("gpu: "))
+    assert line.startswith("gpu: NVIDIA H100 80GB HBM3, compute capability 9.0 (built for it), 132 SMs, 85.0 GiB")
+    assert "cuSPARSE 12.6.3" in line
+    assert "build: CUDA kernels for compute capability 8.0, 9.0" in about.text(about.about())
+
+
+def test_a_gpu_the_kernels_were_not_built_for_says_how_to_rebuild(built_for):
+    built_for("90", {**H100, "name": "NVIDIA GeForce RTX 3090", "compute_capability": (8, 6)})
+    assert about.gpu()["built_for_it"] is False
+    assert "NOT among the built 9.0: rebuild with `pip install . -Csetup-args=-Dgpu_arch=86`" in about.text(about.about())
+    built_for("90 90-virtual", {**H100, "compute_capability": (10, 0)})   # PTX may serve it: unknown
+    assert about.gpu()["built_for_it"] is None
+
+
+def test_no_gpu_gives_the_reason(monkeypatch):
+    def none() -> dict:
+        raise _core.DeviceUnavailableError("no NVIDIA driver found (test)")
+    monkeypatch.setattr(gpu, "device_info", none)
+    assert about.gpu() == {"usable": False, "reason": "no NVIDIA driver found (test)"}
