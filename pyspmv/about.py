@@ -165,7 +165,10 @@ def text(a: dict[str, Any]) -> str:
             c = m["calibration"]
             lines.append(f"    calibration: {c['choice']} on {c['matrices']} matrices, {c['date']}")
         lines.append(f"    command: {m['command'] or 'unrecorded'}")
-        lines.append(f"    model version: {m['model_version'] or 'unrecorded (the sha256 names the file)'}")
+        unrecorded = "unrecorded (the sha256 names the file)"
+        if not m["model_version"] and m["model"] == "shipped default":
+            unrecorded = f"unrecorded; shipped with pyspmv {a['pyspmv']['version']} (the sha256 names the file)"
+        lines.append(f"    model version: {m['model_version'] or unrecorded}")
         if m["tie_tol"] is not None:
             lines.append(f"    ranking table: ties within {m['tie_tol']:.1%} of the pick, times up to "
                          f"{m['max_gap']:g}x the pick's, order only beyond")

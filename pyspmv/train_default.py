@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
+from datetime import date
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +67,9 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     rm.meta.update({"dataset": str(dataset), "n_matrices": int(ds.groups.nunique()), "n_rows": len(ds.X),
                     "dataset_dates": [md.get("first_started"), md.get("updated")], "seed": seed,
                     "device_info": md.get("device_info") or {},
-                    "command": shlex.join(["pyspmv", *(argv if argv is not None else cmd)])})
+                    "command": shlex.join(["pyspmv", *(argv if argv is not None else cmd)]),
+                    # The model's own version: the package that trained it and when (pyspmv info shows it).
+                    "model_version": f"pyspmv {version('pyspmv')}, trained {date.today().isoformat()}"})
     if extra:
         rm.meta["extra"] = md["sources"][1:]  # [dataset, matrices it added]
     return rm

@@ -425,4 +425,6 @@ def test_train_default_writes_to_pyspmv_home_by_default(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     out = home / "default_cpu.pyspmv"
     assert out.is_file() and str(out) in err and "--model" in err
-    assert pyspmv.load_model(out).meta["command"] == "pyspmv train-default --dataset cpu --quiet"
+    meta = pyspmv.load_model(out).meta
+    assert meta["command"] == "pyspmv train-default --dataset cpu --quiet"
+    assert meta["model_version"].startswith(f"pyspmv {pyspmv.__version__}, trained 20")  # shown by pyspmv info
