@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 import time
 import warnings
 
@@ -15,6 +16,10 @@ import pyspmv
 from pyspmv import machine
 from pyspmv.benchmark import BUSY_CPUS
 from pyspmv.cli import main
+
+# Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
+# compiled modules) would come first on sys.path and shadow the installed one.
+HERE = Path(__file__).resolve().parent
 
 CFGS = ["cpu/csr/rows", "cpu/ell"]
 
@@ -31,7 +36,7 @@ def test_openmp_waits_passively_unless_told_otherwise():
     code = "import os, pyspmv; print(os.environ['OMP_WAIT_POLICY'], pyspmv.device_info()['omp_wait_policy'])"
     for given, want in ((None, "passive passive"), ("active", "active active")):
         out = subprocess.run([sys.executable, "-c", code], env=_env(OMP_WAIT_POLICY=given), capture_output=True,
-                             text=True, check=True).stdout
+                             text=True, check=True, cwd=HERE).stdout
         assert out.split() == want.split()
 
 

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 import zipfile
 from importlib import resources
 
@@ -17,6 +18,10 @@ import pytest
 import pyspmv
 from pyspmv import cache, export
 
+# Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
+# compiled modules) would come first on sys.path and shadow the installed one.
+HERE = Path(__file__).resolve().parent
+
 HEAVY = ("pandas", "sklearn", "tqdm", "matplotlib", "threadpoolctl", "scipy.sparse", "scipy.sparse.linalg",
          "scipy.stats", "dask")
 
@@ -24,7 +29,7 @@ HEAVY = ("pandas", "sklearn", "tqdm", "matplotlib", "threadpoolctl", "scipy.spar
 def _fresh(code: str) -> dict:
     """What ``code`` (run after ``import pyspmv`` in a new interpreter) prints as JSON."""
     out = subprocess.run([sys.executable, "-c", "import json, sys\nimport pyspmv\n" + code],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, cwd=HERE)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
