@@ -26,7 +26,8 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     declaring a matrix too large for int32 indices or for the memory available is refused before
     its body is read; the body is then parsed completely by the C core (``csrc/mmread.c``): every
     byte and every token of every line, or refused with the line number. Fortran's D exponent
-    (``1D3``, ``2.5d-1``) is read as E on purpose.
+    (``1D3``, ``2.5d-1``) is read as E on purpose, and a pattern file's line may carry one number after
+    its indices (SuiteSparse's Pajek graphs list weights so): it is checked, then dropped.
 
     Parameters
     ----------
