@@ -13,6 +13,10 @@
 // as E on purpose: older Matrix Market and Harwell-Boeing exports write it.
 #include "spmv_internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,6 +160,143 @@ static int mm_value(const mm_cursor *c, const char *tok, int64_t len, int field,
     return SPMV_OK;
 }
 
+/* Entry lines of [c->p, c->end), numbered from k; *k is advanced past them.  A line that would be
+ * entry kmax + 1 is refused as past the declared count. */
+static int mm_parse(const spmv_mm_body *B, mm_cursor *c, int64_t *k, int64_t kmax, int32_t *row,
+                    int32_t *col, double *val, spmv_err *err) {
+    int coord = B->format == SPMV_MM_COORDINATE, pattern = B->field == SPMV_MM_PATTERN, rc;
+    while (mm_next_entry(c, err, &rc)) {
+        const char *tok;
+        int64_t tlen;
+        if (*k == kmax)
+            return spmv_fail(err, SPMV_EINVAL, c->line, *k + 1, B->nentries,
+                             "line %lld holds entry %lld, past the %lld the size line declares",
+                             (long long)c->line, (long long)*k + 1, (long long)B->nentries);
+        const char *start = c->p;
+        while (c->p < c->end && *c->p != '\n') /* the line's bytes, before any token is read */
+            if (!mm_byte_ok((unsigned char)*c->p++)) return mm_bad_byte(c, c->p - 1, err);
+        c->p = start;
+        if (coord) {
+            mm_token(c, &tok, &tlen);
+            rc = mm_index(c, tok, tlen, B->nrows, "row", &row[*k], err);
+            if (rc) return rc;
+            mm_token(c, &tok, &tlen);
+            if (tlen == 0)
+                return spmv_fail(err, SPMV_EINVAL, c->line, -1, -1,
+                                 "line %lld ends after its row index; an entry line holds the "
+                                 "row, the column%s",
+                                 (long long)c->line, pattern ? "" : " and the value");
+            rc = mm_index(c, tok, tlen, B->ncols, "column", &col[*k], err);
+            if (rc) return rc;
+        }
+        if (!pattern) {
+            mm_token(c, &tok, &tlen);
+            if (tlen == 0)
+                return spmv_fail(err, SPMV_EINVAL, c->line, -1, -1,
+                                 "line %lld holds no value; an entry line of a %s file ends with "
+                                 "its value",
+                                 (long long)c->line, coord ? "coordinate" : "array");
+            rc = mm_value(c, tok, tlen, B->field, &val[*k], err);
+            if (rc) return rc;
+        }
+        mm_token(c, &tok, &tlen);
+        if (tlen != 0 && pattern) { /* checked as a number, then dropped, as the banner says */
+            double ignored;
+            rc = mm_value(c, tok, tlen, SPMV_MM_REAL, &ignored, err);
+            if (rc) return rc;
+            mm_token(c, &tok, &tlen);
+        }
+        if (tlen != 0)
+            return spmv_fail(err, SPMV_EINVAL, c->line, -1, -1,
+                             "line %lld holds more than an entry: '%.*s%s' follows it",
+                             (long long)c->line, (int)(tlen < 40 ? tlen : 40), tok,
+                             tlen > 40 ? "..." : "");
+        (*k)++;
+    }
+    return rc;
+}
+
+/* The whole body in order: the reference, and where the parallel read declines. */
+static int mm_read_serial(const spmv_mm_body *B, const char *text, int64_t len, int32_t *row,
+                          int32_t *col, double *val, spmv_err *err) {
+    mm_cursor c = {text, text + len, B->first_line};
+    int64_t k = 0;
+    int rc = mm_parse(B, &c, &k, B->nentries, row, col, val, err);
+    if (rc) return rc;
+    if (k < B->nentries)
+        return spmv_fail(err, SPMV_EINVAL, c.line, k, B->nentries,
+                         "the file ends after %lld of the %lld entries its size line declares",
+                         (long long)k, (long long)B->nentries);
+    return SPMV_OK;
+}
+
+#ifdef _OPENMP
+/* Below this many bytes one thread reads the body: a fork costs more than it saves.  A build may
+ * set it (the fuzz build does, so that its small inputs take the parallel path too). */
+#ifndef SPMV_MM_PAR_MIN_BYTES
+#define SPMV_MM_PAR_MIN_BYTES ((int64_t)1 << 20)
+#endif
+enum { MM_DECLINE = 1 };
+
+/* Counts of [p, end), which starts at a line's start: entry lines (as mm_next_entry finds them:
+ * a non-blank first byte other than '%') and line ends. */
+static void mm_count(const char *p, const char *end, int64_t *entries, int64_t *lines) {
+    int64_t e = 0, n = 0;
+    while (p < end) {
+        while (p < end && mm_blank(*p)) p++;
+        e += p < end && *p != '\n' && *p != '%';
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        n += nl != NULL;
+        p = nl != NULL ? nl + 1 : end;
+    }
+    *entries = e;
+    *lines = n;
+}
+
+/* The body cut at line starts into nt pieces, counted, then parsed side by side, each piece's
+ * entries written from its place.  Any failure (a count other than declared, a bad line, no
+ * workspace) declines (MM_DECLINE), and the serial read then gives the first error in the text's
+ * order, exactly. */
+static int mm_read_parallel(const spmv_mm_body *B, const char *text, int64_t len, int nt,
+                            int32_t *row, int32_t *col, double *val) {
+    int64_t *at = spmv_malloc(4 * ((int64_t)nt + 1), sizeof(int64_t), NULL);
+    if (at == NULL) return MM_DECLINE;
+    int64_t *ent = at + nt + 1, *lines = ent + nt + 1, *failed = lines + nt + 1;
+    at[0] = 0;
+    for (int t = 1; t <= nt; t++) {
+        int64_t q = len * t / nt;
+        const char *nl =
+            q > 0 && q < len ? memchr(text + q - 1, '\n', (size_t)(len - q + 1)) : NULL;
+        at[t] = t == nt || nl == NULL ? len : (int64_t)(nl - text) + 1;
+        if (at[t] < at[t - 1]) at[t] = at[t - 1];
+    }
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++) mm_count(text + at[t], text + at[t + 1], &ent[t], &lines[t]);
+    int64_t k = 0, line = B->first_line;
+    for (int t = 0; t < nt; t++) { /* each piece's first entry and line */
+        int64_t e = ent[t], n = lines[t];
+        ent[t] = k;
+        lines[t] = line;
+        k += e;
+        line += n;
+    }
+    ent[nt] = k;
+    int64_t bad = k != B->nentries;
+    if (!bad) {
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            mm_cursor c = {text + at[t], text + at[t + 1], lines[t]};
+            int64_t kt = ent[t];
+            failed[t] = mm_parse(B, &c, &kt, ent[t + 1], row, col, val, NULL) != SPMV_OK ||
+                        kt != ent[t + 1];
+        }
+    }
+    for (int t = 0; !bad && t < nt; t++) bad |= failed[t];
+    spmv_free(at);
+    return bad ? MM_DECLINE : SPMV_OK;
+}
+#endif
+
 int spmv_mm_read(const spmv_mm_body *B, const char *text, int64_t len, int32_t *row, int32_t *col,
                  double *val, spmv_err *err) {
     int coord = B->format == SPMV_MM_COORDINATE, pattern = B->field == SPMV_MM_PATTERN;
@@ -168,61 +309,11 @@ int spmv_mm_read(const spmv_mm_body *B, const char *text, int64_t len, int32_t *
                          "%lld bytes and these arrays cannot be read",
                          B->nrows, B->ncols, (long long)B->nentries, B->format, B->field,
                          (long long)len);
-    mm_cursor c = {text, text + len, B->first_line};
-    int rc = SPMV_OK;
-    int64_t k = 0;
-    while (mm_next_entry(&c, err, &rc)) {
-        const char *tok;
-        int64_t tlen;
-        if (k == B->nentries)
-            return spmv_fail(err, SPMV_EINVAL, c.line, k + 1, B->nentries,
-                             "line %lld holds entry %lld, past the %lld the size line declares",
-                             (long long)c.line, (long long)k + 1, (long long)B->nentries);
-        const char *start = c.p;
-        while (c.p < c.end && *c.p != '\n') /* the line's bytes, before any token is read */
-            if (!mm_byte_ok((unsigned char)*c.p++)) return mm_bad_byte(&c, c.p - 1, err);
-        c.p = start;
-        if (coord) {
-            mm_token(&c, &tok, &tlen);
-            rc = mm_index(&c, tok, tlen, B->nrows, "row", &row[k], err);
-            if (rc) return rc;
-            mm_token(&c, &tok, &tlen);
-            if (tlen == 0)
-                return spmv_fail(err, SPMV_EINVAL, c.line, -1, -1,
-                                 "line %lld ends after its row index; an entry line holds the "
-                                 "row, the column%s",
-                                 (long long)c.line, pattern ? "" : " and the value");
-            rc = mm_index(&c, tok, tlen, B->ncols, "column", &col[k], err);
-            if (rc) return rc;
-        }
-        if (!pattern) {
-            mm_token(&c, &tok, &tlen);
-            if (tlen == 0)
-                return spmv_fail(err, SPMV_EINVAL, c.line, -1, -1,
-                                 "line %lld holds no value; an entry line of a %s file ends with "
-                                 "its value",
-                                 (long long)c.line, coord ? "coordinate" : "array");
-            rc = mm_value(&c, tok, tlen, B->field, &val[k], err);
-            if (rc) return rc;
-        }
-        mm_token(&c, &tok, &tlen);
-        if (tlen != 0 && pattern) { /* checked as a number, then dropped, as the banner says */
-            double ignored;
-            rc = mm_value(&c, tok, tlen, SPMV_MM_REAL, &ignored, err);
-            if (rc) return rc;
-            mm_token(&c, &tok, &tlen);
-        }
-        if (tlen != 0)
-            return spmv_fail(err, SPMV_EINVAL, c.line, -1, -1,
-                             "line %lld holds more than an entry: '%.*s%s' follows it",
-                             (long long)c.line, (int)(tlen < 40 ? tlen : 40), tok,
-                             tlen > 40 ? "..." : "");
-        k++;
-    }
-    if (rc) return rc;
-    if (k < B->nentries)
-        return spmv_fail(err, SPMV_EINVAL, c.line, k, B->nentries,
-                         "the file ends after %lld of the %lld entries its size line declares",
-                         (long long)k, (long long)B->nentries);
-    return SPMV_OK;
+#ifdef _OPENMP
+    int nt = omp_get_max_threads();
+    if (len >= SPMV_MM_PAR_MIN_BYTES && nt > 1 &&
+        mm_read_parallel(B, text, len, nt, row, col, val) == SPMV_OK)
+        return SPMV_OK;
+#endif
+    return mm_read_serial(B, text, len, row, col, val, err);
 }

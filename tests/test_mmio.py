@@ -236,3 +236,33 @@ def test_collection_with_a_nul_file_finishes_and_resumes(tmp_path):
     failures = pd.read_csv(out / "failures.csv.gz")
     assert "bad" in set(failures["matrix"]) and "line 3 holds the byte 0x00" in " ".join(failures.astype(str).values.ravel())
     assert set(pd.read_csv(out / "timings.csv.gz")["matrix"]) == {"good"}
+
+
+def test_large_body_read_in_pieces_gives_the_serial_result_and_errors(tmp_path):
+    """Bodies from 1 MiB are parsed by OpenMP threads side by side (csrc/mmread.c); the entries, and the
+    first error with its line, are those of the serial read (OMP_NUM_THREADS=1 in a subprocess)."""
+    rng = np.random.default_rng(3)
+    n, m = 60_000, 5_000
+    r, c, v = rng.integers(1, m + 1, n), rng.integers(1, m + 1, n), rng.standard_normal(n)
+    lines = [f"{i} {j} {float(x)!r}" for i, j, x in zip(r, c, v, strict=True)]
+    lines.insert(30_000, "% a comment in the middle")
+    good = _write(tmp_path, HEAD + f"{m} {m} {n}\n" + "\n".join(lines) + "\n", "good.mtx")
+    assert good.stat().st_size > 1 << 20
+    bad_lines = list(lines)
+    bad_lines[45_000] = "1 1 1,5"  # line 3 + 45000: header 2 lines, then the body from line 3
+    bad = _write(tmp_path, HEAD + f"{m} {m} {n}\n" + "\n".join(bad_lines) + "\n", "bad.mtx")
+    code = ("import sys, json, pyspmv\nA = pyspmv.load(sys.argv[1])\n"
+            "print(json.dumps([A.indptr.tolist()[-1], float(A.data.sum()), int(A.indices.sum())]))\n"
+            "try:\n    pyspmv.load(sys.argv[2])\nexcept ValueError as e:\n    print(json.dumps(str(e)))\n")
+    outs = []
+    for threads in ("1", "2", "3"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads}
+        r_ = subprocess.run([sys.executable, "-c", code, str(good), str(bad)], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=HERE, check=True)
+        outs.append(r_.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    assert "line 45003: the value '1,5' is not a real number" in outs[0]
+    A = pyspmv.load(good)
+    ref = pyspmv.Matrix(sp.coo_array((v, (r - 1, c - 1)), shape=(m, m)))
+    np.testing.assert_array_equal(A.indices, ref.indices)
+    np.testing.assert_allclose(A.data, ref.data, rtol=1e-15)
