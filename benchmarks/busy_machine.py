@@ -92,11 +92,9 @@ def run(reps: int) -> list[dict[str, Any]]:
 
 
 def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor()
+    """The processor, as pyspmv's own tables name it."""
+    import pyspmv
+    return str(pyspmv.device_info("cpu")["processor"] or platform.processor())
 
 
 def report(rows: list[dict[str, Any]], out: Path, started: str, load: tuple[float, ...]) -> list[str]:

@@ -110,14 +110,9 @@ def _stats(xs: list[float], scale: float = 1.0, fmt: str = "{:.0f}") -> list[str
 
 
 def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
+    """The processor, as pyspmv's own tables name it (imported here: the parent's import is not measured)."""
+    from pyspmv import device_info
+    return str(device_info("cpu")["processor"] or platform.processor() or "?")
 
 
 def main() -> None:

@@ -329,9 +329,10 @@ def _checked_csr(S: Any) -> sp.csr_array:
         raise ValueError(f"The 'data' parameter of Matrix(): its {fmt} structure cannot be read: {exc}") from None
     raw = np.asarray(S.data)
     real_values(raw, "data")
-    why = float32_overflow(raw, np.float64, "The 'data' parameter of Matrix()")  # long double input
-    if why:
-        raise ValueError(why)
+    if raw.dtype.kind == "f" and raw.dtype.itemsize > 8:  # only a long double can pass float64's range
+        why = float32_overflow(raw, np.float64, "The 'data' parameter of Matrix()")
+        if why:
+            raise ValueError(why)
     # float64 before scipy sums anything: COO's tocsr sums duplicates in the values' own type.
     values = raw.astype(np.float64)
     if S.format == "coo":

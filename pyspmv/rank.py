@@ -72,14 +72,9 @@ class Precision(NamedTuple):
     source: str
 
 
-#: The default recipe's figures per device (benchmarks/rank_table.py: the default forest fitted on 75 % of the
-#: dataset's matrices, split by matrix, seed 0, as benchmarks/default_quality.py; both value types; the pick ranked
-#: as rank() ranks). h100 (with h100_large and h100_scaled on the training side), 254 held-out units: ranks 2-10
-#: off by a median 2.1 % (2-3: 1.5 %, 6-10: 2.5 %, 21-50: 5.1 %, 51+: 23.7 %); predicted gaps below 1.5 off by
-#: 2.0-4.9 % per bin, at 1.5 and above by 74 % (the measured gap larger in 96 % of them, median 2.8 against 1.55
-#: predicted). 92.8 % of the ties were measured within 5 % of the pick, against 44.9 % of the other configurations
-#: ranked 2-10. cpu, 240 units: ranks 2-10 off by 8.7 %; gaps below 1.3 off by 2.0-9.8 %, 1.3-1.5 by 11.5 %, from
-#: 1.5 by 136 %; 72.1 % of the ties within 5 % of the pick, against 11.1 %.
+#: The default recipe's figures per device, measured by benchmarks/rank_table.py (the default forest fitted on 75 % of
+#: the dataset's matrices, split by matrix, as benchmarks/default_quality.py; the pick ranked as rank() ranks); the
+#: per-rank and per-gap errors behind them, and how often ties measured within 5 % of the pick, are in its tables.
 DEFAULT_PRECISION = {
     "cuda": Precision(0.021, 1.5, "the cuda default's recipe on held-out matrices of datasets/h100 "
                                   "(benchmarks/results/rank_table_h100.md)"),
