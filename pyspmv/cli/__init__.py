@@ -1,0 +1,59 @@
+"""The ``pyspmv`` command (also ``python -m pyspmv``): info, configs, features, bench, collect, calibrate, train,
+train-default, export, rank. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
+name (``train-default``: ``train_default``), imported only when it runs."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from .common import USER_ERRORS
+from .parser import MODEL_SUFFIX, TOP_DEFAULT, build_parser
+
+__all__ = ["EXIT_BROKEN_PIPE", "MODEL_SUFFIX", "TOP_DEFAULT", "USER_ERRORS", "main"]
+
+#: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
+EXIT_BROKEN_PIPE = 141
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pyspmv`` command (and of ``python -m pyspmv``); returns the exit status.
+
+    Errors a user can act on (bad input, missing file, no GPU, out of memory) print one line
+    ``pyspmv: error: ...`` and return 2; ``--debug`` shows the traceback instead. A reader of
+    stdout that goes away early (``pyspmv rank ... | head``) ends the command quietly.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    try:
+        command = importlib.import_module(f"{__name__}.{args.command.replace('-', '_')}")
+        status = int(command.run(args))
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # Python's advice (signal docs, "Note on SIGPIPE"): point stdout at devnull so that the
+        # flush at exit does not fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):   # stdout replaced by something without a descriptor
+            pass
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("pyspmv: interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as exc:
+        if args.debug:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"pyspmv: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""What this installation is and uses (``pyspmv info``): version, build, GPU, threads, the models in use."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import warnings
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__, _core
+from .. import gpu as g
+from ..configs import DEVICES
+from ..machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
+from ..rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, precision_of
+
+#: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
+SHA_CHARS = 12
+
+
+def gpu_arch() -> list[str]:
+    """The ``gpu_arch`` values (meson option, ``meson.options``) the CUDA kernels were compiled for, as the
+    build recorded them (``90``: compute capability 9.0); empty where CUDA was not built."""
+    return _core.GPU_ARCH.split()
+
+
+def _cc(arch: str) -> str:
+    """``'90'`` -> ``'9.0'``; anything else as given."""
+    return f"{arch[:-1]}.{arch[-1]}" if arch.isdigit() and len(arch) >= 2 else arch
+
+
+def build() -> dict[str, Any]:
+    """The build: whether the CUDA side was built and for which compute capabilities, OpenMP."""
+    arch = gpu_arch()
+    return {"cuda": bool(_core.HAVE_NVCC), "gpu_arch": arch, "compute_capabilities": [_cc(a) for a in arch],
+            "openmp": bool(_core.HAVE_OPENMP)}
+
+
+def threads() -> dict[str, Any]:
+    """The OpenMP threads the CPU kernels run on, and where the count comes from."""
+    env = os.environ.get("OMP_NUM_THREADS")
+    return {"omp_threads": _core.omp_threads(), "omp_num_threads": env or None, "usable_cores": _usable_cores()}
+
+
+def gpu() -> dict[str, Any]:
+    """The GPU the CUDA configurations would run on (device 0) and its driver, or why there is none
+    (``usable`` False, ``reason`` from :class:`pyspmv.DeviceUnavailableError`)."""
+    try:
+        info = g.device_info()
+    except _core.DeviceUnavailableError as exc:
+        return {"usable": False, "reason": str(exc)}
+    cc = info.get("compute_capability")
+    cap = f"{cc[0]}.{cc[1]}" if isinstance(cc, list | tuple) and len(cc) == 2 else None
+    built = build()["compute_capabilities"]
+    # True/False where every built entry is a plain compute capability; None where one is not (PTX, a
+    # virtual architecture: a newer GPU may then run them) or nothing is known.
+    plain = bool(built) and all(a.isdigit() for a in gpu_arch())
+    return {"usable": True, "name": info.get("name"), "compute_capability": cap,
+            "built_for_it": (cap in built) if cap is not None and plain else None,
+            "sm_count": info.get("sm_count"), "memory_bytes": info.get("global_mem_bytes"),
+            "driver_cuda": info.get("driver_version"), "runtime_cuda": info.get("runtime_version"),
+            "cusparse": info.get("cusparse_version")}
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:SHA_CHARS]
+    except OSError:
+        return None
+
+
+def _describe(rm: Any, path: Path, what: str) -> dict[str, Any]:
+    """A model's provenance as ``pyspmv info`` shows it."""
+    meta = rm.meta or {}
+    cal = meta.get("calibration") or {}
+    prec = precision_of(rm)
+    return {"model": what, "path": str(path), "sha256": _sha(path), "kind": str(rm.source).split("(")[0],
+            "dtypes": sorted(rm.tables), "measured_on": measured_on(rm),
+            "dataset": meta.get("dataset"), "extra": [e[0] for e in meta.get("extra") or []] or None,
+            "n_matrices": meta.get("n_matrices") if not cal else cal.get("matrices"),
+            "dates": meta.get("dataset_dates") if not cal else [cal.get("date")],
+            "command": meta.get("command"), "model_version": meta.get("model_version"),
+            "calibration": {k: cal.get(k) for k in ("choice", "date", "matrices")} if cal else None,
+            "tie_tol": None if prec is None else prec.tie_tol, "max_gap": None if prec is None else prec.max_gap,
+            "other_machine": other_machine(rm)}
+
+
+def models() -> dict[str, dict[str, Any]]:
+    """Per device, the model :func:`pyspmv.rank` uses when given none: the calibrated one where
+    ``pyspmv calibrate`` saved one that can be read (``calibrated_problem`` says why one cannot), else
+    the shipped default; ``shipped``: the shipped default's path."""
+    out = {}
+    for device in DEVICES:
+        shipped = Path(str(resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])))
+        cal_path = calibrated_path(device)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CalibratedModelWarning)
+            cal = calibrated_model(device)
+        problem = next((str(w.message) for w in caught if issubclass(w.category, CalibratedModelWarning)), None)
+        if cal is not None:
+            entry = _describe(cal, cal_path, "calibrated for this machine")
+            lacks = sorted(set(default_model(device).tables) - set(cal.tables))
+            entry["shipped_for"] = lacks or None       # value types the calibration did not measure
+        else:
+            entry = _describe(default_model(device), shipped, "shipped default")
+        entry["shipped"] = str(shipped)
+        entry["calibrated_path"] = str(cal_path)
+        entry["calibrated_problem"] = problem
+        out[device] = entry
+    return out
+
+
+def about() -> dict[str, Any]:
+    """Everything ``pyspmv info`` reports, as one JSON-ready dict: ``pyspmv`` (version, package folder),
+    ``python``, ``numpy``, ``build`` (:func:`build`), ``threads`` (:func:`threads`), ``gpu``
+    (:func:`gpu`), ``home`` (the folder ``calibrate`` and ``train-default`` write to, and what sets
+    it) and ``models`` (:func:`models`)."""
+    env = "PYSPMV_HOME" if os.environ.get(HOME_ENV) else "XDG_DATA_HOME" if os.environ.get("XDG_DATA_HOME") else None
+    return {"pyspmv": {"version": __version__, "package": str(Path(__file__).resolve().parent.parent)},
+            "python": platform.python_version(), "numpy": np.__version__, "build": build(), "threads": threads(),
+            "gpu": gpu(), "home": {"path": str(home()), "set_by": env}, "models": models()}
+
+
+def text(a: dict[str, Any]) -> str:
+    """`pyspmv info`'s text of :func:`about`'s dict."""
+    b, t, g, h = a["build"], a["threads"], a["gpu"], a["home"]
+    caps = ", ".join(b["compute_capabilities"])
+    lines = [f"pyspmv {a['pyspmv']['version']} ({a['pyspmv']['package']}); Python {a['python']}, NumPy {a['numpy']}",
+             "build: " + (f"CUDA kernels for compute capability {caps}" if b["cuda"] else "without CUDA")
+             + f"; {'with' if b['openmp'] else 'without'} OpenMP"]
+    why = (f"OMP_NUM_THREADS={t['omp_num_threads']}" if t["omp_num_threads"]
+           else f"OMP_NUM_THREADS unset; {t['usable_cores']} usable cores")
+    lines.append(f"threads: {t['omp_threads']} for the CPU kernels ({why if b['openmp'] else 'built without OpenMP'})")
+    if g["usable"]:
+        gib = g["memory_bytes"] / 2**30 if g.get("memory_bytes") else None
+        fit = {True: "built for it", False: f"NOT among the built {caps}: rebuild with `pip install . "
+               f"-Csetup-args=-Dgpu_arch={(g['compute_capability'] or '').replace('.', '')}`",
+               None: f"built for {b['gpu_arch'] and ' '.join(b['gpu_arch']) or 'unknown'}"}
+        lines.append(f"gpu: {g['name']}, compute capability {g['compute_capability']} ({fit[g['built_for_it']]}), "
+                     f"{g['sm_count']} SMs" + (f", {gib:.1f} GiB" if gib else "")
+                     + f"; driver for CUDA {g['driver_cuda']}, runtime CUDA {g['runtime_cuda']}, "
+                       f"cuSPARSE {g['cusparse']}")
+    else:
+        lines.append(f"gpu: none usable: {g['reason']}")
+    lines.append(f"home: {h['path']} (" + (f"${h['set_by']}" if h["set_by"] else f"default; ${HOME_ENV} moves it")
+                 + "): where calibrate and train-default write")
+    for device, m in a["models"].items():
+        lines.append(f"model {device}: {m['model']}, {m['kind']} ({', '.join(m['dtypes'])})")
+        lines.append(f"    file: {m['path']} (sha256 {m['sha256']})")
+        if m.get("shipped_for"):
+            lines.append(f"    {', '.join(m['shipped_for'])}: the shipped default ({m['shipped']}); the calibration "
+                         "did not measure it")
+        lines.append(f"    measured on: {m['measured_on']}")
+        data = " + ".join([str(m["dataset"]), *(m["extra"] or [])]) if m["dataset"] else "unrecorded data"
+        dates = "..".join(dict.fromkeys(str(d)[:10] for d in m["dates"] or [] if d))
+        lines.append(f"    trained on: {data}, {m['n_matrices']} matrices" + (f", measured {dates}" if dates else ""))
+        if m["calibration"]:
+            c = m["calibration"]
+            lines.append(f"    calibration: {c['choice']} on {c['matrices']} matrices, {c['date']}")
+        lines.append(f"    command: {m['command'] or 'unrecorded'}")
+        unrecorded = "unrecorded (the sha256 names the file)"
+        if not m["model_version"] and m["model"] == "shipped default":
+            unrecorded = f"unrecorded; shipped with pyspmv {a['pyspmv']['version']} (the sha256 names the file)"
+        lines.append(f"    model version: {m['model_version'] or unrecorded}")
+        if m["tie_tol"] is not None:
+            lines.append(f"    ranking table: ties within {m['tie_tol']:.1%} of the pick, times up to "
+                         f"{m['max_gap']:g}x the pick's, order only beyond")
+        if m["model"] != "calibrated for this machine":
+            lines.append(f"    calibrated: none at {m['calibrated_path']}"
+                         + (f" that can be read: {m['calibrated_problem']}" if m["calibrated_problem"] else
+                            f" (`pyspmv calibrate --device {device}` makes one)"))
+        if m["other_machine"]:
+            lines.append(f"    note: {m['other_machine']}")
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""The grammar of the ``pyspmv`` command: every command's arguments, their defaults and help (no command is
+imported to build it, so that ``pyspmv --help`` stays quick)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+from ..calibrate import BUDGET_S, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
+from ..configs import DEVICES
+from ..generators import GENERATORS
+from ..machine import HOME_ENV
+from ..rank import DEFAULT_PRECISION
+from ..train_default import BYTES_PRIOR
+from ..train_default import MODELS as DEFAULT_KINDS
+
+#: What `pyspmv rank` prints unless --top says otherwise.
+TOP_DEFAULT = 10
+#: The suffix `pyspmv train --out` adds to a name that has none (a save_model file, NumPy .npz).
+MODEL_SUFFIX = ".pyspmv"
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default, except where there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def top_arg(text: str) -> int | None:
+    """--top's type: a positive integer, or 'all' (None: every row)."""
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all'. Got {text!r} instead.")
+    return n
+
+
+def add_matrix_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="Matrix Market file (.mtx or .mtx.gz)")
+    p.add_argument("--generate", metavar="KIND:SIZE",
+                   help=f"use a generated matrix instead of FILE; KIND is one of {', '.join(GENERATORS)}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pyspmv", formatter_class=_Help,
+                                     description="Which sparse matrix-vector configuration is fastest for this "
+                                                 "matrix on this device? Features, timings, models, rankings.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", formatter_class=_Help)
+
+    p = command("info", "print what this installation is and uses: version, build, GPU, threads, models")
+    p.description = (
+        "Print the version; the build (whether the CUDA kernels were built, for which compute capabilities, "
+        "OpenMP); the OpenMP threads of the CPU kernels; the GPU and driver seen, or why none is usable; the folder "
+        f"calibrate and train-default write to (${HOME_ENV}); and per device the model rank() uses when given none: "
+        "calibrated for this machine or the shipped default, its file and SHA-256, the machine its timings were "
+        "measured on, its training data and command, and how far its ranking table's times can be read.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("configs", "list the configuration ids with their library, format, kernel and parameters")
+    p.add_argument("--device", choices=DEVICES, help="only this device's (default: every device's)")
+    p.add_argument("--json", action="store_true", help="print JSON: a list, an object per configuration")
+
+    p = command("features", "print every feature of a matrix")
+    add_matrix_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = command("bench", "time SpMV with every configuration of a device (or --config ...)")
+    add_matrix_args(p)
+    p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
+    p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
+    p.add_argument("--budget", type=float, default=1.0,
+                   help="seconds of timed runs per configuration; fewer than --repeats runs once it is spent")
+    p.add_argument("--out", help="write the table as CSV")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
+    p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
+    p.add_argument("--model", default="boosted", choices=DEFAULT_KINDS, help="model kind")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"], help="value type(s)")
+    p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
+    p.add_argument("--out", help=f"fit on every matrix and save the model here (pyspmv.save_model's format; "
+                                 f"{MODEL_SUFFIX} is added to a name without a suffix)")
+    p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
+
+    p = command("train-default", "train a device's default ranking model from a measured dataset")
+    p.description = (
+        "Train a device's default ranking model (a ForestModel, as the shipped ones) from a measured dataset. "
+        f"Without --out it is written to ${HOME_ENV}/default_<dataset>.pyspmv (h100 and cpu; a dataset folder "
+        "needs --out), never into the installed package: an --out inside it is refused. --into-package "
+        "overwrites the shipped default (pyspmv/data/) instead; it is for the repository's own retraining.")
+    p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
+    p.add_argument("--extra", action="append", metavar="DATASET",
+                   help="a further dataset of the same device whose new matrices join the training; repeatable")
+    p.add_argument("--model", default="forest", choices=DEFAULT_KINDS, help="model kind")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model")
+    p.add_argument("--out", help=f"model file (default: ${HOME_ENV}/default_<dataset>.pyspmv for h100 and cpu); "
+                                 "not inside the installed package")
+    p.add_argument("--into-package", action="store_true",
+                   help="write the shipped default of h100 or cpu inside the package (pyspmv/data/), which rank() "
+                        "then uses: for developers retraining the repository's models")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    p = command("collect", "measure a dataset (features, every configuration x dtype), resumably")
+    p.add_argument("--corpus", action="append", metavar="standard|FOLDER",
+                   help="the generated standard corpus or a Matrix Market folder with MANIFEST.csv; repeatable "
+                        "(default: standard)")
+    p.add_argument("--real", metavar="FOLDER", help="add scaled-up versions of this folder's matrices to standard")
+    p.add_argument("--max-nnz", type=float, default=1e8, help="skip matrices with more stored entries")
+    p.add_argument("--min-nnz", type=float, default=0, help="skip matrices with fewer stored entries")
+    p.add_argument("--limit", type=int, help="only the N smallest matrices")
+    p.add_argument("--seed", type=int, default=0, help="seed of the standard corpus")
+    p.add_argument("--out", required=True, help="dataset folder (resumes what is there)")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+                   help="value types")
+    p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
+    p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
+    p.add_argument("--warmup", type=int, default=10, help="untimed runs first")
+    p.add_argument("--budget", type=float, default=0.25, help="seconds of timed runs per configuration")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = command("calibrate", "measure this machine on a few generated matrices and adapt the model to it")
+    p.add_argument("--device", default="cpu", choices=DEVICES, help="whose configurations")
+    p.add_argument("--time-limit", type=float, default=TIME_LIMIT_S,
+                   help="seconds in all, adapting the model included")
+    p.add_argument("--budget", type=float, default=BUDGET_S, help="seconds of timed runs per configuration")
+    p.add_argument("--max-nnz", type=float, default=MAX_NNZ, help="largest candidate matrix (stored entries)")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+                   help="value types")
+    p.add_argument("--max-spread", type=float, default=MAX_SPREAD,
+                   help="re-measure a configuration whose q75/q25 is above this")
+    p.add_argument("--max-drift", type=float, default=MAX_DRIFT,
+                   help="save no model when matrices timed again moved by a median of more than this (0.5: 50 %%; "
+                        "a busy machine); inf accepts any")
+    p.add_argument("--kind", default="forest", help="model kind of the retrained candidates")
+    p.add_argument("--model", help="model file to adapt (default: the shipped default of --device)")
+    p.add_argument("--dataset", help="dataset the model was trained on (default: the one it records)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the candidate matrices")
+    p.add_argument("--out", help=f"where to save the calibrated model (default: ${HOME_ENV}/calibrated_DEVICE.pyspmv, "
+                                 "where rank looks)")
+    p.add_argument("--restart", action="store_true", help="discard earlier measurements of this machine first")
+    p.add_argument("--folder", help=f"the measurements (default: ${HOME_ENV}/calibration/<this machine's fingerprint>)")
+    p.add_argument("--no-measure", action="store_true",
+                   help="measure nothing: adapt the model to the measurements already in --folder (after an upgrade)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = command("rank", "rank every configuration for each matrix by a model's predicted time")
+    p.description = (
+        "Rank every configuration for each matrix by a model's predicted time: one table per matrix (or, with "
+        "--json, one JSON list holding an object per matrix). Times are microseconds in every output "
+        "(predicted_us). The order is by predicted time; a model that weighs in the bytes moved (the cuda "
+        f"default: rank_bytes_pow {BYTES_PRIOR['cuda']:g}) puts of two predictions a few per cent apart the one moving fewer bytes "
+        "first, so neighbours may be out of time order ('order' in the output says which). Marks: 'pick' (ranked "
+        "first); 'tie': predicted within the model's measured median error of the pick ("
+        f"{DEFAULT_PRECISION['cuda'].tie_tol:.1%} for the cuda default's recipe, {DEFAULT_PRECISION['cpu'].tie_tol:.1%} "
+        "for cpu's; benchmarks/results/rank_table_*.md), so the model cannot tell it from the pick; 'order only': "
+        f"predicted beyond {DEFAULT_PRECISION['cuda'].max_gap:g}x (cuda) or {DEFAULT_PRECISION['cpu'].max_gap:g}x "
+        "(cpu) the pick's time, where the default forest's times understate the measured gaps, so no time is "
+        "printed (null in JSON); 'n/a': cannot serve the matrix. vs_pick is the predicted time over the pick's. "
+        "Models other than the default forest recipe get no tie or order-only marks: their error was not measured.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="Matrix Market files (.mtx or .mtx.gz)")
+    p.add_argument("--generate", action="append", metavar="KIND:SIZE",
+                   help=f"rank a generated matrix too (first); repeatable; KIND is one of {', '.join(GENERATORS)}")
+    p.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
+                                   "the shipped default of --device")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
+    p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
+    p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
+    p.add_argument("--top", type=top_arg, default=TOP_DEFAULT, metavar="N|all",
+                   help="print the first N of each ranking, or all")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON list, an object per matrix (its 'ranking': rank, config, predicted_us, "
+                        "vs_pick, mark; predicted_us null where 'order only' or 'n/a'); a FILE that cannot be read "
+                        "is an object with 'error'")
+
+    p = command("export", "export a model as a C99 header (OUT.h) or a model file")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out')")
+    g.add_argument("--default", choices=DEVICES, help="the shipped default model of this device")
+    p.add_argument("--out", required=True, help="NAME.h: a C99 header; anything else: a save_model file")
+    p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
+    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type of the header")
+    return parser

@@ -1,0 +1,115 @@
+"""``pyspmv rank``: every configuration ranked for each matrix by a model's predicted time."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from ..export import load_model
+from ..machine import OtherMachineWarning, calibrated_path, measured_on
+from ..matrix import Matrix
+from ..mmio import load
+from ..rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
+from .common import USER_ERRORS, generated, print_json
+
+
+def rank_model(args: argparse.Namespace) -> tuple[Any, str]:
+    """The model `pyspmv rank` uses and how its title names it: --model, else the model rank() would
+    use for --device and --dtype (calibrated for this machine, else the shipped default)."""
+    if args.model:
+        return load_model(args.model), args.model
+    device = args.device or "cuda"
+    rm = calibrated_model(device)
+    if rm is not None and args.dtype in rm.tables:
+        return rm, f"calibrated for this machine ({calibrated_path(device)})"
+    return default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+
+
+def ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Exception]]:
+    """(what was asked for, its Matrix or the user error reading it), for each --generate, then each FILE."""
+    for spec in args.generate or ():
+        yield spec, generated(spec)
+    for f in args.files:
+        try:
+            yield f, load(f)
+        except USER_ERRORS as exc:
+            if args.debug:
+                raise
+            yield f, exc
+
+
+def rank_table(r: Any, rows: list, score: str) -> list[str]:
+    """The text table of `pyspmv rank`: a column header, one line per row."""
+    unit = "predicted_us" if score == "predicted_ms" else "score"
+    scale = 1e3 if score == "predicted_ms" else 1.0
+    width = max([len(x.config) for x in rows] + [len("config")])
+    lines = [f"{'rank':>4}  {'config':<{width}}  {unit:>12}  {'vs_pick':>7}  mark"]
+    for x in rows:
+        if x.mark == "n/a":
+            value, gap = "n/a", "-"
+        elif x.predicted is None:
+            value, gap = "-", f">+{100 * (r.precision.max_gap - 1):.0f}%"
+        else:
+            value, gap = f"{x.predicted * scale:.3f}", vs_pick(x.vs_pick) or "-"
+        lines.append(f"{x.rank:>4}  {x.config:<{width}}  {value:>12}  {gap:>7}  {x.mark}".rstrip())
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.files and not args.generate:
+        raise ValueError("give one or more Matrix Market FILEs, or --generate KIND:SIZE")
+    calls = (f"conversion amortised over {args.n_calls} calls" if args.n_calls
+             else "conversion not counted (--n-calls)")
+    out: list[dict[str, Any]] = []
+    status = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OtherMachineWarning)
+        warnings.simplefilter("always", CalibratedModelWarning)
+        rm, label = rank_model(args)
+        device = args.device or rm.device
+        for what, A in ranked_matrices(args):
+            if isinstance(A, Exception):
+                msg = " ".join(str(A).split()) or type(A).__name__
+                print(f"pyspmv: error: {what}: {msg}", file=sys.stderr)
+                out.append({"file": what, "error": msg})
+                status = 2
+                continue
+            r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+            rows = r.rows(args.top)
+            us = r.score == "predicted_ms"
+            p = r.precision
+            out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
+                        "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": label,
+                        "measured_on": measured_on(rm), "n_calls": args.n_calls, "order": r.order,
+                        "tie_tol": None if p is None else p.tie_tol,
+                        "order_only_beyond": None if p is None else p.max_gap,
+                        "precision_source": None if p is None else p.source, "configurations": len(r),
+                        "ranking": [{"rank": x.rank, "config": x.config,
+                                     "predicted_us" if us else "score":
+                                         None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
+                                     "vs_pick": x.vs_pick, "mark": x.mark} for x in rows]})
+            if args.json:
+                continue
+            if sum("matrix" in o for o in out) > 1:         # a blank line between tables
+                print()
+            print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
+                  f"{measured_on(rm)}; dtype {args.dtype}; {calls}")
+            print("\n".join(rank_table(r, rows, r.score)))
+            more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
+            print(f"# {len(rows)} of {len(r)} configurations{more}")
+            print(f"# order: {r.order}")
+            for note in r.notes(rows):
+                print(f"# {note}")
+    for w in caught:
+        if issubclass(w.category, OtherMachineWarning):
+            print(f"pyspmv: note: {w.message}", file=sys.stderr)
+        elif issubclass(w.category, CalibratedModelWarning):
+            print(f"pyspmv: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if args.json:
+        print_json(out)
+    return status
