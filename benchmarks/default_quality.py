@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
+from _md import md_header, summary
 
 from pyspmv import datasets
 from pyspmv.benchmark import device_info
@@ -26,15 +26,6 @@ from pyspmv.evaluate import column_for, evaluate, split_by_matrix
 from pyspmv.train_default import BYTES_PRIOR, make_model
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def summary(per: pd.DataFrame) -> str:
-    if per.empty:
-        return "– | – | – | 0"
-    within = (per["bucket"] == "<5%").mean() if "<5%" in set(per["bucket"]) else (per["slowdown"] < 0.05).mean()
-    beyond = (per["slowdown"] > 0.20).mean()
-    geo = float(np.exp(np.mean(np.log(per["ratio"]))))
-    return f"{100 * within:.1f} % | {100 * beyond:.1f} % | {geo:.3f} | {len(per)}"
 
 
 def main() -> None:
