@@ -57,6 +57,14 @@ def md_table(headers: Sequence[object], rows: Iterable[Iterable[object]], align:
     return [*md_header(headers, align, tight=tight), *(md_row(r) for r in rows)]
 
 
+def md_frame(df: pd.DataFrame) -> str:
+    """A pipe table of ``df``, floats to 3 significant digits."""
+    def cell(v: object) -> str:
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+    rows = ((cell(v) for v in row) for row in df.itertuples(index=False))
+    return "\n".join(md_table(df.columns, rows, tight=True)) + "\n"
+
+
 def summary(per: pd.DataFrame) -> str:
     """The cells ``within 5 % | beyond 20 % | geomean | n`` of a per-matrix frame of
     :func:`pyspmv.evaluate.evaluate` (``bucket``, ``slowdown``, ``ratio``); dashes when it is empty."""
