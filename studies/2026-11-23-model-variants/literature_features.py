@@ -1,5 +1,5 @@
 """Matrix features of the literature that pyspmv's C features lack, prototyped in Python for
-benchmarks/model_variants.py: row-length skew and histogram (WISE), warp-level imbalance, and x-access
+model_variants.py (beside it): row-length skew and histogram (WISE), warp-level imbalance, and x-access
 locality between neighbouring rows and within blocks of rows.
 
     python studies/2026-11-23-model-variants/literature_features.py DATASET [DATASET ...] [--max-nnz 2e8]

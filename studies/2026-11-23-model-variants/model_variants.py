@@ -14,7 +14,7 @@ train_default fits) and scored on the held-out ones per value type: picks within
 beyond 20 %, geomean t_pick / t_best, each strict (measured medians) and tie-aware (a pick whose q25 is
 at most the best's q75 counts as the best, as benchmarks/default_quality.py scores). Also: fit seconds of
 the final fit, mean nodes per tree (what the C evaluation walks). The ``+lit`` variants add the features
-of benchmarks/literature_features.py (its table must cover every matrix of the dataset).
+of literature_features.py (beside it; its table must cover every matrix of the dataset).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -236,7 +236,7 @@ def main() -> None:
             if VARIANTS[name][3] and lit is None:
                 lit = load(ds, ("lit",))
                 if any(len(lit["splits"][k][1]) < len(plain["splits"][k][1]) for k in plain["splits"]):
-                    sys.exit(f"{CACHE} lacks some matrices of {ds}: run benchmarks/literature_features.py {ds}")
+                    sys.exit(f"{CACHE} lacks some matrices of {ds}: run studies/2026-11-23-model-variants/literature_features.py {ds}")
             r = run_variant(lit if VARIANTS[name][3] else plain, name)
             print(json.dumps({"dataset": ds, **r}), flush=True)
             lines.append(row(r, ds))

@@ -1,6 +1,6 @@
 """Rules that break the cuda default's near-ties: whether the predicted times the forest cannot tell apart are better
 settled by the bytes each configuration moves, or by staying with cuSPARSE's CSR default. Cross-validation inside the
-training matrices only, on more_large.py's folds.
+training matrices only, on the folds of studies/_common.py (first made for 2026-11-24-more-large).
 
 Usage: python studies/2026-11-24-pick-rules/pick_rules.py [--dataset h100] [--extra h100_large] [--folds 4] [--repeats 5] [--first-repeat 0]
                                       [--out studies/2026-11-24-pick-rules]

@@ -10,7 +10,7 @@ configuration of each matrix of the given datasets (collected on the same H100, 
 ``h100_scaled``, real matrices scaled to 3e6-1.7e7 entries; ``h100_seed1``, the standard corpus' matrices drawn
 with another seed); the same predictions are ranked by time alone (``rank_bytes_pow`` 0) and as the default ranks
 them (``rank_bytes_pow`` of the model file). The choice of the power was made on other matrices
-(benchmarks/pick_rules.py); this is a check on matrices that took no part in it. Writes ``prior_unseen_h100.md``.
+(studies/2026-11-24-pick-rules); this is a check on matrices that took no part in it. Writes ``prior_unseen_h100.md``.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations

@@ -4,10 +4,10 @@ recipe ranking datasets/h100_scaled's matrices, trained with or without the othe
 Usage: python studies/2026-11-24-scaled-cv/scaled_cv.py [--folds 4] [--repeats 3] [--out studies/2026-11-24-scaled-cv]
 
 Tests: h100_scaled's 33 matrices (real matrices scaled to 3e6-1.7e7 entries), grouped k-fold by their base matrix
-(more_large.recipe: a scaled matrix is a twin of its base). Training: datasets/h100 (every matrix, not only its
+(``_common.recipe``: a scaled matrix is a twin of its base). Training: datasets/h100 (every matrix, not only its
 training split: the tests here are none of them) and h100_large, less the test matrices' twins ("without"), plus the
 scaled matrices of the other folds ("with"). Both rank the tests by the default's rule (train_default's cuda forest,
-near-ties by bytes moved). more_large_h100_scaled.md asked the other question (do the scaled matrices help rank
+near-ties by bytes moved). studies/2026-11-24-more-large (more_large_h100_scaled.md) asked the other question (do the scaled matrices help rank
 h100's own matrices: no, within noise); this asks what they do for matrices like themselves. Writes
 ``scaled_cv.md``.
 """

@@ -1,11 +1,11 @@
 """The cuda default's tail (picks beyond 20 % of the best, most of them on matrices of millions of entries): whether a
 larger forest, smaller leaves, a forest of its own for large matrices, or picks kept to well-supported configurations
-shrink it. Cross-validation inside the training matrices only, as more_large.py's part 1.
+shrink it. Cross-validation inside the training matrices only, as 2026-11-24-more-large's part 1.
 
 Usage: python studies/2026-11-24-tail-variants/tail_variants.py [--folds 4] [--repeats 5] [--out studies/2026-11-24-tail-variants]
 
 Pool: the training side of datasets/h100's split (by matrix, seed 0) and datasets/h100_large; grouped k-fold over it
-(twins in one fold, :func:`more_large.recipe`), ``--repeats`` shuffles; every variant ranks the same test matrices
+(twins in one fold, ``_common.recipe``), ``--repeats`` shuffles; every variant ranks the same test matrices
 with forests of the same seeds. Variants (train_default's forest unless said):
 
 - ``default``: the shipped recipe;
