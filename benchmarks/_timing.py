@@ -111,7 +111,8 @@ def product_us(M: pyspmv.Matrix, reps: int) -> float:
     """Median µs of one ``cpu/csr/rows`` product of M in float64 on one OpenMP thread, as
     :func:`pyspmv.benchmark` times it (the C core's own timer, no Python call; checked first)."""
     with threadpool_limits(1, user_api="openmp"):
-        df = pyspmv.benchmark(M, ["cpu/csr/rows"], dtype="float64", repeats=reps, budget_s=max(0.2, 2e-8 * reps * M.nnz))
+        df = pyspmv.benchmark(M, ["cpu/csr/rows"], dtype="float64", repeats=reps,
+                              budget_s=max(0.2, 2e-8 * reps * M.nnz))
     return float(df["median_ms"].iloc[0]) * 1e3
 
 

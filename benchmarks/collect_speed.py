@@ -60,7 +60,8 @@ def main() -> None:
         nnz += M.nnz
         print(f"{args.label} {e.name}: {M.nnz} entries, {per[-1]:.2f} s, {len(r['timings'])} rows", flush=True)
     wall = time.perf_counter() - t_all
-    row = {"provenance": provenance(args.device), "label": args.label, "pyspmv": pyspmv.__version__, "device": args.device, "repeats": args.repeats,
+    row = {"provenance": provenance(args.device), "label": args.label, "pyspmv": pyspmv.__version__,
+           "device": args.device, "repeats": args.repeats,
            "budget_s": args.budget, "matrices": len(built), "entries": nnz, "wall_s": round(wall, 2),
            "matrices_per_min": round(60 * len(built) / wall, 2),
            "median_s_per_matrix": round(statistics.median(per), 3)}

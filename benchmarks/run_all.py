@@ -59,7 +59,7 @@ BENCHMARKS: tuple[Bench, ...] = (
           needs=("cuda", "corpus")),
     Bench("gpu_build", "gpu_build.sh", "GPU build time and module size per architecture list (docs/results/gpu.md)",
           needs=("cuda",)),
-    Bench("rank_cost", "rank_cost.py", "rank() against one product, the C evaluation, break-even (results/rank_cost.*)"),
+    Bench("rank_cost", "rank_cost.py", "rank() against one product, C evaluation, break-even (results/rank_cost.*)"),
     Bench("rank_table_h100", "rank_table.py", "how far the cuda default's predicted times can be read",
           ("h100", "--extra", "h100_large", "h100_scaled")),
     Bench("rank_table_cpu", "rank_table.py", "how far the cpu default's predicted times can be read", ("cpu",)),
