@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _md import md_header, md_row
+from _md import md_header, md_row, write_report
 
 MATRICES = [("poisson2d", 300), ("poisson2d", 100)]
 CONFIGS = ["cpu/csr/rows", "cpu/ell", "cpu/coo"]
@@ -147,7 +147,7 @@ def report(rows: list[dict[str, Any]], out: Path, started: str, load: tuple[floa
                            f"quiet repetition, on the {int(calm.sum())} products where that one was not stalled: "
                            f"median {c.median():.2f}x (from {c.min():.2f} to {c.max():.2f}).")]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# CPU products on a busy machine\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    write_report(out, "CPU products on a busy machine", lines)
     out.with_suffix(".csv").write_text(d.to_csv(index=False), encoding="utf-8")
     return lines
 

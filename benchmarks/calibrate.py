@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _md import provenance
 
 import pyspmv
-from pyspmv.benchmark import device_info
+from pyspmv import device_info
 from pyspmv.evaluate import ranking, unit_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +98,8 @@ def main() -> None:
     lines = [
         "# Calibration on another machine",
         "",
-        f"`python benchmarks/calibrate.py {Path(args.truth).name} --calibrated {Path(args.calibrated).name} ...`.",
+        provenance(host=f"{args.machine} ({args.settings})"),
+        "",
         (f"Machine: {args.machine}; settings: {args.settings}. The shipped default ({shipped.source.split('(')[0]}) "
          f"was trained on datasets/{shipped.meta.get('dataset', '?')}, measured with {there['threads']} OpenMP threads "
          f"on {there['processor']}; the calibrated model's fingerprint: {cal.meta.get('fingerprint')}."),

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _md import md_table
+from _md import md_table, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "sklearn", "scipy.sparse", "tqdm", "matplotlib", "threadpoolctl")
@@ -169,7 +169,7 @@ def main() -> None:
     stamp = started.strftime("%Y-%m-%d %H:%M UTC")
     cmd = "python benchmarks/cold_start.py " + shlex.join(sys.argv[1:])
     machine = args.machine or f"{_cpu()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    lines = ["# Cold start: `import pyspmv` and the first `rank()` of a process", "",
+    lines = ["# Cold start: `import pyspmv` and the first `rank()` of a process", "", provenance(host=machine), "",
              (f"`{cmd}` on {machine}, {stamp}; {args.repeats} fresh processes per installation and measurement, the "
               "installations interleaved. The machine was shared with other work while measuring (other sessions' "
               f"builds and tests): 1-minute load average {min(loads):.2f} to {max(loads):.2f}, median "

@@ -23,9 +23,11 @@ import statistics
 import time
 from pathlib import Path
 
+from _md import provenance
+
 import pyspmv
+from pyspmv.datasets import CorpusEntry, folder_corpus
 from pyspmv.datasets.collect import measure
-from pyspmv.datasets.corpus import CorpusEntry, folder_corpus
 
 
 def main() -> None:
@@ -58,7 +60,8 @@ def main() -> None:
         nnz += M.nnz
         print(f"{args.label} {e.name}: {M.nnz} entries, {per[-1]:.2f} s, {len(r['timings'])} rows", flush=True)
     wall = time.perf_counter() - t_all
-    row = {"label": args.label, "pyspmv": pyspmv.__version__, "device": args.device, "repeats": args.repeats,
+    row = {"provenance": provenance(args.device), "label": args.label, "pyspmv": pyspmv.__version__,
+           "device": args.device, "repeats": args.repeats,
            "budget_s": args.budget, "matrices": len(built), "entries": nnz, "wall_s": round(wall, 2),
            "matrices_per_min": round(60 * len(built) / wall, 2),
            "median_s_per_matrix": round(statistics.median(per), 3)}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _md import csv_provenance
 
 import pyspmv
 from pyspmv import generators
@@ -96,7 +97,7 @@ def main() -> None:
     df["convert_in_spmvs"] = df.pyspmv_ms / df.spmv_ms
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
-        f.write(f"# machine: {pyspmv.device_info('cpu')}\n")
+        f.write(csv_provenance())
         df.to_csv(f, index=False)
     print(df.groupby("format")[["ratio", "convert_in_spmvs"]].median().to_string())
 

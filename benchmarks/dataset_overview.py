@@ -18,8 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _md import md_frame as markdown
+from _md import write_report
 
-from kernels import markdown
 from pyspmv import datasets
 from pyspmv.evaluate import baseline_id
 
@@ -56,13 +57,12 @@ def overview(name: str, out: Path) -> None:
     fig.savefig(out / f"dataset_{name}.png", dpi=110)
     share = best.groupby("dtype").family.value_counts(normalize=True).unstack(0).fillna(0).round(3)
     sp = best.groupby("dtype").speedup.agg(lambda v: float(np.exp(np.log(v.dropna()).mean())))
-    md = [f"# Dataset {name}: which family is fastest\n",
+    md = [
           (f"{best.matrix.nunique()} matrices. Share of matrix/dtype pairs whose measured best configuration is "
           "of each library/format:\n"), markdown(share.reset_index()), "\n",
           f"Geometric-mean speedup of the measured best over {baseline_id(set(ds.table.config))}: "
           + ", ".join(f"{k} {v:.2f}x" for k, v in sp.items()), "\n"]
-    (out / f"dataset_{name}.md").write_text("\n".join(md), encoding="utf-8")
-    print((out / f"dataset_{name}.md").read_text(encoding="utf-8"))
+    print(write_report(out / f"dataset_{name}.md", f"Dataset {name}: which family is fastest", md))
 
 
 def main() -> None:

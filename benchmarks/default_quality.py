@@ -18,23 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
+from _md import md_header, summary, write_report
 
 from pyspmv import datasets
-from pyspmv.benchmark import device_info
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
 from pyspmv.train_default import BYTES_PRIOR, make_model
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def summary(per: pd.DataFrame) -> str:
-    if per.empty:
-        return "– | – | – | 0"
-    within = (per["bucket"] == "<5%").mean() if "<5%" in set(per["bucket"]) else (per["slowdown"] < 0.05).mean()
-    beyond = (per["slowdown"] > 0.20).mean()
-    geo = float(np.exp(np.mean(np.log(per["ratio"]))))
-    return f"{100 * within:.1f} % | {100 * beyond:.1f} % | {geo:.3f} | {len(per)}"
 
 
 def main() -> None:
@@ -47,10 +37,8 @@ def main() -> None:
     args = ap.parse_args()
     generated = {e.name for e in datasets.standard_corpus()}
     name = Path(args.dataset).name
-    extra = f" --extra {' '.join(args.extra)}" if args.extra else ""
-    lines = [f"# Default model kinds on held-out matrices of `{name}`, real and generated apart", "",
-             (f"`python benchmarks/default_quality.py {args.dataset} --models {' '.join(args.models)}{extra}`, fitted on "
-             f"the {device_info('cpu')['processor']} dev VM ({device_info('cpu')['cpu_count']} cores), each kind as "
+    title = f"Default model kinds on held-out matrices of `{name}`, real and generated apart"
+    lines = [(f"Fitted on this machine, each kind as "
              "train-default makes it for the dataset's device (`train_default.make_model`; for cuda the forest's "
              f"`bytes_prior` is {BYTES_PRIOR.get('cuda', 0)}). Held out: 25 % of "
              f"the matrices of `{name}`, split by matrix, seed 0"
@@ -77,7 +65,7 @@ def main() -> None:
             print(lines[-3:], flush=True)
     out = Path(args.out)
     pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
-    (out / f"default_quality_{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_report(out / f"default_quality_{name}.md", title, lines)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+from _md import csv_provenance
 
 import pyspmv
 
@@ -118,6 +119,7 @@ def main() -> None:
         print(f"{name:<28}{A.shape[0]:>10}{A.nnz:>11}{feat_ms:>13.4f}{spmv_ms:>12.4f}{ratio:>8.2f}", flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w", newline="") as fh:
+        fh.write(csv_provenance())
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)

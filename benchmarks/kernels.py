@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_table
+from _md import md_frame as markdown
+from _md import provenance
 from tqdm.auto import tqdm
 
 import pyspmv
@@ -108,14 +109,6 @@ def targets(s: pd.DataFrame) -> str:
     return "\n".join(out) + "\n"
 
 
-def markdown(df: pd.DataFrame) -> str:
-    """A pipe table of ``df``, floats to 3 significant digits."""
-    def cell(v: object) -> str:
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-    rows = ((cell(v) for v in row) for row in df.itertuples(index=False))
-    return "\n".join(md_table(df.columns, rows, tight=True)) + "\n"
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--matrices", type=Path, help="folder of .mtx/.mtx.gz files to add")
@@ -151,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     full = pd.read_csv(csv)
     s = summary(full)
     with open(md, "w", encoding="utf-8") as f:
-        f.write(f"# CUDA kernels on {info['name']}\n\n")
+        f.write(f"# CUDA kernels on {info['name']}\n\n{provenance('cuda')}\n\n")
         f.write(f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
                 f"cuSPARSE {info['cusparse_version']}; device copy bandwidth {copy_gbs:.0f} GB/s (read + write, "
                 f"measured in the same run); median of up to {args.repeats} event-timed runs per configuration "

@@ -20,16 +20,13 @@ Writes benchmarks/results/models_<dataset>.csv (every metric) and .md (the main 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header, md_row
+from _md import md_header, md_row, provenance
 
-import pyspmv
 from pyspmv import datasets
 from pyspmv.evaluate import column_for, evaluate, evaluate_folds
 from pyspmv.models import MODELS
@@ -79,10 +76,9 @@ def run(path: Path, models: list[str], dtypes: list[str], test_size: float, seed
 
 def markdown(df: pd.DataFrame, path: Path, meta: dict, note: str = "") -> str:
     cols = [c for c in MAIN if c in df.columns]
-    lines = [f"# Models on `{path.name}`", "",
+    lines = [f"# Models on `{path.name}`", "", provenance(), "",
              (f"Dataset device: {meta.get('device_info', {}).get('gpu_name') or meta.get('device_info', {}).get('processor', '?')}; "
-             f"models trained and timed on {platform.machine()} with {os.cpu_count()} cores "
-             f"(pyspmv {pyspmv.__version__}, {time.strftime('%Y-%m-%d')}). Split: 75 % / 25 % of the matrices, seed 0. "
+             "models trained and timed on the machine of the provenance line. Split: 75 % / 25 % of the matrices, seed 0. "
              "Columns: see benchmarks/models.py."
              + (f" Timings: `{meta['source']}`, the matrices found ({meta.get('n_matrices', '?')})."
                 if "source" in meta else "")

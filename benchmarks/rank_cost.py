@@ -5,10 +5,10 @@
 1. ``pyspmv.rank(A)`` from Python with the default ``cuda`` and ``cpu`` models, exact and (from 1e5
    entries) estimated (``estimate=True``), on generated matrices (2-D Laplacians, uniform random) of 1e3
    to 1e7 entries and real matrices of ``--corpus`` of every decade present: median µs, and the same in
-   single-thread ``cpu/csr/rows`` products of that matrix (``_core.mv`` with one OpenMP thread, through
-   threadpoolctl; ``rank()`` keeps the core's threads).
+   single-thread ``cpu/csr/rows`` products of that matrix (:func:`pyspmv.benchmark`'s median with one OpenMP
+   thread, through threadpoolctl; ``rank()`` keeps the core's threads).
 2. The C evaluation alone: ``spmv_rank_rows`` (every configuration predicted, then sorted) on the design
-   rows of one matrix, timed in C through an exported header (``benchmarks/rank.py``'s driver).
+   rows of one matrix, timed in C through an exported header (``benchmarks/_timing.py``'s driver).
 3. The floor of an exact pass, from 1e5 entries: ``benchmarks/pass_floor.c`` (compiled here with ``cc -O3
    -fopenmp``, the core's threads) reads every index once, and besides marks every occupied diagonal (the
    least work that gives one of the 33 features, ``ndiag``, exactly); both against the same single-thread
@@ -25,43 +25,25 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
+from _md import md_header, write_report
+from _timing import c_times, laplacian, product_us, reps_for, timed, uniform
 
 import pyspmv
-from pyspmv import _core, datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets
 from pyspmv.evaluate import column_for, split_by_matrix
-from pyspmv.rank import default_model
 from pyspmv.train_default import make_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _md import md_header
-from rank import c_times, timed
-
 ROOT = Path(__file__).resolve().parents[1]
-RANK = sys.modules["pyspmv.rank"]  # the module; pyspmv.rank is the function
+RANK = importlib.import_module("pyspmv.rank")  # the module; pyspmv.rank is the function
+default_model = pyspmv.default_model
 BASELINE = {"h100": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
-
-
-def laplacian(k: int) -> pyspmv.Matrix:
-    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
-    return pyspmv.Matrix(sp.kronsum(T, T, format="csr"), name=f"laplace2d {k}x{k}")
-
-
-def uniform(n: int, per_row: int) -> pyspmv.Matrix:
-    rng = np.random.default_rng(1)
-    rows = np.repeat(np.arange(n), per_row)
-    A = sp.csr_array((rng.uniform(-1, 1, rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
-    A.sum_duplicates()
-    return pyspmv.Matrix(A, name=f"uniform n={n}")
 
 
 def generated() -> list[pyspmv.Matrix]:
@@ -83,18 +65,6 @@ def real(corpus: Path) -> list[pyspmv.Matrix]:
             M.name = e.name
             out.append(M)
     return out
-
-
-def product_us(M: pyspmv.Matrix, reps: int) -> float:
-    F = pyspmv.convert(M, "csr")
-    x = np.linspace(-1, 1, M.ncols)
-    y = np.empty(M.nrows)
-    with threadpool_limits(1, user_api="openmp"):
-        return timed(lambda: _core.mv(F.state, 0, x, y), reps)
-
-
-def reps_for(nnz: int) -> int:
-    return int(np.clip(2e7 / max(nnz, 1), 20, 2000))
 
 
 def cost_table(mats: list[tuple[str, pyspmv.Matrix]]) -> tuple[list[str], pd.DataFrame]:
@@ -203,7 +173,7 @@ def break_even(name: str, cost: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
-    ap.add_argument("--machine", default=f"2-core dev VM ({device_info('cpu')['processor']}), no GPU")
+    ap.add_argument("--machine", default=None, help="the machine in words (default: processor, cores, versions)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "rank_cost.md")
     a = ap.parse_args()
     mats = [("generated", M) for M in generated()] + [("real", M) for M in real(a.corpus)]
@@ -218,9 +188,7 @@ def main() -> None:
         frames.append(df.assign(dataset=name))
     pd.concat(frames).to_csv(a.out.with_suffix(".csv"), index=False)
     text = [
-        "# What ranking costs, and when a pick pays for itself", "",
-        (f"`python benchmarks/rank_cost.py` on the {a.machine}, with the shipped default models "
-        f"(cuda: {default_model('cuda').source.split('(')[0]}, cpu: {default_model('cpu').source.split('(')[0]}); "
+        (f"With the shipped default models (cuda: {default_model('cuda').source.split('(')[0]}, cpu: {default_model('cpu').source.split('(')[0]}); "
         "medians of repeated calls."), "",
         "## rank() from Python, against one single-thread CSR product of the same matrix", "",
         ("Targets (issue 12): at most 1 product from 1e5 to 1e7 entries, at most 25 µs below 1e4 entries, at most 0.1 "
@@ -243,8 +211,8 @@ def main() -> None:
         "datasets/h100."), "",
         *md_header(["dataset", "model vs baseline", "held-out units", "pick faster than baseline",
                     "median break-even (all)", "median (paying ones)", "≤ 100 products", "median rank µs",
-                    "median extra conversion ms"], "llrrrrrrr"), *be_lines, ""]
-    a.out.write_text("\n".join(text), encoding="utf-8")
+                    "median extra conversion ms"], "llrrrrrrr"), *be_lines]
+    write_report(a.out, "What ranking costs, and when a pick pays for itself", text, host=a.machine)
 
 
 if __name__ == "__main__":

@@ -23,16 +23,14 @@ error at most 10 %; beyond it the table gives the order only. Writes ``rank_tabl
 from __future__ import annotations
 
 import argparse
-import datetime
 import itertools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header, md_row
+from _md import md_header, md_row, write_report
 
 from pyspmv import datasets
-from pyspmv.benchmark import device_info
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
 from pyspmv.train_default import make_model
 
@@ -74,7 +72,6 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
     name = Path(args.dataset).name
-    info = device_info("cpu")
     frames = []
     for dtype in ("float64", "float32"):
         own = datasets.load(args.dataset, dtype=dtype)
@@ -91,19 +88,17 @@ def main() -> None:
     g = pd.concat(frames, ignore_index=True)
     top = g[(g.r >= TIE_RANKS[0]) & (g.r <= TIE_RANKS[1])]
     tol = float(np.exp(np.median(top["err"])) - 1.0)
-    extra = f" --extra {' '.join(args.extra)}" if args.extra else ""
     gpu = f" ({ds.metadata.get('device_info', {}).get('gpu_name')})" if device == "cuda" else ""
     joined = f"; the matrices of {', '.join(args.extra)} it lacks join the training side" if args.extra else ""
-    intro = (f"`python benchmarks/rank_table.py {args.dataset}{extra}`, fitted on the {info['processor']} dev VM "
-             f"({info['cpu_count']} cores), {datetime.date.today()}; timings measured on {device}{gpu}. The default recipe "
+    intro = (f"Fitted on this machine; timings measured on {device}{gpu}. The default recipe "
              f"(`train_default.make_model('forest', device=...)`) fitted on 75 % of the matrices of `{name}` (split "
              f"by matrix, seed 0{joined}), both value types pooled. Per held-out matrix and value type: the pick is "
              "ranked first (as rank() ranks); `g_pred` = predicted time / the pick's predicted time, `g_meas` = "
              "measured / the pick's measured; error = |log(g_pred / g_meas)|, given as a percentage (exp(error) - 1).")
     tie_line = (f"**Tie tolerance: {pct(tol)}**, the median error of the configurations ranked "
                 f"{TIE_RANKS[0]}-{TIE_RANKS[1]} ({len(top)} of them, {top.unit.nunique()} matrix/value-type units).")
-    lines = [f"# How far the default model's predicted times can be read, on held-out matrices of `{name}`", "",
-             intro, "", tie_line, "", "## Error by rank position", "",
+    title = f"How far the default model's predicted times can be read, on held-out matrices of `{name}`"
+    lines = [intro, "", tie_line, "", "## Error by rank position", "",
              *md_header(["ranks", "n", "median g_pred", "median g_meas", "median error", "g_meas > g_pred"], "lrrrrr")]
     for lo, hi in RANK_BANDS:
         s = g[(g.r >= lo) & (g.r <= hi)]
@@ -146,8 +141,7 @@ def main() -> None:
               md_row(["non-ties ranked 2-10 measured within 5 % of the pick",
                       pct((top[top.g_pred > 1 + tol].g_meas <= 1.05).mean())])]
     out = Path(args.out)
-    (out / f"rank_table_{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    print(write_report(out / f"rank_table_{name}.md", title, lines))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy
-from _md import md_header, md_row, md_table
+from _md import md_header, md_row, md_table, provenance
 from scipy.linalg import blas
 from threadpoolctl import threadpool_limits
 
@@ -240,7 +240,7 @@ def main() -> None:
         df.to_csv(f, index=False)
     per = df.pivot_table(index=["matrix", "nnz", "solver"], columns="policy", values="speedup").reset_index()
     per = per.sort_values(["solver", "nnz"])
-    lines = ["# Solvers that choose their SpMV while they run", "", header.lstrip("# "), "",
+    lines = ["# Solvers that choose their SpMV while they run", "", provenance(host=machine), "", header.lstrip("# "), "",
              (f"Produced by `{command(ap, args)}` (see its docstring for the method); "
               f"{df.matrix.nunique()} matrices, {len(skipped)} skipped (symmetric indefinite, too small or "
               "not square). `speedup` = median time of the fixed `cpu/csr/rows` solve / the policy's; "

@@ -1,6 +1,6 @@
 """The ``cuda`` default kind on larger matrices than it was trained on, measured on the H100 but never trained on.
 
-    python benchmarks/unseen_large.py [FOLDER] [--dataset h100] [--out benchmarks/results/unseen_large_h100.md]
+    python studies/2026-11-24-unseen-large/unseen_large.py [FOLDER] [--dataset h100] [--out studies/2026-11-24-unseen-large/unseen_large_h100.md]
 
 FOLDER (default: the shipped ``h100_large``) is a collection (``pyspmv collect --corpus standard --min-nnz 1.19e7 ...
 --device cuda``) of standard-corpus matrices; those of ``--dataset`` are only compared with it (the same matrix
@@ -24,17 +24,15 @@ import numpy as np
 import pandas as pd
 
 import pyspmv
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking, split_by_matrix, unit_key
 from pyspmv.train_default import make_model, train
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _md import md_header
-from rank import timed
-from rank_cost import product_us, reps_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, product_us, reps_for, timed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 BASELINE = "cusparse/csr/default"
 DTYPES = ("float32", "float64")
 
@@ -133,7 +131,7 @@ def main() -> None:
     ap.add_argument("folder", nargs="?", default="h100_large")
     ap.add_argument("--dataset", default="h100")
     ap.add_argument("--machine", default=f"2-core dev VM ({device_info('cpu')['processor']}), no GPU")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "unseen_large_h100.md")
+    ap.add_argument("--out", type=Path, default=HERE / "unseen_large_h100.md")
     a = ap.parse_args()
     new = datasets.load(a.folder, dtype=None)
     model = train(a.dataset, verbose=0)
@@ -176,7 +174,7 @@ def main() -> None:
                    f"{x['break_even']:.3g} | `{e['pick']}` | {e['ratio']:.3f} |")
     text = [
         "# The shipped cuda default on larger matrices it never saw", "",
-        (f"`python benchmarks/unseen_large.py {a.folder}`: {len(todo)} standard-corpus matrices of "
+        (f"`python studies/2026-11-24-unseen-large/unseen_large.py {a.folder}`: {len(todo)} standard-corpus matrices of "
          f"{df['nnz'].min():.2g}-{df['nnz'].max():.2g} entries measured on the {gpu} (`pyspmv collect`, as "
          f"datasets/{a.dataset}'s large matrices) and absent from datasets/{a.dataset}, of whose matrices "
          f"{big} have more than {df['nnz'].min():.2g} entries; ranked by `pyspmv.rank` with the default recipe fitted on "

@@ -1,9 +1,9 @@
 """Rules that break the cuda default's near-ties: whether the predicted times the forest cannot tell apart are better
 settled by the bytes each configuration moves, or by staying with cuSPARSE's CSR default. Cross-validation inside the
-training matrices only, on more_large.py's folds.
+training matrices only, on the folds of studies/_common.py (first made for 2026-11-24-more-large).
 
-Usage: python benchmarks/pick_rules.py [--dataset h100] [--extra h100_large] [--folds 4] [--repeats 5] [--first-repeat 0]
-                                      [--out benchmarks/results]
+Usage: python studies/2026-11-24-pick-rules/pick_rules.py [--dataset h100] [--extra h100_large] [--folds 4] [--repeats 5] [--first-repeat 0]
+                                      [--out studies/2026-11-24-pick-rules]
 
 The forest (train_default's recipe) is fitted once per fold; each rule re-ranks the same predictions:
 
@@ -25,22 +25,24 @@ record only, the held-out split) and ``pick_rules_<dataset>.csv.gz`` (one row pe
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
-from more_large import LARGE, metrics, paired_diff, pool_of, recipe, repeated_folds
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking
 from pyspmv.models.forest import bytes_per_value
 from pyspmv.train_default import make_model
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import LARGE, md_header, metrics, paired_diff, pool_of, recipe, repeated_folds
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 REFERENCES = ("cusparse/csr/default", "cpu/csr/rows")  # the library's own CSR product, by device
 Rule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -92,7 +94,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--first-repeat", type=int, default=0, help="seed of the first repeat (a pilot run's repeats "
                     "left out of the run that decides)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
     rows = []
     t0 = time.perf_counter()
@@ -126,7 +128,7 @@ def main() -> None:
     allp.to_csv(out / f"pick_rules_{dname}.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
     cpu = device_info("cpu")
     lines = [f"# The default's near-ties on `{dname}`: pick rules under cross-validation", "",
-             (f"`python benchmarks/pick_rules.py --dataset {args.dataset} --extra {extra} --folds {args.folds} --repeats {args.repeats} --first-repeat "
+             (f"`python studies/2026-11-24-pick-rules/pick_rules.py --dataset {args.dataset} --extra {extra} --folds {args.folds} --repeats {args.repeats} --first-repeat "
               f"{args.first_repeat}`, fitted on the "
               f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores). Pool: the training side of `{dname}`'s split (by "
               f"matrix, seed 0){' and `' + extra + '`' if extra else ''}; grouped {args.folds}-fold over it, twins in one fold, "

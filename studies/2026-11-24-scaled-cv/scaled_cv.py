@@ -1,13 +1,13 @@
 """Whether large real-structured matrices rank better when others like them join the training: the cuda default's
 recipe ranking datasets/h100_scaled's matrices, trained with or without the other scaled matrices.
 
-Usage: python benchmarks/scaled_cv.py [--folds 4] [--repeats 3] [--out benchmarks/results]
+Usage: python studies/2026-11-24-scaled-cv/scaled_cv.py [--folds 4] [--repeats 3] [--out studies/2026-11-24-scaled-cv]
 
 Tests: h100_scaled's 33 matrices (real matrices scaled to 3e6-1.7e7 entries), grouped k-fold by their base matrix
-(more_large.recipe: a scaled matrix is a twin of its base). Training: datasets/h100 (every matrix, not only its
+(``_common.recipe``: a scaled matrix is a twin of its base). Training: datasets/h100 (every matrix, not only its
 training split: the tests here are none of them) and h100_large, less the test matrices' twins ("without"), plus the
 scaled matrices of the other folds ("with"). Both rank the tests by the default's rule (train_default's cuda forest,
-near-ties by bytes moved). more_large_h100_scaled.md asked the other question (do the scaled matrices help rank
+near-ties by bytes moved). studies/2026-11-24-more-large (more_large_h100_scaled.md) asked the other question (do the scaled matrices help rank
 h100's own matrices: no, within noise); this asks what they do for matrices like themselves. Writes
 ``scaled_cv.md``.
 """
@@ -15,27 +15,29 @@ h100's own matrices: no, within noise); this asks what they do for matrices like
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
-from more_large import metrics, paired_diff, recipe
 from sklearn.model_selection import GroupKFold
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking
 from pyspmv.train_default import make_model
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, metrics, paired_diff, recipe
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
     rows = []
     for dtype in ("float64", "float32"):
@@ -61,7 +63,7 @@ def main() -> None:
     allp = pd.concat(rows, ignore_index=True).rename(columns={"unit": "matrix"})
     cpu = device_info("cpu")
     lines = ["# Large real-structured matrices, ranked with and without others like them in training", "",
-             (f"`python benchmarks/scaled_cv.py --folds {args.folds} --repeats {args.repeats}`, fitted on the "
+             (f"`python studies/2026-11-24-scaled-cv/scaled_cv.py --folds {args.folds} --repeats {args.repeats}`, fitted on the "
               f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores); the script's docstring says what is trained on "
               "what. Cells: picks within 5 % of the measured best (ties within [q25, q75] count as the best) / beyond "
               "20 % / geomean t_pick / t_best, over every test of every repeat. Paired: mean of log(t_pick / t_best) "

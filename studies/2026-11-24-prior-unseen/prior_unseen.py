@@ -1,6 +1,6 @@
 """The shipped cuda default on measured matrices it was never trained on, ranking its near-ties by bytes moved or not.
 
-Usage: python benchmarks/prior_unseen.py [--model FILE] [--datasets h100_scaled h100_seed1] [--out benchmarks/results]
+Usage: python studies/2026-11-24-prior-unseen/prior_unseen.py [--model FILE] [--datasets h100_scaled h100_seed1] [--out studies/2026-11-24-prior-unseen]
                                         [--name prior_unseen_h100.md]
 
 The cuda default (``--model``: a saved model, by default the shipped ``pyspmv/data/default_h100.pyspmv``; the
@@ -10,39 +10,41 @@ configuration of each matrix of the given datasets (collected on the same H100, 
 ``h100_scaled``, real matrices scaled to 3e6-1.7e7 entries; ``h100_seed1``, the standard corpus' matrices drawn
 with another seed); the same predictions are ranked by time alone (``rank_bytes_pow`` 0) and as the default ranks
 them (``rank_bytes_pow`` of the model file). The choice of the power was made on other matrices
-(benchmarks/pick_rules.py); this is a check on matrices that took no part in it. Writes ``prior_unseen_h100.md``.
+(studies/2026-11-24-pick-rules); this is a check on matrices that took no part in it. Writes ``prior_unseen_h100.md``.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-from _md import md_header
-from more_large import metrics
 
 import pyspmv
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking
 from pyspmv.models.forest import bytes_per_value
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, metrics
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="a saved cuda model (default: the shipped default)")
     ap.add_argument("--datasets", nargs="+", default=["h100_scaled", "h100_seed1"])
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     ap.add_argument("--name", default="prior_unseen_h100.md", help="the table's file name in --out")
     args = ap.parse_args()
     rm = pyspmv.load_model(args.model) if args.model else pyspmv.default_model("cuda")
     p = rm.tables["float64"].spec.fields["rank_bytes_pow"]
     cpu = device_info("cpu")
     lines = ["# The cuda default on matrices it never saw: near-ties by bytes moved or by time", "",
-             (f"`python benchmarks/prior_unseen.py --datasets {' '.join(args.datasets)} --name {args.name}`, ranked on the "
+             (f"`python studies/2026-11-24-prior-unseen/prior_unseen.py --datasets {' '.join(args.datasets)} --name {args.name}`, ranked on the "
               f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores) by the C core (`RankModel.predict`), the default "
               f"made by `{rm.meta.get('command', '?')}`. Same "
               f"predictions, ordered by time alone or by time x (bytes moved per byte of values)^{p} as the default "

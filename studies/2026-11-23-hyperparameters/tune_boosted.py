@@ -1,6 +1,6 @@
 """Cross-validated choice of model hyper-parameters, inside the training matrices of benchmarks/models.py's split.
 
-    python benchmarks/tune_boosted.py datasets/h100 float64 '[{}, {"n_estimators": 600, "learning_rate": 0.05}]'
+    python studies/2026-11-23-hyperparameters/tune_boosted.py datasets/h100 float64 '[{}, {"n_estimators": 600, "learning_rate": 0.05}]'
 
 The held-out matrices of benchmarks/models.py (GroupShuffleSplit by matrix, 25 %, seed 0) are never
 touched: the training matrices are cut into 3 folds grouped by matrix (GroupKFold), each candidate is

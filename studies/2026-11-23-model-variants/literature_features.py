@@ -1,12 +1,12 @@
 """Matrix features of the literature that pyspmv's C features lack, prototyped in Python for
-benchmarks/model_variants.py: row-length skew and histogram (WISE), warp-level imbalance, and x-access
+model_variants.py (beside it): row-length skew and histogram (WISE), warp-level imbalance, and x-access
 locality between neighbouring rows and within blocks of rows.
 
-    python benchmarks/literature_features.py DATASET [DATASET ...] [--max-nnz 2e8]
+    python studies/2026-11-23-model-variants/literature_features.py DATASET [DATASET ...] [--max-nnz 2e8]
 
 Rebuilds every matrix of the datasets (the real ones from ../shared/matrices and ../shared/corpus, the
 generated ones from ``pyspmv.datasets.standard_corpus(seed=0)``) and writes their features to
-``benchmarks/results/literature_features.csv.gz`` (one row per matrix; kept rows of earlier runs).
+``studies/2026-11-23-model-variants/literature_features.csv.gz`` (one row per matrix; kept rows of earlier runs).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -24,8 +24,9 @@ import pandas as pd
 import pyspmv
 from pyspmv import datasets
 
-ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / "benchmarks" / "results" / "literature_features.csv.gz"
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / "literature_features.csv.gz"
 #: Row-length histogram bins (lower edges, in entries): 0, 1, 2-3, 4-7, ... 512-1023, >= 1024.
 BINS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 512, 1024)
 #: Rows per block for the block locality feature (a 256-thread block, a row per thread).

@@ -2,8 +2,8 @@
 again; datasets/h100_scaled, real matrices scaled up) should join the cuda default's training data: cross-validation
 inside the training matrices decides, the held-out split reports.
 
-Usage: python benchmarks/more_large.py [--extra h100_large] [--candidate h100_seed1] [--folds 4] [--repeats 5]
-       [--out benchmarks/results]
+Usage: python studies/2026-11-24-more-large/more_large.py [--extra h100_large] [--candidate h100_seed1] [--folds 4] [--repeats 5]
+       [--out studies/2026-11-24-more-large]
 
 Part 1 (the decision): the training side of datasets/h100's split (by matrix, seed 0, as every held-out table) and
 the ``--extra`` datasets form a pool; grouped k-fold over it, a matrix and its twins (from another seed: the same
@@ -19,79 +19,20 @@ for all test matrices and for those of at least 3e6 entries. Writes ``more_large
 from __future__ import annotations
 
 import argparse
-import re
+import sys
 import time
-from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
-from default_quality import summary
-from sklearn.model_selection import GroupKFold
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
-from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.train_default import make_model
+from pyspmv import datasets, device_info
+from pyspmv.evaluate import split_by_matrix
 
-ROOT = Path(__file__).resolve().parents[1]
-LARGE = 3e6  # entries from which a test matrix counts as large (the candidate's smallest)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import LARGE, md_header, metrics, paired_diff, recipe, repeated_folds, run, summary
 
-
-def recipe(matrix: str, names: Collection[str] = ()) -> str:
-    """A matrix's name without its seed (``_r0``, ``_r1``): twins share it. A scaled-up real matrix
-    (``<name>_x<factor><mode>_r<seed>``, :func:`pyspmv.datasets.scaled_corpus`) is a twin of ``<name>`` when
-    ``names`` holds it: the same structure at another size."""
-    m = re.sub(r"_r\d+$", "", matrix)
-    base = re.sub(r"_x\d+(tile|kron)$", "", m)
-    return base if base in names else m
-
-
-def run(ds: datasets.Dataset, tr: np.ndarray, te: np.ndarray, nnz: pd.Series, seed: int = 0,
-        **params: object) -> pd.DataFrame:
-    """Per test matrix scores of train_default's forest (``params`` set on it) fitted on rows tr, ranking rows te
-    (conversion costs fitted on pyspmv's schema only: a model on the open schema has no formats)."""
-    own = "features" not in params and "params" not in params
-    ev = evaluate(make_model("forest", seed).set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
-                  convert_ms=column_for(ds, "convert_ms") if own else None, train_index=tr, test_index=te)
-    per = ev.per_matrix.copy()
-    per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
-    per["nnz"] = per["matrix"].map(nnz).to_numpy()
-    return per
-
-
-def pool_of(own: datasets.Dataset, ds: datasets.Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """(pool, held-out) rows of ``ds``, ``own`` combined with extras: the training side of ``own``'s split (by matrix,
-    seed 0) and every row the extras add (combine() puts them after ``own``'s); the held-out side of the split."""
-    tr, te = split_by_matrix(own.groups)
-    return np.r_[tr, np.arange(len(own.X), len(ds.X))], te
-
-
-def repeated_folds(pool: np.ndarray, rec: np.ndarray, folds: int, repeats: int,
-                   first: int = 0) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
-    """(repeat, fold, fit rows, test rows): grouped ``folds``-fold over the rows ``pool``, twins (same ``rec``) in one
-    fold, folds shuffled with seed ``repeat`` (``first``, ``first + 1``, ...); every pool matrix tested once per
-    repeat."""
-    for r in range(first, first + repeats):
-        for k, (a, b) in enumerate(GroupKFold(folds, shuffle=True, random_state=r).split(pool, groups=rec[pool])):
-            yield r, k, pool[a], pool[b]
-
-
-def paired_diff(a: pd.Series, b: pd.Series) -> tuple[float, float]:
-    """Mean of log(a) - log(b), ratios indexed by (matrix, repeat), and its standard error taken over matrices (each
-    matrix's mean over the repeats: a matrix's repeats are not independent)."""
-    diff = np.log(a) - np.log(b)
-    per = diff.groupby(level="matrix").mean()
-    return float(diff.mean()), float(per.std(ddof=1) / np.sqrt(len(per)))
-
-
-def metrics(per: pd.DataFrame) -> tuple[float, float, float]:
-    """(share within 5 %, share beyond 20 %, geomean t_pick / t_best), as summary() reports them."""
-    within = (per["bucket"] == "<5%").mean()
-    return float(within), float((per["slowdown"] > 0.20).mean()), float(np.exp(np.mean(np.log(per["ratio"]))))
-
-
+HERE = Path(__file__).resolve().parent
 def decision(cv: pd.DataFrame, cand: str) -> str:
     """The rule: the candidate joins when cross-validation over all pool matrices is no worse
     on any of the three measures in either value type."""
@@ -130,7 +71,7 @@ def main() -> None:
     ap.add_argument("--candidate", default="h100_seed1")
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
     cand = Path(args.candidate).name
     rows, lines = [], []
@@ -168,7 +109,7 @@ def main() -> None:
     cpu = device_info("cpu")
     extra = " ".join(args.extra)
     lines = [f"# More large training matrices for the cuda default: `{cand}`", "",
-             (f"`python benchmarks/more_large.py --extra {extra} --candidate {args.candidate} --folds {args.folds} "
+             (f"`python studies/2026-11-24-more-large/more_large.py --extra {extra} --candidate {args.candidate} --folds {args.folds} "
              f"--repeats {args.repeats}`, "
              f"fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with train_default's forest recipe. "
              f"Pool: the training side of `{args.dataset}`'s split (by matrix, seed 0) and `{extra}`; `{cand}` "

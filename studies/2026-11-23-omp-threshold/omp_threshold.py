@@ -9,10 +9,10 @@ of its own, installed beside the working one, and this script runs once per buil
             -Csetup-args=-Dcuda=disabled "-Csetup-args=-Dc_args=-DSPMV_OMP_MIN_WORK=$T"
     done
     for rep in 1 2; do for T in 20000 4000; do      # alternating, so that a drift hits both
-        PYTHONPATH=/tmp/thr$T python -P benchmarks/omp_threshold.py time ../shared/corpus out/t${T}_$rep.csv
+        PYTHONPATH=/tmp/thr$T python -P studies/2026-11-23-omp-threshold/omp_threshold.py time ../shared/corpus out/t${T}_$rep.csv
     done; done
-    python benchmarks/omp_threshold.py compare --old out/t20000_1.csv out/t20000_2.csv \\
-        --new out/t4000_1.csv out/t4000_2.csv --machine "..." --out benchmarks/results/omp_threshold.md
+    python studies/2026-11-23-omp-threshold/omp_threshold.py compare --old out/t20000_1.csv out/t20000_2.csv \\
+        --new out/t4000_1.csv out/t4000_2.csv --machine "..." --out studies/2026-11-23-omp-threshold/omp_threshold.md
 
 (With pyspmv installed in editable mode, its import hook wins over ``PYTHONPATH``: run ``time`` with
 ``python -S`` and the site-packages folder on ``PYTHONPATH``; ``time`` prints which build it imported.)
@@ -32,9 +32,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header, md_row
 
 import pyspmv
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, md_row
 
 BANDS = [1500, 4000, 8000, 20000, 40000, 80001]
 

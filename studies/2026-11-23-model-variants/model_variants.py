@@ -1,9 +1,9 @@
 """Variants of the default ranking model compared on held-out matrices: objectives, ties, one forest for
 both value types, features of the literature; hyper-parameters chosen inside the training matrices only.
 
-    python benchmarks/model_variants.py [DATASET ...] [--variants NAME ...] [--out benchmarks/results/model_variants.md]
-    python benchmarks/model_variants.py --c-eval MODEL.pyspmv [...]   # C evaluation time, as rank_cost.py
-    python benchmarks/model_variants.py h100 cpu --grid listwise        # CV of every grid point, both datasets
+    python studies/2026-11-23-model-variants/model_variants.py [DATASET ...] [--variants NAME ...] [--out studies/2026-11-23-model-variants/model_variants.md]
+    python studies/2026-11-23-model-variants/model_variants.py --c-eval MODEL.pyspmv [...]   # C evaluation time, as rank_cost.py
+    python studies/2026-11-23-model-variants/model_variants.py h100 cpu --grid listwise        # CV of every grid point, both datasets
 
 Per dataset (default ``h100`` and ``cpu``): the matrices are split as benchmarks/default_quality.py splits
 them (25 % held out, by matrix, seed 0). Each variant is a ``ForestModel`` (train_default's kind) with
@@ -14,7 +14,7 @@ train_default fits) and scored on the held-out ones per value type: picks within
 beyond 20 %, geomean t_pick / t_best, each strict (measured medians) and tie-aware (a pick whose q25 is
 at most the best's q75 counts as the best, as benchmarks/default_quality.py scores). Also: fit seconds of
 the final fit, mean nodes per tree (what the C evaluation walks). The ``+lit`` variants add the features
-of benchmarks/literature_features.py (its table must cover every matrix of the dataset).
+of literature_features.py (beside it; its table must cover every matrix of the dataset).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -29,18 +29,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from literature_features import CACHE, names
 from sklearn.model_selection import GroupKFold
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import split_by_matrix
 from pyspmv.features import FEATURE_NAMES
 from pyspmv.models import ForestModel
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from literature_features import CACHE, names
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py (for --c-eval)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 GRID = {"min_samples_leaf": [1, 2, 4], "clip": [0.3, 0.5, 1.0]}
 BEST = {"target": "best"}
 #: name -> (what it tries, fixed ForestModel parameters, grid searched by CV, literature features added).
@@ -172,8 +172,7 @@ def c_eval(files: list[str]) -> None:
     """Print rank_cost's C evaluation times (evaluate + sort every cuda configuration) of each model file."""
     import tempfile
 
-    from rank import c_times
-    from rank_cost import laplacian, uniform
+    from _common import c_times, laplacian, uniform
 
     import pyspmv
     with tempfile.TemporaryDirectory() as tmp:
@@ -208,7 +207,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("datasets", nargs="*", default=["h100", "cpu"])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "model_variants.md"))
+    ap.add_argument("--out", default=str(HERE / "model_variants.md"))
     ap.add_argument("--c-eval", nargs="+", metavar="MODEL", help="only time the C evaluation of these model files")
     ap.add_argument("--grid", choices=list(VARIANTS), help="only print the CV geomean of each grid point of a variant")
     a = ap.parse_args()
@@ -220,7 +219,7 @@ def main() -> None:
         return
     info = device_info("cpu")
     lines = ["# Variants of the default ranking model on held-out matrices", "",
-             (f"`python benchmarks/model_variants.py {' '.join(a.datasets)}`, fitted on the {info['processor']} dev VM "
+             (f"`python studies/2026-11-23-model-variants/model_variants.py {' '.join(a.datasets)}`, fitted on the {info['processor']} dev VM "
              f"({info['cpu_count']} cores, shared). Held out: 25 % of each dataset's matrices, split by matrix, seed 0 "
              "(benchmarks/default_quality.py's split); hyper-parameters: the grid point with the best mean log geomean "
              "of 3-fold cross-validation grouped by matrix inside the training matrices. Cells: within 5 % of the "
@@ -237,7 +236,7 @@ def main() -> None:
             if VARIANTS[name][3] and lit is None:
                 lit = load(ds, ("lit",))
                 if any(len(lit["splits"][k][1]) < len(plain["splits"][k][1]) for k in plain["splits"]):
-                    sys.exit(f"{CACHE} lacks some matrices of {ds}: run benchmarks/literature_features.py {ds}")
+                    sys.exit(f"{CACHE} lacks some matrices of {ds}: run studies/2026-11-23-model-variants/literature_features.py {ds}")
             r = run_variant(lit if VARIANTS[name][3] else plain, name)
             print(json.dumps({"dataset": ds, **r}), flush=True)
             lines.append(row(r, ds))

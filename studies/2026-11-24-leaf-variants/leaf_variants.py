@@ -4,7 +4,7 @@ was slow more) or time per byte moved (``scale="bytes_moved"``); and whether the
 which the design row holds per configuration, helps as matrix features. Cross-validation inside the training
 matrices decides, the held-out split reports.
 
-Usage: python benchmarks/leaf_variants.py [--variants NAME ...] [--folds 4] [--repeats 5] [--out benchmarks/results]
+Usage: python studies/2026-11-24-leaf-variants/leaf_variants.py [--variants NAME ...] [--folds 4] [--repeats 5] [--out studies/2026-11-24-leaf-variants]
 
 Per dataset (``h100`` with ``h100_large`` as train-default fits the cuda default; ``cpu``) and value type: the pool is
 the training side of the dataset's split (by matrix, seed 0, as every held-out table) and its extra datasets' matrices;
@@ -20,21 +20,22 @@ when, against it, no cell's geomean and no cell's share beyond 20 % is worse. Wr
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
-from default_quality import summary
-from more_large import metrics, pool_of, recipe, repeated_folds, run
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.features import FEATURE_NAMES, PARAM_COLUMNS
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, metrics, pool_of, recipe, repeated_folds, run, summary
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 #: The per-test columns written to leaf_variants.csv.gz (the rest of evaluate()'s follow from these or are unused here).
 COLUMNS = ["dataset", "dtype", "part", "repeat", "fold", "variant", "matrix", "nnz", "pick", "best", "ratio", "tie",
            "bucket"]
@@ -119,7 +120,7 @@ def main() -> None:
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
     args.variants = ["mean", *[v for v in args.variants if v != "mean"]]     # the baseline first
     rows = [per for name, extra in POOLS.items() for dtype in ("float64", "float32")
@@ -131,7 +132,7 @@ def main() -> None:
     variants = " ".join(f"'{v}'" if " " in v else v for v in args.variants)
     lines = ["# What the default forest's leaves hold and read: mean slowdown, risk-averse mean, time per byte, paddings",
              "",
-             (f"`python benchmarks/leaf_variants.py --variants {variants} --folds {args.folds} "
+             (f"`python studies/2026-11-24-leaf-variants/leaf_variants.py --variants {variants} --folds {args.folds} "
               f"--repeats {args.repeats}`, fitted on the {cpu['processor']} dev VM ({cpu['cpu_count']} cores) with "
               "train_default's forest recipe, only the variant's parameters set. risk r: a leaf holds, per "
               "configuration, log(mean(exp(r * slowdown))) / r over its training matrices (`ForestModel(risk=r)`); "

@@ -2,8 +2,8 @@
 Python models' own prediction (scikit-learn / NumPy), and m2cgen-generated C where m2cgen supports
 the estimator.
 
-    python benchmarks/rank.py [--dataset h100|cpu|PATH] [--machine "2-core dev VM"]
-                              [--out benchmarks/results/rank.md]
+    python studies/2026-11-23-rank-time-per-model-kind/rank.py [--dataset h100|cpu|PATH] [--machine "2-core dev VM"]
+                              [--out studies/2026-11-23-rank-time-per-model-kind/rank.md]
 
 Every model is fitted on the dataset's float64 rows (device from the dataset), exported with
 pyspmv.export_c and compiled with ``cc -O2``; a C driver times, per matrix, ``NAME_rank`` (CSR check,
@@ -22,7 +22,6 @@ model's weights, inputs and k.
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,52 +29,22 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _md import md_table
 
 import pyspmv
 from pyspmv import models
 from pyspmv.datasets import design_rows
 from pyspmv.portable import Table
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import c_times, cc, md_table, timed
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 SHARED = ROOT.parent / "shared" / "matrices"
 KINDS = {"linear": lambda: models.LinearModel(), "boosted": lambda: models.BoostedModel(),
          "boosted_small": lambda: models.BoostedModel(n_estimators=50, max_depth=4),
          "knn": lambda: models.KNNModel(), "svm": lambda: models.SVMModel(), "cascade": lambda: models.CascadeModel(),
          "guo": lambda: models.GuoModel(), "wang": lambda: models.WangModel()}
-
-DRIVER = r"""
-#define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include "m.h"
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-static double median(double *t, int n) { qsort(t, (size_t)n, sizeof *t, cmp); return t[n / 2]; }
-int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "r");
-    int32_t nr, nc, nnz;
-    if (!f || fscanf(f, "%d %d %d", &nr, &nc, &nnz) != 3) return 2;
-    int32_t *ip = malloc(sizeof(int32_t) * (size_t)(nr + 1)), *ix = malloc(sizeof(int32_t) * (size_t)(nnz + 1));
-    for (int32_t i = 0; i <= nr; i++) if (fscanf(f, "%d", &ip[i]) != 1) return 2;
-    for (int32_t i = 0; i < nnz; i++) if (fscanf(f, "%d", &ix[i]) != 1) return 2;
-    fclose(f);
-    int reps = atoi(argv[2]), order[m_NCONFIGS];
-    double ms[m_NCONFIGS], *t = malloc(sizeof(double) * (size_t)reps);
-    double *rows = malloc(sizeof(double) * (size_t)(m_NCONFIGS * m_model.ncols));
-    spmv_csr A = {nr, nc, ip, ix};
-    spmv_gpu_props dev = {@DEV@};
-    if (m_rank(nr, nc, ip, ix, order, ms) != 0) return 3;
-    for (int r = 0; r < reps; r++) { double t0 = now(); m_rank(nr, nc, ip, ix, order, ms); t[r] = now() - t0; }
-    double rank_us = median(t, reps) * 1e6;
-    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_design_rows(&A, &dev, &m_configs, @VB@, 0, rows, NULL); t[r] = now() - t0; }
-    double rows_us = median(t, reps) * 1e6;
-    for (int r = 0; r < reps; r++) { double t0 = now(); spmv_rank_rows(&m_configs, &m_model, rows, NULL, order, ms, NULL, NULL); t[r] = now() - t0; }
-    printf("%.3f %.3f %.3f\n", rank_us, rows_us, median(t, reps) * 1e6);
-    return 0;
-}
-"""
 
 M2C_DRIVER = r"""
 #define _POSIX_C_SOURCE 200809L
@@ -102,42 +71,6 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
-
-
-def write_csr(path: Path, A: pyspmv.Matrix) -> None:
-    path.write_text(f"{A.nrows} {A.ncols} {A.nnz}\n" + " ".join(map(str, A.indptr.tolist())) + "\n"
-                    + " ".join(map(str, A.indices.tolist())) + "\n")
-
-
-def cc(src: Path, exe: Path, *inc: Path) -> float:
-    t0 = time.perf_counter()
-    r = subprocess.run(["cc", "-std=c99", "-O2", *[f"-I{p}" for p in inc], "-o", str(exe), str(src), "-lm"],
-                       capture_output=True, text=True, check=False)
-    if r.returncode:
-        raise RuntimeError(r.stderr[-2000:])
-    return time.perf_counter() - t0
-
-
-def timed(fn, reps: int) -> float:
-    """Median µs of fn() over reps calls (after one warm-up)."""
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter_ns()
-        fn()
-        ts.append(time.perf_counter_ns() - t0)
-    return statistics.median(ts) / 1e3
-
-
-def c_times(rm: pyspmv.RankModel, A: pyspmv.Matrix, work: Path, reps: int) -> tuple[float, float, float, float]:
-    pyspmv.export_c(rm, work / "m.h", name="m", dtype="float64")
-    dev = ", ".join(str(rm.gpu[k]) for k in ("sm_count", "threads_per_sm", "warp_size"))
-    (work / "drv.c").write_text(DRIVER.replace("@DEV@", dev).replace("@VB@", "8"))
-    comp = cc(work / "drv.c", work / "drv", work)
-    write_csr(work / "A.txt", A)
-    out = subprocess.run([str(work / "drv"), str(work / "A.txt"), str(reps)], capture_output=True, text=True,
-                         check=True).stdout.split()
-    return float(out[0]), float(out[1]), float(out[2]), comp
 
 
 def m2cgen_times(estimators: list, inputs: list[np.ndarray], work: Path, reps: int) -> tuple[float, float] | None:
@@ -239,7 +172,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     ap.add_argument("--no-m2cgen", action="store_true")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "rank.md"))
+    ap.add_argument("--out", default=str(HERE / "rank.md"))
     a = ap.parse_args()
     ds, src = pyspmv.datasets.load(a.dataset, dtype="float64"), a.dataset
     device = min(set(ds.table["device"]))
@@ -299,7 +232,7 @@ def write_table(rows: list[dict], a, src: str, device: str) -> None:
     lines = [
         "# Ranking time per model kind",
         "",
-        (f"`python benchmarks/rank.py --dataset {a.dataset}` on the {a.machine}, {time.strftime('%Y-%m-%d')}; "
+        (f"`python studies/2026-11-23-rank-time-per-model-kind/rank.py --dataset {a.dataset}` on the {a.machine}, {time.strftime('%Y-%m-%d')}; "
          f"models fitted on {src} (float64 rows, {device} configurations). Times in µs (medians) unless "
          "marked s."),
         "",

@@ -1,8 +1,8 @@
 """Design rows and rank() cost against one single-thread CSR product, exact and estimated, and what the
 estimated mode (rank(estimate=True): spmv_design_rows_estimate) costs in ranking quality.
 
-    python benchmarks/estimate.py [--corpus ../shared/corpus] [--min-nnz 1e5] [--max-nnz 3e7]
-                                  [--out benchmarks/results/estimate.md]
+    python studies/2026-11-24-estimated-ranking/estimate.py [--corpus ../shared/corpus] [--min-nnz 1e5] [--max-nnz 3e7]
+                                  [--out studies/2026-11-24-estimated-ranking/estimate.md]
 
 Cost: generated matrices of 1e3 to 1e7 entries (2-D 5-point Laplacians and uniform random ones); each
 time is the median of many time.perf_counter calls (Python call included) divided by the median of
@@ -35,13 +35,16 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from _md import md_header, md_row
 
 import pyspmv
 from pyspmv import _core, datasets
 from pyspmv.rank import _prepared, default_model
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import md_header, md_row
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 RANK = sys.modules["pyspmv.rank"]
 #: Sample budgets compared: (rows, entries; 0: rows only).
 BUDGETS = ((16384, 0), (16384, 131072), (16384, 65536), (16384, 32768))
@@ -195,12 +198,12 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     ap.add_argument("--min-nnz", type=float, default=1e5)
     ap.add_argument("--max-nnz", type=float, default=3e7)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "estimate.md")
+    ap.add_argument("--out", type=Path, default=HERE / "estimate.md")
     a = ap.parse_args()
     lines = ["# Design rows and rank(): exact and estimated", "",
              (f"Machine: {MACHINE} ({platform.processor() or platform.machine()}); a shared machine (other "
               "engineers' jobs on the same 2 cores), so times are medians of many runs and still noisy. "
-              f"OMP_NUM_THREADS=1. Made by `python benchmarks/estimate.py --min-nnz {a.min_nnz:g} "
+              f"OMP_NUM_THREADS=1. Made by `python studies/2026-11-24-estimated-ranking/estimate.py --min-nnz {a.min_nnz:g} "
               f"--max-nnz {a.max_nnz:g}` with the corpus `{a.corpus.parent.name}/{a.corpus.name}` "
               f"({'found' if a.corpus.is_dir() else 'missing: generated matrices only'})."), "",
              "## Cost, in single-thread `cpu/csr/rows` products of the same matrix (default cuda model, float64)",

@@ -1,11 +1,11 @@
 """The cuda default's tail (picks beyond 20 % of the best, most of them on matrices of millions of entries): whether a
 larger forest, smaller leaves, a forest of its own for large matrices, or picks kept to well-supported configurations
-shrink it. Cross-validation inside the training matrices only, as more_large.py's part 1.
+shrink it. Cross-validation inside the training matrices only, as 2026-11-24-more-large's part 1.
 
-Usage: python benchmarks/tail_variants.py [--folds 4] [--repeats 5] [--out benchmarks/results]
+Usage: python studies/2026-11-24-tail-variants/tail_variants.py [--folds 4] [--repeats 5] [--out studies/2026-11-24-tail-variants]
 
 Pool: the training side of datasets/h100's split (by matrix, seed 0) and datasets/h100_large; grouped k-fold over it
-(twins in one fold, :func:`more_large.recipe`), ``--repeats`` shuffles; every variant ranks the same test matrices
+(twins in one fold, ``_common.recipe``), ``--repeats`` shuffles; every variant ranks the same test matrices
 with forests of the same seeds. Variants (train_default's forest unless said):
 
 - ``default``: the shipped recipe;
@@ -24,20 +24,22 @@ and ``tail_variants.csv.gz`` (one row per test).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header
-from more_large import LARGE, metrics, paired_diff, pool_of, recipe, repeated_folds
 
-from pyspmv import datasets
-from pyspmv.benchmark import device_info
+from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking
 from pyspmv.train_default import make_model
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import LARGE, md_header, metrics, paired_diff, pool_of, recipe, repeated_folds
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 OWN_FOREST_FROM = 1e6  # test matrices from this many entries get the large matrices' own forest
 #: name -> (forests whose scores are averaged, by their parameters; smallest training matrix of the large forest;
 #: least support)
@@ -67,7 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
     rows = []
     t0 = time.perf_counter()
@@ -108,7 +110,7 @@ def main() -> None:
     allp.to_csv(out / "tail_variants.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
     cpu = device_info("cpu")
     lines = ["# The cuda default's tail: forest variants under cross-validation", "",
-             (f"`python benchmarks/tail_variants.py --folds {args.folds} --repeats {args.repeats}`, fitted on the "
+             (f"`python studies/2026-11-24-tail-variants/tail_variants.py --folds {args.folds} --repeats {args.repeats}`, fitted on the "
               f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores). Pool: the training side of `h100`'s split (by "
               f"matrix, seed 0) and `h100_large`; grouped {args.folds}-fold over it, twins in one fold, "
               f"{args.repeats} repeats, every variant on the same folds and seeds (the script's docstring says what "
