@@ -153,6 +153,15 @@ static PyObject *feature_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_feature_name, SPMV_NFEATURES);
 }
 
+/* gpu_props_h100() -> {"sm_count", "threads_per_sm", "warp_size"}: spmv_gpu_props_h100, the one
+ * statement of the device the default features assume. */
+static PyObject *gpu_props_h100(PyObject *m, PyObject *noargs) {
+    spmv_gpu_props p;
+    spmv_gpu_props_h100(&p);
+    return Py_BuildValue("{sisisi}", "sm_count", (int)p.sm_count, "threads_per_sm",
+                         (int)p.threads_per_sm, "warp_size", (int)p.warp_size);
+}
+
 static PyObject *format_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_format_name, SPMV_NFORMATS);
 }
@@ -1305,6 +1314,9 @@ static PyMethodDef core_methods[] = {
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
+    {"gpu_props_h100", gpu_props_h100, METH_NOARGS,
+     "gpu_props_h100() -> {'sm_count', 'threads_per_sm', 'warp_size'} of the H100 (features' "
+     "default)"},
     {"omp_threads", omp_threads, METH_NOARGS,
      "omp_threads() -> threads the CPU kernels' OpenMP regions start (1 without OpenMP)"},
     {"model_fields", model_fields, METH_VARARGS,
