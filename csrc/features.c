@@ -1,4 +1,4 @@
-// csrc/features.c: matrix features, tiers 0 to 2 (names, definitions, one pass over indices)
+// csrc/features.c: matrix features, tiers 0 to 2 (definitions and computation; the list: features.def)
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // len_i is the length of row i; "over non-empty rows" means rows with len_i > 0 (the feature is 0
@@ -38,79 +38,10 @@ void spmv_gpu_props_h100(spmv_gpu_props *p) {
     p->warp_size = 32;
 }
 
-enum {
-    F_NROWS,
-    F_NCOLS,
-    F_NNZ,
-    F_DENSITY,
-    F_NNZ_MEAN,
-    F_NNZ_MIN,
-    F_NNZ_MAX,
-    F_NNZ_MODE,
-    F_NNZ_MEDIAN,
-    F_NNZ_SD,
-    F_NNZ_COV,
-    F_NNZ_MAX_MINUS_MEAN,
-    F_ELL_FILL,
-    F_EMPTY_ROWS,
-    F_HYB_WIDTH,
-    F_STRIPS_ROWS,
-    F_STRIPS_WARPS,
-    F_STRIPS_NNZ,
-    F_DIST_MIN,
-    F_DIST_MAX,
-    F_BANDWIDTH,
-    F_COL_SPAN_MEAN,
-    F_CLUSTER_MEAN,
-    F_NDIAG,
-    F_DIA_FILL,
-    F_DIAG_DIST_MEAN,
-    F_DIAG_DIST_SD,
-    F_LOW_BAND_MEAN,
-    F_UP_BAND_MEAN,
-    F_LOW_BAND_SD,
-    F_UP_BAND_SD,
-    F_X_SEG_ROW_MEAN,
-    F_X_SEG_WARP_MEAN,
-    F_COUNT
-};
-_Static_assert(F_COUNT == SPMV_NFEATURES, "feature enum and SPMV_NFEATURES disagree");
-_Static_assert(F_NNZ == SPMV_FEATURE_NNZ, "feature enum and SPMV_FEATURE_NNZ disagree");
-
 static const char *const feature_names[SPMV_NFEATURES] = {
-    [F_NROWS] = "nrows",
-    [F_NCOLS] = "ncols",
-    [F_NNZ] = "nnz",
-    [F_DENSITY] = "density",
-    [F_NNZ_MEAN] = "nnz_mean",
-    [F_NNZ_MIN] = "nnz_min",
-    [F_NNZ_MAX] = "nnz_max",
-    [F_NNZ_MODE] = "nnz_mode",
-    [F_NNZ_MEDIAN] = "nnz_median",
-    [F_NNZ_SD] = "nnz_sd",
-    [F_NNZ_COV] = "nnz_cov",
-    [F_NNZ_MAX_MINUS_MEAN] = "nnz_max_minus_mean",
-    [F_ELL_FILL] = "ell_fill",
-    [F_EMPTY_ROWS] = "empty_rows",
-    [F_HYB_WIDTH] = "hyb_width",
-    [F_STRIPS_ROWS] = "gpu_strips_rows",
-    [F_STRIPS_WARPS] = "gpu_strips_warps",
-    [F_STRIPS_NNZ] = "gpu_strips_nnz",
-    [F_DIST_MIN] = "dist_min",
-    [F_DIST_MAX] = "dist_max",
-    [F_BANDWIDTH] = "bandwidth",
-    [F_COL_SPAN_MEAN] = "col_span_mean",
-    [F_CLUSTER_MEAN] = "cluster_mean",
-    [F_NDIAG] = "ndiag",
-    [F_DIA_FILL] = "dia_fill",
-    [F_DIAG_DIST_MEAN] = "diag_dist_mean",
-    [F_DIAG_DIST_SD] = "diag_dist_sd",
-    [F_LOW_BAND_MEAN] = "low_band_mean",
-    [F_UP_BAND_MEAN] = "up_band_mean",
-    [F_LOW_BAND_SD] = "low_band_sd",
-    [F_UP_BAND_SD] = "up_band_sd",
-    [F_X_SEG_ROW_MEAN] = "x_seg_row_mean",
-    [F_X_SEG_WARP_MEAN] = "x_seg_warp_mean",
+#define SPMV_FEATURE(CODE, name, tier) [SPMV_FEATURE_##CODE] = #name,
+#include "features.def"
+#undef SPMV_FEATURE
 };
 
 const char *spmv_feature_name(int i) {
@@ -193,24 +124,24 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     hyb = spmv_hyb_width_hist(hist, (int32_t)lmax, n);
 
     int64_t T = (int64_t)dev->sm_count * dev->threads_per_sm;
-    out[F_NROWS] = n;
-    out[F_NCOLS] = A->ncols;
-    out[F_NNZ] = (double)nnz;
-    out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
-    out[F_NNZ_MEAN] = mean;
-    out[F_NNZ_MIN] = (double)lmin;
-    out[F_NNZ_MAX] = (double)lmax;
-    out[F_NNZ_MODE] = mode;
-    out[F_NNZ_MEDIAN] = median;
-    out[F_NNZ_SD] = sd;
-    out[F_NNZ_COV] = ratio(sd, mean);
-    out[F_NNZ_MAX_MINUS_MEAN] = (double)lmax - mean;
-    out[F_ELL_FILL] = ratio((double)n * lmax, (double)nnz);
-    out[F_EMPTY_ROWS] = (double)empty;
-    out[F_HYB_WIDTH] = hyb;
-    out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
-    out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
-    out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+    out[SPMV_FEATURE_NROWS] = n;
+    out[SPMV_FEATURE_NCOLS] = A->ncols;
+    out[SPMV_FEATURE_NNZ] = (double)nnz;
+    out[SPMV_FEATURE_DENSITY] = (double)nnz / ((double)n * A->ncols);
+    out[SPMV_FEATURE_NNZ_MEAN] = mean;
+    out[SPMV_FEATURE_NNZ_MIN] = (double)lmin;
+    out[SPMV_FEATURE_NNZ_MAX] = (double)lmax;
+    out[SPMV_FEATURE_NNZ_MODE] = mode;
+    out[SPMV_FEATURE_NNZ_MEDIAN] = median;
+    out[SPMV_FEATURE_NNZ_SD] = sd;
+    out[SPMV_FEATURE_NNZ_COV] = ratio(sd, mean);
+    out[SPMV_FEATURE_NNZ_MAX_MINUS_MEAN] = (double)lmax - mean;
+    out[SPMV_FEATURE_ELL_FILL] = ratio((double)n * lmax, (double)nnz);
+    out[SPMV_FEATURE_EMPTY_ROWS] = (double)empty;
+    out[SPMV_FEATURE_HYB_WIDTH] = hyb;
+    out[SPMV_FEATURE_GPU_STRIPS_ROWS] = (double)ceil_div(n, T);
+    out[SPMV_FEATURE_GPU_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
+    out[SPMV_FEATURE_GPU_STRIPS_NNZ] = (double)ceil_div(nnz, T);
     S->lmax = (int32_t)lmax;
     S->hist = hist;
     S->hyb_width = hyb;
@@ -229,22 +160,22 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_summary *S, spm
     int64_t nnz = A->indptr[n], rows = R.lo.count;
     double r = (double)rows;
     S->ndiag = R.ndiag;
-    out[F_DIST_MIN] = R.gmin == INT32_MAX ? 0 : R.gmin;
-    out[F_DIST_MAX] = R.gmax;
-    out[F_BANDWIDTH] = R.band;
-    out[F_COL_SPAN_MEAN] = ratio((double)R.span, r);
-    out[F_CLUSTER_MEAN] =
+    out[SPMV_FEATURE_DIST_MIN] = R.gmin == INT32_MAX ? 0 : R.gmin;
+    out[SPMV_FEATURE_DIST_MAX] = R.gmax;
+    out[SPMV_FEATURE_BANDWIDTH] = R.band;
+    out[SPMV_FEATURE_COL_SPAN_MEAN] = ratio((double)R.span, r);
+    out[SPMV_FEATURE_CLUSTER_MEAN] =
         ratio((double)(R.cluster + rows), r); /* best counted steps, not entries */
-    out[F_NDIAG] = (double)R.ndiag;
-    out[F_DIA_FILL] = ratio((double)R.ndiag * n, (double)nnz);
-    out[F_DIAG_DIST_MEAN] = R.gap_mean;
-    out[F_DIAG_DIST_SD] = R.ndiag >= 2 ? sqrt(R.gap_ss / (double)(R.ndiag - 1)) : 0;
-    out[F_LOW_BAND_MEAN] = ratio((double)(R.lo.sum + (int64_t)R.lo.shift * rows), r);
-    out[F_UP_BAND_MEAN] = ratio((double)(R.up.sum + (int64_t)R.up.shift * rows), r);
-    out[F_LOW_BAND_SD] = rows ? sqrt(R.lo.m2 / r) : 0;
-    out[F_UP_BAND_SD] = rows ? sqrt(R.up.m2 / r) : 0;
-    out[F_X_SEG_ROW_MEAN] = ratio((double)R.segr, r);
-    out[F_X_SEG_WARP_MEAN] = ratio((double)R.segw, (double)R.groups);
+    out[SPMV_FEATURE_NDIAG] = (double)R.ndiag;
+    out[SPMV_FEATURE_DIA_FILL] = ratio((double)R.ndiag * n, (double)nnz);
+    out[SPMV_FEATURE_DIAG_DIST_MEAN] = R.gap_mean;
+    out[SPMV_FEATURE_DIAG_DIST_SD] = R.ndiag >= 2 ? sqrt(R.gap_ss / (double)(R.ndiag - 1)) : 0;
+    out[SPMV_FEATURE_LOW_BAND_MEAN] = ratio((double)(R.lo.sum + (int64_t)R.lo.shift * rows), r);
+    out[SPMV_FEATURE_UP_BAND_MEAN] = ratio((double)(R.up.sum + (int64_t)R.up.shift * rows), r);
+    out[SPMV_FEATURE_LOW_BAND_SD] = rows ? sqrt(R.lo.m2 / r) : 0;
+    out[SPMV_FEATURE_UP_BAND_SD] = rows ? sqrt(R.up.m2 / r) : 0;
+    out[SPMV_FEATURE_X_SEG_ROW_MEAN] = ratio((double)R.segr, r);
+    out[SPMV_FEATURE_X_SEG_WARP_MEAN] = ratio((double)R.segw, (double)R.groups);
     return SPMV_OK;
 }
 
@@ -350,16 +281,16 @@ int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu
     int32_t n = A->nrows;
     int64_t nnz = A->indptr[n], T = (int64_t)dev->sm_count * dev->threads_per_sm;
     double mean = (double)nnz / n;
-    out[F_NROWS] = n;
-    out[F_NNZ] = (double)nnz;
-    out[F_DENSITY] = (double)nnz / ((double)n * A->ncols);
-    out[F_NNZ_MEAN] = mean;
-    out[F_NNZ_MAX_MINUS_MEAN] = out[F_NNZ_MAX] - mean;
-    out[F_ELL_FILL] = ratio((double)n * out[F_NNZ_MAX], (double)nnz);
-    out[F_EMPTY_ROWS] = out[F_EMPTY_ROWS] * ((double)n / As->nrows);
-    out[F_STRIPS_ROWS] = (double)ceil_div(n, T);
-    out[F_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
-    out[F_STRIPS_NNZ] = (double)ceil_div(nnz, T);
+    out[SPMV_FEATURE_NROWS] = n;
+    out[SPMV_FEATURE_NNZ] = (double)nnz;
+    out[SPMV_FEATURE_DENSITY] = (double)nnz / ((double)n * A->ncols);
+    out[SPMV_FEATURE_NNZ_MEAN] = mean;
+    out[SPMV_FEATURE_NNZ_MAX_MINUS_MEAN] = out[SPMV_FEATURE_NNZ_MAX] - mean;
+    out[SPMV_FEATURE_ELL_FILL] = ratio((double)n * out[SPMV_FEATURE_NNZ_MAX], (double)nnz);
+    out[SPMV_FEATURE_EMPTY_ROWS] = out[SPMV_FEATURE_EMPTY_ROWS] * ((double)n / As->nrows);
+    out[SPMV_FEATURE_GPU_STRIPS_ROWS] = (double)ceil_div(n, T);
+    out[SPMV_FEATURE_GPU_STRIPS_WARPS] = (double)ceil_div((int64_t)n * dev->warp_size, T);
+    out[SPMV_FEATURE_GPU_STRIPS_NNZ] = (double)ceil_div(nnz, T);
     return SPMV_OK;
 }
 

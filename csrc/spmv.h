@@ -131,11 +131,17 @@ typedef struct {
 
 SPMV_API void spmv_gpu_props_h100(spmv_gpu_props *p);
 
-#define SPMV_NFEATURES 33
-#define SPMV_FEATURE_NNZ 2 /* the index of nnz among them */
+/* Feature indices SPMV_FEATURE_<CODE>, from 0 in the order of csrc/features.def (the one list), and
+ * their count SPMV_NFEATURES: the order spmv_features_compute writes them and design rows begin. */
+enum {
+#define SPMV_FEATURE(CODE, name, tier) SPMV_FEATURE_##CODE,
+#include "features.def"
+#undef SPMV_FEATURE
+    SPMV_NFEATURES
+};
 
-/* Name of feature i in [0, SPMV_NFEATURES), in the order spmv_features_compute writes them; NULL
- * outside that range.  Names and definitions: csrc/features.c. */
+/* Name of feature i in [0, SPMV_NFEATURES) (csrc/features.def); NULL outside that range.
+ * Definitions: csrc/features.c. */
 SPMV_API const char *spmv_feature_name(int i);
 
 /* out[SPMV_NFEATURES] (caller-allocated) = every matrix feature of A, tiers 0 to 2.  Tier 2 is one
@@ -155,8 +161,6 @@ typedef enum {
 #undef SPMV_FORMAT
     SPMV_NFORMATS
 } spmv_format;
-/* BRO-ELL's code under its former spelling, for callers written before the rename. */
-#define SPMV_FMT_BROELL SPMV_FMT_BRO_ELL
 
 /* Name of format f as ids spell it (csrc/formats.def: "csr", "bro_ell", ...); NULL outside
  * [0, SPMV_NFORMATS). */

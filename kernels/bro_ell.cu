@@ -55,24 +55,12 @@ __global__ void __launch_bounds__(1024)
     y[i] = sum;
 }
 
-static int log2_exact(int32_t v) {
-    int lg = 0;
-    while (lg < 31 && (1 << lg) < v) lg++;
-    return lg;
-}
-
 /* The kernel divides by h with shifts: h must be the power of two the conversion guarantees. */
 static int bro_ell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                            spmv_err *err) {
     (void)L;
     *aux_bytes = 0;
-    int32_t h = H->param[0];
-    if (h < 1 || h > 1024 || (h & (h - 1)) != 0)
-        return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'h' parameter of bro_ell must be a power of two in [1, 1024]. "
-                              "Got %d instead.",
-                              (int)h);
-    return SPMV_OK;
+    return spmv_cuda_pow2_param(H->param[0], "h", "bro_ell", err);
 }
 
 template <typename T>
@@ -80,7 +68,7 @@ static cudaError_t bro_ell_run(const spmv_dfmt *D, const spmv_launch *L, const v
                                const T *x, T *y, cudaStream_t s) {
     (void)aux;
     bro_ell_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2], D->idx[3],
+        D->nrows, spmv_cuda_log2(D->param[0]), D->idx[0], D->idx[1], D->idx[2], D->idx[3],
         (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }

@@ -72,6 +72,26 @@ int spmv_cuda_status(cudaError_t e, const char *what, spmv_err *err);
  * the bytes asked for (err->value), those free (err->limit) and `what` in the message. */
 int spmv_cuda_malloc(void **out, int64_t bytes, const char *what, spmv_err *err);
 
+/* SPMV_OK when v, the parameter `param` of `format`, is a power of two in [1, 1024] (SELL's C,
+ * BRO-ELL's h: the kernels divide by shifts, spmv_cuda_log2); else SPMV_EINVAL saying so. */
+static inline int spmv_cuda_pow2_param(int32_t v, const char *param, const char *format,
+                                       spmv_err *err) {
+    if (v < 1 || v > 1024 || (v & (v - 1)) != 0)
+        return spmv_cuda_fail(
+            err, SPMV_EINVAL,
+            "The '%s' parameter of %s must be a power of two in [1, 1024]. Got %d "
+            "instead.",
+            param, format, (int)v);
+    return SPMV_OK;
+}
+
+/* log2 of v, a power of two in [1, 2^31); else of the next power of two. */
+static inline int spmv_cuda_log2(int32_t v) {
+    int lg = 0;
+    while (lg < 31 && (1 << lg) < v) lg++;
+    return lg;
+}
+
 /* Blocks of `block` threads covering n work items, at least 1. */
 static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
     int64_t b = (n + block - 1) / block;

@@ -38,24 +38,12 @@ __global__ void __launch_bounds__(1024)
     y[__ldg(perm + r)] = sum;
 }
 
-static int log2_exact(int32_t v) {
-    int lg = 0;
-    while (lg < 31 && (1 << lg) < v) lg++;
-    return lg;
-}
-
 /* The kernel divides by C with shifts: C must be the power of two the conversion guarantees. */
 static int sell_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                         spmv_err *err) {
     (void)L;
     *aux_bytes = 0;
-    int32_t c = H->param[0];
-    if (c < 1 || c > 1024 || (c & (c - 1)) != 0)
-        return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'c' parameter of sell must be a power of two in [1, 1024]. Got "
-                              "%d instead.",
-                              (int)c);
-    return SPMV_OK;
+    return spmv_cuda_pow2_param(H->param[0], "c", "sell", err);
 }
 
 template <typename T>
@@ -63,8 +51,8 @@ static cudaError_t sell_run(const spmv_dfmt *D, const spmv_launch *L, const void
                             T *y, cudaStream_t s) {
     (void)aux;
     sell_slice_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, log2_exact(D->param[0]), D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
-        y);
+        D->nrows, spmv_cuda_log2(D->param[0]), D->idx[0], D->idx[1], D->idx[2],
+        (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }
 

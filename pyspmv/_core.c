@@ -2,11 +2,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Private: the public, keyword-friendly API is Python (pyspmv/*.py), which casts visibly and names
-// arguments.  Converters here check and never cast.  A converted matrix crosses as a "state" tuple
-// (format, nrows, ncols, nnz, (p0, p1), (s0, s1, s2, s3), (idx arrays...), (val arrays...), seal):
-// seal is the capsule of _glue.h's sealed states (or None; 8-tuples without it are read too).
-// convert() and seal() make sealed states, whose arrays are read-only over bytes objects for good,
-// so that products on them skip the check every other state gets.
+// arguments.  Converters here check and never cast.  A converted matrix crosses as a State
+// (pyspmv._core.State, _glue.h's glue_fmtstate): format code, nrows, ncols, nnz, params (p0, p1),
+// scalars (s0 .. s3), index_arrays and value_arrays, all read-only.  convert() and recast() make
+// States, and State(...) makes one of arrays, copied where they could change and checked; so a State
+// is its own seal, and the products (to_csr, mv, bench, _cuda's plans) take it without a check.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <numpy/arrayobject.h>
@@ -153,6 +153,15 @@ static PyObject *feature_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_feature_name, SPMV_NFEATURES);
 }
 
+/* gpu_props_h100() -> {"sm_count", "threads_per_sm", "warp_size"}: spmv_gpu_props_h100, the one
+ * statement of the device the default features assume. */
+static PyObject *gpu_props_h100(PyObject *m, PyObject *noargs) {
+    spmv_gpu_props p;
+    spmv_gpu_props_h100(&p);
+    return Py_BuildValue("{sisisi}", "sm_count", (int)p.sm_count, "threads_per_sm",
+                         (int)p.threads_per_sm, "warp_size", (int)p.warp_size);
+}
+
 static PyObject *format_names(PyObject *m, PyObject *noargs) {
     return names_tuple(spmv_format_name, SPMV_NFORMATS);
 }
@@ -258,34 +267,288 @@ static PyObject *new_arrays(int n, const int64_t *len, int typenum, void **data)
     return t;
 }
 
-/* The state tuple of F, whose arrays are the tuples idx and val, sealed.  F must have passed
- * spmv_fmt_check or come from spmv_fmt_fill_*. */
-static PyObject *sealed_state(const spmv_fmt *F, int typenum, PyObject *idx, PyObject *val) {
-    PyObject *res =
-        Py_BuildValue("(iiiL(ii)(LLLL)OOO)", F->format, F->nrows, F->ncols, (long long)F->nnz,
-                      F->param[0], F->param[1], (long long)F->scalar[0], (long long)F->scalar[1],
-                      (long long)F->scalar[2], (long long)F->scalar[3], idx, val, Py_None);
-    PyObject *cap = res != NULL ? seal_new(res, F, typenum) : NULL;
-    if (cap == NULL) {
-        Py_XDECREF(res);
-        return NULL;
+/* The bytes object a's memory lies in, through views, or NULL: a can be a State's array as it is
+ * when it is read-only and its memory lies inside a bytes object (see _glue.h). */
+static PyObject *sealed_owner(PyArrayObject *a) {
+    PyObject *base = PyArray_BASE(a);
+    while (base != NULL && PyArray_Check(base)) base = PyArray_BASE((PyArrayObject *)base);
+    if (PyArray_ISWRITEABLE(a) || base == NULL || !PyBytes_CheckExact(base)) return NULL;
+    uintptr_t lo = (uintptr_t)PyBytes_AS_STRING(base), p = (uintptr_t)PyArray_BYTES(a);
+    uintptr_t hi = lo + (uintptr_t)PyBytes_GET_SIZE(base);
+    if (p < lo || p > hi || (uintptr_t)PyArray_NBYTES(a) > hi - p) return NULL;
+    return base;
+}
+
+/* The State's array k (index arrays first, then value arrays). */
+static PyObject *state_array(const glue_fmtstate *S, int k) {
+    return k < SPMV_MAXIDX ? PyTuple_GET_ITEM(S->idx, k)
+                           : PyTuple_GET_ITEM(S->val, k - SPMV_MAXIDX);
+}
+
+/* A new State of F over the arrays of the tuples idx and val, which must be read-only over bytes
+ * objects and the very memory F points to; the State holds those bytes objects.  Unchecked: F must
+ * come from spmv_fmt_fill_* or a State, or be checked next (state_new).  New reference. */
+static PyObject *state_wrap(PyObject *module, const spmv_fmt *F, int typenum, PyObject *idx,
+                            PyObject *val) {
+    PyTypeObject *type = get_state(module)->StateType;
+    glue_fmtstate *S = (glue_fmtstate *)type->tp_alloc(type, 0);
+    if (S == NULL) return NULL;
+    S->F = *F;
+    S->typenum = typenum;
+    S->idx = Py_NewRef(idx);
+    S->val = Py_NewRef(val);
+    for (int k = 0; k < STATE_NARRAYS; k++) {
+        PyArrayObject *a = (PyArrayObject *)state_array(S, k);
+        PyObject *owner = sealed_owner(a);
+        const void *data = k < SPMV_MAXIDX ? (const void *)F->idx[k] : F->val[k - SPMV_MAXIDX];
+        int64_t n = k < SPMV_MAXIDX ? F->nidx[k] : F->nval[k - SPMV_MAXIDX];
+        if (owner == NULL || PyArray_DATA(a) != data || PyArray_SIZE(a) != n) {
+            PyErr_SetString(PyExc_SystemError, "a State's arrays must be its own, sealed");
+            Py_DECREF(S);
+            return NULL;
+        }
+        S->owner[k] = Py_NewRef(owner);
     }
-    Py_DECREF(PyTuple_GET_ITEM(res, 8)); /* res is new and ours alone: fill its slot */
-    PyTuple_SET_ITEM(res, 8, cap);
+    return (PyObject *)S;
+}
+
+/* The state's structure, then its values (padding slots holding zero). */
+static int state_check(const spmv_fmt *F, int typenum) {
+    spmv_err err = {0};
+    int rc;
+    CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check(F, &err));
+    if (rc == SPMV_OK && typenum == NPY_FLOAT32)
+        CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check_values_f32(F, &err));
+    else if (rc == SPMV_OK)
+        CALL_C(F->nnz > NOGIL_MIN_WORK, rc = spmv_fmt_check_values_f64(F, &err));
+    if (rc) {
+        PyErr_Format(rc == SPMV_ENOMEM ? PyExc_MemoryError : PyExc_ValueError,
+                     "state of a %s matrix: %s", spmv_format_name(F->format),
+                     err.msg[0] ? err.msg : spmv_strerror(rc));
+        return 0;
+    }
+    return 1;
+}
+
+/* A format code, or its name as csrc/formats.def spells it. */
+static int format_arg(PyObject *o, void *out) {
+    int *code = out;
+    if (PyUnicode_Check(o)) {
+        for (int f = 0; f < SPMV_NFORMATS; f++)
+            if (PyUnicode_CompareWithASCIIString(o, spmv_format_name(f)) == 0) {
+                *code = f;
+                return 1;
+            }
+        PyErr_Format(PyExc_ValueError, "unknown format %R", o);
+        return 0;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return 0;
+    if (v < 0 || v >= SPMV_NFORMATS) {
+        PyErr_Format(PyExc_ValueError, "format code %ld is not in [0, %d)", v, SPMV_NFORMATS);
+        return 0;
+    }
+    *code = (int)v;
+    return 1;
+}
+
+/* n integers of the sequence seq into out (int32 when out32, else int64). */
+static int int_items(PyObject *seq, Py_ssize_t n, int32_t *out32, int64_t *out64,
+                     const char *what) {
+    PyObject *t = PySequence_Tuple(seq);
+    if (t == NULL) return 0;
+    int ok = PyTuple_GET_SIZE(t) == n;
+    if (!ok)
+        PyErr_Format(PyExc_ValueError, "a format state's %s must hold %zd integers, not %zd", what,
+                     n, PyTuple_GET_SIZE(t));
+    for (Py_ssize_t k = 0; ok && k < n; k++) {
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, k));
+        if (v == -1 && PyErr_Occurred())
+            ok = 0;
+        else if (out32 != NULL && (v < INT32_MIN || v > INT32_MAX)) {
+            PyErr_Format(PyExc_ValueError, "a format state's %s must be int32; got %lld", what, v);
+            ok = 0;
+        } else if (out32 != NULL)
+            out32[k] = (int32_t)v;
+        else
+            out64[k] = v;
+    }
+    Py_DECREF(t);
+    return ok;
+}
+
+/* n arrays of the sequence seq as a tuple of sealed arrays (those sealed already as they are, the
+ * others copied into new ones), their data and sizes into data[] and len[].  typenum: NPY_INT32,
+ * or -1 for value arrays of one real dtype (set on return). */
+static PyObject *sealed_arrays(PyObject *seq, Py_ssize_t n, int *typenum, void **data, int64_t *len,
+                               const char *what) {
+    PyObject *given = PySequence_Tuple(seq), *res = NULL;
+    if (given == NULL) return NULL;
+    if (PyTuple_GET_SIZE(given) != n) {
+        PyErr_Format(PyExc_ValueError, "a format state's %s must be %zd arrays, not %zd", what, n,
+                     PyTuple_GET_SIZE(given));
+        goto exit;
+    }
+    if ((res = PyTuple_New(n)) == NULL) goto exit;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *o = PyTuple_GET_ITEM(given, k);
+        if (!check_array(o, *typenum == NPY_INT32 ? NPY_INT32 : -1, 0,
+                         *typenum == NPY_INT32 ? "an index array" : "a value array"))
+            goto fail;
+        PyArrayObject *a = (PyArrayObject *)o;
+        if (*typenum >= 0 && PyArray_TYPE(a) != *typenum) {
+            PyErr_SetString(PyExc_TypeError, "value arrays of one matrix must share a dtype");
+            goto fail;
+        }
+        *typenum = PyArray_TYPE(a);
+        PyObject *b = sealed_owner(a) ? Py_NewRef(o)
+                                      : sealed_array(PyArray_SIZE(a), PyArray_TYPE(a), &data[k]);
+        if (b == NULL) goto fail;
+        PyTuple_SET_ITEM(res, k, b);
+        if (b != o && PyArray_NBYTES(a) > 0)
+            memcpy(data[k], PyArray_DATA(a), (size_t)PyArray_NBYTES(a));
+        data[k] = PyArray_DATA((PyArrayObject *)b);
+        len[k] = PyArray_SIZE((PyArrayObject *)b);
+    }
+exit:
+    Py_DECREF(given);
+    return res;
+fail:
+    Py_CLEAR(res);
+    goto exit;
+}
+
+/* State(format, nrows, ncols, nnz, params, scalars, index_arrays, value_arrays): the arrays sealed
+ * (copied where they could change), then the whole checked: ValueError naming what breaks. */
+static PyObject *state_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"format",  "nrows",        "ncols",        "nnz", "params",
+                             "scalars", "index_arrays", "value_arrays", NULL};
+    spmv_fmt F = {0};
+    long long nnz;
+    int idx_type = NPY_INT32, typenum = -1;
+    PyObject *params, *scalars, *idx_in, *val_in, *idx = NULL, *val = NULL, *res = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&iiLOOOO:State", kwlist, format_arg, &F.format,
+                                     &F.nrows, &F.ncols, &nnz, &params, &scalars, &idx_in, &val_in))
+        return NULL;
+    F.nnz = nnz;
+    if (!int_items(params, 2, F.param, NULL, "params") ||
+        !int_items(scalars, 4, NULL, F.scalar, "scalars"))
+        return NULL;
+    idx = sealed_arrays(idx_in, SPMV_MAXIDX, &idx_type, (void **)F.idx, F.nidx, "index_arrays");
+    val = idx ? sealed_arrays(val_in, SPMV_MAXVAL, &typenum, F.val, F.nval, "value_arrays") : NULL;
+    /* The sealed arrays are checked, not the given ones: those could change after the check. */
+    if (val != NULL) res = state_wrap(PyType_GetModule(type), &F, typenum, idx, val);
+    if (res != NULL && !state_check(&((glue_fmtstate *)res)->F, typenum)) Py_CLEAR(res);
+    Py_XDECREF(idx);
+    Py_XDECREF(val);
     return res;
 }
 
-/* convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state tuple,
- * its arrays sealed; with seal true the 9-tuple with its seal, else the 8 entries before it */
+static void state_dealloc(glue_fmtstate *S) {
+    PyTypeObject *tp = Py_TYPE(S);
+    Py_CLEAR(S->idx);
+    Py_CLEAR(S->val);
+    for (int k = 0; k < STATE_NARRAYS; k++) Py_CLEAR(S->owner[k]);
+    tp->tp_free((PyObject *)S);
+    Py_DECREF(tp);
+}
+
+static PyObject *state_format(glue_fmtstate *S, void *closure) {
+    return PyLong_FromLong(S->F.format);
+}
+static PyObject *state_format_name(glue_fmtstate *S, void *closure) {
+    return PyUnicode_FromString(spmv_format_name(S->F.format));
+}
+static PyObject *state_nrows(glue_fmtstate *S, void *closure) {
+    return PyLong_FromLong(S->F.nrows);
+}
+static PyObject *state_ncols(glue_fmtstate *S, void *closure) {
+    return PyLong_FromLong(S->F.ncols);
+}
+static PyObject *state_nnz(glue_fmtstate *S, void *closure) {
+    return PyLong_FromLongLong(S->F.nnz);
+}
+static PyObject *state_params(glue_fmtstate *S, void *closure) {
+    return Py_BuildValue("(ii)", S->F.param[0], S->F.param[1]);
+}
+static PyObject *state_scalars(glue_fmtstate *S, void *closure) {
+    const int64_t *s = S->F.scalar;
+    return Py_BuildValue("(LLLL)", (long long)s[0], (long long)s[1], (long long)s[2],
+                         (long long)s[3]);
+}
+static PyObject *state_index_arrays(glue_fmtstate *S, void *closure) { return Py_NewRef(S->idx); }
+static PyObject *state_value_arrays(glue_fmtstate *S, void *closure) { return Py_NewRef(S->val); }
+static PyObject *state_dtype(glue_fmtstate *S, void *closure) {
+    return (PyObject *)PyArray_DescrFromType(S->typenum);
+}
+static PyObject *state_nbytes(glue_fmtstate *S, void *closure) {
+    return PyLong_FromLongLong(spmv_fmt_bytes(&S->F, S->typenum == NPY_FLOAT32 ? 4 : 8));
+}
+
+/* Pickled as its constructor's arguments: unpickling checks it again. */
+static PyObject *state_reduce(glue_fmtstate *S, PyObject *noargs) {
+    const spmv_fmt *F = &S->F;
+    return Py_BuildValue("O(iiiL(ii)(LLLL)OO)", (PyObject *)Py_TYPE(S), F->format, F->nrows,
+                         F->ncols, (long long)F->nnz, F->param[0], F->param[1],
+                         (long long)F->scalar[0], (long long)F->scalar[1], (long long)F->scalar[2],
+                         (long long)F->scalar[3], S->idx, S->val);
+}
+
+static PyObject *state_repr(glue_fmtstate *S) {
+    return PyUnicode_FromFormat(
+        "<pyspmv._core.State %s %dx%d, %lld stored, %s>", spmv_format_name(S->F.format), S->F.nrows,
+        S->F.ncols, (long long)S->F.nnz, S->typenum == NPY_FLOAT32 ? "float32" : "float64");
+}
+
+static PyGetSetDef state_getset[] = {
+    {"format", (getter)state_format, NULL, "format code (csrc/formats.def's order)", NULL},
+    {"format_name", (getter)state_format_name, NULL, "format name ('csr', 'ell', ...)", NULL},
+    {"nrows", (getter)state_nrows, NULL, "rows", NULL},
+    {"ncols", (getter)state_ncols, NULL, "columns", NULL},
+    {"nnz", (getter)state_nnz, NULL, "stored entries of the CSR matrix it came from", NULL},
+    {"params", (getter)state_params, NULL, "the format's two parameters (p0, p1)", NULL},
+    {"scalars", (getter)state_scalars, NULL, "the four derived sizes (s0, s1, s2, s3)", NULL},
+    {"index_arrays", (getter)state_index_arrays, NULL,
+     "the int32 index arrays, read-only (layouts: csrc/<format>.c)", NULL},
+    {"value_arrays", (getter)state_value_arrays, NULL, "the value arrays, read-only", NULL},
+    {"dtype", (getter)state_dtype, NULL, "value dtype: float32 or float64", NULL},
+    {"nbytes", (getter)state_nbytes, NULL, "bytes the format stores (spmv_fmt_bytes)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef state_methods[] = {
+    {"__reduce__", (PyCFunction)state_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot state_slots[] = {
+    {Py_tp_new, state_new},
+    {Py_tp_dealloc, state_dealloc},
+    {Py_tp_repr, state_repr},
+    {Py_tp_getset, state_getset},
+    {Py_tp_methods, state_methods},
+    {Py_tp_doc,
+     "State(format, nrows, ncols, nnz, params, scalars, index_arrays, value_arrays): a matrix in "
+     "one of the core's formats, checked once and immutable (convert() and recast() make them; "
+     "this constructor copies arrays that could change, then runs the full check)"},
+    {0, NULL},
+};
+
+static PyType_Spec state_spec = {
+    "pyspmv._core.State", sizeof(glue_fmtstate), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    state_slots,
+};
+
+/* convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values) -> State */
 static PyObject *convert(PyObject *m, PyObject *args) {
     spmv_fmt F = {0};
-    int nrows, ncols, rc, with_seal = 0;
+    int nrows, ncols, rc;
     PyArrayObject *indptr, *indices, *values;
     spmv_err err = {0};
     PyObject *idx = NULL, *val = NULL, *res = NULL;
-    if (!PyArg_ParseTuple(args, "iiidiiO&O&O&|p", &F.format, &F.param[0], &F.param[1], &F.max_fill,
+    if (!PyArg_ParseTuple(args, "iiidiiO&O&O&", &F.format, &F.param[0], &F.param[1], &F.max_fill,
                           &nrows, &ncols, int32_array, &indptr, int32_array, &indices, real_array,
-                          &values, &with_seal) ||
+                          &values) ||
         !csr_lengths(nrows, indptr, indices, "convert"))
         return NULL;
     if (F.format < 0 || F.format >= SPMV_NFORMATS)
@@ -311,13 +574,8 @@ static PyObject *convert(PyObject *m, PyObject *args) {
         raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
         goto exit;
     }
-    /* Sealed without spmv_fmt_check: spmv_fmt_fill_* checked A and its output needs none (spmv.h). */
-    if (with_seal)
-        res = sealed_state(&F, typenum, idx, val);
-    else
-        res = Py_BuildValue("(iiiL(ii)(LLLL)OO)", F.format, F.nrows, F.ncols, (long long)F.nnz,
-                            F.param[0], F.param[1], (long long)F.scalar[0], (long long)F.scalar[1],
-                            (long long)F.scalar[2], (long long)F.scalar[3], idx, val);
+    /* No spmv_fmt_check: spmv_fmt_fill_* checked A and its output needs none (spmv.h). */
+    res = state_wrap(m, &F, typenum, idx, val);
 exit:
     Py_XDECREF(idx);
     Py_XDECREF(val);
@@ -404,12 +662,13 @@ exit:
 }
 
 /* to_csr(state) -> (indptr, indices, values) */
-static PyObject *to_csr(PyObject *m, PyObject *args) {
-    spmv_fmt F;
+static PyObject *to_csr(PyObject *m, PyObject *arg) {
     spmv_err err = {0};
     int rc;
-    if (!PyArg_ParseTuple(args, "O&", state_converter, &F)) return NULL;
-    int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
+    const glue_fmtstate *S = state_get(m, arg);
+    if (S == NULL) return NULL;
+    const spmv_fmt F = S->F;
+    int typenum = S->typenum;
     npy_intp np1 = (npy_intp)F.nrows + 1, nnz = (npy_intp)F.nnz;
     PyObject *indptr = PyArray_SimpleNew(1, &np1, NPY_INT32);
     PyObject *indices = PyArray_SimpleNew(1, &nnz, NPY_INT32);
@@ -437,14 +696,16 @@ exit:
 
 /* mv(state, kernel, x, y): y = A x in place */
 static PyObject *mv(PyObject *m, PyObject *args) {
-    spmv_fmt F;
+    PyObject *state;
     int kernel, rc;
     PyArrayObject *x, *y;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&iO&O&", state_converter, &F, &kernel, real_array, &x,
-                          real_out_array, &y))
+    const glue_fmtstate *S;
+    if (!PyArg_ParseTuple(args, "OiO&O&", &state, &kernel, real_array, &x, real_out_array, &y) ||
+        (S = state_get(m, state)) == NULL)
         return NULL;
-    int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
+    const spmv_fmt F = S->F;
+    int typenum = S->typenum;
     if (!check_xy(&F, typenum, x, y)) return NULL;
     int big = F.nnz > NOGIL_MIN_WORK;
     if (typenum == NPY_FLOAT32)
@@ -457,16 +718,19 @@ static PyObject *mv(PyObject *m, PyObject *args) {
 
 /* bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms */
 static PyObject *bench(PyObject *m, PyObject *args) {
-    spmv_fmt F;
+    PyObject *state;
     int kernel, warmup, repeats, rc;
     double budget;
     PyArrayObject *x, *y;
     spmv_err err = {0};
     spmv_timing t = {0};
-    if (!PyArg_ParseTuple(args, "O&iO&O&iid", state_converter, &F, &kernel, real_array, &x,
-                          real_out_array, &y, &warmup, &repeats, &budget))
+    const glue_fmtstate *S;
+    if (!PyArg_ParseTuple(args, "OiO&O&iid", &state, &kernel, real_array, &x, real_out_array, &y,
+                          &warmup, &repeats, &budget) ||
+        (S = state_get(m, state)) == NULL)
         return NULL;
-    int typenum = state_typenum(PyTuple_GET_ITEM(args, 0));
+    const spmv_fmt F = S->F;
+    int typenum = S->typenum;
     if (!check_xy(&F, typenum, x, y)) return NULL;
     Py_BEGIN_ALLOW_THREADS if (typenum == NPY_FLOAT32) rc = spmv_fmt_bench_f32(
         &F, kernel, PyArray_DATA(x), PyArray_DATA(y), warmup, repeats, budget, &t, &err);
@@ -476,57 +740,17 @@ static PyObject *bench(PyObject *m, PyObject *args) {
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
 }
 
-/* fmt_check(state): the converter runs spmv_fmt_check; ValueError naming the array otherwise */
-static PyObject *fmt_check(PyObject *m, PyObject *args) {
-    spmv_fmt F;
-    if (!PyArg_ParseTuple(args, "O&", state_converter, &F)) return NULL;
-    Py_RETURN_NONE;
-}
-
-/* seal(state) -> sealed state: the state itself when its seal holds; else its arrays, each copied
- * into a sealed array unless sealed already, checked by spmv_fmt_check and sealed. */
-static PyObject *seal(PyObject *m, PyObject *args) {
-    PyObject *state, *arrays[2] = {NULL, NULL}, *res = NULL;
-    spmv_fmt F;
-    if (!PyArg_ParseTuple(args, "O", &state) || !state_parse(state, &F)) return NULL;
-    int typenum = state_typenum(state);
-    if (seal_holds(state, &F, typenum)) return Py_NewRef(state);
-    for (int t = 0; t < 2; t++) {
-        PyObject *given = PyTuple_GET_ITEM(state, 6 + t);
-        Py_ssize_t n = PyTuple_GET_SIZE(given);
-        if ((arrays[t] = PyTuple_New(n)) == NULL) goto exit;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(given, k);
-            void **data = t == 0 ? (void **)&F.idx[k] : &F.val[k];
-            PyObject *b = sealed_owner(a) ? Py_NewRef(a)
-                                          : sealed_array(PyArray_SIZE(a), PyArray_TYPE(a), data);
-            if (b == NULL) goto exit;
-            PyTuple_SET_ITEM(arrays[t], k, b);
-            if (b != (PyObject *)a && PyArray_NBYTES(a) > 0)
-                memcpy(*data, PyArray_DATA(a), (size_t)PyArray_NBYTES(a));
-        }
-    }
-    /* The copies are checked, not the given arrays: those could change after the check. */
-    if (state_check(&F, typenum)) res = sealed_state(&F, typenum, arrays[0], arrays[1]);
-exit:
-    Py_XDECREF(arrays[0]);
-    Py_XDECREF(arrays[1]);
-    return res;
-}
-
-/* recast(state, float64) -> the sealed state with its values cast to float64 (True) or float32
+/* recast(state, float64) -> the State with its values cast to float64 (True) or float32
  * (False), sharing its index arrays: a conversion serves both value types.  ValueError where a
  * finite value turns infinite in float32. */
 static PyObject *recast(PyObject *m, PyObject *args) {
     PyObject *state, *val = NULL, *res = NULL;
     int to64;
-    spmv_fmt F;
-    if (!PyArg_ParseTuple(args, "Op", &state, &to64) || !state_parse(state, &F)) return NULL;
-    int from = state_typenum(state), to = to64 ? NPY_FLOAT64 : NPY_FLOAT32;
-    if (!seal_holds(state, &F, from)) {
-        PyErr_SetString(PyExc_ValueError, "recast() takes a sealed state (convert's or seal's)");
+    const glue_fmtstate *S;
+    if (!PyArg_ParseTuple(args, "Op", &state, &to64) || (S = state_get(m, state)) == NULL)
         return NULL;
-    }
+    spmv_fmt F = S->F;
+    int from = S->typenum, to = to64 ? NPY_FLOAT64 : NPY_FLOAT32;
     if ((val = PyTuple_New(SPMV_MAXVAL)) == NULL) return NULL;
     for (int k = 0; k < SPMV_MAXVAL; k++) {
         void *out;
@@ -554,18 +778,11 @@ static PyObject *recast(PyObject *m, PyObject *args) {
         }
         F.val[k] = out;
     }
-    /* the index arrays are the sealed ones, the values new and of the same lengths: still valid */
-    res = sealed_state(&F, to, PyTuple_GET_ITEM(state, 6), val);
+    /* the index arrays are the State's, the values new and of the same lengths: still valid */
+    res = state_wrap(m, &F, to, S->idx, val);
 exit:
     Py_XDECREF(val);
     return res;
-}
-
-static PyObject *fmt_bytes(PyObject *m, PyObject *args) {
-    spmv_fmt F;
-    int elem;
-    if (!PyArg_ParseTuple(args, "O&i", state_converter, &F, &elem)) return NULL;
-    return PyLong_FromLongLong(spmv_fmt_bytes(&F, elem));
 }
 
 /* ---- models: a spec dict of NumPy arrays -> spmv_model + spmv_configs, held by a capsule ---- */
@@ -1097,6 +1314,9 @@ static PyMethodDef core_methods[] = {
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},
     {"format_names", format_names, METH_NOARGS, "format_names() -> tuple of str"},
+    {"gpu_props_h100", gpu_props_h100, METH_NOARGS,
+     "gpu_props_h100() -> {'sm_count', 'threads_per_sm', 'warp_size'} of the H100 (features' "
+     "default)"},
     {"omp_threads", omp_threads, METH_NOARGS,
      "omp_threads() -> threads the CPU kernels' OpenMP regions start (1 without OpenMP)"},
     {"model_fields", model_fields, METH_VARARGS,
@@ -1113,21 +1333,15 @@ static PyMethodDef core_methods[] = {
     {"mm_read", mm_read, METH_VARARGS,
      "mm_read(body, first_line, format, field, nrows, ncols, nentries) -> (row, col, val)"},
     {"convert", convert, METH_VARARGS,
-     "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values[, seal]) -> state"},
+     "convert(format, p0, p1, max_fill, nrows, ncols, indptr, indices, values) -> State"},
     {"fmt_size", fmt_size, METH_VARARGS,
      "fmt_size(format, p0, p1, max_fill, nrows, ncols, indptr, indices) -> (scalars, nidx, nval)"},
-    {"to_csr", to_csr, METH_VARARGS, "to_csr(state) -> (indptr, indices, values)"},
+    {"to_csr", to_csr, METH_O, "to_csr(state) -> (indptr, indices, values)"},
     {"mv", mv, METH_VARARGS, "mv(state, kernel, x, y): y = A @ x"},
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
-    {"fmt_bytes", fmt_bytes, METH_VARARGS, "fmt_bytes(state, elem_size) -> stored bytes"},
     {"recast", recast, METH_VARARGS,
-     "recast(state, float64) -> the sealed state with values of the other type, same index arrays"},
-    {"fmt_check", fmt_check, METH_VARARGS,
-     "fmt_check(state): ValueError unless the state is consistent"},
-    {"seal", seal, METH_VARARGS,
-     "seal(state) -> the state, its arrays copied into sealed ones where not sealed, checked and "
-     "sealed"},
+     "recast(state, float64) -> the State with values of the other type, same index arrays"},
     {"model_new", model_new, METH_VARARGS,
      "model_new(spec) -> model capsule (checked, its cost within MODEL_MAX_STEPS)"},
     {"model_cost", model_cost, METH_VARARGS,
@@ -1157,6 +1371,14 @@ static int core_exec(PyObject *m) {
                                   "(padding past its limit, ...).",
                                   PyExc_ValueError, NULL);
     if (st->DeviceUnavailableError == NULL || st->NotApplicableError == NULL) return -1;
+    st->StateType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &state_spec, NULL);
+    if (st->StateType == NULL || PyModule_AddObjectRef(m, "State", (PyObject *)st->StateType) < 0)
+        return -1;
+    /* _cuda's way to the type (_glue.h): a borrowed pointer, the module state holding the type. */
+    PyObject *cap = PyCapsule_New(st->StateType, STATE_CAPSULE, NULL);
+    int added = cap != NULL ? PyModule_AddObjectRef(m, "_State_type", cap) : -1;
+    Py_XDECREF(cap);
+    if (added < 0) return -1;
     if (PyModule_AddObjectRef(m, "DeviceUnavailableError", st->DeviceUnavailableError) < 0 ||
         PyModule_AddObjectRef(m, "NotApplicableError", st->NotApplicableError) < 0 ||
         PyModule_AddIntConstant(m, "HAVE_NVCC", SPMV_HAVE_NVCC) < 0 ||
@@ -1180,6 +1402,7 @@ static int core_traverse(PyObject *m, visitproc visit, void *arg) {
     glue_state *st = get_state(m);
     Py_VISIT(st->DeviceUnavailableError);
     Py_VISIT(st->NotApplicableError);
+    Py_VISIT(st->StateType);
     return 0;
 }
 
@@ -1187,6 +1410,7 @@ static int core_clear(PyObject *m) {
     glue_state *st = get_state(m);
     Py_CLEAR(st->DeviceUnavailableError);
     Py_CLEAR(st->NotApplicableError);
+    Py_CLEAR(st->StateType);
     return 0;
 }
 

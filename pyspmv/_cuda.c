@@ -15,7 +15,7 @@
 
 typedef struct {
     PyObject_HEAD spmv_cuda_matrix *M;
-    PyObject *state;  /* the host matrix it was uploaded from (plans' setup reads it) */
+    PyObject *state;  /* the State it was uploaded from (plans' setup reads its host arrays) */
     PyObject *module; /* for the exception classes */
 } MatrixObject;
 
@@ -71,18 +71,20 @@ static int no_keywords(PyObject *kwds, const char *what) {
     return 1;
 }
 
-/* Matrix(state): upload a converted matrix once for the plans of its format. */
+/* Matrix(state): upload a converted matrix (a _core.State) once for the plans of its format. */
 static PyObject *matrix_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    spmv_fmt F;
+    PyObject *state, *module = PyType_GetModule(type);
+    const glue_fmtstate *S;
     spmv_err err = {0};
-    if (!no_keywords(kwds, "Matrix") || !PyArg_ParseTuple(args, "O&", state_converter, &F))
+    if (!no_keywords(kwds, "Matrix") || !PyArg_ParseTuple(args, "O", &state) ||
+        (S = state_get(module, state)) == NULL)
         return NULL;
-    PyObject *module = PyType_GetModule(type), *state = PyTuple_GET_ITEM(args, 0);
+    const spmv_fmt F = S->F;
     MatrixObject *self = (MatrixObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->module = Py_NewRef(module);
     self->state = Py_NewRef(state);
-    int rc, elem = state_typenum(state) == NPY_FLOAT32 ? 4 : 8;
+    int rc, elem = S->typenum == NPY_FLOAT32 ? 4 : 8;
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_create(&F, elem, &self->M, &err);
     Py_END_ALLOW_THREADS if (rc) {
         Py_DECREF(self);
@@ -155,7 +157,6 @@ static PyType_Spec matrix_spec = {
 /* Plan(state or Matrix, kernel_id, tpv, bs): set kernel_id up over a matrix, uploading it first
  * when given its state (the plan then owns the upload). */
 static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    spmv_fmt F;
     const char *id;
     PyObject *src;
     int32_t launch[2];
@@ -171,10 +172,12 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         if (!matrix_live(on)) return NULL;
         src = on->state;
     }
-    if (!state_converter(src, &F)) return NULL;
+    const glue_fmtstate *S = state_get(module, src);
+    if (S == NULL) return NULL;
+    const spmv_fmt F = S->F;
     const spmv_kernel_desc *K = spmv_kernel_find(id);
     if (K == NULL) return PyErr_Format(PyExc_ValueError, "unknown kernel id %s", id);
-    int typenum = state_typenum(src);
+    int typenum = S->typenum;
     PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->module = Py_NewRef(module);
@@ -323,6 +326,10 @@ static int cuda_exec(PyObject *m) {
     st->NotApplicableError = PyObject_GetAttrString(core, "NotApplicableError");
     Py_DECREF(core);
     if (st->DeviceUnavailableError == NULL || st->NotApplicableError == NULL) return -1;
+    /* The State type through _core's capsule, not its attribute: only _core's States pass. */
+    st->StateType = (PyTypeObject *)PyCapsule_Import(STATE_CAPSULE, 0);
+    if (st->StateType == NULL) return -1;
+    Py_INCREF(st->StateType);
     st->MatrixType = PyType_FromModuleAndSpec(m, &matrix_spec, NULL);
     if (st->MatrixType == NULL || PyModule_AddObjectRef(m, "Matrix", st->MatrixType) < 0) return -1;
     PyObject *plan = PyType_FromModuleAndSpec(m, &plan_spec, NULL);
@@ -337,6 +344,7 @@ static int cuda_traverse(PyObject *m, visitproc visit, void *arg) {
     Py_VISIT(st->DeviceUnavailableError);
     Py_VISIT(st->NotApplicableError);
     Py_VISIT(st->MatrixType);
+    Py_VISIT(st->StateType);
     return 0;
 }
 
@@ -345,6 +353,7 @@ static int cuda_clear(PyObject *m) {
     Py_CLEAR(st->DeviceUnavailableError);
     Py_CLEAR(st->NotApplicableError);
     Py_CLEAR(st->MatrixType);
+    Py_CLEAR(st->StateType);
     return 0;
 }
 

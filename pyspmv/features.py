@@ -1,4 +1,4 @@
-"""Matrix features computed by the C core (tiers 0 to 2, each defined in csrc/features.c)."""
+"""Matrix features computed by the C core (tiers 0 to 2: listed in csrc/features.def, defined in csrc/features.c)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ assert DESIGN_COLUMNS[:len(FEATURE_NAMES)] == FEATURE_NAMES, "the core's design 
 #: The configuration parameter columns, in order.
 PARAM_COLUMNS: tuple[str, ...] = tuple(c for c in DESIGN_COLUMNS[len(FEATURE_NAMES):] if c.startswith("p_"))
 
-#: Device properties of the NVIDIA H100 (SXM/HBM3) the default features assume.
-H100 = {"sm_count": 132, "threads_per_sm": 2048, "warp_size": 32}
+#: Device properties of the NVIDIA H100 (SXM/HBM3) the default features assume: the core's
+#: (spmv_gpu_props_h100, csrc/features.c).
+H100: dict[str, int] = _core.gpu_props_h100()
 
 
 def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:

@@ -20,10 +20,14 @@ class FormatMatrix:
     so numpy refuses to make them writeable). ``to_csr()`` gives the original matrix back exactly.
     Layouts are documented at the top of ``csrc/<format>.c``.
 
-    A state built elsewhere is checked here, once (array lengths against the shape, scalars and
-    parameters; indices in range or padding; pointers monotone; permutations); arrays of it that
-    could be written to are copied first, so later changes to them do not reach this matrix. The
-    products then skip the check: the state is sealed (see ``pyspmv/_glue.h``).
+    Its state is a ``pyspmv._core.State``: the C core's own object, checked once when it was made and
+    immutable, which the products of :mod:`pyspmv._core` and :mod:`pyspmv.gpu` take without checking
+    it again. A state built elsewhere (a ``State`` of one's own arrays, or the tuple of its
+    constructor's arguments: format code or name, nrows, ncols, nnz, params, scalars, index arrays,
+    value arrays) is checked by the core when the ``State`` is made (array lengths against the shape,
+    scalars and parameters; indices in range or padding; pointers monotone; permutations; padding
+    slots zero); arrays of it that could be written to are copied first, so later changes to them do
+    not reach this matrix.
 
     Raises
     ------
@@ -43,45 +47,40 @@ class FormatMatrix:
     index_arrays, value_arrays : tuple of ndarray
     """
 
-    def __init__(self, state: tuple[Any, ...], params: dict[str, int], name: str | None = None):
-        if not isinstance(state, tuple) or len(state) not in (8, 9):
-            raise ValueError("The 'state' parameter of FormatMatrix() must be the tuple convert() makes "
-                             "(format, nrows, ncols, nnz, params, scalars, index arrays, value arrays, seal).")
-        self._init(_core.seal(state), params, name)
-
-    @classmethod
-    def _from_core(cls, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> FormatMatrix:
-        # convert()'s state comes sealed: nothing to check or copy.
-        self = cls.__new__(cls)
-        self._init(state, params, name)
-        return self
-
-    def _init(self, state: tuple[Any, ...], params: dict[str, int], name: str | None) -> None:
-        fmt, nrows, ncols, nnz, _p, scalars, idx, val, _seal = state
+    def __init__(self, state: _core.State | tuple[Any, ...], params: dict[str, int], name: str | None = None):
+        if isinstance(state, tuple):
+            if len(state) != 8:
+                raise ValueError("The 'state' parameter of FormatMatrix() must be a pyspmv._core.State or the 8 "
+                                 "arguments of its constructor (format, nrows, ncols, nnz, params, scalars, "
+                                 f"index arrays, value arrays). Got a tuple of {len(state)} instead.")
+            state = _core.State(*state)
+        elif not isinstance(state, _core.State):
+            raise TypeError("The 'state' parameter of FormatMatrix() must be a pyspmv._core.State (convert()'s). "
+                            f"Got {type(state).__name__} instead.")
         self._state = state
-        self.format: str = FORMATS[fmt]
-        self.shape: tuple[int, int] = (nrows, ncols)
-        self.nnz: int = nnz
+        self.format: str = state.format_name
+        self.shape: tuple[int, int] = (state.nrows, state.ncols)
+        self.nnz: int = state.nnz
         self.params = dict(params)
-        self.scalars: tuple[int, ...] = tuple(scalars)
-        self.index_arrays: tuple[np.ndarray, ...] = tuple(idx)
-        self.value_arrays: tuple[np.ndarray, ...] = tuple(val)
+        self.scalars: tuple[int, ...] = state.scalars
+        self.index_arrays: tuple[np.ndarray, ...] = state.index_arrays
+        self.value_arrays: tuple[np.ndarray, ...] = state.value_arrays
         self.name = name
 
     @property
     def dtype(self) -> np.dtype:
-        return self.value_arrays[0].dtype
+        return self._state.dtype
 
     @property
-    def state(self) -> tuple[Any, ...]:
-        """The C core's sealed state of this matrix: what the products of :mod:`pyspmv._core` and
-        :mod:`pyspmv.gpu` take, without checking it again (read-only)."""
+    def state(self) -> _core.State:
+        """The C core's state of this matrix (checked once, immutable): what the products of
+        :mod:`pyspmv._core` and :mod:`pyspmv.gpu` take without checking it again."""
         return self._state
 
     @property
     def nbytes(self) -> int:
         """Bytes the format stores: int32 index arrays plus value arrays."""
-        return int(_core.fmt_bytes(self._state, self.dtype.itemsize))
+        return self._state.nbytes
 
     @property
     def padding_ratio(self) -> float:
@@ -102,7 +101,7 @@ class FormatMatrix:
         if dt == self.dtype:
             return self
         state = _core.recast(self._state, dt == np.float64)
-        return FormatMatrix._from_core(state, self.params, self.name)
+        return FormatMatrix(state, self.params, self.name)
 
     def to_csr(self) -> Matrix:
         """The CSR matrix this was converted from, exactly (pattern, explicit zeros, values)."""
@@ -189,5 +188,5 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
             values = M.data if M.dtype == dt else M.data.astype(dt)
     except FloatingPointError:
         raise ValueError(float32_overflow(M.data)) from None
-    state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values, True)
-    return FormatMatrix._from_core(state, full, M.name)
+    state = _core.convert(code, p[0], p[1], float(max_fill), M.nrows, M.ncols, M.indptr, M.indices, values)
+    return FormatMatrix(state, full, M.name)

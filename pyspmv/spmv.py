@@ -48,5 +48,5 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
         with gpu.Plan(F, c) as plan:
             return plan.mv(xa)
     y = np.empty(F.shape[0], dtype=F.dtype)
-    _core.mv(F.state, c.variant, xa, y)  # F's state is sealed: the core does not check it again
+    _core.mv(F.state, c.variant, xa, y)  # F's state was checked when made: the core does not check it again
     return y

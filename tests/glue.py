@@ -8,12 +8,25 @@ import scipy.sparse as sp
 from pyspmv import _core
 
 
-def convert_raw(code, A, p0=0, p1=0, dtype=np.float64, max_fill=0.0):
-    """_core.convert of A (made CSR with sorted indices) to format `code` with parameters p0, p1."""
+def code(fmt):
+    """Format code of ``fmt`` ('ell', 'jad', ...): its place in the core's registry (csrc/formats.def)."""
+    return _core.format_names().index(fmt)
+
+
+def convert_raw(fmt, A, p0=0, p1=0, dtype=np.float64, max_fill=0.0):
+    """_core.convert of A (made CSR with sorted indices) to format `fmt` (a name) with parameters p0, p1:
+    a _core.State."""
     A = sp.csr_matrix(A)
     A.sort_indices()
-    return _core.convert(code, p0, p1, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
+    return _core.convert(code(fmt), p0, p1, max_fill, A.shape[0], A.shape[1], A.indptr.astype(np.int32),
                          A.indices.astype(np.int32), A.data.astype(dtype))
+
+
+def state_args(state, **change):
+    """The constructor arguments of ``state`` (a _core.State) as a dict, with ``change`` applied: what
+    ``_core.State(**state_args(...))`` checks again."""
+    names = ("format", "nrows", "ncols", "nnz", "params", "scalars", "index_arrays", "value_arrays")
+    return {**{k: getattr(state, k) for k in names}, **change}
 
 
 def random_csr(m, n, density, seed, dtype=np.float64, placement="scipy"):

@@ -9,11 +9,9 @@ from glue import TOL, convert_raw, random_csr, rel_err
 
 from pyspmv import _core
 
-BRO_ELL = 4
-
 
 def convert(A, h, bits, dtype=np.float64, max_fill=0.0):
-    return convert_raw(BRO_ELL, A, h, bits, dtype=dtype, max_fill=max_fill)
+    return convert_raw("bro_ell", A, h, bits, dtype=dtype, max_fill=max_fill)
 
 
 def from_rows(rows, ncols, dtype=np.float64):
@@ -39,8 +37,9 @@ SMALL_VALUES = [1, 0, 2, 0, 3, 6, 4, 0, 0, 0, 5, 0, 7, 0, 8, 0]
 
 
 def test_layout_adaptive():
-    fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(SMALL, 2, 0)
-    assert (fmt, nrows, ncols, nnz, params, scalars) == (BRO_ELL, 5, 6, 9, (2, 0), (3, 6, 16, 0))
+    s = convert(SMALL, 2, 0)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.params, s.scalars) == ("bro_ell", 5, 6, 9, (2, 0), (3, 6, 16, 0))
     np.testing.assert_array_equal(idx[0], [0, 2, 4, 6])      # one word per row in every slice
     np.testing.assert_array_equal(idx[1], [0, 4, 12, 16])
     np.testing.assert_array_equal(idx[2], [2, 2, 4, 3, 2, 2])  # (W, bits): max symbols 3, 4, 3
@@ -49,12 +48,14 @@ def test_layout_adaptive():
 
 
 def test_layout_fixed_8_and_32():
-    _, _, _, _, _, scalars, idx, val = convert(SMALL, 2, 8)
+    s = convert(SMALL, 2, 8)
+    scalars, idx, val = s.scalars, s.index_arrays, s.value_arrays
     assert scalars == (3, 6, 16, 0)
     np.testing.assert_array_equal(idx[2], [2, 8, 4, 8, 2, 8])
     np.testing.assert_array_equal(idx[3], [2 | 3 << 8, 0, 1 | 1 << 8 | 1 << 16 | 3 << 24, 4, 3 | 3 << 8, 0])
     np.testing.assert_array_equal(val[0], SMALL_VALUES)
-    _, _, _, _, _, scalars, idx, val = convert(SMALL, 2, 32)  # one symbol per word: W words per row
+    s = convert(SMALL, 2, 32)  # one symbol per word: W words per row
+    scalars, idx, val = s.scalars, s.index_arrays, s.value_arrays
     assert scalars == (3, 16, 16, 0)
     np.testing.assert_array_equal(idx[0], [0, 4, 12, 16])
     np.testing.assert_array_equal(idx[3], [2, 0, 3, 0, 1, 4, 1, 0, 1, 0, 3, 0, 3, 0, 3, 0])
@@ -64,7 +65,8 @@ def test_layout_fixed_8_and_32():
 def test_one_bit_symbols_fill_whole_words():
     # 40 consecutive columns: 40 symbols of 1 -> bits 1, 32 per word, the first word all ones
     A = from_rows([list(range(40)), [0]], 40)
-    _, _, _, _, _, scalars, idx, _ = convert(A, 2, 0)
+    s = convert(A, 2, 0)
+    scalars, idx = s.scalars, s.index_arrays
     np.testing.assert_array_equal(idx[2], [40, 1])
     np.testing.assert_array_equal(idx[3], [-1, 1, 0xFF, 0])  # 0xFFFFFFFF as int32, then 8 ones
     assert scalars == (1, 4, 80, 0)
@@ -81,7 +83,7 @@ def test_one_bit_symbols_fill_whole_words():
 def test_round_trip_and_product(m, n, density, h, bits, dtype):
     A = random_csr(m, n, density, seed=m * n + h + bits, dtype=dtype)
     state = convert(A, h, bits, dtype, max_fill=1e9)
-    assert state[6][3].dtype == np.int32 and state[7][0].dtype == dtype
+    assert state.index_arrays[3].dtype == np.int32 and state.value_arrays[0].dtype == dtype
     assert_round_trip(state, A)
     assert rel_err(state, A, dtype) <= TOL[dtype]
 
@@ -95,9 +97,9 @@ def test_deltas_near_two_to_the_16(bits, dtype):
     A = from_rows(rows, n, dtype)
     state = convert(A, 2, bits, dtype)
     expect = [(2, 16), (3, 17), (1, 3)] if bits == 0 else [(2, 32), (3, 32), (1, 32)]
-    np.testing.assert_array_equal(state[6][2].reshape(-1, 2), expect)
+    np.testing.assert_array_equal(state.index_arrays[2].reshape(-1, 2), expect)
     if bits == 0:                                            # symbols 1 and 65535 share one word
-        np.testing.assert_array_equal(state[6][3][:2].view(np.uint32), [1 | 0xFFFF << 16, 2])
+        np.testing.assert_array_equal(state.index_arrays[3][:2].view(np.uint32), [1 | 0xFFFF << 16, 2])
     assert_round_trip(state, A)
     assert rel_err(state, A, dtype) <= TOL[dtype]
 
@@ -120,7 +122,7 @@ def test_deltas_near_two_to_the_31(bits):
     rows = [[0, n - 1], [n - 1], [n - 2], [2**30, 2**31 - 3]]
     A = from_rows(rows, n)
     state = convert(A, 2, bits)
-    np.testing.assert_array_equal(state[6][2], [2, 31, 2, 31] if bits == 0 else [2, 32, 2, 32])
+    np.testing.assert_array_equal(state.index_arrays[2], [2, 31, 2, 31] if bits == 0 else [2, 32, 2, 32])
     assert_round_trip(state, A)
     with pytest.raises(_core.NotApplicableError, match="delta 2147483646 in row 0"):
         convert(A, 2, 16)
@@ -157,4 +159,4 @@ def test_guard():
     A[0, :] = 2.0                                            # one slice 64 wide, the rest width 1
     with pytest.raises(_core.NotApplicableError, match="BRO-ELL with h=64 pads to 4096 stored slots.*max_fill"):
         convert(A, 64, 0)
-    assert convert(A, 4, 0)[5][2] == 4 * 64 + 15 * 4 * 1
+    assert convert(A, 4, 0).scalars[2] == 4 * 64 + 15 * 4 * 1

@@ -9,11 +9,9 @@ from glue import assert_exact_and_close, convert_raw, random_csr
 
 from pyspmv import _core
 
-BSR = 8
-
 
 def convert(A, b, dtype=np.float64, max_fill=0.0):
-    return convert_raw(BSR, A, b, dtype=dtype, max_fill=max_fill)
+    return convert_raw("bsr", A, b, dtype=dtype, max_fill=max_fill)
 
 
 # rows: 0 -> cols 1, 4; 1 -> empty; 2 -> cols 0, 1, 2 (explicit zero), 5; 3 -> col 3; 4 -> cols 2, 5
@@ -22,8 +20,9 @@ SMALL = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
 
 
 def test_layout():
-    fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(SMALL, 2)
-    assert (fmt, nrows, ncols, nnz, params, scalars) == (BSR, 5, 6, 9, (2, 0), (3, 3, 7, 0))
+    s = convert(SMALL, 2)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.params, s.scalars) == ("bsr", 5, 6, 9, (2, 0), (3, 3, 7, 0))
     np.testing.assert_array_equal(idx[0], [0, 2, 5, 7])
     np.testing.assert_array_equal(idx[1], [0, 2, 0, 1, 2, 1, 2])
     bits = sum(1 << k for k in [1, 4, 8, 9, 12, 15, 17, 20, 25])  # bit 12: the explicit zero
@@ -36,8 +35,8 @@ def test_layout():
 def test_presence_bits_span_words():
     A = sp.csr_matrix(np.arange(1.0, 26.0).reshape(5, 5))   # b = 3: blocks of 9 bits across words
     state = convert(A, 3, max_fill=1e9)
-    assert state[5] == (2, 2, 4, 0)
-    bits = state[6][2].view(np.uint32)
+    assert state.scalars == (2, 2, 4, 0)
+    bits = state.index_arrays[2].view(np.uint32)
     assert bits.size == 2                                    # 36 bits
     got = [(int(bits[k >> 5]) >> (k & 31)) & 1 for k in range(36)]
     want = np.zeros((2, 2, 3, 3), dtype=int)                 # block row, block, row, col
@@ -50,8 +49,8 @@ def test_presence_bits_span_words():
 def test_edge_blocks_ignore_rows_and_columns_past_the_matrix():
     A = sp.csr_matrix(np.ones((3, 3)))
     state = convert(A, 4, max_fill=1e9)
-    assert state[5] == (1, 1, 1, 0)
-    np.testing.assert_array_equal(state[7][0].reshape(4, 4), np.pad(np.ones((3, 3)), ((0, 1), (0, 1))))
+    assert state.scalars == (1, 1, 1, 0)
+    np.testing.assert_array_equal(state.value_arrays[0].reshape(4, 4), np.pad(np.ones((3, 3)), ((0, 1), (0, 1))))
     y = np.full(3, np.nan)
     _core.mv(state, 0, np.array([1.0, 2.0, 3.0]), y)        # x has exactly ncols entries
     np.testing.assert_array_equal(y, [6, 6, 6])
@@ -66,7 +65,7 @@ def test_edge_blocks_ignore_rows_and_columns_past_the_matrix():
 def test_round_trip_and_product(m, n, density, b, dtype):
     A = random_csr(m, n, density, seed=m * n + b, dtype=dtype)
     state = convert(A, b, dtype, max_fill=1e9)
-    assert state[7][0].dtype == dtype
+    assert state.value_arrays[0].dtype == dtype
     assert_exact_and_close(state, A, dtype)
 
 
@@ -76,7 +75,8 @@ def test_blocks_match_scipy_bsr():
     indptr = np.concatenate([A.indptr, np.full(3, A.nnz)])
     ref = sp.csr_matrix((A.data, A.indices, indptr), shape=(44, 32)).tobsr(blocksize=(4, 4))
     ref.sort_indices()
-    _, _, _, _, _, scalars, idx, val = convert(A, 4, max_fill=1e9)
+    s = convert(A, 4, max_fill=1e9)
+    scalars, idx, val = s.scalars, s.index_arrays, s.value_arrays
     assert scalars == (11, 8, ref.indices.size, 0)
     np.testing.assert_array_equal(idx[0], ref.indptr)
     np.testing.assert_array_equal(idx[1], ref.indices)
@@ -94,4 +94,4 @@ def test_guard():
     A = sp.csr_matrix((np.ones(100), (rows, 8 * rows)), shape=(100, 800))  # one entry per block
     with pytest.raises(_core.NotApplicableError, match="BSR with b=8 pads to 6400 stored slots.*max_fill"):
         convert(A, 8)
-    assert convert(A, 4)[5][2] == 100
+    assert convert(A, 4).scalars[2] == 100

@@ -12,11 +12,9 @@ from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
-COO = 1
-
 
 def convert(A, dtype=np.float64, max_fill=0.0):
-    return convert_raw(COO, A, dtype=dtype, max_fill=max_fill)
+    return convert_raw("coo", A, dtype=dtype, max_fill=max_fill)
 
 
 random_csr = functools.partial(glue_random_csr, placement="uniform")
@@ -25,8 +23,9 @@ random_csr = functools.partial(glue_random_csr, placement="uniform")
 def test_layout():
     A = sp.csr_matrix((np.array([1.0, 0.0, 3.0, 4.0, 5.0]), np.array([0, 2, 1, 0, 3]),
                        np.array([0, 2, 2, 3, 5])), shape=(4, 4))
-    fmt, nrows, ncols, nnz, _params, scalars, idx, val = convert(A)
-    assert (fmt, nrows, ncols, nnz, scalars) == (COO, 4, 4, 5, (0, 0, 0, 0))
+    s = convert(A)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.scalars) == ("coo", 4, 4, 5, (0, 0, 0, 0))
     np.testing.assert_array_equal(idx[0], [0, 0, 2, 3, 3])
     np.testing.assert_array_equal(idx[1], [0, 2, 1, 0, 3])
     assert idx[2].size == 0 and idx[3].size == 0

@@ -6,9 +6,12 @@ the argument and the limit.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from glue import code, state_args
 
 import pyspmv
 from pyspmv import _core
@@ -38,9 +41,9 @@ def test_out_of_range_column_refused_by_core(col):
                                          r"row 0 has column"):
         _core.features(3, 5, ip, ix, *H100)
     with pytest.raises(ValueError, match="outside|column"):
-        _core.convert(2, 0, 0, 20.0, 3, 5, ip, ix, np.ones(4))
+        _core.convert(code("ell"), 0, 0, 20.0, 3, 5, ip, ix, np.ones(4))
     with pytest.raises(ValueError, match="outside|column"):
-        _core.fmt_size(0, 0, 0, 20.0, 3, 5, ip, ix)
+        _core.fmt_size(code("csr"), 0, 0, 20.0, 3, 5, ip, ix)
 
 
 def test_out_of_range_column_public_api():
@@ -142,23 +145,29 @@ def test_deep_tree_chain_does_not_overflow_the_stack():
 
 
 def test_ell_raised_width_refused():
-    """Also with B's seal kept: the seal holds for B's scalars, not these."""
+    """A State whose ELL width says more slots than its arrays hold is refused when made; the products
+    take nothing but a State, so a tuple of the same numbers never reaches them."""
     B = pyspmv.convert(grid(), "ell")
-    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
-    bad = (fmt, nrows, ncols, nnz, p, (s[0] + 3, *s[1:]), idx, val, seal)
+    s = B.state.scalars
+    bad = state_args(B.state, scalars=(s[0] + 3, *s[1:]))
     with pytest.raises(ValueError, match=r"idx\[0\] \(col\) has \d+ entries; it must have \d+"):
-        pyspmv.FormatMatrix(bad, B.params)
-    for call in (lambda: _core.to_csr(bad), lambda: _core.mv(bad, 0, np.ones(ncols), np.zeros(nrows)),
-                 lambda: _core.fmt_bytes(bad, 8), lambda: _core.fmt_check(bad),
-                 lambda: _core.bench(bad, 0, np.ones(ncols), np.zeros(nrows), 0, 1, 0.0)):
-        with pytest.raises(ValueError, match="ELL|ell"):
+        _core.State(**bad)
+    with pytest.raises(ValueError, match=r"idx\[0\] \(col\) has \d+ entries; it must have \d+"):
+        pyspmv.FormatMatrix(tuple(bad.values()), B.params)
+    nrows, ncols = B.shape
+    for call in (lambda: _core.to_csr(tuple(bad.values())),
+                 lambda: _core.mv(tuple(bad.values()), 0, np.ones(ncols), np.zeros(nrows)),
+                 lambda: _core.recast(tuple(bad.values()), False),
+                 lambda: _core.bench(tuple(bad.values()), 0, np.ones(ncols), np.zeros(nrows), 0, 1, 0.0)):
+        with pytest.raises(TypeError, match="format state"):
             call()
 
 
 def writeable_copy(B):
-    """B's state with writeable copies of its arrays, B's seal kept."""
-    fmt, nrows, ncols, nnz, p, s, idx, val, seal = B._state
-    return (fmt, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val), seal)
+    """The constructor arguments of B's state with writeable copies of its arrays."""
+    st = B.state
+    return state_args(st, index_arrays=tuple(a.copy() for a in st.index_arrays),
+                      value_arrays=tuple(a.copy() for a in st.value_arrays))
 
 
 @pytest.mark.parametrize(("fmt", "kw", "name"), [("sell", {"c": 4, "sigma": 1}, "c"), ("bro_ell", {}, "h")])
@@ -166,55 +175,94 @@ def test_state_with_a_zero_slice_height_is_refused(fmt, kw, name):
     """A state whose slice height is 0 is refused by its parameter check before anything divides by it
     (the fuzzer found sell_check computing nrows / c first)."""
     B = pyspmv.convert(grid(), fmt, max_fill=1e9, **kw)
-    st = list(writeable_copy(B))
-    st[4] = (0, *st[4][1:])
+    st = writeable_copy(B)
+    st["params"] = (0, *st["params"][1:])
     with pytest.raises(ValueError, match=f"'{name}' parameter of {fmt}"):
-        _core.fmt_check(tuple(st))
+        _core.State(**st)
+
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_state_made_writeable_and_corrupted_is_refused(fmt):
-    """The arrays of a FormatMatrix cannot be made writeable; a state of writeable arrays (the seal
-    of another matrix kept, or none) is checked on every call, so corrupting it between calls is
-    refused."""
+    """The arrays of a FormatMatrix cannot be made writeable; a State made of writeable arrays is
+    checked on copies of them, so arrays corrupted before it is made are refused and arrays corrupted
+    after it is made do not reach it."""
     A = grid()
     B = pyspmv.convert(A, fmt, max_fill=1e9, **PARAMS.get(fmt, {}))
-    pyspmv.FormatMatrix(B._state, B.params)  # a consistent state passes
+    pyspmv.FormatMatrix(B.state, B.params)  # a consistent state passes
     for a in (*B.index_arrays, *B.value_arrays):
         with pytest.raises(ValueError, match="WRITEABLE"):
             a.flags.writeable = True
     x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
     bitwords = {("dia", 1), ("bsr", 2), ("bro_ell", 3)}  # presence bits, packed symbols: checked apart
-    for state in (writeable_copy(B), writeable_copy(B)[:8]):
-        for k, a in enumerate(state[6]):
-            if a.size == 0 or (fmt, k) in bitwords:
-                continue
-            keep = a[0]
-            for wild in (2**30, -5):
-                a[0] = wild
-                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                    _core.mv(state, 0, x, y)
-                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                    _core.to_csr(state)
-                with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-                    pyspmv.FormatMatrix(state, B.params)
-            a[0] = keep
-        _core.mv(state, 0, x, y)
-        np.testing.assert_allclose(y, A @ x)
+    args = writeable_copy(B)
+    made = _core.State(**args)                             # copies of the given arrays, checked
+    assert all(m is not g for m, g in zip(made.index_arrays, args["index_arrays"]))
+    for k, a in enumerate(args["index_arrays"]):
+        if a.size == 0 or (fmt, k) in bitwords:
+            continue
+        keep = a[0]
+        for wild in (2**30, -5):
+            a[0] = wild
+            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                _core.State(**args)
+            with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+                pyspmv.FormatMatrix(tuple(args.values()), B.params)
+            _core.mv(made, 0, x, y)                        # made before: its copies are as checked
+            np.testing.assert_allclose(y, A @ x)
+        a[0] = keep
+    _core.mv(_core.State(**args), 0, x, y)
+    np.testing.assert_allclose(y, A @ x)
     assert abs(B.to_csr().to_scipy() - A).max() == 0
 
 
 def test_formatmatrix_state_shape_refused():
-    with pytest.raises(ValueError, match=r"the tuple convert\(\) makes"):
+    with pytest.raises(ValueError, match="the 8 arguments of its constructor"):
         pyspmv.FormatMatrix((0, 1), {})
+    with pytest.raises(TypeError, match="pyspmv._core.State"):
+        pyspmv.FormatMatrix([0, 1], {})
     B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
-    fmt, nrows, ncols, nnz, p, s, idx, val, _seal = B._state
+    idx = B.state.index_arrays
     perm = idx[0].copy()
     perm[1] = perm[0]
-    bad = (fmt, nrows, ncols, nnz, p, s, (perm, *idx[1:]), val)
     with pytest.raises(ValueError, match="perm.*permutation"):
-        pyspmv.FormatMatrix(bad, B.params)
+        pyspmv.FormatMatrix(tuple(state_args(B.state, index_arrays=(perm, *idx[1:])).values()), B.params)
     with pytest.raises(ValueError, match="nnz"):
-        pyspmv.FormatMatrix((fmt, nrows, ncols, nnz + 1, p, s, idx, val), B.params)
+        _core.State(**state_args(B.state, nnz=B.nnz + 1))
+
+
+def test_state_is_immutable_and_cannot_be_imitated():
+    """A State's attributes cannot be set, its type takes no subclass, and nothing else passes for one:
+    not a tuple, not an object with the same attributes."""
+    B = pyspmv.convert(grid(), "ell")
+    st = B.state
+    for name in ("format", "nrows", "ncols", "nnz", "params", "scalars", "index_arrays", "value_arrays"):
+        with pytest.raises(AttributeError):
+            setattr(st, name, getattr(st, name))
+    with pytest.raises(AttributeError):
+        st.extra = 1
+    with pytest.raises(TypeError):
+        type("Forged", (_core.State,), {})
+    forged = type("Forged", (), state_args(st))()
+    x, y = np.ones(st.ncols), np.zeros(st.nrows)
+    for bad in (forged, tuple(state_args(st).values()), None):
+        with pytest.raises(TypeError, match="format state"):
+            _core.mv(bad, 0, x, y)
+        with pytest.raises(TypeError, match="format state"):
+            _core.to_csr(bad)
+
+
+def test_state_pickles_through_its_checked_constructor():
+    """A State pickles as its constructor's arguments: unpickling makes and checks a new one."""
+    A = grid()
+    B = pyspmv.convert(A, "sell", c=4, sigma=8)
+    st = pickle.loads(pickle.dumps(B.state))
+    assert st is not B.state and (st.format_name, st.params, st.scalars) == ("sell", (4, 8), B.state.scalars)
+    x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
+    _core.mv(st, 0, x, y)
+    np.testing.assert_allclose(y, A @ x)
+    bad = pickle.dumps(B.state).replace(B.state.index_arrays[1].tobytes(), b"\xff" * B.state.index_arrays[1].nbytes)
+    with pytest.raises(ValueError, match="state of a sell matrix"):
+        pickle.loads(bad)
 
 
 def sealed_copy(a):
@@ -245,60 +293,60 @@ def test_sealed_arrays_cannot_be_made_writeable():
     assert abs(B.to_csr().to_scipy() - grid()).max() == 0
 
 
-def test_sealed_array_given_new_memory_is_checked_again():
-    """ndarray.__setstate__ swaps an array's buffer in place (same object, new writeable memory):
-    the data pointer no longer matches the seal's, so the state is checked and the corruption refused."""
+def test_array_given_new_memory_does_not_reach_the_state():
+    """ndarray.__setstate__ swaps an array's buffer in place (same object, new writeable memory): the
+    State keeps the bytes it checked and reads them, so the corruption does not reach its products,
+    and a State made of the corrupted array is refused."""
     A = grid()
     B = pyspmv.convert(A, "ell")
     a = B.index_arrays[0]
     bad = a.copy()
     bad[0] = 2**30
     a.__setstate__((1, a.shape, a.dtype, False, bad.tobytes()))
-    assert a.flags.writeable and a is B._state[6][0]
+    assert a.flags.writeable and a is B.state.index_arrays[0] and a[0] == 2**30
     x, y = np.ones(A.shape[1]), np.zeros(A.shape[0])
+    _core.mv(B.state, 0, x, y)
+    np.testing.assert_allclose(y, A @ x)
+    assert abs(B.to_csr().to_scipy() - A).max() == 0
     with pytest.raises(ValueError, match="state of a ell matrix"):
-        _core.mv(B._state, 0, x, y)
-    a.flags.writeable = False                             # read-only again, but not the sealed memory
+        _core.State(**state_args(B.state))
+    a.flags.writeable = False                              # read-only again, but not over bytes
     with pytest.raises(ValueError, match="state of a ell matrix"):
-        B.to_csr()
+        _core.State(**state_args(B.state))
 
 
 @pytest.mark.parametrize("fmt", ["csr", "ell", "sell", "coo"])
-def test_seal_of_other_objects_does_not_vouch(fmt):
-    """A seal vouches only for the very arrays and numbers it checked: equal-looking read-only arrays
-    over bytes (not the sealed objects), or another matrix's seal, get the full check."""
+def test_state_of_sealed_looking_arrays_is_checked(fmt):
+    """Read-only arrays over bytes that are not a State's own (the constructor takes them without a
+    copy) are checked all the same: a wild column is refused, and B's arrays with another matrix's
+    numbers too."""
     A = grid()
     B = pyspmv.convert(A, fmt, **PARAMS.get(fmt, {}))
-    fmt_, nrows, ncols, nnz, p, s, idx, val, seal = B._state
-    x, y = np.ones(ncols), np.zeros(nrows)
+    idx = B.state.index_arrays
     k = 1 if fmt in ("csr", "coo") else 0                  # the column array
     w = idx[k].copy()
     w[0] = 2**30
-    wild = sealed_copy(w)
-    bad = (fmt_, nrows, ncols, nnz, p, s, (*idx[:k], wild, *idx[k + 1:]), val, seal)
-    for call in (lambda: _core.mv(bad, 0, x, y), lambda: _core.to_csr(bad), lambda: _core.seal(bad),
-                 lambda: pyspmv.FormatMatrix(bad, B.params)):
+    bad = state_args(B.state, index_arrays=(*idx[:k], sealed_copy(w), *idx[k + 1:]))
+    for call in (lambda: _core.State(**bad), lambda: pyspmv.FormatMatrix(tuple(bad.values()), B.params)):
         with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
             call()
     other = pyspmv.convert(grid(9), fmt, **PARAMS.get(fmt, {}))
-    swapped = (*B._state[:8], other._state[8])          # B's arrays, another matrix's seal
-    assert _core.seal(swapped) is not swapped             # checked (and passed), sealed anew
-    _core.mv(swapped, 0, x, y)
-    np.testing.assert_allclose(y, A @ x)
     with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
-        _core.mv((fmt_, nrows, ncols, nnz + 1, p, s, idx, val, seal), 0, x, y)
+        _core.State(**state_args(B.state, index_arrays=other.state.index_arrays))  # swapped arrays
+    with pytest.raises(ValueError, match=f"state of a {fmt} matrix"):
+        _core.State(**state_args(B.state, nnz=B.nnz + 1))
 
 
-def test_sealed_state_is_vouched_for():
-    """The fast path, seen structurally: seal() hands back a sealed state itself (no copy, no new
-    seal), and FormatMatrix of it shares it; the converter decides with the same test (_glue.h)."""
+def test_state_of_a_states_arrays_shares_them():
+    """A State made of another State's arrays takes them as they are (read-only over bytes: no copy),
+    checked; FormatMatrix of a State shares it."""
     B = pyspmv.convert(grid(), "sell", c=4, sigma=8)
-    assert _core.seal(B._state) is B._state
-    assert pyspmv.FormatMatrix(B._state, B.params)._state is B._state
-    unsealed = B._state[:8]
-    again = _core.seal(unsealed)
-    assert again is not unsealed and all(a is b for a, b in zip(again[6] + again[7], unsealed[6] + unsealed[7]))
-    assert _core.seal(again) is again
+    assert pyspmv.FormatMatrix(B.state, B.params).state is B.state
+    again = _core.State(**state_args(B.state))
+    assert again is not B.state
+    assert all(a is b for a, b in zip(again.index_arrays + again.value_arrays,
+                                      B.state.index_arrays + B.state.value_arrays))
+    assert _core.State(**state_args(B.state, format="sell")).format == B.state.format
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -317,12 +365,12 @@ def test_state_with_a_non_zero_padding_slot_is_refused(fmt, dtype):
         assert fmt in ("csr", "coo", "jad"), f"{fmt} should pad this matrix"
         return
     for k, q in pads:
-        state = writeable_copy(B)[:8]
-        state[7][k][q] = 3.9e7
+        state = writeable_copy(B)
+        state["value_arrays"][k][q] = 3.9e7
         with pytest.raises(ValueError, match=f"state of a {fmt} matrix: {fmt}: 1 padding slots hold non-zero"):
-            pyspmv.FormatMatrix(state, B.params)
-        state[7][k][q] = -0.0  # a signed zero adds nothing: accepted
-        F = pyspmv.FormatMatrix(state, B.params)
+            pyspmv.FormatMatrix(_core.State(**state), B.params)
+        state["value_arrays"][k][q] = -0.0  # a signed zero adds nothing: accepted
+        F = pyspmv.FormatMatrix(_core.State(**state), B.params)
         x = np.linspace(-1, 1, A.shape[1]).astype(dtype)
         y = np.zeros(A.shape[0], dtype=dtype)
         _core.mv(F.state, 0, x, y)

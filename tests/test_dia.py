@@ -12,11 +12,9 @@ from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
-DIA = 6
-
 
 def convert(A, dtype=np.float64, max_fill=0.0):
-    return convert_raw(DIA, A, dtype=dtype, max_fill=max_fill)
+    return convert_raw("dia", A, dtype=dtype, max_fill=max_fill)
 
 
 random_csr = functools.partial(glue_random_csr, placement="uniform")
@@ -36,8 +34,9 @@ def test_layout_offsets_data_and_presence_bits():
     # 3x4: (0,0)=1, (0,2)=0 explicit, row 1 empty, (2,1)=3, (2,3)=4
     A = sp.csr_matrix((np.array([1.0, 0.0, 3.0, 4.0]), np.array([0, 2, 1, 3]), np.array([0, 2, 2, 4])),
                       shape=(3, 4))
-    fmt, nrows, ncols, nnz, _params, scalars, idx, val = convert(A)
-    assert (fmt, nrows, ncols, nnz, scalars) == (DIA, 3, 4, 4, (4, 0, 0, 0))
+    s = convert(A)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.scalars) == ("dia", 3, 4, 4, (4, 0, 0, 0))
     np.testing.assert_array_equal(idx[0], [-1, 0, 1, 2])
     np.testing.assert_array_equal(val[0], [0, 0, 3, 1, 0, 0, 0, 0, 4, 0, 0, 0])
     # bits d*nrows + i: (d=0,i=2)=2, (1,0)=3, (2,2)=8, (3,0)=9 -- bit 9 is the explicit zero
@@ -48,8 +47,8 @@ def test_layout_offsets_data_and_presence_bits():
 def test_presence_bits_span_words():
     A = banded(40, 40, [-3, 0, 5], seed=1)
     st = convert(A)
-    assert st[5][0] == 3 and st[6][1].size == (3 * 40 + 31) // 32
-    bits = np.unpackbits(st[6][1].view(np.uint8), bitorder="little")[: 3 * 40].reshape(3, 40)
+    assert st.scalars[0] == 3 and st.index_arrays[1].size == (3 * 40 + 31) // 32
+    bits = np.unpackbits(st.index_arrays[1].view(np.uint8), bitorder="little")[: 3 * 40].reshape(3, 40)
     for d, o in enumerate([-3, 0, 5]):
         rows = np.arange(40)
         np.testing.assert_array_equal(bits[d], (rows + o >= 0) & (rows + o < 40))
@@ -58,7 +57,7 @@ def test_presence_bits_span_words():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_no_entries_gives_no_diagonals(dtype):
     st = convert(sp.csr_matrix((4, 6), dtype=dtype), dtype)
-    assert st[5][0] == 0 and all(a.size == 0 for a in st[6]) and all(a.size == 0 for a in st[7])
+    assert st.scalars[0] == 0 and all(a.size == 0 for a in st.index_arrays) and all(a.size == 0 for a in st.value_arrays)
     ip, ix, v = _core.to_csr(st)
     np.testing.assert_array_equal(ip, np.zeros(5))
     assert ix.size == 0 and v.size == 0 and v.dtype == dtype
@@ -73,7 +72,7 @@ def test_no_entries_gives_no_diagonals(dtype):
 def test_random_round_trip_and_mv(m, n, density, dtype):
     A = random_csr(m, n, density, seed=m * n, dtype=dtype)
     st = convert(A, dtype, max_fill=1e9)
-    assert st[5][0] == len(np.unique(A.indices - np.repeat(np.arange(m), np.diff(A.indptr))))
+    assert st.scalars[0] == len(np.unique(A.indices - np.repeat(np.arange(m), np.diff(A.indptr))))
     assert_exact_and_close(st, A, dtype)
 
 
@@ -85,7 +84,7 @@ def test_banded_round_trip_and_mv(m, n, offsets, dtype):
     # diagonals that run off either edge: the kernel must clip them to x's range
     A = banded(m, n, offsets, seed=m + n, dtype=dtype)
     st = convert(A, dtype)
-    np.testing.assert_array_equal(st[6][0], offsets)
+    np.testing.assert_array_equal(st.index_arrays[0], offsets)
     assert_exact_and_close(st, A, dtype)
 
 
@@ -95,4 +94,4 @@ def test_many_diagonals_are_refused():
     with pytest.raises(_core.NotApplicableError, match=r"DIA with 200 diagonals.*max_fill=20"):
         convert(A)
     st = convert(A, max_fill=1e9)
-    assert st[5][0] == n and rel_err(st, A, np.float64) <= 1e-12
+    assert st.scalars[0] == n and rel_err(st, A, np.float64) <= 1e-12

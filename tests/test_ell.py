@@ -12,11 +12,9 @@ from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
-ELL = 2
-
 
 def convert(A, dtype=np.float64, max_fill=0.0):
-    return convert_raw(ELL, A, dtype=dtype, max_fill=max_fill)
+    return convert_raw("ell", A, dtype=dtype, max_fill=max_fill)
 
 
 random_csr = functools.partial(glue_random_csr, placement="uniform")
@@ -26,8 +24,9 @@ def test_layout_is_column_major_with_padding():
     # rows: [1 . 0 .], [], [. 3 . .], [4 5 6 7]; the 0 is explicit
     A = sp.csr_matrix((np.array([1.0, 0.0, 3.0, 4.0, 5.0, 6.0, 7.0]), np.array([0, 2, 1, 0, 1, 2, 3]),
                        np.array([0, 2, 2, 3, 7])), shape=(4, 4))
-    fmt, nrows, ncols, nnz, _params, scalars, idx, val = convert(A)
-    assert (fmt, nrows, ncols, nnz, scalars) == (ELL, 4, 4, 7, (4, 0, 0, 0))
+    s = convert(A)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.scalars) == ("ell", 4, 4, 7, (4, 0, 0, 0))
     np.testing.assert_array_equal(idx[0], [0, -1, 1, 0, 2, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3])
     np.testing.assert_array_equal(val[0], [1, 0, 3, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 7])
     assert all(a.size == 0 for a in idx[1:]) and val[1].size == 0
@@ -37,7 +36,7 @@ def test_layout_is_column_major_with_padding():
 def test_no_entries_gives_width_zero(dtype):
     A = sp.csr_matrix((5, 3), dtype=dtype)
     st = convert(A, dtype)
-    assert st[5][0] == 0 and st[6][0].size == 0 and st[7][0].size == 0
+    assert st.scalars[0] == 0 and st.index_arrays[0].size == 0 and st.value_arrays[0].size == 0
     ip, ix, v = _core.to_csr(st)
     np.testing.assert_array_equal(ip, np.zeros(6))
     assert ix.size == 0 and v.size == 0 and v.dtype == dtype
@@ -65,7 +64,7 @@ def test_round_trip_exact(m, n, density, dtype):
 def test_mv_matches_scipy(m, n, density, dtype):
     A = random_csr(m, n, density, seed=m + n, dtype=dtype)
     st = convert(A, dtype, max_fill=1e9)
-    assert st[5][0] == np.diff(A.indptr).max(initial=0)
+    assert st.scalars[0] == np.diff(A.indptr).max(initial=0)
     assert rel_err(st, A, dtype) <= TOL[dtype]
 
 
@@ -78,4 +77,4 @@ def test_one_dense_row_is_refused():
     with pytest.raises(_core.NotApplicableError, match=r"max_fill=5"):
         convert(A, max_fill=5.0)
     st = convert(A, max_fill=1e9)
-    assert st[5][0] == n and rel_err(st, A, np.float64) <= 1e-12
+    assert st.scalars[0] == n and rel_err(st, A, np.float64) <= 1e-12

@@ -100,21 +100,22 @@ def test_padding_guard_reports_not_applicable_with_reason():
 
 
 @pytest.mark.parametrize(("fmt", "params"), FORMAT_CASES, ids=CASE_IDS)
-def test_formatmatrix_of_a_user_state_copies_and_seals_it(fmt, params):
+def test_formatmatrix_of_a_user_state_copies_and_checks_it(fmt, params):
     """A state of writeable arrays is copied into read-only arrays over bytes, once, at construction:
     later writes to the user's arrays do not reach the FormatMatrix."""
     A = pyspmv.generate("random", 40, seed=3)
     B = pyspmv.convert(A, fmt, **params)
-    fmt_, nrows, ncols, nnz, p, s, idx, val, _seal = B._state
-    mine = (fmt_, nrows, ncols, nnz, p, s, tuple(a.copy() for a in idx), tuple(a.copy() for a in val))
-    F = pyspmv.FormatMatrix(mine, B.params)
-    for theirs, ours in zip(mine[6] + mine[7], F.index_arrays + F.value_arrays):
+    st = B.state
+    idx, val = tuple(a.copy() for a in st.index_arrays), tuple(a.copy() for a in st.value_arrays)
+    F = pyspmv.FormatMatrix((fmt, st.nrows, st.ncols, st.nnz, st.params, st.scalars, idx, val), B.params)
+    assert F.format == fmt and F.state.format == B.state.format
+    for theirs, ours in zip(idx + val, F.index_arrays + F.value_arrays):
         assert ours is not theirs and type(ours.base) is bytes and not ours.flags.writeable
         np.testing.assert_array_equal(ours, theirs)
         theirs[...] = -7                                   # the user's copy, garbage now
     assert F.to_csr() == A
     x, y = np.arange(A.ncols, dtype=np.float64), np.zeros(A.nrows)
-    pyspmv._core.mv(F._state, 0, x, y)                     # kernel 0: every format's default
+    pyspmv._core.mv(F.state, 0, x, y)                      # kernel 0: every format's default
     np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12)
 
 
@@ -135,7 +136,7 @@ def test_astype_equals_converting_in_that_type(fmt, params, A):
     assert B32.to_csr() == A64.astype("float32")
     x = np.linspace(-1, 1, A.ncols, dtype=np.float32)
     y = np.empty(A.nrows, np.float32)
-    pyspmv._core.mv(B32._state, 0, x, y)  # the cast state is sealed and runs as converted
+    pyspmv._core.mv(B32.state, 0, x, y)  # the cast state needs no check and runs as converted
     assert relative_error(y, A64.astype("float32"), x) <= TOL["float32"]
 
 
@@ -144,5 +145,5 @@ def test_astype_refuses_values_past_float32():
     B = pyspmv.convert(sp.csr_array(np.array([[1e300, 0.0], [0.0, 2.0]])), "ell")
     with pytest.raises(ValueError, match="past float32's range"):
         B.astype("float32")
-    with pytest.raises(ValueError, match="sealed state"):
-        pyspmv._core.recast(B._state[:8], False)
+    with pytest.raises(TypeError, match="format state"):
+        pyspmv._core.recast(tuple(B.index_arrays), False)

@@ -13,11 +13,9 @@ from glue import random_csr as glue_random_csr
 
 from pyspmv import _core
 
-HYB = 5
-
 
 def convert(A, k=-1, dtype=np.float64, max_fill=0.0):
-    return convert_raw(HYB, A, k, dtype=dtype, max_fill=max_fill)
+    return convert_raw("hyb", A, k, dtype=dtype, max_fill=max_fill)
 
 
 random_csr = functools.partial(glue_random_csr, placement="uniform")
@@ -37,8 +35,9 @@ def small():
 
 
 def test_layout_splits_each_row_at_k():
-    fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(small(), k=2)
-    assert (fmt, nrows, ncols, nnz, params, scalars) == (HYB, 4, 4, 8, (2, 0), (2, 3, 0, 0))
+    s = convert(small(), k=2)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.params, s.scalars) == ("hyb", 4, 4, 8, (2, 0), (2, 3, 0, 0))
     np.testing.assert_array_equal(idx[0], [0, -1, 1, 0, 1, -1, -1, 1])
     np.testing.assert_array_equal(val[0], [1, 0, 3, 4, 2, 0, 0, 5])
     np.testing.assert_array_equal(idx[1], [0, 3, 3])
@@ -49,11 +48,11 @@ def test_layout_splits_each_row_at_k():
 
 def test_k_zero_is_all_coo_and_k_past_longest_row_is_all_ell():
     st = convert(small(), k=0)
-    assert st[5][:2] == (0, 8) and st[6][0].size == 0
-    np.testing.assert_array_equal(st[6][1], [0, 0, 0, 2, 3, 3, 3, 3])
+    assert st.scalars[:2] == (0, 8) and st.index_arrays[0].size == 0
+    np.testing.assert_array_equal(st.index_arrays[1], [0, 0, 0, 2, 3, 3, 3, 3])
     st = convert(small(), k=6, max_fill=1e9)
-    assert st[5][:2] == (6, 0) and st[6][0].size == 24 and st[6][1].size == 0 and st[7][1].size == 0
-    np.testing.assert_array_equal(st[6][0][16:], [-1] * 8)
+    assert st.scalars[:2] == (6, 0) and st.index_arrays[0].size == 24 and st.index_arrays[1].size == 0 and st.value_arrays[1].size == 0
+    np.testing.assert_array_equal(st.index_arrays[0][16:], [-1] * 8)
     for s in (convert(small(), k=0), convert(small(), k=6, max_fill=1e9)):
         ip, ix, v = _core.to_csr(s)
         np.testing.assert_array_equal(ip, small().indptr)
@@ -67,9 +66,9 @@ def test_default_width_is_bell_garland(m, n, density):
     A = random_csr(m, n, density, seed=m)
     st = convert(A, k=-1, max_fill=1e9)
     k = bell_garland(A)
-    assert st[4] == (-1, 0)
-    assert st[5][0] == k
-    assert st[5][1] == np.maximum(np.diff(A.indptr) - k, 0).sum()
+    assert st.params == (-1, 0)
+    assert st.scalars[0] == k
+    assert st.scalars[1] == np.maximum(np.diff(A.indptr) - k, 0).sum()
 
 
 def test_skewed_rows_bell_garland():
@@ -79,7 +78,7 @@ def test_skewed_rows_bell_garland():
     indices = np.concatenate([np.arange(n) for n in lengths])
     A = sp.csr_matrix((np.ones(indptr[-1]), indices, indptr), shape=(9000, 10))
     st = convert(A, k=-1)
-    assert st[5][:2] == (2, 3000 * 3) == (bell_garland(A), 9000)
+    assert st.scalars[:2] == (2, 3000 * 3) == (bell_garland(A), 9000)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -99,7 +98,7 @@ def test_bad_k_is_refused(k):
 
 
 def test_guard_counts_ell_padding_and_coo():
-    assert convert(small(), k=40)[5][:2] == (40, 0)  # 4*40 slots = 20 * nnz: at the limit
+    assert convert(small(), k=40).scalars[:2] == (40, 0)  # 4*40 slots = 20 * nnz: at the limit
     with pytest.raises(_core.NotApplicableError, match=r"HYB with ELL width 41 .*max_fill=20"):
         convert(small(), k=41)
     with pytest.raises(_core.NotApplicableError, match=r"int32"):

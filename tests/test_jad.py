@@ -9,11 +9,9 @@ from glue import assert_exact_and_close, convert_raw, random_csr
 
 from pyspmv import _core
 
-JAD = 7
-
 
 def convert(A, dtype=np.float64, max_fill=0.0):
-    return convert_raw(JAD, A, dtype=dtype, max_fill=max_fill)
+    return convert_raw("jad", A, dtype=dtype, max_fill=max_fill)
 
 
 # rows: 0 -> cols 1, 4; 1 -> empty; 2 -> cols 0, 1, 2 (explicit zero), 5; 3 -> col 3; 4 -> cols 2, 5
@@ -22,8 +20,9 @@ SMALL = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
 
 
 def test_layout():
-    fmt, nrows, ncols, nnz, _, scalars, idx, val = convert(SMALL)
-    assert (fmt, nrows, ncols, nnz, scalars) == (JAD, 5, 6, 9, (4, 0, 0, 0))
+    s = convert(SMALL)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.scalars) == ("jad", 5, 6, 9, (4, 0, 0, 0))
     np.testing.assert_array_equal(idx[0], [2, 0, 4, 3, 1])   # lengths 4, 2, 2, 1, 0; ties keep order
     np.testing.assert_array_equal(idx[1], [0, 4, 7, 8, 9])   # diagonals of 4, 3, 1, 1 rows
     np.testing.assert_array_equal(idx[2], [0, 1, 2, 3, 1, 4, 5, 2, 5])
@@ -33,9 +32,9 @@ def test_layout():
 
 def test_empty_matrix():
     state = convert(sp.csr_matrix((4, 3)))
-    assert state[5] == (0, 0, 0, 0)
-    np.testing.assert_array_equal(state[6][0], [0, 1, 2, 3])
-    np.testing.assert_array_equal(state[6][1], [0])
+    assert state.scalars == (0, 0, 0, 0)
+    np.testing.assert_array_equal(state.index_arrays[0], [0, 1, 2, 3])
+    np.testing.assert_array_equal(state.index_arrays[1], [0])
     y = np.full(4, np.nan)
     _core.mv(state, 0, np.ones(3), y)
     np.testing.assert_array_equal(y, 0)
@@ -49,7 +48,7 @@ def test_empty_matrix():
 def test_round_trip_and_product(m, n, density, dtype):
     A = random_csr(m, n, density, seed=m * n, dtype=dtype)
     state = convert(A, dtype)
-    assert state[7][0].dtype == dtype
+    assert state.value_arrays[0].dtype == dtype
     assert_exact_and_close(state, A, dtype)
 
 
@@ -60,6 +59,6 @@ def test_very_long_row_needs_no_padding(dtype):
     A[250, :] = np.linspace(-1, 1, 400)
     A = sp.csr_matrix(A, dtype=dtype)
     state = convert(A, dtype, max_fill=1.0)                  # exactly nnz slots: any max_fill is met
-    assert state[5][0] == 400 and state[6][2].size == A.nnz
-    assert state[6][0][0] == 250
+    assert state.scalars[0] == 400 and state.index_arrays[2].size == A.nnz
+    assert state.index_arrays[0][0] == 250
     assert_exact_and_close(state, A, dtype)

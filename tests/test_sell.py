@@ -9,11 +9,9 @@ from glue import assert_exact_and_close, convert_raw, random_csr
 
 from pyspmv import _core
 
-SELL = 3
-
 
 def convert(A, c, sigma, dtype=np.float64, max_fill=0.0):
-    return convert_raw(SELL, A, c, sigma, dtype=dtype, max_fill=max_fill)
+    return convert_raw("sell", A, c, sigma, dtype=dtype, max_fill=max_fill)
 
 
 def long_rows(m, n, seed):
@@ -33,8 +31,9 @@ SMALL = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
 
 
 def test_layout_sorted_windows():
-    fmt, nrows, ncols, nnz, params, scalars, idx, val = convert(SMALL, 2, 4)
-    assert (fmt, nrows, ncols, nnz, params, scalars) == (SELL, 5, 6, 9, (2, 4), (3, 14, 0, 0))
+    s = convert(SMALL, 2, 4)
+    idx, val = s.index_arrays, s.value_arrays
+    assert (s.format_name, s.nrows, s.ncols, s.nnz, s.params, s.scalars) == ("sell", 5, 6, 9, (2, 4), (3, 14, 0, 0))
     np.testing.assert_array_equal(idx[0], [2, 0, 3, 1, 4])    # window [0, 4) sorted, row 4 alone
     np.testing.assert_array_equal(idx[1], [0, 8, 10, 14])      # widths 4, 1, 2 times C = 2
     np.testing.assert_array_equal(idx[2], [0, 1, 1, 4, 2, -1, 5, -1, 3, -1, 2, -1, 5, -1])
@@ -43,7 +42,8 @@ def test_layout_sorted_windows():
 
 
 def test_layout_unsorted():
-    _, _, _, _, _, scalars, idx, val = convert(SMALL, 2, 1)
+    s = convert(SMALL, 2, 1)
+    scalars, idx, val = s.scalars, s.index_arrays, s.value_arrays
     assert scalars == (3, 16, 0, 0)
     np.testing.assert_array_equal(idx[0], np.arange(5))
     np.testing.assert_array_equal(idx[1], [0, 4, 12, 16])
@@ -56,8 +56,8 @@ def test_sorting_is_stable_and_stays_in_its_window():
     rows = [[j for j in range(k)] for k in lengths]
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     A = sp.csr_matrix((np.ones(indptr[-1]), np.concatenate(rows), indptr), shape=(8, 6))
-    np.testing.assert_array_equal(convert(A, 2, 4)[6][0], [1, 3, 0, 2, 7, 4, 6, 5])
-    np.testing.assert_array_equal(convert(A, 1, 8)[6][0], [7, 1, 3, 4, 6, 0, 2, 5])
+    np.testing.assert_array_equal(convert(A, 2, 4).index_arrays[0], [1, 3, 0, 2, 7, 4, 6, 5])
+    np.testing.assert_array_equal(convert(A, 1, 8).index_arrays[0], [7, 1, 3, 4, 6, 0, 2, 5])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -69,7 +69,7 @@ def test_sorting_is_stable_and_stays_in_its_window():
 def test_round_trip_and_product(m, n, density, c, sigma, dtype):
     A = random_csr(m, n, density, seed=m * n + c, dtype=dtype)
     state = convert(A, c, sigma, dtype, max_fill=1e9)
-    assert state[6][2].dtype == np.int32 and state[7][0].dtype == dtype
+    assert state.index_arrays[2].dtype == np.int32 and state.value_arrays[0].dtype == dtype
     assert_exact_and_close(state, A, dtype)
 
 
@@ -83,7 +83,7 @@ def test_very_long_rows(c, sigma, dtype):
 
 def test_sorting_cuts_padding():
     A = long_rows(256, 300, seed=1)
-    assert convert(A, 8, 256, max_fill=1e9)[5][1] < convert(A, 8, 1, max_fill=1e9)[5][1]
+    assert convert(A, 8, 256, max_fill=1e9).scalars[1] < convert(A, 8, 1, max_fill=1e9).scalars[1]
 
 
 @pytest.mark.parametrize(("c", "sigma", "match"), [
@@ -104,4 +104,4 @@ def test_guard():
     A[0, :] = 2.0                                            # one slice 64 wide, the rest width 1
     with pytest.raises(_core.NotApplicableError, match="SELL-64-1 pads to 4096 stored slots.*max_fill"):
         convert(A, 64, 1)
-    assert convert(A, 4, 1)[5][1] == 4 * 64 + 15 * 4 * 1
+    assert convert(A, 4, 1).scalars[1] == 4 * 64 + 15 * 4 * 1

@@ -148,11 +148,11 @@ def test_float32_overflow_benchmark_rows_not_applicable():
         pyspmv.convert(A, "ell", dtype="float32")
 
 
-def test_spmv_of_a_formatmatrix_neither_converts_nor_reseals(A, monkeypatch):
-    """A FormatMatrix goes to the core as it is: its sealed state, so no conversion and no state check
-    (x is still checked)."""
+def test_spmv_of_a_formatmatrix_neither_converts_nor_checks_again(A, monkeypatch):
+    """A FormatMatrix goes to the core as it is: its State, checked when made, so no conversion and no
+    state check (x is still checked)."""
     F = pyspmv.convert(A, "sell", c=8, sigma=64)
-    state = F._state
+    state = F.state
 
     def no_convert(*args, **kwargs):
         raise AssertionError("spmv() converted a FormatMatrix again")
@@ -160,7 +160,7 @@ def test_spmv_of_a_formatmatrix_neither_converts_nor_reseals(A, monkeypatch):
     monkeypatch.setattr(pyspmv.run, "convert", no_convert)
     x = np.arange(A.ncols, dtype=np.float64)
     np.testing.assert_allclose(pyspmv.spmv(F, x, "cpu/sell/c=8/sigma=64"), A.to_scipy() @ x, rtol=1e-12)
-    assert F._state is state and pyspmv._core.seal(state) is state
+    assert F.state is state and isinstance(state, pyspmv._core.State)
     with pytest.raises(ValueError, match="'x' has shape"):
         pyspmv.spmv(F, x[:-1], "cpu/sell/c=8/sigma=64")
 

@@ -203,7 +203,7 @@ class Multiplier:
     # -- products ----------------------------------------------------------------------------
     def mv(self, x: np.ndarray, y: np.ndarray) -> None:
         """``y = A @ x`` with the current configuration (the core releases the GIL in long calls, and
-        skips the state check: convert() seals the state)."""
+        skips the state check: a State is checked once, when made)."""
         _core.mv(self._state, self._kernel, x, y)
         self.products += 1
 
