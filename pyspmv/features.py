@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _core
-from .configs import Config, config
+from .configs import PARAM_COLUMNS, Config, config  # noqa: F401 (PARAM_COLUMNS: re-exported)
 from .formats import format_code
 from .matrix import as_matrix, value_dtype
 
@@ -21,8 +21,6 @@ FEATURE_NAMES: tuple[str, ...] = tuple(_core.feature_names())
 #: :data:`CONFIG_FEATURE_NAMES`.
 DESIGN_COLUMNS: tuple[str, ...] = tuple(_core.design_columns())
 assert DESIGN_COLUMNS[:len(FEATURE_NAMES)] == FEATURE_NAMES, "the core's design row must start with its features"
-#: The configuration parameter columns, in order.
-PARAM_COLUMNS: tuple[str, ...] = tuple(c for c in DESIGN_COLUMNS[len(FEATURE_NAMES):] if c.startswith("p_"))
 
 #: Device properties of the NVIDIA H100 (SXM/HBM3) the default features assume.
 H100 = {"sm_count": 132, "threads_per_sm": 2048, "warp_size": 32}
