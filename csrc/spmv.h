@@ -303,7 +303,7 @@ typedef struct {
     int format;                              /* spmv_format */
     int kernel;                              /* variant: spmv_fmt_mv_*'s or a cuSPARSE algorithm
                                                  (0 = its default); 0 for an own CUDA kernel,
-                                                 which kernels/plan.cu finds by id */
+                                                 which kernels/plan.cu finds by registry index */
     const char *param_name[SPMV_NPARAM];     /* names in ids; NULL: unused slot */
     int32_t grid[SPMV_NPARAM][SPMV_MAXGRID]; /* values configs() expands */
     int ngrid[SPMV_NPARAM];
