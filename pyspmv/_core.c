@@ -445,27 +445,38 @@ static PyObject *fmt_size(PyObject *m, PyObject *args) {
                          (long long)F.nval[0], (long long)F.nval[1]);
 }
 
-/* config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices)
- * -> (bytes_moved, padding_ratio, notes): spmv_config_sizes; notes[j] is the reason a format cannot
- * serve A, or None */
+/* config_sizes(ids, value_bytes, max_fill, nrows, ncols, indptr, indices) -> (bytes_moved,
+ * padding_ratio, notes): spmv_config_sizes of the configurations ids (a tuple of str, which the core
+ * parses); notes[j] is the reason a format cannot serve A, or None */
 static PyObject *config_sizes(PyObject *m, PyObject *args) {
-    PyArrayObject *format, *param, *unread, *indptr, *indices;
+    PyArrayObject *indptr, *indices;
+    PyObject *ids_arg;
     int vb, nrows, ncols, rc;
     double max_fill;
     spmv_err err = {0}, *why = NULL;
     PyObject *bytes = NULL, *pad = NULL, *notes = NULL, *res = NULL;
-    if (!PyArg_ParseTuple(args, "O&O&O&idiiO&O&", int32_array, &format, int32_array, &param,
-                          int32_array, &unread, &vb, &max_fill, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices) ||
+    const char **ids = NULL;
+    if (!PyArg_ParseTuple(args, "O!idiiO&O&", &PyTuple_Type, &ids_arg, &vb, &max_fill, &nrows,
+                          &ncols, int32_array, &indptr, int32_array, &indices) ||
         !csr_lengths(nrows, indptr, indices, "config_sizes"))
         return NULL;
-    npy_intp n = PyArray_SIZE(format);
-    if (n > INT32_MAX || PyArray_SIZE(param) != 2 * n || PyArray_SIZE(unread) != n)
-        return PyErr_Format(PyExc_ValueError,
-                            "config_sizes: %zd formats need %zd parameters and %zd unread masks; "
-                            "got %zd and %zd",
-                            (Py_ssize_t)n, (Py_ssize_t)(2 * n), (Py_ssize_t)n,
-                            (Py_ssize_t)PyArray_SIZE(param), (Py_ssize_t)PyArray_SIZE(unread));
+    npy_intp n = PyTuple_GET_SIZE(ids_arg);
+    if (n > INT32_MAX)
+        return PyErr_Format(PyExc_ValueError, "config_sizes: %zd configurations", (Py_ssize_t)n);
+    ids = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
+    if (ids == NULL) return PyErr_NoMemory();
+    for (npy_intp j = 0; j < n; j++) {
+        PyObject *id = PyTuple_GET_ITEM(ids_arg, j);
+        Py_ssize_t len;
+        ids[j] = PyUnicode_Check(id) ? PyUnicode_AsUTF8AndSize(id, &len) : NULL;
+        if (ids[j] == NULL || (Py_ssize_t)strlen(ids[j]) != len) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "config_sizes: configuration %zd is not an id",
+                             (Py_ssize_t)j);
+            PyMem_Free(ids);
+            return NULL;
+        }
+    }
     why = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *why);
     bytes = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     pad = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
@@ -476,9 +487,7 @@ static PyObject *config_sizes(PyObject *m, PyObject *args) {
     }
     spmv_configs C = {0};
     C.n = (int32_t)n;
-    C.format = PyArray_DATA(format);
-    C.param = PyArray_DATA(param);
-    C.unread = PyArray_DATA(unread);
+    C.ids = ids; /* the core parses them (spmv_configs.ids) */
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
            rc = spmv_config_sizes(&A, &C, vb, max_fill, PyArray_DATA((PyArrayObject *)bytes),
@@ -494,6 +503,7 @@ static PyObject *config_sizes(PyObject *m, PyObject *args) {
     }
     res = PyTuple_Pack(3, bytes, pad, notes);
 exit:
+    PyMem_Free(ids);
     PyMem_Free(why);
     Py_XDECREF(bytes);
     Py_XDECREF(pad);
@@ -1261,7 +1271,7 @@ static PyMethodDef core_methods[] = {
      "format_facts() -> per format code {'unread': bits of index arrays no kernel reads, "
      "'finite_x': whether its kernels multiply padding zeros by x}"},
     {"config_sizes", config_sizes, METH_VARARGS,
-     "config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
+     "config_sizes(ids, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
      "(bytes_moved, padding_ratio, notes)"},
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
     {"config_parse", config_parse, METH_O,
