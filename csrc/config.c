@@ -261,32 +261,41 @@ int spmv_config_columns(const spmv_config *c, spmv_config_cols *out, spmv_err *e
     return SPMV_OK;
 }
 
-int spmv_configs_resolve(const spmv_configs *C, spmv_configs *R, void **block, spmv_err *err) {
-    *R = *C;
-    *block = NULL;
-    if (C->format != NULL || C->ids == NULL || C->n <= 0) return SPMV_OK; /* checked later */
-    int64_t n = C->n;
-    /* one block: format, param[2n], unread (int32), then p[SPMV_NPCOLS*n], launches (double) */
-    double *d = spmv_malloc(n * (SPMV_NPCOLS + 1) + (4 * n + 1) / 2, sizeof(double), err);
-    if (d == NULL) return SPMV_ENOMEM;
-    double *p = d, *launches = d + n * SPMV_NPCOLS;
-    int32_t *format = (int32_t *)(launches + n), *param = format + n, *unread = param + 2 * n;
-    for (int64_t j = 0; j < n; j++) {
+int spmv_configs_table(int32_t n, const char *const *ids, int32_t *format, int32_t *param,
+                       int32_t *unread, double *p, double *launches, spmv_err *err) {
+    for (int32_t j = 0; j < n; j++) {
         spmv_config c;
         spmv_config_cols cols;
-        int rc = spmv_config_parse(C->ids[j], &c, err);
+        int rc = spmv_config_parse(ids[j], &c, err);
         if (rc == 0) rc = spmv_config_columns(&c, &cols, err);
         if (rc) {
             if (err != NULL) err->where = j;
-            spmv_free(d);
             return rc;
         }
         format[j] = cols.format;
         param[2 * j] = cols.param[0];
         param[2 * j + 1] = cols.param[1];
         unread[j] = cols.unread;
-        memcpy(p + j * SPMV_NPCOLS, cols.p, sizeof cols.p);
+        memcpy(p + (int64_t)j * SPMV_NPCOLS, cols.p, sizeof cols.p);
         launches[j] = cols.launches;
+    }
+    return SPMV_OK;
+}
+
+int spmv_configs_resolve(const spmv_configs *C, spmv_configs *R, void **block, spmv_err *err) {
+    *R = *C;
+    *block = NULL;
+    if (C->format != NULL || C->ids == NULL || C->n <= 0) return SPMV_OK; /* checked later */
+    int64_t n = C->n;
+    /* one block: p[SPMV_NPCOLS*n], launches (double), then format, param[2n], unread (int32) */
+    double *d = spmv_malloc(n * (SPMV_NPCOLS + 1) + (4 * n + 1) / 2, sizeof(double), err);
+    if (d == NULL) return SPMV_ENOMEM;
+    double *p = d, *launches = d + n * SPMV_NPCOLS;
+    int32_t *format = (int32_t *)(launches + n), *param = format + n, *unread = param + 2 * n;
+    int rc = spmv_configs_table(C->n, C->ids, format, param, unread, p, launches, err);
+    if (rc) {
+        spmv_free(d);
+        return rc;
     }
     R->format = format;
     R->param = param;

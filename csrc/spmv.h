@@ -401,6 +401,12 @@ typedef struct {
  * name of its kernel outside kernels.def's SPMV_PARAM lists). */
 SPMV_API int spmv_config_columns(const spmv_config *c, spmv_config_cols *out, spmv_err *err);
 
+/* The columns of an spmv_configs table from ids[n] (spmv_config_parse, spmv_config_columns), into
+ * the caller's format[n], param[2n], unread[n], p[SPMV_NPCOLS*n] and launches[n].  Returns 0 or
+ * SPMV_EINVAL with err->where the index of the first id that fails and the grammar's message. */
+SPMV_API int spmv_configs_table(int32_t n, const char *const *ids, int32_t *format, int32_t *param,
+                                int32_t *unread, double *p, double *launches, spmv_err *err);
+
 /* rows[n*(SPMV_NCOLS + C->nextra)] (caller-allocated, row-major) = the design row of A under each
  * configuration of C, with value_bytes 4 or 8; a configuration whose format cannot serve A (size query
  * SPMV_ENOTAPPLICABLE under max_fill, <= 0: SPMV_DEFAULT_MAX_FILL) gets NaN bytes_moved and

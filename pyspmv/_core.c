@@ -445,6 +445,29 @@ static PyObject *fmt_size(PyObject *m, PyObject *args) {
                          (long long)F.nval[0], (long long)F.nval[1]);
 }
 
+/* The UTF-8 text of each str of seq (a sequence from PySequence_Fast) into a new array (PyMem_Free
+ * it), valid while seq lives; NULL with an exception set where an item is no str or holds a NUL. */
+static const char **utf8_ids(PyObject *seq, const char *what) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **ids = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
+    if (ids == NULL) return (const char **)PyErr_NoMemory();
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *id = PySequence_Fast_GET_ITEM(seq, j);
+        Py_ssize_t len;
+        ids[j] = PyUnicode_Check(id) ? PyUnicode_AsUTF8AndSize(id, &len) : NULL;
+        if (ids[j] == NULL || (Py_ssize_t)strlen(ids[j]) != len) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyUnicode_Check(id) ? PyExc_ValueError : PyExc_TypeError,
+                             "%s: configuration %zd must be an id string without NUL characters. "
+                             "Got %R instead.",
+                             what, j, id);
+            PyMem_Free(ids);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
 /* config_sizes(ids, value_bytes, max_fill, nrows, ncols, indptr, indices) -> (bytes_moved,
  * padding_ratio, notes): spmv_config_sizes of the configurations ids (a tuple of str, which the core
  * parses); notes[j] is the reason a format cannot serve A, or None */
@@ -463,20 +486,8 @@ static PyObject *config_sizes(PyObject *m, PyObject *args) {
     npy_intp n = PyTuple_GET_SIZE(ids_arg);
     if (n > INT32_MAX)
         return PyErr_Format(PyExc_ValueError, "config_sizes: %zd configurations", (Py_ssize_t)n);
-    ids = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
-    if (ids == NULL) return PyErr_NoMemory();
-    for (npy_intp j = 0; j < n; j++) {
-        PyObject *id = PyTuple_GET_ITEM(ids_arg, j);
-        Py_ssize_t len;
-        ids[j] = PyUnicode_Check(id) ? PyUnicode_AsUTF8AndSize(id, &len) : NULL;
-        if (ids[j] == NULL || (Py_ssize_t)strlen(ids[j]) != len) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_ValueError, "config_sizes: configuration %zd is not an id",
-                             (Py_ssize_t)j);
-            PyMem_Free(ids);
-            return NULL;
-        }
-    }
+    ids = utf8_ids(ids_arg, "config_sizes");
+    if (ids == NULL) return NULL;
     why = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *why);
     bytes = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     pad = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
@@ -931,6 +942,8 @@ static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
     }
     int32_t *format, *param, *unread;
     double *p, *launches;
+    const char **utf8 = NULL;
+    spmv_err err = {0};
     int ok = PySequence_Fast_GET_SIZE(seq) == n;
     if (!ok)
         PyErr_Format(PyExc_ValueError, "model spec: cfg.ids holds %zd ids; cfg.n is %d",
@@ -939,24 +952,13 @@ static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
          ref_array(refs, (npy_intp)(2 * n), NPY_INT32, (void **)&param) &&
          ref_array(refs, (npy_intp)n, NPY_INT32, (void **)&unread) &&
          ref_array(refs, (npy_intp)(SPMV_NPCOLS * n), NPY_FLOAT64, (void **)&p) &&
-         ref_array(refs, (npy_intp)n, NPY_FLOAT64, (void **)&launches);
-    for (int64_t j = 0; ok && j < n; j++) {
-        spmv_config c;
-        spmv_config_cols cols;
-        spmv_err err = {0};
-        ok = parse_id(PySequence_Fast_GET_ITEM(seq, j), &c);
-        if (ok && spmv_config_columns(&c, &cols, &err)) {
-            PyErr_SetString(PyExc_ValueError, err.msg);
-            ok = 0;
-        }
-        if (!ok) break;
-        format[j] = cols.format;
-        param[2 * j] = cols.param[0];
-        param[2 * j + 1] = cols.param[1];
-        unread[j] = cols.unread;
-        memcpy(p + j * SPMV_NPCOLS, cols.p, sizeof cols.p);
-        launches[j] = cols.launches;
+         ref_array(refs, (npy_intp)n, NPY_FLOAT64, (void **)&launches) &&
+         (utf8 = utf8_ids(seq, "model spec: cfg.ids")) != NULL;
+    if (ok && spmv_configs_table(C->n, utf8, format, param, unread, p, launches, &err)) {
+        PyErr_Format(PyExc_ValueError, "model spec: cfg.ids[%d]: %s", (int)err.where, err.msg);
+        ok = 0;
     }
+    PyMem_Free(utf8);
     Py_DECREF(seq);
     if (!ok) return 0;
     C->format = format;

@@ -131,9 +131,9 @@ def test_model_spec_carries_ids_the_core_resolves():
     np.testing.assert_array_equal(rows[:, :len(cols)], X[cols].to_numpy(np.float64))
     with pytest.raises(ValueError, match="cfg.ids holds 2 ids; cfg.n is 3"):
         _core.model_new({**_spec(["cpu/coo", "cpu/ell", "cpu/dia"]), "cfg.ids": ("cpu/coo", "cpu/ell")})
-    with pytest.raises(ValueError, match="parameter 'c' of cpu/sell must be one of"):
+    with pytest.raises(ValueError, match="cfg.ids\\[1\\]: Configuration 'cpu/sell/c=5': parameter 'c' of cpu/sell must be"):
         _core.model_new(_spec(["cpu/coo", "cpu/sell/c=5"]))
-    with pytest.raises(TypeError, match="Got int instead"):
+    with pytest.raises(TypeError, match="configuration 1 must be an id string without NUL characters. Got 7"):
         _core.model_new(_spec(["cpu/coo", 7]))
     spec = _spec(["cpu/coo"])
     del spec["cfg.ids"]

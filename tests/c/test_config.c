@@ -160,18 +160,8 @@ static int test_design_rows_from_ids(void) {
     spmv_err err = {0};
     spmv_gpu_props_h100(&dev);
     mu_check(a != NULL && b != NULL);
-    for (int j = 0; j < N; j++) {
-        spmv_config c;
-        spmv_config_cols cols;
-        mu_check(spmv_config_parse(ids[j], &c, &err) == SPMV_OK &&
-                 spmv_config_columns(&c, &cols, &err) == SPMV_OK);
-        format[j] = cols.format;
-        param[2 * j] = cols.param[0];
-        param[2 * j + 1] = cols.param[1];
-        unread[j] = cols.unread;
-        memcpy(p + SPMV_NPCOLS * j, cols.p, sizeof cols.p);
-        launches[j] = cols.launches;
-    }
+    mu_check(spmv_configs_table(N, ids, format, param, unread, p, launches, &err) == SPMV_OK);
+    mu_check(format[1] == SPMV_FMT_SELL && param[2] == 4 && param[3] == 1 && launches[3] == 1);
     spmv_configs table = {.n = N,
                           .format = format,
                           .param = param,
@@ -192,6 +182,8 @@ static int test_design_rows_from_ids(void) {
                  pad[j] == a[j * SPMV_NCOLS + SPMV_COL_PADDING_RATIO]);
     /* a bad id: its index and the grammar's message */
     static const char *const bad[] = {"cpu/csr/rows", "cpu/sell/c=5"};
+    mu_check(spmv_configs_table(2, bad, format, param, unread, p, launches, &err) == SPMV_EINVAL &&
+             err.where == 1);
     spmv_configs by_bad = {.n = 2, .group = group, .ids = bad};
     mu_check(spmv_design_rows(&A, &dev, &by_bad, 8, 0, b, &err) == SPMV_EINVAL && err.where == 1 &&
              strstr(err.msg, "must be one of 4, 8, 16") != NULL);
