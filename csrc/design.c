@@ -33,13 +33,8 @@ static int before(const spmv_configs *C, int32_t a, int32_t b) {
 }
 
 static const char *const config_columns[SPMV_NCOLS - SPMV_NFEATURES] = {
-    [SPMV_COL_P_TPV - SPMV_NFEATURES] = "p_tpv",
-    [SPMV_COL_P_BS - SPMV_NFEATURES] = "p_bs",
-    [SPMV_COL_P_C - SPMV_NFEATURES] = "p_c",
-    [SPMV_COL_P_SIGMA - SPMV_NFEATURES] = "p_sigma",
-    [SPMV_COL_P_H - SPMV_NFEATURES] = "p_h",
-    [SPMV_COL_P_BITS - SPMV_NFEATURES] = "p_bits",
-    [SPMV_COL_P_B - SPMV_NFEATURES] = "p_b",
+#define SPMV_PARAM(CODE, name) [SPMV_COL_P_##CODE - SPMV_NFEATURES] = "p_" #name,
+#include "kernels.def"
     [SPMV_COL_VALUE_BYTES - SPMV_NFEATURES] = "value_bytes",
     [SPMV_COL_BYTES_MOVED - SPMV_NFEATURES] = "bytes_moved",
     [SPMV_COL_PADDING_RATIO - SPMV_NFEATURES] = "padding_ratio",
@@ -165,8 +160,8 @@ done:
     return rc;
 }
 
-int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes, double max_fill,
-                      double *bytes, double *padding, spmv_err *why, spmv_err *err) {
+static int config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes, double max_fill,
+                        double *bytes, double *padding, spmv_err *why, spmv_err *err) {
     if (A == NULL || C == NULL || (C->n > 0 && (bytes == NULL || padding == NULL)))
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "configuration sizes need a matrix, configurations and output arrays, "
@@ -224,7 +219,7 @@ static int design(const spmv_csr *A, const spmv_csr *As, const int32_t *range, i
         double *r = rows + j * stride;
         memcpy(r, feat, sizeof feat);
         for (int k = 0; k < SPMV_NPCOLS; k++)
-            r[SPMV_COL_P_TPV + k] = C->p[(int64_t)j * SPMV_NPCOLS + k];
+            r[SPMV_NFEATURES + k] = C->p[(int64_t)j * SPMV_NPCOLS + k];
         r[SPMV_COL_VALUE_BYTES] = value_bytes;
         r[SPMV_COL_LAUNCHES] = C->launches[j];
         for (int32_t k = 0; k < C->nextra; k++)
@@ -237,8 +232,8 @@ static int design(const spmv_csr *A, const spmv_csr *As, const int32_t *range, i
     return rc;
 }
 
-int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+static int design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                       int value_bytes, double max_fill, double *rows, spmv_err *err) {
     int rc = design_args(A, dev, C, value_bytes, rows, err);
     return rc ? rc : design(A, NULL, NULL, 0, dev, C, value_bytes, max_fill, rows, err);
 }
@@ -293,19 +288,19 @@ int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_
     return k < 1 || 2 * k > nblk ? 0 : k; /* a sample of half of A: exact is cheaper */
 }
 
-int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                              int value_bytes, double max_fill, int32_t sample_rows,
-                              int64_t sample_nnz, double *rows, spmv_err *err) {
+static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                                int value_bytes, double max_fill, int32_t sample_rows,
+                                int64_t sample_nnz, double *rows, spmv_err *err) {
     int rc = design_args(A, dev, C, value_bytes, rows, err);
     if (rc) return rc;
     if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
         (A->indices == NULL && A->indptr[A->nrows] > 0) || dev->sm_count < 1 ||
         dev->threads_per_sm < 1 || dev->warp_size < 1)
-        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
+        return design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
     int64_t nblk = ((int64_t)n + B - 1) / B, k = spmv_sample_blocks(ip, n, sample_rows, sample_nnz);
-    if (k == 0) return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    if (k == 0) return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     /* One block in the middle of each of k equal strata; their indptr checked (the rows not
      * sampled are not read). */
     int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
@@ -346,7 +341,7 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     if (full > (int64_t)SPMV_ESTIMATE_TAIL * full_s) { /* the sample missed A's long rows */
         spmv_free(ips);
         spmv_free(range);
-        return spmv_design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+        return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     }
     ixs = spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
     if (ixs == NULL) {
@@ -365,5 +360,40 @@ done:
     spmv_free(ixs);
     spmv_free(ips);
     spmv_free(range);
+    return rc;
+}
+
+/* The public entries: C as given, or its columns resolved from its ids first (spmv_configs). */
+int spmv_config_sizes(const spmv_csr *A, const spmv_configs *C, int value_bytes, double max_fill,
+                      double *bytes, double *padding, spmv_err *why, spmv_err *err) {
+    spmv_configs R;
+    void *block = NULL;
+    int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
+    if (rc == SPMV_OK)
+        rc = config_sizes(A, C ? &R : NULL, value_bytes, max_fill, bytes, padding, why, err);
+    spmv_free(block);
+    return rc;
+}
+
+int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                     int value_bytes, double max_fill, double *rows, spmv_err *err) {
+    spmv_configs R;
+    void *block = NULL;
+    int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
+    if (rc == SPMV_OK) rc = design_rows(A, dev, C ? &R : NULL, value_bytes, max_fill, rows, err);
+    spmv_free(block);
+    return rc;
+}
+
+int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                              int value_bytes, double max_fill, int32_t sample_rows,
+                              int64_t sample_nnz, double *rows, spmv_err *err) {
+    spmv_configs R;
+    void *block = NULL;
+    int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
+    if (rc == SPMV_OK)
+        rc = design_rows_estimate(A, dev, C ? &R : NULL, value_bytes, max_fill, sample_rows,
+                                  sample_nnz, rows, err);
+    spmv_free(block);
     return rc;
 }

@@ -1,7 +1,7 @@
 // csrc/registry.c: the registry of kernels, the single source of truth for configurations
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// The entries are csrc/kernels.def's lines; pyspmv.configs() expands each over its parameter grid.  A named
+// The entries are csrc/kernels.def's lines; csrc/config.c expands each over its parameter grid.  A named
 // parameter with an empty grid stays out of generated ids and takes param_default (HYB's ELL width:
 // -1 = Bell-Garland), though an id may still set it ("cpu/hyb/k=4").  The GPU entries live here
 // too, so that configurations can be listed, featurised and ranked on machines without a GPU.
@@ -20,7 +20,7 @@ static const spmv_kernel_desc kernels[] = {
      __VA_ARGS__},
 #define SPMV_CPU(name, CODE, variant, ...)                                                         \
     SPMV_ENTRY(name, SPMV_DEV_CPU, SPMV_LIB_PYSPMV, CODE, variant, __VA_ARGS__)
-#define SPMV_OWN(sym, name, CODE, ...) /* found by id: no kernel number */                         \
+#define SPMV_OWN(sym, name, CODE, ...) /* found by registry index: no kernel number */             \
     SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_PYSPMV, CODE, 0, __VA_ARGS__)
 #define SPMV_CUSPARSE(name, CODE, alg, ...)                                                        \
     SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, __VA_ARGS__)

@@ -307,7 +307,7 @@ typedef struct {
     int format;                              /* spmv_format */
     int kernel;                              /* variant: spmv_fmt_mv_*'s or a cuSPARSE algorithm
                                                  (0 = its default); 0 for an own CUDA kernel,
-                                                 which kernels/plan.cu finds by id */
+                                                 which kernels/plan.cu finds by registry index */
     const char *param_name[SPMV_NPARAM];     /* names in ids; NULL: unused slot */
     int32_t grid[SPMV_NPARAM][SPMV_MAXGRID]; /* values configs() expands */
     int ngrid[SPMV_NPARAM];
@@ -324,29 +324,61 @@ SPMV_API const spmv_kernel_desc *spmv_kernel_get(int i);
 /* The kernel whose id is exactly `id` (without parameters), or NULL. */
 SPMV_API const spmv_kernel_desc *spmv_kernel_find(const char *id);
 
+/* ---- configurations (csrc/config.c) ------------------------------------------------------------ */
+
+/* One configuration: a registry kernel and the values of its parameter slots.  Made by
+ * spmv_config_parse from an id, or by spmv_config_expand; everything downstream (design rows,
+ * CPU variants, GPU plans) reads it, never the id again. */
+typedef struct {
+    int32_t kernel;             /* index in the registry (spmv_kernel_get) */
+    int32_t param[SPMV_NPARAM]; /* every slot, param_default where the id leaves it out */
+    int32_t given; /* bit k: slot k named in the id (printed, and its design column set) */
+} spmv_config;
+
+/* Longest configuration id spmv_config_id writes, NUL included. */
+#define SPMV_CONFIG_ID_MAX 128
+
+/* Parse a configuration id: a registry kernel id ("library/format[/kernel]") followed by
+ * "/name=value" items, each of a parameter of that kernel, each at most once, in any order.  A value
+ * is ASCII decimal digits ("-" first only where the slot's default is negative, such as HYB's k),
+ * within int32, and where the kernel has a grid for the parameter one of its values.  Parameters
+ * left out take their defaults.  Returns 0 or SPMV_EINVAL, with err->msg naming the id and what is
+ * allowed, and err->where the byte offset in id of the failing part (0: the kernel is unknown). */
+SPMV_API int spmv_config_parse(const char *id, spmv_config *c, spmv_err *err);
+
+/* The canonical id of c into buf[size] (snprintf's contract: the length it needs, NUL excluded,
+ * truncated to size): the kernel id, then "/name=value" for each given slot in slot order, so that
+ * parsing it gives c back.  -1 where c->kernel is not a registry index. */
+SPMV_API int spmv_config_id(const spmv_config *c, char *buf, size_t size);
+
+/* Every configuration of device (SPMV_DEV_*): each registry kernel, in registry order, expanded
+ * over its parameter grid (slots with a grid, the first slot outermost; those slots given).  The
+ * number of them; written to out[] unless out is NULL (call once with NULL to size out). */
+SPMV_API int32_t spmv_config_expand(int device, spmv_config *out);
+
 /* ---- models and ranking ------------------------------------------------------------------------ */
 
 /* A design row: the SPMV_NFEATURES matrix features, then one configuration's columns in the order of
  * pyspmv.datasets' X without its string columns, then a model's own per-configuration columns
  * (SPMV_NCOLS + nextra in all).  p_* are the configuration's parameters, NaN where it has none. */
 enum {
-    SPMV_COL_P_TPV = SPMV_NFEATURES,
-    SPMV_COL_P_BS,
-    SPMV_COL_P_C,
-    SPMV_COL_P_SIGMA,
-    SPMV_COL_P_H,
-    SPMV_COL_P_BITS,
-    SPMV_COL_P_B,
+    SPMV_COL_CONFIG_ = SPMV_NFEATURES - 1, /* anchor: the parameter columns follow the features */
+/* p_<name> for each SPMV_PARAM of csrc/kernels.def, in its order */
+#define SPMV_PARAM(CODE, name) SPMV_COL_P_##CODE,
+#include "kernels.def"
     SPMV_COL_VALUE_BYTES,
     SPMV_COL_BYTES_MOVED,
     SPMV_COL_PADDING_RATIO,
     SPMV_COL_LAUNCHES,
     SPMV_NCOLS
 };
-#define SPMV_NPCOLS 7 /* p_tpv .. p_b */
+#define SPMV_NPCOLS (SPMV_COL_VALUE_BYTES - SPMV_NFEATURES) /* the p_* columns */
 
 /* The configurations a model ranks, as plain arrays (caller-owned).  bytes_moved and padding_ratio
- * come from the format's size query, as pyspmv.config_features computes them. */
+ * come from the format's size query, as pyspmv.config_features computes them.  format, param,
+ * unread, p and launches are the configurations' columns (spmv_config_columns); where format is
+ * NULL, the core resolves them from ids[n] (spmv_config_parse) on every call instead, as an
+ * exported model header does. */
 typedef struct {
     int32_t n;              /* configurations */
     const int32_t *format;  /* [n] spmv_format */
@@ -357,7 +389,27 @@ typedef struct {
     const int32_t *group;   /* [n] the model's sub-model of each configuration; -1: not ranked */
     int32_t nextra;         /* the model's own columns per configuration */
     const double *extra;    /* [nextra*n], row-major */
+    const char *const *ids; /* [n] configuration ids, read only where format is NULL */
 } spmv_configs;
+
+/* One configuration's columns in an spmv_configs table and its design row. */
+typedef struct {
+    int32_t format;        /* spmv_format */
+    int32_t param[2];      /* spmv_fmt.param: slots 0 and 1 */
+    int32_t unread;        /* spmv_format_unread of its format */
+    double p[SPMV_NPCOLS]; /* p_* columns: the given slots' values, NaN for the others */
+    double launches;       /* the kernel's launches */
+} spmv_config_cols;
+
+/* out = the columns of c.  Returns 0 or SPMV_EINVAL (c->kernel not a registry index, or a parameter
+ * name of its kernel outside kernels.def's SPMV_PARAM lists). */
+SPMV_API int spmv_config_columns(const spmv_config *c, spmv_config_cols *out, spmv_err *err);
+
+/* The columns of an spmv_configs table from ids[n] (spmv_config_parse, spmv_config_columns), into
+ * the caller's format[n], param[2n], unread[n], p[SPMV_NPCOLS*n] and launches[n].  Returns 0 or
+ * SPMV_EINVAL with err->where the index of the first id that fails and the grammar's message. */
+SPMV_API int spmv_configs_table(int32_t n, const char *const *ids, int32_t *format, int32_t *param,
+                                int32_t *unread, double *p, double *launches, spmv_err *err);
 
 /* rows[n*(SPMV_NCOLS + C->nextra)] (caller-allocated, row-major) = the design row of A under each
  * configuration of C, with value_bytes 4 or 8; a configuration whose format cannot serve A (size query

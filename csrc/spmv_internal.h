@@ -111,6 +111,14 @@ typedef struct {
     int finite_x;   /* kernels multiply padding zeros by x (spmv_format_finite_x) */
 } spmv_format_ops;
 
+/* ---- configurations (csrc/config.c) ---- */
+
+/* *R = C, or where C gives ids instead of columns (format NULL), C with its columns resolved from
+ * them into one allocation *block (spmv_free it; NULL when nothing was allocated).  Returns 0,
+ * SPMV_EINVAL (an id that does not parse; err->where its index) or SPMV_ENOMEM. */
+SPMV_API int spmv_configs_resolve(const spmv_configs *C, spmv_configs *R, void **block,
+                                  spmv_err *err);
+
 /* ---- the one pass (csrc/pass.c) and the summary the size_summary ops read ---- */
 
 /* Block sizes one pass can count BSR blocks for. */

@@ -28,6 +28,7 @@ struct spmv_cuda_matrix {
 
 struct spmv_cuda_plan {
     const spmv_kernel_desc *K;
+    int kernel;                  /* K's registry index */
     const spmv_cuda_kernel *ops; /* own kernel, or NULL for cuSPARSE */
     spmv_cusparse *cs;
     spmv_cuda_matrix *M;
@@ -42,20 +43,14 @@ struct spmv_cuda_plan {
     double setup_ms;
 };
 
-/* The own kernels by configuration id: csrc/kernels.def's SPMV_OWN lines. */
-static const struct {
-    const char *id;
-    const spmv_cuda_kernel *ops;
-} own[] = {
-#define SPMV_OWN(sym, id, CODE, ...) {id, &spmv_cu_##sym},
+/* The own kernel of each registry entry, in registry order (csrc/kernels.def: NULL for a CPU or
+ * cuSPARSE line), indexed by a configuration's kernel: no lookup by id. */
+static const spmv_cuda_kernel *const own[] = {
+#define SPMV_CPU(id, CODE, variant, ...) NULL,
+#define SPMV_OWN(sym, id, CODE, ...) &spmv_cu_##sym,
+#define SPMV_CUSPARSE(id, CODE, alg, ...) NULL,
 #include "kernels.def"
 };
-
-static const spmv_cuda_kernel *find_own(const char *id) {
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(own[i].id, id) == 0) return own[i].ops;
-    return NULL;
-}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -169,7 +164,8 @@ static int setup_kernel(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
     if (p->K->library == SPMV_LIB_CUSPARSE)
         return spmv_cusparse_create(&M->D, p->K->kernel, M->elem_size, M->x, M->y, p->s, &p->cs,
                                     err);
-    p->ops = find_own(p->K->id);
+    p->ops =
+        p->kernel >= 0 && p->kernel < (int)(sizeof own / sizeof own[0]) ? own[p->kernel] : NULL;
     if (p->ops == NULL)
         return spmv_cuda_fail(err, SPMV_EINVAL, "no CUDA kernel %s in this build", p->K->id);
     int64_t aux = 0;
@@ -199,14 +195,17 @@ static int bench_init(spmv_cuda_plan *p, spmv_err *err) {
                             "cudaHostGetDevicePointer of the timing gate", err);
 }
 
-int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_kernel_desc *K,
-                             const int32_t launch[2], spmv_cuda_plan **out, spmv_err *err) {
+int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_config *c,
+                             spmv_cuda_plan **out, spmv_err *err) {
     *out = NULL;
+    const spmv_kernel_desc *K = c != NULL ? spmv_kernel_get(c->kernel) : NULL;
+    const int32_t launch[2] = {K ? c->param[SPMV_P_TPV] : 0, K ? c->param[SPMV_P_BLOCK] : 0};
     int rc = check_args(F, M, K, launch, err);
     if (rc) return rc;
     spmv_cuda_plan *p = (spmv_cuda_plan *)calloc(1, sizeof *p);
     if (p == NULL) return spmv_cuda_fail(err, SPMV_ENOMEM, "a plan (%zu bytes)", sizeof *p);
     p->K = K;
+    p->kernel = c->kernel;
     p->M = M;
     p->L.tpv = launch[0];
     p->L.block = launch[1];
@@ -225,15 +224,16 @@ int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_
     return SPMV_OK;
 }
 
-int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const int32_t launch[2],
-                          int elem_size, spmv_cuda_plan **out, spmv_err *err) {
+int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size,
+                          spmv_cuda_plan **out, spmv_err *err) {
     spmv_cuda_matrix *M = NULL;
     *out = NULL;
+    const spmv_kernel_desc *K = c != NULL ? spmv_kernel_get(c->kernel) : NULL;
     if (K == NULL || K->device != SPMV_DEV_CUDA) /* before any upload */
         return spmv_cuda_fail(err, SPMV_EINVAL, "kernel %s is not a CUDA kernel",
                               K ? K->id : "(null)");
     int rc = spmv_cuda_matrix_create(F, elem_size, &M, err);
-    if (!rc) rc = spmv_cuda_plan_create_on(M, F, K, launch, out, err);
+    if (!rc) rc = spmv_cuda_plan_create_on(M, F, c, out, err);
     if (rc) {
         spmv_cuda_matrix_free(M);
         return rc;

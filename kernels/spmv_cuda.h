@@ -50,19 +50,20 @@ double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M);
 /* Free M (NULL is fine); its plans must be freed first. */
 void spmv_cuda_matrix_free(spmv_cuda_matrix *M);
 
-/* Make a plan for kernel K with thread mapping launch[2] = {tpv, block} over M, which was made from
- * the host matrix F (F's sizes are compared with M's): the kernel's workspace or cuSPARSE's handle,
- * descriptors and buffer, its stream and timing events.  M must outlive the plan; plans on one M
- * share its x and y, so use them one at a time.  Returns 0 and *out (the caller's, for
- * spmv_cuda_plan_free), SPMV_ENOMEM, SPMV_ENOTAPPLICABLE, SPMV_EINVAL, SPMV_ECUDA or SPMV_ECUSPARSE.
- * Synchronous. */
-int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_kernel_desc *K,
-                             const int32_t launch[2], spmv_cuda_plan **out, spmv_err *err);
+/* Make a plan for configuration c (spmv_config_parse: its registry kernel, and the thread mapping
+ * of its slots SPMV_P_TPV and SPMV_P_BLOCK) over M, which was made from the host matrix F (F's
+ * sizes are compared with M's): the kernel's workspace or cuSPARSE's handle, descriptors and
+ * buffer, its stream and timing events.  The own kernel is found by c->kernel in a table made from
+ * csrc/kernels.def, not by id.  M must outlive the plan; plans on one M share its x and y, so use
+ * them one at a time.  Returns 0 and *out (the caller's, for spmv_cuda_plan_free), SPMV_ENOMEM,
+ * SPMV_ENOTAPPLICABLE, SPMV_EINVAL, SPMV_ECUDA or SPMV_ECUSPARSE.  Synchronous. */
+int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_config *c,
+                             spmv_cuda_plan **out, spmv_err *err);
 
 /* spmv_cuda_matrix_create then spmv_cuda_plan_create_on: a plan that owns its matrix (freed with
  * it).  Returns what those return. */
-int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_kernel_desc *K, const int32_t launch[2],
-                          int elem_size, spmv_cuda_plan **out, spmv_err *err);
+int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size,
+                          spmv_cuda_plan **out, spmv_err *err);
 
 /* y[nrows] = A x[ncols] (host arrays of the plan's type): x uploaded, y on the device poisoned with
  * NaN so that entries a kernel fails to write show, one product, y downloaded.  Synchronous. */

@@ -209,9 +209,13 @@ static PyObject *kernel_dict(const spmv_kernel_desc *d) {
     PyObject *e = NULL;
     int ok = 1;
     for (int k = 0; k < SPMV_NPARAM; k++) ok = ok && (g[k] = grid_tuple(d, k)) != NULL;
+    /* the id's fields: "library/format[/kernel]" (the first one names the id's library) */
+    const char *f1 = strchr(d->id, '/'), *f2 = f1 != NULL ? strchr(f1 + 1, '/') : NULL;
+    int prefix_len = f1 != NULL ? (int)(f1 - d->id) : (int)strlen(d->id);
     if (ok)
         e = Py_BuildValue(
-            "{s:s,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id, "device",
+            "{s:s,s:s#,s:z,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id,
+            "prefix", d->id, (Py_ssize_t)prefix_len, "name", f2 != NULL ? f2 + 1 : NULL, "device",
             d->device, "library", d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv", "format",
             d->format, "kernel", d->kernel, "param_names", d->param_name[0], d->param_name[1],
             d->param_name[2], d->param_name[3], "grid", g[0], g[1], g[2], g[3], "param_default",
@@ -228,6 +232,100 @@ static PyObject *kernels(PyObject *m, PyObject *noargs) {
         if (e == NULL || PyList_Append(list, e) < 0) Py_CLEAR(list);
         Py_XDECREF(e);
     }
+    return list;
+}
+
+/* A configuration as Python sees it: (kernel, params, given, id, p), the registry index, the four
+ * slots (defaults filled), the bits of the slots the id names, the canonical id and the p_* design
+ * columns (NaN where none): csrc/config.c's spmv_config, spmv_config_id, spmv_config_columns. */
+static PyObject *config_tuple(const spmv_config *c) {
+    char id[SPMV_CONFIG_ID_MAX];
+    spmv_config_cols cols;
+    spmv_err err = {0};
+    int len = spmv_config_id(c, id, sizeof id);
+    if (len < 0 || len >= (int)sizeof id || spmv_config_columns(c, &cols, &err))
+        return PyErr_Format(PyExc_ValueError, "configuration of kernel %d: %s", (int)c->kernel,
+                            err.msg[0] ? err.msg : "its id does not fit");
+    PyObject *p = PyTuple_New(SPMV_NPCOLS);
+    for (int k = 0; p != NULL && k < SPMV_NPCOLS; k++) {
+        PyObject *v = PyFloat_FromDouble(cols.p[k]);
+        if (v == NULL)
+            Py_CLEAR(p);
+        else
+            PyTuple_SET_ITEM(p, k, v);
+    }
+    if (p == NULL) return NULL;
+    return Py_BuildValue("(i(iiii)isN)", (int)c->kernel, (int)c->param[0], (int)c->param[1],
+                         (int)c->param[2], (int)c->param[3], (int)c->given, id, p);
+}
+
+/* spmv_config_parse of a str into *c; a ValueError with the core's message otherwise (an unknown
+ * kernel's message lists the registry's kernels). */
+static int parse_id(PyObject *id, spmv_config *c) {
+    Py_ssize_t len;
+    spmv_err err = {0};
+    if (!PyUnicode_Check(id)) {
+        PyErr_Format(PyExc_TypeError,
+                     "A configuration must be a Config or an id string. Got %s instead.",
+                     Py_TYPE(id)->tp_name);
+        return 0;
+    }
+    const char *s = PyUnicode_AsUTF8AndSize(id, &len);
+    if (s == NULL) return 0;
+    if ((Py_ssize_t)strlen(s) != len) {
+        PyErr_Format(PyExc_ValueError, "Configuration %R: an id holds no NUL character.", id);
+        return 0;
+    }
+    if (spmv_config_parse(s, c, &err) == SPMV_OK) return 1;
+    if (err.where != 0) {
+        PyErr_SetString(PyExc_ValueError, err.msg);
+        return 0;
+    }
+    PyObject *known = PyList_New(0), *sep = NULL, *joined = NULL;
+    for (int i = 0; known != NULL && i < spmv_kernel_count(); i++) {
+        PyObject *k = PyUnicode_FromString(spmv_kernel_get(i)->id);
+        if (k == NULL || PyList_Append(known, k) < 0) Py_CLEAR(known);
+        Py_XDECREF(k);
+    }
+    if (known != NULL && PyList_Sort(known) == 0 && (sep = PyUnicode_FromString(", ")) != NULL)
+        joined = PyUnicode_Join(sep, known);
+    if (joined != NULL)
+        PyErr_Format(PyExc_ValueError,
+                     "%s Known kernels: %U; list every id with pyspmv.configs('cpu') or "
+                     "pyspmv.configs('cuda').",
+                     err.msg, joined);
+    Py_XDECREF(known);
+    Py_XDECREF(sep);
+    Py_XDECREF(joined);
+    return 0;
+}
+
+/* config_parse(id) -> config tuple (config_tuple) */
+static PyObject *config_parse(PyObject *m, PyObject *id) {
+    spmv_config c;
+    (void)m;
+    return parse_id(id, &c) ? config_tuple(&c) : NULL;
+}
+
+/* config_expand(device) -> list of config tuples: every configuration of device (0 cpu, 1 cuda) in
+ * registry order (spmv_config_expand). */
+static PyObject *config_expand(PyObject *m, PyObject *args) {
+    int device;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
+    int32_t n = spmv_config_expand(device, NULL);
+    spmv_config *c = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *c);
+    if (c == NULL) return PyErr_NoMemory();
+    spmv_config_expand(device, c);
+    PyObject *list = PyList_New(n);
+    for (int32_t j = 0; list != NULL && j < n; j++) {
+        PyObject *t = config_tuple(&c[j]);
+        if (t == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, j, t);
+    }
+    PyMem_Free(c);
     return list;
 }
 
@@ -605,27 +703,49 @@ static PyObject *fmt_size(PyObject *m, PyObject *args) {
                          (long long)F.nval[0], (long long)F.nval[1]);
 }
 
-/* config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices)
- * -> (bytes_moved, padding_ratio, notes): spmv_config_sizes; notes[j] is the reason a format cannot
- * serve A, or None */
+/* The UTF-8 text of each str of seq (a sequence from PySequence_Fast) into a new array (PyMem_Free
+ * it), valid while seq lives; NULL with an exception set where an item is no str or holds a NUL. */
+static const char **utf8_ids(PyObject *seq, const char *what) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **ids = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *ids);
+    if (ids == NULL) return (const char **)PyErr_NoMemory();
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *id = PySequence_Fast_GET_ITEM(seq, j);
+        Py_ssize_t len;
+        ids[j] = PyUnicode_Check(id) ? PyUnicode_AsUTF8AndSize(id, &len) : NULL;
+        if (ids[j] == NULL || (Py_ssize_t)strlen(ids[j]) != len) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyUnicode_Check(id) ? PyExc_ValueError : PyExc_TypeError,
+                             "%s: configuration %zd must be an id string without NUL characters. "
+                             "Got %R instead.",
+                             what, j, id);
+            PyMem_Free(ids);
+            return NULL;
+        }
+    }
+    return ids;
+}
+
+/* config_sizes(ids, value_bytes, max_fill, nrows, ncols, indptr, indices) -> (bytes_moved,
+ * padding_ratio, notes): spmv_config_sizes of the configurations ids (a tuple of str, which the core
+ * parses); notes[j] is the reason a format cannot serve A, or None */
 static PyObject *config_sizes(PyObject *m, PyObject *args) {
-    PyArrayObject *format, *param, *unread, *indptr, *indices;
+    PyArrayObject *indptr, *indices;
+    PyObject *ids_arg;
     int vb, nrows, ncols, rc;
     double max_fill;
     spmv_err err = {0}, *why = NULL;
     PyObject *bytes = NULL, *pad = NULL, *notes = NULL, *res = NULL;
-    if (!PyArg_ParseTuple(args, "O&O&O&idiiO&O&", int32_array, &format, int32_array, &param,
-                          int32_array, &unread, &vb, &max_fill, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices) ||
+    const char **ids = NULL;
+    if (!PyArg_ParseTuple(args, "O!idiiO&O&", &PyTuple_Type, &ids_arg, &vb, &max_fill, &nrows,
+                          &ncols, int32_array, &indptr, int32_array, &indices) ||
         !csr_lengths(nrows, indptr, indices, "config_sizes"))
         return NULL;
-    npy_intp n = PyArray_SIZE(format);
-    if (n > INT32_MAX || PyArray_SIZE(param) != 2 * n || PyArray_SIZE(unread) != n)
-        return PyErr_Format(PyExc_ValueError,
-                            "config_sizes: %zd formats need %zd parameters and %zd unread masks; "
-                            "got %zd and %zd",
-                            (Py_ssize_t)n, (Py_ssize_t)(2 * n), (Py_ssize_t)n,
-                            (Py_ssize_t)PyArray_SIZE(param), (Py_ssize_t)PyArray_SIZE(unread));
+    npy_intp n = PyTuple_GET_SIZE(ids_arg);
+    if (n > INT32_MAX)
+        return PyErr_Format(PyExc_ValueError, "config_sizes: %zd configurations", (Py_ssize_t)n);
+    ids = utf8_ids(ids_arg, "config_sizes");
+    if (ids == NULL) return NULL;
     why = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *why);
     bytes = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
     pad = PyArray_SimpleNew(1, &n, NPY_FLOAT64);
@@ -636,9 +756,7 @@ static PyObject *config_sizes(PyObject *m, PyObject *args) {
     }
     spmv_configs C = {0};
     C.n = (int32_t)n;
-    C.format = PyArray_DATA(format);
-    C.param = PyArray_DATA(param);
-    C.unread = PyArray_DATA(unread);
+    C.ids = ids; /* the core parses them (spmv_configs.ids) */
     spmv_csr A = csr_of(nrows, ncols, indptr, indices);
     CALL_C(PyArray_SIZE(indices) > NOGIL_MIN_WORK,
            rc = spmv_config_sizes(&A, &C, vb, max_fill, PyArray_DATA((PyArrayObject *)bytes),
@@ -654,6 +772,7 @@ static PyObject *config_sizes(PyObject *m, PyObject *args) {
     }
     res = PyTuple_Pack(3, bytes, pad, notes);
 exit:
+    PyMem_Free(ids);
     PyMem_Free(why);
     Py_XDECREF(bytes);
     Py_XDECREF(pad);
@@ -993,6 +1112,20 @@ static int parse_model(PyObject *spec, spmv_model *M, PyObject *refs, int depth)
            parse_fields(spec, M, own, nk, refs, depth);
 }
 
+/* A new int32 or float64 array of n entries in refs; its data into *data. */
+static int ref_array(PyObject *refs, npy_intp n, int typenum, void **data) {
+    PyObject *a = PyArray_ZEROS(1, &n, typenum, 0);
+    if (a == NULL || PyList_Append(refs, a) < 0) {
+        Py_XDECREF(a);
+        return 0;
+    }
+    Py_DECREF(a); /* refs holds it */
+    *data = PyArray_DATA((PyArrayObject *)a);
+    return 1;
+}
+
+/* The configurations of a spec: "cfg.ids" (a sequence of cfg.n configuration ids), each parsed by
+ * the core once, here, into the columns of the spmv_configs table (spmv_config_columns). */
 static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
     long l_;
     spmv_configs *C = &G->configs;
@@ -1009,14 +1142,47 @@ static int parse_configs(PyObject *spec, glue_model *G, PyObject *refs) {
     int64_t n = C->n;
     if (G->nfeatures > 0) /* a caller's features: only the groups and extra columns are read */
         return I32("cfg.group", n, 0, C->group) && F64("cfg.extra", n * C->nextra, 0, C->extra);
-    if (!I32("cfg.format", n, 0, C->format) || !I32("cfg.param", 2 * n, 0, C->param) ||
-        !I32("cfg.unread", n, 0, C->unread) || !F64("cfg.p", SPMV_NPCOLS * n, 0, C->p) ||
-        !F64("cfg.launches", n, 0, C->launches) || !I32("cfg.group", n, 0, C->group) ||
-        !F64("cfg.extra", n * C->nextra, 0, C->extra) || !I32("dev", 3, 0, dev))
+    if (!I32("cfg.group", n, 0, C->group) || !F64("cfg.extra", n * C->nextra, 0, C->extra) ||
+        !I32("dev", 3, 0, dev))
         return 0;
     G->dev.sm_count = dev[0];
     G->dev.threads_per_sm = dev[1];
     G->dev.warp_size = dev[2];
+    PyObject *ids = PyDict_GetItemString(spec, "cfg.ids");
+    PyObject *seq =
+        ids != NULL ? PySequence_Fast(ids, "model spec: cfg.ids must be a sequence") : NULL;
+    if (seq == NULL) {
+        if (ids == NULL)
+            PyErr_SetString(PyExc_ValueError,
+                            "model spec: cfg.ids (the configuration ids) is missing");
+        return 0;
+    }
+    int32_t *format, *param, *unread;
+    double *p, *launches;
+    const char **utf8 = NULL;
+    spmv_err err = {0};
+    int ok = PySequence_Fast_GET_SIZE(seq) == n;
+    if (!ok)
+        PyErr_Format(PyExc_ValueError, "model spec: cfg.ids holds %zd ids; cfg.n is %d",
+                     PySequence_Fast_GET_SIZE(seq), (int)n);
+    ok = ok && ref_array(refs, (npy_intp)n, NPY_INT32, (void **)&format) &&
+         ref_array(refs, (npy_intp)(2 * n), NPY_INT32, (void **)&param) &&
+         ref_array(refs, (npy_intp)n, NPY_INT32, (void **)&unread) &&
+         ref_array(refs, (npy_intp)(SPMV_NPCOLS * n), NPY_FLOAT64, (void **)&p) &&
+         ref_array(refs, (npy_intp)n, NPY_FLOAT64, (void **)&launches) &&
+         (utf8 = utf8_ids(seq, "model spec: cfg.ids")) != NULL;
+    if (ok && spmv_configs_table(C->n, utf8, format, param, unread, p, launches, &err)) {
+        PyErr_Format(PyExc_ValueError, "model spec: cfg.ids[%d]: %s", (int)err.where, err.msg);
+        ok = 0;
+    }
+    PyMem_Free(utf8);
+    Py_DECREF(seq);
+    if (!ok) return 0;
+    C->format = format;
+    C->param = param;
+    C->unread = unread;
+    C->p = p;
+    C->launches = launches;
     return 1;
 }
 
@@ -1327,9 +1493,13 @@ static PyMethodDef core_methods[] = {
      "format_facts() -> per format code {'unread': bits of index arrays no kernel reads, "
      "'finite_x': whether its kernels multiply padding zeros by x}"},
     {"config_sizes", config_sizes, METH_VARARGS,
-     "config_sizes(format, param, unread, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
+     "config_sizes(ids, value_bytes, max_fill, nrows, ncols, indptr, indices) -> "
      "(bytes_moved, padding_ratio, notes)"},
     {"kernels", kernels, METH_NOARGS, "kernels() -> list of registry entries (dict)"},
+    {"config_parse", config_parse, METH_O,
+     "config_parse(id) -> (kernel, params, given, canonical id, p columns)"},
+    {"config_expand", config_expand, METH_VARARGS,
+     "config_expand(device) -> list of config_parse's tuples, in registry order"},
     {"mm_read", mm_read, METH_VARARGS,
      "mm_read(body, first_line, format, field, nrows, ncols, nentries) -> (row, col, val)"},
     {"convert", convert, METH_VARARGS,

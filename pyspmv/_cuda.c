@@ -154,16 +154,20 @@ static PyType_Spec matrix_spec = {
 
 /* ---- Plan ---- */
 
-/* Plan(state or Matrix, kernel_id, tpv, bs): set kernel_id up over a matrix, uploading it first
- * when given its state (the plan then owns the upload). */
+/* Plan(state or Matrix, kernel, params): set a configuration up over a matrix, uploading it first
+ * when given its state (the plan then owns the upload).  kernel and params are the configuration as
+ * the core parsed it (pyspmv._core.config_parse: registry index, four slots). */
 static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    const char *id;
+    spmv_config c = {0};
+    char id[SPMV_CONFIG_ID_MAX];
     PyObject *src;
-    int32_t launch[2];
     spmv_err err = {0};
     if (!no_keywords(kwds, "Plan") ||
-        !PyArg_ParseTuple(args, "Osii", &src, &id, &launch[0], &launch[1]))
+        !PyArg_ParseTuple(args, "Oi(iiii)", &src, &c.kernel, &c.param[0], &c.param[1], &c.param[2],
+                          &c.param[3]))
         return NULL;
+    if (spmv_config_id(&c, id, sizeof id) < 0) /* the kernel's id (no slot given): messages */
+        return PyErr_Format(PyExc_ValueError, "kernel %d is not a registry index", (int)c.kernel);
     PyObject *module = PyType_GetModule(type);
     glue_state *st = get_state(module);
     MatrixObject *on = NULL;
@@ -175,8 +179,6 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     const glue_fmtstate *S = state_get(module, src);
     if (S == NULL) return NULL;
     const spmv_fmt F = S->F;
-    const spmv_kernel_desc *K = spmv_kernel_find(id);
-    if (K == NULL) return PyErr_Format(PyExc_ValueError, "unknown kernel id %s", id);
     int typenum = S->typenum;
     PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
@@ -187,9 +189,8 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     self->typenum = typenum;
     int rc, elem = typenum == NPY_FLOAT32 ? 4 : 8;
     spmv_cuda_matrix *M = on != NULL ? on->M : NULL;
-    Py_BEGIN_ALLOW_THREADS rc = M != NULL
-                                    ? spmv_cuda_plan_create_on(M, &F, K, launch, &self->plan, &err)
-                                    : spmv_cuda_plan_create(&F, K, launch, elem, &self->plan, &err);
+    Py_BEGIN_ALLOW_THREADS rc = M != NULL ? spmv_cuda_plan_create_on(M, &F, &c, &self->plan, &err)
+                                          : spmv_cuda_plan_create(&F, &c, elem, &self->plan, &err);
     Py_END_ALLOW_THREADS if (rc) {
         Py_DECREF(self);
         return raise_spmv_error(module, rc, &err, id);
@@ -295,7 +296,7 @@ static PyType_Slot plan_slots[] = {
     {Py_tp_traverse, plan_traverse},
     {Py_tp_methods, plan_methods},
     {Py_tp_getset, plan_getset},
-    {Py_tp_doc, "Plan(state, kernel_id, tpv, bs): a configuration bound to a matrix on the GPU"},
+    {Py_tp_doc, "Plan(state, kernel, params): a configuration bound to a matrix on the GPU"},
     {0, NULL},
 };
 

@@ -2,16 +2,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import itertools
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 
+if TYPE_CHECKING:                       # imported where a frame is made: pandas costs 0.4 s to import
+    import pandas as pd
+
 DEVICES = ("cpu", "cuda")
 FORMATS: tuple[str, ...] = tuple(_core.format_names())
+#: The p_* design-row columns, one per parameter name of csrc/kernels.def's SPMV_PARAM list, in order.
+PARAM_COLUMNS: tuple[str, ...] = tuple(c for c in _core.design_columns()[_core.NFEATURES:] if c.startswith("p_"))
 
 
 @dataclass(frozen=True)
@@ -49,15 +53,16 @@ class Config:
     deterministic: bool
     launches: int
     _entry: dict[str, Any] = field(repr=False, hash=False, compare=False)
-
-    def _slot(self, k: int) -> int:
-        name, default = self._entry["param_names"][k], self._entry["param_default"][k]
-        return int(self.params.get(name, default)) if name else int(default)
+    #: The core's value (csrc/config.c, ``spmv_config``): registry index, the four parameter slots with
+    #: defaults filled in, and the p_* design columns (NaN where the id names no such parameter).
+    index: int = field(default=0, repr=False, hash=False, compare=False)
+    slots: tuple[int, int, int, int] = field(default=(0, 0, 0, 0), repr=False, hash=False, compare=False)
+    param_values: tuple[float, ...] = field(default=(), repr=False, hash=False, compare=False)
 
     @property
     def format_params(self) -> tuple[int, int]:
         """(param[0], param[1]) as the C core takes them, defaults filled in."""
-        return self._slot(0), self._slot(1)
+        return self.slots[0], self.slots[1]
 
     @property
     def format_kwargs(self) -> dict[str, int]:
@@ -67,12 +72,12 @@ class Config:
     @property
     def launch(self) -> tuple[int, int]:
         """GPU thread mapping ``(tpv, bs)``: threads per row and per block, defaults filled in."""
-        return self._slot(2), self._slot(3)
+        return self.slots[2], self.slots[3]
 
     @property
     def variant(self) -> int:
         """Kernel variant index: of the format's CPU kernels, or cuSPARSE's algorithm (0 for an own
-        CUDA kernel, which is found by :attr:`kernel_id`)."""
+        CUDA kernel, which its plan finds by :attr:`index`)."""
         return int(self._entry["kernel"])
 
     @property
@@ -107,20 +112,24 @@ def format_param_defaults(fmt: str) -> dict[str, int]:
     return {n: d for n, d in zip(e["param_names"][:2], e["param_default"][:2]) if n} if e else {}
 
 
-def _make(entry: dict[str, Any], params: dict[str, int]) -> Config:
-    base = entry["id"]
-    parts = base.split("/")
-    cid = base + "".join(f"/{n}={params[n]}" for n in entry["param_names"] if n and n in params)
+def _make(t: tuple[Any, ...]) -> Config:
+    """A Config from the core's tuple (``_core.config_parse``): index, slots, given bits, id, p columns."""
+    index, slots, given, cid, p = t
+    entry = _registry()[index]
+    names = entry["param_names"]
     return Config(
         id=cid,
-        library=parts[0],
+        library=entry["prefix"],
         format=FORMATS[entry["format"]],
-        kernel=parts[2] if len(parts) > 2 else None,
-        params=dict(params),
+        kernel=entry["name"],
+        params={names[k]: slots[k] for k in range(len(names)) if names[k] and given >> k & 1},
         device=DEVICES[entry["device"]],
         deterministic=bool(entry["deterministic"]),
         launches=int(entry["launches"]),
         _entry=entry,
+        index=index,
+        slots=tuple(slots),
+        param_values=tuple(p),
     )
 
 
@@ -139,25 +148,25 @@ def configs(device: str = "cpu") -> list[Config]:
     """
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of configs() must be one of {DEVICES}. Got {device!r} instead.")
-    out = []
-    for e in _registry():
-        if DEVICES[e["device"]] != device:
-            continue
-        names = [n for n, g in zip(e["param_names"], e["grid"]) if n and g]
-        grids = [g for n, g in zip(e["param_names"], e["grid"]) if n and g]
-        for values in itertools.product(*grids):
-            out.append(_make(e, dict(zip(names, values))))
-    return out
+    return [_make(t) for t in _expand(device)]
+
+
+@lru_cache(maxsize=len(DEVICES))
+def _expand(device: str) -> tuple[tuple[Any, ...], ...]:
+    """The core's expansion of ``device`` (csrc/config.c, ``spmv_config_expand``)."""
+    return tuple(_core.config_expand(DEVICES.index(device)))
 
 
 def config(cfg: Config | str) -> Config:
     """Parse a configuration id (or pass a Config through).
 
-    An id is a registry kernel (``library/format[/kernel]``) followed by ``name=value`` parameters,
-    each at most once. Parameters may be left out (they take the format's defaults). A value is
-    ASCII decimal digits (``[0-9]+``; a leading ``-`` only for a parameter whose default is
-    negative, such as HYB's ``k``), and where the registry has a grid for that parameter, one of
-    the grid's values: the ids of :func:`configs`.
+    The C core parses it (csrc/config.c, ``spmv_config_parse``). An id is a registry kernel
+    (``library/format[/kernel]``) followed by ``name=value`` parameters, each at most once.
+    Parameters may be left out (they take the format's defaults). A value is ASCII decimal digits
+    (``[0-9]+``; a leading ``-`` only for a parameter whose default is negative, such as HYB's
+    ``k``) within int32, and where the registry has a grid for that parameter, one of the grid's
+    values: the ids of :func:`configs`. The Config's :attr:`~Config.id` is the canonical id (its
+    parameters in the registry's order).
 
     Raises
     ------
@@ -169,33 +178,24 @@ def config(cfg: Config | str) -> Config:
     """
     if isinstance(cfg, Config):
         return cfg
-    if not isinstance(cfg, str):
-        raise TypeError(f"A configuration must be a Config or an id string. Got {type(cfg).__name__} instead.")
-    parts = cfg.split("/")
-    n = next((i for i, p in enumerate(parts) if "=" in p), len(parts))
-    entry = next((e for e in _registry() if e["id"] == "/".join(parts[:n])), None)
-    if entry is None:
-        known = ", ".join(sorted({e["id"] for e in _registry()}))
-        raise ValueError(f"Unknown configuration id {cfg!r}. Known kernels: {known}; list every id with "
-                         "pyspmv.configs('cpu') or pyspmv.configs('cuda').")
-    params: dict[str, int] = {}
-    allowed = [n for n in entry["param_names"] if n]
-    for item in parts[n:]:
-        name, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"Configuration {cfg!r}: {item!r} follows the parameters; each must read name=value.")
-        if name not in allowed:
-            raise ValueError(f"Configuration {cfg!r}: '{name}' is not a parameter of {entry['id']}; it takes {allowed or 'none'}.")
-        if name in params:
-            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' is given twice; give each at most once.")
-        k = entry["param_names"].index(name)
-        grid, signed = entry["grid"][k], entry["param_default"][k] < 0
-        if not re.fullmatch(r"-?[0-9]+" if signed else r"[0-9]+", value):
-            what = ("an integer (ASCII digits, optionally after '-')" if signed
-                    else "a non-negative integer (ASCII digits)")
-            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' must be {what}. Got {value!r} instead.")
-        params[name] = int(value)
-        if grid and params[name] not in grid:
-            raise ValueError(f"Configuration {cfg!r}: parameter '{name}' of {entry['id']} must be one of "
-                             f"{', '.join(map(str, grid))}. Got {params[name]} instead.")
-    return _make(entry, params)
+    return _make(_core.config_parse(cfg))
+
+
+def config_frame(cfgs: Iterable[Config | str], dtype: str | None = None) -> pd.DataFrame:
+    """The configuration columns of pyspmv.datasets' X, one row per configuration in the order given
+    (schema.md): ``config`` (the canonical id), ``library``, ``format``, ``kernel`` and the p_* columns
+    as the core fills them (``spmv_config_columns``: NaN for a parameter the id does not name); with a
+    ``dtype``, ``value_bytes`` and ``launches`` too."""
+    import numpy as np
+    import pandas as pd
+    cs = [config(c) for c in cfgs]
+    frame = pd.DataFrame({"config": [c.id for c in cs], "library": [c.library for c in cs],
+                          "format": [c.format for c in cs], "kernel": [c.kernel or "" for c in cs]})
+    names = PARAM_COLUMNS
+    P = np.array([c.param_values for c in cs], np.float64).reshape(len(cs), len(names))
+    for k, name in enumerate(names):
+        frame[name] = P[:, k]
+    if dtype is not None:
+        frame["value_bytes"] = float({"float32": 4, "float64": 8}[dtype])
+        frame["launches"] = np.array([float(c.launches) for c in cs], np.float64)
+    return frame

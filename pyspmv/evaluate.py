@@ -17,6 +17,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
+from .configs import config
 from .models._common import unit_key
 
 #: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (50 MB).
@@ -115,6 +116,18 @@ def _pick_config(ids: set[str], prefix: str) -> str | None:
     return hits[0] if hits else None
 
 
+def _devices(ids: set[str]) -> set[str]:
+    """The devices of the ids that are pyspmv configurations (the core parses them; a user's own ids,
+    which it does not know, count for none)."""
+    out = set()
+    for i in ids:
+        try:
+            out.add(config(i).device)
+        except (ValueError, TypeError):
+            pass
+    return out
+
+
 def free_rules(feats: pd.DataFrame, ids: set[str]) -> dict[str, np.ndarray]:
     """Configurations the free rules choose per row of ``feats`` (nnz, nnz_max, nnz_mean); None where the
     rule's configuration is not in ``ids``.
@@ -124,7 +137,7 @@ def free_rules(feats: pd.DataFrame, ids: set[str]) -> dict[str, np.ndarray]:
     row the power of two nearest the mean row length, clamped to 2..32 (GPU only).
     """
     big = (feats["nnz"].to_numpy() > 1e6) | (feats["nnz_max"].to_numpy() > 1024)
-    gpu = any(i.startswith(("pyspmv/", "cusparse/")) for i in ids)
+    gpu = "cuda" in _devices(ids)
     if gpu:
         lb, cl = _pick_config(ids, "pyspmv/csr/adaptive"), _pick_config(ids, "pyspmv/csr/vector/tpv=32")
     else:
@@ -201,8 +214,7 @@ def _choices(ids: set[str], feats: pd.DataFrame, unit: np.ndarray, baseline: str
     if out["baseline"] is None:
         notes.append("no baseline: X has neither cusparse/csr/default nor cpu/csr/rows; name one with 'baseline'")
     if rules is None:
-        if not {"nnz", "nnz_max", "nnz_mean"} <= set(feats.columns) or not any(
-                i.startswith(("pyspmv/", "cusparse/", "cpu/")) for i in ids):
+        if not {"nnz", "nnz_max", "nnz_mean"} <= set(feats.columns) or not _devices(ids):
             notes.append("free rules (ginkgo, cusp) skipped: they choose among pyspmv's ids from pyspmv's features; "
                          "name your own with 'rules'")
             return out

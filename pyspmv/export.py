@@ -277,9 +277,9 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     arrays: list[str | _CArray] = []
     model_init = _spec_c(t.spec, f"{N}_m", arrays)
     cfg = t.config_arrays(rm.gpu)
-    items = [f".n = {n}", f".nextra = {int(cfg['cfg.nextra'])}"]
-    for k, ct in (("cfg.format", "int32_t"), ("cfg.param", "int32_t"), ("cfg.unread", "int32_t"),
-                  ("cfg.p", "double"), ("cfg.launches", "double"), ("cfg.group", "int32_t"), ("cfg.extra", "double")):
+    # the ids, which the core resolves on each call (spmv_configs.ids), then the model's groups and columns
+    items = [f".n = {n}", f".nextra = {int(cfg['cfg.nextra'])}", f".ids = {N}_config_ids"]
+    for k, ct in (("cfg.group", "int32_t"), ("cfg.extra", "double")):
         nm = f"{N}_cfg_{k[4:]}"
         if np.size(cfg[k]):
             arrays.append(_CArray(ct, nm, cfg[k]))

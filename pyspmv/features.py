@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from . import _core
-from .configs import Config, config
-from .formats import format_code
+from .configs import PARAM_COLUMNS, Config, config  # noqa: F401 (PARAM_COLUMNS: re-exported)
 from .matrix import as_matrix, value_dtype
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
@@ -21,8 +18,6 @@ FEATURE_NAMES: tuple[str, ...] = tuple(_core.feature_names())
 #: :data:`CONFIG_FEATURE_NAMES`.
 DESIGN_COLUMNS: tuple[str, ...] = tuple(_core.design_columns())
 assert DESIGN_COLUMNS[:len(FEATURE_NAMES)] == FEATURE_NAMES, "the core's design row must start with its features"
-#: The configuration parameter columns, in order.
-PARAM_COLUMNS: tuple[str, ...] = tuple(c for c in DESIGN_COLUMNS[len(FEATURE_NAMES):] if c.startswith("p_"))
 
 #: Device properties of the NVIDIA H100 (SXM/HBM3) the default features assume: the core's
 #: (spmv_gpu_props_h100, csrc/features.c).
@@ -57,10 +52,6 @@ def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
 #: and how many kernel launches it takes; the design row's last columns.
 CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
 
-#: Per format code, bit k set where no kernel reads index array k (DIA's and BSR's presence bits
-#: exist for exact round trips only): the fact each csrc/<format>.c keeps, spmv_format_unread.
-FORMAT_UNREAD: tuple[int, ...] = tuple(int(f["unread"]) for f in _core.format_facts())
-
 
 def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "float64",
                     max_fill: float = float(_core.MAX_FILL_DEFAULT)) -> pd.DataFrame:
@@ -89,12 +80,8 @@ def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "fl
     M = as_matrix(A)
     es = value_dtype(dtype).itemsize
     cfgs = [config(c) for c in configs]
-    codes = [format_code(c.format) for c in cfgs]
-    fmt = np.array(codes, dtype=np.int32)
-    param = np.array([c.format_params for c in cfgs], dtype=np.int32).reshape(-1)
-    unread = np.array([FORMAT_UNREAD[f] for f in codes], dtype=np.int32)
-    bytes_moved, padding, notes = _core.config_sizes(fmt, param, unread, es, float(max_fill), M.nrows, M.ncols,
-                                                     M.indptr, M.indices)
+    bytes_moved, padding, notes = _core.config_sizes(tuple(c.id for c in cfgs), es, float(max_fill), M.nrows,
+                                                     M.ncols, M.indptr, M.indices)
     cols = ["config", *CONFIG_FEATURE_NAMES, "status", "note"]
     import pandas as pd
     df = pd.DataFrame({"config": [c.id for c in cfgs], "bytes_moved": bytes_moved, "padding_ratio": padding,

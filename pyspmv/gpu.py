@@ -165,9 +165,8 @@ class Plan:
     def __init__(self, F: FormatMatrix | DeviceMatrix, cfg: Config):
         if cfg.device != "cuda":
             raise ValueError(f"Configuration {cfg.id!r} runs on {cfg.device}, not on the GPU.")
-        tpv, bs = cfg.launch
         src = F._matrix if isinstance(F, DeviceMatrix) else F.state
-        self._plan = cuda().Plan(src, cfg.kernel_id, tpv, bs)
+        self._plan = cuda().Plan(src, cfg.index, cfg.slots)     # the core's parse of its id, made once
         self.config = cfg
         self.shape = F.shape
         self.dtype = F.dtype

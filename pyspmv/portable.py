@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _core
-from .configs import DEVICES, FORMATS, Config, config, configs
-from .features import DESIGN_COLUMNS, FORMAT_UNREAD, H100, PARAM_COLUMNS
-from .formats import format_code
+from .configs import DEVICES, FORMATS, Config, config, config_frame, configs
+from .features import DESIGN_COLUMNS, H100
 from .matrix import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
@@ -28,7 +27,7 @@ if TYPE_CHECKING:                       # imported where a table is made: pandas
 
 #: Design-row columns as the C core lays them out: the features, then the configuration's numeric
 #: columns in pyspmv.datasets' X order (its string columns left out); a model's own columns follow.
-#: (csrc/design.c defines them; PARAM_COLUMNS is re-exported from pyspmv.features.)
+#: (csrc/design.c defines them.)
 ROW_COLUMNS: tuple[str, ...] = DESIGN_COLUMNS
 assert len(ROW_COLUMNS) == _core.NCOLS, "csrc/spmv.h's design row and its column names disagree"
 COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
@@ -358,24 +357,6 @@ def head(ngroups: int, ncols: int, ins: dict[str, Any], out_tf: str = "identity"
             "out_col": int(out_col), "out_lo": float(out_lo), "rank_bytes_pow": float(rank_bytes_pow)}
 
 
-def _param_values(c: Config) -> list[float]:
-    """The configuration's :data:`PARAM_COLUMNS` values (NaN for a parameter it does not take)."""
-    return [float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS]
-
-
-def config_frame(cfgs: list[Config], dtype: str) -> pd.DataFrame:
-    """The configuration columns of pyspmv.datasets' X for each configuration (schema.md)."""
-    import pandas as pd
-    rows = []
-    for c in cfgs:
-        r: dict[str, Any] = {"config": c.id, "library": c.library, "format": c.format, "kernel": c.kernel or ""}
-        r.update(zip(PARAM_COLUMNS, _param_values(c)))
-        r["value_bytes"] = float(VALUE_BYTES[dtype])
-        r["launches"] = float(c.launches)
-        rows.append(r)
-    return pd.DataFrame(rows)
-
-
 class Layout:
     """Where a model's inputs sit in the rows the C core evaluates, and the configurations it ranks.
 
@@ -467,17 +448,11 @@ class Table:
                 "cfg.extra": np.ascontiguousarray(self.extra, dtype=np.float64).reshape(-1)}
 
     def config_arrays(self, gpu: dict[str, int]) -> dict[str, Any]:
-        """The C configuration table (``cfg.*``) and device properties."""
-        cfgs = [config(c) for c in self.config_ids]
-        n = len(cfgs)
-        unread = [FORMAT_UNREAD[format_code(c.format)] for c in cfgs]
+        """The C configurations (``cfg.*``: the ids, which the core parses into its table, groups and
+        extra columns) and device properties."""
         return {
-            "cfg.n": n, "cfg.nextra": int(self.extra.shape[1]),
-            "cfg.format": np.array([format_code(c.format) for c in cfgs], np.int32),
-            "cfg.param": np.array([c.format_params for c in cfgs], np.int32).reshape(-1),
-            "cfg.unread": np.array(unread, np.int32),
-            "cfg.p": np.array([_param_values(c) for c in cfgs], np.float64).reshape(-1),   # no pandas: rank()'s path
-            "cfg.launches": np.array([float(c.launches) for c in cfgs], np.float64),
+            "cfg.n": len(self.config_ids), "cfg.nextra": int(self.extra.shape[1]),
+            "cfg.ids": tuple(self.config_ids),
             "cfg.group": np.ascontiguousarray(self.group, dtype=np.int32),
             "cfg.extra": np.ascontiguousarray(self.extra, dtype=np.float64).reshape(-1),
             "dev": np.array([gpu["sm_count"], gpu["threads_per_sm"], gpu["warp_size"]], np.int32),
@@ -619,17 +594,20 @@ def feature_inputs(layout: Layout, tf: Any, **kw: Any) -> dict[str, np.ndarray]:
 
 
 def guess_device(model: Any) -> str:
-    """The device whose configuration ids the fitted model's group keys name (``cpu/...`` or not)."""
-    cats = getattr(model, "categories_", {})
-    for v in (getattr(model, "groups_", None), getattr(model, "labels_", None), cats.get("library")):
-        if v is None:
+    """The device of the configurations the fitted model knows, as the core parses them: its ``configs_``
+    ids, or its group keys (``groups_``, ``labels_``: a configuration id or a thread mapping, with the
+    value type's ``@f32``/``@f64`` suffix); 'cpu' where any is a CPU configuration, else 'cuda'."""
+    keys: list[Any] = list(getattr(getattr(model, "configs_", None), "index", ()))
+    for v in (getattr(model, "groups_", None), getattr(model, "labels_", None)):
+        if v is not None and len(v):
+            keys += [str(k).rsplit("@", 1)[0] for a in v for k in np.ravel(np.asarray(a, dtype=object))]
+    devices = set()
+    for k in dict.fromkeys(str(k) for k in keys):
+        try:
+            devices.add(config(k).device)
+        except ValueError:
             continue
-        flat = [str(x) for x in np.concatenate([np.ravel(np.asarray(a, dtype=object)) for a in v])] if len(v) else []
-        if any(s.startswith(("cpu/", "cpu@")) or s == "cpu" for s in flat):
-            return "cpu"
-        if any(s.startswith(("pyspmv/", "cusparse/")) or s in ("pyspmv", "cusparse") for s in flat):
-            return "cuda"
-    return "cuda"
+    return "cpu" if "cpu" in devices else "cuda"
 
 
 def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DTYPES) -> RankModel:

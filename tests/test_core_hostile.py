@@ -131,8 +131,8 @@ def chain_spec(depth):
         "trees.tree_ptr": i32(0, 1), "trees.root": i32(0), "trees.feature": feature, "trees.left": left,
         "trees.right": right, "trees.threshold": np.full(nodes, 1e300), "trees.value": value,
         "trees.init": f64(0),
-        "cfg.n": 0, "cfg.nextra": 0, "cfg.format": i32(), "cfg.param": i32(), "cfg.unread": i32(),
-        "cfg.p": f64(), "cfg.launches": f64(), "cfg.group": i32(), "cfg.extra": f64(), "dev": i32(*H100),
+        "cfg.n": 0, "cfg.nextra": 0, "cfg.ids": (),
+        "cfg.group": i32(), "cfg.extra": f64(), "dev": i32(*H100),
     }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..configs import Config
+from ..configs import Config, config_frame
 from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, PARAM_COLUMNS
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
@@ -72,26 +72,17 @@ class Dataset:
         return f"<div><b>pyspmv Dataset</b><table>{body}</table>{head.to_html()}</div>"
 
 
-def _parse_id(cid: str) -> dict[str, Any]:
-    """library, format, kernel and p_* parameters of a configuration id (no registry needed)."""
-    parts = cid.split("/")
-    row: dict[str, Any] = {"config": cid, "library": parts[0], "format": parts[1] if len(parts) > 1 else "",
-                           "kernel": "", **{p: np.nan for p in PARAM_COLUMNS}}
-    for p in parts[2:]:
-        if "=" in p:
-            k, _, v = p.partition("=")
-            if f"p_{k}" in row:
-                row[f"p_{k}"] = float(v)
-        elif not row["kernel"]:
-            row["kernel"] = p
-    return row
-
-
 def _config_frame(ids: Iterable[str]) -> pd.DataFrame:
-    """Configuration columns of X for each id, in the order given."""
+    """Configuration columns of X for each id, in the order given: the core parses each distinct id
+    once (:func:`pyspmv.configs.config_frame`); the ``config`` column keeps the id as the table spells it."""
     ids = list(ids)
-    uniq = pd.DataFrame([_parse_id(c) for c in dict.fromkeys(ids)], columns=[*CONFIG_COLUMNS, *PARAM_COLUMNS])
-    return uniq.set_index("config", drop=False).loc[ids].reset_index(drop=True)
+    uniq = list(dict.fromkeys(ids))
+    try:
+        frame = config_frame(uniq)
+    except ValueError as exc:
+        raise ValueError(f"A dataset's configuration is unknown to this pyspmv: {exc}") from None
+    frame["config"] = uniq
+    return frame.set_index("config", drop=False).loc[ids].reset_index(drop=True)
 
 
 def _assemble(feats: pd.DataFrame, cfg: pd.DataFrame, value_bytes: np.ndarray, cf: pd.DataFrame) -> pd.DataFrame:

@@ -161,7 +161,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
                  "nnz_mode": float(vals[np.argmax(counts)]), "nnz_max": float(lengths.max()),
                  "nnz_sd": float(lengths.std()), "hyb_width": float(lengths.max()), "config": c.id,
                  "library": c.library, "format": c.format, "kernel": c.kernel or "",
-                 **{p: float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS},
+                 **dict(zip(PARAM_COLUMNS, c.param_values, strict=True)),
                  "value_bytes": 4.0 if dtype == "float32" else 8.0, "padding_ratio": pr,
                  "ms": float(ok["median_ms"].iloc[0])}
             rows.append(r)

@@ -433,6 +433,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int nk = spmv_kernel_count(), k = (int)fz_u32(&in);
         FZ_ASSERT((spmv_kernel_get(k) != NULL) == (k >= 0 && k < nk), "kernel_get(%d) of %d", k,
                   nk);
+        /* the configuration grammar: any string parses or fails with a message; a parsed one
+         * prints a canonical id that parses back to the same value */
+        spmv_config cf, back;
+        spmv_err e = {0};
+        char canon[SPMV_CONFIG_ID_MAX];
+        if (spmv_config_parse(id, &cf, &e) == SPMV_OK) {
+            FZ_ASSERT(spmv_config_id(&cf, canon, sizeof canon) < (int)sizeof canon, "id of %s", id);
+            FZ_ASSERT(spmv_config_parse(canon, &back, NULL) == SPMV_OK &&
+                          memcmp(&cf, &back, sizeof cf) == 0,
+                      "%s printed as %s, which parses to another configuration", id, canon);
+        } else {
+            FZ_ASSERT(e.code == SPMV_EINVAL && e.msg[0] != 0, "parse(%s): no message", id);
+        }
     }
     arena_free(&a);
     return 0;
