@@ -432,11 +432,6 @@ class Layout:
         """The row length: the design row or feature vector plus the columns added so far."""
         return self.base + len(self._extra)
 
-    def keys(self, by: str) -> np.ndarray:
-        """Group keys of the configurations (:func:`pyspmv.models._common.group_key`)."""
-        from .models._common import group_key
-        return group_key(self.frame, by)
-
     def table(self, group: np.ndarray, spec: Spec) -> Table:
         """The :class:`Table` of these configurations."""
         extra = np.stack(self._extra, axis=1) if self._extra else np.zeros((len(self.ids), 0))

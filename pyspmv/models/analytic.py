@@ -12,10 +12,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .. import generators as gen
+from ..benchmark import benchmark, device_info
 from ..configs import config as get_config
 from ..features import config_features
 from ..matrix import Matrix
-from ..portable import lookup_keys
+from ..portable import Layout, Spec, Table, head, inputs, lookup_keys
 from ._common import (
     OWN,
     PARAM_COLUMNS,
@@ -43,14 +44,12 @@ def device_props(device: str) -> dict[str, int]:
     """SM count, threads per SM, threads per block and warp size of ``device`` (``cpu``: _CPU)."""
     if device == "cpu":
         return dict(_CPU)
-    from ..benchmark import device_info
     info = device_info(device)
     return {k: int(info[f"gpu_{k}"]) for k in _H100}
 
 
 def _default_timer(repeats: int) -> Timer:
     def timer(A: Matrix, cfgs: list[Any], dtype: str) -> pd.DataFrame:
-        from ..benchmark import benchmark
         return benchmark(A, cfgs, device=cfgs[0].device, dtype=dtype, repeats=repeats, warmup=3, budget_s=0.5)
     return timer
 
@@ -68,8 +67,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import formula_table
-        return formula_table(self, layout)
+        return _formula_table(self, layout)
 
     def _props(self) -> dict[str, int]:
         p = dict(_H100 if self.device_props is None else self.device_props)
@@ -342,3 +340,60 @@ class WangModel(_BenchmarkModel):
         self.instrument_ = tab
         self.n_features_in_ = len(INPUT_COLUMNS)
         return self
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+_FORMULA_INPUTS = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width", "padding_ratio")
+
+
+def _formula_table(model: Any, layout: Layout) -> Table | None:
+    """GuoModel, WangModel: the raw statistics, strips derived as the models do (ceil(n / threads),
+    at least 1; HYB's COO strips from the padding), one gated term per column of ``_terms``; the
+    output floored at 1e-9 ms."""
+    I = {n: i for i, n in enumerate(_FORMULA_INPUTS)}
+    ins = inputs([layout.col(n) for n in _FORMULA_INPUTS])
+    ni = len(_FORMULA_INPUTS)
+    T = float(model.props_["sm_count"] * model.props_["max_threads_per_sm"])
+    B = float(model.props_["max_threads_per_block"])
+    # derived: s_rows, s_nnz, s_coo, s_rows - 1
+    d = {"da": [I["nrows"], I["nnz"], I["padding_ratio"], I["nrows"]], "db": [-1, -1, I["nnz"], -1],
+         "dc": [-1, -1, I["nrows"], -1], "dd": [-1, -1, I["hyb_width"], -1], "dceil": [1, 1, 1, 1],
+         "dlo": [-np.inf, -np.inf, 0.0, -np.inf], "ddiv": [T] * 4, "dlo2": [1.0, 1.0, -np.inf, 1.0],
+         "dadd": [0.0, 0.0, 0.0, -1.0]}
+    S, SN, SC, S1 = ni, ni + 1, ni + 2, ni + 3
+    one = -1
+    inf = np.inf
+    x, mx, w = I["nnz_mode"], I["nnz_max"], I["hyb_width"]
+    # (a, b, gate, lo, hi) per column of each kind's _terms, in order
+    shapes: dict[str, list[tuple[int, int, int, float, float]]] = {
+        "guo:csr": [(S, one, x, -inf, B), (S, x, x, -inf, B), (S, one, x, B, inf), (S, x, x, B, inf)],
+        "guo:ell": [(one, one, -1, 0, 0), (mx, one, -1, 0, 0), (S1, one, -1, 0, 0), (S1, mx, -1, 0, 0)],
+        "guo:coo": [(one, one, -1, 0, 0), (SN, one, -1, 0, 0)],
+        "guo:hyb": [(one, one, -1, 0, 0), (w, one, -1, 0, 0), (S1, one, -1, 0, 0), (S1, w, -1, 0, 0),
+                    (SC, one, -1, 0, 0)],
+        "wang:csr": [(S, one, -1, 0, 0), (S, I["nnz_mean"], -1, 0, 0), (S, I["nnz_sd"], -1, 0, 0),
+                     (S, mx, -1, 0, 0)],
+        "wang:ell": [(S, one, -1, 0, 0), (S, mx, -1, 0, 0)],
+        "wang:jad": [(one, one, -1, 0, 0), (SN, one, -1, 0, 0), (mx, one, -1, 0, 0)],
+    }
+    fam = model._family
+    ptr, cols = [0], {k: [] for k in ("a", "b", "gate", "coef", "lo", "hi")}
+    for i, kind in enumerate(model.kinds_):
+        terms = shapes[f"{fam}:{kind}"]
+        for t, (a, b, g, lo, hi) in enumerate(terms):
+            for k, v in zip(("a", "b", "gate", "coef", "lo", "hi"), (a, b, g, model.coef_[i, t], lo, hi), strict=True):
+                cols[k].append(v)
+        ptr.append(ptr[-1] + len(terms))
+    group = lookup_keys(group_key(layout.frame, "config"), model.groups_)
+    f: dict[str, Any] = {**head(len(model.groups_), layout.ncols, ins, "identity", out_lo=1e-9), "formula.nderived": 4,
+                         "formula.nterms": ptr[-1], "formula.term_ptr": np.array(ptr, np.int32)}
+    for k in ("da", "db", "dc", "dd", "dceil"):
+        f[f"formula.{k}"] = np.array(d[k], np.int32)
+    for k in ("dlo", "ddiv", "dlo2", "dadd"):
+        f[f"formula.{k}"] = np.array(d[k], np.float64)
+    for k in ("a", "b", "gate"):
+        f[f"formula.{k}"] = np.array(cols[k], np.int32)
+    for k in ("coef", "lo", "hi"):
+        f[f"formula.{k}"] = np.array(cols[k], np.float64)
+    return layout.table(group, Spec("formula", f))

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from ..portable import Spec, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 from ._schema import CONFIG_NUMERIC
 
@@ -348,11 +349,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
         inputs as ``feature_tf_`` computes them, one group per configuration the forest knows,
         base output log t_best, exp."""
-        from ..portable import Spec, feature_inputs, head, lookup_keys
         tb = self.tables_.get(layout.dtype)
         if tb is None:
             return None
-        group = lookup_keys(layout.keys("config"), tb["keys"])
+        group = lookup_keys(group_key(layout.frame, "config"), tb["keys"])
         nk = len(tb["keys"])
         V = tb["value"]
         inputs = feature_inputs(layout, self.feature_tf_)
