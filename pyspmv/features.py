@@ -10,7 +10,8 @@ import numpy as np
 from . import _core
 from .configs import Config, config
 from .formats import format_code
-from .matrix import as_matrix, value_dtype
+from .matrix import value_dtype
+from .mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
     import pandas as pd

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -213,12 +213,9 @@ class Matrix:
                 and np.array_equal(self.data, other.data, equal_nan=True))
 
     __hash__ = None  # type: ignore[assignment]
-
-    def __matmul__(self, x: Any) -> np.ndarray:
-        """``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in
-        ``A``'s value type; ``x`` must be 1-D with ``ncols`` entries."""
-        from .spmv import spmv
-        return spmv(self, x)
+    #: ``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value
+    #: type; ``x`` must be 1-D with ``ncols`` entries. Given by :mod:`pyspmv.spmv`, which builds on this module.
+    __matmul__: Callable[[Matrix, Any], np.ndarray]
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -286,20 +283,6 @@ def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return (f"<img src='data:image/png;base64,{escape(data)}' width='{w}' height='{h}' "
             f"style='border:1px solid #999;image-rendering:pixelated' alt='sparsity pattern'/>")
-
-
-def as_matrix(A: Any, name: str = "A") -> Matrix:
-    """``A`` if it is a Matrix, :func:`load` of it if it is a path (str or path-like), else
-    ``Matrix(A)``; errors name the argument."""
-    if isinstance(A, Matrix):
-        return A
-    if isinstance(A, (str, os.PathLike)):
-        from .mmio import load  # mmio builds on this module
-        return load(A)
-    try:
-        return Matrix(A)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"'{name}': {exc}") from None
 
 
 # -- scipy.sparse input: every index array checked before sparsetools or the C core reads it ------
