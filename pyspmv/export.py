@@ -271,69 +271,29 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     dev = cfg["dev"]
     ids = ",\n    ".join(f'"{c}"' for c in t.config_ids)
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
-    text = f"""/* {N}.h: a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).
- * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: {output}.
- *
- *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS]
- *   int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms);
- *   int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, int *order,
- *                double *ms);
- * CSR with sorted, distinct column indices (checked); ms[{N}_NCONFIGS], order[{N}_NCONFIGS] are the
- * caller's.  Return 0 or a negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
- * The C core below is pyspmv's own (csrc/), included with static linkage.
- * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N}_H
-#define {N}_H
-
-#include <math.h>
-#include <stddef.h>
-#include <stdint.h>
-
-{core_source()}
-
-/* ---- model {N} ---- */
-#define {N}_NCONFIGS {n}
-{_ARRAYS}
-
-SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
-    {ids}
-}};
-
-SPMV_API const spmv_model {N}_model = {model_init};
-
-SPMV_API const spmv_configs {N}_configs = {{{cfg_init}}};
-
-/* Same as {N}_predict, plus order[0..{N}_NCONFIGS) = configuration indices, fastest first. */
-SPMV_API int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, int *order,
-                   double *ms) {{
-    spmv_csr A;
-    spmv_gpu_props dev;
-    int32_t o[{N}_NCONFIGS];
-    int rc;
-    if (indptr == NULL || ms == NULL || nrows < 1 || ncols < 1) return SPMV_EINVAL;
-    A.nrows = nrows;
-    A.ncols = ncols;
-    A.indptr = indptr;
-    A.indices = indices;
-    dev.sm_count = {int(dev[0])};
-    dev.threads_per_sm = {int(dev[1])};
-    dev.warp_size = {int(dev[2])};
-    rc = spmv_csr_check(&A, (int64_t)nrows + 1, indptr[nrows] >= 0 ? indptr[nrows] : 0, NULL);
-    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL, NULL);
-    if (rc == 0 && order != NULL)
-        for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
-    return rc;
-}}
-
-/* Predicted runtime in ms of every configuration for a CSR matrix; returns 0 or a negative error code. */
-SPMV_API int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms) {{
-    return {N}_rank(nrows, ncols, indptr, indices, NULL, ms);
-}}
-
-#endif /* {N}_H */
-"""
-    _write_header(path, text, arrays)
+    about = (f"a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).\n"
+             f" * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: "
+             f"{output}.\n * Functions: {N}_rank, {N}_predict (SPMV_EXPORTED_RANK, at the end of the core below).")
+    data = (f"#define {N}_NCONFIGS {n}\n{_ARRAYS}\n\n"
+            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
+            f"SPMV_API const spmv_configs {N}_configs = {{{cfg_init}}};")
+    call = f"SPMV_EXPORTED_RANK({N}, {int(dev[0])}, {int(dev[1])}, {int(dev[2])}, {VALUE_BYTES[dtype]})"
+    _write_header(path, _header_text(N, about, data, call), arrays)
     return path
+
+
+def _header_text(N: str, about: str, data: str, call: str) -> str:
+    """An exported header's text: ``about`` (generated facts) in its first comment, the include guard
+    ``N_H``, the core with the C text of the header's functions (:func:`core_source`, ending in
+    csrc/exported.h's macros), the model's ``data`` (its arrays at :data:`_ARRAYS`, ids, spec and
+    configurations) and ``call``, the one macro line that defines its functions from ``N``."""
+    return (f"/* {N}.h: {about}\n"
+            " * Needs a C99 compiler and libm (-lm); nothing else.  The C core below is pyspmv's own (csrc/),\n"
+            " * included with static linkage.\n"
+            " * SPDX-License-Identifier: BSD-3-Clause */\n"
+            f"#ifndef {N}_H\n#define {N}_H\n\n{core_source()}\n/* ---- model {N} ---- */\n{data}\n\n{call}\n\n"
+            f"#endif /* {N}_H */\n")
 
 
 def _c_string(text: str) -> str:
@@ -360,60 +320,13 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> tuple[str, list[str |
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
     ids = ",\n    ".join(_c_string(c) for c in t.config_ids)
     names = ",\n    ".join(_c_string(f) for f in rm.features)
-    text = f"""/* {N}.h: a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format
- * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;
- * output: {output}.
- *
- *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS], {N}_NFEATURES, {N}_feature_names[{N}_NFEATURES]
- *   int {N}_predict_features(const double *features, double *ms);
- *   int {N}_rank_features(const double *features, int *order, double *ms);
- * features[{N}_NFEATURES] in the order of {N}_feature_names (NaN: missing); ms[{N}_NCONFIGS] and
- * order[{N}_NCONFIGS] (configuration indices, fastest first) are the caller's.  Return 0 or a
- * negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
- * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N}_H
-#define {N}_H
-
-#include <math.h>
-#include <stddef.h>
-#include <stdint.h>
-
-{core_source()}
-
-/* ---- model {N} ---- */
-#define {N}_NCONFIGS {n}
-#define {N}_NFEATURES {nf}
-{_ARRAYS}
-
-SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
-    {ids}
-}};
-
-SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{
-    {names}
-}};
-
-SPMV_API const spmv_model {N}_model = {model_init};
-
-SPMV_API const spmv_configs {N}_configs = {{{", ".join(items)}}};
-
-/* Every configuration's prediction for one feature vector, and order[0..{N}_NCONFIGS) = configuration
- * indices, fastest first (order may be NULL). */
-SPMV_API int {N}_rank_features(const double *features, int *order, double *ms) {{
-    int32_t o[{N}_NCONFIGS];
-    int rc;
-    if (features == NULL || ms == NULL) return SPMV_EINVAL;
-    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL, NULL);
-    if (rc == 0 && order != NULL)
-        for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
-    return rc;
-}}
-
-/* Every configuration's prediction for one feature vector. */
-SPMV_API int {N}_predict_features(const double *features, double *ms) {{
-    return {N}_rank_features(features, NULL, ms);
-}}
-
-#endif /* {N}_H */
-"""
-    return text, arrays
+    about = (f"a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format\n"
+             f" * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;\n"
+             f" * output: {output}.  Functions: {N}_rank_features, {N}_predict_features\n"
+             " * (SPMV_EXPORTED_RANK_FEATURES, at the end of the core below).")
+    data = (f"#define {N}_NCONFIGS {n}\n#define {N}_NFEATURES {nf}\n{_ARRAYS}\n\n"
+            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{\n    {names}\n}};\n\n"
+            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
+            f"SPMV_API const spmv_configs {N}_configs = {{{', '.join(items)}}};")
+    return _header_text(N, about, data, f"SPMV_EXPORTED_RANK_FEATURES({N})"), arrays
