@@ -15,7 +15,10 @@ if TYPE_CHECKING:                       # imported where a Matrix is made: `impo
 INT32_MAX = int(np.iinfo(np.int32).max)
 #: Rows a Matrix may have: indptr's nrows + 1 entries must be countable in int32.
 MAX_ROWS = INT32_MAX - 1
-VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: The value types, by name: bytes per value (the core's entry points for them end in _f32 and _f64).
+VALUE_BYTES = {"float32": 4, "float64": 8}
+DTYPES = tuple(VALUE_BYTES)
+VALUE_DTYPES = tuple(np.dtype(d) for d in DTYPES)
 
 
 def value_dtype(dtype: Any, name: str = "dtype") -> np.dtype:

@@ -21,6 +21,7 @@ from . import _core
 from .configs import DEVICES, FORMATS, Config, config, configs
 from .features import DESIGN_COLUMNS, FORMAT_UNREAD, H100, PARAM_COLUMNS
 from .formats import format_code
+from .matrix import DTYPES, VALUE_BYTES
 from .mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
@@ -36,8 +37,6 @@ COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8,
       "slog1p": 9}
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
-DTYPES = ("float32", "float64")
-VALUE_BYTES = {"float32": 4, "float64": 8}
 BIG = float(np.finfo(np.float64).max)
 #: Format version of the portable form (save_model files, exported headers): 1, models on pyspmv's
 #: features; 2 adds models on their own features (``RankModel.features``); 3 adds the head field

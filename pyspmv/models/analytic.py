@@ -15,7 +15,7 @@ from .. import generators as gen
 from ..benchmark import benchmark, device_info
 from ..configs import config as get_config
 from ..features import H100, config_features
-from ..matrix import Matrix
+from ..matrix import DTYPES, VALUE_BYTES, Matrix
 from ..portable import Layout, Spec, Table, head, inputs, lookup_keys
 from ._common import (
     OWN,
@@ -203,7 +203,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
                  "nnz_sd": float(lengths.std()), "hyb_width": float(lengths.max()), "config": c.id,
                  "library": c.library, "format": c.format, "kernel": c.kernel or "",
                  **{p: float(c.params[p[2:]]) if p[2:] in c.params else np.nan for p in PARAM_COLUMNS},
-                 "value_bytes": 4.0 if dtype == "float32" else 8.0, "padding_ratio": pr,
+                 "value_bytes": float(VALUE_BYTES[dtype]), "padding_ratio": pr,
                  "ms": float(ok["median_ms"].iloc[0])}
             rows.append(r)
         return pd.DataFrame(rows)
@@ -259,7 +259,7 @@ class GuoModel(_BenchmarkModel):
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
         :func:`pyspmv.benchmark` with ``repeats``). ``configs`` maps csr/ell/coo/hyb to configuration ids.
         """
-        if dtype not in ("float32", "float64"):
+        if dtype not in DTYPES:
             raise ValueError(f"The 'dtype' parameter of GuoModel.instrument must be 'float32' or 'float64'. "
                              f"Got {dtype!r} instead.")
         props = device_props(device) if self.device_props is None else self._props()
@@ -292,7 +292,7 @@ class GuoModel(_BenchmarkModel):
 
     def _add_hyb(self, hyb: Any, ell: Any, coo: Any, dtype: str) -> None:
         """HYB's relation as the sum of the fitted ELL and COO relations."""
-        suf = str(value_type_suffix(4.0 if dtype == "float32" else 8.0))
+        suf = str(value_type_suffix(float(VALUE_BYTES[dtype])))
         ge, gc = ell.id + suf, coo.id + suf
         if ge not in self.groups_ or gc not in self.groups_:
             return
@@ -336,7 +336,7 @@ class WangModel(_BenchmarkModel):
         """Time :func:`pyspmv.generators.row_lengths` matrices (``s`` strips of rows, row lengths
         normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
         JAD) and fit the relations."""
-        if dtype not in ("float32", "float64"):
+        if dtype not in DTYPES:
             raise ValueError(f"The 'dtype' parameter of WangModel.instrument must be 'float32' or 'float64'. "
                              f"Got {dtype!r} instead.")
         props = device_props(device) if self.device_props is None else self._props()

@@ -10,11 +10,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from ..matrix import VALUE_BYTES
 from ..portable import Spec, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 from ._schema import CONFIG_NUMERIC
 
-_DTYPES = {4.0: "float32", 8.0: "float64"}
+_DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}
 _FORESTS = ("extra", "random")
 #: What ForestModel's splits may be grown on (its ``target`` parameter).
 TARGETS = ("best", "pairwise", "reference", "absolute", "listwise")
