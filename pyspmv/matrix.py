@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Callable
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -249,7 +252,6 @@ class Matrix:
 
     def _repr_html_(self) -> str:
         """Shape, entries, value type and a small sparsity picture, for Jupyter."""
-        from html import escape
         title = f" <b>{escape(self.name)}</b>" if self.name else ""
         group = f", group {escape(self.group)}" if self.group else ""
         per_row = self.nnz / self.nrows
@@ -263,15 +265,11 @@ class Matrix:
 def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
     """HTML for a density grid: an inline PNG when matplotlib is installed, else an SVG of the occupied
     cells (darker: more entries)."""
-    from html import escape
     r, c = grid.shape
     scale = px / max(r, c)
     w, h = max(1, round(c * scale)), max(1, round(r * scale))
     shade = np.log1p(grid) / np.log1p(grid.max()) if grid.max() > 0 else grid
     try:
-        import base64
-        import io
-
         from matplotlib.image import imsave
     except ImportError:
         cells = "".join(f"<rect x='{j}' y='{i}' width='1' height='1' fill-opacity='{0.25 + 0.75 * shade[i, j]:.2f}'/>"

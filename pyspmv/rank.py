@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import os
 from functools import lru_cache
+from html import escape
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _core
-from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: rank's names for it)
+from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
 from .configs import DEVICES, config
 from .machine import calibrated_file, warn_caller, warn_other_machine
 from .mmio import as_matrix
@@ -88,8 +89,6 @@ def precision_of(rm: RankModel) -> Precision | None:
     if rm.score != "ms" or not str(rm.source).startswith("ForestModel("):
         return None
     return DEFAULT_PRECISION.get(str(rm.device))
-
-
 
 
 class CalibratedModelWarning(UserWarning):
@@ -288,7 +287,6 @@ class Ranking(list):
         return df
 
     def _repr_html_(self) -> str:
-        from html import escape
         rows = self.rows(self.HTML_ROWS)
         head = (f"<p><b>pyspmv ranking</b>{' of ' + escape(self.matrix) if self.matrix else ''}: "
                 f"{len(self)} configurations{', device ' + escape(self.device) if self.device else ''}"
