@@ -36,6 +36,7 @@ COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8,
       "slog1p": 9}
+#: spmv_knn.weighting (csrc/spmv.h: SPMV_KNN_UNIFORM, SPMV_KNN_SKLEARN, SPMV_KNN_FLOOR).
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
 BIG = float(np.finfo(np.float64).max)
 #: Format version of the portable form (save_model files, exported headers): 1, models on pyspmv's

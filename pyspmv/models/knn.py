@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..portable import Layout, Spec, Table, feature_inputs, head, lookup_keys
+from ..portable import KNN_WEIGHTING, Layout, Spec, Table, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
@@ -203,5 +203,5 @@ def _knn_table(model: Any, layout: Layout) -> Table | None:
                         "knn.target": np.ascontiguousarray(model.T_, dtype=np.float64).reshape(-1),
                         "knn.weight": np.ascontiguousarray(model.weights_, dtype=np.float64),
                         "knn.set": np.zeros(G, np.int32), "knn.k": np.asarray(model.k_, np.int32),
-                        "knn.tcol": np.arange(G, dtype=np.int32), "knn.weighting": 2, "knn.dmin": float(_EPS)})
+                        "knn.tcol": np.arange(G, dtype=np.int32), "knn.weighting": KNN_WEIGHTING["floor"], "knn.dmin": float(_EPS)})
     return layout.table(group, spec)
