@@ -8,7 +8,9 @@ since those are meant to be read more than once.  Everything gets ``static`` lin
 ``SPMV_API``, ``SPMV_DATA``), so several exported headers can share a program with libspmv.
 
 Usage: ``amalgamate.py OUT DEPFILE SOURCE...`` (the sources in order, timing.c left out: it needs
-POSIX clocks, which an exported header does without; mmread.c too, ranking reads no files).  DEPFILE names, for ninja, every file read.
+POSIX clocks, which an exported header does without; mmread.c too, ranking reads no files; last
+exported.h, the functions of an exported header as macros of its name).  DEPFILE names, for ninja,
+every file read.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import _openmp  # noqa: F401 (first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
+from ._version import version as _version
 from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
 from .calibrate import BusyMachineError, Calibration, calibrate
 from .configs import FORMATS, Config, config, configs
@@ -24,7 +25,7 @@ from .spmv import spmv
 #: 0.47 s before, 0.15 s after, process start included: benchmarks/results/cold_start.md). The modules whose
 #: names functions shadow (``benchmark``, ``calibrate``, ``features``, ``portable``, ``rank``, ``spmv``) are
 #: imported above, without those libraries: importing one later would put the module where the function is.
-_LAZY = {"collect": "datasets", "export_c": "export", "load_model": "export", "save_model": "export",
+_LAZY = {"collect": "datasets", "export_c": "export", "load_model": "modelfile", "save_model": "modelfile",
          "generate": "generators", "load": "mmio"}
 _LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
 
@@ -42,9 +43,8 @@ def __getattr__(name: str) -> object:
     """``__version__``, the names of :data:`_LAZY` and the submodules ``datasets``, ``models``, ``evaluate``,
     ``solvers`` and ``plot``, imported on first use."""
     import importlib
-    if name == "__version__":        # pyproject.toml's, the one place it is written; importlib.metadata: 30 ms
-        from importlib.metadata import version
-        value = globals()["__version__"] = version("pyspmv")
+    if name == "__version__":        # pyproject.toml's, the one place it is written (pyspmv._version)
+        value = globals()["__version__"] = _version()
         return value
     if name in _LAZY_MODULES:
         return importlib.import_module(f"{__name__}.{name}")

@@ -15,8 +15,9 @@ from . import _core, gpu
 from .configs import DEVICES, Config, config
 from .configs import configs as all_configs
 from .formats import FormatMatrix, convert
-from .machine import OtherWork, cpu_threads
-from .matrix import as_matrix, float32_overflow, value_dtype
+from .machine import OtherWork, cpu_model, cpu_threads
+from .matrix import float32_overflow, value_dtype
+from .mmio import as_matrix
 from .run import check_x, require_device
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
@@ -53,7 +54,7 @@ def device_info(device: str = "cpu") -> dict[str, Any]:
     info: dict[str, Any] = {
         "device": device,
         "machine": platform.machine(),
-        "processor": _cpu_model(),
+        "processor": cpu_model(),
         "cpu_count": os.cpu_count(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
@@ -64,17 +65,6 @@ def device_info(device: str = "cpu") -> dict[str, Any]:
         require_device(device)
         info.update({f"gpu_{k}": v for k, v in gpu.device_info().items()})
     return info
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 class _Reference:
@@ -100,15 +90,6 @@ class _Reference:
             err[self.nonfinite] = 0.0
         worst = float(np.max(err / self.bound)) if err.size else 0.0
         return None if worst <= 4.0 else worst
-
-
-def reference_check(A64: Any, x: np.ndarray, y: np.ndarray, dtype: np.dtype) -> float | None:
-    """Worst error of ``y`` against float64 scipy, scaled per row by ``(|A| |x|)_i * len_i * eps``.
-
-    Returns None when every row is within 4 units of that bound (the CSparse-style residual test
-    with Ginkgo's "k times eps" tolerance), else the worst scaled error.
-    """
-    return _Reference(A64, x, dtype).worst(y)
 
 
 class _Runner:

@@ -1,4 +1,5 @@
-"""The uncompressed copies of the shipped default models that make a process's first rank() fast.
+"""The shipped default models (:func:`default_model`), and the uncompressed copies of them that make a
+process's first rank() fast.
 
 The shipped models (``pyspmv/data/default_*.pyspmv``) are LZMA-compressed: reading one takes 0.2 to
 0.4 s on the 2-core dev VM, most of a process's first :func:`pyspmv.rank`. :func:`load_shipped`
@@ -24,10 +25,55 @@ import os
 import shutil
 import tempfile
 import zipfile
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
+from .configs import DEVICES
 from .machine import home
-from .portable import RankModel
+from .modelfile import _array_limit, _check_declared, _Corrupt, load_model
+from .portable import RankModel, set_default_convert_fit
+
+#: File names of the shipped default models (pyspmv/data/), per device.
+DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
+
+
+@cache
+def _default(device: str) -> RankModel:
+    res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
+    if not res.is_file():
+        raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
+                                "missing); train one with `pyspmv train-default --into-package` or pass model=.")
+    with resources.as_file(res) as path:
+        return load_shipped(path)           # through an uncompressed copy in $PYSPMV_HOME/cache
+
+
+def default_model(device: str = "cuda") -> RankModel:
+    """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
+
+    Trained from ``datasets/`` by ``pyspmv train-default --into-package`` and shipped in the package; read
+    once per process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
+    (:mod:`pyspmv.cache`).
+    :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
+    (:func:`calibrated_model`).
+    """
+    if device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
+                         "instead.")
+    return _default(device)
+
+
+def _default_convert_fit(device: str) -> dict[str, list[float]] | None:
+    """The shipped default model's conversion-cost fit, for :func:`pyspmv.portable` of an estimator fitted
+    without conversion times."""
+    try:
+        return default_model(device).meta.get("convert_ms")
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+set_default_convert_fit(_default_convert_fit)
+
 
 #: Version of the copies' layout, part of their digest: a change makes older copies unused.
 CACHE_VERSION = 1
@@ -51,7 +97,6 @@ def _copy_name(src: Path, members: list[tuple[str, int, int]]) -> str:
 
 def load_shipped(path: str | os.PathLike[str]) -> RankModel:
     """:func:`pyspmv.load_model` of a shipped model file, through its uncompressed copy (module docstring)."""
-    from .export import load_model
     src = Path(path)
     try:
         with zipfile.ZipFile(src) as zf:
@@ -70,7 +115,6 @@ def load_shipped(path: str | os.PathLike[str]) -> RankModel:
 
 def _read_copy(copy: Path, members: list[tuple[str, int, int]]) -> RankModel | None:
     """The model of ``copy`` where it declares ``members``, stored, and reads as a model file; else None."""
-    from .export import load_model
     try:
         with zipfile.ZipFile(copy) as zf:
             infos = zf.infolist()
@@ -85,7 +129,6 @@ def _write_copy(src: Path, copy: Path) -> bool:
     """Write ``src``'s members to ``copy`` uncompressed, byte for byte, through a temporary file renamed
     into place; False where the source cannot be read (load_model says why) or the copy cannot be
     written. The sizes the source declares are checked against load_model's bounds first."""
-    from .export import _array_limit, _check_declared, _Corrupt
     folder = copy.parent
     tmp = None
     try:

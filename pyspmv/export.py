@@ -1,5 +1,5 @@
-"""Models out of Python: a self-contained C99 header (:func:`export_c`) and a versioned file
-(:func:`save_model`, :func:`load_model`).
+"""Models out of Python as a self-contained C99 header (:func:`export_c`); model files are
+:mod:`pyspmv.modelfile`'s.
 
 An exported header carries the C core's own sources (features, format size queries, the model
 evaluators, ``spmv_rank``), textually included with ``static`` linkage, plus the model's arrays: the
@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
-import json
 import os
 import re
 import shutil
-import zipfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,22 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .configs import DEVICES
-from .features import FEATURE_NAMES
-from .portable import (
-    DTYPES,
-    FORMAT_VERSION,
-    KINDS,
-    ROW_COLUMNS,
-    VALUE_BYTES,
-    RankModel,
-    Spec,
-    Table,
-    check_model,
-    native,
-    portable,
-    spec_fields,
-)
+from .modelfile import MAX_HEADER_BYTES, MAX_MODEL_BYTES, load_model, read_model, save_model  # noqa: F401 (their old home)
+from .portable import DTYPES, FORMAT_VERSION, KINDS, VALUE_BYTES, RankModel, Spec, check_model, portable, spec_fields
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -288,69 +271,29 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     dev = cfg["dev"]
     ids = ",\n    ".join(f'"{c}"' for c in t.config_ids)
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
-    text = f"""/* {N}.h: a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).
- * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: {output}.
- *
- *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS]
- *   int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms);
- *   int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, int *order,
- *                double *ms);
- * CSR with sorted, distinct column indices (checked); ms[{N}_NCONFIGS], order[{N}_NCONFIGS] are the
- * caller's.  Return 0 or a negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
- * The C core below is pyspmv's own (csrc/), included with static linkage.
- * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N}_H
-#define {N}_H
-
-#include <math.h>
-#include <stddef.h>
-#include <stdint.h>
-
-{core_source()}
-
-/* ---- model {N} ---- */
-#define {N}_NCONFIGS {n}
-{_ARRAYS}
-
-SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
-    {ids}
-}};
-
-SPMV_API const spmv_model {N}_model = {model_init};
-
-SPMV_API const spmv_configs {N}_configs = {{{cfg_init}}};
-
-/* Same as {N}_predict, plus order[0..{N}_NCONFIGS) = configuration indices, fastest first. */
-SPMV_API int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, int *order,
-                   double *ms) {{
-    spmv_csr A;
-    spmv_gpu_props dev;
-    int32_t o[{N}_NCONFIGS];
-    int rc;
-    if (indptr == NULL || ms == NULL || nrows < 1 || ncols < 1) return SPMV_EINVAL;
-    A.nrows = nrows;
-    A.ncols = ncols;
-    A.indptr = indptr;
-    A.indices = indices;
-    dev.sm_count = {int(dev[0])};
-    dev.threads_per_sm = {int(dev[1])};
-    dev.warp_size = {int(dev[2])};
-    rc = spmv_csr_check(&A, (int64_t)nrows + 1, indptr[nrows] >= 0 ? indptr[nrows] : 0, NULL);
-    if (rc == 0) rc = spmv_rank(&A, &dev, &{N}_configs, &{N}_model, {VALUE_BYTES[dtype]}, NULL, o, ms, NULL, NULL);
-    if (rc == 0 && order != NULL)
-        for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
-    return rc;
-}}
-
-/* Predicted runtime in ms of every configuration for a CSR matrix; returns 0 or a negative error code. */
-SPMV_API int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms) {{
-    return {N}_rank(nrows, ncols, indptr, indices, NULL, ms);
-}}
-
-#endif /* {N}_H */
-"""
-    _write_header(path, text, arrays)
+    about = (f"a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).\n"
+             f" * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: "
+             f"{output}.\n * Functions: {N}_rank, {N}_predict (SPMV_EXPORTED_RANK, at the end of the core below).")
+    data = (f"#define {N}_NCONFIGS {n}\n{_ARRAYS}\n\n"
+            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
+            f"SPMV_API const spmv_configs {N}_configs = {{{cfg_init}}};")
+    call = f"SPMV_EXPORTED_RANK({N}, {int(dev[0])}, {int(dev[1])}, {int(dev[2])}, {VALUE_BYTES[dtype]})"
+    _write_header(path, _header_text(N, about, data, call), arrays)
     return path
+
+
+def _header_text(N: str, about: str, data: str, call: str) -> str:
+    """An exported header's text: ``about`` (generated facts) in its first comment, the include guard
+    ``N_H``, the core with the C text of the header's functions (:func:`core_source`, ending in
+    csrc/exported.h's macros), the model's ``data`` (its arrays at :data:`_ARRAYS`, ids, spec and
+    configurations) and ``call``, the one macro line that defines its functions from ``N``."""
+    return (f"/* {N}.h: {about}\n"
+            " * Needs a C99 compiler and libm (-lm); nothing else.  The C core below is pyspmv's own (csrc/),\n"
+            " * included with static linkage.\n"
+            " * SPDX-License-Identifier: BSD-3-Clause */\n"
+            f"#ifndef {N}_H\n#define {N}_H\n\n{core_source()}\n/* ---- model {N} ---- */\n{data}\n\n{call}\n\n"
+            f"#endif /* {N}_H */\n")
 
 
 def _c_string(text: str) -> str:
@@ -377,385 +320,13 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> tuple[str, list[str |
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
     ids = ",\n    ".join(_c_string(c) for c in t.config_ids)
     names = ",\n    ".join(_c_string(f) for f in rm.features)
-    text = f"""/* {N}.h: a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format
- * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;
- * output: {output}.
- *
- *   {N}_NCONFIGS, {N}_config_ids[{N}_NCONFIGS], {N}_NFEATURES, {N}_feature_names[{N}_NFEATURES]
- *   int {N}_predict_features(const double *features, double *ms);
- *   int {N}_rank_features(const double *features, int *order, double *ms);
- * features[{N}_NFEATURES] in the order of {N}_feature_names (NaN: missing); ms[{N}_NCONFIGS] and
- * order[{N}_NCONFIGS] (configuration indices, fastest first) are the caller's.  Return 0 or a
- * negative SPMV_E* code.  Needs a C99 compiler and libm (-lm); nothing else.
- * SPDX-License-Identifier: BSD-3-Clause */
-#ifndef {N}_H
-#define {N}_H
-
-#include <math.h>
-#include <stddef.h>
-#include <stdint.h>
-
-{core_source()}
-
-/* ---- model {N} ---- */
-#define {N}_NCONFIGS {n}
-#define {N}_NFEATURES {nf}
-{_ARRAYS}
-
-SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{
-    {ids}
-}};
-
-SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{
-    {names}
-}};
-
-SPMV_API const spmv_model {N}_model = {model_init};
-
-SPMV_API const spmv_configs {N}_configs = {{{", ".join(items)}}};
-
-/* Every configuration's prediction for one feature vector, and order[0..{N}_NCONFIGS) = configuration
- * indices, fastest first (order may be NULL). */
-SPMV_API int {N}_rank_features(const double *features, int *order, double *ms) {{
-    int32_t o[{N}_NCONFIGS];
-    int rc;
-    if (features == NULL || ms == NULL) return SPMV_EINVAL;
-    rc = spmv_rank_features(&{N}_configs, &{N}_model, features, {N}_NFEATURES, NULL, o, ms, NULL, NULL);
-    if (rc == 0 && order != NULL)
-        for (int j = 0; j < {N}_NCONFIGS; j++) order[j] = (int)o[j];
-    return rc;
-}}
-
-/* Every configuration's prediction for one feature vector. */
-SPMV_API int {N}_predict_features(const double *features, double *ms) {{
-    return {N}_rank_features(features, NULL, ms);
-}}
-
-#endif /* {N}_H */
-"""
-    return text, arrays
-
-
-# ---- save / load --------------------------------------------------------------------------------------
-
-_MAGIC = "pyspmv-model"
-#: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
-#: value types of 9 MB), and a 256-tree ForestModel over the H100's 135 configurations. Reading is
-#: LZMA's decompression, about 120 MB/s on a 2-core VM: at most about 2 s. Before, 1 GiB let an 84 KB
-#: file take 20 s and 1.7 GB to be read.
-MAX_MODEL_BYTES = 1 << 28
-#: Most bytes of ``header.json`` (configuration ids, scalars, provenance): the shipped defaults' are 4
-#: and 13 KB; a model on its own features of 100,000 configurations named in 100 characters fits.
-MAX_HEADER_BYTES = 1 << 24
-_MAX_MEMBERS = 4096
-try:                                    # lzma is optional in a CPython build
-    import lzma  # noqa: F401
-    _ZIP_COMPRESSION = zipfile.ZIP_LZMA
-except ImportError:
-    _ZIP_COMPRESSION = zipfile.ZIP_DEFLATED
-_MAX_TEXT = 1 << 16
-
-
-def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    scalars = {}
-    for k, v in spec.fields.items():
-        if k == "rank_bytes_pow" and v == 0:
-            continue  # its default: the file stays readable by a pyspmv of format version 1 or 2
-        if isinstance(v, np.ndarray):
-            arrays[f"{key}/{k}"] = v
-        else:
-            scalars[k] = v.item() if isinstance(v, np.generic) else v
-    return {"kind": spec.kind, "scalars": scalars,
-            "subs": [_spec_meta(s, f"{key}/sub{i}", arrays) for i, s in enumerate(spec.subs)]}
-
-
-def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None = None) -> Path:
-    """Save ``model`` in portable form: the one model file format of pyspmv.
-
-    The file is a NumPy ``.npz`` archive: ``header.json`` (format version, pyspmv version, device,
-    the feature schema, each value type's configuration ids, scalar fields, the conversion-cost fit
-    and provenance in ``meta``) and the arrays. Load it with :func:`load_model`; no pickle is involved.
-
-    Parameters
-    ----------
-    model : fitted pyspmv.models estimator (any of ``pyspmv.models.MODELS``) or RankModel
-    path : path of the file to write
-    device : {'cpu', 'cuda'}, optional
-        For estimators: whose configurations; default the model's.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    TypeError
-        ``model`` is neither a pyspmv.models estimator nor a RankModel.
-    sklearn.exceptions.NotFittedError
-        The estimator is not fitted.
-    ValueError
-        The model fails :func:`pyspmv.portable.check_model` (a RankModel made by hand, say).
-    """
-    from . import __version__
-    rm = portable(model, device)
-    check_model(rm)
-    arrays: dict[str, np.ndarray] = {}
-    tables = {}
-    for dtype, t in rm.tables.items():
-        arrays[f"{dtype}/group"] = np.asarray(t.group, np.int32)
-        arrays[f"{dtype}/extra"] = np.asarray(t.extra, np.float64)
-        tables[dtype] = {"config_ids": list(t.config_ids), "spec": _spec_meta(t.spec, f"{dtype}/spec", arrays)}
-    own = rm.features is not None                  # the model's own features: format version 2
-    by_bytes = any(t.spec.fields.get("rank_bytes_pow", 0) != 0 for t in rm.tables.values())  # version 3
-    header = {"format": _MAGIC, "version": 3 if by_bytes else 2 if own else 1, "pyspmv": __version__,
-              "device": rm.device,
-              "source": rm.source, "score": rm.score, "gpu": rm.gpu, "meta": rm.meta,
-              "feature_names": list(rm.features if own else FEATURE_NAMES),
-              "row_columns": [] if own else list(ROW_COLUMNS), "tables": tables}
-    if own:
-        header["features"] = list(rm.features)
-    path = Path(path)
-    buf = io.BytesIO()
-    members = {"header.json": np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays}
-    # An .npz as np.savez writes it, but LZMA-compressed where Python has lzma: a forest's leaf values
-    # compress to a third of deflate's (the shipped cpu default: 8.9 MB deflated, 3.1 MB).  np.load
-    # and _read_npz read either.
-    with zipfile.ZipFile(buf, "w", compression=_ZIP_COMPRESSION) as zf:
-        for key, arr in members.items():
-            with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
-    path.write_bytes(buf.getvalue())
-    return path
-
-
-class _Corrupt(ValueError):
-    """A model file that cannot be read as one (its message names the member or key)."""
-
-
-def _array_limit() -> tuple[int, str]:
-    """Most bytes of arrays a model file may decompress to here, and what sets it."""
-    limit, what = MAX_MODEL_BYTES, "pyspmv's limit MAX_MODEL_BYTES"
-    try:
-        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        if avail < limit:
-            limit, what = avail, "the memory available"
-    except (ValueError, OSError, AttributeError):
-        pass
-    return limit, what
-
-
-def _check_declared(infos: list[zipfile.ZipInfo], limit: int, what: str) -> None:
-    """The members' sizes as the archive's directory declares them (zipfile stops a member there: it
-    cannot expand past it), against :data:`MAX_HEADER_BYTES` for ``header.json`` and ``limit`` for the
-    arrays, in all, before anything is decompressed (also :mod:`pyspmv.cache`'s, before it copies a
-    model file)."""
-    if len(infos) > _MAX_MEMBERS:
-        raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
-    declared = 0
-    for info in infos:
-        if info.filename == "header.json.npy":
-            if info.file_size > MAX_HEADER_BYTES + 4096:      # + the .npy header
-                raise _Corrupt(f"member 'header.json' would decompress to {info.file_size} bytes; a model "
-                               f"file's header holds at most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
-            continue
-        declared += info.file_size
-        if declared > limit + 4096 * len(infos):
-            raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
-                           f"declares {info.file_size}), past {limit} bytes, {what}")
-
-
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, the
-    sizes the archive declares (:func:`_check_declared`: :data:`MAX_HEADER_BYTES` for ``header.json``,
-    :data:`MAX_MODEL_BYTES` and the memory available for the arrays); then each array's shape and
-    dtype from its ``.npy`` header, before its data is read."""
-    out: dict[str, np.ndarray] = {}
-    total = 0
-    limit, what = _array_limit()
-    try:
-        zf = zipfile.ZipFile(path)
-    except (FileNotFoundError, MemoryError):
-        raise
-    except Exception as exc:  # noqa: BLE001 (BadZipFile, OSError, struct.error, ...: all mean not a model)
-        raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
-    with zf:
-        infos = zf.infolist()
-        _check_declared(infos, limit, what)
-        for info in infos:
-            name = info.filename
-            if not name.endswith(".npy") or name[:-4] in out:
-                raise _Corrupt(f"member {name!r} is not a NumPy array of its own")
-            key = name[:-4]
-            try:
-                with zf.open(info) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    if version == (1, 0):
-                        shape, _, dt = np.lib.format.read_array_header_1_0(fh)
-                    elif version == (2, 0):
-                        shape, _, dt = np.lib.format.read_array_header_2_0(fh)
-                    else:
-                        raise _Corrupt(f"array {key!r} has .npy version {version}; model files use 1.0 or 2.0")
-                    if dt.hasobject or dt.kind not in "biuf":
-                        raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
-                    nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-                    if key == "header.json":
-                        if nbytes > MAX_HEADER_BYTES:
-                            raise _Corrupt(f"member 'header.json' holds {nbytes} bytes; a model file's header holds at "
-                                           f"most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
-                    else:
-                        total += nbytes
-                    if total > limit:
-                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
-                                       f"{what}")
-                with zf.open(info) as fh:
-                    a = np.lib.format.read_array(fh, allow_pickle=False)
-            except (_Corrupt, MemoryError):
-                raise
-            except Exception as exc:  # noqa: BLE001 (zlib.error, EOFError, OverflowError, ...: a corrupt member)
-                raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
-            out[key] = np.ascontiguousarray(native(a))
-    return out
-
-
-def _want(cond: bool, what: str, expected: str, got: Any) -> None:
-    if not cond:
-        raise _Corrupt(f"{what} must be {expected}. Got {got!r} instead" if len(repr(got)) < 200 else
-                       f"{what} must be {expected}. Got a {type(got).__name__} instead")
-
-
-def _spec_load(meta: Any, key: str, arrays: dict[str, np.ndarray], used: set[str], depth: int = 0) -> Spec:
-    _want(isinstance(meta, dict) and set(meta) == {"kind", "scalars", "subs"}, f"header entry {key!r}",
-          "a dict of 'kind', 'scalars', 'subs'", meta)
-    kind, scalars, subs = meta["kind"], meta["scalars"], meta["subs"]
-    _want(isinstance(kind, str) and kind in KINDS, f"the model kind of {key!r}", f"one of {tuple(KINDS)}", kind)
-    _want(isinstance(scalars, dict), f"the scalars of {key!r}", "a dict", scalars)
-    _want(isinstance(subs, list) and (depth == 0 or not subs) and len(subs) <= 64, f"the stages of {key!r}",
-          "a list of at most 64 (cascades only, one level)", subs)
-    fields: dict[str, Any] = {"rank_bytes_pow": 0.0, **scalars}  # format versions 1 and 2 lack it: by ms alone
-    prefix = key + "/"
-    for k, a in arrays.items():
-        if k.startswith(prefix) and "/" not in k[len(prefix):]:
-            f = k[len(prefix):]
-            if f in fields:
-                raise _Corrupt(f"field {f!r} of {key!r} is both a scalar and an array")
-            fields[f] = a
-            used.add(k)
-    return Spec(kind, fields, [_spec_load(s, f"{key}/sub{i}", arrays, used, depth + 1) for i, s in enumerate(subs)])
-
-
-def load_model(path: str | os.PathLike[str]) -> RankModel:
-    """Load a model saved by :func:`save_model`.
-
-    Model files are untrusted: the file is read without pickle, every array's dtype (big-endian ones
-    are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
-    conversion-cost fit are checked against the model kind's schema before the C core reads them,
-    and then the C core's own model check runs.
-
-    What a file may cost is bounded, and a file past a bound is refused with its figure and the
-    bound:
-
-    - reading it: its arrays decompress to at most :data:`MAX_MODEL_BYTES` (256 MiB, and no more
-      than the memory available), ``header.json`` to at most :data:`MAX_HEADER_BYTES` (16 MiB), both
-      checked on the sizes the archive declares before anything is decompressed; reading takes at
-      most about 2 s and twice the arrays' bytes of memory on a 2-core VM;
-    - ranking with it: evaluating the model for every configuration of one matrix takes at most
-      ``SPMV_MODEL_MAX_STEPS`` = 2^28 steps (``pyspmv._core.MODEL_MAX_STEPS``), counted from the
-      model's arrays as the C core evaluates them: per configuration, the inputs, then the longest
-      root-to-leaf walk of each tree of its group (a forest: of every tree, plus trees x outputs
-      additions), the points of the largest set searched x (inputs + 1 + log2 of its size), the
-      support vectors x (inputs + 1), the derived inputs and terms, or the stages' own costs. The
-      shipped defaults take 6.6e5 (cuda) and 1.8e5 (cpu); 2^28 takes 0.5 s to 5 s on a 2-core VM,
-      and Ctrl-C stops it.
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file.
-    ValueError
-        Everything else, naming the key or field and what was expected: the file is not a pyspmv model
-        file or is corrupt; it was written by a newer format version; its feature schema or design-row
-        columns differ from this pyspmv's; a configuration id it ranks is unknown here, belongs to
-        another device or is not one of ``pyspmv.configs(device)``; a field has the wrong type, dtype
-        or length; its arrays fail the C core's model check.
-    """
-    path = Path(path)
-    where = f"Model file {str(path)!r}"
-    try:
-        arrays = _read_npz(path)
-        raw = arrays.pop("header.json", None)
-        _want(raw is not None and raw.dtype == np.uint8 and raw.ndim == 1, "the member 'header.json'",
-              "1-D uint8 JSON text", None if raw is None else f"{raw.dtype} of shape {raw.shape}")
-        header = json.loads(bytes(raw).decode())
-        _want(isinstance(header, dict) and header.get("format") == _MAGIC, "the header", f"a {_MAGIC!r} header",
-              type(header).__name__)
-        version = header.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise _Corrupt(f"its format version must be an int >= 1. Got {version!r} instead")
-        if version > FORMAT_VERSION:
-            raise _Refused(f"{where} has format version {version!r}; this pyspmv reads up to {FORMAT_VERSION}. "
-                           "Upgrade pyspmv or re-export the model.")
-        own = header.get("features")                 # format 2: a model on its own features
-        _want(own is None or isinstance(own, list), "the header's 'features'", "a list or absent", own)
-        for k, typ in (("device", type(None) if own is not None else str), ("source", str), ("score", str),
-                       ("gpu", dict), ("meta", dict), ("feature_names", list), ("row_columns", list),
-                       ("tables", dict)):
-            _want(isinstance(header.get(k), typ), f"the header's {k!r}", f"a {typ.__name__}", header.get(k))
-        _want(len(header["source"]) <= _MAX_TEXT, "the header's 'source'", f"at most {_MAX_TEXT} characters",
-              f"{len(header['source'])} characters")
-        used: set[str] = set()
-        raw_tables = {}
-        for d, m in header["tables"].items():
-            _want(isinstance(m, dict) and set(m) == {"config_ids", "spec"}, f"the header's table {d!r}",
-                  "a dict of 'config_ids' and 'spec'", m)
-            for k in ("group", "extra"):
-                _want(f"{d}/{k}" in arrays, f"the array '{d}/{k}'", "present", None)
-                used.add(f"{d}/{k}")
-            raw_tables[d] = (m["config_ids"], arrays[f"{d}/group"], arrays[f"{d}/extra"],
-                             _spec_load(m["spec"], f"{d}/spec", arrays, used))
-        extra_keys = sorted(set(arrays) - used)
-        if extra_keys:
-            raise _Corrupt(f"array {extra_keys[0]!r} belongs to no field of the model")
-    except _Refused:
-        raise
-    except FileNotFoundError:
-        raise
-    except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
-        hint = ""
-        with contextlib.suppress(OSError), open(path, "rb") as fh:
-            if fh.read(1) == b"\x80":
-                hint = (" It looks like a pickle, which pyspmv never reads (reading one runs code); save the estimator "
-                        "with pyspmv.save_model() instead.")
-        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.{hint}") from None
-    if own is None and (header["feature_names"] != list(FEATURE_NAMES) or header["row_columns"] != list(ROW_COLUMNS)):
-        theirs, ours = [str(f)[:64] for f in header["feature_names"]], list(FEATURE_NAMES)
-        diff = [f for f in theirs if f not in ours] + [f for f in ours if f not in theirs]
-        raise ValueError(f"{where} was made with another feature schema ({len(theirs)} features, "
-                         f"{len(header['row_columns'])} design columns) than this pyspmv's ({len(ours)}, "
-                         f"{len(ROW_COLUMNS)}); differing: {diff[:6] or 'the order'}. Retrain the model.")
-    device = header["device"]
-    if own is None and device not in DEVICES:
-        raise ValueError(f"{where} names device {device[:64]!r}; known devices: {DEVICES}.")
-    tables = {}
-    for dtype, (ids, group, extra, spec) in raw_tables.items():
-        if dtype not in DTYPES:
-            raise ValueError(f"{where} has a table for value type {dtype[:64]!r}; known: {DTYPES}.")
-        tables[dtype] = Table(ids, group, extra, spec)
-    rm = RankModel(device, tables, source=header["source"], gpu=header["gpu"], score=header["score"],
-                   meta=header["meta"], features=own)
-    check_model(rm, where)
-    for dtype in tables:
-        try:
-            rm.capsule(dtype)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"{where} fails the model check for {dtype}: {exc}") from None
-    return rm
-
-
-class _Refused(ValueError):
-    """A readable file that this version refuses (kept apart from corruption)."""
-
-
-def read_model(path: str | os.PathLike[str]) -> RankModel:
-    """A model from a file, whatever its suffix: :func:`load_model`. Pickles are refused (reading one
-    runs code): the ValueError says to save the estimator with :func:`save_model` instead."""
-    return load_model(path)
+    about = (f"a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format\n"
+             f" * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;\n"
+             f" * output: {output}.  Functions: {N}_rank_features, {N}_predict_features\n"
+             " * (SPMV_EXPORTED_RANK_FEATURES, at the end of the core below).")
+    data = (f"#define {N}_NCONFIGS {n}\n#define {N}_NFEATURES {nf}\n{_ARRAYS}\n\n"
+            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{\n    {names}\n}};\n\n"
+            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
+            f"SPMV_API const spmv_configs {N}_configs = {{{', '.join(items)}}};")
+    return _header_text(N, about, data, f"SPMV_EXPORTED_RANK_FEATURES({N})"), arrays

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .configs import PARAM_COLUMNS, Config, config  # noqa: F401 (PARAM_COLUMNS: re-exported)
-from .matrix import as_matrix, value_dtype
+from .matrix import value_dtype
+from .mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
     import pandas as pd

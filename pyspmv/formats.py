@@ -8,7 +8,8 @@ import numpy as np
 
 from . import _core
 from .configs import FORMATS, format_param_defaults, format_param_names
-from .matrix import INT32_MAX, Matrix, as_matrix, float32_overflow, value_dtype
+from .matrix import INT32_MAX, Matrix, float32_overflow, value_dtype
+from .mmio import as_matrix
 
 INT32_MIN = -INT32_MAX - 1
 

@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .features import H100
-from .matrix import Matrix, as_matrix
+from .matrix import Matrix
+from .mmio import as_matrix
 
 STENCILS = {(2, 5), (2, 9), (3, 7), (3, 27)}
 

@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from . import gpu
+
 #: pyspmv's own files: a warning names the first line outside them, the user's.
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -153,11 +155,22 @@ def fingerprint_of(info: dict[str, Any]) -> dict[str, Any]:
     return fp
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``'s, else :func:`platform.processor`)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 @lru_cache(maxsize=1)
 def _processor() -> str | None:
     # read once: the processor does not change under a running process (rank() checks it)
-    from .benchmark import _cpu_model
-    return _cpu_model() or platform.processor() or None
+    return cpu_model() or None
 
 
 def fingerprint(device: str = "cpu") -> dict[str, Any]:
@@ -166,7 +179,6 @@ def fingerprint(device: str = "cpu") -> dict[str, Any]:
     fp: dict[str, Any] = {"device": device, "processor": _processor(), "threads": cpu_threads()}
     if device == "cuda":
         try:
-            from . import gpu
             fp["gpu_name"] = gpu.device_info().get("name")
         except Exception:  # noqa: BLE001 (no CUDA build, no driver, no device: nothing to compare)
             fp["gpu_name"] = None

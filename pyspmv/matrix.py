@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import os
+import base64
+import io
+from collections.abc import Callable
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +18,10 @@ if TYPE_CHECKING:                       # imported where a Matrix is made: `impo
 INT32_MAX = int(np.iinfo(np.int32).max)
 #: Rows a Matrix may have: indptr's nrows + 1 entries must be countable in int32.
 MAX_ROWS = INT32_MAX - 1
-VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: The value types, by name: bytes per value (the core's entry points for them end in _f32 and _f64).
+VALUE_BYTES = {"float32": 4, "float64": 8}
+DTYPES = tuple(VALUE_BYTES)
+VALUE_DTYPES = tuple(np.dtype(d) for d in DTYPES)
 
 
 def value_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
@@ -213,12 +219,9 @@ class Matrix:
                 and np.array_equal(self.data, other.data, equal_nan=True))
 
     __hash__ = None  # type: ignore[assignment]
-
-    def __matmul__(self, x: Any) -> np.ndarray:
-        """``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in
-        ``A``'s value type; ``x`` must be 1-D with ``ncols`` entries."""
-        from .spmv import spmv
-        return spmv(self, x)
+    #: ``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value
+    #: type; ``x`` must be 1-D with ``ncols`` entries. Given by :mod:`pyspmv.spmv`, which builds on this module.
+    __matmul__: Callable[[Matrix, Any], np.ndarray]
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -249,7 +252,6 @@ class Matrix:
 
     def _repr_html_(self) -> str:
         """Shape, entries, value type and a small sparsity picture, for Jupyter."""
-        from html import escape
         title = f" <b>{escape(self.name)}</b>" if self.name else ""
         group = f", group {escape(self.group)}" if self.group else ""
         per_row = self.nnz / self.nrows
@@ -263,15 +265,11 @@ class Matrix:
 def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
     """HTML for a density grid: an inline PNG when matplotlib is installed, else an SVG of the occupied
     cells (darker: more entries)."""
-    from html import escape
     r, c = grid.shape
     scale = px / max(r, c)
     w, h = max(1, round(c * scale)), max(1, round(r * scale))
     shade = np.log1p(grid) / np.log1p(grid.max()) if grid.max() > 0 else grid
     try:
-        import base64
-        import io
-
         from matplotlib.image import imsave
     except ImportError:
         cells = "".join(f"<rect x='{j}' y='{i}' width='1' height='1' fill-opacity='{0.25 + 0.75 * shade[i, j]:.2f}'/>"
@@ -286,20 +284,6 @@ def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return (f"<img src='data:image/png;base64,{escape(data)}' width='{w}' height='{h}' "
             f"style='border:1px solid #999;image-rendering:pixelated' alt='sparsity pattern'/>")
-
-
-def as_matrix(A: Any, name: str = "A") -> Matrix:
-    """``A`` if it is a Matrix, :func:`load` of it if it is a path (str or path-like), else
-    ``Matrix(A)``; errors name the argument."""
-    if isinstance(A, Matrix):
-        return A
-    if isinstance(A, (str, os.PathLike)):
-        from .mmio import load  # mmio builds on this module
-        return load(A)
-    try:
-        return Matrix(A)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"'{name}': {exc}") from None
 
 
 # -- scipy.sparse input: every index array checked before sparsetools or the C core reads it ------

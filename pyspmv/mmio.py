@@ -1,5 +1,6 @@
-"""Matrix Market reading: the header first, checked against int32 and the memory available, then the
-body, parsed completely by the C core."""
+"""Matrix Market reading (:func:`load`): the header first, checked against int32 and the memory
+available, then the body, parsed completely by the C core; and :func:`as_matrix`, how every function
+takes its matrix argument (a path is loaded)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import zlib
 from typing import IO, Any, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
 from .matrix import Matrix, _check_shape
@@ -82,10 +82,24 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     base = os.path.basename(path)
     for ext in (".gz", ".bz2", ".mtx"):
         base = base.removesuffix(ext)
+    import scipy.sparse as sp  # `import pyspmv` imports this module (as_matrix): scipy waits for a load
     try:
         return Matrix(sp.coo_array((val, (row, col)), shape=(h.nrows, h.ncols)), dtype=dtype, name=base)
     except ValueError as exc:
         raise ValueError(f"pyspmv.load(): {path!r}: {exc}") from None
+
+
+def as_matrix(A: Any, name: str = "A") -> Matrix:
+    """``A`` if it is a Matrix, :func:`load` of it if it is a path (str or path-like), else
+    ``Matrix(A)``; errors name the argument."""
+    if isinstance(A, Matrix):
+        return A
+    if isinstance(A, (str, os.PathLike)):
+        return load(A)
+    try:
+        return Matrix(A)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"'{name}': {exc}") from None
 
 
 def _check_regular_file(path: str) -> None:

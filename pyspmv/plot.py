@@ -42,7 +42,7 @@ def spy(A: Any, ax: Any = None, bins: int = 256, title: str | None = None) -> An
     ``A``: a Matrix, scipy.sparse matrix or Matrix Market path. Cheap on any size (see
     :meth:`pyspmv.Matrix.density`). Returns the Axes.
     """
-    from .matrix import as_matrix
+    from .mmio import as_matrix
     M = as_matrix(A)
     ax = _axes(ax, (4.0, 4.0))
     grid = M.density(bins)

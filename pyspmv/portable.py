@@ -20,7 +20,8 @@ import numpy as np
 from . import _core
 from .configs import DEVICES, FORMATS, Config, config, config_frame, configs
 from .features import DESIGN_COLUMNS, H100
-from .matrix import as_matrix
+from .matrix import DTYPES, VALUE_BYTES
+from .mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
     import pandas as pd
@@ -34,9 +35,8 @@ COL = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 TF = {"identity": 0, "log1p": 1, "log": 2, "log10": 3, "log2": 4, "exp": 5, "expm1": 6, "pow10": 7, "pow2": 8,
       "slog1p": 9}
+#: spmv_knn.weighting (csrc/spmv.h: SPMV_KNN_UNIFORM, SPMV_KNN_SKLEARN, SPMV_KNN_FLOOR).
 KNN_WEIGHTING = {"uniform": 0, "sklearn": 1, "floor": 2}
-DTYPES = ("float32", "float64")
-VALUE_BYTES = {"float32": 4, "float64": 8}
 BIG = float(np.finfo(np.float64).max)
 #: Format version of the portable form (save_model files, exported headers): 1, models on pyspmv's
 #: features; 2 adds models on their own features (``RankModel.features``); 3 adds the head field
@@ -413,11 +413,6 @@ class Layout:
         """The row length: the design row or feature vector plus the columns added so far."""
         return self.base + len(self._extra)
 
-    def keys(self, by: str) -> np.ndarray:
-        """Group keys of the configurations (:func:`pyspmv.models._common.group_key`)."""
-        from .models._common import group_key
-        return group_key(self.frame, by)
-
     def table(self, group: np.ndarray, spec: Spec) -> Table:
         """The :class:`Table` of these configurations."""
         extra = np.stack(self._extra, axis=1) if self._extra else np.zeros((len(self.ids), 0))
@@ -580,11 +575,6 @@ def lookup_keys(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
         np.full(len(keys), -1, np.int32)
 
 
-def _log_inputs(names: tuple[str, ...] | list[str], **kw: Any) -> dict[str, np.ndarray]:
-    """pyspmv.models' ``log_features``: NaN -> 0, clamped to [0, float64 max], log1p."""
-    return inputs([COL[n] for n in names], "log1p", nan=0.0, lo=0.0, hi=BIG, **kw)
-
-
 def feature_inputs(layout: Layout, tf: Any, **kw: Any) -> dict[str, np.ndarray]:
     """A fitted :class:`pyspmv.models.FeatureTransform` as inputs: NaN -> its value, clamped to
     [0, max] and log1p (or [-max, max] and slog1p where signed)."""
@@ -657,13 +647,24 @@ def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DT
 
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyDictionary()
 
+#: The shipped default model's conversion-cost fit of a device, or None: what :func:`portable` records for
+#: an estimator fitted without conversion times. The shipped models are read above this module
+#: (:mod:`pyspmv.cache`, through :mod:`pyspmv.modelfile`, which builds on it), so the reader is handed
+#: down once, by :mod:`pyspmv.cache` as it is imported (``import pyspmv`` imports it).
+_default_convert_fit: Callable[[str], dict[str, list[float]] | None] | None = None
+
+
+def set_default_convert_fit(fn: Callable[[str], dict[str, list[float]] | None]) -> None:
+    """Set where :func:`portable` finds the shipped default model's conversion-cost fit of a device."""
+    global _default_convert_fit
+    _default_convert_fit = fn
+
 
 def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankModel:
     build = getattr(model, "_portable_table", None)
     if not callable(build):
-        from .models import MODELS
         raise TypeError(f"The 'model' parameter must be a fitted pyspmv.models estimator or a RankModel. Got "
-                        f"{type(model).__name__} instead; exportable: {', '.join(c.__name__ for c in MODELS.values())}.")
+                        f"{type(model).__name__} instead; exportable: the estimators of pyspmv.models.MODELS.")
     from sklearn.utils.validation import check_is_fitted
     check_is_fitted(model)
     schema = getattr(model, "schema_", None)
@@ -699,9 +700,5 @@ def _convert_meta(model: Any, device: str) -> dict[str, Any]:
     fit = getattr(model, "convert_ms_", None)
     if fit:
         return {"convert_ms": {k: list(v) for k, v in fit.items()}}
-    from .rank import default_model
-    try:
-        fit = default_model(device).meta.get("convert_ms")
-    except (FileNotFoundError, ValueError):
-        fit = None
+    fit = _default_convert_fit(device) if _default_convert_fit is not None else None
     return {"convert_ms": fit, "convert_ms_from": f"the default {device} model"} if fit else {}

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 import os
-from functools import cache, lru_cache
-from importlib import resources
+from functools import lru_cache
+from html import escape
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _core
+from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
 from .configs import DEVICES, config
 from .machine import calibrated_file, warn_caller, warn_other_machine
-from .matrix import as_matrix
+from .mmio import as_matrix
+from .modelfile import load_model
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and above this many
@@ -41,10 +43,6 @@ ESTIMATE_NNZ = 65536
 
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).
 _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
-
-#: File names of the shipped default models (pyspmv/data/), per device.
-DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}
-
 
 class Precision(NamedTuple):
     """How far a model's predicted times can be read, as measured on held-out matrices.
@@ -93,32 +91,6 @@ def precision_of(rm: RankModel) -> Precision | None:
     return DEFAULT_PRECISION.get(str(rm.device))
 
 
-@cache
-def _default(device: str) -> RankModel:
-    from .cache import load_shipped
-    res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])
-    if not res.is_file():
-        raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
-                                "missing); train one with `pyspmv train-default --into-package` or pass model=.")
-    with resources.as_file(res) as path:
-        return load_shipped(path)           # through an uncompressed copy in $PYSPMV_HOME/cache (pyspmv.cache)
-
-
-def default_model(device: str = "cuda") -> RankModel:
-    """The embedded default model of ``device``: ``'cuda'`` (trained on the H100 dataset) or ``'cpu'``.
-
-    Trained from ``datasets/`` by ``pyspmv train-default --into-package`` and shipped in the package; read
-    once per process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
-    (:mod:`pyspmv.cache`).
-    :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
-    (:func:`calibrated_model`).
-    """
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
-                         "instead.")
-    return _default(device)
-
-
 class CalibratedModelWarning(UserWarning):
     """The model ``pyspmv calibrate`` saved for this machine (:func:`calibrated_model`) cannot be read:
     damaged, written by a newer pyspmv, or past a limit of :func:`pyspmv.load_model`. :func:`rank` then
@@ -132,7 +104,6 @@ def _calibrated(path: str) -> RankModel | None:
     # and a solver's selection thread would then wait behind the iterations for it.
     if not os.path.isfile(path):
         return None
-    from .export import load_model
     try:
         return load_model(path)
     except (ValueError, OSError) as exc:
@@ -316,7 +287,6 @@ class Ranking(list):
         return df
 
     def _repr_html_(self) -> str:
-        from html import escape
         rows = self.rows(self.HTML_ROWS)
         head = (f"<p><b>pyspmv ranking</b>{' of ' + escape(self.matrix) if self.matrix else ''}: "
                 f"{len(self)} configurations{', device ' + escape(self.device) if self.device else ''}"
@@ -427,7 +397,6 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         if dtype not in DTYPES:
             raise ValueError(f"The 'dtype' parameter of rank() must be one of {DTYPES} or None. Got {dtype} instead.")
     if model is not None and isinstance(model, (str, os.PathLike)):
-        from .export import load_model
         model = load_model(model)
     rm = model_in_use(device or "cuda", dtype) if model is None else portable(model, device)
     if rm.features is not None:

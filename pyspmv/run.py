@@ -10,7 +10,8 @@ import numpy as np
 from . import _core, gpu
 from .configs import FORMATS, Config, config
 from .formats import FormatMatrix, convert
-from .matrix import as_matrix, float32_overflow, value_dtype
+from .matrix import float32_overflow, value_dtype
+from .mmio import as_matrix
 
 #: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN
 #: (the fact each csrc/<format>.c keeps, spmv_format_finite_x).

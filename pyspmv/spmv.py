@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core, gpu
 from .configs import Config
+from .matrix import Matrix
 from .run import check_x, prepare
 
 
@@ -50,3 +51,14 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
     y = np.empty(F.shape[0], dtype=F.dtype)
     _core.mv(F.state, c.variant, xa, y)  # F's state was checked when made: the core does not check it again
     return y
+
+
+def _matmul(A: Matrix, x: Any) -> np.ndarray:
+    """``A @ x``: :func:`spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value type;
+    ``x`` must be 1-D with ``ncols`` entries."""
+    return spmv(A, x)
+
+
+# Matrix sits below this module (it imports nothing above it); its product is given to it here, which
+# ``import pyspmv`` runs.
+Matrix.__matmul__ = _matmul  # type: ignore[method-assign]

@@ -14,11 +14,13 @@ import os
 import shlex
 from collections.abc import Sequence
 from datetime import date
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from ._version import version
+from .cache import DEFAULT_FILES
 from .machine import HOME_ENV, home
+from .portable import portable
 
 #: The model kinds' short names, defined here without importing scikit-learn so that the command line
 #: lists them cheaply; ``pyspmv.models.MODELS`` maps the same names to their classes (a test checks).
@@ -51,7 +53,6 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     matrices join the training, those ``dataset`` (or an earlier extra) already has left out."""
     from . import datasets
     from .evaluate import column_for
-    from .portable import portable
     ds = datasets.combine(dataset, *extra, dtype=None)
     devices = sorted(set(ds.table["device"]))
     if len(devices) != 1:
@@ -69,7 +70,7 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
                     "device_info": md.get("device_info") or {},
                     "command": shlex.join(["pyspmv", *(argv if argv is not None else cmd)]),
                     # The model's own version: the package that trained it and when (pyspmv info shows it).
-                    "model_version": f"pyspmv {version('pyspmv')}, trained {date.today().isoformat()}"})
+                    "model_version": f"pyspmv {version()}, trained {date.today().isoformat()}"})
     if extra:
         rm.meta["extra"] = md["sources"][1:]  # [dataset, matrices it added]
     return rm
@@ -106,7 +107,6 @@ def output_path(dataset: str, out: str | os.PathLike[str] | None = None, *, into
         ``out`` inside the package; ``out`` with ``into_package``; ``into_package`` or no ``out`` for a
         dataset folder.
     """
-    from .rank import DEFAULT_FILES
     shipped = {"h100": DEFAULT_FILES["cuda"], "cpu": DEFAULT_FILES["cpu"]}
     if into_package:
         if out is not None:

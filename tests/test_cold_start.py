@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv import cache, export
+from pyspmv import cache, modelfile
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
 # compiled modules) would come first on sys.path and shadow the installed one.
@@ -77,7 +77,7 @@ def shipped(tmp_path_factory):
     src = tmp_path_factory.mktemp("shipped") / "default_cpu.pyspmv"
     with resources.as_file(resources.files("pyspmv") / "data" / "default_cpu.pyspmv") as p:
         shutil.copyfile(p, src)
-    return src, export.load_model(src)
+    return src, modelfile.load_model(src)
 
 
 def _same(a: pyspmv.RankModel, b: pyspmv.RankModel) -> None:
@@ -193,7 +193,7 @@ def test_bounds_of_load_model_hold_for_the_copy(shipped, home, monkeypatch):
     """MAX_MODEL_BYTES (issue 33) refuses the copy as it refuses the source: nothing is copied past it,
     an existing copy is not read past it, and the error names the source."""
     src, _ = shipped
-    monkeypatch.setattr(export, "MAX_MODEL_BYTES", 1 << 20)
+    monkeypatch.setattr(modelfile, "MAX_MODEL_BYTES", 1 << 20)
     with pytest.raises(ValueError, match="MAX_MODEL_BYTES") as e:
         cache.load_shipped(src)
     assert str(src) in str(e.value) and not _copies(home)
@@ -201,7 +201,7 @@ def test_bounds_of_load_model_hold_for_the_copy(shipped, home, monkeypatch):
     monkeypatch.setenv("PYSPMV_HOME", str(home))
     cache.load_shipped(src)
     assert _copies(home)
-    monkeypatch.setattr(export, "MAX_HEADER_BYTES", 16)
+    monkeypatch.setattr(modelfile, "MAX_HEADER_BYTES", 16)
     with pytest.raises(ValueError, match="MAX_HEADER_BYTES") as e:
         cache.load_shipped(src)
     assert str(src) in str(e.value)

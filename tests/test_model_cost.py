@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv import _core, export, machine
+from pyspmv import _core, export, machine, modelfile
 from pyspmv.cli import main
 from pyspmv.configs import configs
 from pyspmv.portable import RankModel, Spec, Table, inputs
@@ -103,7 +103,7 @@ def test_a_member_past_the_array_limit_is_refused_before_it_is_decompressed(tmp_
     2.4 MB of roots is refused without decompressing a byte."""
     path = pyspmv.save_model(chain_model(1000, 600_000), tmp_path / "bomb.pyspmv")
     assert path.stat().st_size < 100_000
-    monkeypatch.setattr(export, "MAX_MODEL_BYTES", 1 << 20)
+    monkeypatch.setattr(modelfile, "MAX_MODEL_BYTES", 1 << 20)
 
     def no_decompressing(*args, **kwargs):
         raise AssertionError("a member was opened")
@@ -120,14 +120,14 @@ def test_a_header_past_its_limit_is_refused_before_it_is_decompressed(tmp_path):
     good = pyspmv.save_model(chain_model(10, 1), tmp_path / "good.pyspmv")
     with np.load(good) as z:
         arrays = {k: z[k] for k in z.files}
-    text = bytes(arrays.pop("header.json")) + b" " * (export.MAX_HEADER_BYTES + 65536)
+    text = bytes(arrays.pop("header.json")) + b" " * (modelfile.MAX_HEADER_BYTES + 65536)
     bad = tmp_path / "spaces.pyspmv"
     with open(bad, "wb") as fh:
         np.savez_compressed(fh, **{"header.json": np.frombuffer(text, np.uint8)}, **arrays)
     assert bad.stat().st_size < 1 << 20
     t = time.perf_counter()
     with pytest.raises(ValueError, match=rf"'header.json' would decompress to \d+ bytes; a model file's header "
-                                         rf"holds at most {export.MAX_HEADER_BYTES} \(MAX_HEADER_BYTES\)"):
+                                         rf"holds at most {modelfile.MAX_HEADER_BYTES} \(MAX_HEADER_BYTES\)"):
         pyspmv.load_model(bad)
     assert time.perf_counter() - t < 0.5
 

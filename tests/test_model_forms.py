@@ -16,7 +16,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.svm import SVC, SVR
 
 from pyspmv import _core
-from pyspmv.export_models import gb_ensembles, tree_fields
+from pyspmv.models._trees import gb_ensembles, tree_fields
 from pyspmv.portable import RankModel, Spec, Table, head, inputs
 
 D = 5                                     # inputs: design-row columns 0..D-1

@@ -44,7 +44,8 @@ def test_cli_rank_and_export(tmp_path, capsys):
     assert main(["export", "--default", "cpu", "--out", str(tmp_path / "cpu_model.h")]) == 0
     text = (tmp_path / "cpu_model.h").read_text()
     assert "cpu_model_NCONFIGS 23" in text and "static int cpu_model_rank" not in text  # SPMV_API-marked
-    assert "SPMV_API int cpu_model_rank(" in text
+    assert "SPMV_API int NAME##_rank(" in text                       # the core's csrc/exported.h, then the model's
+    assert "\nSPMV_EXPORTED_RANK(cpu_model, 132, 2048, 32, 8)\n" in text   # one line that defines its functions
     assert main(["export", "--default", "cpu", "--out", str(tmp_path / "m.pyspmv")]) == 0
     capsys.readouterr()
     assert main(["rank", "--generate", "poisson2d:20", "--device", "cpu", "--model", str(tmp_path / "m.pyspmv"),

@@ -20,6 +20,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .._core import DeviceUnavailableError
+from .._version import version
 from ..benchmark import COLUMNS, benchmark, device_info
 from ..configs import Config, config
 from ..configs import configs as all_configs
@@ -389,11 +390,10 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
             meta["device_info"] = device_info(params["device"])
         except Exception as exc:  # noqa: BLE001 (metadata without a device is still written)
             meta["device_info"] = {"device": params["device"], "error": str(exc)}
-    from .. import __version__
 
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     meta.update({
-        "pyspmv_version": __version__,
+        "pyspmv_version": version(),
         "updated": now,
         "n_matrices": int(timings["matrix"].nunique()),
         "n_rows": len(timings),

@@ -11,6 +11,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..features import PARAM_COLUMNS
+from ..matrix import VALUE_BYTES
 from ..portable import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
@@ -99,7 +100,10 @@ def group_index(keys: Any, known: np.ndarray, who: str, what: str = "configurati
 def value_type_suffix(value_bytes: Any) -> np.ndarray:
     """The ``@f32`` / ``@f64`` ending of a configuration's key (:func:`group_key`) for each value size."""
     vb = np.asarray(value_bytes, dtype=np.float64)
-    return np.where(vb == 4.0, "@f32", np.where(vb == 8.0, "@f64", "@" + vb.astype(str)))
+    out = "@" + vb.astype(str)
+    for b in VALUE_BYTES.values():                  # "@f32", "@f64"
+        out = np.where(vb == b, f"@f{8 * b}", out)
+    return out
 
 
 def unit_key(groups: Any, value_bytes: Any) -> np.ndarray:
@@ -187,7 +191,7 @@ class RankMixin:
 
     def _fit_extras(self, X: pd.DataFrame, convert_ms: Any, who: str) -> None:
         vb = X["value_bytes"].to_numpy(dtype=np.float64)
-        self.value_types_ = [d for d, b in (("float32", 4.0), ("float64", 8.0)) if (vb == b).any()]
+        self.value_types_ = [d for d, b in VALUE_BYTES.items() if (vb == b).any()]
         if convert_ms is None and "convert_ms" in X.columns:
             convert_ms = X["convert_ms"]
         self.convert_ms_ = None

@@ -20,6 +20,10 @@ import numpy as np
 import pandas as pd
 
 from ..features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
+from ..matrix import VALUE_BYTES
+
+#: The value sizes a ``value_bytes`` column may hold.
+_SIZES = tuple(float(b) for b in VALUE_BYTES.values())
 
 #: Per-configuration numeric columns of pyspmv's table: the design row's (csrc/design.c) after its parameters.
 CONFIG_NUMERIC: tuple[str, ...] = DESIGN_COLUMNS[len(FEATURE_NAMES) + len(PARAM_COLUMNS):]
@@ -114,9 +118,9 @@ def check_X(X: Any, who: str, schema: Schema = OWN, columns: tuple[str, ...] | N
             X = X.assign(value_bytes=8.0)
         else:
             vb = X["value_bytes"].to_numpy(dtype=np.float64)
-            if not np.isin(vb, (4.0, 8.0)).all():
+            if not np.isin(vb, _SIZES).all():
                 raise ValueError(f"The 'value_bytes' column of the 'X' parameter of {who} must hold 4 or 8. Got "
-                                 f"{vb[~np.isin(vb, (4.0, 8.0))][0]!r} instead.")
+                                 f"{vb[~np.isin(vb, _SIZES)][0]!r} instead.")
     return X
 
 

@@ -12,10 +12,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .. import generators as gen
+from ..benchmark import benchmark, device_info
 from ..configs import config as get_config
-from ..features import config_features
-from ..matrix import Matrix
-from ..portable import lookup_keys
+from ..features import H100, config_features
+from ..matrix import DTYPES, VALUE_BYTES, Matrix
+from ..portable import Layout, Spec, Table, head, inputs, lookup_keys
 from ._common import (
     OWN,
     PARAM_COLUMNS,
@@ -32,25 +33,56 @@ from ._common import (
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
                                   "config", "library", "format", "kernel", *PARAM_COLUMNS, "value_bytes",
                                   "padding_ratio")
-_H100 = {"sm_count": 132, "max_threads_per_sm": 2048, "max_threads_per_block": 1024, "warp_size": 32}
+#: The H100's properties (pyspmv.features.H100) with the most threads of a block, which Guo's CSR splits at.
+_H100 = {"sm_count": H100["sm_count"], "max_threads_per_sm": H100["threads_per_sm"], "max_threads_per_block": 1024,
+         "warp_size": H100["warp_size"]}
 #: Device properties assumed for the CPU: a "strip" is what all cores do in one sweep of 256 rows each.
 _CPU = {"sm_count": os.cpu_count() or 1, "max_threads_per_sm": 256, "max_threads_per_block": 64, "warp_size": 1}
 
 Timer = Callable[[Matrix, list[Any], str], pd.DataFrame]
+
+#: The matrix statistics the relations read (the C form's inputs, in order).
+_FORMULA_INPUTS = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width", "padding_ratio")
+
+#: Each family's terms per kind of relation, in coefficient order, as (a, b) or (a, b, gate, lo, hi): the
+#: term is z[a] * z[b], counted where lo < z[gate] <= hi (csrc/model_formula.c), with z the statistics
+#: and the strips of :meth:`_BenchmarkModel._inputs` (``s_rows1``: s_rows - 1; ``B``: the most threads
+#: of a block) and None a factor 1. Guo's CSR is two segments split at B; ELL is f(w) + (s - 1) g(w);
+#: HYB its ELL terms plus its COO strips.
+TERMS: dict[str, dict[str, list[tuple[Any, ...]]]] = {
+    "guo": {
+        "csr": [("s_rows", None, "nnz_mode", -np.inf, "B"), ("s_rows", "nnz_mode", "nnz_mode", -np.inf, "B"),
+                ("s_rows", None, "nnz_mode", "B", np.inf), ("s_rows", "nnz_mode", "nnz_mode", "B", np.inf)],
+        "ell": [(None, None), ("nnz_max", None), ("s_rows1", None), ("s_rows1", "nnz_max")],
+        "coo": [(None, None), ("s_nnz", None)],
+        "hyb": [(None, None), ("hyb_width", None), ("s_rows1", None), ("s_rows1", "hyb_width"), ("s_coo", None)],
+    },
+    "wang": {
+        "csr": [("s_rows", None), ("s_rows", "nnz_mean"), ("s_rows", "nnz_sd"), ("s_rows", "nnz_max")],
+        "ell": [("s_rows", None), ("s_rows", "nnz_max")],
+        "jad": [(None, None), ("s_nnz", None), ("nnz_max", None)],
+    },
+}
+
+
+def _factor(d: dict[str, np.ndarray], name: str | None, r: np.ndarray) -> np.ndarray:
+    return np.ones(len(r)) if name is None else d[name][r]
+
+
+def _bound(d: dict[str, np.ndarray], v: Any, r: np.ndarray) -> Any:
+    return d[v][r] if isinstance(v, str) else v
 
 
 def device_props(device: str) -> dict[str, int]:
     """SM count, threads per SM, threads per block and warp size of ``device`` (``cpu``: _CPU)."""
     if device == "cpu":
         return dict(_CPU)
-    from ..benchmark import device_info
     info = device_info(device)
     return {k: int(info[f"gpu_{k}"]) for k in _H100}
 
 
 def _default_timer(repeats: int) -> Timer:
     def timer(A: Matrix, cfgs: list[Any], dtype: str) -> pd.DataFrame:
-        from ..benchmark import benchmark
         return benchmark(A, cfgs, device=cfgs[0].device, dtype=dtype, repeats=repeats, warmup=3, budget_s=0.5)
     return timer
 
@@ -59,7 +91,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
     """Runtime = terms(matrix, strips) @ coefficients, one linear relation per configuration (and dtype),
     fitted by least squares on the relative error (each row divided by its measured time).
 
-    Subclasses define which formats they model (:meth:`_kind`) and the terms of each (:meth:`_terms`).
+    Subclasses define which formats they model (:meth:`_kind`); the terms of each are :data:`TERMS`'.
     Rows of configurations outside the model's formats predict NaN (the evaluation ranks only finite
     predictions). They read pyspmv's own statistics and formats only: no user schema."""
 
@@ -68,8 +100,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import formula_table
-        return formula_table(self, layout)
+        return _formula_table(self, layout)
 
     def _props(self) -> dict[str, int]:
         p = dict(_H100 if self.device_props is None else self.device_props)
@@ -81,12 +112,12 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _inputs(self, X: pd.DataFrame, props: dict[str, int]) -> dict[str, np.ndarray]:
         T = props["sm_count"] * props["max_threads_per_sm"]
-        d = {c: X[c].to_numpy(dtype=np.float64) for c in ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max",
-                                                          "nnz_sd", "hyb_width", "padding_ratio")}
+        d = {c: X[c].to_numpy(dtype=np.float64) for c in _FORMULA_INPUTS}
         d["s_rows"] = np.maximum(1.0, np.ceil(d["nrows"] / T))
         d["s_nnz"] = np.maximum(1.0, np.ceil(d["nnz"] / T))
         coo = np.maximum(0.0, d["padding_ratio"] * d["nnz"] - d["nrows"] * d["hyb_width"])
         d["s_coo"] = np.ceil(coo / T)
+        d["s_rows1"] = d["s_rows"] - 1
         d["B"] = np.full(len(X), float(props["max_threads_per_block"]))
         return d
 
@@ -94,7 +125,17 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
         raise NotImplementedError
 
     def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """The columns of ``kind``'s :data:`TERMS` for rows ``r`` of the inputs ``d``, as the C form computes
+        them: ``z[a] * z[b]``, times whether ``lo < z[gate] <= hi``."""
+        cols = []
+        for a, b, *gated in TERMS[self._family][kind]:
+            v = _factor(d, a, r) * _factor(d, b, r)
+            if gated:
+                gate, lo, hi = gated
+                z = d[gate][r]
+                v = v * ((z > _bound(d, lo, r)) & (z <= _bound(d, hi, r)))
+            cols.append(v)
+        return np.stack(cols, axis=1)
 
     def _kinds(self, X: pd.DataFrame) -> np.ndarray:
         f, k = X["format"].astype(str).to_numpy(), X["kernel"].fillna("").astype(str).to_numpy()
@@ -162,7 +203,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
                  "nnz_sd": float(lengths.std()), "hyb_width": float(lengths.max()), "config": c.id,
                  "library": c.library, "format": c.format, "kernel": c.kernel or "",
                  **dict(zip(PARAM_COLUMNS, c.param_values, strict=True)),
-                 "value_bytes": 4.0 if dtype == "float32" else 8.0, "padding_ratio": pr,
+                 "value_bytes": float(VALUE_BYTES[dtype]), "padding_ratio": pr,
                  "ms": float(ok["median_ms"].iloc[0])}
             rows.append(r)
         return pd.DataFrame(rows)
@@ -207,19 +248,6 @@ class GuoModel(_BenchmarkModel):
     def _kind(self, fmt: str, kernel: str) -> str | None:
         return fmt if fmt in ("csr", "ell", "coo", "hyb") else None
 
-    def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
-        s = d["s_rows"][r]
-        if kind == "csr":
-            x, lo = d["nnz_mode"][r], d["nnz_mode"][r] <= d["B"][r]
-            return np.stack([s * lo, s * x * lo, s * ~lo, s * x * ~lo], axis=1)
-        if kind == "ell":
-            w = d["nnz_max"][r]
-            return np.stack([np.ones_like(s), w, s - 1, (s - 1) * w], axis=1)
-        if kind == "coo":
-            return np.stack([np.ones_like(s), d["s_nnz"][r]], axis=1)
-        w = d["hyb_width"][r]
-        return np.stack([np.ones_like(s), w, s - 1, (s - 1) * w, d["s_coo"][r]], axis=1)
-
     def instrument(self, device: str = "cuda", *, dtype: str = "float64", configs: dict[str, str] | None = None,
                    strips: tuple[int, ...] = (1, 2, 3), row_lengths: tuple[int, ...] | None = None,
                    max_nnz: int = 1 << 26, repeats: int = 50, timer: Timer | None = None) -> GuoModel:
@@ -231,7 +259,7 @@ class GuoModel(_BenchmarkModel):
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
         :func:`pyspmv.benchmark` with ``repeats``). ``configs`` maps csr/ell/coo/hyb to configuration ids.
         """
-        if dtype not in ("float32", "float64"):
+        if dtype not in DTYPES:
             raise ValueError(f"The 'dtype' parameter of GuoModel.instrument must be 'float32' or 'float64'. "
                              f"Got {dtype!r} instead.")
         props = device_props(device) if self.device_props is None else self._props()
@@ -264,7 +292,7 @@ class GuoModel(_BenchmarkModel):
 
     def _add_hyb(self, hyb: Any, ell: Any, coo: Any, dtype: str) -> None:
         """HYB's relation as the sum of the fitted ELL and COO relations."""
-        suf = str(value_type_suffix(4.0 if dtype == "float32" else 8.0))
+        suf = str(value_type_suffix(float(VALUE_BYTES[dtype])))
         ge, gc = ell.id + suf, coo.id + suf
         if ge not in self.groups_ or gc not in self.groups_:
             return
@@ -301,14 +329,6 @@ class WangModel(_BenchmarkModel):
     def _kind(self, fmt: str, kernel: str) -> str | None:
         return fmt if fmt in ("csr", "ell", "jad") else None
 
-    def _terms(self, kind: str, d: dict[str, np.ndarray], r: np.ndarray) -> np.ndarray:
-        s, mx = d["s_rows"][r], d["nnz_max"][r]
-        if kind == "csr":
-            return np.stack([s, s * d["nnz_mean"][r], s * d["nnz_sd"][r], s * mx], axis=1)
-        if kind == "ell":
-            return np.stack([s, s * mx], axis=1)
-        return np.stack([np.ones_like(s), d["s_nnz"][r], mx], axis=1)
-
     def instrument(self, device: str = "cuda", *, dtype: str = "float64", configs: dict[str, str] | None = None,
                    strips: tuple[int, ...] = (1, 2), means: tuple[int, ...] = (2, 4, 8, 16, 32, 64),
                    max_nnz: int = 1 << 26, repeats: int = 50, seed: int = 0,
@@ -316,7 +336,7 @@ class WangModel(_BenchmarkModel):
         """Time :func:`pyspmv.generators.row_lengths` matrices (``s`` strips of rows, row lengths
         normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
         JAD) and fit the relations."""
-        if dtype not in ("float32", "float64"):
+        if dtype not in DTYPES:
             raise ValueError(f"The 'dtype' parameter of WangModel.instrument must be 'float32' or 'float64'. "
                              f"Got {dtype!r} instead.")
         props = device_props(device) if self.device_props is None else self._props()
@@ -342,3 +362,46 @@ class WangModel(_BenchmarkModel):
         self.instrument_ = tab
         self.n_features_in_ = len(INPUT_COLUMNS)
         return self
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+def _formula_table(model: Any, layout: Layout) -> Table | None:
+    """GuoModel, WangModel: the raw statistics, strips derived as the models do (ceil(n / threads),
+    at least 1; HYB's COO strips from the padding), one gated term per entry of :data:`TERMS`; the
+    output floored at 1e-9 ms."""
+    I = {n: i for i, n in enumerate(_FORMULA_INPUTS)}
+    ins = inputs([layout.col(n) for n in _FORMULA_INPUTS])
+    ni = len(_FORMULA_INPUTS)
+    T = float(model.props_["sm_count"] * model.props_["max_threads_per_sm"])
+    B = float(model.props_["max_threads_per_block"])
+    # derived: s_rows, s_nnz, s_coo, s_rows - 1
+    d = {"da": [I["nrows"], I["nnz"], I["padding_ratio"], I["nrows"]], "db": [-1, -1, I["nnz"], -1],
+         "dc": [-1, -1, I["nrows"], -1], "dd": [-1, -1, I["hyb_width"], -1], "dceil": [1, 1, 1, 1],
+         "dlo": [-np.inf, -np.inf, 0.0, -np.inf], "ddiv": [T] * 4, "dlo2": [1.0, 1.0, -np.inf, 1.0],
+         "dadd": [0.0, 0.0, 0.0, -1.0]}
+    # z: the statistics, then the derived inputs in d's order; None: no factor (-1)
+    z = {**I, "s_rows": ni, "s_nnz": ni + 1, "s_coo": ni + 2, "s_rows1": ni + 3, None: -1}
+    bound = {"B": B}
+    fam = model._family
+    ptr, cols = [0], {k: [] for k in ("a", "b", "gate", "coef", "lo", "hi")}
+    for i, kind in enumerate(model.kinds_):
+        terms = TERMS[fam][kind]
+        for t, (a, b, *gated) in enumerate(terms):
+            g, lo, hi = gated or (None, 0.0, 0.0)
+            for k, v in zip(("a", "b", "gate", "coef", "lo", "hi"),
+                            (z[a], z[b], z[g], model.coef_[i, t], bound.get(lo, lo), bound.get(hi, hi)), strict=True):
+                cols[k].append(v)
+        ptr.append(ptr[-1] + len(terms))
+    group = lookup_keys(group_key(layout.frame, "config"), model.groups_)
+    f: dict[str, Any] = {**head(len(model.groups_), layout.ncols, ins, "identity", out_lo=1e-9), "formula.nderived": 4,
+                         "formula.nterms": ptr[-1], "formula.term_ptr": np.array(ptr, np.int32)}
+    for k in ("da", "db", "dc", "dd", "dceil"):
+        f[f"formula.{k}"] = np.array(d[k], np.int32)
+    for k in ("dlo", "ddiv", "dlo2", "dadd"):
+        f[f"formula.{k}"] = np.array(d[k], np.float64)
+    for k in ("a", "b", "gate"):
+        f[f"formula.{k}"] = np.array(cols[k], np.int32)
+    for k in ("coef", "lo", "hi"):
+        f[f"formula.{k}"] = np.array(cols[k], np.float64)
+    return layout.table(group, Spec("formula", f))

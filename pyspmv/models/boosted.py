@@ -10,7 +10,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from ..portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import RankMixin, Schema, check_verbose, check_y, group_index, group_key, log_features, progress, unit_key
+from ._trees import gb_ensembles, tree_fields
 
 
 def categorical_columns(schema: Schema) -> tuple[str, ...]:
@@ -164,5 +166,32 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import boosted_table
-        return boosted_table(self, layout)
+        return _boosted_table(self, layout)
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+def _boosted_table(model: Any, layout: Layout) -> Table | None:
+    """BoostedModel: the transformed features, one-hot categorical columns (per-configuration
+    columns), parameters (NaN -> -1), value bytes, and on pyspmv's schema log1p(bytes moved), padding
+    ratio and launches (NaN -> 0, inf -> 1e30); GradientBoostingRegressor trees per group (float32
+    compares), exp."""
+    schema = model.schema_
+    fr = layout.frame
+    ins = [feature_inputs(layout, model.feature_tf_)]
+    for col in categorical_columns(schema):
+        for c in model.categories_[col]:
+            ins.append(inputs([layout.add(fr[col].fillna("").astype(str).to_numpy() == c)]))
+    ins.append(inputs([layout.col(p) for p in schema.params], nan=-1.0))
+    ins.append(inputs([layout.col("value_bytes")]))
+    if schema.own:
+        ins.append(inputs([layout.col("bytes_moved")], "log1p", nan=0.0, lo=0.0, hi=BIG))
+        ins.append(inputs([layout.col("padding_ratio"), layout.col("launches")], nan=0.0, lo=-BIG, hi=1e30))
+    ins_all = concat_inputs(*ins)
+    keys = np.full(len(layout.ids), "*", dtype=object) if model.per == "global" else group_key(layout.frame, model.per)
+    group = lookup_keys(keys, model.groups_)
+    nfeat = ins_all["ninputs"]
+    ens = [e for est in model.estimators_ for e in gb_ensembles(est, nfeat)]
+    spec = Spec("trees", {**head(len(model.groups_), layout.ncols, ins_all, "exp"), "trees.nout": 1,
+                          **tree_fields(ens, model.learning_rate, True)})
+    return layout.table(group, spec)

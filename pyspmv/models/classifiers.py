@@ -13,6 +13,7 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
+from ..portable import Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import (
     RankMixin,
     check_groups,
@@ -24,6 +25,7 @@ from ._common import (
     unique_rows,
     unit_key,
 )
+from ._trees import gb_ensembles, tree_fields
 
 
 def _units(mids: np.ndarray, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -221,8 +223,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import svm_table
-        return svm_table(self, layout)
+        return _svm_table(self, layout)
 
 
 def _svc(C: float) -> LinearSVC:
@@ -377,5 +378,68 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import cascade_table
-        return cascade_table(self, layout)
+        return _cascade_table(self, layout)
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+def _matrix_inputs(model: Any, layout: Layout) -> dict[str, Any]:
+    """pyspmv.models.classifiers' ``_inputs``: the transformed features and the value size."""
+    return concat_inputs(feature_inputs(layout, model.feature_tf_), inputs([layout.col("value_bytes")]))
+
+
+def _svm_table(model: Any, layout: Layout) -> Table | None:
+    """SVMModel: standardised inputs; per configuration the SVR (log ms, exp) and the classifier, each
+    ``sum_i coef_i exp(-gamma |z - landmark_i|^2) + intercept`` over the shared landmarks (a classifier
+    of one class: its intercept +1 or -1 alone), the penalty where the classifier says bad."""
+    base = _matrix_inputs(model, layout)
+    ins = {**base, "in_shift": np.ascontiguousarray(model.mean_, dtype=np.float64),
+           "in_div": np.ascontiguousarray(model.scale_, dtype=np.float64)}
+    G, ni = len(model.groups_), ins["ninputs"]
+    L = np.asarray(model.landmarks_, dtype=np.float64)
+    sets = [(model.svr_coef_[g], model.svr_intercept_[g], model.svr_gamma_) for g in range(G)]
+    sets += [(model.svc_coef_[g], model.svc_intercept_[g], model.svc_gamma_) for g in range(G)]
+    ptr, sv, dual, gam, icpt = [0], [], [], [], []
+    for coef, b, gm in sets:
+        used = bool(np.any(coef != 0))
+        if used:
+            sv.append(L)
+            dual.append(np.asarray(coef, dtype=np.float64))
+        gam.append(float(gm) / ni)
+        icpt.append(float(b))
+        ptr.append(ptr[-1] + (len(L) if used else 0))
+    spec = Spec("svm", {**head(G, layout.ncols, ins, "exp"), "svm.nsv": ptr[-1], "svm.classify": 1,
+                        "svm.penalty": float(model.bad_penalty), "svm.sv_ptr": np.array(ptr, np.int32),
+                        "svm.sv": np.ascontiguousarray(np.vstack(sv) if sv else np.zeros((0, ni))).reshape(-1),
+                        "svm.dual": np.ascontiguousarray(np.concatenate(dual) if dual else np.zeros(0)),
+                        "svm.gamma": np.array(gam), "svm.intercept": np.array(icpt)})
+    group = lookup_keys(group_key(layout.frame, "config"), model.groups_)
+    return layout.table(group, spec)
+
+
+def _cascade_table(model: Any, layout: Layout) -> Table | None:
+    """CascadeModel: each node's GradientBoostingClassifier as a tree stage (or one class), each
+    configuration's path through the levels (pyspmv's: format -> library -> configuration) as
+    (stage, class) pairs; the score is minus the chained probability."""
+    ins = _matrix_inputs(model, layout)
+    subs = []
+    for clf in model.classifiers_:
+        if clf is None:
+            subs.append(Spec("constant", {**head(1, layout.ncols, inputs([])), "ngroups": 1}))
+            continue
+        ens = gb_ensembles(clf, ins["ninputs"])
+        subs.append(Spec("trees", {**head(1, layout.ncols, ins), "trees.nout": len(ens),
+                                   **tree_fields(ens, clf.learning_rate, True)}))
+    idx = {n: i for i, n in enumerate(model.nodes_)}
+    node, cls = [], []
+    fr = layout.frame
+    for j in range(len(layout.ids)):
+        for name, label in model.path(fr.iloc[j]):
+            s = idx.get(name, -1)
+            hit = np.flatnonzero(model.labels_[s] == label) if s >= 0 else np.zeros(0, int)
+            node.append(s)
+            cls.append(int(hit[0]) if hit.size else -1)
+    n = len(layout.ids)
+    spec = Spec("cascade", {**head(n, layout.ncols, inputs([])), "cascade.nlevels": len(model.levels_),
+                            "cascade.node": np.array(node, np.int32), "cascade.cls": np.array(cls, np.int32)}, subs)
+    return layout.table(np.arange(n, dtype=np.int32), spec)

@@ -10,20 +10,16 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from ..matrix import VALUE_BYTES
+from ..portable import Spec, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
-from ._schema import CONFIG_NUMERIC
 
-_DTYPES = {4.0: "float32", 8.0: "float64"}
+_DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}
 _FORESTS = ("extra", "random")
-#: What ForestModel's splits may be grown on (its ``target`` parameter).
-TARGETS = ("best", "pairwise", "reference", "absolute", "listwise")
-#: Reference configurations of ``target="reference"``, the first one measured.
-REFERENCES = ("cusparse/csr/default", "cpu/csr/rows")
 #: ``n_estimators="auto"``: trees x configurations a forest may cost (one addition per tree and
-#: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 32 to 256. Fewer
-#: configurations (the CPU's 22) then buy more trees, which steadies the picks of a forest fitted on
-#: few matrices (a calibration's ~150-190): on the Xeon's calibration the geomean t_pick / t_best of
-#: 32 trees ranged 1.045-1.055 over five seeds, of 196 trees 1.046-1.047 (benchmarks/results/calibrate_xeon.md).
+#: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 32 to 256. A
+#: device with fewer configurations then gets more trees, which steadies the picks of a forest fitted
+#: on the few matrices of a calibration (benchmarks/results/calibrate_xeon.md: the spread over seeds).
 AUTO_TREE_BUDGET = 32 * 135
 AUTO_TREES = (32, 256)
 
@@ -32,11 +28,11 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     """Every configuration's runtime from one multi-output forest over the matrix's features.
 
     Per value type, one scikit-learn ExtraTreesRegressor (or RandomForestRegressor) is fit on the
-    training matrices: inputs ``log1p`` of the 33 matrix features, one output per configuration.
-    The splits are grown on ``target`` (by default ListNet's top-one probability of each
-    configuration, a softmax of minus its log slowdown ``log(t / t_best)`` against the matrix's
-    fastest measured configuration: the splits then separate matrices by which configurations are
-    near their best, not by how much slower the bad ones are). Configurations not measured on a
+    training matrices: inputs ``log1p`` of the matrix features, one output per configuration.
+    The splits are grown on ListNet's top-one probability of each configuration, a softmax of minus
+    its log slowdown ``log(t / t_best)`` against the matrix's fastest measured configuration: the
+    splits then separate matrices by which configurations are near their best, not by how much
+    slower the bad ones are. Configurations not measured on a
     training matrix (not applicable, failed) take a slowdown of ``clip``. Each leaf then holds the mean over its
     training matrices of every configuration's slowdown, capped at ``clip``, and of ``log t_best``, so that one walk
     of each tree predicts every configuration: ``exp(mean slowdown + mean log t_best)`` ms. Ranking
@@ -46,8 +42,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     ----------
     n_estimators : int or "auto", default="auto"
         ``"auto"``: :data:`AUTO_TREE_BUDGET` divided by the number of configurations of the value type,
-        within :data:`AUTO_TREES`: 32 trees for the H100's 135 configurations keep spmv_rank_rows near
-        5 us on the dev VM (64: 8 us) at the same cross-validated quality; 196 for the CPU's 22.
+        within :data:`AUTO_TREES` (the trees a ranking's cost allows at the same cross-validated quality:
+        benchmarks/results/forest_tuning.md).
     forest : {"extra", "random"}, default="extra"
         ExtraTreesRegressor or RandomForestRegressor.
     max_features : float, int or None, default=0.5
@@ -57,42 +53,12 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     clip : float, default=0.5
         Cap of the log slowdown target (0.5: 65 % slower); inf: no cap (unmeasured then take each
         matrix's slowest measured slowdown).
-    target : {"best", "pairwise", "reference", "absolute", "listwise"}, default="listwise"
-        What the trees' splits are grown on; the leaves always hold the capped slowdowns and
-        ``log t_best`` described above, so predictions stay runtimes. ``"best"``: the capped log
-        slowdown. ``"pairwise"``: the same, less its mean over the matrix's configurations (the
-        multi-output squared error of these equals, up to a constant, that of every pairwise
-        difference of slowdowns within the matrix). ``"reference"``: ``log(t / t_ref)`` against
-        ``reference`` (the best where the reference was not measured). ``"absolute"``: ``log t``.
-        ``"listwise"``: ListNet's top-one probabilities ``softmax(-slowdown / temperature)`` over
-        the matrix's configurations.
-    reference : str or None, default=None
-        Configuration id of ``target="reference"``; None: ``cusparse/csr/default``, else
-        ``cpu/csr/rows``, else the configuration measured on the most training matrices.
     temperature : float, default=0.1
-        Of ``target="listwise"``, in log slowdown (0.1: about 10 % slower weighs e^-1 as much).
+        Of the split target ``softmax(-slowdown / temperature)``, in log slowdown (0.1: about 10 % slower
+        weighs e^-1 as much).
     tie_tol : float, default=0.0
         Configurations at most this much slower than the matrix's best (0.02: 2 %) count as ties of
         the best in the targets (slowdown 0).
-    ties : {"none", "noise"}, default="none"
-        ``"noise"``: configurations whose q25 is at most the best's q75 (``fit``'s ``q25``/``q75``)
-        count as ties of the best in the targets.
-    risk : float, default=0.0
-        How a leaf averages its training matrices' slowdowns: 0, their mean; ``risk`` > 0, the
-        power mean ``log(mean(exp(risk * slowdown))) / risk``, which weighs the matrices on which a
-        configuration was slow more (1: the log of the mean ratio t / t_best instead of the mean log),
-        so a configuration that is near the best on most of a leaf's matrices but far from it on a
-        few ranks below one that is near it on all. The splits are grown as before. On the shipped
-        datasets no risk ranked better than the mean (benchmarks/results/leaf_variants.md).
-    scale : str or None, default=None
-        A per-configuration column of X that runtimes are taken to grow with (``"bytes_moved"``: the
-        bytes a product moves, which a bandwidth-bound product's time follows): the leaves then hold
-        each configuration's slowdown less its log ratio of that column to the best configuration's
-        (time per byte against the best's), and a prediction is multiplied by the ranked matrix's own
-        value of the column, so two formats' byte counts on this matrix (ELL's padding, COO's row
-        indices) rank them where the forest's neighbours cannot tell. None: the slowdowns themselves.
-        The splits are grown as before. On the shipped datasets it ranked far worse than None (most
-        products there are not bandwidth-bound; benchmarks/results/leaf_variants.md).
     bytes_prior : float, default=0.0
         How the ranking settles the forest's near-ties (``rank_scores``, :func:`pyspmv.rank`, exported
         headers; ``predict`` is unchanged): configurations are ranked by their predicted time times
@@ -102,17 +68,13 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         by the bytes it moves, which the forest's neighbours (smaller matrices, mostly) do not see. In [0, 1];
         needs pyspmv's schema. The cuda default uses 0.05, kept by cross-validation inside the training
         matrices (benchmarks/results/pick_rules_h100.md); on datasets/cpu no value ranked better.
-    joint : bool, default=False
-        One forest for both value types: each training matrix's targets of both types side by side,
-        so each split sees both; each value type keeps its own leaf values (a matrix measured in one
-        type only takes the other type's mean target). False: one forest per value type.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
     matrices of benchmarks/default_quality.py's split, by the geomean t_pick / t_best averaged over
-    datasets/h100 and datasets/cpu, both value types (benchmarks/model_variants.py; its table
-    benchmarks/results/model_variants.md lists every variant tried: split targets, ties, joint
-    forests, added features): among the settings within 0.1 % of the best, the one with the larger
-    leaves (smaller trees, a faster C evaluation). The number of trees, ``max_features`` and the
+    datasets/h100 and datasets/cpu, both value types: among the settings within 0.1 % of the best, the
+    one with the larger leaves (smaller trees, a faster C evaluation). The variants that ranked worse
+    and were removed (other split targets, noise ties, one forest for both value types, risk-averse
+    leaves, time per byte moved) are in benchmarks/results/model_variants.md and leaf_variants.md. The number of trees, ``max_features`` and the
     forest kind come from the earlier search of benchmarks/results/forest_tuning.md.
     random_state : int, default=0
     verbose : int, default=0
@@ -126,14 +88,13 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         contiguous; ``tables_`` : dict, value type -> dict of the portable arrays (``keys``, ``root``,
         ``feature``, ``left``, ``right``, ``threshold``, ``value`` (nleaves x (nkeys + 1), already
         divided by the number of trees; the last column is log t_best)); ``estimators_`` : dict, value
-        type -> the fitted scikit-learn forest (the same one for both with ``joint``).
+        type -> the fitted scikit-learn forest.
     """
 
     def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
-                 clip: float = 0.5, target: str = "listwise", reference: str | None = None, temperature: float = 0.1,
-                 tie_tol: float = 0.0, ties: str = "none", risk: float = 0.0, scale: str | None = None,
-                 bytes_prior: float = 0.0, joint: bool = False, random_state: int = 0,
+                 clip: float = 0.5, temperature: float = 0.1, tie_tol: float = 0.0, bytes_prior: float = 0.0,
+                 random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
@@ -144,24 +105,17 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.max_depth = max_depth
         self.bootstrap = bootstrap
         self.clip = clip
-        self.target = target
-        self.reference = reference
         self.temperature = temperature
         self.tie_tol = tie_tol
-        self.ties = ties
-        self.risk = risk
-        self.scale = scale
         self.bytes_prior = bytes_prior
-        self.joint = joint
         self.random_state = random_state
         self.verbose = verbose
 
     def _check_params(self) -> None:
         check_verbose(self.verbose, "ForestModel")
-        for name, allowed in (("forest", _FORESTS), ("target", TARGETS), ("ties", ("none", "noise"))):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"The '{name}' parameter of ForestModel must be one of {allowed}. "
-                                 f"Got {getattr(self, name)!r} instead.")
+        if self.forest not in _FORESTS:
+            raise ValueError(f"The 'forest' parameter of ForestModel must be one of {_FORESTS}. "
+                             f"Got {self.forest!r} instead.")
         for name in ("clip", "temperature"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"The '{name}' parameter of ForestModel must be a float > 0. "
@@ -170,12 +124,6 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                                                 and not isinstance(self.n_estimators, bool) and self.n_estimators >= 1):
             raise ValueError(f"The 'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'. "
                              f"Got {self.n_estimators!r} instead.")
-        if not (float(self.risk) >= 0 and np.isfinite(float(self.risk))):
-            raise ValueError(f"The 'risk' parameter of ForestModel must be a finite float >= 0. "
-                             f"Got {self.risk!r} instead.")
-        if self.scale is not None and not isinstance(self.scale, str):
-            raise ValueError(f"The 'scale' parameter of ForestModel must be a column name or None. "
-                             f"Got {self.scale!r} instead.")
         bp = self.bytes_prior
         if isinstance(bp, bool | np.bool_) or not isinstance(bp, int | float | np.integer | np.floating) \
                 or not 0 <= float(bp) <= 1:
@@ -184,26 +132,18 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
                              f"Got {self.tie_tol!r} instead.")
 
-    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None, q25: Any = None,
-            q75: Any = None) -> ForestModel:
-        """Fit one forest per value type (or one for both, ``joint``) on the matrices x configurations
-        table of log slowdowns; ``groups``: the matrix of each row (required; in cross-validation, see
-        scikit-learn's model selection: :mod:`pyspmv.models`); ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit
-        (``convert_ms_``); ``q25``, ``q75``: each row's quartile runtimes (ms), for ``ties="noise"``."""
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> ForestModel:
+        """Fit one forest per value type on the matrices x configurations table of log slowdowns;
+        ``groups``: the matrix of each row (required; in cross-validation, see scikit-learn's model
+        selection: :mod:`pyspmv.models`); ``convert_ms``: conversion time (ms) per row, for the
+        conversion-cost fit (``convert_ms_``)."""
         self._check_params()
         X, mids = self._fit_schema(X, groups, "ForestModel.fit")
         if self.bytes_prior and not self.schema_.own:
             raise ValueError("The 'bytes_prior' parameter of ForestModel reads pyspmv's bytes_moved, nnz and "
                              "value_bytes columns, which a model on your own features does not have; leave it 0.")
         t = np.log(check_y(y, len(X), "ForestModel.fit"))
-        if self.ties == "noise":
-            if q25 is None or q75 is None:
-                raise ValueError("The 'q25' and 'q75' parameters of ForestModel.fit are required with ties='noise'. "
-                                 "Got None instead.")
-            q25 = np.log(check_y(q25, len(X), "ForestModel.fit"))
-            q75 = np.log(check_y(q75, len(X), "ForestModel.fit"))
         keys = group_key(X, "config")
-        lb = self._log_scale(X, "ForestModel.fit")
         vb = X["value_bytes"].to_numpy(np.float64)
         unknown = sorted(set(vb.tolist()) - set(_DTYPES))
         if unknown:
@@ -216,43 +156,14 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             ks, ki = np.unique(keys[r], return_inverse=True)
             T = np.full((len(m), len(ks)), np.nan)
             T[row_m, ki] = t[r]
-            tied = None
-            if self.ties == "noise":
-                Q25, Q75 = T.copy(), T.copy()
-                Q25[row_m, ki], Q75[row_m, ki] = q25[r], q75[r]
-                ib = np.nanargmin(T, axis=1)
-                tied = Q25 <= Q75[np.arange(len(m)), ib][:, None]
-            S, Z = self._targets(T, ks, tied)
+            S, Z = self._targets(T)
             best = np.nanmin(T, axis=1)
-            if lb is not None:
-                # Leaves hold time per unit of the scale column against the best's (unmeasured: the slowdown alone).
-                B = np.full_like(T, np.nan)
-                B[row_m, ki] = lb[r]
-                ref = B[np.arange(len(m)), np.nanargmin(T, axis=1)]
-                S = S - np.where(np.isnan(B), 0.0, B - ref[:, None])
-                best = best - ref
-            parts[_DTYPES[b]] = (m, self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, best)
+            parts[_DTYPES[b]] = (self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, best)
         self.tables_, self.estimators_ = {}, {}
-        if self.joint and len(parts) > 1:
-            # A matrix measured in one value type only takes the other type's mean split target.
-            m = np.unique(np.concatenate([p[0] for p in parts.values()]))
-            L = np.zeros((len(m), next(iter(parts.values()))[1].shape[1]))
-            Zs = []
-            for pm, pL, _, pZ, _, _ in parts.values():
-                i = np.searchsorted(m, pm)
-                L[i] = pL
-                Z = np.tile(pZ.mean(axis=0), (len(m), 1))
-                Z[i] = pZ
-                Zs.append(Z)
-            est = self._forest(sum(len(p[4]) for p in parts.values())).fit(L, np.hstack(Zs))
-            for dt, (_, pL, S, _, ks, best) in parts.items():
-                self.estimators_[dt] = est
-                self.tables_[dt] = _flatten(est, pL, np.hstack([S, best[:, None]]), ks, float(self.risk))
-        else:
-            for dt, (_, L, S, Z, ks, best) in parts.items():
-                est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
-                self.estimators_[dt] = est
-                self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks, float(self.risk))
+        for dt, (L, S, Z, ks, best) in parts.items():
+            est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
+            self.estimators_[dt] = est
+            self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
         self._fit_extras(X, convert_ms, "ForestModel.fit")
         self.n_features_in_ = X.shape[1]
@@ -271,33 +182,20 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
                    min_samples_leaf=self.min_samples_leaf, max_depth=self.max_depth, bootstrap=self.bootstrap,
                    random_state=self.random_state, n_jobs=1, verbose=max(0, int(self.verbose) - 1))
 
-    def _targets(self, T: np.ndarray, keys: np.ndarray, tied: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Leaf target S (capped log slowdowns, ties 0, unmeasured at the cap) and split target Z of the
-        log times T (matrices x configurations, NaN where unmeasured); ``tied``: noise ties of the best."""
+    def _targets(self, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf target S (capped log slowdowns, ties 0, unmeasured at the cap) and split target Z (ListNet's
+        top-one probabilities) of the log times T (matrices x configurations, NaN where unmeasured)."""
         best = np.nanmin(T, axis=1)
         S = T - best[:, None]
         if float(self.tie_tol) > 0:
             S = np.where(S <= np.log1p(float(self.tie_tol)), 0.0, S)
-        if tied is not None:
-            S = np.where(tied, 0.0, S)
         cap = float(self.clip)
         if np.isfinite(cap):
             S = np.where(np.isnan(S), cap, np.minimum(S, cap))
         else:
             S = np.where(np.isnan(S), np.nanmax(S, axis=1)[:, None], S)
-        if self.target == "best":
-            return S, S
-        if self.target == "pairwise":
-            return S, S - S.mean(axis=1, keepdims=True)
-        if self.target == "listwise":
-            E = np.exp(-(S - S.min(axis=1, keepdims=True)) / float(self.temperature))
-            return S, E / E.sum(axis=1, keepdims=True)
-        fill = np.where(np.isnan(T), np.nanmax(T, axis=1)[:, None], T)
-        if self.target == "absolute":
-            return S, fill
-        j = _reference_column(self.reference, keys, T)
-        ref = np.where(np.isnan(T[:, j]), best, T[:, j])
-        return S, fill - ref[:, None]
+        E = np.exp(-(S - S.min(axis=1, keepdims=True)) / float(self.temperature))
+        return S, E / E.sum(axis=1, keepdims=True)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         """Predicted runtime (ms) per row; a configuration not seen in training is an error."""
@@ -317,8 +215,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             first, q = unique_rows(F)                  # rows of equal features share their walks
             S = forest_sums(tb, F[first])
             out[r] = np.exp(S[q, j] + S[q, -1])
-        lb = self._log_scale(X, "ForestModel.predict")
-        return out if lb is None else out * np.exp(lb)
+        return out
 
     def rank_scores(self, X: pd.DataFrame) -> np.ndarray:
         """Score per row of ``X``, lower is better: the predicted runtime (ms) times the bytes it moves per
@@ -327,38 +224,18 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         ms = self.predict(X)
         return ms * bytes_per_value(X) ** float(self.bytes_prior) if self.bytes_prior else ms
 
-    def _log_scale(self, X: pd.DataFrame, who: str) -> np.ndarray | None:
-        """log of the ``scale`` column per row of X (None without one); a column the schema does not read, or
-        a value not finite and > 0, is an error."""
-        if self.scale is None:
-            return None
-        schema = self.schema_
-        readable = (*schema.params, *CONFIG_NUMERIC) if schema.own else schema.params
-        if self.scale not in readable:
-            raise ValueError(f"The 'scale' parameter of ForestModel must name a per-configuration column the model "
-                             f"reads: one of {list(readable)}. Got {self.scale!r} instead.")
-        v = X[self.scale].to_numpy(np.float64)
-        bad = ~(np.isfinite(v) & (v > 0))
-        if bad.any():
-            raise ValueError(f"The 'X' parameter of {who} has {self.scale} = {float(v[bad][0])!r} in row "
-                             f"{int(np.flatnonzero(bad)[0])}; the 'scale' column must be finite and > 0.")
-        return np.log(v)
-
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
         inputs as ``feature_tf_`` computes them, one group per configuration the forest knows,
         base output log t_best, exp."""
-        from ..portable import Spec, feature_inputs, head, lookup_keys
         tb = self.tables_.get(layout.dtype)
         if tb is None:
             return None
-        group = lookup_keys(layout.keys("config"), tb["keys"])
+        group = lookup_keys(group_key(layout.frame, "config"), tb["keys"])
         nk = len(tb["keys"])
         V = tb["value"]
         inputs = feature_inputs(layout, self.feature_tf_)
-        out_col = -1 if self.scale is None else layout.col(self.scale)    # may append the column: rows grow
-        spec = Spec("forest", {**head(nk, layout.ncols, inputs, "exp", out_col=out_col,
-                                      rank_bytes_pow=float(self.bytes_prior)),
+        spec = Spec("forest", {**head(nk, layout.ncols, inputs, "exp", rank_bytes_pow=float(self.bytes_prior)),
                                "forest.ntrees": len(tb["root"]), "forest.nnodes": len(tb["feature"]),
                                "forest.nleaves": V.shape[0], "forest.nout": V.shape[1], "forest.base": nk,
                                "forest.cast_f32": 1, "forest.root": tb["root"], "forest.feature": tb["feature"],
@@ -399,10 +276,9 @@ def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: float = 0.0) -> dict[str, Any]:
+def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[str, Any]:
     """Flat node arrays of a fitted forest, leaf vectors the mean of Y over the training rows of L
-    reaching each leaf (divided by the number of trees), nodes numbered tree after tree; ``risk`` > 0:
-    every column but the last (log t_best) the power mean ``log(mean(exp(risk * y))) / risk`` instead."""
+    reaching each leaf (divided by the number of trees), nodes numbered tree after tree."""
     leaves = est.apply(L.astype(np.float32))                  # (n, ntrees) node ids
     ntrees = len(est.estimators_)
     feat, thr, left, right, root, vals = [], [], [], [], [], []
@@ -412,7 +288,7 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: flo
         lc, rc = tr.children_left.astype(np.int64), tr.children_right.astype(np.int64)
         leaf = lc < 0
         lid = np.cumsum(leaf) - 1 + nleaf                     # each leaf's vector
-        means = _leaf_means(leaves[:, i], Y, len(lc), risk)[leaf]
+        means = _leaf_means(leaves[:, i], Y, len(lc))[leaf]
         feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
         thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
         left.append(np.where(leaf, lid, lc + off).astype(np.int32))
@@ -426,37 +302,10 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, risk: flo
             "value": np.ascontiguousarray(np.vstack(vals))}
 
 
-def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int, risk: float) -> np.ndarray:
-    """Per node, the mean of the rows of Y that reach it (``node``: each row's node); with ``risk`` > 0 every column
-    but the last the power mean ``log(mean(exp(risk * y))) / risk``, each node's maximum taken out before exp so
-    that no slowdown or risk overflows it. A node no row reaches (a joint forest's leaf without this value type)
-    takes the mean over all rows."""
+def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int) -> np.ndarray:
+    """Per node, the mean of the rows of Y that reach it (``node``: each row's node); a node no row reaches
+    (an inner node) 0."""
     cnt = np.bincount(node, minlength=nnodes)[:, None]
     sums = np.zeros((nnodes, Y.shape[1]))
     np.add.at(sums, node, Y)
-    out = sums / np.maximum(cnt, 1)
-    if risk > 0:
-        P = Y[:, :-1]
-        top = np.full((nnodes, P.shape[1]), -np.inf)
-        np.maximum.at(top, node, P)
-        E = np.zeros_like(top)
-        np.add.at(E, node, np.exp(risk * (P - top[node])))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[:, :-1] = top + np.log(E / np.maximum(cnt, 1)) / risk
-    empty = cnt[:, 0] == 0
-    if empty.any():
-        out[empty] = _leaf_means(np.zeros(len(Y), np.int64), Y, 1, risk)[0]
-    return out
-
-
-def _reference_column(reference: str | None, keys: np.ndarray, T: np.ndarray) -> int:
-    """Column of T (configurations ``keys``, ``id@f32|f64``) of the reference configuration."""
-    ids = np.array([k.rsplit("@", 1)[0] for k in keys])
-    for ref in ([reference] if reference is not None else list(REFERENCES)):
-        hit = np.flatnonzero(ids == ref)
-        if hit.size:
-            return int(hit[0])
-    if reference is not None:
-        raise ValueError(f"The 'reference' parameter of ForestModel must be a configuration of the training table. "
-                         f"Got {reference!r} instead.")
-    return int(np.argmax(np.isfinite(T).sum(axis=0)))
+    return sums / np.maximum(cnt, 1)

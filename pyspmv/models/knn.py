@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..portable import KNN_WEIGHTING, Layout, Spec, Table, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
@@ -183,5 +184,24 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import knn_table
-        return knn_table(self, layout)
+        return _knn_table(self, layout)
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+def _knn_table(model: Any, layout: Layout) -> Table | None:
+    """KNNModel: transformed features min-max scaled by the training range; one point set (the training
+    matrices) with the learned weights; per configuration its target column (log runtime, NaN where
+    not measured) and k; weights 1 / max(d, 1e-12); exp."""
+    span = np.where(model.hi_ > model.lo_, model.hi_ - model.lo_, 1.0)
+    ins = feature_inputs(layout, model.feature_tf_.subset(model.features_), shift=model.lo_, div=span)
+    group = lookup_keys(group_key(layout.frame, "config"), model.groups_)
+    m, G = model.T_.shape
+    spec = Spec("knn", {**head(G, layout.ncols, ins, "exp"), "knn.nsets": 1, "knn.npoints": m, "knn.ntargets": G,
+                        "knn.set_ptr": np.array([0, m], np.int32),
+                        "knn.points": np.ascontiguousarray(model.Z_, dtype=np.float64).reshape(-1),
+                        "knn.target": np.ascontiguousarray(model.T_, dtype=np.float64).reshape(-1),
+                        "knn.weight": np.ascontiguousarray(model.weights_, dtype=np.float64),
+                        "knn.set": np.zeros(G, np.int32), "knn.k": np.asarray(model.k_, np.int32),
+                        "knn.tcol": np.arange(G, dtype=np.int32), "knn.weighting": KNN_WEIGHTING["floor"], "knn.dmin": float(_EPS)})
+    return layout.table(group, spec)

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import (
     CONFIG_FEATURES,
     LEHNERT_FEATURES,
@@ -191,5 +192,32 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
 
     def _portable_table(self, layout: Any) -> Any:
         """The portable form's table (:func:`pyspmv.portable.portable`)."""
-        from ..export_models import linear_table
-        return linear_table(self, layout)
+        return _linear_table(self, layout)
+
+
+# ---- portable form ----------------------------------------------------------------------------
+
+def _linear_table(model: Any, layout: Layout) -> Table | None:
+    """LinearModel: the transformed features (pyspmv's: log1p of Lehnert's and the per-configuration
+    features) and log2 of the parameters (NaN or <= 0 -> 1), one coefficient row per group, exp.  The
+    parameters' part of the sum is a constant of each configuration: it travels as one
+    per-configuration column of coefficient 1, so a ranking transforms only the matrix's features
+    (once) and two columns per configuration."""
+    schema = model.schema_
+    if schema.own:
+        ins = inputs([layout.col(n) for n in (*LEHNERT_FEATURES, *CONFIG_FEATURES)], "log1p", nan=0.0, lo=0.0,
+                     hi=BIG)
+        nf = len(LEHNERT_FEATURES) + len(CONFIG_FEATURES)
+    else:
+        ins = feature_inputs(layout, model.feature_tf_)
+        nf = len(schema.features)
+    group = lookup_keys(group_key(layout.frame, model.group_by), model.groups_)
+    coef = np.asarray(model.coef_, dtype=np.float64)
+    P = param_logs(layout.frame, schema.params)
+    ins = concat_inputs(ins, inputs([layout.add([float(P[j] @ coef[g, nf:]) if g >= 0 else 0.0
+                                                 for j, g in enumerate(group)])]))
+    G = len(model.groups_)
+    spec = Spec("linear", {**head(G, layout.ncols, ins, "exp"),
+                           "coef": np.ascontiguousarray(np.hstack([coef[:, :nf], np.ones((G, 1))])).reshape(-1),
+                           "intercept": np.ascontiguousarray(model.intercept_, dtype=np.float64)})
+    return layout.table(group, spec)

@@ -15,7 +15,8 @@ from scipy.linalg import blas
 
 from ..configs import Config, config
 from ..machine import warn_other_machine
-from ..matrix import Matrix, as_matrix
+from ..matrix import Matrix
+from ..mmio import as_matrix
 from ..portable import RankModel
 from ..rank import model_in_use
 from .record import SolveRecord
