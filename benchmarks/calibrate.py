@@ -83,7 +83,7 @@ def main() -> None:
     cal = pyspmv.load_model(args.calibrated)
     shipped = pyspmv.default_model(cal.device)
     c = cal.meta.get("calibration", {})
-    there = pyspmv.machine.fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
+    there = pyspmv.devices.machine.fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
     meta = json.loads((Path(args.truth) / "metadata.json").read_text(encoding="utf-8"))
     per = {"calibrated": picks(cal, ds), "shipped default": picks(shipped, ds)}
     if args.again:

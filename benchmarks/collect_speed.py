@@ -79,7 +79,7 @@ def breakdown(M: pyspmv.Matrix, repeats: int, warmup: int, n: int = 20) -> None:
     """Mean ms of each GPU step of one configuration, for an own kernel and a cuSPARSE one."""
     import numpy as np
 
-    from pyspmv import gpu
+    from pyspmv.devices import gpu
 
     x = np.linspace(-1, 1, M.ncols)
     for cid in ("pyspmv/csr/vector/tpv=4/bs=256", "cusparse/csr/default"):

@@ -22,7 +22,7 @@ import pandas as pd
 from _md import csv_provenance
 
 import pyspmv
-from pyspmv import generators
+from pyspmv.matrices import generators
 
 CASES = [("csr", {}), ("coo", {}), ("ell", {}), ("sell", {"c": 8, "sigma": 64}), ("bro_ell", {"h": 32, "bits": 0}),
          ("hyb", {}), ("dia", {}), ("jad", {}), ("bsr", {"b": 4})]

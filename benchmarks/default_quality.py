@@ -22,7 +22,7 @@ from _md import md_header, summary, write_report
 
 from pyspmv import datasets
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.train_default import BYTES_PRIOR, make_model
+from pyspmv.training.train_default import BYTES_PRIOR, make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 

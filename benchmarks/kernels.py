@@ -68,7 +68,7 @@ def measure(M: pyspmv.Matrix, dtype: str, copy_gbs: float, repeats: int, budget_
     base = df.loc[df.config == BASELINE, "median_ms"]
     df["vs_cusparse"] = (float(base.iloc[0]) if len(base) else np.nan) / df.median_ms
     df["copy_gbs"] = copy_gbs
-    df["timing"] = "queued"  # each run queued behind a wait kernel (see pyspmv.gpu.Plan.bench)
+    df["timing"] = "queued"  # each run queued behind a wait kernel (see pyspmv.devices.gpu.Plan.bench)
     return df
 
 

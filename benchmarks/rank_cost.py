@@ -38,7 +38,7 @@ from _timing import c_times, laplacian, product_us, reps_for, timed, uniform
 import pyspmv
 from pyspmv import datasets
 from pyspmv.evaluate import column_for, split_by_matrix
-from pyspmv.train_default import make_model
+from pyspmv.training.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 RANK = importlib.import_module("pyspmv.rank")  # the module; pyspmv.rank is the function
@@ -194,7 +194,7 @@ def main() -> None:
         ("Targets (issue 12): at most 1 product from 1e5 to 1e7 entries, at most 25 µs below 1e4 entries, at most 0.1 "
         "product at 1e7 entries estimated. `rank()`'s default mode estimates the features from a sample of at most "
         f"{RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries from {RANK.ESTIMATE_MIN_NNZ:.0e} entries "
-        "(`pyspmv.rank.ESTIMATE_MIN_NNZ`, `ESTIMATE_ROWS`, `ESTIMATE_NNZ`) and is exact below."), "", *cost_lines, "",
+        "(`pyspmv.ranking.rank.ESTIMATE_MIN_NNZ`, `ESTIMATE_ROWS`, `ESTIMATE_NNZ`) and is exact below."), "", *cost_lines, "",
         "## The model alone, in C", "",
         "Target: at most 5 µs to evaluate and sort the 135 H100 configurations with the default model.", "", *eval_lines,
         "",

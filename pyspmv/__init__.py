@@ -9,33 +9,61 @@ from __future__ import annotations
 from . import _openmp  # noqa: F401 (first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
 from ._version import version as _version
-from .benchmark import BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
-from .calibrate import BusyMachineError, Calibration, calibrate
-from .configs import FORMATS, Config, config, configs
-from .features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
-from .formats import FormatMatrix, convert
-from .machine import OtherMachineWarning
-from .matrix import Matrix
-from .portable import RankModel, portable
-from .rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
-from .spmv import spmv
+from .devices.benchmark import BusyMachineError, BusyMachineWarning, NoisyTimingWarning, benchmark, device_info
+from .devices.machine import OtherMachineWarning
+from .devices.spmv import spmv
+from .matrices.configs import FORMATS, Config, config, configs
+from .matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
+from .matrices.formats import FormatMatrix, convert
+from .matrices.matrix import Matrix
+from .ranking.portable import RankModel, portable
+from .ranking.rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
 
 #: Names imported on first use (module ``__getattr__``), by the module that defines them: they load pandas,
 #: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (on the 2-core VM
-#: 0.47 s before, 0.15 s after, process start included: benchmarks/results/cold_start.md). The modules whose
-#: names functions shadow (``benchmark``, ``calibrate``, ``features``, ``portable``, ``rank``, ``spmv``) are
-#: imported above, without those libraries: importing one later would put the module where the function is.
-_LAZY = {"collect": "datasets", "export_c": "export", "load_model": "modelfile", "save_model": "modelfile",
-         "generate": "generators", "load": "mmio"}
+#: 0.47 s before, 0.15 s after, process start included: benchmarks/results/cold_start.md).
+_LAZY = {"Calibration": "training.calibrate", "calibrate": "training.calibrate", "collect": "datasets",
+         "export_c": "ranking.export", "load_model": "ranking.modelfile", "save_model": "ranking.modelfile",
+         "generate": "matrices.generators", "load": "matrices.mmio"}
 _LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
 
 __all__ = [
-    "BusyMachineError", "BusyMachineWarning", "CONFIG_FEATURE_NAMES", "CalibratedModelWarning", "Calibration",
-    "Config", "DeviceUnavailableError", "FEATURE_NAMES", "FORMATS", "FormatMatrix", "Matrix", "NoisyTimingWarning",
-    "NotApplicableError", "OtherMachineWarning", "RankModel",
-    "Ranking", "benchmark", "calibrate", "calibrated_model", "collect", "config", "config_features", "configs",
-    "convert", "datasets", "default_model", "device_info", "export_c",
-    "features", "generate", "load", "load_model", "portable", "rank", "save_model", "spmv",
+    "CONFIG_FEATURE_NAMES",
+    "FEATURE_NAMES",
+    "FORMATS",
+    "BusyMachineError",
+    "BusyMachineWarning",
+    "CalibratedModelWarning",
+    "Calibration",
+    "Config",
+    "DeviceUnavailableError",
+    "FormatMatrix",
+    "Matrix",
+    "NoisyTimingWarning",
+    "NotApplicableError",
+    "OtherMachineWarning",
+    "RankModel",
+    "Ranking",
+    "benchmark",
+    "calibrate",
+    "calibrated_model",
+    "collect",
+    "config",
+    "config_features",
+    "configs",
+    "convert",
+    "datasets",
+    "default_model",
+    "device_info",
+    "export_c",
+    "features",
+    "generate",
+    "load",
+    "load_model",
+    "portable",
+    "rank",
+    "save_model",
+    "spmv",
 ]
 
 

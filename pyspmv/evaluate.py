@@ -16,9 +16,13 @@ from scipy.stats import kendalltau
 from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 
+from . import datasets
+
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
-from .configs import config
+from .matrices.configs import config
+from .models import MODELS
 from .models._common import unit_key
+from .ranking.modelfile import save_model
 
 #: Matrices whose CSR arrays take fewer bytes than this fit the H100's L2 cache (50 MB).
 L2_BYTES = 50e6
@@ -403,9 +407,6 @@ def train(dataset: str, model: str = "boosted", *, dtype: str | None = "float64"
     on every matrix (with the conversion-cost fit of the dataset's ``convert_ms``) and save it to ``out``
     with :func:`pyspmv.save_model` (when given). ``verbose`` >= 1 shows each fit's progress on stderr.
     Returns the held-out evaluation."""
-    from . import datasets
-    from .export import save_model
-    from .models import MODELS
     if model not in MODELS:
         raise ValueError(f"The 'model' parameter of train() must be one of {', '.join(MODELS)}. Got {model!r} instead.")
     ds = datasets.load(dataset, dtype=dtype)

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .matrices.mmio import as_matrix
+
 __all__ = ["benchmark", "predicted_vs_measured", "ranking", "ranking_quality", "spy"]
 
 #: :func:`ranking` draws its times on a log axis where the largest is more than this many times the smallest.
@@ -42,7 +44,6 @@ def spy(A: Any, ax: Any = None, bins: int = 256, title: str | None = None) -> An
     ``A``: a Matrix, scipy.sparse matrix or Matrix Market path. Cheap on any size (see
     :meth:`pyspmv.Matrix.density`). Returns the Axes.
     """
-    from .mmio import as_matrix
     M = as_matrix(A)
     ax = _axes(ax, (4.0, 4.0))
     grid = M.density(bins)

@@ -29,7 +29,7 @@ from _timing import c_times, cc, laplacian, product_us, reps_for, timed, uniform
 
 from pyspmv import datasets
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.train_default import make_model
+from pyspmv.training.train_default import make_model
 
 __all__ = ["LARGE", "ROOT", "c_times", "cc", "laplacian", "md_header", "md_row", "md_table", "metrics", "paired_diff",
            "pool_of", "product_us", "provenance", "recipe", "repeated_folds", "reps_for", "run", "summary", "timed",

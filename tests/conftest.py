@@ -52,7 +52,7 @@ def bad_files() -> list[Path]:
 
 def gpu_skip_reason() -> str | None:
     """Why GPU tests cannot run here (shown with each skip), or None."""
-    from pyspmv import gpu
+    from pyspmv.devices import gpu
 
     return gpu.unavailable_reason()
 

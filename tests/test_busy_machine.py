@@ -13,8 +13,8 @@ import warnings
 import pytest
 
 import pyspmv
-from pyspmv import machine
-from pyspmv.benchmark import BUSY_CPUS
+from pyspmv.devices import machine
+from pyspmv.devices.benchmark import BUSY_CPUS
 from pyspmv.cli import main
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its

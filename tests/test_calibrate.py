@@ -14,9 +14,9 @@ import pytest
 
 import pyspmv
 from pyspmv import adapt, machine
-from pyspmv.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
+from pyspmv.training.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
 from pyspmv.cli import main
-from pyspmv.rank import reread_calibrated
+from pyspmv.ranking.rank import reread_calibrated
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
 
@@ -346,7 +346,7 @@ def test_a_full_disk_leaves_no_part_file(tmp_path, monkeypatch):
     import errno
     import shutil
 
-    from pyspmv import export
+    from pyspmv.ranking import export
 
     def full(model, path, **kwargs):
         Path(path).write_bytes(b"PK half")

@@ -13,7 +13,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import pyspmv
-from pyspmv import gpu
+from pyspmv.devices import gpu
 from pyspmv.cli import EXIT_BROKEN_PIPE, TOP_DEFAULT, main
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
@@ -101,7 +101,7 @@ def test_rank_prints_a_labelled_table(capsys):
 def test_rank_marks_ties_and_gives_the_tail_as_order_only(capsys):
     """The cuda default on a power-law matrix: block-size variants within the measured error of the pick are
     ties, predictions beyond its readable gap are printed without a time, each mark explained once below."""
-    from pyspmv.rank import DEFAULT_PRECISION
+    from pyspmv.ranking.rank import DEFAULT_PRECISION
     p = DEFAULT_PRECISION["cuda"]
     assert main(["rank", "--generate", "powerlaw:2000", "--top", "all"]) == 0
     out = capsys.readouterr().out
@@ -353,7 +353,7 @@ def test_info_json_and_a_calibrated_model(tmp_path, monkeypatch, capsys):
     unreadable one with the reason rank() falls back to the shipped default."""
     import hashlib
 
-    from pyspmv.rank import reread_calibrated
+    from pyspmv.ranking.rank import reread_calibrated
     monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
     assert main(["export", "--default", "cpu", "--out", str(tmp_path / "calibrated_cpu.pyspmv")]) == 0
     (tmp_path / "calibrated_cuda.pyspmv").write_text("junk")
@@ -400,7 +400,7 @@ def test_train_default_never_writes_into_the_package(tmp_path, monkeypatch, caps
     pkg = Path(pyspmv.__file__).resolve().parent
     before = {p: p.stat().st_mtime_ns for p in (pkg / "data").iterdir()}
     called = []
-    monkeypatch.setattr(pyspmv.train_default, "train", lambda *a, **k: called.append(a))
+    monkeypatch.setattr(pyspmv.training.train_default, "train", lambda *a, **k: called.append(a))
     for out in (pkg / "data" / "default_h100.pyspmv", pkg / "data" / "mine.pyspmv", pkg / "mine.pyspmv"):
         assert main(["train-default", "--dataset", "h100", "--out", str(out), "--quiet"]) == 2
         err = capsys.readouterr().err
@@ -418,8 +418,8 @@ def test_train_default_never_writes_into_the_package(tmp_path, monkeypatch, caps
 def test_train_default_writes_to_pyspmv_home_by_default(tmp_path, monkeypatch, capsys):
     home = tmp_path / "home"
     monkeypatch.setenv("PYSPMV_HOME", str(home))
-    real = pyspmv.train_default.train
-    monkeypatch.setattr(pyspmv.train_default, "train",
+    real = pyspmv.training.train_default.train
+    monkeypatch.setattr(pyspmv.training.train_default, "train",
                         lambda dataset, kind, seed, **kw: real(str(TINY), "linear", seed, **kw))
     assert main(["train-default", "--dataset", "cpu", "--quiet"]) == 0
     err = capsys.readouterr().err

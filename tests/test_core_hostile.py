@@ -76,7 +76,7 @@ def test_csr_check_reads_indptr_before_indices():
 
 def test_rank_core_refuses_bad_columns():
     rm = pyspmv.default_model("cpu")
-    from pyspmv.rank import _prepared
+    from pyspmv.ranking.rank import _prepared
 
     cap = _prepared(rm, "float64").capsule
     ip = np.array([0, 2, 3], np.int32)
@@ -89,10 +89,10 @@ def test_rank_core_refuses_bad_columns():
 
 def test_rank_core_pairs_and_their_argument_checks():
     rm = pyspmv.default_model("cpu")
-    from pyspmv.rank import _prepared
+    from pyspmv.ranking.rank import _prepared
 
     p = _prepared(rm, "float64")
-    M = pyspmv.generators.poisson2d(6)
+    M = pyspmv.matrices.generators.poisson2d(6)
     args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8, None, 0)
     order, ms = _core.rank(*args)
     n = len(p.id_tuple)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import pyspmv
-from pyspmv import generators
+from pyspmv.matrices import generators
 from pyspmv.datasets import X_COLUMNS, CorpusEntry, collect, consolidate, design_rows, load
 from pyspmv.datasets.collect import TIMING_COLUMNS, read_table
 
@@ -70,7 +70,7 @@ def test_tables_have_the_schema(collected):
 
 SCRIPT = textwrap.dedent("""
     import functools, sys, time
-    from pyspmv import generators
+    from pyspmv.matrices import generators
     from pyspmv.datasets import CorpusEntry, collect
 
     def build(i, slow):

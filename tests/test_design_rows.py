@@ -15,9 +15,9 @@ from strategies import csr_matrices
 
 import pyspmv
 from pyspmv import _core
-from pyspmv.formats import format_code
-from pyspmv.portable import COL, VALUE_BYTES
-from pyspmv.rank import _prepared, default_model
+from pyspmv.matrices.formats import format_code
+from pyspmv.ranking.portable import COL, VALUE_BYTES
+from pyspmv.ranking.rank import _prepared, default_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_DIRS = [ROOT.parent / "shared" / "matrices", ROOT.parents[1] / "shared" / "matrices"]
@@ -103,7 +103,7 @@ def test_one_pass_sizes_real(path):
 _THREADS_SCRIPT = """
 import sys, numpy as np, scipy.sparse as sp, pyspmv
 from pyspmv import _core
-from pyspmv.rank import _prepared, default_model
+from pyspmv.ranking.rank import _prepared, default_model
 rng = np.random.default_rng(5)
 n = 120_000
 lens = np.minimum(n, (rng.pareto(1.2, n) * 6).astype(np.int64))
@@ -138,7 +138,7 @@ def test_one_pass_same_bits_any_thread_count(tmp_path):
 _SMALL_THREADS_SCRIPT = """
 import sys, numpy as np, scipy.sparse as sp, pyspmv
 from pyspmv import _core
-from pyspmv.rank import _prepared, default_model
+from pyspmv.ranking.rank import _prepared, default_model
 rng = np.random.default_rng(7)
 T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(60, 60))
 heavy = sp.random(3000, 3000, density=0.0, format="lil")

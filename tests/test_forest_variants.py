@@ -11,7 +11,7 @@ import pytest
 from modeldata import planted_frame
 
 import pyspmv
-from pyspmv.matrix import VALUE_BYTES
+from pyspmv.matrices.matrix import VALUE_BYTES
 from pyspmv.models import ForestModel
 
 

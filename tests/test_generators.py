@@ -1,4 +1,4 @@
-"""pyspmv.generators: each family's defining property, determinism, values, bad parameters."""
+"""pyspmv.matrices.generators: each family's defining property, determinism, values, bad parameters."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import pyspmv
-from pyspmv import generators as g
+from pyspmv.matrices import generators as g
 
 
 def lengths(A: pyspmv.Matrix) -> np.ndarray:
@@ -165,7 +165,7 @@ def test_bad_parameters(call, match):
 
 
 def test_the_former_name_pyspmv_datasets_generators_warns_and_is_the_same_module():
-    with pytest.warns(DeprecationWarning, match="pyspmv.generators"):
+    with pytest.warns(DeprecationWarning, match="pyspmv.matrices.generators"):
         from pyspmv.datasets import generators as old
     assert old is g
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from conftest import shared_params
 
 import pyspmv
-from pyspmv import gpu
+from pyspmv.devices import gpu
 
 pytestmark = pytest.mark.gpu
 

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 import pyspmv
 from pyspmv import gpu, mmio
-from pyspmv.benchmark import _Runner
+from pyspmv.devices.benchmark import _Runner
 
 DENSE = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 0.0]])
 FORMATS = ("csr", "csc", "coo", "bsr", "dia", "dok", "lil")

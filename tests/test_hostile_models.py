@@ -16,7 +16,7 @@ from modeldata import cpu_frame
 
 import pyspmv
 from pyspmv import models
-from pyspmv.modelfile import read_model
+from pyspmv.ranking.modelfile import read_model
 
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 NM, READELF = shutil.which("nm"), shutil.which("readelf")

@@ -93,12 +93,12 @@ def test_no_import_circle_between_files():
 
 
 def test_matrix_imports_nothing_above_it():
-    assert graph()["pyspmv.matrix"] <= {"pyspmv._core"}
+    assert graph()["pyspmv.matrices.matrix"] <= {"pyspmv._core"}
 
 
 def test_portable_imports_no_estimator_and_not_rank():
     up = {m for m in graph()["pyspmv.portable"] if m.startswith("pyspmv.models") or m in (
-        "pyspmv.rank", "pyspmv.cache", "pyspmv.modelfile", "pyspmv.export")}
+        "pyspmv.rank", "pyspmv.ranking.cache", "pyspmv.ranking.modelfile", "pyspmv.ranking.export")}
     assert up == set()
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyspmv
-from pyspmv import mmio
+from pyspmv.matrices import mmio
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
 # compiled modules) would come first on sys.path and shadow the installed one.

@@ -22,9 +22,9 @@ import pytest
 import pyspmv
 from pyspmv import _core, export, machine, modelfile
 from pyspmv.cli import main
-from pyspmv.configs import configs
-from pyspmv.portable import RankModel, Spec, Table, inputs
-from pyspmv.rank import reread_calibrated
+from pyspmv.matrices.configs import configs
+from pyspmv.ranking.portable import RankModel, Spec, Table, inputs
+from pyspmv.ranking.rank import reread_calibrated
 
 LIMIT = _core.MODEL_MAX_STEPS
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pyspmv import _core
-from pyspmv.portable import Spec, head, inputs
+from pyspmv.ranking.portable import Spec, head, inputs
 
 portable = importlib.import_module("pyspmv.portable")       # pyspmv.portable is also a function
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import pyspmv
-from pyspmv.rank import DEFAULT_PRECISION, Precision, Ranking
+from pyspmv.ranking.rank import DEFAULT_PRECISION, Precision, Ranking
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"

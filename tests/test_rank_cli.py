@@ -107,4 +107,4 @@ def test_train_default_adds_the_new_matrices_of_extra_datasets(tmp_path):
     times["device"] = "cuda"
     times.to_csv(more / "timings.csv.gz", index=False)
     with pytest.raises(ValueError, match="mix devices"):
-        pyspmv.train_default.train(str(TINY), "linear", extra=[str(more)], verbose=0)
+        pyspmv.training.train_default.train(str(TINY), "linear", extra=[str(more)], verbose=0)

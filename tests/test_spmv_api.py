@@ -88,7 +88,7 @@ def test_format_matrix_reports_sizes(A):
 @pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_table(A):
     df = pyspmv.benchmark(A, ["cpu/csr/rows", "cpu/csr/nnz"], dtype="float32", repeats=5, warmup=1, progress=False)
-    assert list(df.columns) == pyspmv.benchmark.__globals__["COLUMNS"]
+    assert list(df.columns) == pyspmv.devices.benchmark.__globals__["COLUMNS"]
     assert (df.status == "ok").all() and (df.repeats == 5).all()
     assert (df.q25_ms <= df.median_ms).all() and (df.median_ms <= df.q75_ms).all() and (df.min_ms <= df.q25_ms).all()
     assert (df.convert_ms > 0).all() and (df.dtype == "float32").all()
@@ -121,7 +121,7 @@ def test_benchmark_argument_errors(A):
 
 
 def test_gpu_absent_raises_device_unavailable(A):
-    from pyspmv import gpu
+    from pyspmv.devices import gpu
 
     reason = gpu.unavailable_reason()
     if reason is None:
@@ -157,7 +157,7 @@ def test_spmv_of_a_formatmatrix_neither_converts_nor_checks_again(A, monkeypatch
     def no_convert(*args, **kwargs):
         raise AssertionError("spmv() converted a FormatMatrix again")
 
-    monkeypatch.setattr(pyspmv.run, "convert", no_convert)
+    monkeypatch.setattr(pyspmv.devices.run, "convert", no_convert)
     x = np.arange(A.ncols, dtype=np.float64)
     np.testing.assert_allclose(pyspmv.spmv(F, x, "cpu/sell/c=8/sigma=64"), A.to_scipy() @ x, rtol=1e-12)
     assert F.state is state and isinstance(state, pyspmv._core.State)

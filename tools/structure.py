@@ -70,7 +70,7 @@ def _modules(root: Path) -> dict[str, Path]:
     return out
 
 
-def _imports(path: Path, name: str, modules: dict[str, Path]) -> list[tuple[str, int, bool, str]]:
+def _imports(path: Path, name: str, modules: dict[str, Path], root: Path) -> list[tuple[str, int, bool, str]]:
     """(target module, line, inside a function, first name imported) for each import of a package module."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -89,7 +89,7 @@ def _imports(path: Path, name: str, modules: dict[str, Path]) -> list[tuple[str,
                     base = ".".join(up + ([base] if base else []))
                 for a in child.names:
                     sub = f"{base}.{a.name}"
-                    if sub not in modules and (path.parent / f"{a.name}.pyi").exists():
+                    if sub not in modules and (root / Path(*base.split(".")) / f"{a.name}.pyi").exists():
                         continue                    # an extension module of the package (_core, _cuda)
                     found.append((sub if sub in modules else base, child.lineno, in_function, base))
             visit(child, inner)
@@ -140,7 +140,7 @@ def check_imports(root: Path = ROOT) -> list[str]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     problems = []
     for name, path in modules.items():
-        for target, line, in_function, first in _imports(path, name, modules):
+        for target, line, in_function, first in _imports(path, name, modules, root):
             rel = path.relative_to(root)
             if target in modules and target != name:
                 graph[name].add(target)

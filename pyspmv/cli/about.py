@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, _core
-from .. import gpu as g
-from ..configs import DEVICES
-from ..machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
-from ..rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, precision_of
+from ..devices import gpu as g
+from ..devices.machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
+from ..matrices.configs import DEVICES
+from ..ranking.rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, precision_of
 
 #: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
 SHA_CHARS = 12

@@ -6,8 +6,8 @@ import argparse
 import sys
 import warnings
 
-from ..benchmark import NoisyTimingWarning, benchmark
-from ..machine import device_name
+from ..devices.benchmark import NoisyTimingWarning, benchmark
+from ..devices.machine import device_name
 from .common import device_of_configs, matrix_of
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..calibrate import DRIFT_NOTE, calibrate
-from ..machine import device_name
+from ..devices.machine import device_name
+from ..training.calibrate import calibrate
+from ..training.defaults import DRIFT_NOTE
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,11 +12,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._core import DeviceUnavailableError
-from ..calibrate import BusyMachineError
-from ..configs import config
-from ..generators import generate
-from ..matrix import Matrix
-from ..mmio import load
+from ..devices.benchmark import BusyMachineError
+from ..matrices.configs import config
+from ..matrices.generators import generate
+from ..matrices.matrix import Matrix
+from ..matrices.mmio import load
 
 #: Exceptions reported as one line (and exit status 2) unless --debug asks for the traceback.
 USER_ERRORS = (ValueError, TypeError, OSError, MemoryError, DeviceUnavailableError, BusyMachineError)

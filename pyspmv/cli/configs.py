@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..configs import DEVICES, configs
+from ..matrices.configs import DEVICES, configs
 from .common import print_json
 
 

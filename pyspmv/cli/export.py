@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..export import export_c, load_model, save_model
-from ..rank import default_model
+from ..ranking.export import export_c
+from ..ranking.modelfile import load_model, save_model
+from ..ranking.rank import default_model
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..features import features
+from ..matrices.features import features
 from .common import matrix_of, print_json
 
 

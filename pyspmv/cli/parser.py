@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..calibrate import BUDGET_S, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
-from ..configs import DEVICES
-from ..generators import GENERATORS
-from ..machine import HOME_ENV
-from ..rank import DEFAULT_PRECISION
-from ..train_default import BYTES_PRIOR
-from ..train_default import MODELS as DEFAULT_KINDS
+from ..devices.machine import HOME_ENV
+from ..matrices.configs import DEVICES
+from ..matrices.generators import GENERATORS
+from ..ranking.rank import DEFAULT_PRECISION
+from ..training.defaults import BUDGET_S, BYTES_PRIOR, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
+from ..training.defaults import MODELS as DEFAULT_KINDS
 
 #: What `pyspmv rank` prints unless --top says otherwise.
 TOP_DEFAULT = 10

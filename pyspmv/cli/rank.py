@@ -8,11 +8,11 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ..export import load_model
-from ..machine import OtherMachineWarning, calibrated_path, measured_on
-from ..matrix import Matrix
-from ..mmio import load
-from ..rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
+from ..devices.machine import OtherMachineWarning, calibrated_path, measured_on
+from ..matrices.matrix import Matrix
+from ..matrices.mmio import load
+from ..ranking.modelfile import load_model
+from ..ranking.rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
 from .common import USER_ERRORS, generated, print_json
 
 

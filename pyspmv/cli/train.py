@@ -8,9 +8,9 @@ from pathlib import Path
 
 from .. import datasets
 from ..evaluate import column_for, evaluate, format_summary
-from ..export import save_model
 from ..models import MODELS
-from ..portable import portable
+from ..ranking.modelfile import save_model
+from ..ranking.portable import portable
 from .common import step
 from .parser import MODEL_SUFFIX
 

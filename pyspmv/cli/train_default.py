@@ -6,8 +6,8 @@ import argparse
 import shlex
 import sys
 
-from .. import train_default as recipe  # by module: tests replace recipe.train
-from ..export import save_model
+from ..ranking.modelfile import save_model
+from ..training import train_default as recipe  # by module: tests replace recipe.train
 
 
 def run(args: argparse.Namespace) -> int:

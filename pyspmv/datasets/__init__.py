@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..matrices import generators
 from .collect import DamagedPartWarning, collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, scaled_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
@@ -14,10 +15,9 @@ __all__ = ["X_COLUMNS", "CorpusEntry", "DamagedPartWarning", "Dataset", "availab
 
 
 def __getattr__(name: str) -> Any:
-    """``pyspmv.datasets.generators``, the former home of :mod:`pyspmv.generators`, with a warning."""
+    """``pyspmv.datasets.generators``, the former home of :mod:`pyspmv.matrices.generators`, with a warning."""
     if name == "generators":
-        warnings.warn("pyspmv.datasets.generators is now pyspmv.generators (one module for every generator); "
+        warnings.warn("pyspmv.datasets.generators is now pyspmv.matrices.generators (one module for every generator); "
                       "the old name will be removed.", DeprecationWarning, stacklevel=2)
-        from .. import generators
         return generators
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,12 +21,12 @@ from tqdm.auto import tqdm
 
 from .._core import DeviceUnavailableError
 from .._version import version
-from ..benchmark import COLUMNS, benchmark, device_info
-from ..configs import Config, config
-from ..configs import configs as all_configs
-from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
-from ..matrix import Matrix, value_dtype
-from ..mmio import load
+from ..devices.benchmark import COLUMNS, benchmark, device_info
+from ..matrices.configs import Config, config
+from ..matrices.configs import configs as all_configs
+from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
+from ..matrices.matrix import Matrix, value_dtype
+from ..matrices.mmio import load
 from .corpus import CorpusEntry
 
 TIMING_COLUMNS = [*COLUMNS, *CONFIG_FEATURE_NAMES]

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import generators as gen
-from ..matrix import Matrix
-from ..mmio import load
+from ..matrices import generators as gen
+from ..matrices.matrix import Matrix
+from ..matrices.mmio import load
 
 #: Rows one full-GPU iteration covers with a warp per row on the H100 (Guo's strip).
 _STRIP = gen.H100["sm_count"] * gen.H100["threads_per_sm"] // gen.H100["warp_size"]
@@ -192,7 +192,7 @@ def scaled_corpus(folder: str | os.PathLike[str], min_nnz: float = 3e6, max_nnz:
 
     Each matrix of ``folder`` (:func:`folder_corpus`) draws, from ``seed`` and its own name alone, a
     rank within its kind, a size target log-uniform in ``[min_nnz, max_nnz]`` and a mode, ``'tile'``
-    or ``'kron'`` (:func:`pyspmv.generators.scaled`); of each kind the ``per_kind`` lowest ranks whose
+    or ``'kron'`` (:func:`pyspmv.matrices.generators.scaled`); of each kind the ``per_kind`` lowest ranks whose
     scaled size lies in the range are kept (a matrix too large to scale by 2 within it is passed over).
     No draw depends on the folder's other files, so a folder holding only the chosen matrices gives the
     same entries. Unlike ``standard_corpus(real=...)``, which tiles every matrix at a size set by its
@@ -225,7 +225,7 @@ def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,
                     real: str | os.PathLike[str] | None = None) -> list[CorpusEntry]:
     """The generated corpus of the shipped datasets, smallest first, built lazily.
 
-    282 entries over every family of :mod:`pyspmv.generators`, log-spread in size: 238 from
+    282 entries over every family of :mod:`pyspmv.matrices.generators`, log-spread in size: 238 from
     1e4 to 3e6 stored entries, 40 from 3e6 to 3e7, and 4 from 3e7 to 1e8 (the largest a 3-D 7-point
     stencil of 9.9e7). Names and matrices depend only on ``seed``, never on the size limits.
 

@@ -6,14 +6,15 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..configs import Config, config_frame
-from ..features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, PARAM_COLUMNS
+from ..matrices.configs import Config, config_frame
+from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, PARAM_COLUMNS
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
 #: PARAM_COLUMNS (re-exported): configuration parameter columns of X, in order, p_<name> for each
@@ -59,7 +60,6 @@ class Dataset:
 
     def _repr_html_(self) -> str:
         """Device, value types, matrices, configurations, rows and the head of X, for Jupyter."""
-        from html import escape
         info = self.metadata.get("device_info", {})
         device = info.get("gpu_name") or info.get("processor") or info.get("device", "?")
         dtypes = ", ".join(sorted({"float32" if b == 4.0 else "float64" for b in self.X["value_bytes"].unique()}))
@@ -74,7 +74,7 @@ class Dataset:
 
 def _config_frame(ids: Iterable[str]) -> pd.DataFrame:
     """Configuration columns of X for each id, in the order given: the core parses each distinct id
-    once (:func:`pyspmv.configs.config_frame`); the ``config`` column keeps the id as the table spells it."""
+    once (:func:`pyspmv.matrices.configs.config_frame`); the ``config`` column keeps the id as the table spells it."""
     ids = list(ids)
     uniq = list(dict.fromkeys(ids))
     try:

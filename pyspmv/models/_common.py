@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..features import PARAM_COLUMNS
-from ..matrix import VALUE_BYTES
-from ..portable import lookup_keys
+from ..matrices.features import PARAM_COLUMNS
+from ..matrices.matrix import VALUE_BYTES
+from ..ranking.portable import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
     CONFIG_NUMERIC,

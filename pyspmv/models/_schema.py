@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
-from ..matrix import VALUE_BYTES
+from ..matrices.features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
+from ..matrices.matrix import VALUE_BYTES
 
 #: The value sizes a ``value_bytes`` column may hold.
 _SIZES = tuple(float(b) for b in VALUE_BYTES.values())

@@ -11,12 +11,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .. import generators as gen
-from ..benchmark import benchmark, device_info
-from ..configs import config as get_config
-from ..features import H100, config_features
-from ..matrix import DTYPES, VALUE_BYTES, Matrix
-from ..portable import Layout, Spec, Table, head, inputs, lookup_keys
+from ..devices.benchmark import benchmark, device_info
+from ..matrices import generators as gen
+from ..matrices.configs import config as get_config
+from ..matrices.features import H100, config_features
+from ..matrices.matrix import DTYPES, VALUE_BYTES, Matrix
+from ..ranking.portable import Layout, Spec, Table, head, inputs, lookup_keys
 from ._common import (
     OWN,
     PARAM_COLUMNS,
@@ -33,7 +33,7 @@ from ._common import (
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
                                   "config", "library", "format", "kernel", *PARAM_COLUMNS, "value_bytes",
                                   "padding_ratio")
-#: The H100's properties (pyspmv.features.H100) with the most threads of a block, which Guo's CSR splits at.
+#: The H100's properties (pyspmv.matrices.features.H100) with the most threads of a block, which Guo's CSR splits at.
 _H100 = {"sm_count": H100["sm_count"], "max_threads_per_sm": H100["threads_per_sm"], "max_threads_per_block": 1024,
          "warp_size": H100["warp_size"]}
 #: Device properties assumed for the CPU: a "strip" is what all cores do in one sweep of 256 rows each.
@@ -99,7 +99,7 @@ class _BenchmarkModel(RankMixin, RegressorMixin, BaseEstimator):
     _family = ""     # the relations' family in the portable form: "guo" or "wang"
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _formula_table(self, layout)
 
     def _props(self) -> dict[str, int]:
@@ -253,7 +253,7 @@ class GuoModel(_BenchmarkModel):
                    max_nnz: int = 1 << 26, repeats: int = 50, timer: Timer | None = None) -> GuoModel:
         """Generate the benchmark matrices for ``device``, time them and fit CSR, ELL, COO (HYB = ELL + COO).
 
-        CSR and ELL: :func:`pyspmv.generators.guo` matrices, ``s`` strips of rows (one thread per
+        CSR and ELL: :func:`pyspmv.matrices.generators.guo` matrices, ``s`` strips of rows (one thread per
         row), every row ``x`` entries with x on both sides of max threads per block; COO: ``s`` strips of
         nonzeros (8 per row). Matrices past ``max_nnz``
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
@@ -333,7 +333,7 @@ class WangModel(_BenchmarkModel):
                    strips: tuple[int, ...] = (1, 2), means: tuple[int, ...] = (2, 4, 8, 16, 32, 64),
                    max_nnz: int = 1 << 26, repeats: int = 50, seed: int = 0,
                    timer: Timer | None = None) -> WangModel:
-        """Time :func:`pyspmv.generators.row_lengths` matrices (``s`` strips of rows, row lengths
+        """Time :func:`pyspmv.matrices.generators.row_lengths` matrices (``s`` strips of rows, row lengths
         normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
         JAD) and fit the relations."""
         if dtype not in DTYPES:

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import RankMixin, Schema, check_verbose, check_y, group_index, group_key, log_features, progress, unit_key
 from ._trees import gb_ensembles, tree_fields
 
@@ -165,7 +165,7 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         return np.exp(out)
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _boosted_table(self, layout)
 
 

@@ -13,7 +13,7 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
-from ..portable import Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.portable import Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import (
     RankMixin,
     check_groups,
@@ -222,7 +222,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         return np.exp(reg) * np.where(cls > 0, 1.0, float(self.bad_penalty))
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _svm_table(self, layout)
 
 
@@ -377,7 +377,7 @@ class CascadeModel(RankMixin, ClassifierMixin, BaseEstimator):
         return out
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _cascade_table(self, layout)
 
 

@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..matrix import VALUE_BYTES
-from ..portable import Spec, feature_inputs, head, lookup_keys
+from ..matrices.matrix import VALUE_BYTES
+from ..ranking.portable import Spec, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 
 _DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}
@@ -225,7 +225,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         return ms * bytes_per_value(X) ** float(self.bytes_prior) if self.bytes_prior else ms
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table of ``layout``'s value type (:func:`pyspmv.portable.portable`):
+        """The portable form's table of ``layout``'s value type (:func:`pyspmv.ranking.portable.portable`):
         inputs as ``feature_tf_`` computes them, one group per configuration the forest knows,
         base output log t_best, exp."""
         tb = self.tables_.get(layout.dtype)

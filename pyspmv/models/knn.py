@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..portable import KNN_WEIGHTING, Layout, Spec, Table, feature_inputs, head, lookup_keys
+from ..ranking.portable import KNN_WEIGHTING, Layout, Spec, Table, feature_inputs, head, lookup_keys
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
@@ -183,7 +183,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
         return np.exp(out)
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _knn_table(self, layout)
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
 from ._common import (
     CONFIG_FEATURES,
     LEHNERT_FEATURES,
@@ -191,7 +191,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
             return np.exp(np.einsum("ij,ij->i", A, self.coef_[idx]) + self.intercept_[idx])
 
     def _portable_table(self, layout: Any) -> Any:
-        """The portable form's table (:func:`pyspmv.portable.portable`)."""
+        """The portable form's table (:func:`pyspmv.ranking.portable.portable`)."""
         return _linear_table(self, layout)
 
 

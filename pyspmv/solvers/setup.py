@@ -13,12 +13,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
-from ..configs import Config, config
-from ..machine import warn_other_machine
-from ..matrix import Matrix
-from ..mmio import as_matrix
-from ..portable import RankModel
-from ..rank import model_in_use
+from ..devices.machine import warn_other_machine
+from ..matrices.configs import Config, config
+from ..matrices.matrix import Matrix
+from ..matrices.mmio import as_matrix
+from ..ranking.portable import RankModel
+from ..ranking.rank import model_in_use
 from .record import SolveRecord
 from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
 

@@ -14,10 +14,10 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .. import _core
-from ..configs import Config, config
-from ..formats import FormatMatrix, convert
-from ..matrix import Matrix
-from ..rank import rank
+from ..matrices.configs import Config, config
+from ..matrices.formats import FormatMatrix, convert
+from ..matrices.matrix import Matrix
+from ..ranking.rank import rank
 from .record import SolveRecord
 
 #: Selection policies, see :func:`pyspmv.solvers.cg`.

@@ -34,7 +34,7 @@ from sklearn.model_selection import GroupKFold
 
 from pyspmv import datasets, device_info
 from pyspmv.evaluate import split_by_matrix
-from pyspmv.features import FEATURE_NAMES
+from pyspmv.matrices.features import FEATURE_NAMES
 from pyspmv.models import ForestModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py (for --c-eval)

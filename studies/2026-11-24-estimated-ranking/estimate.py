@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 import pyspmv
 from pyspmv import _core, datasets
-from pyspmv.rank import _prepared, default_model
+from pyspmv.ranking.rank import _prepared, default_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
 from _common import md_header, md_row
@@ -208,7 +208,7 @@ def main() -> None:
               f"({'found' if a.corpus.is_dir() else 'missing: generated matrices only'})."), "",
              "## Cost, in single-thread `cpu/csr/rows` products of the same matrix (default cuda model, float64)",
              "", (f"Estimated: at most {RANK.ESTIMATE_ROWS} rows and {RANK.ESTIMATE_NNZ} entries "
-                  "(`pyspmv.rank.ESTIMATE_ROWS`, `ESTIMATE_NNZ`). rank() includes the model's evaluation and the sort."),
+                  "(`pyspmv.ranking.rank.ESTIMATE_ROWS`, `ESTIMATE_NNZ`). rank() includes the model's evaluation and the sort."),
              ""]
     lines += cost_rows()
     lines += ["", "## Ranking quality of the estimated mode", ""]

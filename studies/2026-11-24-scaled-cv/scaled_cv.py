@@ -24,7 +24,7 @@ from sklearn.model_selection import GroupKFold
 
 from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking
-from pyspmv.train_default import make_model
+from pyspmv.training.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
 from _common import md_header, metrics, paired_diff, recipe

@@ -6,7 +6,7 @@ FOLDER (default: the shipped ``h100_large``) is a collection (``pyspmv collect -
 --device cuda``) of standard-corpus matrices; those of ``--dataset`` are only compared with it (the same matrix
 measured twice, on other days and hosts). Every other matrix is built here from the standard corpus (seed 0), its
 features checked against the collection's (the same matrix), and ranked by ``pyspmv.rank`` as a user would, with the
-default recipe fitted on ``--dataset`` alone (``pyspmv.train_default.train``: the shipped default before these matrices
+default recipe fitted on ``--dataset`` alone (``pyspmv.training.train_default.train``: the shipped default before these matrices
 joined its training), in both value types, exactly and with ``estimate=True``. Per matrix and value type: the pick's measured
 time against the measured best (a pick whose q25 is at most the best's q75 counts as the best, as
 ``pyspmv.evaluate.ranking``), its speedup over cuSPARSE CSR default, rank() time on this machine in µs and in
@@ -26,7 +26,7 @@ import pandas as pd
 import pyspmv
 from pyspmv import datasets, device_info
 from pyspmv.evaluate import ranking, split_by_matrix, unit_key
-from pyspmv.train_default import make_model, train
+from pyspmv.training.train_default import make_model, train
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
 from _common import md_header, product_us, reps_for, timed

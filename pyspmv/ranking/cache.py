@@ -29,8 +29,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from .configs import DEVICES
-from .machine import home
+from ..devices.machine import home
+from ..matrices.configs import DEVICES
 from .modelfile import _array_limit, _check_declared, _Corrupt, load_model
 from .portable import RankModel, set_default_convert_fit
 
@@ -53,7 +53,7 @@ def default_model(device: str = "cuda") -> RankModel:
 
     Trained from ``datasets/`` by ``pyspmv train-default --into-package`` and shipped in the package; read
     once per process, through an uncompressed copy that the first use writes to ``$PYSPMV_HOME/cache``
-    (:mod:`pyspmv.cache`).
+    (:mod:`pyspmv.ranking.cache`).
     :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
     (:func:`calibrated_model`).
     """
@@ -82,7 +82,7 @@ KEEP = 3
 
 
 def cache_dir() -> Path:
-    """The folder of the copies: ``$PYSPMV_HOME/cache`` (:func:`pyspmv.machine.home`)."""
+    """The folder of the copies: ``$PYSPMV_HOME/cache`` (:func:`pyspmv.devices.machine.home`)."""
     return home() / "cache"
 
 

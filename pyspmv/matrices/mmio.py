@@ -13,7 +13,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from . import _core
+from .. import _core
 from .matrix import Matrix, _check_shape
 
 
@@ -238,7 +238,7 @@ def _read_header(f: IO[bytes], path: str) -> MMHeader:
                 raise ValueError(f"{bad}: it ends before its size line.")
             if lineno > MAX_HEADER_LINES or nbytes > MAX_HEADER_BYTES:
                 raise ValueError(f"{bad}: no size line within its first {MAX_HEADER_LINES} lines and "
-                                 f"{MAX_HEADER_BYTES} bytes (pyspmv.mmio.MAX_HEADER_LINES, MAX_HEADER_BYTES); "
+                                 f"{MAX_HEADER_BYTES} bytes (pyspmv.matrices.mmio.MAX_HEADER_LINES, MAX_HEADER_BYTES); "
                                  "a Matrix Market header holds a few comment lines.")
     except (UnicodeDecodeError, EOFError) as exc:  # binary junk
         raise ValueError(f"{bad}: {exc}") from None
@@ -265,7 +265,7 @@ def _read_body(f: IO[bytes], h: MMHeader, path: str) -> bytes:
     body = f.read(cap + 1)
     if len(body) > cap:
         raise ValueError(f"pyspmv.load(): {path!r} declares {h.entries} entries, but its body runs past "
-                         f"{cap} bytes (pyspmv.mmio.max_body_bytes: 128 per entry and 1 MiB of comments).")
+                         f"{cap} bytes (pyspmv.matrices.mmio.max_body_bytes: 128 per entry and 1 MiB of comments).")
     return body
 
 

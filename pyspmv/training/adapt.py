@@ -11,14 +11,18 @@ whichever ranks the local matrices best under cross-validation grouped by matrix
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .configs import config
-from .portable import VALUE_BYTES, RankModel, Spec, Table
+from ..evaluate import column_for, ranking, summarize, unit_key
+from ..matrices.configs import config
+from ..models._common import conversion_fit
+from ..ranking.portable import VALUE_BYTES, RankModel, Spec, Table, portable
+from .train_default import make_model
 
 #: Candidate adaptations: the shipped model as it is (where this machine ranks like the one it was
 #: measured on, nothing to adapt), (b) corrected per configuration or per format, (a) retrained on the
@@ -44,7 +48,6 @@ class Local:
     @classmethod
     def of(cls, ds: Any) -> Local:
         """From a :class:`pyspmv.datasets.Dataset`."""
-        from .evaluate import column_for
         return cls(ds.X.reset_index(drop=True), ds.y.to_numpy(np.float64), ds.groups.astype(str).to_numpy(),
                    ds.q25.to_numpy(np.float64), ds.q75.to_numpy(np.float64), column_for(ds, "convert_ms"))
 
@@ -124,7 +127,6 @@ def retrain(kind: str, local: Local, shipped: Local | None = None, factors: dict
     """A ``pyspmv.models.MODELS[kind]`` fitted on ``local`` (repeated :data:`LOCAL_WEIGHT` times when
     ``shipped`` is given) plus ``shipped`` with its times multiplied by the per-configuration
     ``factors``; shipped matrices that were measured locally are left out (the local ones supersede)."""
-    from .train_default import make_model
     est = make_model(kind, seed)
     if shipped is None:
         X, y, g, c = local.X, local.y, local.groups, local.convert_ms
@@ -175,11 +177,9 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
     ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`;
     ``df.attrs["skipped"]`` lists the candidates left out for the deadline.
     """
-    import time
 
     from sklearn.model_selection import GroupKFold
 
-    from .evaluate import ranking, summarize, unit_key
     k = min(n_splits, len(np.unique(local.groups)))
     if k < 2:
         raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
@@ -225,8 +225,6 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
           seed: int = 0) -> RankModel:
     """Candidate ``name`` adapted on every local measurement, in portable form, ranking the value
     types measured."""
-    from .models._common import conversion_fit
-    from .portable import portable
     if name == "shipped" or name.startswith("correct/"):
         measured = {b: d for d, b in VALUE_BYTES.items() if (local.X["value_bytes"] == b).any()}.values()
         only = RankModel(rm.device, {d: t for d, t in rm.tables.items() if d in measured}, source=rm.source,

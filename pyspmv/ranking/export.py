@@ -1,5 +1,5 @@
 """Models out of Python as a self-contained C99 header (:func:`export_c`); model files are
-:mod:`pyspmv.modelfile`'s.
+:mod:`pyspmv.ranking.modelfile`'s.
 
 An exported header carries the C core's own sources (features, format size queries, the model
 evaluators, ``spmv_rank``), textually included with ``static`` linkage, plus the model's arrays: the
@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from .modelfile import MAX_HEADER_BYTES, MAX_MODEL_BYTES, load_model, read_model, save_model  # noqa: F401 (their old home)
 from .portable import DTYPES, FORMAT_VERSION, KINDS, VALUE_BYTES, RankModel, Spec, check_model, portable, spec_fields
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -116,7 +115,7 @@ def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
 def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray]) -> str:
     """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
 
-    Field names come from the C core's field tables (:func:`pyspmv.portable.spec_fields`), never from
+    Field names come from the C core's field tables (:func:`pyspmv.ranking.portable.spec_fields`), never from
     the spec's own keys: a head field is a member of ``spmv_model``, a kind's field ``kind.member``
     (linear's ``coef``: ``member``) a member of the kind's parameters, ``spmv_model.<kind>``. Values
     are written as numbers."""
@@ -237,7 +236,7 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     ------
     ValueError
         A bad ``name`` or ``dtype``, a value type the model has no table for, or a model that fails
-        :func:`pyspmv.portable.check_model` or the C core's check (its cost included).
+        :func:`pyspmv.ranking.portable.check_model` or the C core's check (its cost included).
     OSError
         The disk has less room than the header may take (``errno.ENOSPC``, with both figures), or
         writing fails; no partial header is left.

@@ -17,26 +17,19 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ._version import version
-from .cache import DEFAULT_FILES
-from .machine import HOME_ENV, home
-from .portable import portable
-
-#: The model kinds' short names, defined here without importing scikit-learn so that the command line
-#: lists them cheaply; ``pyspmv.models.MODELS`` maps the same names to their classes (a test checks).
-MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
-
-
-#: ForestModel's ``bytes_prior`` in the default of each device (none: 0): kept for cuda by the rule fixed
-#: before benchmarks/pick_rules.py's cross-validation inside h100's training matrices
-#: (benchmarks/results/pick_rules_h100.md); on datasets/cpu no value was kept (pick_rules_cpu.md).
-BYTES_PRIOR = {"cuda": 0.05}
+from .. import datasets
+from .._version import version
+from ..devices.machine import HOME_ENV, home
+from ..evaluate import column_for
+from ..models import MODELS as CLASSES
+from ..ranking.cache import DEFAULT_FILES
+from ..ranking.portable import portable
+from .defaults import BYTES_PRIOR, MODELS
 
 
 def make_model(kind: str, seed: int = 0, device: str | None = None) -> Any:
     """An unfitted estimator of ``kind`` with the defaults the shipped models use; ``device``: that
     device's default (:data:`BYTES_PRIOR`), None: the estimator's own defaults."""
-    from .models import MODELS as CLASSES
     if kind not in CLASSES:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
     est = CLASSES[kind]()
@@ -51,8 +44,6 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     conversion-cost fit (from the dataset's ``convert_ms``) and provenance in ``meta``; ``verbose``
     >= 1 shows the fit's progress on stderr. ``extra``: further datasets of the same device whose
     matrices join the training, those ``dataset`` (or an earlier extra) already has left out."""
-    from . import datasets
-    from .evaluate import column_for
     ds = datasets.combine(dataset, *extra, dtype=None)
     devices = sorted(set(ds.table["device"]))
     if len(devices) != 1:
@@ -79,7 +70,7 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
 def package_dirs() -> list[Path]:
     """The folders of the installed package (its modules', and its data's where importlib puts them apart)."""
     from importlib import resources
-    dirs = [Path(__file__).resolve().parent]
+    dirs = [Path(__file__).resolve().parent.parent]
     res = resources.files("pyspmv")
     if isinstance(res, Path):
         dirs.append(res.resolve())
@@ -97,7 +88,7 @@ def output_path(dataset: str, out: str | os.PathLike[str] | None = None, *, into
 
     ``out`` where given; with ``into_package``, the shipped default's own file (``pyspmv/data/``, the
     shipped datasets h100 and cpu only: the repository's retraining); else
-    ``$PYSPMV_HOME/default_<dataset>.pyspmv`` (:func:`pyspmv.machine.home`; a dataset folder needs
+    ``$PYSPMV_HOME/default_<dataset>.pyspmv`` (:func:`pyspmv.devices.machine.home`; a dataset folder needs
     ``out``). An ``out`` inside the installed package is refused without ``into_package``, so that no
     command overwrites the shipped models by accident.
 

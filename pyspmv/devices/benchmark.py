@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core, gpu
-from .configs import DEVICES, Config, config
-from .configs import configs as all_configs
-from .formats import FormatMatrix, convert
+from .. import _core
+from ..matrices.configs import DEVICES, Config, config
+from ..matrices.configs import configs as all_configs
+from ..matrices.formats import FormatMatrix, convert
+from ..matrices.matrix import float32_overflow, value_dtype
+from ..matrices.mmio import as_matrix
+from . import gpu
 from .machine import OtherWork, cpu_model, cpu_threads
-from .matrix import float32_overflow, value_dtype
-from .mmio import as_matrix
 from .run import check_x, require_device
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
@@ -31,7 +32,7 @@ NOISE_RATIO = 2.0
 NOISE_FLOOR_MS = 0.02
 #: CPU timings count as taken on a busy machine when other processes kept, on average over the
 #: benchmark() call, more than this many CPUs busy beyond those its OpenMP threads leave free
-#: (:class:`pyspmv.machine.OtherWork`). A product whose threads wait for one another slows down
+#: (:class:`pyspmv.devices.machine.OtherWork`). A product whose threads wait for one another slows down
 #: evenly beside other work, so its spread can stay narrow (issue 33: 12.0 ms instead of 0.04 ms,
 #: q75/q25 near 1): only the machine's own counters show it.
 BUSY_CPUS = 0.5
@@ -39,6 +40,10 @@ BUSY_CPUS = 0.5
 
 class NoisyTimingWarning(UserWarning):
     """:func:`pyspmv.benchmark` timed configurations whose spread says the machine was busy."""
+
+
+class BusyMachineError(RuntimeError):
+    """:func:`pyspmv.calibrate` saved no model: matrices timed again moved by more than ``max_drift``."""
 
 
 class BusyMachineWarning(NoisyTimingWarning):

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, gpu
-from .configs import FORMATS, Config, config
-from .formats import FormatMatrix, convert
-from .matrix import float32_overflow, value_dtype
-from .mmio import as_matrix
+from .. import _core
+from ..matrices.configs import FORMATS, Config, config
+from ..matrices.formats import FormatMatrix, convert
+from ..matrices.matrix import float32_overflow, value_dtype
+from ..matrices.mmio import as_matrix
+from . import gpu
 
 #: Formats whose kernels multiply stored padding zeros by x: a non-finite x would turn 0 into NaN
 #: (the fact each csrc/<format>.c keeps, spmv_format_finite_x).

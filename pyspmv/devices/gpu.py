@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ._core import HAVE_NVCC, DeviceUnavailableError
-from .configs import Config
-from .formats import FormatMatrix
+from .._core import HAVE_NVCC, DeviceUnavailableError
+from ..matrices.configs import Config
+from ..matrices.formats import FormatMatrix
 
 
 @lru_cache(maxsize=1)
@@ -26,7 +26,7 @@ def _load() -> ModuleType | str:
         return ("pyspmv was built without CUDA (nvcc was not found at build time, or -Dcuda=disabled); "
                 "reinstall on a machine with the CUDA toolkit to use GPU configurations")
     try:
-        from . import _cuda
+        from .. import _cuda
     except ImportError as exc:
         return f"pyspmv's CUDA module cannot be loaded ({exc}); is the CUDA toolkit's library folder installed?"
     return _cuda

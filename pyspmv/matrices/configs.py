@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from . import _core
+import numpy as np
+
+from .. import _core
 
 if TYPE_CHECKING:                       # imported where a frame is made: pandas costs 0.4 s to import
     import pandas as pd
@@ -186,7 +188,6 @@ def config_frame(cfgs: Iterable[Config | str], dtype: str | None = None) -> pd.D
     (schema.md): ``config`` (the canonical id), ``library``, ``format``, ``kernel`` and the p_* columns
     as the core fills them (``spmv_config_columns``: NaN for a parameter the id does not name); with a
     ``dtype``, ``value_bytes`` and ``launches`` too."""
-    import numpy as np
     import pandas as pd
     cs = [config(c) for c in cfgs]
     frame = pd.DataFrame({"config": [c.id for c in cs], "library": [c.library for c in cs],

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 import numpy as np
 
-from . import _core
+from .. import _core
 from .configs import FORMATS, format_param_defaults, format_param_names
 from .matrix import INT32_MAX, Matrix, float32_overflow, value_dtype
 from .mmio import as_matrix
@@ -22,7 +23,7 @@ class FormatMatrix:
     Layouts are documented at the top of ``csrc/<format>.c``.
 
     Its state is a ``pyspmv._core.State``: the C core's own object, checked once when it was made and
-    immutable, which the products of :mod:`pyspmv._core` and :mod:`pyspmv.gpu` take without checking
+    immutable, which the products of :mod:`pyspmv._core` and :mod:`pyspmv.devices.gpu` take without checking
     it again. A state built elsewhere (a ``State`` of one's own arrays, or the tuple of its
     constructor's arguments: format code or name, nrows, ncols, nnz, params, scalars, index arrays,
     value arrays) is checked by the core when the ``State`` is made (array lengths against the shape,
@@ -75,7 +76,7 @@ class FormatMatrix:
     @property
     def state(self) -> _core.State:
         """The C core's state of this matrix (checked once, immutable): what the products of
-        :mod:`pyspmv._core` and :mod:`pyspmv.gpu` take without checking it again."""
+        :mod:`pyspmv._core` and :mod:`pyspmv.devices.gpu` take without checking it again."""
         return self._state
 
     @property
@@ -117,7 +118,6 @@ class FormatMatrix:
 
     def _repr_html_(self) -> str:
         """Format, parameters, shape, bytes and padding, for Jupyter."""
-        from html import escape
         rows = [("format", self.format),
                 ("params", ", ".join(f"{k}={v}" for k, v in self.params.items()) or "none"),
                 ("shape", f"{self.shape[0]:,} &times; {self.shape[1]:,}"), ("stored entries", f"{self.nnz:,}"),

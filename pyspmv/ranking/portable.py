@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core
-from .configs import DEVICES, FORMATS, Config, config, config_frame, configs
-from .features import DESIGN_COLUMNS, H100
-from .matrix import DTYPES, VALUE_BYTES
-from .mmio import as_matrix
+from .. import _core
+from ..matrices.configs import DEVICES, FORMATS, Config, config, config_frame, configs
+from ..matrices.features import DESIGN_COLUMNS, H100
+from ..matrices.matrix import DTYPES, VALUE_BYTES
+from ..matrices.mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
     import pandas as pd
@@ -649,8 +649,8 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyD
 
 #: The shipped default model's conversion-cost fit of a device, or None: what :func:`portable` records for
 #: an estimator fitted without conversion times. The shipped models are read above this module
-#: (:mod:`pyspmv.cache`, through :mod:`pyspmv.modelfile`, which builds on it), so the reader is handed
-#: down once, by :mod:`pyspmv.cache` as it is imported (``import pyspmv`` imports it).
+#: (:mod:`pyspmv.ranking.cache`, through :mod:`pyspmv.ranking.modelfile`, which builds on it), so the reader is handed
+#: down once, by :mod:`pyspmv.ranking.cache` as it is imported (``import pyspmv`` imports it).
 _default_convert_fit: Callable[[str], dict[str, list[float]] | None] | None = None
 
 

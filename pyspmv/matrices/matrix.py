@@ -1,4 +1,4 @@
-"""Canonical CSR matrices: construction from scipy.sparse and input checks (files: pyspmv.mmio)."""
+"""Canonical CSR matrices: construction from scipy.sparse and input checks (files: pyspmv.matrices.mmio)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 if TYPE_CHECKING:                       # imported where a Matrix is made: `import pyspmv` stays fast
     import scipy.sparse as sp

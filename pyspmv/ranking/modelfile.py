@@ -2,7 +2,7 @@
 archive, :func:`load_model` reads one back, checking it as untrusted input (no pickle, bounded sizes,
 every field against the C core's schema, then the core's own check).
 
-:mod:`pyspmv.cache` reads the shipped defaults through it, and checks the sizes an archive declares
+:mod:`pyspmv.ranking.cache` reads the shipped defaults through it, and checks the sizes an archive declares
 with :func:`check_declared` before copying one.
 """
 # SPDX-License-Identifier: BSD-3-Clause
@@ -18,21 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ._version import version
-from .configs import DEVICES
-from .features import FEATURE_NAMES
-from .portable import (
-    DTYPES,
-    FORMAT_VERSION,
-    KINDS,
-    ROW_COLUMNS,
-    RankModel,
-    Spec,
-    Table,
-    check_model,
-    native,
-    portable,
-)
+from .._version import version
+from ..matrices.configs import DEVICES
+from ..matrices.features import FEATURE_NAMES
+from .portable import DTYPES, FORMAT_VERSION, KINDS, ROW_COLUMNS, RankModel, Spec, Table, check_model, native, portable
 
 _MAGIC = "pyspmv-model"
 #: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
@@ -90,7 +79,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
     sklearn.exceptions.NotFittedError
         The estimator is not fitted.
     ValueError
-        The model fails :func:`pyspmv.portable.check_model` (a RankModel made by hand, say).
+        The model fails :func:`pyspmv.ranking.portable.check_model` (a RankModel made by hand, say).
     """
     rm = portable(model, device)
     check_model(rm)
@@ -142,7 +131,7 @@ def _array_limit() -> tuple[int, str]:
 def _check_declared(infos: list[zipfile.ZipInfo], limit: int, what: str) -> None:
     """The members' sizes as the archive's directory declares them (zipfile stops a member there: it
     cannot expand past it), against :data:`MAX_HEADER_BYTES` for ``header.json`` and ``limit`` for the
-    arrays, in all, before anything is decompressed (also :mod:`pyspmv.cache`'s, before it copies a
+    arrays, in all, before anything is decompressed (also :mod:`pyspmv.ranking.cache`'s, before it copies a
     model file)."""
     if len(infos) > _MAX_MEMBERS:
         raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")

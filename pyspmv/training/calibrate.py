@@ -6,7 +6,7 @@ them within a time limit (resumably: each matrix is saved as :func:`pyspmv.colle
 re-measures configurations whose quartiles say the machine was busy, times a few matrices again to see
 how far whole timings drift (:func:`repeatability`; past :data:`MAX_DRIFT` it stops there and saves
 nothing, :class:`BusyMachineError`), adapts the shipped model to the
-measurements (:mod:`pyspmv.adapt`: the shipped model as it is, a correction or a retrained model,
+measurements (:mod:`pyspmv.training.adapt`: the shipped model as it is, a correction or a retrained model,
 whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
 it, with this machine's fingerprint.
 """
@@ -24,50 +24,30 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .configs import DEVICES
+from .. import datasets
+from ..datasets import standard_corpus
+from ..datasets.collect import _done, _replace, _save, measure
+from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark, device_info
+from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
+from ..matrices.configs import DEVICES
+from ..matrices.features import FEATURE_NAMES, features
+from ..ranking.modelfile import load_model, save_model
+from ..ranking.rank import default_model, reread_calibrated
+from .adapt import Local, adapt, best_candidate, cross_validate
+from .defaults import (
+    ADAPT_RESERVE_S,
+    BUDGET_S,
+    MAX_DRIFT,
+    MAX_NNZ,
+    MAX_SPREAD,
+    REPEAT_MATRICES,
+    REPEAT_SHARE,
+    RETRIES,
+    TIME_LIMIT_S,
+)
 
 if TYPE_CHECKING:                       # imported where used: pandas costs 0.4 s to import
     import pandas as pd
-
-#: Default wall-time limit of a calibration, model adaptation included (the target: 3 minutes on the
-#: 2-core dev VM).
-TIME_LIMIT_S = 170.0
-#: Seconds of the limit kept for adapting the model after measuring, per device: on the 2-core dev VM
-#: cross-validation of every candidate and the final fit took 5 s for 40 matrices against datasets/cpu,
-#: and 39 s plus 12 s for 67 matrices against datasets/h100 (three times the rows, 135 configurations);
-#: a cuda calibration on the H100 overran a 170 s limit by 76 s with 20 s kept, and by 28 s with 60 s,
-#: until the shipped rows stopped costing 10.6 s per retrained fold (adapt._measured_here): 126 s in all.
-#: Beyond the reserve, a retrained candidate foreseen to end past the limit is skipped
-#: (:func:`pyspmv.adapt.cross_validate`'s ``deadline``).
-ADAPT_RESERVE_S = {"cpu": 20.0, "cuda": 60.0}
-#: A configuration whose q75/q25 exceeds this after measuring is measured again (a busy machine
-#: spreads the runs), up to RETRIES times, keeping the tightest timing.
-MAX_SPREAD = 1.3
-RETRIES = 2
-#: Matrices timed a second time after measuring: the cheapest of the first 2 x REPEAT_MATRICES measured this
-#: run (the longest gap), within REPEAT_SHARE of the time limit, kept from measuring for it. A busy machine
-#: spreads runs within one timing (the rule above); a drifting one moves whole timings between the start and
-#: the end, which no single timing shows: one Xeon host's two collections of the same matrices 2 minutes apart
-#: differed by a median 17.5 %, and the first's fastest configurations, timed again, were 1.087 from the best
-#: (benchmarks/results/calibrate_xeon2.md). What this finds is reported (Calibration.repeat), not corrected.
-REPEAT_MATRICES = 3
-REPEAT_SHARE = 0.05
-#: Median drift above which the CLI says that rankings on this machine cannot be judged finer than it.
-DRIFT_NOTE = 0.05
-#: Median drift above which calibrate() saves no model (:class:`BusyMachineError`): the machine was
-#: busy while measuring, and a model adapted to such timings ranks by the load, not by the kernels.
-#: Quiet machines drifted by 5.6 % to 17.5 % (Xeon hosts, benchmarks/results/calibrate_xeon*.md); a
-#: 2-core VM beside other work by 114971.8 %, and its model's picks averaged 2.53x the best (issue 33).
-MAX_DRIFT = 0.5
-#: Candidate matrices: the standard corpus up to this many stored entries.
-MAX_NNZ = 1e6
-#: Timing budget per configuration (s), as ``pyspmv collect --budget``.
-BUDGET_S = 0.05
-
-
-class BusyMachineError(RuntimeError):
-    """:func:`calibrate` saved no model: matrices timed again moved by more than ``max_drift``."""
-
 
 @dataclass
 class Calibration:
@@ -77,7 +57,7 @@ class Calibration:
     ----------
     model : RankModel, the calibrated model (saved at ``path``)
     path : pathlib.Path, where it was saved
-    choice : str, the adaptation chosen (:data:`pyspmv.adapt.CANDIDATES`)
+    choice : str, the adaptation chosen (:data:`pyspmv.training.adapt.CANDIDATES`)
     cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate tried
         (``cv.attrs["skipped"]``: retrained candidates left out, foreseen to end past ``time_limit_s``)
     matrices : list of str, the matrices measured (this run and resumed ones)
@@ -104,7 +84,6 @@ class Calibration:
 def feature_space(F: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
     """Matrix features as points: log1p of each feature (clipped at 0), standardised by ``ref``'s
     mean and standard deviation (features constant over ``ref`` are left out)."""
-    from .features import FEATURE_NAMES
 
     def logs(d: pd.DataFrame) -> np.ndarray:
         a = np.nan_to_num(d.loc[:, list(FEATURE_NAMES)].to_numpy(np.float64), nan=0.0, posinf=1e300)
@@ -162,8 +141,6 @@ def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float,
     them, computed otherwise) and their estimated measurement cost (s)."""
     import pandas as pd
 
-    from .datasets import standard_corpus
-    from .features import features
     entries = standard_corpus(max_nnz=max_nnz, seed=seed)
     if not entries:
         smallest = standard_corpus(seed=seed)[0].nnz
@@ -198,7 +175,6 @@ def remeasure(M: Any, timings: pd.DataFrame, *, device: str, max_spread: float, 
               warmup: int, budget_s: float) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """``timings`` (one matrix's rows) with each configuration spread past ``max_spread`` timed again
     up to ``retries`` times, keeping its tightest timing; and what was re-measured."""
-    from .benchmark import NoisyTimingWarning, benchmark
     out = timings.copy()
     done: list[dict[str, Any]] = []
     for i in noisy_rows(out, max_spread):
@@ -248,8 +224,6 @@ def _repeat(entries: list[Any], measured: list[tuple[int, float, pd.DataFrame]],
     (entry, seconds, timings) that fit before ``deadline``, and compare (:func:`repeatability`)."""
     import pandas as pd
 
-    from .benchmark import NoisyTimingWarning
-    from .datasets.collect import measure
     picks = sorted(measured[:2 * REPEAT_MATRICES], key=lambda m: m[1])[:REPEAT_MATRICES]
     first, second = [], []
     for j, took, timings in picks:
@@ -274,8 +248,6 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
     ``2 * REPEAT_MATRICES`` measured."""
     from tqdm.auto import tqdm
 
-    from .benchmark import NoisyTimingWarning
-    from .datasets.collect import _done, _save, measure
     parts = folder / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     for stale in parts.glob(".tmp-*"):
@@ -349,7 +321,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         The dataset ``model`` was trained on (its ``meta['dataset']`` by default): the feature space to
         cover, cost estimates, and the shipped rows of the ``retrain/mixed`` candidate.
     out : path, optional
-        Where to save the calibrated model; default :func:`pyspmv.machine.calibrated_path` (where
+        Where to save the calibrated model; default :func:`pyspmv.devices.machine.calibrated_path` (where
         :func:`pyspmv.rank` looks).
     folder : path, optional
         The measurements (a collect folder, resumed when re-run on the same machine); default
@@ -374,13 +346,6 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     """
     import pandas as pd
 
-    from . import datasets
-    from .adapt import Local, adapt, best_candidate, cross_validate
-    from .benchmark import device_info
-    from .datasets.collect import _replace
-    from .export import load_model, save_model
-    from .machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
-    from .rank import default_model, reread_calibrated
     t_start = time.monotonic()
     if device not in DEVICES:
         raise ValueError(f"The 'device' parameter of calibrate() must be one of {DEVICES}. Got {device!r} instead.")

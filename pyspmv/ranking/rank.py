@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _core
+from .. import _core
+from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
+from ..matrices.configs import DEVICES, config
+from ..matrices.mmio import as_matrix
 from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
-from .configs import DEVICES, config
-from .machine import calibrated_file, warn_caller, warn_other_machine
-from .mmio import as_matrix
 from .modelfile import load_model
 from .portable import DTYPES, VALUE_BYTES, RankModel, portable
 
@@ -116,7 +116,7 @@ def _calibrated(path: str) -> RankModel | None:
 
 
 def calibrated_model(device: str = "cpu") -> RankModel | None:
-    """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.machine.calibrated_path`:
+    """The model ``pyspmv calibrate`` saved for ``device`` (:func:`pyspmv.devices.machine.calibrated_path`:
     ``$PYSPMV_HOME/calibrated_<device>.pyspmv``), or None where there is none or it cannot be read
     (:class:`CalibratedModelWarning`, naming the file and how to remove it).
 

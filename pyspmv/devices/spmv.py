@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, gpu
-from .configs import Config
-from .matrix import Matrix
+from .. import _core
+from ..matrices.configs import Config
+from ..matrices.matrix import Matrix
+from . import gpu
 from .run import check_x, prepare
 
 
