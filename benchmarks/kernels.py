@@ -33,7 +33,8 @@ from _md import provenance
 from tqdm.auto import tqdm
 
 import pyspmv
-from pyspmv import generators, gpu
+from pyspmv.devices import gpu
+from pyspmv.matrices import generators
 
 BASELINE = "cusparse/csr/default"
 

@@ -41,7 +41,7 @@ from pyspmv.evaluate import column_for, split_by_matrix
 from pyspmv.training.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
-RANK = importlib.import_module("pyspmv.rank")  # the module; pyspmv.rank is the function
+RANK = importlib.import_module("pyspmv.ranking.rank")  # the module; pyspmv.rank is the function
 default_model = pyspmv.default_model
 BASELINE = {"h100": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pyspmv import _core, gpu
+from pyspmv import _core
+from pyspmv.devices import gpu
 from pyspmv.cli import about
 
 H100 = {"name": "NVIDIA H100 80GB HBM3", "compute_capability": (9, 0), "sm_count": 132,

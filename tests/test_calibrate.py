@@ -13,10 +13,13 @@ import pandas as pd
 import pytest
 
 import pyspmv
-from pyspmv import adapt, machine
+from pyspmv.devices import machine
+from pyspmv.training import adapt
 from pyspmv.training.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
 from pyspmv.cli import main
 from pyspmv.ranking.rank import reread_calibrated
+
+CALIBRATE = importlib.import_module("pyspmv.training.calibrate")   # the module; pyspmv.calibrate is the function
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
 
@@ -163,7 +166,7 @@ def test_an_interrupted_measurement_resumes(tiny, tmp_path, monkeypatch):
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(e, **kw)
-    monkeypatch.setattr(collect_mod, "measure", flaky)
+    monkeypatch.setattr(CALIBRATE, "measure", flaky)            # the name calibrate measures with
     kw = {"device": "cpu", "dtypes": ("float64",), "repeats": 20, "warmup": 2, "budget_s": 0.001,
           "max_spread": 1e9, "retries": 0, "progress": False}
     with pytest.raises(KeyboardInterrupt):
@@ -312,8 +315,8 @@ def test_a_calibration_under_load_refuses_to_save(tmp_path, monkeypatch, capsys)
             res["timings"] = res["timings"].assign(median_ms=res["timings"]["median_ms"] * 1000.0)
         seen.add(e.name)
         return res
-    monkeypatch.setattr(collect_mod, "measure", loaded)
-    monkeypatch.setattr(importlib.import_module("pyspmv.calibrate"), "REPEAT_SHARE", 0.3)   # room to time again
+    monkeypatch.setattr(CALIBRATE, "measure", loaded)
+    monkeypatch.setattr(CALIBRATE, "REPEAT_SHARE", 0.3)   # room to time again
     monkeypatch.setenv("PYSPMV_HOME", str(tmp_path))
     argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
             "--dtypes", "float64", "--quiet"]
@@ -346,12 +349,10 @@ def test_a_full_disk_leaves_no_part_file(tmp_path, monkeypatch):
     import errno
     import shutil
 
-    from pyspmv.ranking import export
-
     def full(model, path, **kwargs):
         Path(path).write_bytes(b"PK half")
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(export, "save_model", full)
+    monkeypatch.setattr(CALIBRATE, "save_model", full)
     folder = tmp_path / "measured"
     shutil.copytree(TINY, folder)
     out = tmp_path / "model" / "m.pyspmv"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv import cache, modelfile
+from pyspmv.ranking import cache, modelfile
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
 # compiled modules) would come first on sys.path and shadow the installed one.

@@ -16,7 +16,8 @@ import scipy.io
 import scipy.sparse as sp
 
 import pyspmv
-from pyspmv import gpu, mmio
+from pyspmv.devices import gpu
+from pyspmv.matrices import mmio
 from pyspmv.devices.benchmark import _Runner
 
 DENSE = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 0.0]])

@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv import _core, export, machine, modelfile
+from pyspmv import _core
+from pyspmv.devices import machine
+from pyspmv.ranking import export, modelfile
 from pyspmv.cli import main
 from pyspmv.matrices.configs import configs
 from pyspmv.ranking.portable import RankModel, Spec, Table, inputs

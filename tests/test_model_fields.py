@@ -11,7 +11,7 @@ import pytest
 from pyspmv import _core
 from pyspmv.ranking.portable import Spec, head, inputs
 
-portable = importlib.import_module("pyspmv.portable")       # pyspmv.portable is also a function
+from pyspmv.ranking import portable
 
 
 def test_kinds_are_the_core_list():

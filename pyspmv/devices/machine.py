@@ -16,7 +16,7 @@ from typing import Any
 from . import gpu
 
 #: pyspmv's own files: a warning names the first line outside them, the user's.
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # pyspmv/, above devices/
 
 #: Environment variable naming the folder where ``pyspmv calibrate`` keeps its measurements and the
 #: calibrated models that :func:`pyspmv.rank` uses; default :func:`home`'s XDG location.
