@@ -406,7 +406,7 @@ def test_iterations_progress_while_ranking_runs(monkeypatch):
     """Past 50,000 stored entries the core releases the GIL in products and in ranking: iterations
     begin while the helper thread is inside the C call of a real rank()."""
     A = spd(150)                                        # 111,900 stored entries
-    rank_module = sys.modules["pyspmv.rank"]
+    rank_module = sys.modules["pyspmv.ranking.rank"]
     real_core = rank_module._core
     switching.rank(A, device="cpu", dtype="float64")   # load the model before the solve
     in_c: list = []

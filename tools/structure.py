@@ -98,7 +98,7 @@ def _imports(path: Path, name: str, modules: dict[str, Path], root: Path) -> lis
     return found
 
 
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of more than one node (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -134,20 +134,28 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def check_imports(root: Path = ROOT) -> list[str]:
-    """What breaks the Python rules: circles between files, imports inside functions of non-optional modules."""
+def import_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[tuple[Path, int, str]]]:
+    """The package's modules and the package modules each imports (every import counts), and the imports
+    made inside functions: (file, line, what)."""
     modules = _modules(root)
     graph: dict[str, set[str]] = {m: set() for m in modules}
-    problems = []
+    late = []
     for name, path in modules.items():
         for target, line, in_function, first in _imports(path, name, modules, root):
-            rel = path.relative_to(root)
             if target in modules and target != name:
                 graph[name].add(target)
-            if in_function and first.split(".")[0] not in OPTIONAL | DEFERRED:
-                problems.append(f"{rel}:{line}: imports {first!r} inside a function (allowed only for the "
-                                f"optional and deferred dependencies: {', '.join(sorted(OPTIONAL | DEFERRED))})")
-    for comp in _circles(graph):
+            if in_function:
+                late.append((path, line, first))
+    return graph, late
+
+
+def check_imports(root: Path = ROOT) -> list[str]:
+    """What breaks the Python rules: circles between files, imports inside functions of non-optional modules."""
+    graph, late = import_graph(root)
+    problems = [f"{path.relative_to(root)}:{line}: imports {first!r} inside a function (allowed only for the "
+                f"optional and deferred dependencies: {', '.join(sorted(OPTIONAL | DEFERRED))})"
+                for path, line, first in late if first.split(".")[0] not in OPTIONAL | DEFERRED]
+    for comp in circles(graph):
         ties = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         problems.append(f"import circle of {len(comp)} modules: {'; '.join(ties)}")
     return problems
@@ -183,7 +191,7 @@ def check_c(root: Path = ROOT, cc: str | None = None) -> list[str]:
     owner = {s: f for f, (defined, _) in syms.items() for s in defined}
     graph = {f: {owner[s] for s in used if s in owner and owner[s] != f} for f, (_, used) in syms.items()}
     problems = []
-    for comp in _circles(graph):
+    for comp in circles(graph):
         ties = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         problems.append(f"C circle of {len(comp)} files: {'; '.join(ties)}")
     return problems
@@ -204,14 +212,14 @@ def _code_text(path: Path) -> str:
             if tok.type not in (tokenize.COMMENT, tokenize.NL):
                 prev = tok.type
         return " ".join(out)
-    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.DOTALL)
 
 
 def touches(names: tuple[str, ...] | str, root: Path = ROOT) -> list[str]:
     """Library files whose name or code (comments and docstrings left out) names one of ``names``: as a whole
     word or as a part of an identifier between underscores (``spmv_jad_ops``, ``SPMV_FMT_JAD``), any case."""
     names = (names,) if isinstance(names, str) else names
-    words = [re.compile(rf"(?<![A-Za-z0-9]){re.escape(n)}(?![A-Za-z0-9])", re.I) for n in names]
+    words = [re.compile(rf"(?<![A-Za-z0-9]){re.escape(n)}(?![A-Za-z0-9])", re.IGNORECASE) for n in names]
     found = []
     for top in LIBRARY:
         for p in sorted((root / top).rglob("*")):

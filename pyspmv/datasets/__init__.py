@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..matrices import generators
+from ..matrices import generators as _generators
 from .collect import DamagedPartWarning, collect, consolidate
 from .corpus import CorpusEntry, folder_corpus, scaled_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
@@ -19,5 +19,5 @@ def __getattr__(name: str) -> Any:
     if name == "generators":
         warnings.warn("pyspmv.datasets.generators is now pyspmv.matrices.generators (one module for every generator); "
                       "the old name will be removed.", DeprecationWarning, stacklevel=2)
-        return generators
+        return _generators
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
