@@ -20,6 +20,7 @@ from . import datasets
 
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .matrices.configs import config
+from .matrices.matrix import VALUE_BYTES
 from .models import MODELS
 from .models._common import unit_key
 from .ranking.modelfile import save_model
@@ -340,7 +341,7 @@ def column_for(ds: Any, column: str = "convert_ms") -> np.ndarray:
     key = pd.MultiIndex.from_arrays([t["matrix"].astype(str), t["dtype"].astype(str), t["config"].astype(str)])
     col = pd.Series(t[column].to_numpy(dtype=np.float64), index=key)
     col = col[~col.index.duplicated()]
-    dt = np.where(ds.X["value_bytes"].to_numpy() == 4.0, "float32", "float64")
+    dt = np.where(ds.X["value_bytes"].to_numpy() == VALUE_BYTES["float32"], "float32", "float64")
     want = pd.MultiIndex.from_arrays([ds.groups.astype(str).to_numpy(), dt, ds.X["config"].astype(str).to_numpy()])
     return col.reindex(want).to_numpy()
 

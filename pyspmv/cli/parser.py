@@ -9,6 +9,7 @@ from .. import __version__
 from ..devices.machine import HOME_ENV
 from ..matrices.configs import DEVICES
 from ..matrices.generators import GENERATORS
+from ..matrices.matrix import DTYPES
 from ..ranking.rank import DEFAULT_PRECISION
 from ..training.defaults import BUDGET_S, BYTES_PRIOR, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
 from ..training.defaults import MODELS as DEFAULT_KINDS
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_matrix_args(p)
     p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
     p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
+    p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type")
     p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
     p.add_argument("--budget", type=float, default=1.0,
                    help="seconds of timed runs per configuration; fewer than --repeats runs once it is spent")
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
     p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
     p.add_argument("--model", default="boosted", choices=DEFAULT_KINDS, help="model kind")
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64", "both"], help="value type(s)")
+    p.add_argument("--dtype", default="float64", choices=[*DTYPES, "both"], help="value type(s)")
     p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
     p.add_argument("--out", help=f"fit on every matrix and save the model here (pyspmv.save_model's format; "
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the standard corpus")
     p.add_argument("--out", required=True, help="dataset folder (resumes what is there)")
     p.add_argument("--device", choices=DEVICES, help="default: the device of the --config ids, else cpu")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+    p.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES,
                    help="value types")
     p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
     p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
@@ -140,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds in all, adapting the model included")
     p.add_argument("--budget", type=float, default=BUDGET_S, help="seconds of timed runs per configuration")
     p.add_argument("--max-nnz", type=float, default=MAX_NNZ, help="largest candidate matrix (stored entries)")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"], choices=["float32", "float64"],
+    p.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES,
                    help="value types")
     p.add_argument("--max-spread", type=float, default=MAX_SPREAD,
                    help="re-measure a configuration whose q75/q25 is above this")
@@ -179,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
                                    "the shipped default of --device")
     p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type")
+    p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type")
     p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
     p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
     p.add_argument("--top", type=top_arg, default=TOP_DEFAULT, metavar="N|all",
@@ -195,5 +196,5 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--default", choices=DEVICES, help="the shipped default model of this device")
     p.add_argument("--out", required=True, help="NAME.h: a C99 header; anything else: a save_model file")
     p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
-    p.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="value type of the header")
+    p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type of the header")
     return parser

@@ -25,7 +25,7 @@ from ..devices.benchmark import COLUMNS, benchmark, device_info
 from ..matrices.configs import Config, config
 from ..matrices.configs import configs as all_configs
 from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
-from ..matrices.matrix import Matrix, value_dtype
+from ..matrices.matrix import DTYPES, Matrix, value_dtype
 from ..matrices.mmio import load
 from .corpus import CorpusEntry
 
@@ -204,7 +204,7 @@ def _done(parts: Path, name: str) -> bool:
 
 
 def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = "cpu",
-            dtypes: Iterable[str] = ("float32", "float64"), configs: Iterable[Config | str] | None = None,
+            dtypes: Iterable[str] = DTYPES, configs: Iterable[Config | str] | None = None,
             repeats: int = 200, warmup: int = 10, budget_s: float = 0.25, progress: bool = True,
             client: Any = None) -> Path:
     """Measure a dataset: features and every configuration x dtype of each matrix, resumably.

@@ -31,6 +31,7 @@ from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark,
 from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
 from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES, features
+from ..matrices.matrix import DTYPES
 from ..ranking.modelfile import load_model, save_model
 from ..ranking.rank import default_model, reread_calibrated
 from .adapt import Local, adapt, best_candidate, cross_validate
@@ -287,7 +288,7 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
 
 
 def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
-              max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = ("float32", "float64"), seed: int = 0,
+              max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = DTYPES, seed: int = 0,
               max_spread: float = MAX_SPREAD, retries: int = RETRIES, max_drift: float = MAX_DRIFT,
               kind: str = "forest", model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None,
               restart: bool = False, repeats: int = 200, warmup: int = 10, progress: bool = True,
