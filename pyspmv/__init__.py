@@ -16,8 +16,9 @@ from .matrices.configs import FORMATS, Config, config, configs
 from .matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .matrices.formats import FormatMatrix, convert
 from .matrices.matrix import Matrix
-from .ranking.portable import RankModel, portable
+from .ranking.portable import portable
 from .ranking.rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
+from .ranking.rankmodel import RankModel
 
 #: Names imported on first use (module ``__getattr__``), by the module that defines them: they load pandas,
 #: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (on the 2-core VM

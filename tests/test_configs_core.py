@@ -11,10 +11,11 @@ import pytest
 
 import pyspmv
 from pyspmv import _core
-from pyspmv.matrices.configs import DEVICES, PARAM_COLUMNS, config, config_frame, configs
 from pyspmv.datasets import design_rows
-from pyspmv.ranking.portable import ROW_COLUMNS, guess_device
+from pyspmv.matrices.configs import DEVICES, PARAM_COLUMNS, config, config_frame, configs
+from pyspmv.ranking.portable import guess_device
 from pyspmv.ranking.rank import default_model
+from pyspmv.ranking.schema import ROW_COLUMNS
 
 
 def grid_product(device: str) -> list[str]:

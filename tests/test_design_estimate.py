@@ -7,8 +7,8 @@ import scipy.sparse as sp
 
 import pyspmv
 from pyspmv import _core
-from pyspmv.ranking.portable import COL
 from pyspmv.ranking.rank import _prepared, default_model
+from pyspmv.ranking.schema import COL
 
 BLOCK = 256
 

@@ -16,8 +16,9 @@ from strategies import csr_matrices
 import pyspmv
 from pyspmv import _core
 from pyspmv.matrices.formats import format_code
-from pyspmv.ranking.portable import COL, VALUE_BYTES
+from pyspmv.matrices.matrix import VALUE_BYTES
 from pyspmv.ranking.rank import _prepared, default_model
+from pyspmv.ranking.schema import COL
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_DIRS = [ROOT.parent / "shared" / "matrices", ROOT.parents[1] / "shared" / "matrices"]

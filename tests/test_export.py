@@ -16,7 +16,7 @@ import pytest
 import pyspmv
 from pyspmv import models
 from pyspmv.datasets import design_rows
-from pyspmv.ranking.portable import ROW_COLUMNS
+from pyspmv.ranking.schema import ROW_COLUMNS
 
 TOL = 1e-9
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")

@@ -21,12 +21,13 @@ import pytest
 
 import pyspmv
 from pyspmv import _core
-from pyspmv.devices import machine
-from pyspmv.ranking import export, modelfile
 from pyspmv.cli import main
+from pyspmv.devices import machine
 from pyspmv.matrices.configs import configs
-from pyspmv.ranking.portable import RankModel, Spec, Table, inputs
+from pyspmv.ranking import export, modelfile
 from pyspmv.ranking.rank import reread_calibrated
+from pyspmv.ranking.rankmodel import RankModel, Table
+from pyspmv.ranking.spec import Spec, inputs
 
 LIMIT = _core.MODEL_MAX_STEPS
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")

@@ -3,28 +3,25 @@ kinds, the glue's parser, the C check and pyspmv.portable's schema."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
 from pyspmv import _core
-from pyspmv.ranking.portable import Spec, head, inputs
-
-from pyspmv.ranking import portable
+from pyspmv.ranking import checks, schema
+from pyspmv.ranking.spec import Spec, head, inputs
 
 
 def test_kinds_are_the_core_list():
     """Codes 0 .. n-1 with nothing past them; the head is kind -1."""
-    codes = list(portable.KINDS.values())
+    codes = list(schema.KINDS.values())
     assert codes == list(range(len(codes))) and _core.model_fields(len(codes)) is None
-    assert portable.KINDS["constant"] == 0 and _core.model_fields(-1)[0] == "head"
+    assert schema.KINDS["constant"] == 0 and _core.model_fields(-1)[0] == "head"
 
 
-@pytest.mark.parametrize("kind", sorted(portable.KINDS))
+@pytest.mark.parametrize("kind", sorted(schema.KINDS))
 def test_length_rules_name_int_fields(kind):
-    ints = {f.name for f in portable.spec_fields(kind) if f.type == "int"}
-    for f in portable.spec_fields(kind):
+    ints = {f.name for f in schema.spec_fields(kind) if f.type == "int"}
+    for f in schema.spec_fields(kind):
         assert f.head or f.name == kind + "." + f.name.rpartition(".")[2] or kind == "linear", f.name
         assert all(name in ints for name, _ in f.len), f.name
         assert (f.type in ("int", "real")) == (not f.len and f.add == 0), f.name
@@ -54,13 +51,13 @@ def test_parser_reads_every_field_by_its_table():
     assert ms.tolist() == [2.0]
 
 
-@pytest.mark.parametrize("name", [f.name for f in portable.spec_fields("trees") if f.type == "int"])
+@pytest.mark.parametrize("name", [f.name for f in schema.spec_fields("trees") if f.type == "int"])
 def test_parser_refuses_ints_past_their_range(name):
-    hi = next(f.hi for f in portable.spec_fields("trees") if f.name == name)
+    hi = next(f.hi for f in schema.spec_fields("trees") if f.name == name)
     with pytest.raises(ValueError, match=f"'{name}' = {hi + 1} is outside"):
         _new("trees", _trees(**{name: hi + 1}))
     with pytest.raises(ValueError, match=f"'{name}'"):
-        portable.check_spec(Spec("trees", _trees(**{name: hi + 1})), "spec")
+        checks.check_spec(Spec("trees", _trees(**{name: hi + 1})), "spec")
 
 
 def test_parser_refuses_a_missing_array_by_name():
@@ -72,7 +69,7 @@ def test_parser_refuses_a_missing_array_by_name():
 
 def test_sub_models_only_of_the_kinds_their_field_allows():
     """A cascade's stages: trees or one class, as cascade_fields' mask says, in C and in Python."""
-    assert portable.sub_kinds("cascade") == ("constant", "trees") and portable.sub_kinds("trees") == ()
+    assert schema.sub_kinds("cascade") == ("constant", "trees") and schema.sub_kinds("trees") == ()
     top = {**head(1, _core.NCOLS, inputs([])), "cascade.nlevels": 1, "cascade.node": np.zeros(1, np.int32),
            "cascade.cls": np.zeros(1, np.int32)}
     _new("cascade", top, [Spec("trees", _trees())])
@@ -80,6 +77,6 @@ def test_sub_models_only_of_the_kinds_their_field_allows():
     with pytest.raises(ValueError, match="cannot hold a model of kind 1"):
         _new("cascade", top, [linear])
     with pytest.raises(ValueError, match=r"must be one of \('constant', 'trees'\)"):
-        portable.check_spec(Spec("cascade", top, [linear]), "spec")
+        checks.check_spec(Spec("cascade", top, [linear]), "spec")
     with pytest.raises(ValueError, match="needs 1 to"):
-        portable.check_spec(Spec("cascade", top, []), "spec")
+        checks.check_spec(Spec("cascade", top, []), "spec")

@@ -17,7 +17,8 @@ from sklearn.svm import SVC, SVR
 
 from pyspmv import _core
 from pyspmv.models._trees import gb_ensembles, tree_fields
-from pyspmv.ranking.portable import RankModel, Spec, Table, head, inputs
+from pyspmv.ranking.rankmodel import RankModel, Table
+from pyspmv.ranking.spec import Spec, head, inputs
 
 D = 5                                     # inputs: design-row columns 0..D-1
 TOL = 1e-9

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from ..matrices.features import PARAM_COLUMNS
 from ..matrices.matrix import VALUE_BYTES
-from ..ranking.portable import lookup_keys
+from ..ranking.layout import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
     CONFIG_NUMERIC,

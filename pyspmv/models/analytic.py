@@ -16,7 +16,9 @@ from ..matrices import generators as gen
 from ..matrices.configs import config as get_config
 from ..matrices.features import H100, config_features
 from ..matrices.matrix import DTYPES, VALUE_BYTES, Matrix
-from ..ranking.portable import Layout, Spec, Table, head, inputs, lookup_keys
+from ..ranking.layout import Layout, lookup_keys
+from ..ranking.rankmodel import Table
+from ..ranking.spec import Spec, head, inputs
 from ._common import (
     OWN,
     PARAM_COLUMNS,

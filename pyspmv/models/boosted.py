@@ -10,7 +10,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ..ranking.portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.layout import Layout, feature_inputs, lookup_keys
+from ..ranking.rankmodel import Table
+from ..ranking.spec import BIG, Spec, concat_inputs, head, inputs
 from ._common import RankMixin, Schema, check_verbose, check_y, group_index, group_key, log_features, progress, unit_key
 from ._trees import gb_ensembles, tree_fields
 

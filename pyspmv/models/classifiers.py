@@ -13,7 +13,9 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
-from ..ranking.portable import Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.layout import Layout, feature_inputs, lookup_keys
+from ..ranking.rankmodel import Table
+from ..ranking.spec import Spec, concat_inputs, head, inputs
 from ._common import (
     RankMixin,
     check_groups,

@@ -11,7 +11,8 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from ..matrices.matrix import VALUE_BYTES
-from ..ranking.portable import Spec, feature_inputs, head, lookup_keys
+from ..ranking.layout import feature_inputs, lookup_keys
+from ..ranking.spec import Spec, head
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
 
 _DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}

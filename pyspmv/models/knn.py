@@ -9,7 +9,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..ranking.portable import KNN_WEIGHTING, Layout, Spec, Table, feature_inputs, head, lookup_keys
+from ..ranking.layout import Layout, feature_inputs, lookup_keys
+from ..ranking.rankmodel import Table
+from ..ranking.spec import KNN_WEIGHTING, Spec, head
 from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0

@@ -9,7 +9,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..ranking.portable import BIG, Layout, Spec, Table, concat_inputs, feature_inputs, head, inputs, lookup_keys
+from ..ranking.layout import Layout, feature_inputs, lookup_keys
+from ..ranking.rankmodel import Table
+from ..ranking.spec import BIG, Spec, concat_inputs, head, inputs
 from ._common import (
     CONFIG_FEATURES,
     LEHNERT_FEATURES,

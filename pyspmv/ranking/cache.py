@@ -32,7 +32,8 @@ from pathlib import Path
 from ..devices.machine import home
 from ..matrices.configs import DEVICES
 from .modelfile import _array_limit, _check_declared, _Corrupt, load_model
-from .portable import RankModel, set_default_convert_fit
+from .portable import set_default_convert_fit
+from .rankmodel import RankModel
 
 #: File names of the shipped default models (pyspmv/data/), per device.
 DEFAULT_FILES = {"cpu": "default_cpu.pyspmv", "cuda": "default_h100.pyspmv"}

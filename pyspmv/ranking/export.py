@@ -20,7 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .portable import DTYPES, FORMAT_VERSION, KINDS, VALUE_BYTES, RankModel, Spec, check_model, portable, spec_fields
+from ..matrices.matrix import DTYPES, VALUE_BYTES
+from .checks import check_model
+from .portable import portable
+from .rankmodel import RankModel
+from .schema import FORMAT_VERSION, KINDS, spec_fields
+from .spec import Spec
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -115,7 +120,7 @@ def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
 def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray]) -> str:
     """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
 
-    Field names come from the C core's field tables (:func:`pyspmv.ranking.portable.spec_fields`), never from
+    Field names come from the C core's field tables (:func:`pyspmv.ranking.schema.spec_fields`), never from
     the spec's own keys: a head field is a member of ``spmv_model``, a kind's field ``kind.member``
     (linear's ``coef``: ``member``) a member of the kind's parameters, ``spmv_model.<kind>``. Values
     are written as numbers."""
@@ -236,7 +241,7 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
     ------
     ValueError
         A bad ``name`` or ``dtype``, a value type the model has no table for, or a model that fails
-        :func:`pyspmv.ranking.portable.check_model` or the C core's check (its cost included).
+        :func:`pyspmv.ranking.checks.check_model` or the C core's check (its cost included).
     OSError
         The disk has less room than the header may take (``errno.ENOSPC``, with both figures), or
         writing fails; no partial header is left.

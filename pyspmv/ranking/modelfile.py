@@ -21,7 +21,12 @@ import numpy as np
 from .._version import version
 from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES
-from .portable import DTYPES, FORMAT_VERSION, KINDS, ROW_COLUMNS, RankModel, Spec, Table, check_model, native, portable
+from ..matrices.matrix import DTYPES
+from .checks import check_model
+from .portable import portable
+from .rankmodel import RankModel, Table
+from .schema import FORMAT_VERSION, KINDS, ROW_COLUMNS
+from .spec import Spec
 
 _MAGIC = "pyspmv-model"
 #: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
@@ -79,7 +84,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None =
     sklearn.exceptions.NotFittedError
         The estimator is not fitted.
     ValueError
-        The model fails :func:`pyspmv.ranking.portable.check_model` (a RankModel made by hand, say).
+        The model fails :func:`pyspmv.ranking.checks.check_model` (a RankModel made by hand, say).
     """
     rm = portable(model, device)
     check_model(rm)
@@ -146,6 +151,13 @@ def _check_declared(infos: list[zipfile.ZipInfo], limit: int, what: str) -> None
         if declared > limit + 4096 * len(infos):
             raise _Corrupt(f"its arrays would decompress to {declared} bytes or more (member {info.filename!r} "
                            f"declares {info.file_size}), past {limit} bytes, {what}")
+
+
+def native(a: Any) -> Any:
+    """``a`` with a native byte order (a file may hold big-endian arrays); other values as they are."""
+    if isinstance(a, np.ndarray) and not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:

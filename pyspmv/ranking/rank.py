@@ -13,10 +13,12 @@ import numpy as np
 from .. import _core
 from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
 from ..matrices.configs import DEVICES, config
+from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
 from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
 from .modelfile import load_model
-from .portable import DTYPES, VALUE_BYTES, RankModel, portable
+from .portable import portable
+from .rankmodel import RankModel
 
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and above this many
 #: entries: where the estimate ranks within a tolerance of the exact rows, set before measuring as at most 1 point

@@ -17,8 +17,8 @@ from ..devices.machine import warn_other_machine
 from ..matrices.configs import Config, config
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import as_matrix
-from ..ranking.portable import RankModel
 from ..ranking.rank import model_in_use
+from ..ranking.rankmodel import RankModel
 from .record import SolveRecord
 from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
 

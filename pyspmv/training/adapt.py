@@ -20,8 +20,11 @@ import pandas as pd
 
 from ..evaluate import column_for, ranking, summarize, unit_key
 from ..matrices.configs import config
+from ..matrices.matrix import VALUE_BYTES
 from ..models._common import conversion_fit
-from ..ranking.portable import VALUE_BYTES, RankModel, Spec, Table, portable
+from ..ranking.portable import portable
+from ..ranking.rankmodel import RankModel, Table
+from ..ranking.spec import Spec
 from .train_default import make_model
 
 #: Candidate adaptations: the shipped model as it is (where this machine ranks like the one it was

@@ -33,7 +33,7 @@ import numpy as np
 import pyspmv
 from pyspmv import models
 from pyspmv.datasets import design_rows
-from pyspmv.ranking.portable import Table
+from pyspmv.ranking.rankmodel import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
 from _common import c_times, cc, md_table, timed
