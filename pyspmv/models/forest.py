@@ -246,9 +246,22 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
 
 
 def bytes_per_value(X: pd.DataFrame) -> np.ndarray:
-    """Per row of pyspmv's X: the bytes its configuration moves per byte of the matrix's values,
-    ``bytes_moved / (nnz * value_bytes)``, 1 where that is not finite and > 0 (no entries, not applicable):
-    what a ranking with ``bytes_prior`` p multiplies the predicted time by, to the power p (csrc/rank.c)."""
+    """The bytes each row's configuration moves per byte of the matrix's values.
+
+    What a ranking with ``bytes_prior`` p (:class:`ForestModel`) multiplies the predicted time by,
+    to the power p (csrc/rank.c).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Design rows (a dataset's ``X``) with the ``bytes_moved``, ``nnz`` and ``value_bytes`` columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one value per row: ``bytes_moved / (nnz * value_bytes)``, 1 where that is not finite
+        and > 0 (no entries, configuration not applicable).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         q = X["bytes_moved"].to_numpy(np.float64) / (X["nnz"].to_numpy(np.float64)
                                                       * X["value_bytes"].to_numpy(np.float64))
