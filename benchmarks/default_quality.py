@@ -22,7 +22,7 @@ from _md import md_header, summary, write_report
 
 from pyspmv import datasets
 from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.training.train_default import BYTES_PRIOR, make_model
+from pyspmv.training.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,7 @@ def main() -> None:
     title = f"Default model kinds on held-out matrices of `{name}`, real and generated apart"
     lines = [(f"Fitted on this machine, each kind as "
              "train-default makes it for the dataset's device (`train_default.make_model`; for cuda the forest's "
-             f"`bytes_prior` is {BYTES_PRIOR.get('cuda', 0)}). Held out: 25 % of "
+             f"`bytes_prior` is {make_model('forest', device='cuda').bytes_prior}). Held out: 25 % of "
              f"the matrices of `{name}`, split by matrix, seed 0"
              f"{'; the matrices of ' + ', '.join(args.extra) + ' it lacks join the training side' if args.extra else ''}"
              ". Columns: picks within 5 % of the measured best (ties within [q25, q75] "

@@ -85,7 +85,7 @@ static void rank_order(const double *ms, int32_t n, ranked *r, int32_t *order) {
 /* The bytes design row `row`'s configuration moves per byte of the matrix's values: a ranking
  * with rank_bytes_pow = p orders by predicted ms * q^p (q not finite and > 0, as with no entries:
  * by ms alone).  A model's near-ties are within its own error, and a large matrix's product is
- * bound by the bytes it moves (benchmarks/results/pick_rules_h100.md). */
+ * bound by the bytes it moves (studies/2026-11-24-pick-rules/pick_rules_h100.md). */
 static double rank_bytes_per_value(const double *row) {
     return row[SPMV_COL_BYTES_MOVED] / (row[SPMV_FEATURE_NNZ] * row[SPMV_COL_VALUE_BYTES]);
 }

@@ -76,7 +76,7 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
 }
 
 /* Below this many stored slots a kernel runs on one thread: forking costs more than it saves.
- * benchmarks/omp_threshold.py (results/omp_threshold.md): against 20000, 4000 made the fastest
+ * studies/2026-11-23-omp-threshold/omp_threshold.md: against 20000, 4000 made the fastest
  * configuration of real matrices of 4,000-20,000 entries 1.44x faster on the 2-core dev VM and
  * 1.30x on a 16-core Xeon (CSR 1.6-3.2x), and changed nothing below.  A build may set it
  * (-Dc_args=-DSPMV_OMP_MIN_WORK=N) to measure another value. */

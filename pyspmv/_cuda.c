@@ -3,7 +3,7 @@
 //
 // A separate module from _core because it links the CUDA runtime and cuSPARSE: where they are
 // missing, importing it fails and pyspmv says why instead of failing to import at all.  Private:
-// pyspmv/gpu.py is the Python face.
+// pyspmv/devices/gpu.py is the Python face.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <numpy/arrayobject.h>

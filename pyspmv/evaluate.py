@@ -165,7 +165,19 @@ def best_single(y: Any, unit: Any, configs: Any) -> str:
 
 
 def baseline_id(ids: set[str]) -> str | None:
-    """cuSPARSE CSR default on a GPU table, row-parallel CPU CSR on a CPU one."""
+    """The baseline configuration that speedups are reported against.
+
+    Parameters
+    ----------
+    ids : set of str
+        The configuration ids of a table (a dataset's, or the measured ones of one matrix).
+
+    Returns
+    -------
+    str or None
+        ``cusparse/csr/default`` (cuSPARSE's CSR default) where ``ids`` holds it, else
+        ``cpu/csr/rows`` (row-parallel CPU CSR) where it holds that, else None.
+    """
     for c in ("cusparse/csr/default", "cpu/csr/rows"):
         if c in ids:
             return c
@@ -336,7 +348,24 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
 
 
 def column_for(ds: Any, column: str = "convert_ms") -> np.ndarray:
-    """A column of a Dataset's full timings table (e.g. ``convert_ms``) aligned with the rows of ``ds.X``."""
+    """A column of a dataset's full timings table aligned with the rows of ``ds.X``.
+
+    ``ds.X`` holds one row per (matrix, value type, configuration); the timings table
+    (``ds.table``) holds further columns of the same measurements, such as the conversion time.
+
+    Parameters
+    ----------
+    ds : Dataset
+        A dataset (:func:`pyspmv.datasets.load`, :func:`pyspmv.datasets.combine`).
+    column : str, default "convert_ms"
+        A numeric column of ``ds.table``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one value per row of ``ds.X``; NaN where the table has no such row. Pass it as
+        ``convert_ms`` to an estimator's ``fit`` or to :func:`evaluate`.
+    """
     t = ds.table
     key = pd.MultiIndex.from_arrays([t["matrix"].astype(str), t["dtype"].astype(str), t["config"].astype(str)])
     col = pd.Series(t[column].to_numpy(dtype=np.float64), index=key)

@@ -1,4 +1,4 @@
-"""pyspmv.about (`pyspmv info`): the build, the GPU seen and whether the kernels were built for it."""
+"""pyspmv.cli.about (`pyspmv info`): the build, the GPU seen and whether the kernels were built for it."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 

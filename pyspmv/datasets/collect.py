@@ -81,10 +81,37 @@ def _load_path(p: Path, name: str) -> Matrix:
 
 def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs: list[Config] | None,
             repeats: int, warmup: int, budget_s: float) -> dict[str, Any]:
-    """Everything collect() records about one matrix; never raises for a bad matrix.
+    """Everything :func:`pyspmv.datasets.collect` records about one matrix; never raises for a bad matrix.
 
-    Returns a dict with ``timings`` (DataFrame of TIMING_COLUMNS), ``features`` (one-row DataFrame),
-    ``failure`` (None or a dict of FAILURE_COLUMNS) and ``device_info``. Runs on Dask workers too.
+    Builds the matrix, computes its features and times its configurations in each value type. Runs
+    on Dask workers too.
+
+    Parameters
+    ----------
+    entry : CorpusEntry
+        The matrix (built here) and its name and group.
+    device : str
+        ``cpu`` or ``cuda``.
+    dtypes : tuple of str
+        The value types timed (``float32``, ``float64``).
+    configs : list of Config or None
+        The configurations timed; None: every configuration of ``device``.
+    repeats, warmup : int
+        Timed and untimed runs per configuration, as :func:`pyspmv.benchmark`.
+    budget_s : float
+        Timing budget per configuration (s), as ``pyspmv collect --budget``.
+
+    Returns
+    -------
+    dict
+        ``name``, ``timings`` (a DataFrame of ``TIMING_COLUMNS``, the rows of a dataset's timings
+        table), ``features`` (a one-row DataFrame), ``failure`` (None, or a dict of
+        ``FAILURE_COLUMNS`` with the stage that failed) and ``device_info``.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        ``device`` cannot run here (a bad matrix is recorded in ``failure`` instead).
     """
     out: dict[str, Any] = {"name": entry.name, "timings": None, "features": None, "failure": None,
                            "device_info": None}

@@ -92,7 +92,18 @@ def unavailable_reason() -> str | None:
 
 
 def device_info() -> dict[str, Any]:
-    """Name, SM count, clocks, memory, driver, CUDA runtime and cuSPARSE versions of device 0."""
+    """The GPU's properties, as datasets and results record them.
+
+    Returns
+    -------
+    dict
+        Name, SM count, clocks, memory, driver, CUDA runtime and cuSPARSE versions of device 0.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        No GPU module or no GPU here.
+    """
     info = dict(cuda().info())
     for key in ("driver_version", "runtime_version"):
         v = info[key]
@@ -103,7 +114,25 @@ def device_info() -> dict[str, Any]:
 
 
 def copy_bandwidth(nbytes: int = 1 << 30, repeats: int = 20) -> float:
-    """Measured device-to-device copy bandwidth in GB/s, bytes read plus bytes written."""
+    """The measured device-to-device copy bandwidth of the GPU.
+
+    Parameters
+    ----------
+    nbytes : int, default 1 << 30
+        Bytes copied per copy.
+    repeats : int, default 20
+        Copies timed.
+
+    Returns
+    -------
+    float
+        GB/s, bytes read plus bytes written.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        No GPU module or no GPU here.
+    """
     return float(cuda().copy_bandwidth(int(nbytes), int(repeats)))
 
 

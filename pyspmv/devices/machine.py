@@ -143,9 +143,20 @@ def _busy_seconds(cpus: set[int] | None) -> float | None:
 
 
 def fingerprint_of(info: dict[str, Any]) -> dict[str, Any]:
-    """The fingerprint of a :func:`pyspmv.device_info` dict (a dataset's or a model's
-    ``meta['device_info']``): device, processor, threads (``omp_num_threads``, else the usable cores
-    ``cpu_affinity``, else ``cpu_count``) and, for a GPU, its name. Unknown entries are None."""
+    """The fingerprint of a machine: what tells whether timings were measured on the same one.
+
+    Parameters
+    ----------
+    info : dict
+        A :func:`pyspmv.device_info` dict (a dataset's or a model's ``meta['device_info']``), with
+        ``device`` (default ``cpu``).
+
+    Returns
+    -------
+    dict
+        ``device``, ``processor``, ``threads`` (``omp_num_threads``, else the usable cores
+        ``cpu_affinity``, else ``cpu_count``) and, for a GPU, ``gpu_name``. Unknown entries are None.
+    """
     device = info.get("device", "cpu")
     fp: dict[str, Any] = {"device": device, "processor": info.get("processor") or None,
                           "threads": _threads(info.get("omp_num_threads"),

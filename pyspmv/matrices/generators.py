@@ -286,14 +286,36 @@ def scaled(base: Any, factor: int, *, mode: str = "tile", density: float = 0.3, 
 # ---- the small examples of generate(): the command line's --generate KIND:SIZE and the tests ----
 
 def poisson2d(n: int) -> Matrix:
-    """5-point Laplacian on an n-by-n grid: n**2 rows, about 5 entries each."""
+    """The 5-point Laplacian on an n-by-n grid: n**2 rows, about 5 entries each.
+
+    Parameters
+    ----------
+    n : int
+        The grid's side.
+
+    Returns
+    -------
+    Matrix
+        Named ``poisson2d_<n>``, group ``generated``.
+    """
     T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
     I = sp.identity(n)
     return Matrix(sp.kron(I, T) + sp.kron(T, I), name=f"poisson2d_{n}", group="generated")
 
 
 def poisson3d(n: int) -> Matrix:
-    """7-point Laplacian on an n**3 grid."""
+    """The 7-point Laplacian on an n-by-n-by-n grid: n**3 rows, about 7 entries each.
+
+    Parameters
+    ----------
+    n : int
+        The grid's side.
+
+    Returns
+    -------
+    Matrix
+        Named ``poisson3d_<n>``, group ``generated``.
+    """
     T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
     I = sp.identity(n)
     A = sp.kron(sp.kron(I, I), T) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(T, I), I)
@@ -301,7 +323,24 @@ def poisson3d(n: int) -> Matrix:
 
 
 def random(nrows: int, ncols: int | None = None, density: float = 0.01, seed: int = 0) -> Matrix:
-    """Uniformly random pattern with standard-normal values."""
+    """A uniformly random pattern with standard-normal values.
+
+    Parameters
+    ----------
+    nrows : int
+        Rows.
+    ncols : int, optional
+        Columns; default ``nrows``.
+    density : float, default 0.01
+        The fraction of entries stored.
+    seed : int, default 0
+        Seed of the pattern and the values.
+
+    Returns
+    -------
+    Matrix
+        Named ``random_<nrows>_<ncols>_<density>``, group ``generated``.
+    """
     rng = np.random.default_rng(seed)
     A = sp.random(nrows, ncols or nrows, density=density, format="csr", random_state=rng,
                   data_rvs=rng.standard_normal)
@@ -309,8 +348,26 @@ def random(nrows: int, ncols: int | None = None, density: float = 0.01, seed: in
 
 
 def pareto_rows(n: int, mean_row: float = 8.0, alpha: float = 2.0, seed: int = 0) -> Matrix:
-    """Row lengths drawn from a Pareto law (a few very long rows), columns uniform: ``generate``'s
-    ``powerlaw`` kind (:func:`powerlaw` is the corpus's Chung-Lu graph)."""
+    """Row lengths drawn from a Pareto law (a few very long rows), columns uniform.
+
+    :func:`pyspmv.generate`'s ``powerlaw`` kind (:func:`powerlaw` is the corpus's Chung-Lu graph).
+
+    Parameters
+    ----------
+    n : int
+        Rows and columns.
+    mean_row : float, default 8.0
+        Scale of the row lengths (each row holds 1 to ``n`` entries).
+    alpha : float, default 2.0
+        The Pareto law's shape: smaller, heavier tail.
+    seed : int, default 0
+        Seed of the lengths, columns and values.
+
+    Returns
+    -------
+    Matrix
+        Named ``powerlaw_<n>``, group ``generated``.
+    """
     rng = np.random.default_rng(seed)
     lengths = np.minimum(n, np.maximum(1, (rng.pareto(alpha, n) + 1) * mean_row / 2)).astype(np.int64)
     rows = np.repeat(np.arange(n), lengths)
@@ -320,8 +377,25 @@ def pareto_rows(n: int, mean_row: float = 8.0, alpha: float = 2.0, seed: int = 0
 
 
 def full_band(n: int, lower: int = 2, upper: int = 2, seed: int = 0) -> Matrix:
-    """Full band of width lower + upper + 1 with random values: ``generate``'s ``banded`` kind
-    (:func:`banded` is the corpus's random entries within a band)."""
+    """A full band of width ``lower + upper + 1`` with standard-normal values.
+
+    :func:`pyspmv.generate`'s ``banded`` kind (:func:`banded` is the corpus's random entries within
+    a band).
+
+    Parameters
+    ----------
+    n : int
+        Rows and columns.
+    lower, upper : int, default 2
+        Diagonals below and above the main one.
+    seed : int, default 0
+        Seed of the values.
+
+    Returns
+    -------
+    Matrix
+        Named ``banded_<n>_<lower>_<upper>``, group ``generated``.
+    """
     rng = np.random.default_rng(seed)
     offsets = list(range(-lower, upper + 1))
     A = sp.diags([rng.standard_normal(n - abs(k)) for k in offsets], offsets, shape=(n, n))

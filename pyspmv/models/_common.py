@@ -107,8 +107,21 @@ def value_type_suffix(value_bytes: Any) -> np.ndarray:
 
 
 def unit_key(groups: Any, value_bytes: Any) -> np.ndarray:
-    """The (matrix, value type) unit of each row, ``"<matrix>@<value_bytes>"`` (``"west0479@8.0"``): a
-    matrix measured in two value types is two units, for ranking and for its evaluation."""
+    """The (matrix, value type) unit of each row: a matrix measured in two value types is two units,
+    for ranking and for its evaluation (:func:`pyspmv.evaluate.ranking`'s ``unit``).
+
+    Parameters
+    ----------
+    groups : array-like
+        The matrix of each row (a dataset's ``groups``).
+    value_bytes : array-like
+        The bytes of a value of each row (``X["value_bytes"]``: 4 or 8).
+
+    Returns
+    -------
+    numpy.ndarray
+        One string per row, ``"<matrix>@<value_bytes>"`` (``"west0479@8.0"``).
+    """
     return (pd.Series(np.asarray(groups)).astype(str) + "@"
             + pd.Series(np.asarray(value_bytes, dtype=np.float64)).astype(str)).to_numpy()
 

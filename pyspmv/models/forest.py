@@ -44,7 +44,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     n_estimators : int or "auto", default="auto"
         ``"auto"``: :data:`AUTO_TREE_BUDGET` divided by the number of configurations of the value type,
         within :data:`AUTO_TREES` (the trees a ranking's cost allows at the same cross-validated quality:
-        benchmarks/results/forest_tuning.md).
+        studies/2026-11-23-hyperparameters/forest_tuning.md).
     forest : {"extra", "random"}, default="extra"
         ExtraTreesRegressor or RandomForestRegressor.
     max_features : float, int or None, default=0.5
@@ -68,15 +68,16 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         ranks first (0.05: 1.5 times the bytes weighs as 2 % more time). A large matrix's product is bound
         by the bytes it moves, which the forest's neighbours (smaller matrices, mostly) do not see. In [0, 1];
         needs pyspmv's schema. The cuda default uses 0.05, kept by cross-validation inside the training
-        matrices (benchmarks/results/pick_rules_h100.md); on datasets/cpu no value ranked better.
+        matrices (studies/2026-11-24-pick-rules/pick_rules_h100.md); on datasets/cpu no value ranked better.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
     matrices of benchmarks/default_quality.py's split, by the geomean t_pick / t_best averaged over
     datasets/h100 and datasets/cpu, both value types: among the settings within 0.1 % of the best, the
     one with the larger leaves (smaller trees, a faster C evaluation). The variants that ranked worse
     and were removed (other split targets, noise ties, one forest for both value types, risk-averse
-    leaves, time per byte moved) are in benchmarks/results/model_variants.md and leaf_variants.md. The number of trees, ``max_features`` and the
-    forest kind come from the earlier search of benchmarks/results/forest_tuning.md.
+    leaves, time per byte moved) are in studies/2026-11-23-model-variants/ and studies/2026-11-24-leaf-variants/.
+    The number of trees, ``max_features`` and the forest kind come from the earlier search of
+    studies/2026-11-23-hyperparameters/forest_tuning.md.
     random_state : int, default=0
     verbose : int, default=0
     features, params : list of str or None, default=None
@@ -247,9 +248,22 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
 
 
 def bytes_per_value(X: pd.DataFrame) -> np.ndarray:
-    """Per row of pyspmv's X: the bytes its configuration moves per byte of the matrix's values,
-    ``bytes_moved / (nnz * value_bytes)``, 1 where that is not finite and > 0 (no entries, not applicable):
-    what a ranking with ``bytes_prior`` p multiplies the predicted time by, to the power p (csrc/rank.c)."""
+    """The bytes each row's configuration moves per byte of the matrix's values.
+
+    What a ranking with ``bytes_prior`` p (:class:`ForestModel`) multiplies the predicted time by,
+    to the power p (csrc/rank.c).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Design rows (a dataset's ``X``) with the ``bytes_moved``, ``nnz`` and ``value_bytes`` columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one value per row: ``bytes_moved / (nnz * value_bytes)``, 1 where that is not finite
+        and > 0 (no entries, configuration not applicable).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         q = X["bytes_moved"].to_numpy(np.float64) / (X["nnz"].to_numpy(np.float64)
                                                       * X["value_bytes"].to_numpy(np.float64))

@@ -21,26 +21,18 @@ from .portable import portable
 from .rankmodel import RankModel
 
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and above this many
-#: entries: where the estimate ranks within a tolerance of the exact rows, set before measuring as at most 1 point
-#: fewer picks within 5 % of the best and a geomean t_pick / t_best at most 0.005 above exact's, on both shipped
-#: datasets. No measured size meets it (benchmarks/estimate.py, benchmarks/results/estimate.md, the shipped forest
-#: defaults, 2-core AMD EPYC dev VM): on datasets/h100 the estimate picks within 5 % for 97.3 %, 95.0 %, 94.6 %,
-#: 86.7 % and 100 % of the matrices of 1e5-3e5, 3e5-1e6, 1e6-4e6, 4e6-1e7 and 1e7-3e7 entries (exact: 98.6, 96.7,
-#: 98.2, 93.3, 100 %), one matrix of 207 beyond 20 %, geomean 1.009 to 1.018 (exact 1.005 to 1.011); datasets/cpu:
-#: 97.3 %, 95.0 % and 93.8 % to 1e6-4e6 (exact 97.9-98.6 %), geomean at most 1.008. What a sample of rows cannot see is
-#: the diagonals (ndiag, dia_fill, diag_dist_*: 43-55 % of the matrices off by more than 10 %); the long rows it
-#: misses send it to the exact path (spmv_design_rows_estimate; before that guard it picked a SELL configuration
-#: 700-1500x slower than exact's on circuits with dense rows, geomean up to 2.76). So the default mode stays
-#: exact past the largest matrix of the datasets (9.8e7 entries); estimate=True asks for the sample.
+#: entries: where the estimate would rank within a tolerance of the exact rows, set before measuring (at most 1 point
+#: fewer picks within 5 % of the best, a geomean t_pick / t_best at most 0.005 above exact's, on both shipped
+#: datasets). No measured size met it, because a sample of rows cannot see the diagonals (the long rows it misses
+#: send it to the exact path): studies/2026-11-24-estimated-ranking/estimate.md. So the default mode stays exact past
+#: the largest matrix of the datasets (9.8e7 entries); estimate=True asks for the sample.
 ESTIMATE_MIN_NNZ = 100_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
 ESTIMATE_ROWS = 16384
 #: Entries the estimated mode samples at most (fewer blocks where rows are long, one block at least), so that
-#: its cost is bounded by entries as well as rows: rank(estimate=True) costs 0.09 and 0.04 single-thread CSR
-#: products at 1e7 entries on a 2-D Laplacian and a uniform random matrix (benchmarks/results/estimate.md; the
-#: Laplacian's 2e6 rows of indptr, read whole, are most of it). Rows alone or 131072 entries rank a little better
-#: on datasets/h100 (3e5-1e6: 96.7 % within 5 % against 95.0 %) but also outside the tolerance above from 1e6.
+#: its cost is bounded by entries as well as rows; its cost, and how other budgets rank:
+#: studies/2026-11-24-estimated-ranking/estimate.md.
 ESTIMATE_NNZ = 65536
 
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).

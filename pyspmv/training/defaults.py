@@ -44,6 +44,6 @@ MODELS = ("forest", "boosted", "linear", "knn", "svm", "cascade", "guo", "wang")
 
 
 #: ForestModel's ``bytes_prior`` in the default of each device (none: 0): kept for cuda by the rule fixed
-#: before benchmarks/pick_rules.py's cross-validation inside h100's training matrices
-#: (benchmarks/results/pick_rules_h100.md); on datasets/cpu no value was kept (pick_rules_cpu.md).
+#: before the cross-validation inside h100's training matrices of studies/2026-11-24-pick-rules/
+#: (pick_rules_h100.md); on datasets/cpu no value was kept (pick_rules_cpu.md).
 BYTES_PRIOR = {"cuda": 0.05}

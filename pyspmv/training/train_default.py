@@ -28,8 +28,29 @@ from .defaults import BYTES_PRIOR, MODELS
 
 
 def make_model(kind: str, seed: int = 0, device: str | None = None) -> Any:
-    """An unfitted estimator of ``kind`` with the defaults the shipped models use; ``device``: that
-    device's default (:data:`BYTES_PRIOR`), None: the estimator's own defaults."""
+    """An unfitted estimator with the settings the shipped default models are trained with.
+
+    Parameters
+    ----------
+    kind : str
+        A model kind: one of ``forest``, ``boosted``, ``linear``, ``knn``, ``svm``, ``cascade``,
+        ``guo``, ``wang`` (:data:`pyspmv.models.MODELS`).
+    seed : int, default 0
+        The estimator's ``random_state``, where it has one.
+    device : str, optional
+        ``cpu`` or ``cuda``: that device's default (the forest's ``bytes_prior``, set for ``cuda``);
+        None: the estimator's own defaults.
+
+    Returns
+    -------
+    estimator
+        A scikit-learn style estimator of ``kind``, not fitted.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` is not a model kind.
+    """
     if kind not in CLASSES:
         raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
     est = CLASSES[kind]()
@@ -40,10 +61,38 @@ def make_model(kind: str, seed: int = 0, device: str | None = None) -> Any:
 
 def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[str] = (),
           argv: Sequence[str] | None = None, verbose: int = 1) -> Any:
-    """Fit ``kind`` on ``dataset`` (both value types) and return its portable form with the
-    conversion-cost fit (from the dataset's ``convert_ms``) and provenance in ``meta``; ``verbose``
-    >= 1 shows the fit's progress on stderr. ``extra``: further datasets of the same device whose
-    matrices join the training, those ``dataset`` (or an earlier extra) already has left out."""
+    """Train a default model as ``pyspmv train-default`` does.
+
+    Fits :func:`make_model` of ``kind`` (with the dataset's device's defaults) on every row of
+    ``dataset``, both value types, with the conversion costs of its ``convert_ms`` column.
+
+    Parameters
+    ----------
+    dataset : str
+        A dataset's name or folder (:func:`pyspmv.datasets.load`).
+    kind : str, default "forest"
+        The model kind (:func:`make_model`).
+    seed : int, default 0
+        The estimator's ``random_state``.
+    extra : sequence of str, optional
+        Further datasets of the same device whose matrices join the training; the matrices that
+        ``dataset`` (or an earlier extra) already has are left out.
+    argv : sequence of str, optional
+        The command recorded in ``meta["command"]``; default the equivalent ``train-default`` line.
+    verbose : int, default 1
+        >= 1 shows the fit's progress on stderr.
+
+    Returns
+    -------
+    RankModel
+        The fitted model's portable form, with the conversion-cost fit and provenance (dataset,
+        dates, device, command, version) in ``meta``.
+
+    Raises
+    ------
+    ValueError
+        The datasets mix devices, or ``dataset`` has no finite ``convert_ms``.
+    """
     ds = datasets.combine(dataset, *extra, dtype=None)
     devices = sorted(set(ds.table["device"]))
     if len(devices) != 1:

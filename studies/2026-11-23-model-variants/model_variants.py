@@ -32,9 +32,8 @@ import pandas as pd
 from literature_features import CACHE, names
 from sklearn.model_selection import GroupKFold
 
-from pyspmv import datasets, device_info
+from pyspmv import FEATURE_NAMES, datasets, device_info
 from pyspmv.evaluate import split_by_matrix
-from pyspmv.matrices.features import FEATURE_NAMES
 from pyspmv.models import ForestModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py (for --c-eval)

@@ -45,7 +45,7 @@ from _common import md_header, md_row
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-RANK = sys.modules["pyspmv.rank"]
+RANK = sys.modules["pyspmv.ranking.rank"]  # the module (pyspmv.rank is the function)
 #: Sample budgets compared: (rows, entries; 0: rows only).
 BUDGETS = ((16384, 0), (16384, 131072), (16384, 65536), (16384, 32768))
 #: The datasets whose measured times score the picks, and the device each ranks for.

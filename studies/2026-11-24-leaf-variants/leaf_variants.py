@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pyspmv import datasets, device_info
-from pyspmv.matrices.features import FEATURE_NAMES, PARAM_COLUMNS
+from pyspmv import FEATURE_NAMES, datasets, device_info
+from pyspmv.matrices.configs import PARAM_COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
 from _common import md_header, metrics, pool_of, recipe, repeated_folds, run, summary
