@@ -17,12 +17,11 @@ import pandas as pd
 import pytest
 
 import pyspmv
-from pyspmv.matrices import generators
 from pyspmv.datasets import X_COLUMNS, CorpusEntry, collect, consolidate, design_rows, load
 from pyspmv.datasets.collect import TIMING_COLUMNS, read_table
+from pyspmv.matrices import generators
 
 #: Collections time configurations; whether this machine is busy meanwhile is not under test.
-pytestmark = pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")
 
 CFGS = ["cpu/csr/rows", "cpu/csr/nnz", "cpu/coo", "cpu/ell", "cpu/sell/c=8/sigma=64", "cpu/dia", "cpu/bsr/b=2"]
 FAST = {"repeats": 3, "warmup": 1, "budget_s": 1.0, "progress": False}

@@ -123,7 +123,6 @@ def test_evaluate_folds_tests_every_matrix_once_away_from_its_family():
 
 # consolidate() fills an all-empty float 'note' column with "" (pyspmv/datasets/collect.py), which pandas warns on
 @pytest.mark.filterwarnings("ignore:'str' is not supported as a fill value")
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_train_command_on_a_collected_dataset(tmp_path, capsys):
     import pyspmv
     from pyspmv.cli import main

@@ -133,7 +133,6 @@ def test_config_space_is_complete():
         assert cid in ids
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_spmv_and_benchmark_on_gpu():
     M = pyspmv.generate("poisson2d", 50)
     x = np.linspace(-1, 1, M.ncols)
@@ -186,7 +185,6 @@ def test_batched_timing_leaves_the_product_and_counts_runs(dtype):
         assert 1 <= runs < 10_000  # the budget ends it
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")
 def test_benchmark_both_dtypes_in_one_call():
     M = pyspmv.generate("poisson2d", 40)
     ids = ["pyspmv/ell/bs=256", "pyspmv/ell/bs=512", "cusparse/csr/default"]

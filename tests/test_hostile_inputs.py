@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 import pyspmv
 from pyspmv.devices import gpu
-from pyspmv.matrices import mmio
 from pyspmv.devices.benchmark import _Runner
+from pyspmv.matrices import mmio
 
 DENSE = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 0.0]])
 FORMATS = ("csr", "csc", "coo", "bsr", "dia", "dok", "lil")
@@ -221,7 +221,6 @@ def test_rank_follows_the_matrix_dtype_and_the_model_device(tmp_path):
         pyspmv.rank(A, cpu, dtype="int8")
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_device_follows_the_configurations():
     A = pyspmv.generate("poisson2d", 5)
     df = pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=2, progress=False)

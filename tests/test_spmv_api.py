@@ -85,7 +85,6 @@ def test_format_matrix_reports_sizes(A):
     assert "csr" in repr(F)
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_table(A):
     df = pyspmv.benchmark(A, ["cpu/csr/rows", "cpu/csr/nnz"], dtype="float32", repeats=5, warmup=1, progress=False)
     assert list(df.columns) == pyspmv.benchmark.__globals__["COLUMNS"]
@@ -95,7 +94,6 @@ def test_benchmark_table(A):
     assert df.attrs["device_info"]["device"] == "cpu"
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_reports_not_applicable_rows_instead_of_dropping_them():
     import scipy.sparse as sp
     S = sp.lil_array((500, 500))
@@ -107,7 +105,6 @@ def test_benchmark_reports_not_applicable_rows_instead_of_dropping_them():
     assert df.set_index("config").loc["cpu/csr/rows"].status == "ok"
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_budget_stops_early(A):
     df = pyspmv.benchmark(A, ["cpu/csr/rows"], repeats=10**6, warmup=0, budget_s=0.01, progress=False)
     assert 1 <= df.repeats.iloc[0] < 10**6
@@ -134,7 +131,6 @@ def test_gpu_absent_raises_device_unavailable(A):
     assert issubclass(pyspmv.DeviceUnavailableError, RuntimeError)
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_float32_overflow_benchmark_rows_not_applicable():
     """A float64 matrix past float32's range: every float32 configuration is not_applicable with the
     reason (it was once converted to inf and reported as 'wrong'), and convert() refuses it."""
@@ -165,7 +161,6 @@ def test_spmv_of_a_formatmatrix_neither_converts_nor_checks_again(A, monkeypatch
         pyspmv.spmv(F, x[:-1], "cpu/sell/c=8/sigma=64")
 
 
-@pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")  # timing on a busy machine is not under test
 def test_benchmark_several_dtypes_in_one_call(A):
     """Rows per dtype in the order given, configurations in order within; each type checked against
     its own reference (a float64 run on values cast down from float32 would fail it)."""
