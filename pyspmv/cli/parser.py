@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = command("configs", "list the configuration ids with their library, format, kernel and parameters")
+    p.description = (
+        "List the configuration ids with their device, library, format, kernel, parameters and whether every run "
+        "gives the same bits; for cuSPARSE's, also the cusparseFormat_t and cusparseSpMVAlg_t each one passes to "
+        "cuSPARSE (cusparse_format, cusparse_alg), as cusparse.h names them.")
     p.add_argument("--device", choices=DEVICES, help="only this device's (default: every device's)")
     p.add_argument("--json", action="store_true", help="print JSON: a list, an object per configuration")
 
