@@ -110,6 +110,16 @@ def _registry() -> tuple[dict[str, Any], ...]:
     return tuple(_core.kernels())
 
 
+#: The libraries of configurations (:attr:`Config.library`, an id's first field), in registry order:
+#: pyspmv's CPU kernels, its own CUDA kernels, cuSPARSE.
+LIBRARIES: tuple[str, ...] = tuple(dict.fromkeys(e["prefix"] for e in _core.kernels()))
+
+
+def device_libraries(device: str) -> tuple[str, ...]:
+    """The libraries (:data:`LIBRARIES`) that have configurations on ``device``, in registry order."""
+    return tuple(dict.fromkeys(e["prefix"] for e in _registry() if DEVICES[e["device"]] == device))
+
+
 def _format_entry(fmt: str) -> dict[str, Any] | None:
     """The registry entry that defines format ``fmt``'s parameters: its first (the CPU kernel's)."""
     return next((e for e in _registry() if FORMATS[e["format"]] == fmt), None)
