@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const spmv_kernel_desc kernels[] = {
-/* One entry shape; the three line kinds of kernels.def differ only in device, library and kernel. */
+/* One entry shape; the three line kinds of kernels.def differ only in device, library and kernel,
+ * and a cuSPARSE line names cuSPARSE's format and algorithm (kept as strings: no cusparse.h here). */
 #define SPMV_ENTRY(name, dev, lib, CODE, kern, ...)                                                \
     {.id = name,                                                                                   \
      .device = dev,                                                                                \
@@ -22,8 +23,9 @@ static const spmv_kernel_desc kernels[] = {
     SPMV_ENTRY(name, SPMV_DEV_CPU, SPMV_LIB_PYSPMV, CODE, variant, __VA_ARGS__)
 #define SPMV_OWN(sym, name, CODE, ...) /* found by registry index: no kernel number */             \
     SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_PYSPMV, CODE, 0, __VA_ARGS__)
-#define SPMV_CUSPARSE(name, CODE, alg, ...)                                                        \
-    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, __VA_ARGS__)
+#define SPMV_CUSPARSE(name, CODE, alg, FORMAT, ALG, ...)                                           \
+    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, .cusparse_format = #FORMAT,      \
+               .cusparse_alg = #ALG, __VA_ARGS__)
 #include "kernels.def"
 #undef SPMV_ENTRY
 };

@@ -315,6 +315,9 @@ typedef struct {
     int launches;                       /* GPU kernel launches and memsets per product; 0 on
                                                  the CPU (a per-configuration feature) */
     int deterministic;                  /* 1: same bits on every run */
+    const char *cusparse_format; /* a cuSPARSE kernel's cusparseFormat_t and cusparseSpMVAlg_t */
+    const char *cusparse_alg;    /* enumerators, as named in cusparse.h ("CUSPARSE_FORMAT_CSR",
+                                    "CUSPARSE_SPMV_CSR_ALG2"); NULL for the others */
 } spmv_kernel_desc;
 
 /* Number of registered kernels and the i-th one (NULL outside [0, count)). */

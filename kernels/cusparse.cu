@@ -1,6 +1,10 @@
 // kernels/cusparse.cu: cuSPARSE's generic SpMV (cusparseSpMV) on CSR, COO, SELL and BSR as uploaded
 // SPDX-License-Identifier: BSD-3-Clause
 //
+// The formats and algorithms are csrc/kernels.def's SPMV_CUSPARSE lines, read here as the
+// enumerators they name (`lines`), and by the registry as their names (Config.cusparse_format,
+// .cusparse_alg); a line that pairs a format with another cuSPARSE format fails to compile.
+//
 // No kernel of ours: each matrix gets one spmv_cusparse holding a handle bound to the plan's
 // stream, a const descriptor over the uploaded arrays (no copy, no conversion), dense-vector
 // descriptors over the plan's x and y, and the external buffer, preprocessed once, so that a run
@@ -73,53 +77,71 @@ static int cusparse_status(cusparseStatus_t st, const char *call, int in_create,
         }                                                                                          \
     } while (0)
 
-/* cuSPARSE's algorithm for the registry's `alg` on format `fmt`, or -1. */
-static int spmv_alg(int fmt, int alg) {
-    switch (fmt) {
-    case SPMV_FMT_CSR:
-        return alg == 0   ? CUSPARSE_SPMV_ALG_DEFAULT
-               : alg == 1 ? CUSPARSE_SPMV_CSR_ALG1
-               : alg == 2 ? CUSPARSE_SPMV_CSR_ALG2
-                          : -1;
-    case SPMV_FMT_COO:
-        return alg == 0   ? CUSPARSE_SPMV_ALG_DEFAULT
-               : alg == 1 ? CUSPARSE_SPMV_COO_ALG1
-               : alg == 2 ? CUSPARSE_SPMV_COO_ALG2
-                          : -1;
-    case SPMV_FMT_SELL:
-        return alg == 0 ? CUSPARSE_SPMV_ALG_DEFAULT : alg == 1 ? CUSPARSE_SPMV_SELL_ALG1 : -1;
-    case SPMV_FMT_BSR: /* its only algorithm, also cuSPARSE's default for BSR */
-        return alg == 0 || alg == 1 ? CUSPARSE_SPMV_BSR_ALG1 : -1;
+/* The layout of csrc/<format>.c that each cuSPARSE format reads as it is (the header comment). */
+constexpr int layout_of(cusparseFormat_t f) {
+    return f == CUSPARSE_FORMAT_CSR              ? SPMV_FMT_CSR
+           : f == CUSPARSE_FORMAT_COO            ? SPMV_FMT_COO
+           : f == CUSPARSE_FORMAT_SLICED_ELLPACK ? SPMV_FMT_SELL
+           : f == CUSPARSE_FORMAT_BSR            ? SPMV_FMT_BSR
+                                                 : -1;
+}
+
+/* cuSPARSE's format and algorithm of each cuSPARSE line of csrc/kernels.def, found by the
+ * registry's (format, alg): the list the registry's cusparse_format and cusparse_alg strings are
+ * made from, so that what Config says is what runs. */
+struct cusparse_line {
+    int format, alg; /* spmv_format, the registry's kernel number */
+    cusparseFormat_t cformat;
+    cusparseSpMVAlg_t calg;
+};
+static const cusparse_line lines[] = {
+#define SPMV_CUSPARSE(id, CODE, alg, FORMAT, ALG, ...) {SPMV_FMT_##CODE, alg, FORMAT, ALG},
+#include "kernels.def"
+};
+#define SPMV_CUSPARSE(id, CODE, alg, FORMAT, ALG, ...)                                             \
+    static_assert(layout_of(FORMAT) == SPMV_FMT_##CODE,                                            \
+                  "csrc/kernels.def: " id " pairs format " #CODE " with " #FORMAT);
+#include "kernels.def"
+
+/* The line of format fmt and algorithm alg, or NULL; *has_format: whether fmt has any. */
+static const cusparse_line *find_line(int fmt, int alg, int *has_format) {
+    *has_format = 0;
+    for (const cusparse_line &l : lines) {
+        if (l.format != fmt) continue;
+        *has_format = 1;
+        if (l.alg == alg) return &l;
     }
-    return -1;
+    return NULL;
 }
 
 /* The matrix descriptor over D's arrays (layouts: csrc/<format>.c).  Sets *xn and *yn, the vector
  * lengths cuSPARSE's matrix implies. */
-static int describe(const spmv_dfmt *D, spmv_cusparse *c, int64_t *xn, int64_t *yn, spmv_err *err) {
+static int describe(const spmv_dfmt *D, cusparseFormat_t format, spmv_cusparse *c, int64_t *xn,
+                    int64_t *yn, spmv_err *err) {
     const cusparseIndexType_t i32 = CUSPARSE_INDEX_32I;
     const cusparseIndexBase_t base = CUSPARSE_INDEX_BASE_ZERO;
     int rc = SPMV_OK;
     *xn = D->ncols;
     *yn = D->nrows;
-    switch (D->format) {
-    case SPMV_FMT_CSR:
+    switch (format) { /* D's layout is layout_of(format): find_line found it by D->format */
+    case CUSPARSE_FORMAT_CSR:
         CUSPARSE_TRY("cusparseCreateConstCsr",
                      cusparseCreateConstCsr(&c->A, D->nrows, D->ncols, D->nnz, D->idx[0], D->idx[1],
                                             D->val[0], i32, i32, base, c->vt));
         break;
-    case SPMV_FMT_COO:
+    case CUSPARSE_FORMAT_COO:
         CUSPARSE_TRY("cusparseCreateConstCoo",
                      cusparseCreateConstCoo(&c->A, D->nrows, D->ncols, D->nnz, D->idx[0], D->idx[1],
                                             D->val[0], i32, base, c->vt));
         break;
-    case SPMV_FMT_SELL: /* sigma = 1 checked by the caller; perm (idx[0]) is the identity */
+    case CUSPARSE_FORMAT_SLICED_ELLPACK: /* sigma = 1 checked by the caller; perm (idx[0]) is the
+                                          * identity */
         CUSPARSE_TRY("cusparseCreateConstSlicedEll",
                      cusparseCreateConstSlicedEll(&c->A, D->nrows, D->ncols, D->nnz, D->scalar[1],
                                                   D->param[0], D->idx[1], D->idx[2], D->val[0], i32,
                                                   i32, base, c->vt));
         break;
-    case SPMV_FMT_BSR: {
+    case CUSPARSE_FORMAT_BSR: {
         int64_t b = D->param[0];
         *xn = D->scalar[1] * b;
         *yn = D->scalar[0] * b;
@@ -129,8 +151,9 @@ static int describe(const spmv_dfmt *D, spmv_cusparse *c, int64_t *xn, int64_t *
                                             CUSPARSE_ORDER_ROW));
         break;
     }
-    default: /* refused by the caller */
-        return spmv_cuda_fail(err, SPMV_EINVAL, "format %d has no cuSPARSE descriptor", D->format);
+    default: /* no kernels.def line names another (layout_of) */
+        return spmv_cuda_fail(err, SPMV_EINVAL, "cuSPARSE format %d has no descriptor here",
+                              (int)format);
     }
 done:
     return rc;
@@ -149,20 +172,20 @@ done:
 
 extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, void *x, void *y,
                                     cudaStream_t s, spmv_cusparse **out, spmv_err *err) {
-    int rc = SPMV_OK, a;
+    int rc = SPMV_OK, has_format;
     int64_t xn, yn;
     spmv_cusparse *c;
+    const cusparse_line *line = find_line(D->format, alg, &has_format);
     *out = NULL;
     if (elem_size != 4 && elem_size != 8)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "elem_size must be 4 (float32) or 8 (float64), got %d", elem_size);
-    if (D->format != SPMV_FMT_CSR && D->format != SPMV_FMT_COO && D->format != SPMV_FMT_SELL &&
-        D->format != SPMV_FMT_BSR)
+    if (!has_format)
         return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
                               "cuSPARSE's SpMV takes csr, coo, sell (sigma 1) and bsr, not %s",
                               spmv_format_name(D->format) ? spmv_format_name(D->format)
                                                           : "this format");
-    if ((a = spmv_alg(D->format, alg)) < 0)
+    if (line == NULL)
         return spmv_cuda_fail(err, SPMV_EINVAL, "no cuSPARSE SpMV algorithm %d for format %s", alg,
                               spmv_format_name(D->format) ? spmv_format_name(D->format) : "?");
     if (D->format == SPMV_FMT_SELL && D->param[1] != 1)
@@ -179,7 +202,7 @@ extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, 
         return rc;
     }
     c->vt = elem_size == 4 ? CUDA_R_32F : CUDA_R_64F;
-    c->alg = (cusparseSpMVAlg_t)a;
+    c->alg = line->calg;
     if (elem_size == 4) {
         c->alpha.f = 1.0f;
         c->beta.f = 0.0f;
@@ -200,7 +223,7 @@ extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, 
 
     CUSPARSE_TRY("cusparseCreate", cusparseCreate(&c->handle));
     CUSPARSE_TRY("cusparseSetStream", cusparseSetStream(c->handle, s));
-    if ((rc = describe(D, c, &xn, &yn, err)) != SPMV_OK) goto done;
+    if ((rc = describe(D, line->cformat, c, &xn, &yn, err)) != SPMV_OK) goto done;
     if (xn != D->ncols &&
         (rc = pad_vector(&c->xpad, xn, elem_size, "x padded to BSR blocks", s, err)) != SPMV_OK)
         goto done;

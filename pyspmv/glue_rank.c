@@ -67,21 +67,24 @@ static PyObject *ranked_pairs(int32_t *order, const double *ms, Py_ssize_t n, Py
 }
 
 /* rank(capsule, nrows, ncols, indptr, indices, value_bytes, add_ms or None, sample=0, ids=None,
- * keep=None, sample_nnz=0) -> (order, ms), or with ids (a tuple of one object per configuration)
- * the list of (ids[i], ms[i]) fastest first, only where keep (None, or a tuple of as many bools)
- * is true.  sample > 0: estimated rows from sample rows and at most sample_nnz entries. */
+ * keep=None, sample_nnz=0, first=False) -> (order, ms), or with ids (a tuple of one object per
+ * configuration) the list of (ids[i], ms[i]) fastest first, only where keep (None, or a tuple of as
+ * many bools) is true; with first also true, (that list, i, ms[i]) where i is the configuration
+ * ranked first of all, kept or not (-1 and NaN: none), so that a restricted ranking knows the best
+ * it left out.
+ * sample > 0: estimated rows from sample rows and at most sample_nnz entries. */
 PyObject *rank(PyObject *m, PyObject *args) {
     glue_model *G;
     int nrows, ncols, vb, rc;
     PyArrayObject *indptr, *indices;
     PyObject *add, *ids = Py_None, *keep = Py_None;
     spmv_err err = {0};
-    int sample = 0;
+    int sample = 0, first = 0;
     long long sample_nnz = 0;
     double *rows = NULL;
-    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|iOOL", model_converter, &G, &nrows, &ncols, int32_array,
-                          &indptr, int32_array, &indices, &vb, &add, &sample, &ids, &keep,
-                          &sample_nnz) ||
+    if (!PyArg_ParseTuple(args, "O&iiO&O&iO|iOOLp", model_converter, &G, &nrows, &ncols,
+                          int32_array, &indptr, int32_array, &indices, &vb, &add, &sample, &ids,
+                          &keep, &sample_nnz, &first) ||
         !csr_lengths(nrows, indptr, indices, "rank"))
         return NULL;
     if ((ids != Py_None && (!PyTuple_Check(ids) || PyTuple_GET_SIZE(ids) != G->configs.n)) ||
@@ -135,10 +138,12 @@ PyObject *rank(PyObject *m, PyObject *args) {
     }
     PyMem_Free(rows);
     if (ids != Py_None) {
+        int32_t top = n > 0 ? op[0] : -1; /* before ranked_pairs moves the kept ones to the front */
+        double top_ms = n > 0 ? mp[top] : Py_NAN;
         PyObject *pairs = ranked_pairs(op, mp, n, ids, keep);
         Py_DECREF(order);
         Py_DECREF(ms);
-        return pairs;
+        return first && pairs != NULL ? Py_BuildValue("(Nid)", pairs, (int)top, top_ms) : pairs;
     }
     return Py_BuildValue("(NN)", order, ms);
 fail:

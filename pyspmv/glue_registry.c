@@ -109,13 +109,15 @@ static PyObject *kernel_dict(const spmv_kernel_desc *d) {
     int prefix_len = f1 != NULL ? (int)(f1 - d->id) : (int)strlen(d->id);
     if (ok)
         e = Py_BuildValue(
-            "{s:s,s:s#,s:z,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O}", "id", d->id,
-            "prefix", d->id, (Py_ssize_t)prefix_len, "name", f2 != NULL ? f2 + 1 : NULL, "device",
-            d->device, "library", d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv", "format",
-            d->format, "kernel", d->kernel, "param_names", d->param_name[0], d->param_name[1],
-            d->param_name[2], d->param_name[3], "grid", g[0], g[1], g[2], g[3], "param_default",
-            d->param_default[0], d->param_default[1], d->param_default[2], d->param_default[3],
-            "launches", d->launches, "deterministic", d->deterministic ? Py_True : Py_False);
+            "{s:s,s:s#,s:z,s:i,s:s,s:i,s:i,s:(zzzz),s:(OOOO),s:(iiii),s:i,s:O,s:z,s:z}", "id",
+            d->id, "prefix", d->id, (Py_ssize_t)prefix_len, "name", f2 != NULL ? f2 + 1 : NULL,
+            "device", d->device, "library", d->library == SPMV_LIB_CUSPARSE ? "cusparse" : "pyspmv",
+            "format", d->format, "kernel", d->kernel, "param_names", d->param_name[0],
+            d->param_name[1], d->param_name[2], d->param_name[3], "grid", g[0], g[1], g[2], g[3],
+            "param_default", d->param_default[0], d->param_default[1], d->param_default[2],
+            d->param_default[3], "launches", d->launches, "deterministic",
+            d->deterministic ? Py_True : Py_False, "cusparse_format", d->cusparse_format,
+            "cusparse_alg", d->cusparse_alg);
     for (int k = 0; k < SPMV_NPARAM; k++) Py_XDECREF(g[k]);
     return e;
 }

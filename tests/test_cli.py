@@ -382,16 +382,29 @@ def test_configs_lists_every_id_with_its_parts(capsys):
     assert [e["id"] for e in js] == [c.id for c in cs]
     sell = next(e for e in js if e["id"] == "cpu/sell/c=8/sigma=64")
     assert sell == {"id": "cpu/sell/c=8/sigma=64", "device": "cpu", "library": "cpu", "format": "sell", "kernel": None,
-                    "params": {"c": 8, "sigma": 64}, "deterministic": True, "launches": 0}
+                    "params": {"c": 8, "sigma": 64}, "deterministic": True, "launches": 0,
+                    "cusparse_format": None, "cusparse_alg": None}
+    assert main(["configs", "--device", "cpu"]) == 0     # no cuSPARSE configuration: no enumerator columns
+    assert capsys.readouterr().out.splitlines()[0].split() == ["id", "device", "library", "format", "kernel",
+                                                               "params", "deterministic"]
     assert main(["configs"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["id", "device", "library", "format", "kernel", "params", "deterministic"]
+    assert out[0].split() == ["id", "device", "library", "format", "kernel", "params", "deterministic",
+                              "cusparse_format", "cusparse_alg"]
     ids = [ln.split()[0] for ln in out[1:-1]]
     assert ids == [c.id for c in pyspmv.configs("cpu")] + [c.id for c in pyspmv.configs("cuda")]
     assert out[-1].startswith(f"# {len(ids)} configurations (23 cpu, {len(pyspmv.configs('cuda'))} cuda)")
     row = next(ln for ln in out if ln.startswith("pyspmv/csr/vector/tpv=8/bs=256 "))
     det = "yes" if pyspmv.config("pyspmv/csr/vector/tpv=8/bs=256").deterministic else "no"
-    assert row.split()[1:] == ["cuda", "pyspmv", "csr", "vector", "tpv=8", "bs=256", det]
+    assert row.split()[1:] == ["cuda", "pyspmv", "csr", "vector", "tpv=8", "bs=256", det, "-", "-"]
+    row = next(ln for ln in out if ln.startswith("cusparse/sell/alg1/c=8 "))
+    assert row.split()[1:] == ["cuda", "cusparse", "sell", "alg1", "c=8", "yes", "CUSPARSE_FORMAT_SLICED_ELLPACK",
+                               "CUSPARSE_SPMV_SELL_ALG1"]
+    assert main(["configs", "--device", "cuda", "--json"]) == 0
+    js = {e["id"]: e for e in json.loads(capsys.readouterr().out)}
+    assert (js["cusparse/bsr/b=4"]["cusparse_format"], js["cusparse/bsr/b=4"]["cusparse_alg"]) == (
+        "CUSPARSE_FORMAT_BSR", "CUSPARSE_SPMV_BSR_ALG1")
+    assert js["pyspmv/csr/scalar/bs=64"]["cusparse_alg"] is None
 
 
 def test_train_default_never_writes_into_the_package(tmp_path, monkeypatch, capsys):

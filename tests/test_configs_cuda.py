@@ -2,6 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,6 +19,54 @@ def test_cuda_configs_listed_without_gpu():
     assert "pyspmv/csr/vector/tpv=8/bs=256" in ids and "cusparse/csr/alg2" in ids
     assert {c.library for c in cs} == {"pyspmv", "cusparse"}
     assert all(c.device == "cuda" and c.launches >= 1 for c in cs)
+
+
+#: What each cuSPARSE kernel of the registry stands for (csrc/kernels.def, kernels/cusparse.cu), written out
+#: once more here on purpose: a changed line of the registry has to change this table too.
+CUSPARSE = {
+    "cusparse/csr/default": ("CUSPARSE_FORMAT_CSR", "CUSPARSE_SPMV_ALG_DEFAULT"),
+    "cusparse/csr/alg1": ("CUSPARSE_FORMAT_CSR", "CUSPARSE_SPMV_CSR_ALG1"),
+    "cusparse/csr/alg2": ("CUSPARSE_FORMAT_CSR", "CUSPARSE_SPMV_CSR_ALG2"),
+    "cusparse/coo/alg1": ("CUSPARSE_FORMAT_COO", "CUSPARSE_SPMV_COO_ALG1"),
+    "cusparse/coo/alg2": ("CUSPARSE_FORMAT_COO", "CUSPARSE_SPMV_COO_ALG2"),
+    "cusparse/sell/alg1": ("CUSPARSE_FORMAT_SLICED_ELLPACK", "CUSPARSE_SPMV_SELL_ALG1"),
+    "cusparse/bsr": ("CUSPARSE_FORMAT_BSR", "CUSPARSE_SPMV_BSR_ALG1"),
+}
+
+
+def test_every_cusparse_config_names_cusparses_format_and_algorithm():
+    """Config.cusparse_format / cusparse_alg: the enumerators each cuSPARSE configuration passes, None elsewhere."""
+    cs = pyspmv.configs("cuda") + pyspmv.configs("cpu")
+    cus = [c for c in cs if c.library == "cusparse"]
+    assert {c.kernel_id for c in cus} == set(CUSPARSE) and len(cus) == 10
+    for c in cus:
+        assert (c.cusparse_format, c.cusparse_alg) == CUSPARSE[c.kernel_id], c.id
+        assert pyspmv.config(c.id) == c and pyspmv.config(c.id).cusparse_alg == c.cusparse_alg
+    assert all(c.cusparse_format is None and c.cusparse_alg is None for c in cs if c.library != "cusparse")
+    assert "cusparse_alg='CUSPARSE_SPMV_CSR_ALG2'" in repr(pyspmv.config("cusparse/csr/alg2"))
+
+
+def test_cusparse_names_are_cusparse_h_enumerators():
+    """Where the CUDA toolkit's cusparse.h is found, every name is one of its enumerators (the build checks the
+    same where it compiles kernels/cusparse.cu)."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda", "/usr"]
+    header = next((os.path.join(r, "include", "cusparse.h") for r in roots
+                   if r and os.path.isfile(os.path.join(r, "include", "cusparse.h"))), None)
+    if header is None:
+        pytest.skip("no cusparse.h found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, /usr)")
+    with open(header, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    for fmt, alg in CUSPARSE.values():
+        assert re.search(rf"\b{fmt}\s*=", text) and re.search(rf"\b{alg}\s*=", text), (fmt, alg)
+
+
+def test_the_guide_lists_what_config_says():
+    """docs/guide/formats.md's table of cuSPARSE configurations names the enumerators Config gives."""
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "formats.md"
+    rows = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(
+        r"^\| `(cusparse/[a-z0-9]+(?:/default|/alg\d)?)[^`]*` \| `(CUSPARSE_FORMAT_\w+)`[^|]*\| `(CUSPARSE_SPMV_\w+)`",
+        guide.read_text(encoding="utf-8"), re.MULTILINE)}
+    assert rows == CUSPARSE
 
 
 def test_config_ids_round_trip():

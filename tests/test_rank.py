@@ -6,10 +6,12 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import pyspmv
 from pyspmv.ranking.rank import DEFAULT_PRECISION, Precision, Ranking
+from pyspmv.ranking.rankmodel import RankModel, Table
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
@@ -70,3 +72,85 @@ def test_the_figures_are_the_measured_ones(device, name):
     p = DEFAULT_PRECISION[device]
     assert (p.tie_tol, p.max_gap) == (pytest.approx(tol), gap)
     assert f"rank_table_{name}.md" in p.source
+
+
+def _hex(pairs):
+    return [(c, float(v).hex()) for c, v in pairs]
+
+
+MATRICES = [("poisson2d", 30), ("powerlaw", 3000), ("banded", 2000), ("random", 1500)]
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_libraries_keep_the_whole_rankings_order_and_predictions(device, dtype):
+    """rank(libraries=...) is the whole ranking filtered to those libraries, bit for bit, for the shipped defaults,
+    alone and with deterministic and n_calls; best_of_all is the whole ranking's first."""
+    libs = {"cuda": ["cusparse", "pyspmv"], "cpu": ["cpu"]}[device]
+    for kind, n in MATRICES:
+        A = pyspmv.generate(kind, n)
+        for kw in ({}, {"deterministic": True}, {"n_calls": 20}):
+            full = pyspmv.rank(A, device=device, dtype=dtype, **{k: v for k, v in kw.items() if k != "deterministic"})
+            for lib in libs:
+                r = pyspmv.rank(A, device=device, dtype=dtype, libraries=(lib,), **kw)
+                want = [(c, v) for c, v in full if pyspmv.config(c).library == lib
+                        and (not kw.get("deterministic") or pyspmv.config(c).deterministic)]
+                assert _hex(r) == _hex(want) and r, (kind, lib, kw)
+                assert r.libraries == (lib,) and r.deterministic == bool(kw.get("deterministic"))
+                if len(r) < len(full):
+                    assert r.best_of_all == full[0] and r.best == want[0][0]
+                else:                   # the cpu device: one library, every kernel deterministic, nothing left out
+                    assert r.best_of_all is None and device == "cpu"
+            if device == "cuda":                            # both libraries: the whole ranking, nothing left out
+                both = pyspmv.rank(A, device=device, dtype=dtype, libraries=("cusparse", "pyspmv"),
+                                   **{k: v for k, v in kw.items() if k != "deterministic"})
+                assert _hex(both) == _hex(full) and both.best_of_all is None and both.libraries == ("pyspmv", "cusparse")
+
+
+def test_libraries_arguments():
+    A = pyspmv.generate("poisson2d", 20)
+    r = pyspmv.rank(A, libraries="cusparse")
+    assert r == pyspmv.rank(A, libraries=["cusparse"]) == pyspmv.rank(A, libraries=("cusparse", "cusparse"))
+    assert {pyspmv.config(c).library for c, _ in r} == {"cusparse"} and len(r) == 10
+    assert all(pyspmv.config(c).cusparse_alg.startswith("CUSPARSE_SPMV_") for c, _ in r)
+    for bad in ((), ("cuSPARSE",), ("cusparse", 3), 3, ("mkl",), [None]):
+        with pytest.raises(ValueError, match=r"The 'libraries' parameter of rank\(\) must be None or a non-empty "
+                                             r"tuple of library names from \('cpu', 'pyspmv', 'cusparse'\)"):
+            pyspmv.rank(A, libraries=bad)
+    with pytest.raises(ValueError, match=r"names \['cpu'\], which have no configuration on device 'cuda': its "
+                                         r"libraries are \('pyspmv', 'cusparse'\)"):
+        pyspmv.rank(A, libraries=("cpu", "cusparse"))
+    with pytest.raises(ValueError, match="on device 'cpu'"):
+        pyspmv.rank(A, device="cpu", libraries="cusparse")
+    d = pyspmv.default_model("cuda")
+    t = d.tables["float64"]
+    lib = np.array([pyspmv.config(c).library for c in t.config_ids])
+    no_cusparse = RankModel("cuda", {"float64": Table(t.config_ids, np.where(lib == "cusparse", -1, t.group), t.extra,
+                                                      t.spec)}, source=d.source, meta=d.meta)
+    with pytest.raises(ValueError, match=r"asks for \('cusparse',\), of which the model ranks no configuration"):
+        pyspmv.rank(A, no_cusparse, libraries="cusparse")
+    assert {pyspmv.config(c).library for c, _ in pyspmv.rank(A, no_cusparse, libraries="pyspmv")} == {"pyspmv"}
+
+
+def test_a_restricted_ranking_counts_order_only_from_the_best_of_all():
+    """Ties from the pick; 'order only' beyond max_gap times best_of_all's prediction; a pick beyond it is said."""
+    best = ("own", 1.0)
+    r = Ranking([("a", 1.2), ("b", 1.21), ("c", 1.49), ("d", 1.51), ("e", math.inf)], device="cuda", precision=P,
+                libraries=("cusparse",), best_of_all=best)
+    rows = r.rows()
+    assert [x.mark for x in rows] == ["pick", "tie", "", "order only", "n/a"]
+    assert rows[2].vs_pick == pytest.approx(1.49 / 1.2) and r.order_only_beyond == pytest.approx(1.5 / 1.2)
+    notes = r.notes()
+    assert notes[0].startswith("only the cusparse configurations (libraries=('cusparse',)); the best of all the "
+                               "device's configurations, own, is predicted to take 0.83x the pick's time")
+    assert "order only: predicted more than 1.5x the time of the best of all, own (1.25x the pick's)" in notes[2]
+    slow = Ranking([("a", 1.6), ("b", 1.61)], device="cuda", precision=P, deterministic=True, best_of_all=best)
+    assert [(x.mark, x.predicted) for x in slow.rows()] == [("pick", 1.6), ("order only", None)]
+    assert "only the deterministic configurations (deterministic=True)" in slow.notes()[0]
+    assert "the pick's predicted time is an order only" in slow.notes()[0]
+    same = Ranking([("own", 1.0), ("b", 1.01)], precision=P, deterministic=True, best_of_all=best)
+    assert "the pick is also the best of all" in same.notes()[0] and [x.mark for x in same.rows()] == ["pick", "tie"]
+    assert same.order_only_beyond == 1.5 == Ranking([("a", 1.0)], precision=P).order_only_beyond
+    whole = Ranking([("a", 1.0), ("b", 1.6)], precision=P)
+    assert whole.libraries is None and whole.best_of_all is None and not whole.deterministic
+    assert not any(n.startswith("only") for n in whole.notes())

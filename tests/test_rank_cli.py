@@ -108,3 +108,36 @@ def test_train_default_adds_the_new_matrices_of_extra_datasets(tmp_path):
     times.to_csv(more / "timings.csv.gz", index=False)
     with pytest.raises(ValueError, match="mix devices"):
         pyspmv.training.train_default.train(str(TINY), "linear", extra=[str(more)], verbose=0)
+
+
+def test_cli_rank_library(capsys):
+    """--library: only those libraries' configurations, as rank(libraries=...) ranks them; repeatable or a comma list;
+    the title, a note and the JSON say what was left out."""
+    A = pyspmv.generate("powerlaw", 3000)
+    want = pyspmv.rank(A, libraries="cusparse")
+    assert main(["rank", "--generate", "powerlaw:3000", "--library", "cusparse", "--top", "all"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("; libraries cusparse only")
+    table = [ln.split() for ln in out[2:] if not ln.startswith("#")]
+    assert [r[1] for r in table] == [c for c, _ in want] and len(table) == 10
+    assert any(ln.startswith("# only the cusparse configurations") and want.best_of_all[0] in ln for ln in out)
+    assert main(["rank", "--generate", "powerlaw:3000", "--library", "cusparse", "--json", "--top", "all"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)
+    assert r["libraries"] == ["cusparse"] and r["deterministic"] is False
+    assert r["best_of_all"]["config"] == want.best_of_all[0]
+    assert r["best_of_all"]["predicted_us"] == pytest.approx(want.best_of_all[1] * 1e3)
+    assert r["order_only_beyond"] == pytest.approx(want.order_only_beyond)
+    assert [e["config"] for e in r["ranking"]] == [c for c, _ in want] and r["configurations"] == 10
+    for args in (["--library", "pyspmv,cusparse"], ["--library", "cusparse", "--library", "pyspmv"]):
+        assert main(["rank", "--generate", "poisson2d:20", "--json", "--top", "all", *args]) == 0
+        (r,) = json.loads(capsys.readouterr().out)
+        assert r["libraries"] == ["pyspmv", "cusparse"] and r["best_of_all"] is None
+        assert r["configurations"] == len(pyspmv.configs("cuda"))
+    assert main(["rank", "--generate", "poisson2d:20", "--json"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)
+    assert r["libraries"] is None and r["best_of_all"] is None and r["order_only_beyond"] == 1.5
+    assert main(["rank", "--generate", "poisson2d:20", "--library", "cusparse", "--device", "cpu"]) == 2
+    assert "--library cusparse: device cpu has configurations of cpu only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["rank", "--generate", "poisson2d:20", "--library", "cusparse,mkl"])
+    assert "argument --library: must be one of cpu, pyspmv, cusparse" in capsys.readouterr().err

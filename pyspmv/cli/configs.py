@@ -1,4 +1,5 @@
-"""``pyspmv configs``: the configuration ids with their library, format, kernel and parameters."""
+"""``pyspmv configs``: the configuration ids with their library, format, kernel and parameters, and for
+cuSPARSE's the format and algorithm enumerators they stand for."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -12,12 +13,17 @@ def run(args: argparse.Namespace) -> int:
     rows = [c for d in ([args.device] if args.device else DEVICES) for c in configs(d)]
     if args.json:
         print_json([{"id": c.id, "device": c.device, "library": c.library, "format": c.format, "kernel": c.kernel,
-                      "params": dict(c.params), "deterministic": c.deterministic, "launches": c.launches}
+                      "params": dict(c.params), "deterministic": c.deterministic, "launches": c.launches,
+                      "cusparse_format": c.cusparse_format, "cusparse_alg": c.cusparse_alg}
                      for c in rows])
         return 0
-    head = ("id", "device", "library", "format", "kernel", "params", "deterministic")
+    # cuSPARSE's enumerators only where a cuSPARSE configuration is listed (not with --device cpu)
+    enums = any(c.cusparse_alg for c in rows)
+    head = ("id", "device", "library", "format", "kernel", "params", "deterministic",
+            *(("cusparse_format", "cusparse_alg") if enums else ()))
     cells = [(c.id, c.device, c.library, c.format, c.kernel or "-",
-              " ".join(f"{k}={v}" for k, v in c.params.items()) or "-", "yes" if c.deterministic else "no")
+              " ".join(f"{k}={v}" for k, v in c.params.items()) or "-", "yes" if c.deterministic else "no",
+              *((c.cusparse_format or "-", c.cusparse_alg or "-") if enums else ()))
              for c in rows]
     widths = [max(len(x[i]) for x in [head, *cells]) for i in range(len(head))]
     for x in [head, *cells]:

@@ -7,7 +7,7 @@ import argparse
 
 from .. import __version__
 from ..devices.machine import HOME_ENV
-from ..matrices.configs import DEVICES
+from ..matrices.configs import DEVICES, LIBRARIES
 from ..matrices.generators import GENERATORS
 from ..matrices.matrix import DTYPES
 from ..ranking.rank import DEFAULT_PRECISION
@@ -42,6 +42,16 @@ def top_arg(text: str) -> int | None:
     return n
 
 
+def libraries_arg(text: str) -> list[str]:
+    """--library's type: one library name or a comma list of them (LIBRARIES)."""
+    names = [n.strip() for n in text.split(",")]
+    bad = [n for n in names if n not in LIBRARIES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(LIBRARIES)}, or a comma list of them. "
+                                         f"Got {text!r} instead.")
+    return names
+
+
 def add_matrix_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", help="Matrix Market file (.mtx or .mtx.gz)")
     p.add_argument("--generate", metavar="KIND:SIZE",
@@ -69,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = command("configs", "list the configuration ids with their library, format, kernel and parameters")
+    p.description = (
+        "List the configuration ids with their device, library, format, kernel, parameters and whether every run "
+        "gives the same bits; for cuSPARSE's, also the cusparseFormat_t and cusparseSpMVAlg_t each one passes to "
+        "cuSPARSE (cusparse_format, cusparse_alg), as cusparse.h names them.")
     p.add_argument("--device", choices=DEVICES, help="only this device's (default: every device's)")
     p.add_argument("--json", action="store_true", help="print JSON: a list, an object per configuration")
 
@@ -173,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"predicted beyond {DEFAULT_PRECISION['cuda'].max_gap:g}x (cuda) or {DEFAULT_PRECISION['cpu'].max_gap:g}x "
         "(cpu) the pick's time, where the default forest's times understate the measured gaps, so no time is "
         "printed (null in JSON); 'n/a': cannot serve the matrix. vs_pick is the predicted time over the pick's. "
-        "Models other than the default forest recipe get no tie or order-only marks: their error was not measured.")
+        "Models other than the default forest recipe get no tie or order-only marks: their error was not measured. "
+        "--library cusparse ranks only what a program calling cuSPARSE itself can run (pyspmv configs shows the "
+        "cusparseFormat_t and cusparseSpMVAlg_t of each); --library and --deterministic keep the order and "
+        "predictions of the whole ranking, the pick is the first kept, and 'order only' still counts from the best "
+        "of all the device's configurations, which a note names.")
     p.add_argument("files", nargs="*", metavar="FILE", help="Matrix Market files (.mtx or .mtx.gz)")
     p.add_argument("--generate", action="append", metavar="KIND:SIZE",
                    help=f"rank a generated matrix too (first); repeatable; KIND is one of {', '.join(GENERATORS)}")
@@ -183,12 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type")
     p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
     p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")
+    p.add_argument("--library", action="append", type=libraries_arg, metavar="NAME[,NAME...]",
+                   help=f"only the configurations of these libraries ({', '.join(LIBRARIES)}; cpu is the cpu "
+                        "device's only one); repeatable, or a comma list (default: every library)")
     p.add_argument("--top", type=top_arg, default=TOP_DEFAULT, metavar="N|all",
                    help="print the first N of each ranking, or all")
     p.add_argument("--json", action="store_true",
                    help="print one JSON list, an object per matrix (its 'ranking': rank, config, predicted_us, "
-                        "vs_pick, mark; predicted_us null where 'order only' or 'n/a'); a FILE that cannot be read "
-                        "is an object with 'error'")
+                        "vs_pick, mark; predicted_us null where 'order only' or 'n/a'; 'libraries', "
+                        "'deterministic' and 'best_of_all' say what --library and --deterministic left out); a FILE "
+                        "that cannot be read is an object with 'error'")
 
     p = command("export", "export a model as a C99 header (OUT.h) or a model file")
     g = p.add_mutually_exclusive_group(required=True)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..devices.machine import OtherMachineWarning, calibrated_path, measured_on
+from ..matrices.configs import LIBRARIES, device_libraries
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
 from ..ranking.modelfile import load_model
@@ -51,11 +52,23 @@ def rank_table(r: Any, rows: list, score: str) -> list[str]:
         if x.mark == "n/a":
             value, gap = "n/a", "-"
         elif x.predicted is None:
-            value, gap = "-", f">+{100 * (r.precision.max_gap - 1):.0f}%"
+            value, gap = "-", f">+{100 * (r.order_only_beyond - 1):.0f}%"
         else:
             value, gap = f"{x.predicted * scale:.3f}", vs_pick(x.vs_pick) or "-"
         lines.append(f"{x.rank:>4}  {x.config:<{width}}  {value:>12}  {gap:>7}  {x.mark}".rstrip())
     return lines
+
+
+def libraries_of(args: argparse.Namespace, device: str) -> tuple[str, ...] | None:
+    """--library's names (each given once, in LIBRARIES' order), checked against the device; None: not given."""
+    if not args.library:
+        return None
+    names = {n for group in args.library for n in group}
+    have = device_libraries(device)
+    if not names <= set(have):
+        raise ValueError(f"--library {','.join(n for n in LIBRARIES if n in names)}: device {device} has "
+                         f"configurations of {', '.join(have)} only")
+    return tuple(n for n in LIBRARIES if n in names)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", CalibratedModelWarning)
         rm, label = rank_model(args)
         device = args.device or rm.device
+        libraries = libraries_of(args, device)
+        only = f"; libraries {', '.join(libraries)} only" if libraries else ""
         for what, A in ranked_matrices(args):
             if isinstance(A, Exception):
                 msg = " ".join(str(A).split()) or type(A).__name__
@@ -77,16 +92,22 @@ def run(args: argparse.Namespace) -> int:
                 out.append({"file": what, "error": msg})
                 status = 2
                 continue
-            r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic)
+            r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic,
+                     libraries=libraries)
             rows = r.rows(args.top)
             us = r.score == "predicted_ms"
-            p = r.precision
+            p, best = r.precision, r.best_of_all
             out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
                         "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": label,
                         "measured_on": measured_on(rm), "n_calls": args.n_calls, "order": r.order,
                         "tie_tol": None if p is None else p.tie_tol,
-                        "order_only_beyond": None if p is None else p.max_gap,
-                        "precision_source": None if p is None else p.source, "configurations": len(r),
+                        "order_only_beyond": None if p is None else p.max_gap if best is None else r.order_only_beyond,
+                        "precision_source": None if p is None else p.source,
+                        "libraries": None if r.libraries is None else list(r.libraries),
+                        "deterministic": r.deterministic,
+                        "best_of_all": None if best is None else {
+                            "config": best[0], "predicted_us" if us else "score": best[1] * (1e3 if us else 1.0)},
+                        "configurations": len(r),
                         "ranking": [{"rank": x.rank, "config": x.config,
                                      "predicted_us" if us else "score":
                                          None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
@@ -96,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             if sum("matrix" in o for o in out) > 1:         # a blank line between tables
                 print()
             print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
-                  f"{measured_on(rm)}; dtype {args.dtype}; {calls}")
+                  f"{measured_on(rm)}; dtype {args.dtype}; {calls}{only}")
             print("\n".join(rank_table(r, rows, r.score)))
             more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
             print(f"# {len(rows)} of {len(r)} configurations{more}")

@@ -44,6 +44,17 @@ class Config:
         Whether every run gives the same bits.
     launches : int
         GPU kernel launches and memsets per product (0 on the CPU).
+    cusparse_format : str or None
+        For a cuSPARSE configuration, the ``cusparseFormat_t`` of the matrix descriptor it makes,
+        as ``cusparse.h`` names it: ``'CUSPARSE_FORMAT_CSR'``, ``'CUSPARSE_FORMAT_COO'``,
+        ``'CUSPARSE_FORMAT_SLICED_ELLPACK'`` (C = ``c``, no row permutation) or
+        ``'CUSPARSE_FORMAT_BSR'`` (row-major ``b`` x ``b`` blocks); None for the others.
+    cusparse_alg : str or None
+        For a cuSPARSE configuration, the ``cusparseSpMVAlg_t`` it passes to ``cusparseSpMV``
+        (``'CUSPARSE_SPMV_CSR_ALG2'`` for ``cusparse/csr/alg2``, ``'CUSPARSE_SPMV_ALG_DEFAULT'``
+        for ``cusparse/csr/default``); None for the others. Both come from the registry line that
+        kernels/cusparse.cu runs (csrc/kernels.def), so that a program calling cuSPARSE itself
+        reproduces the configuration with them.
     """
 
     id: str
@@ -54,6 +65,8 @@ class Config:
     device: str
     deterministic: bool
     launches: int
+    cusparse_format: str | None
+    cusparse_alg: str | None
     _entry: dict[str, Any] = field(repr=False, hash=False, compare=False)
     #: The core's value (csrc/config.c, ``spmv_config``): registry index, the four parameter slots with
     #: defaults filled in, and the p_* design columns (NaN where the id names no such parameter).
@@ -97,6 +110,16 @@ def _registry() -> tuple[dict[str, Any], ...]:
     return tuple(_core.kernels())
 
 
+#: The libraries of configurations (:attr:`Config.library`, an id's first field), in registry order:
+#: pyspmv's CPU kernels, its own CUDA kernels, cuSPARSE.
+LIBRARIES: tuple[str, ...] = tuple(dict.fromkeys(e["prefix"] for e in _core.kernels()))
+
+
+def device_libraries(device: str) -> tuple[str, ...]:
+    """The libraries (:data:`LIBRARIES`) that have configurations on ``device``, in registry order."""
+    return tuple(dict.fromkeys(e["prefix"] for e in _registry() if DEVICES[e["device"]] == device))
+
+
 def _format_entry(fmt: str) -> dict[str, Any] | None:
     """The registry entry that defines format ``fmt``'s parameters: its first (the CPU kernel's)."""
     return next((e for e in _registry() if FORMATS[e["format"]] == fmt), None)
@@ -128,6 +151,8 @@ def _make(t: tuple[Any, ...]) -> Config:
         device=DEVICES[entry["device"]],
         deterministic=bool(entry["deterministic"]),
         launches=int(entry["launches"]),
+        cusparse_format=entry["cusparse_format"],
+        cusparse_alg=entry["cusparse_alg"],
         _entry=entry,
         index=index,
         slots=tuple(slots),

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _core
 from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
-from ..matrices.configs import DEVICES, config
+from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
 from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
@@ -135,8 +135,8 @@ def model_in_use(device: str, dtype: str) -> RankModel:
 class _Ranked:
     """Per (model, dtype): the capsule and what turns C's order into ids without Python loops."""
 
-    __slots__ = ("bytes_pow", "capsule", "convert", "deterministic", "formats", "id_tuple", "ids", "keep", "precision",
-                 "ranked")
+    __slots__ = ("bytes_pow", "capsule", "checked", "convert", "deterministic", "formats", "id_tuple", "ids", "keep",
+                 "libraries", "precision", "ranked")
 
     def __init__(self, rm: RankModel, dtype: str):
         t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
@@ -153,6 +153,8 @@ class _Ranked:
         self.id_tuple = tuple(t.config_ids)
         self.keep = {d: None if k.all() else tuple(k.tolist())
                      for d, k in ((False, self.ranked), (True, self.ranked & self.deterministic))}
+        self.libraries = np.array([c.library for c in cfgs], dtype=object)
+        self.checked: dict[Any, tuple[str, ...]] = {}    # rank()'s libraries argument -> _libraries' answer
         conv = rm.meta.get("convert_ms", {})
         self.formats = [c.format for c in cfgs]
         a = np.array([conv.get(c.format, [np.nan, np.nan])[0] for c in cfgs], dtype=np.float64)
@@ -160,6 +162,46 @@ class _Ranked:
         self.convert = (a, b) if conv else None
         self.precision = precision_of(rm)
         self.bytes_pow = float(t.spec.fields.get("rank_bytes_pow", 0.0))
+
+
+    def keep_of(self, deterministic: bool, libraries: tuple[str, ...]) -> tuple[bool, ...] | None:
+        """``keep`` for rank(deterministic=..., libraries=...): made once per pair and kept, so that a
+        restricted rank() costs what an unrestricted one does."""
+        key = (deterministic, libraries)
+        if key not in self.keep:
+            k = self.ranked & np.isin(self.libraries, libraries)
+            if deterministic:
+                k &= self.deterministic
+            self.keep[key] = None if k.all() else tuple(k.tolist())
+        return self.keep[key]
+
+
+def _libraries(libraries: Any, device: str, p: _Ranked) -> tuple[str, ...]:
+    """rank()'s ``libraries`` checked against ``device`` and the model, as a tuple in :data:`LIBRARIES`' order;
+    a str or tuple once per model and value type (checking costs more than ranking a small matrix)."""
+    try:
+        return p.checked[libraries]
+    except (KeyError, TypeError):                           # not seen, or unhashable (a list)
+        pass
+    names = (libraries,) if isinstance(libraries, str) else libraries
+    try:
+        names = tuple(names)
+    except TypeError:
+        names = ()
+    if not names or not all(isinstance(n, str) and n in LIBRARIES for n in names):
+        raise ValueError(f"The 'libraries' parameter of rank() must be None or a non-empty tuple of library names "
+                         f"from {LIBRARIES}. Got {libraries!r} instead.")
+    have = device_libraries(device)
+    if any(n not in have for n in names):
+        raise ValueError(f"The 'libraries' parameter of rank() names {[n for n in names if n not in have]}, which "
+                         f"have no configuration on device {device!r}: its libraries are {have}.")
+    names = tuple(n for n in LIBRARIES if n in names)
+    if not np.isin(p.libraries[p.ranked], names).any():
+        raise ValueError(f"The 'libraries' parameter of rank() asks for {names}, of which the model ranks no "
+                         "configuration.")
+    if isinstance(libraries, str | tuple):
+        p.checked[libraries] = names
+    return names
 
 
 def _prepared(rm: RankModel, dtype: str) -> _Ranked:
@@ -202,27 +244,50 @@ class Ranking(list):
     one moving fewer bytes first, so neighbours may be out of time order. How far the predicted times can
     be read is :attr:`precision` (None where it was not measured for the model): :meth:`rows` and the
     tables mark the configurations predicted within ``precision.tie_tol`` of the pick as ties, and give
-    beyond ``precision.max_gap`` times the pick's prediction the order only.
+    beyond ``precision.max_gap`` times the best prediction the order only.
+
+    A ranking restricted to some configurations (``rank(libraries=...)``, ``rank(deterministic=True)``)
+    lists those alone, in the order and with the predictions they have in the whole ranking; its pick is
+    the first of them, and :attr:`libraries` and :attr:`best_of_all` say what was left out. Ties are
+    counted from that pick (the model's error on the ratio of two predictions near each other), but
+    "order only" from :attr:`best_of_all`: the default forest's predictions understate the gaps beyond
+    ``max_gap`` times the best configuration of the device, restricted or not, so a restricted pick
+    slower than that has only its order too (a note says so).
     """
+
+    #: The libraries ``rank(libraries=...)`` kept (:attr:`pyspmv.Config.library`, in
+    #: :data:`pyspmv.matrices.configs.LIBRARIES`' order); None: every library of the device.
+    libraries: tuple[str, ...] | None = None
+    #: Whether ``rank(deterministic=True)`` kept only the configurations whose every run gives the same bits.
+    deterministic: bool = False
+    #: ``(id, predicted)`` of the configuration the whole ranking (no ``libraries``, not
+    #: ``deterministic``) puts first, where this ranking leaves some out; None where it lists them all.
+    best_of_all: tuple[str, float] | None = None
 
     #: Rows the HTML table shows; ``to_frame()`` has them all.
     HTML_ROWS = 20
 
     def __init__(self, pairs: Any = (), *, device: str | None = None, dtype: str | None = None,
                  score: str = "predicted_ms", matrix: str | None = None, precision: Precision | None = None,
-                 bytes_pow: float = 0.0):
+                 bytes_pow: float = 0.0, libraries: tuple[str, ...] | None = None, deterministic: bool = False,
+                 best_of_all: tuple[str, float] | None = None):
         super().__init__(pairs)
         self.device, self.dtype, self.score, self.matrix = device, dtype, score, matrix
         self.precision, self.bytes_pow = precision, bytes_pow
+        self.libraries, self.deterministic, self.best_of_all = libraries, deterministic, best_of_all
 
     @classmethod
-    def _of(cls, pairs: list, device: str, dtype: str, score: str, matrix: str | None, p: _Ranked) -> Ranking:
+    def _of(cls, pairs: list, device: str, dtype: str, score: str, matrix: str | None, p: _Ranked,
+            libraries: tuple[str, ...] | None = None, deterministic: bool = False,
+            best_of_all: tuple[str, float] | None = None) -> Ranking:
         """What ``Ranking(pairs, device=..., ...)`` makes, in half its time (rank()'s return: keywords
         and ``__init__``'s call cost a third of a microsecond)."""
         r = list.__new__(cls)
         r.extend(pairs)
         r.device, r.dtype, r.score, r.matrix = device, dtype, score, matrix
         r.precision, r.bytes_pow = p.precision, p.bytes_pow
+        if libraries is not None or deterministic or best_of_all is not None:     # else the class's defaults
+            r.libraries, r.deterministic, r.best_of_all = libraries, deterministic, best_of_all
         return r
 
     @property
@@ -241,27 +306,47 @@ class Ranking(list):
                     "may be predicted a little faster")
         return "by predicted time, fastest first"
 
+    def _best(self) -> float:
+        """The prediction "order only" counts from: :attr:`best_of_all`'s, else the pick's (NaN: none)."""
+        if self.best_of_all is not None:
+            return self.best_of_all[1]
+        return self[0][1] if self else math.nan
+
+    @property
+    def order_only_beyond(self) -> float | None:
+        """The ``vs_pick`` beyond which :meth:`rows` give the order only: ``precision.max_gap`` times the best
+        prediction (:attr:`best_of_all`'s where this ranking is restricted, else the pick's) over the pick's.
+        None without a :attr:`precision` or times."""
+        first, best = (self[0][1] if self else math.nan), self._best()
+        if self.precision is None or self.score != "predicted_ms" or not (
+                math.isfinite(first) and first > 0 and math.isfinite(best) and best > 0):
+            return None
+        return self.precision.max_gap * (best / first if self.best_of_all is not None else 1.0)
+
     def rows(self, top: int | None = None) -> list[RankRow]:
         """The first ``top`` rows (None: all) as the tables show them: the prediction, its ratio to the
-        pick's, and the mark (:class:`RankRow`; ties and order-only rows by :attr:`precision`)."""
+        pick's, and the mark (:class:`RankRow`; ties of the pick and order-only rows beyond
+        ``max_gap`` times the best prediction, :meth:`_best`, by :attr:`precision`)."""
         out = []
         p = self.precision
-        first = self[0][1] if self else math.nan
-        ok0 = math.isfinite(first) and first > 0
+        first, best = (self[0][1] if self else math.nan), self._best()
+        ms = self.score == "predicted_ms"
+        ok0 = ms and math.isfinite(first) and first > 0
+        okb = ms and math.isfinite(best) and best > 0
         for i, (c, v) in enumerate(self if top is None else self[:top], 1):
             if not math.isfinite(v):
                 out.append(RankRow(i, c, None, None, "n/a"))
                 continue
-            g = v / first if ok0 and self.score == "predicted_ms" else None
+            g = v / first if ok0 else None
             if i == 1:
                 mark = "pick"
             elif g is None or p is None:
                 mark = ""
-            elif g <= 1.0 + p.tie_tol:
-                mark = "tie"
-            elif g > p.max_gap:
+            elif okb and v / best > p.max_gap:
                 out.append(RankRow(i, c, None, None, "order only"))
                 continue
+            elif g <= 1.0 + p.tie_tol:
+                mark = "tie"
             else:
                 mark = ""
             out.append(RankRow(i, c, v, g, mark))
@@ -279,6 +364,30 @@ class Ranking(list):
         df = pd.DataFrame(list(self), columns=["config", self.score])
         df.index = pd.RangeIndex(1, len(df) + 1, name="rank")
         return df
+
+    def _restriction(self) -> str:
+        """The note of a restricted ranking: what it kept, and the best configuration it left out."""
+        kept = (f"{' and '.join(self.libraries)} configurations" if self.libraries else "configurations")
+        note = f"only the {'deterministic ' if self.deterministic else ''}{kept}"
+        ask = ", ".join(([f"libraries={self.libraries!r}"] if self.libraries else [])
+                        + (["deterministic=True"] if self.deterministic else []))
+        b = self.best_of_all
+        first = self[0][1] if self else math.nan
+        if b is None:
+            return f"{note} ({ask}): the device has no other."
+        if not self:
+            return f"{note} ({ask}): none; the best of all is {b[0]}."
+        if b[0] == self[0][0]:
+            return f"{note} ({ask}); the pick is also the best of all the device's configurations."
+        if self.score != "predicted_ms" or not (math.isfinite(first) and math.isfinite(b[1]) and b[1] > 0):
+            return f"{note} ({ask}); the best of all the device's configurations is {b[0]}."
+        out = (f"{note} ({ask}); the best of all the device's configurations, {b[0]}, is predicted to take "
+               f"{b[1] / first:.2f}x the pick's time")
+        p = self.precision
+        if p is not None and first / b[1] > p.max_gap:
+            return (out + f": beyond {p.max_gap:g}x, where the model's times understate the measured gaps, so the "
+                    "pick's predicted time is an order only, as every row below it is.")
+        return out + (f"; 'order only' counts from its time (beyond {p.max_gap:g}x)." if p is not None else ".")
 
     def _repr_html_(self) -> str:
         rows = self.rows(self.HTML_ROWS)
@@ -302,12 +411,17 @@ class Ranking(list):
         marks = {r.mark for r in rows}
         p = self.precision
         out = []
+        if self.libraries is not None or self.deterministic:
+            out.append(self._restriction())
         if p is not None and "tie" in marks:
             out.append(f"tie: predicted at most {p.tie_tol:.1%} slower than the pick (or faster), the median error "
                        f"of the predicted ratio to the pick near the top, measured for {p.source}: the model cannot "
                        "tell these from the pick.")
         if p is not None and "order only" in marks:
-            out.append(f"order only: predicted more than {p.max_gap:g}x the pick's time, where the model's times "
+            b = self.best_of_all
+            of = ("the pick's time" if b is None or (self and b[0] == self[0][0])
+                  else f"the time of the best of all, {b[0]} ({self.order_only_beyond:.2f}x the pick's)")
+            out.append(f"order only: predicted more than {p.max_gap:g}x {of}, where the model's times "
                        "understate the measured gaps (capped slowdowns): the order holds, by how much does not; "
                        "`pyspmv bench` measures it.")
         if p is None and self.score == "predicted_ms" and len(rows) > 1:
@@ -318,7 +432,7 @@ class Ranking(list):
 
 
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
-         deterministic: bool = False, estimate: bool | None = None) -> Ranking:
+         deterministic: bool = False, estimate: bool | None = None, libraries: Any = None) -> Ranking:
     """Every configuration of ``device`` for matrix ``A``, ranked by predicted time.
 
     Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
@@ -354,6 +468,16 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         row), so ``A`` must be a valid CSR (a :class:`pyspmv.Matrix` always is). Where a block of 256
         rows holds more than twice the entries of the fullest sampled one, the exact path is taken:
         a sample that misses the long rows misjudges every padded format.
+    libraries : tuple of {'pyspmv', 'cusparse', 'cpu'}, optional
+        Keep only the configurations of these libraries (:attr:`pyspmv.Config.library`; one name may
+        be given as a str): ``('cusparse',)`` ranks what a program calling cuSPARSE itself can run,
+        each configuration standing for a ``cusparseFormat_t`` and ``cusparseSpMVAlg_t``
+        (:attr:`pyspmv.Config.cusparse_format`, :attr:`~pyspmv.Config.cusparse_alg`); ``('pyspmv',)``
+        pyspmv's own CUDA kernels; ``'cpu'`` is the CPU's only library. Each must have configurations
+        on the device. None (default): every configuration. The configurations kept come in the
+        order and with the predictions they have in the whole ranking, and the Ranking says what was
+        left out (:attr:`Ranking.libraries`, :attr:`Ranking.best_of_all`, a note); the same holds for
+        ``deterministic``.
 
     Returns
     -------
@@ -367,6 +491,12 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         (``Ranking.order`` says which rule). It also has ``best``, ``to_frame()``, the ties of the pick
         and how far the predicted times can be read (``ties()``, ``rows()``, ``precision``) and a table
         in Jupyter (:class:`Ranking`).
+
+    Raises
+    ------
+    ValueError
+        An argument outside what it takes (the message names it and what is allowed), a model of
+        another device, a ``libraries`` of which the device or the model has no configuration.
 
     Warns
     -----
@@ -410,6 +540,16 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if estimate is not None and not isinstance(estimate, bool | np.bool_):
         raise ValueError(f"The 'estimate' parameter of rank() must be True, False or None. Got {estimate!r} instead.")
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
-    pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
-                       p.id_tuple, p.keep[bool(deterministic)], ESTIMATE_NNZ)
-    return Ranking._of(pairs, rm.device, dtype, "predicted_ms" if rm.score == "ms" else "score", M.name, p)
+    det = bool(deterministic)
+    score = "predicted_ms" if rm.score == "ms" else "score"
+    if libraries is None and not det:
+        pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
+                           p.id_tuple, p.keep[False], ESTIMATE_NNZ)
+        return Ranking._of(pairs, rm.device, dtype, score, M.name, p)
+    if libraries is not None:
+        libraries = _libraries(libraries, rm.device, p)
+    keep = p.keep[True] if libraries is None else p.keep_of(det, libraries)
+    pairs, i, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
+                              p.id_tuple, keep, ESTIMATE_NNZ, True)
+    best = (p.id_tuple[i], ms) if keep is not None and i >= 0 else None
+    return Ranking._of(pairs, rm.device, dtype, score, M.name, p, libraries, det, best)

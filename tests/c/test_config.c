@@ -133,11 +133,21 @@ static int test_columns(void) {
              cols.unread == spmv_format_unread(SPMV_FMT_BSR));
     c.kernel = -1;
     mu_check(spmv_config_columns(&c, &cols, &err) == SPMV_EINVAL);
-    /* every parameter name of the registry is one of kernels.def's SPMV_PARAM lists */
+    /* every parameter name of the registry is one of kernels.def's SPMV_PARAM lists; cuSPARSE's
+     * kernels, and only they, name cuSPARSE's format and algorithm */
     for (int i = 0; i < spmv_kernel_count(); i++) {
         spmv_config d = {.kernel = i};
+        const spmv_kernel_desc *K = spmv_kernel_get(i);
+        int cus = K->library == SPMV_LIB_CUSPARSE;
         mu_check(spmv_config_columns(&d, &cols, &err) == SPMV_OK);
+        mu_check(cus ? K->cusparse_format != NULL && K->cusparse_alg != NULL &&
+                           strncmp(K->cusparse_format, "CUSPARSE_FORMAT_", 16) == 0 &&
+                           strncmp(K->cusparse_alg, "CUSPARSE_SPMV_", 14) == 0
+                     : K->cusparse_format == NULL && K->cusparse_alg == NULL);
     }
+    const spmv_kernel_desc *alg2 = spmv_kernel_find("cusparse/csr/alg2");
+    mu_check(alg2 != NULL && strcmp(alg2->cusparse_format, "CUSPARSE_FORMAT_CSR") == 0 &&
+             strcmp(alg2->cusparse_alg, "CUSPARSE_SPMV_CSR_ALG2") == 0);
     /* the design columns' names come from the same list */
     mu_check(strcmp(spmv_design_column_name(SPMV_COL_P_TPV), "p_tpv") == 0 &&
              strcmp(spmv_design_column_name(SPMV_COL_P_B), "p_b") == 0 &&
