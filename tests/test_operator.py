@@ -220,7 +220,9 @@ def test_bad_input_names_the_argument():
 
 def test_gpu_arrays_on_a_cpu_operator_are_refused():
     class FakeCupy:                                   # what CuPy, PyTorch CUDA tensors and Numba arrays offer
-        __cuda_array_interface__ = {"shape": (300,), "typestr": "<f8", "data": (0, False), "version": 3}
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": (300,), "typestr": "<f8", "data": (0, False), "version": 3}
 
     op = pyspmv.Operator(SHAPES["random"], config="cpu/csr/rows")
     with pytest.raises(TypeError, match="'x' parameter of matvec\\(\\) is a .*FakeCupy, which may live on a GPU; "

@@ -270,6 +270,8 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> n
         if side.finite_x and _core.finite_check(x) is not None:
             raise ValueError("non-finite x")
         if side.plan is not None:
+            if not isinstance(x, np.ndarray) and _on_device(x):   # the place for device vectors
+                return _device_product(side, x, out, alpha, beta)
             _gpu_product(side, x, y, alpha, beta)
         elif alpha == 1.0 and beta == 0.0:
             _core.mv(state, side.variant, x, y)      # the State was checked when made
@@ -284,6 +286,28 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> n
         _diagnose(side, x, out, alpha, beta, what)
         raise
     return y
+
+
+def _on_device(v: Any) -> bool:
+    """Whether ``v`` offers itself as a GPU array (CuPy, PyTorch, JAX, Numba: the CUDA array interface or
+    DLPack)."""
+    return hasattr(v, "__cuda_array_interface__") or hasattr(v, "__dlpack__")
+
+
+def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any) -> Any:
+    """The product on vectors that live on the GPU, used in place: not there yet.
+
+    What it needs (issue 36, item 1, GPU side): the pointer, device, dtype, shape, strides and stream of
+    ``x`` and ``out`` read from ``__cuda_array_interface__`` (v3, its ``stream``) or ``__dlpack__(stream=)``
+    and ``__dlpack_device__()``, checked against the plan (same device, dtype, length, contiguous);
+    a ``_cuda`` Plan method that runs the prepared product on those device pointers on the caller's
+    stream (no upload, no download: ``spmv_cuda_plan_mv`` copies x up and y down today), alpha and beta
+    on the device; and ``y`` made as the caller's kind (``out``, or an empty array of ``x``'s library) so
+    that it comes back zero-copy."""
+    raise NotImplementedError(
+        f"The 'x' parameter is a {type(x).__module__}.{type(x).__name__}: vectors that live on the GPU "
+        "(__cuda_array_interface__, DLPack) are not taken yet (their product on the device, on the caller's "
+        "stream, is to come); pass a NumPy array (it is uploaded for each product).")
 
 
 def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: Any) -> None:
@@ -338,7 +362,7 @@ def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
     dt = side.dtype
     where = f"The '{name}' parameter of {what}()"
     if not isinstance(v, np.ndarray):
-        on_gpu = hasattr(v, "__cuda_array_interface__") or hasattr(v, "__dlpack__")
+        on_gpu = _on_device(v)
         if on_gpu and side.plan is not None:
             raise NotImplementedError(
                 f"{where} is a {type(v).__module__}.{type(v).__name__}: vectors that live on the GPU "
