@@ -12,6 +12,8 @@ from .. import _core
 from .._core import NotApplicableError
 from ..matrices.configs import Config, config
 from ..matrices.formats import FormatMatrix
+from ..matrices.mmio import as_matrix
+from ..ranking.rank import rank  # the one module of devices/ above ranking/: the operator's ranked pick
 from . import gpu
 from .run import PADDING_TIMES_X, prepare
 
@@ -136,8 +138,6 @@ class Operator:
     def _pick(self, A: Any, device: str, dtype: Any, n_calls: Any, deterministic: Any,
               model: Any) -> tuple[Config, FormatMatrix]:
         """The first configuration of the ranking that converts, and its conversion."""
-        from ..matrices.mmio import as_matrix
-        from ..ranking.rank import rank
         M = as_matrix(A)
         r = rank(M, model=model, device=device, dtype=dtype, n_calls=n_calls, deterministic=deterministic)
         self.ranking = r
