@@ -1,5 +1,5 @@
-// csrc/format.c: dispatch from a spmv_fmt to its format's operations (csrc/formats.def), the padding
-// guard, state checks
+// csrc/format.c: dispatch from a spmv_fmt to its format's operations (csrc/formats.def), the scaled
+// product y = alpha A x + beta y, the padding guard, state checks
 // SPDX-License-Identifier: BSD-3-Clause
 #include "spmv_internal.h"
 
@@ -121,6 +121,15 @@ int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y, s
     int rc = kernel_ok(op, F, kernel, err);
     return rc ? rc : op->mv_f64(F, kernel, x, y, err);
 }
+
+#define SPMV_REAL float
+#define SPMV_NAME(x) x##_f32
+#define SPMV_MV mv_f32
+#include "scaled_impl.h"
+#define SPMV_REAL double
+#define SPMV_NAME(x) x##_f64
+#define SPMV_MV mv_f64
+#include "scaled_impl.h"
 
 int64_t spmv_fmt_bytes(const spmv_fmt *F, int elem_size) {
     int64_t b = 0;

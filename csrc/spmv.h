@@ -247,6 +247,16 @@ SPMV_API int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, floa
 SPMV_API int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y,
                              spmv_err *err);
 
+/* y[nrows] = alpha * F * x[ncols] + beta * y with kernel variant `kernel`, as BLAS's gemv: with
+ * alpha == 0 the product is not computed, with beta == 0 y is not read (NaN there does not
+ * propagate).  work[nrows] (caller-allocated) takes F * x when alpha != 0 and beta != 0, and may be
+ * NULL otherwise; x, y and work must not overlap.  Returns 0 or SPMV_EINVAL (an unknown variant, or
+ * work NULL where needed).  O(stored slots + nrows); one pass over y past the product. */
+SPMV_API int spmv_fmt_mv_scaled_f32(const spmv_fmt *F, int kernel, float alpha, const float *x,
+                                    float beta, float *y, float *work, spmv_err *err);
+SPMV_API int spmv_fmt_mv_scaled_f64(const spmv_fmt *F, int kernel, double alpha, const double *x,
+                                    double beta, double *y, double *work, spmv_err *err);
+
 /* ---- timing ------------------------------------------------------------------------------------ */
 
 typedef struct {

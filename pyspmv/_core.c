@@ -59,6 +59,8 @@ static PyMethodDef core_methods[] = {
      "fmt_size(format, p0, p1, max_fill, nrows, ncols, indptr, indices) -> (scalars, nidx, nval)"},
     {"to_csr", to_csr, METH_O, "to_csr(state) -> (indptr, indices, values)"},
     {"mv", mv, METH_VARARGS, "mv(state, kernel, x, y): y = A @ x"},
+    {"mv_scaled", mv_scaled, METH_VARARGS,
+     "mv_scaled(state, kernel, alpha, x, beta, y, work): y = alpha A @ x + beta y"},
     {"bench", bench, METH_VARARGS,
      "bench(state, kernel, x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs)"},
     {"recast", recast, METH_VARARGS,

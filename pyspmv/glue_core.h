@@ -72,6 +72,7 @@ PyObject *fmt_size(PyObject *m, PyObject *args);
 PyObject *config_sizes(PyObject *m, PyObject *args);
 PyObject *to_csr(PyObject *m, PyObject *arg);
 PyObject *mv(PyObject *m, PyObject *args);
+PyObject *mv_scaled(PyObject *m, PyObject *args);
 PyObject *bench(PyObject *m, PyObject *args);
 PyObject *recast(PyObject *m, PyObject *args);
 

@@ -1,5 +1,5 @@
 // pyspmv/glue_formats.c: _core's format functions — convert and size a CSR matrix, and a State's
-// products: to_csr, mv, bench, recast
+// products: to_csr, mv, mv_scaled, bench, recast
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"
@@ -159,7 +159,22 @@ exit:
     return res;
 }
 
-/* mv(state, kernel, x, y): y = A x in place */
+/* Whether the memory of a and b overlaps (a product reading x while writing y over it would read
+ * what it wrote). */
+static int overlap(PyArrayObject *a, PyArrayObject *b) {
+    const char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b);
+    return PyArray_NBYTES(a) > 0 && PyArray_NBYTES(b) > 0 && pa < pb + PyArray_NBYTES(b) &&
+           pb < pa + PyArray_NBYTES(a);
+}
+
+static int disjoint(PyArrayObject *a, const char *an, PyArrayObject *b, const char *bn) {
+    if (!overlap(a, b)) return 1;
+    PyErr_Format(PyExc_ValueError, "%s and %s overlap in memory; the product needs them apart", an,
+                 bn);
+    return 0;
+}
+
+/* mv(state, kernel, x, y): y = A x in place; x and y must not overlap */
 PyObject *mv(PyObject *m, PyObject *args) {
     PyObject *state;
     int kernel, rc;
@@ -171,12 +186,48 @@ PyObject *mv(PyObject *m, PyObject *args) {
         return NULL;
     const spmv_fmt F = S->F;
     int typenum = S->typenum;
-    if (!check_xy(&F, typenum, x, y)) return NULL;
+    if (!check_xy(&F, typenum, x, y) || !disjoint(x, "x", y, "y")) return NULL;
     int big = F.nnz > NOGIL_MIN_WORK;
     if (typenum == NPY_FLOAT32)
         CALL_C(big, rc = spmv_fmt_mv_f32(&F, kernel, PyArray_DATA(x), PyArray_DATA(y), &err));
     else
         CALL_C(big, rc = spmv_fmt_mv_f64(&F, kernel, PyArray_DATA(x), PyArray_DATA(y), &err));
+    if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
+    Py_RETURN_NONE;
+}
+
+/* mv_scaled(state, kernel, alpha, x, beta, y, work): y = alpha A x + beta y in place
+ * (spmv_fmt_mv_scaled_*); work is None or a vector of y's length and dtype, needed when alpha and
+ * beta are both non-zero; x, y and work must not overlap */
+PyObject *mv_scaled(PyObject *m, PyObject *args) {
+    PyObject *state, *work_arg;
+    int kernel, rc;
+    double alpha, beta;
+    PyArrayObject *x, *y, *work = NULL;
+    spmv_err err = {0};
+    const glue_fmtstate *S;
+    if (!PyArg_ParseTuple(args, "OidO&dO&O", &state, &kernel, &alpha, real_array, &x, &beta,
+                          real_out_array, &y, &work_arg) ||
+        (S = state_get(m, state)) == NULL)
+        return NULL;
+    const spmv_fmt F = S->F;
+    int typenum = S->typenum;
+    if (!check_xy(&F, typenum, x, y) || !disjoint(x, "x", y, "y")) return NULL;
+    if (work_arg != Py_None) {
+        if (!real_out_array(work_arg, &work)) return NULL;
+        if (!check_xy(&F, typenum, x, work) || !disjoint(x, "x", work, "work") ||
+            !disjoint(y, "y", work, "work"))
+            return NULL;
+    }
+    int big = F.nnz > NOGIL_MIN_WORK;
+    if (typenum == NPY_FLOAT32)
+        CALL_C(big, rc = spmv_fmt_mv_scaled_f32(&F, kernel, (float)alpha, PyArray_DATA(x),
+                                                (float)beta, PyArray_DATA(y),
+                                                work ? PyArray_DATA(work) : NULL, &err));
+    else
+        CALL_C(big, rc = spmv_fmt_mv_scaled_f64(&F, kernel, alpha, PyArray_DATA(x), beta,
+                                                PyArray_DATA(y), work ? PyArray_DATA(work) : NULL,
+                                                &err));
     if (rc) return raise_spmv_error(m, rc, &err, spmv_format_name(F.format));
     Py_RETURN_NONE;
 }

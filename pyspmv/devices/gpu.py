@@ -208,9 +208,10 @@ class Plan:
     def setup_ms(self) -> float:
         return float(self._plan.setup_ms)
 
-    def mv(self, x: np.ndarray) -> np.ndarray:
-        """``A @ x`` for a contiguous ``x`` of the plan's dtype; y is poisoned with NaN first."""
-        y = np.empty(self.shape[0], dtype=self.dtype)
+    def mv(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``A @ x`` for a contiguous ``x`` of the plan's dtype, into ``out`` when given (contiguous, the
+        plan's dtype); y is poisoned with NaN first."""
+        y = np.empty(self.shape[0], dtype=self.dtype) if out is None else out
         self._plan.mv(x, y)
         return y
 

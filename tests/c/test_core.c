@@ -65,6 +65,17 @@ static int round_trip(const testmat *M, const fmtcase *c) {
     bad = bad || spmv_fmt_mv_f64(&F, 0, x, y, &err) != SPMV_OK;
     for (int32_t i = 0; !bad && i < M->nrows; i++)
         bad = fabs(y[i] - r[i]) > 1e-12 * (1.0 + fabs(r[i])) * 100;
+    /* y = 2 A x - y in one call, A x beside y in work; and with beta == 0, y is not read */
+    double *w = malloc(sizeof(double) * (size_t)M->nrows);
+    bad = bad || spmv_fmt_mv_scaled_f64(&F, 0, 2.0, x, -1.0, y, w, &err) != SPMV_OK;
+    for (int32_t i = 0; !bad && i < M->nrows; i++)
+        bad = fabs(y[i] - r[i]) > 1e-12 * (1.0 + fabs(r[i])) * 100;
+    for (int32_t i = 0; i < M->nrows; i++) y[i] = NAN;
+    bad = bad || spmv_fmt_mv_scaled_f64(&F, 0, 0.5, x, 0.0, y, NULL, &err) != SPMV_OK;
+    for (int32_t i = 0; !bad && i < M->nrows; i++)
+        bad = fabs(y[i] - 0.5 * r[i]) > 1e-12 * (1.0 + fabs(r[i])) * 100;
+    bad = bad || spmv_fmt_mv_scaled_f64(&F, 0, 1.0, x, 1.0, y, NULL, &err) != SPMV_EINVAL;
+    free(w);
     if (bad)
         fprintf(stderr, "format %s (%d, %d) on %dx%d: %s\n", spmv_format_name(c->format), c->p0,
                 c->p1, M->nrows, M->ncols, err.msg);

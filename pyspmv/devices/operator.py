@@ -1,0 +1,381 @@
+"""A reusable product: :class:`Operator` chooses a configuration once, converts once, multiplies many times."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import threading
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._core import NotApplicableError
+from ..matrices.configs import Config, config
+from ..matrices.formats import FormatMatrix
+from ..matrices.mmio import as_matrix
+from ..ranking.rank import rank  # the one module of devices/ above ranking/: the operator's ranked pick
+from . import gpu
+from .run import PADDING_TIMES_X, prepare
+
+
+class _Side:
+    """One converted matrix (A, or its transpose) and what multiplies by it: the core's State and
+    kernel variant on the CPU, a :class:`gpu.Plan` and the lock that serialises its products on the GPU
+    (a plan's x and y buffers are its own: one product at a time)."""
+
+    __slots__ = ("F", "dtype", "finite_x", "format", "local", "lock", "nrows", "plan", "state", "variant", "xshape")
+
+    def __init__(self, F: FormatMatrix, c: Config):
+        self.F, self.dtype, self.format = F, F.dtype, F.format
+        self.state = F.state
+        self.variant = c.variant
+        self.xshape = (F.shape[1],)
+        self.nrows = F.shape[0]
+        self.finite_x = F.format in PADDING_TIMES_X
+        self.plan = gpu.Plan(F, c) if c.device == "cuda" else None
+        self.lock = threading.Lock()
+        self.local = threading.local()        # each thread's work vector for beta != 0
+
+    def close(self) -> None:
+        with self.lock:                       # waits for a GPU product in flight
+            if self.plan is not None:
+                self.plan.close()
+            self.plan = self.state = self.F = None
+
+
+class Operator:
+    """``A`` converted once for one configuration, for many products: ``op @ x``, ``op.matvec(x, out=...,
+    alpha=..., beta=...)``.
+
+    The configuration is ``config`` when given, else the first of :func:`pyspmv.rank`'s ranking (with
+    ``model``, ``n_calls`` and ``deterministic``) that can serve ``A``. The operator keeps its own
+    conversion: later changes to the matrix it was made from do not reach it.
+
+    Parameters
+    ----------
+    A : Matrix, scipy.sparse matrix, path of a Matrix Market file, or FormatMatrix
+        A FormatMatrix needs ``config`` of its format and parameters.
+    device : {'cpu', 'cuda'}, optional
+        Default: ``config``'s device, else ``'cpu'``.
+    config : Config or str, optional
+        The configuration (:func:`pyspmv.configs`); default: the ranked pick.
+    dtype : {'float32', 'float64'}, optional
+        Arithmetic type; default ``A``'s value type.
+    n_calls, deterministic, model
+        :func:`pyspmv.rank`'s, for the ranked pick (not with ``config``).
+    rmatvec : bool, default False
+        Also convert ``A.T`` with the same configuration, so that :meth:`rmatvec` is offered (twice the
+        memory; a transposed product without it would convert per call, which this class exists to avoid).
+
+    Attributes
+    ----------
+    config : Config
+    device : str
+    dtype : numpy.dtype
+    shape : tuple of int
+    nbytes : int
+        Bytes of the converted matrix (and of its transpose with ``rmatvec=True``) on the CPU; on the
+        GPU, the device bytes the plans hold (matrix arrays, x, y, workspace).
+    ranking : Ranking or None
+        The ranking the configuration was picked from; None when ``config`` was given.
+
+    Notes
+    -----
+    Vectors are NumPy arrays of the operator's dtype, 1-D and C-contiguous: they are used as they are, never
+    cast or copied (:meth:`aslinearoperator` casts for scipy's solvers). On the GPU (``device='cuda'``)
+    ``x`` is uploaded and ``y`` downloaded on every product; vectors already on the device (CuPy, PyTorch,
+    DLPack) are not taken yet. Products on one operator may run from several threads at once (the CPU
+    product releases the GIL from 50,000 entries up; GPU products take turns); after :meth:`close`
+    a product is an error.
+
+    Raises
+    ------
+    pyspmv.NotApplicableError
+        ``config`` cannot serve ``A`` (or ``A.T``, with ``rmatvec=True``), or no ranked configuration can.
+    pyspmv.DeviceUnavailableError
+        ``device='cuda'`` where no GPU is usable.
+    ValueError, TypeError
+        A bad argument; the message names it.
+    """
+
+    def __init__(self, A: Any, device: str | None = None, *, config: Config | str | None = None,
+                 dtype: Any = None, n_calls: int | None = None, deterministic: bool = False,
+                 model: Any = None, rmatvec: bool = False):
+        self._fwd = self._adj = None
+        if device is not None and device not in ("cpu", "cuda"):
+            raise ValueError(f"The 'device' parameter of Operator() must be 'cpu', 'cuda' or None. Got {device!r} "
+                             "instead.")
+        if not isinstance(rmatvec, (bool, np.bool_)):
+            raise TypeError(f"The 'rmatvec' parameter of Operator() must be True or False. Got {rmatvec!r} instead.")
+        self.ranking = None
+        if config is not None:
+            if n_calls is not None or deterministic or model is not None:
+                raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one "
+                                 "by rank(), not both.")
+            c = _config_arg(config)
+            if device is not None and c.device != device:
+                raise ValueError(f"The 'config' parameter of Operator() names {c.id!r}, which runs on {c.device}, "
+                                 f"not on device {device!r}.")
+            c, F = prepare(A, c, dtype)
+        else:
+            if isinstance(A, FormatMatrix):
+                raise ValueError("Operator() of a FormatMatrix needs 'config' (its format's configuration); "
+                                 "pass the Matrix to have one picked.")
+            c, F = self._pick(A, device or "cpu", dtype, n_calls, deterministic, model)
+        self.config: Config = c
+        self.device: str = c.device
+        self.dtype: np.dtype = F.dtype
+        self.shape: tuple[int, int] = F.shape
+        self._fwd = _Side(F, c)
+        if rmatvec:
+            T = F.to_csr().to_scipy().T
+            try:
+                _, FT = prepare(T, c, F.dtype)
+            except NotApplicableError as exc:
+                raise NotApplicableError(f"'rmatvec': configuration {c.id!r} cannot serve A.T: {exc}") from None
+            self._adj = _Side(FT, c)
+
+    def _pick(self, A: Any, device: str, dtype: Any, n_calls: Any, deterministic: Any,
+              model: Any) -> tuple[Config, FormatMatrix]:
+        """The first configuration of the ranking that converts, and its conversion."""
+        M = as_matrix(A)
+        r = rank(M, model=model, device=device, dtype=dtype, n_calls=n_calls, deterministic=deterministic)
+        self.ranking = r
+        why = []
+        for cid, ms in r:
+            if not np.isfinite(ms):      # the ranking puts those that cannot serve A last, at inf
+                break
+            try:
+                return prepare(M, cid, r.dtype)
+            except NotApplicableError as exc:       # the size query said yes, the conversion no
+                why.append(f"{cid}: {exc}")
+        raise NotApplicableError(f"no ranked {device} configuration can serve this matrix"
+                                 + (f" ({'; '.join(why[:3])})" if why else ""))
+
+    # ---- products ----
+
+    def matvec(self, x: np.ndarray, out: np.ndarray | None = None, alpha: float = 1.0,
+               beta: float = 0.0) -> np.ndarray:
+        """``y = alpha * A @ x + beta * y``, in ``out`` when given (and returned), else in a new array.
+
+        Parameters
+        ----------
+        x : ndarray of shape (ncols,)
+            The operator's dtype, C-contiguous, not overlapping ``out``.
+        out : ndarray of shape (nrows,), optional
+            Written in place: the operator's dtype, C-contiguous, writeable. Needed when ``beta != 0``.
+        alpha, beta : float
+            As in BLAS: with ``beta == 0`` ``out`` is not read (NaN there does not propagate); with
+            ``alpha == 0`` the product is not computed.
+
+        Returns
+        -------
+        ndarray of shape (nrows,)
+            ``out`` when given.
+        """
+        return _apply(self._fwd, x, out, alpha, beta, "matvec")
+
+    def rmatvec(self, x: np.ndarray, out: np.ndarray | None = None, alpha: float = 1.0,
+                beta: float = 0.0) -> np.ndarray:
+        """``y = alpha * A.T @ x + beta * y``, as :meth:`matvec`; needs ``Operator(..., rmatvec=True)``."""
+        side = self._adj
+        if side is None:
+            if self._fwd is None:
+                raise ValueError("This Operator has been closed.")
+            raise ValueError("rmatvec() needs the transpose converted: build the Operator with rmatvec=True.")
+        return _apply(side, x, out, alpha, beta, "rmatvec")
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        return _apply(self._fwd, x, None, 1.0, 0.0, "matvec")
+
+    # ---- adapters, attributes, lifetime ----
+
+    def aslinearoperator(self) -> Any:
+        """A ``scipy.sparse.linalg.LinearOperator`` over this operator, for scipy's solvers: vectors of
+        shape (n,) or (n, 1) and any real dtype are cast to the operator's (scipy's own
+        ``aslinearoperator(op)`` works too, through :meth:`matvec`, for 1-D vectors of the operator's dtype)."""
+        from scipy.sparse.linalg import LinearOperator
+
+        def cast(v: np.ndarray, n: int, name: str) -> np.ndarray:
+            v = np.asarray(v)
+            if v.ndim == 2 and v.shape[1] == 1:
+                v = v[:, 0]
+            if v.shape != (n,):
+                raise ValueError(f"'{name}' has shape {v.shape}; the operator takes ({n},) or ({n}, 1).")
+            return np.ascontiguousarray(v, dtype=self.dtype)
+
+        def mv(v: np.ndarray) -> np.ndarray:
+            return self.matvec(cast(v, self.shape[1], "x"))
+
+        def rmv(v: np.ndarray) -> np.ndarray:
+            return self.rmatvec(cast(v, self.shape[0], "x"))
+
+        return LinearOperator(self.shape, matvec=mv, rmatvec=rmv if self._adj is not None else None,
+                              dtype=self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        sides = [s for s in (self._fwd, self._adj) if s is not None]
+        if self.device == "cuda":
+            return sum(s.plan.nbytes for s in sides if s.plan is not None)
+        return sum(s.F.nbytes for s in sides if s.F is not None)
+
+    @property
+    def closed(self) -> bool:
+        return self._fwd is None or self._fwd.state is None
+
+    def close(self) -> None:
+        """Free the conversion (and the GPU memory) now; later products raise ValueError. Products in
+        flight finish first."""
+        for s in (self._fwd, self._adj):
+            if s is not None:
+                s.close()
+
+    def __enter__(self) -> Operator:  # noqa: PYI034 (typing.Self needs Python 3.11; pyspmv runs on 3.10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if getattr(self, "_fwd", None) is None:
+            return "<pyspmv.Operator (not made)>"
+        how = "given" if self.ranking is None else "ranked first"
+        t = ", with A.T" if self._adj is not None else ""
+        state = "closed" if self.closed else f"{self.nbytes} bytes"
+        return (f"<pyspmv.Operator {self.shape[0]}x{self.shape[1]} {self.dtype} on {self.device}: "
+                f"{self.config.id} ({how}){t}, {state}>")
+
+
+def _config_arg(cfg: Any) -> Config:
+    if not isinstance(cfg, (Config, str)):
+        raise TypeError(f"The 'config' parameter of Operator() must be a Config or a configuration id. Got "
+                        f"{type(cfg).__name__} instead.")
+    return config(cfg)
+
+
+def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> np.ndarray:
+    """``alpha * A @ x + beta * out`` of ``side`` into ``out`` (or a new array).
+
+    The core checks x and y itself (type, dtype, length, contiguity, overlap) and the product costs nothing
+    else; only when it refuses them does :func:`_diagnose` work out which argument is wrong and say so."""
+    state = side.state
+    y = out
+    try:
+        if out is None:
+            if beta != 0.0:
+                raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs "
+                                 "'out' (the y to update).")
+            y = np.empty(side.nrows, dtype=side.dtype)
+        if side.finite_x and _core.finite_check(x) is not None:
+            raise ValueError("non-finite x")
+        if side.plan is not None:
+            if not isinstance(x, np.ndarray) and _on_device(x):   # the place for device vectors
+                return _device_product(side, x, out, alpha, beta)
+            _gpu_product(side, x, y, alpha, beta)
+        elif alpha == 1.0 and beta == 0.0:
+            _core.mv(state, side.variant, x, y)      # the State was checked when made
+        else:
+            work = None
+            if alpha != 0.0 and beta != 0.0:          # A x goes beside y, kept per thread
+                work = getattr(side.local, "work", None)
+                if work is None:
+                    work = side.local.work = np.empty(side.nrows, dtype=side.dtype)
+            _core.mv_scaled(state, side.variant, alpha, x, beta, y, work)
+    except (TypeError, ValueError):
+        _diagnose(side, x, out, alpha, beta, what)
+        raise
+    return y
+
+
+def _on_device(v: Any) -> bool:
+    """Whether ``v`` offers itself as a GPU array (CuPy, PyTorch, JAX, Numba: the CUDA array interface or
+    DLPack)."""
+    return hasattr(v, "__cuda_array_interface__") or hasattr(v, "__dlpack__")
+
+
+def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any) -> Any:
+    """The product on vectors that live on the GPU, used in place: not there yet.
+
+    What it needs (issue 36, item 1, GPU side): the pointer, device, dtype, shape, strides and stream of
+    ``x`` and ``out`` read from ``__cuda_array_interface__`` (v3, its ``stream``) or ``__dlpack__(stream=)``
+    and ``__dlpack_device__()``, checked against the plan (same device, dtype, length, contiguous);
+    a ``_cuda`` Plan method that runs the prepared product on those device pointers on the caller's
+    stream (no upload, no download: ``spmv_cuda_plan_mv`` copies x up and y down today), alpha and beta
+    on the device; and ``y`` made as the caller's kind (``out``, or an empty array of ``x``'s library) so
+    that it comes back zero-copy."""
+    raise NotImplementedError(
+        f"The 'x' parameter is a {type(x).__module__}.{type(x).__name__}: vectors that live on the GPU "
+        "(__cuda_array_interface__, DLPack) are not taken yet (their product on the device, on the caller's "
+        "stream, is to come); pass a NumPy array (it is uploaded for each product).")
+
+
+def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: Any) -> None:
+    """The GPU plan's product (x up, y down), alpha and beta applied on the host."""
+    plain = alpha == 1.0 and beta == 0.0
+    t = y if plain or beta == 0.0 else np.empty_like(y)
+    with side.lock:                              # the plan's device x and y serve one product at a time
+        if side.plan is None:
+            raise ValueError("This Operator has been closed.")
+        if plain or alpha != 0.0:
+            side.plan.mv(x, out=t)
+    if plain:
+        return
+    if alpha == 0.0:
+        y[...] = 0.0 if beta == 0.0 else y * beta
+    elif beta == 0.0:
+        np.multiply(y, alpha, out=y)
+    else:
+        np.multiply(y, beta, out=y)
+        y += alpha * t
+
+
+def _diagnose(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> None:
+    """Raise the error that names what is wrong with the arguments of a product the core refused; return
+    when nothing is (the core's own error then stands)."""
+    if side.state is None:
+        raise ValueError("This Operator has been closed.")
+    _scalars(alpha, beta, what)
+    _check_vector(x, "x", side.xshape[0], side, what)
+    if out is not None:
+        _check_vector(out, "out", side.nrows, side, what)
+        if out.flags.writeable is False:
+            raise ValueError(f"The 'out' parameter of {what}() is read-only; pass a writeable array.")
+        if np.may_share_memory(x, out):
+            raise ValueError(f"The 'out' parameter of {what}() overlaps 'x'; the product would read what it "
+                             "writes. Pass another array.")
+    if side.finite_x:
+        bad = _core.finite_check(x)
+        if bad is not None:
+            raise ValueError(f"x[{bad}] is {x[bad]}: the {side.format} format multiplies its padding zeros "
+                             "by x, which would turn them into NaN. Use a finite x or another format.")
+
+
+def _scalars(alpha: Any, beta: Any, what: str) -> None:
+    for name, v in (("alpha", alpha), ("beta", beta)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.floating, np.integer)):
+            raise TypeError(f"The '{name}' parameter of {what}() must be a real number. Got {v!r} instead.")
+
+
+def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
+    """Raise the error that says what is wrong with vector ``v`` (``x`` or ``out``), if anything is."""
+    dt = side.dtype
+    where = f"The '{name}' parameter of {what}()"
+    if not isinstance(v, np.ndarray):
+        on_gpu = _on_device(v)
+        if on_gpu and side.plan is not None:
+            raise NotImplementedError(
+                f"{where} is a {type(v).__module__}.{type(v).__name__}: vectors that live on the GPU "
+                "(__cuda_array_interface__, DLPack) are not taken yet; pass a NumPy array (it is uploaded "
+                "for each product).")
+        if on_gpu:
+            raise TypeError(f"{where} is a {type(v).__module__}.{type(v).__name__}, which may live on a GPU; "
+                            "this operator runs on the CPU: pass a NumPy array, or build it with device='cuda'.")
+        raise TypeError(f"{where} must be a NumPy array. Got {type(v).__name__} instead (np.asarray() it).")
+    if v.shape != (n,):
+        raise ValueError(f"{where} has shape {v.shape}; it must be 1-D with {n} entries.")
+    if v.dtype != dt:
+        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and does not cast "
+                        f"(pass {name}.astype(np.{dt}) or build the Operator with dtype={v.dtype.name!r}).")
+    if not v.flags.c_contiguous:
+        raise ValueError(f"{where} is not contiguous (strides {v.strides}); pass np.ascontiguousarray({name}).")

@@ -1,0 +1,424 @@
+"""pyspmv.Operator: products against scipy's, alpha/beta/out, errors naming the argument, threads, closing,
+the ranked pick, rmatvec, scipy's LinearOperator and solvers, the repr; the GPU path where a GPU is."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+import pyspmv
+from pyspmv import _core
+
+TOL = {np.float32: 1e-5, np.float64: 1e-12}
+CPU_IDS = [c.id for c in pyspmv.configs("cpu")]
+
+
+def shapes() -> dict[str, sp.csr_array]:
+    """Random and real-shaped matrices: empty rows, one row, one column, rectangular both ways, a long row,
+    explicit zeros and duplicates (summed by Matrix)."""
+    rng = np.random.default_rng(3)
+    out = {"random": sp.random_array((300, 300), density=0.03, format="csr", rng=rng),
+           "wide": sp.random_array((40, 500), density=0.05, format="csr", rng=rng),
+           "tall": sp.random_array((500, 40), density=0.05, format="csr", rng=rng),
+           "one_row": sp.csr_array(rng.uniform(-1, 1, (1, 50))),
+           "one_col": sp.csr_array(rng.uniform(-1, 1, (50, 1))),
+           "poisson": pyspmv.generate("poisson2d", 15).to_scipy()}
+    E = sp.random_array((200, 150), density=0.04, format="lil", rng=rng)
+    E[10:60, :] = 0                                   # empty rows
+    E[5, :] = rng.uniform(-1, 1, 150)                 # a long row
+    out["empty_rows"] = sp.csr_array(E)
+    r = np.array([0, 0, 1, 3, 3, 3])
+    c = np.array([1, 1, 2, 0, 0, 4])
+    v = np.array([1.0, 2.0, 0.0, -1.0, 4.0, 0.0])     # duplicates and explicit zeros
+    out["dups_zeros"] = sp.csr_array(sp.coo_array((v, (r, c)), shape=(5, 6)))
+    return out
+
+
+SHAPES = shapes()
+
+
+def reference(A, x):
+    return np.asarray(A.astype(np.float64) @ x.astype(np.float64))
+
+
+def close(y, ref, dtype):
+    scale = max(1.0, float(np.abs(ref).max(initial=0.0)))
+    np.testing.assert_allclose(y, ref, rtol=TOL[dtype] * 10, atol=TOL[dtype] * 10 * scale)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@pytest.mark.parametrize("cid", CPU_IDS)
+def test_products_against_scipy(name, cid):
+    A = SHAPES[name]
+    try:
+        op = pyspmv.Operator(A, config=cid)
+    except pyspmv.NotApplicableError:
+        pytest.skip(f"{cid} cannot serve {name}")
+    x = np.random.default_rng(0).uniform(-1, 1, A.shape[1])
+    close(op @ x, reference(A, x), np.float64)
+    y = np.full(A.shape[0], np.nan)                   # beta == 0: out is not read
+    assert op.matvec(x, out=y) is y
+    close(y, reference(A, x), np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cid", ["cpu/csr/rows", "cpu/coo", "cpu/sell/c=8/sigma=64", "cpu/dia", "cpu/jad"])
+def test_alpha_beta_out(dtype, cid):
+    A = SHAPES["poisson"]
+    op = pyspmv.Operator(A, config=cid, dtype=dtype)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, A.shape[1]).astype(dtype)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    ax = reference(A, x)
+    for alpha, beta in [(1, 0), (2.5, 0), (0, 0), (0, -3), (1, 1), (-0.5, 2), (3, 1)]:
+        y = y0.copy()
+        assert op.matvec(x, out=y, alpha=alpha, beta=beta) is y
+        close(y, alpha * ax + beta * y0.astype(np.float64), dtype)
+    y = np.full(A.shape[0], np.nan, dtype=dtype)
+    op.matvec(x, out=y, alpha=2.0)                    # beta == 0: NaN in out does not propagate
+    close(y, 2 * ax, dtype)
+    xn = x.copy()
+    xn[0] = np.nan
+    if op.config.format not in ("dia",):              # alpha == 0: A x is not computed (BLAS)
+        y = y0.copy()
+        op.matvec(xn, out=y, alpha=0.0, beta=2.0)
+        close(y, 2 * y0.astype(np.float64), dtype)
+    close(op.matvec(x, alpha=-1.0), -ax, dtype)       # alpha without out: a new array
+
+
+def test_new_array_each_product_and_inputs_untouched():
+    A = SHAPES["random"]
+    op = pyspmv.Operator(A, config="cpu/csr/rows")
+    x = np.random.default_rng(2).uniform(-1, 1, A.shape[1])
+    x0 = x.copy()
+    y1, y2 = op @ x, op @ x
+    assert y1 is not y2 and y1.dtype == np.float64 and y1.shape == (A.shape[0],)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y1, y2)
+
+
+def test_sources_matrix_scipy_path_and_formatmatrix(tmp_path):
+    A = SHAPES["empty_rows"]
+    x = np.random.default_rng(4).uniform(-1, 1, A.shape[1])
+    ref = reference(A, x)
+    path = tmp_path / "a.mtx"
+    import scipy.io
+    scipy.io.mmwrite(path, A)
+    F = pyspmv.convert(A, "coo")
+    for src, kw in [(pyspmv.Matrix(A), {}), (A, {}), (sp.csr_matrix(A), {}), (str(path), {}), (path, {}),
+                    (F, {"config": "cpu/coo"}), (A.tocoo(), {"config": "cpu/hyb"})]:
+        op = pyspmv.Operator(src, **{"config": "cpu/csr/rows", **kw})
+        close(op @ x, ref, np.float64)
+    with pytest.raises(ValueError, match="FormatMatrix is .*coo.* which configuration 'cpu/csr/rows' cannot run"):
+        pyspmv.Operator(F, config="cpu/csr/rows")
+    with pytest.raises(ValueError, match="Operator\\(\\) of a FormatMatrix needs 'config'"):
+        pyspmv.Operator(F)
+
+
+def test_keeps_its_own_conversion():
+    A = sp.csr_array(SHAPES["random"])
+    op = pyspmv.Operator(A, config="cpu/csr/rows")
+    x = np.ones(A.shape[1])
+    ref = reference(A, x)
+    A.data[:] = 0.0                                   # the source changes later: the operator does not
+    close(op @ x, ref, np.float64)
+
+
+def test_ranked_pick():
+    A = SHAPES["poisson"]
+    op = pyspmv.Operator(A, n_calls=50)
+    r = pyspmv.rank(A, device="cpu", n_calls=50)
+    assert op.device == "cpu" and op.config.id == r.best and op.ranking == r
+    d = pyspmv.Operator(A, deterministic=True, dtype="float32")
+    assert d.config.deterministic and d.dtype == np.float32
+    assert d.config.id == pyspmv.rank(A, device="cpu", dtype="float32", deterministic=True).best
+    m = pyspmv.Operator(A, model=pyspmv.default_model("cpu"))
+    assert m.config.id == pyspmv.rank(A, device="cpu").best
+    x = np.ones(A.shape[1])
+    close(op @ x, reference(A, x), np.float64)
+
+
+def test_attributes_and_repr():
+    A = SHAPES["wide"]
+    op = pyspmv.Operator(A, config="cpu/sell/c=8/sigma=64", dtype="float32")
+    assert op.config == pyspmv.config("cpu/sell/c=8/sigma=64") and op.device == "cpu"
+    assert op.dtype == np.float32 and op.shape == A.shape and op.ranking is None
+    assert op.nbytes == pyspmv.convert(A, "sell", c=8, sigma=64, dtype="float32").nbytes
+    assert repr(op) == (f"<pyspmv.Operator 40x500 float32 on cpu: cpu/sell/c=8/sigma=64 (given), "
+                        f"{op.nbytes} bytes>")
+    t = pyspmv.Operator(A, n_calls=10, rmatvec=True)
+    assert f"{t.config.id} (ranked first), with A.T," in repr(t)
+    assert t.nbytes == 2 * pyspmv.Operator(A, config=t.config).nbytes or t.nbytes > 0
+    t.close()
+    assert repr(t).endswith("closed>") and t.closed and t.nbytes == 0
+
+
+@pytest.mark.parametrize("cid", ["cpu/csr/rows", "cpu/coo", "cpu/ell"])
+def test_rmatvec(cid):
+    A = SHAPES["tall"]
+    op = pyspmv.Operator(A, config=cid, rmatvec=True)
+    u = np.random.default_rng(5).uniform(-1, 1, A.shape[0])
+    close(op.rmatvec(u), reference(A.T, u), np.float64)
+    y = np.ones(A.shape[1])
+    op.rmatvec(u, out=y, alpha=2.0, beta=-1.0)
+    close(y, 2 * reference(A.T, u) - 1.0, np.float64)
+    with pytest.raises(ValueError, match="rmatvec\\(\\) needs the transpose converted: build the Operator with "
+                                         "rmatvec=True"):
+        pyspmv.Operator(A, config=cid).rmatvec(u)
+    with pytest.raises(ValueError, match="'x' parameter of rmatvec\\(\\) has shape \\(40,\\); it must be 1-D with "
+                                         "500"):
+        op.rmatvec(np.ones(40))
+
+
+def test_bad_input_names_the_argument():
+    A = SHAPES["random"]
+    op = pyspmv.Operator(A, config="cpu/csr/rows")
+    n = A.shape[1]
+    x = np.ones(n)
+    with pytest.raises(ValueError, match="'x' parameter of matvec\\(\\) has shape \\(3,\\); it must be 1-D with 300"):
+        op @ np.ones(3)
+    with pytest.raises(ValueError, match="'x' .* has shape \\(300, 1\\)"):
+        op.matvec(np.ones((n, 1)))
+    with pytest.raises(TypeError, match="'x' .* has dtype float32; this operator computes in float64 and does not "
+                                        "cast"):
+        op @ np.ones(n, dtype=np.float32)
+    with pytest.raises(TypeError, match="'x' .* has dtype int64"):
+        op @ np.ones(n, dtype=np.int64)
+    with pytest.raises(ValueError, match="'x' .* is not contiguous"):
+        op @ np.ones(2 * n)[::2]
+    with pytest.raises(TypeError, match="'x' .* must be a NumPy array. Got list"):
+        op @ [1.0] * n
+    with pytest.raises(ValueError, match="'out' .* has shape \\(299,\\)"):
+        op.matvec(x, out=np.ones(299))
+    with pytest.raises(TypeError, match="'out' .* has dtype float32"):
+        op.matvec(x, out=np.ones(300, dtype=np.float32))
+    with pytest.raises(ValueError, match="'out' .* is not contiguous"):
+        op.matvec(x, out=np.ones(600)[::2])
+    ro = np.ones(300)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="'out' .* is read-only"):
+        op.matvec(x, out=ro)
+    with pytest.raises(ValueError, match="'out' .* overlaps 'x'"):
+        op.matvec(x, out=x)
+    buf = np.ones(400)
+    with pytest.raises(ValueError, match="'out' .* overlaps 'x'"):
+        op.matvec(buf[:300], out=buf[100:])
+    with pytest.raises(ValueError, match="'beta' parameter of matvec\\(\\) is 0.5: y = alpha A x \\+ beta y needs "
+                                         "'out'"):
+        op.matvec(x, beta=0.5)
+    with pytest.raises(TypeError, match="'alpha' parameter of matvec\\(\\) must be a real number. Got 'a'"):
+        op.matvec(x, out=np.ones(300), alpha="a")
+    with pytest.raises(TypeError, match="'beta' .* must be a real number. Got 1j"):
+        op.matvec(x, out=np.ones(300), beta=1j)
+
+
+def test_gpu_arrays_on_a_cpu_operator_are_refused():
+    class FakeCupy:                                   # what CuPy, PyTorch CUDA tensors and Numba arrays offer
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": (300,), "typestr": "<f8", "data": (0, False), "version": 3}
+
+    op = pyspmv.Operator(SHAPES["random"], config="cpu/csr/rows")
+    with pytest.raises(TypeError, match="'x' parameter of matvec\\(\\) is a .*FakeCupy, which may live on a GPU; "
+                                        "this operator runs on the CPU"):
+        op @ FakeCupy()
+
+
+def test_non_finite_x_where_padding_multiplies_it():
+    A = SHAPES["poisson"]
+    x = np.ones(A.shape[1])
+    x[7] = np.inf
+    with pytest.raises(ValueError, match="x\\[7\\] is inf: the dia format multiplies its padding zeros"):
+        pyspmv.Operator(A, config="cpu/dia") @ x
+    np.testing.assert_array_equal(pyspmv.Operator(A, config="cpu/csr/rows") @ x, A @ x)
+
+
+def test_constructor_errors():
+    A = SHAPES["random"]
+    with pytest.raises(ValueError, match="'device' parameter of Operator\\(\\) must be 'cpu', 'cuda' or None"):
+        pyspmv.Operator(A, "tpu")
+    with pytest.raises(ValueError, match="takes 'config', or 'n_calls', 'deterministic' and 'model'"):
+        pyspmv.Operator(A, config="cpu/csr/rows", n_calls=3)
+    with pytest.raises(ValueError, match="names 'cpu/csr/rows', which runs on cpu, not on device 'cuda'"):
+        pyspmv.Operator(A, "cuda", config="cpu/csr/rows")
+    with pytest.raises(TypeError, match="'config' parameter of Operator\\(\\) must be a Config"):
+        pyspmv.Operator(A, config=3)
+    with pytest.raises(ValueError, match="Unknown configuration id"):
+        pyspmv.Operator(A, config="cpu/nope")
+    with pytest.raises(TypeError, match="'rmatvec' parameter of Operator\\(\\) must be True or False"):
+        pyspmv.Operator(A, config="cpu/csr/rows", rmatvec="yes")
+    with pytest.raises(pyspmv.NotApplicableError):
+        pyspmv.Operator(A, config="cpu/dia")
+    with pytest.raises(ValueError, match="n_calls"):
+        pyspmv.Operator(A, n_calls=0)
+
+
+def test_cuda_without_a_gpu_says_why():
+    from pyspmv.devices import gpu
+    if gpu.available():
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(pyspmv.DeviceUnavailableError):
+        pyspmv.Operator(SHAPES["random"], "cuda")
+
+
+def test_threads_share_one_operator():
+    """Concurrent products on one operator (the core releases the GIL from 50,000 entries) give each thread its
+    own right answer, alpha/beta's work vectors included."""
+    A = pyspmv.generate("poisson2d", 120)             # 71,520 entries: past the GIL threshold
+    S = A.to_scipy()
+    op = pyspmv.Operator(A, config="cpu/csr/rows")
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            x = rng.uniform(-1, 1, A.ncols)
+            y0 = rng.uniform(-1, 1, A.nrows)
+            y = y0.copy()
+            op.matvec(x, out=y, alpha=2.0, beta=-1.0)
+            if not (np.allclose(op @ x, S @ x) and np.allclose(y, 2 * (S @ x) - y0)):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_close_is_an_error_never_a_crash():
+    A = pyspmv.generate("poisson2d", 120)
+    op = pyspmv.Operator(A, config="cpu/csr/rows", rmatvec=True)
+    x = np.ones(A.ncols)
+    stop = threading.Event()
+    seen = []
+
+    def products():
+        while not stop.is_set():
+            try:
+                y = op @ x
+                seen.append(bool(np.allclose(y, A.to_scipy() @ x)))
+            except ValueError as exc:
+                assert "closed" in str(exc)
+                return
+
+    threads = [threading.Thread(target=products) for _ in range(3)]
+    for t in threads:
+        t.start()
+    op.close()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert all(seen)
+    for call in (lambda: op @ x, lambda: op.matvec(x, out=np.ones(A.nrows), beta=1.0), lambda: op.rmatvec(x)):
+        with pytest.raises(ValueError, match="This Operator has been closed"):
+            call()
+    op.close()                                        # twice is fine
+    with pyspmv.Operator(A, config="cpu/coo") as op2:
+        op2 @ x
+    with pytest.raises(ValueError, match="closed"):
+        op2 @ x
+
+
+def test_core_mv_refuses_overlapping_vectors():
+    F = pyspmv.convert(SHAPES["random"], "csr")
+    buf = np.zeros(300)
+    with pytest.raises(ValueError, match="x and y overlap in memory"):
+        _core.mv(F.state, 0, buf, buf)
+    with pytest.raises(ValueError, match="work and y overlap|y and work overlap"):
+        _core.mv_scaled(F.state, 0, 1.0, np.ones(300), 1.0, buf, buf)
+    with pytest.raises(ValueError, match="beta != 0 needs work"):
+        _core.mv_scaled(F.state, 0, 1.0, np.ones(300), 1.0, buf, None)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_linear_operator_with_scipy_solvers(dtype):
+    A = pyspmv.generate("poisson2d", 20).to_scipy()   # SPD
+    b = np.random.default_rng(6).uniform(-1, 1, A.shape[0])
+    op = pyspmv.Operator(A, config="cpu/csr/rows", dtype=dtype, rmatvec=True)
+    L = op.aslinearoperator()
+    assert isinstance(L, sla.LinearOperator) and L.shape == A.shape and L.dtype == dtype
+    tol = 1e-8 if dtype == np.float64 else 1e-4
+    for solver in (sla.cg, sla.gmres):
+        x, info = solver(L, b, rtol=tol, maxiter=2000)
+        assert info == 0
+        assert np.linalg.norm(A @ x - b) <= 10 * tol * np.linalg.norm(b)
+    np.testing.assert_allclose(L.rmatvec(b), A.T @ b, rtol=1e-5)
+    np.testing.assert_allclose(L.matvec(b.reshape(-1, 1)).ravel(), A @ b, rtol=1e-5)
+    if dtype == np.float64:                           # scipy's own adapter, through matvec/rmatvec/shape/dtype
+        S = sla.aslinearoperator(op)
+        for solver in (sla.cg, sla.gmres):
+            x, info = solver(S, b, rtol=1e-8, maxiter=2000)
+            assert info == 0 and np.linalg.norm(A @ x - b) <= 1e-6 * np.linalg.norm(b)
+        np.testing.assert_allclose(S.rmatvec(b), A.T @ b)
+    assert op.aslinearoperator().shape == A.shape
+    no_t = pyspmv.Operator(A, config="cpu/csr/rows").aslinearoperator()
+    with pytest.raises(NotImplementedError):
+        no_t.rmatvec(b)
+
+
+def test_import_stays_light():
+    """``pyspmv.Operator`` is imported on first use: ``import pyspmv`` does not load its module."""
+    code = "import sys, pyspmv; print('pyspmv.devices.operator' in sys.modules); print(pyspmv.Operator.__module__)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                       cwd="/")
+    assert r.stdout.split() == ["False", "pyspmv.devices.operator"]
+
+
+# ---- GPU (skipped without a usable GPU) ----
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_operator_numpy_vectors(dtype):
+    A = SHAPES["empty_rows"]
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=8/bs=256", dtype=dtype, rmatvec=True)
+    assert op.device == "cuda" and op.nbytes > 0
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, A.shape[1]).astype(dtype)
+    close(op @ x, reference(A, x), dtype)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    y = y0.copy()
+    op.matvec(x, out=y, alpha=2.0, beta=-1.0)
+    close(y, 2 * reference(A, x) - y0.astype(np.float64), dtype)
+    close(op.rmatvec(y0), reference(A.T, y0), dtype)
+    r = pyspmv.Operator(A, "cuda", n_calls=100)
+    assert r.config.device == "cuda"
+    close(r @ x.astype(r.dtype), reference(A, x), dtype)
+    op.close()
+    with pytest.raises(ValueError, match="closed"):
+        op @ x
+
+
+@pytest.mark.gpu
+def test_gpu_operator_threads_take_turns():
+    A = pyspmv.generate("poisson2d", 60)
+    op = pyspmv.Operator(A, "cuda", config="cusparse/csr/default")
+    errors = []
+
+    def work(seed):
+        x = np.random.default_rng(seed).uniform(-1, 1, A.ncols)
+        for _ in range(10):
+            if not np.allclose(op @ x, A.to_scipy() @ x):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.gpu
+def test_gpu_device_vectors_are_not_taken_yet():
+    cupy = pytest.importorskip("cupy")
+    op = pyspmv.Operator(SHAPES["random"], "cuda", config="cusparse/csr/default")
+    with pytest.raises(NotImplementedError, match="vectors that live on the GPU"):
+        op @ cupy.ones(300)
