@@ -25,7 +25,7 @@ from .ranking.rankmodel import RankModel
 #: 0.47 s before, 0.15 s after, process start included: benchmarks/results/cold_start.md).
 _LAZY = {"Calibration": "training.calibrate", "calibrate": "training.calibrate", "collect": "datasets",
          "export_c": "ranking.export", "load_model": "ranking.modelfile", "save_model": "ranking.modelfile",
-         "generate": "matrices.generators", "load": "matrices.mmio", "Operator": "devices.operator"}
+         "generate": "matrices.generators", "load": "matrices.mmio", "Operator": "operator"}
 _LAZY_MODULES = ("datasets", "evaluate", "models", "plot", "solvers")
 
 __all__ = [

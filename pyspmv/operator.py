@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
-from .._core import NotApplicableError
-from ..matrices.configs import Config, config
-from ..matrices.formats import FormatMatrix
-from ..matrices.mmio import as_matrix
-from ..ranking.rank import rank  # the one module of devices/ above ranking/: the operator's ranked pick
-from . import gpu
-from .run import PADDING_TIMES_X, prepare
+from . import _core
+from ._core import NotApplicableError
+from .devices import gpu
+from .devices.run import PADDING_TIMES_X, prepare
+from .matrices.configs import Config, config
+from .matrices.formats import FormatMatrix
+from .matrices.mmio import as_matrix
+from .ranking.rank import rank
 
 
 class _Side:
