@@ -150,7 +150,9 @@ def test_config_command(tree):
     assert any((Path(d) / "spmv.h").is_file() for d in lib["includedirs"])
     assert any((Path(d) / "spmv_version.h").is_file() for d in lib["includedirs"])
     assert config("--cflags", "--libs") == f"{lib['cflags']} {lib['libs']}"
-    if lib["pkgconfigdir"]:                               # a regular install: relocatable files beside the library
+    regular = isinstance(resources.files("pyspmv"), Path)
+    assert bool(lib["pkgconfigdir"]) == bool(lib["cmakedir"]) == regular
+    if regular:                                           # relocatable files beside the library
         assert Path(lib["pkgconfigdir"]) == tree / "lib" / "pkgconfig"
         assert Path(lib["cmakedir"]) == tree / "lib" / "cmake" / "spmv"
         assert config("--libdir") == str(tree / "lib")

@@ -33,7 +33,7 @@ def relocatable(key: str) -> Path | None:
     f = installed(key)
     if f is None:
         return None
-    root = f.parents[len(FILES[key]) - 2]                     # pyspmv/ of the tree holding f
+    root = f.parents[len(FILES[key]) - 1]                     # pyspmv/ of the tree holding f
     return f.parent if (root / "include" / "spmv.h").is_file() and (root / "lib" / "libspmv.so").is_file() else None
 
 
