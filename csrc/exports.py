@@ -17,8 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _FUNCTION = re.compile(r"\b(spmv_\w+)\s*\(")
 
 
