@@ -1,5 +1,5 @@
 """The ``pyspmv`` command (also ``python -m pyspmv``): info, configs, features, bench, collect, calibrate, train,
-train-default, export, rank. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
+train-default, export, rank, config. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
 name (``train-default``: ``train_default``), imported only when it runs."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
