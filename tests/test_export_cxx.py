@@ -138,6 +138,16 @@ def check_ranks_as_python(d: Path, exe: Path) -> None:
             assert np.all(np.abs(a[ok] - b[ok]) <= TOL * np.abs(b[ok])), (name, A.name)
 
 
+def test_opening_comment_says_how_to_use_the_header(headers):
+    """The first comment names the switch, the include and the call, before any C."""
+    text = (headers / "small.h").read_text()
+    comment = text[:text.index("*/")]
+    for s in ("#define small_IMPLEMENTATION", '#include "small.h"', "small_rank(nrows, ncols, indptr, indices, order, ms)",
+              "small_config_ids[order[0]]", "C++17", "nvcc", "-lm"):
+        assert s in comment, s
+    assert text.index("#if defined(small_IMPLEMENTATION)") > text.index("#endif /* small_H */")
+
+
 @pytest.mark.skipif(CC is None, reason="no C compiler (cc or gcc) on PATH")
 def test_headers_compile_as_c99_and_rank_as_python(headers):
     exe = build(headers, [CC, "-std=c99", "-pedantic", *WARN], ".c", "c99")
