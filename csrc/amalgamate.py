@@ -5,7 +5,13 @@ Run by meson at build time (csrc/meson.build) over the core's one source list; t
 installed as package data (pyspmv/_exported_core.h).  Each source's quoted includes are pasted in
 place: a header once, a value-type template (``*_impl.h``) or an X-macro list (``*.def``) every time,
 since those are meant to be read more than once.  Everything gets ``static`` linkage (csrc/spmv.h:
-``SPMV_API``, ``SPMV_DATA``), so several exported headers can share a program with libspmv.
+``SPMV_API``), so several exported headers can share a program with libspmv; no object is declared
+before its definition (``SPMV_NO_DATA_DECLS``: the source list puts each table after what it points
+to), as C++ requires.  The result compiles as C99 or later and as C++17 (g++, clang++, nvcc) with
+``-Wall -Wextra -Werror``: the warnings that only the static copy of the core raises (functions a
+header leaves unused, OpenMP without ``-fopenmp``, C++'s view of designated initialisers) are
+silenced between its ends, and each ``#pragma omp`` goes inside ``#ifdef _OPENMP``, since g++
+before 13 cannot silence an unknown pragma in C++ from a pragma.
 
 Usage: ``amalgamate.py OUT DEPFILE SOURCE...`` (the sources in order, timing.c left out: it needs
 POSIX clocks, which an exported header does without; mmread.c too, ranking reads no files; last
@@ -20,6 +26,7 @@ import sys
 from pathlib import Path
 
 _INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
+_OMP = re.compile(r"\s*#\s*pragma\s+omp\b")
 
 PROLOGUE = """#ifndef PYSPMV_EXPORTED_CORE
 #define PYSPMV_EXPORTED_CORE
@@ -27,13 +34,15 @@ PROLOGUE = """#ifndef PYSPMV_EXPORTED_CORE
 #if defined(__GNUC__)
 #define SPMV_API static __attribute__((unused))
 #pragma GCC diagnostic push
-/* OpenMP pragmas and the variables only they read, when built without -fopenmp */
-#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+/* the variables only OpenMP pragmas read, when built without -fopenmp; static helpers a header
+ * leaves unused; C++'s warning for members a designated initialiser leaves out (C's zero them too) */
 #pragma GCC diagnostic ignored "-Wunused-variable"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #else
 #define SPMV_API static
 #endif
-#define SPMV_DATA static
+#define SPMV_NO_DATA_DECLS
 #define SPMV_NO_TIMING
 #define SPMV_NO_FILES"""
 
@@ -54,6 +63,9 @@ def amalgamate(sources: list[Path], read: set[Path] | None = None) -> str:
         read.add(path)
         out = []
         for line in path.read_text().splitlines():
+            if _OMP.match(line):
+                out.append(f"#ifdef _OPENMP\n{line}\n#endif")
+                continue
             m = _INCLUDE.match(line)
             if m is None:
                 out.append(line)

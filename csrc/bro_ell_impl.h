@@ -48,12 +48,11 @@ static int SPMV_NAME(bro_ell_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t
     const int32_t *wp = F->idx[0], *vp = F->idx[1], *info = F->idx[2], *words = F->idx[3];
     const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int32_t n = F->nrows, h = F->param[0];
-    int64_t work = F->scalar[2];
     indptr[0] = 0;
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->scalar[2] > SPMV_OMP_MIN_WORK)
     for (int32_t i = 0; i < n; i++) indptr[i + 1] = bro_ell_len(F, i);
     for (int32_t i = 0; i < n; i++) indptr[i + 1] += indptr[i];
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->scalar[2] > SPMV_OMP_MIN_WORK)
     for (int32_t i = 0; i < n; i++) {
         int32_t s = i / h, l = i % h, b = info[2 * s + 1], p0 = indptr[i];
         int32_t len = indptr[i + 1] - p0;

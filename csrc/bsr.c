@@ -80,7 +80,7 @@ static int bsr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int rc = bsr_b(b, err);
     if (rc) return rc;
     int64_t nbcols = ((int64_t)A->ncols + b - 1) / b, nblocks = 0;
-    int32_t *mark = spmv_malloc(nbcols, sizeof(int32_t), err);
+    int32_t *mark = (int32_t *)spmv_malloc(nbcols, sizeof(int32_t), err);
     if (mark == NULL) return SPMV_ENOMEM;
     for (int64_t k = 0; k < nbcols; k++) mark[k] = -1;
     int shift = 0; /* b a power of two (every registered b): a shift instead of a division */

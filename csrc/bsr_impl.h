@@ -38,13 +38,13 @@ static int SPMV_NAME(bsr_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     const int32_t *bp = F->idx[0], *bcol = F->idx[1], *bits = F->idx[2];
     const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int32_t n = F->nrows, b = F->param[0];
-    int64_t nbrows = F->scalar[0], work = F->nval[0];
+    int64_t nbrows = F->scalar[0];
     indptr[0] = 0;
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->nval[0] > SPMV_OMP_MIN_WORK)
     for (int64_t br = 0; br < nbrows; br++)
         for (int32_t r = 0; r < bsr_rows(n, b, br); r++) indptr[br * b + r + 1] = bsr_len(F, br, r);
     for (int32_t i = 0; i < n; i++) indptr[i + 1] += indptr[i];
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->nval[0] > SPMV_OMP_MIN_WORK)
     for (int64_t br = 0; br < nbrows; br++)
         for (int32_t r = 0; r < bsr_rows(n, b, br); r++) {
             int32_t p = indptr[br * b + r];

@@ -129,7 +129,7 @@ int spmv_config_parse(const char *id, spmv_config *c, spmv_err *err) {
         const char *end = strchr(s, '/');
         size_t len = end ? (size_t)(end - s) : strlen(s);
         int64_t at = s - id;
-        const char *e = memchr(s, '=', len);
+        const char *e = (const char *)memchr(s, '=', len);
         if (e == NULL) {
             if (err != NULL) quote(qa, sizeof qa, s, len);
             return spmv_fail(err, SPMV_EINVAL, at, -1, -1,
@@ -288,7 +288,7 @@ int spmv_configs_resolve(const spmv_configs *C, spmv_configs *R, void **block, s
     if (C->format != NULL || C->ids == NULL || C->n <= 0) return SPMV_OK; /* checked later */
     int64_t n = C->n;
     /* one block: p[SPMV_NPCOLS*n], launches (double), then format, param[2n], unread (int32) */
-    double *d = spmv_malloc(n * (SPMV_NPCOLS + 1) + (4 * n + 1) / 2, sizeof(double), err);
+    double *d = (double *)spmv_malloc(n * (SPMV_NPCOLS + 1) + (4 * n + 1) / 2, sizeof(double), err);
     if (d == NULL) return SPMV_ENOMEM;
     double *p = d, *launches = d + n * SPMV_NPCOLS;
     int32_t *format = (int32_t *)(launches + n), *param = format + n, *unread = param + 2 * n;

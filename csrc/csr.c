@@ -28,7 +28,7 @@ int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err) {
     int32_t maxlen = 0, n = A->nrows;
     for (int32_t i = 0; i < n; i++)
         if (A->indptr[i + 1] - A->indptr[i] > maxlen) maxlen = A->indptr[i + 1] - A->indptr[i];
-    int64_t *hist = spmv_calloc((int64_t)maxlen + 1, sizeof(int64_t), err);
+    int64_t *hist = (int64_t *)spmv_calloc((int64_t)maxlen + 1, sizeof(int64_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     for (int32_t i = 0; i < n; i++) hist[A->indptr[i + 1] - A->indptr[i]]++;
     *width = spmv_hyb_width_hist(hist, maxlen, n);

@@ -32,13 +32,14 @@ static int before(const spmv_configs *C, int32_t a, int32_t b) {
     return C->param[2 * a] < C->param[2 * b];
 }
 
+/* In the order of spmv.h's SPMV_COL_* (no array designators: an exported header is C++ too). */
 static const char *const config_columns[SPMV_NCOLS - SPMV_NFEATURES] = {
-#define SPMV_PARAM(CODE, name) [SPMV_COL_P_##CODE - SPMV_NFEATURES] = "p_" #name,
+#define SPMV_PARAM(CODE, name) "p_" #name,
 #include "kernels.def"
-    [SPMV_COL_VALUE_BYTES - SPMV_NFEATURES] = "value_bytes",
-    [SPMV_COL_BYTES_MOVED - SPMV_NFEATURES] = "bytes_moved",
-    [SPMV_COL_PADDING_RATIO - SPMV_NFEATURES] = "padding_ratio",
-    [SPMV_COL_LAUNCHES - SPMV_NFEATURES] = "launches",
+    "value_bytes",
+    "bytes_moved",
+    "padding_ratio",
+    "launches",
 };
 
 const char *spmv_design_column_name(int i) {
@@ -76,8 +77,8 @@ static int sizes(const spmv_csr *A, const spmv_csr *As, const int32_t *range, in
     spmv_fmt F;
     memset(&S, 0, sizeof S);
     /* rep[j]: the first configuration of j's size; uniq[0..nu): the distinct ones, sorted. */
-    int32_t *rep = spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err), nu = 0;
-    int32_t *uniq = rep ? spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err) : NULL;
+    int32_t *rep = (int32_t *)spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err), nu = 0;
+    int32_t *uniq = rep ? (int32_t *)spmv_malloc(C->n > 0 ? C->n : 1, sizeof(int32_t), err) : NULL;
     if (uniq == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
@@ -169,8 +170,8 @@ static int config_sizes(const spmv_csr *A, const spmv_configs *C, int value_byte
     int rc = configs_ok(C, value_bytes, err);
     if (rc) return rc;
     int32_t n = C->n > 0 ? C->n : 1;
-    double feat[SPMV_NFEATURES], *b = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
-    int *code = b ? spmv_malloc(n, sizeof(int), err) : NULL;
+    double feat[SPMV_NFEATURES], *b = (double *)spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = b ? (int *)spmv_malloc(n, sizeof(int), err) : NULL;
     spmv_gpu_props dev;
     spmv_gpu_props_h100(&dev);
     if (why != NULL)
@@ -210,8 +211,9 @@ static int design(const spmv_csr *A, const spmv_csr *As, const int32_t *range, i
                   double max_fill, double *rows, spmv_err *err) {
     int64_t stride = SPMV_NCOLS + C->nextra;
     int32_t n = C->n > 0 ? C->n : 1;
-    double feat[SPMV_NFEATURES], *bytes = spmv_malloc(2 * (int64_t)n, sizeof(double), err);
-    int *code = bytes ? spmv_malloc(n, sizeof(int), err) : NULL;
+    double feat[SPMV_NFEATURES],
+        *bytes = (double *)spmv_malloc(2 * (int64_t)n, sizeof(double), err);
+    int *code = bytes ? (int *)spmv_malloc(n, sizeof(int), err) : NULL;
     int rc = code == NULL ? SPMV_ENOMEM
                           : sizes(A, As, range, nrange, dev, C, value_bytes, max_fill, feat, bytes,
                                   code, NULL, err);
@@ -303,8 +305,10 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
     if (k == 0) return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     /* One block in the middle of each of k equal strata; their indptr checked (the rows not
      * sampled are not read). */
-    int32_t *range = spmv_malloc(k, sizeof(int32_t), err), ns = 0;
-    int32_t *ips = range ? spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL, *ixs = NULL;
+    int32_t *range = (int32_t *)spmv_malloc(k, sizeof(int32_t), err), ns = 0;
+    int32_t *ips = range ? (int32_t *)spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL,
+            *ixs = NULL;
+    int64_t full = 0, full_s = 0, e;
     if (ips == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
@@ -333,7 +337,6 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
         }
     }
     /* The fullest block of A against the fullest sampled one. */
-    int64_t full = 0, full_s = 0, e;
     for (int64_t b = 0; b < k; b++)
         full_s = (e = block_entries(ip, n, range[b])) > full_s ? e : full_s;
     for (int64_t b = 0; b < nblk; b++)
@@ -343,7 +346,7 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
         spmv_free(range);
         return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     }
-    ixs = spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
+    ixs = (int32_t *)spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
     if (ixs == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
@@ -354,8 +357,10 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
             memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
         at += ip[r1] - ip[r0];
     }
-    spmv_csr As = {ns, A->ncols, ips, ixs};
-    rc = design(A, &As, range, (int32_t)k, dev, C, value_bytes, max_fill, rows, err);
+    {
+        spmv_csr As = {ns, A->ncols, ips, ixs};
+        rc = design(A, &As, range, (int32_t)k, dev, C, value_bytes, max_fill, rows, err);
+    }
 done:
     spmv_free(ixs);
     spmv_free(ips);

@@ -56,7 +56,7 @@ static int dia_sizes(int64_t ndiag, spmv_fmt *F, spmv_err *err) {
 
 static int dia_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int64_t span = (int64_t)A->nrows + A->ncols - 1;
-    uint8_t *mark = spmv_calloc(span, 1, err);
+    uint8_t *mark = (uint8_t *)spmv_calloc(span, 1, err);
     if (mark == NULL) return SPMV_ENOMEM;
     int64_t ndiag = dia_mark(A, mark);
     spmv_free(mark);
@@ -67,7 +67,7 @@ static int dia_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
  * diagonal number, for the fill to place entries in O(1) each.  The caller frees *slot. */
 static int dia_offsets(const spmv_csr *A, spmv_fmt *F, int32_t **slot, spmv_err *err) {
     int64_t span = (int64_t)A->nrows + A->ncols - 1;
-    int32_t *s = spmv_calloc(span, sizeof(int32_t), err);
+    int32_t *s = (int32_t *)spmv_calloc(span, sizeof(int32_t), err);
     if (s == NULL) return SPMV_ENOMEM;
     for (int32_t i = 0; i < A->nrows; i++)
         for (int32_t p = A->indptr[i]; p < A->indptr[i + 1]; p++)

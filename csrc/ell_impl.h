@@ -45,16 +45,15 @@ static int SPMV_NAME(ell_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *in
     const int32_t *col = F->idx[0];
     const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int32_t n = F->nrows, w = (int32_t)F->scalar[0];
-    int64_t work = F->nidx[0];
     indptr[0] = 0;
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->nidx[0] > SPMV_OMP_MIN_WORK)
     for (int32_t i = 0; i < n; i++) {
         int32_t k = 0;
         while (k < w && col[(int64_t)k * n + i] >= 0) k++;
         indptr[i + 1] = k;
     }
     for (int32_t i = 0; i < n; i++) indptr[i + 1] += indptr[i];
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->nidx[0] > SPMV_OMP_MIN_WORK)
     for (int32_t i = 0; i < n; i++) {
         int32_t p0 = indptr[i], len = indptr[i + 1] - p0;
         for (int32_t k = 0; k < len; k++) {

@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Pasted last into the core's amalgamation (csrc/amalgamate.py, installed as
-// pyspmv/_exported_core.h), never compiled into the library.  export_c writes only data after it:
-// the model's arrays, NAME_NCONFIGS, NAME_config_ids, NAME_model and NAME_configs (NAME_NFEATURES and
-// NAME_feature_names for a model on its own features), then one line
+// pyspmv/_exported_core.h), never compiled into the library.  A header that export_c writes declares
+// NAME_NCONFIGS, NAME_config_ids and the functions below (NAME_NFEATURES and NAME_feature_names for
+// a model on its own features) at its top, with C linkage; in the file that defines
+// NAME_IMPLEMENTATION it then carries the amalgamation and only data after it: the model's arrays,
+// NAME_config_ids, NAME_NMODELS and NAME_model_set (which sets m[NAME_NMODELS], the model and its
+// sub-models), NAME_configs, then one line
 //     SPMV_EXPORTED_RANK(NAME, sm_count, threads_per_sm, warp_size, value_bytes)
 // or  SPMV_EXPORTED_RANK_FEATURES(NAME)
-// which defines the header's functions below, named from NAME.
+// which defines the header's functions below, named from NAME, with external linkage.
 
 /* CSR arrays to a ranking: the check of spmv_csr_check first, then spmv_rank; o[C->n] is the
  * caller's scratch, order (NULL: not wanted) gets it as int. */
@@ -52,16 +55,20 @@ SPMV_API int spmv_exported_rank_features(const spmv_configs *C, const spmv_model
  * Both return 0 or a negative SPMV_E* code.  The features use the GPU properties given (Guo's
  * strips), and bytes moved the value size (4: float32, 8: float64). */
 #define SPMV_EXPORTED_RANK(NAME, SM_COUNT, THREADS_PER_SM, WARP_SIZE, VALUE_BYTES)                 \
-    SPMV_API int NAME##_rank(int32_t nrows, int32_t ncols, const int32_t *indptr,                  \
-                             const int32_t *indices, int *order, double *ms) {                     \
-        const spmv_gpu_props dev = {                                                               \
-            .sm_count = SM_COUNT, .threads_per_sm = THREADS_PER_SM, .warp_size = WARP_SIZE};       \
+    int NAME##_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices,   \
+                    int *order, double *ms) {                                                      \
+        spmv_gpu_props dev;                                                                        \
+        spmv_model m[NAME##_NMODELS];                                                              \
         int32_t o[NAME##_NCONFIGS];                                                                \
-        return spmv_exported_rank(&NAME##_configs, &NAME##_model, &dev, VALUE_BYTES, nrows, ncols, \
-                                  indptr, indices, o, order, ms);                                  \
+        dev.sm_count = SM_COUNT;                                                                   \
+        dev.threads_per_sm = THREADS_PER_SM;                                                       \
+        dev.warp_size = WARP_SIZE;                                                                 \
+        NAME##_model_set(m);                                                                       \
+        return spmv_exported_rank(&NAME##_configs, m, &dev, VALUE_BYTES, nrows, ncols, indptr,     \
+                                  indices, o, order, ms);                                          \
     }                                                                                              \
-    SPMV_API int NAME##_predict(int32_t nrows, int32_t ncols, const int32_t *indptr,               \
-                                const int32_t *indices, double *ms) {                              \
+    int NAME##_predict(int32_t nrows, int32_t ncols, const int32_t *indptr,                        \
+                       const int32_t *indices, double *ms) {                                       \
         return NAME##_rank(nrows, ncols, indptr, indices, NULL, ms);                               \
     }
 
@@ -72,11 +79,13 @@ SPMV_API int spmv_exported_rank_features(const spmv_configs *C, const spmv_model
  *   int NAME_predict_features(const double *features, double *ms);
  * Both return 0 or a negative SPMV_E* code. */
 #define SPMV_EXPORTED_RANK_FEATURES(NAME)                                                          \
-    SPMV_API int NAME##_rank_features(const double *features, int *order, double *ms) {            \
+    int NAME##_rank_features(const double *features, int *order, double *ms) {                     \
+        spmv_model m[NAME##_NMODELS];                                                              \
         int32_t o[NAME##_NCONFIGS];                                                                \
-        return spmv_exported_rank_features(&NAME##_configs, &NAME##_model, features,               \
-                                           NAME##_NFEATURES, o, order, ms);                        \
+        NAME##_model_set(m);                                                                       \
+        return spmv_exported_rank_features(&NAME##_configs, m, features, NAME##_NFEATURES, o,      \
+                                           order, ms);                                             \
     }                                                                                              \
-    SPMV_API int NAME##_predict_features(const double *features, double *ms) {                     \
+    int NAME##_predict_features(const double *features, double *ms) {                              \
         return NAME##_rank_features(features, NULL, ms);                                           \
     }

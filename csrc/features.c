@@ -39,7 +39,7 @@ void spmv_gpu_props_h100(spmv_gpu_props *p) {
 }
 
 static const char *const feature_names[SPMV_NFEATURES] = {
-#define SPMV_FEATURE(CODE, name, tier) [SPMV_FEATURE_##CODE] = #name,
+#define SPMV_FEATURE(CODE, name, tier) #name,
 #include "features.def"
 #undef SPMV_FEATURE
 };
@@ -63,7 +63,6 @@ static int32_t hist_kth(const int64_t *hist, int64_t k) {
 /* Tiers 0 and 1: everything indptr alone determines. */
 static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_summary *S,
                          spmv_err *err) {
-    int rc = SPMV_OK;
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows, hyb = 0;
     int64_t nnz = ip[n], empty = 0, *hist = NULL, lmin = INT64_MAX, lmax = 0;
@@ -99,11 +98,8 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
      * would otherwise make each increment wait for the store of the one before (twice the time of
      * the loop above on a stencil). */
     int64_t nh = lmax + 1, ways = 4 * nh <= n ? 4 : 1;
-    hist = spmv_calloc(ways * nh, sizeof(int64_t), err);
-    if (hist == NULL) {
-        rc = SPMV_ENOMEM;
-        goto done;
-    }
+    hist = (int64_t *)spmv_calloc(ways * nh, sizeof(int64_t), err);
+    if (hist == NULL) return SPMV_ENOMEM;
     int32_t i0 = 0;
     if (ways == 4) {
         int64_t *h1 = hist + nh, *h2 = h1 + nh, *h3 = h2 + nh;
@@ -146,9 +142,6 @@ static int features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *o
     S->hist = hist;
     S->hyb_width = hyb;
     return SPMV_OK;
-done:
-    spmv_free(hist);
-    return rc;
 }
 
 /* Tier 2 from the one pass over indices (csrc/pass.c), which validates them as it goes. */
@@ -210,8 +203,8 @@ int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
     const uint32_t *sym = S->pass.symmax;
     int32_t n = A->nrows, win = S->win;
     int64_t nw = ((int64_t)n + win - 1) / win;
-    S->wlen = spmv_malloc(nw, sizeof(int32_t), err);
-    S->wsym = S->wlen && sym ? spmv_malloc(nw, sizeof(uint32_t), err) : NULL;
+    S->wlen = (int32_t *)spmv_malloc(nw, sizeof(int32_t), err);
+    S->wsym = S->wlen && sym ? (uint32_t *)spmv_malloc(nw, sizeof(uint32_t), err) : NULL;
     if (S->wlen == NULL || (sym != NULL && S->wsym == NULL)) {
         spmv_free(S->wlen);
         S->wlen = NULL;
@@ -255,7 +248,7 @@ int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *
     S->A = A;
     int rc = features_rows(A, dev, out, S, err);
     if (rc == SPMV_OK && S->want_symbols) {
-        S->pass.symmax = spmv_malloc(A->nrows, sizeof(uint32_t), err);
+        S->pass.symmax = (uint32_t *)spmv_malloc(A->nrows, sizeof(uint32_t), err);
         if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
     }
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
@@ -269,7 +262,7 @@ int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu
     S->A = As;
     int rc = features_rows(As, dev, out, S, err);
     if (rc == SPMV_OK && S->want_symbols) {
-        S->pass.symmax = spmv_malloc(As->nrows, sizeof(uint32_t), err);
+        S->pass.symmax = (uint32_t *)spmv_malloc(As->nrows, sizeof(uint32_t), err);
         if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
     }
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err); /* A's rows: offsets and bands */

@@ -4,13 +4,13 @@
 #include "spmv_internal.h"
 
 static const spmv_format_ops *const formats[SPMV_NFORMATS] = {
-#define SPMV_FORMAT(CODE, name) [SPMV_FMT_##CODE] = &spmv_##name##_ops,
+#define SPMV_FORMAT(CODE, name) &spmv_##name##_ops,
 #include "formats.def"
 #undef SPMV_FORMAT
 };
 
 static const char *const names[SPMV_NFORMATS] = {
-#define SPMV_FORMAT(CODE, name) [SPMV_FMT_##CODE] = #name,
+#define SPMV_FORMAT(CODE, name) #name,
 #include "formats.def"
 #undef SPMV_FORMAT
 };
@@ -180,9 +180,9 @@ int spmv_fmt_check(const spmv_fmt *F, spmv_err *err) {
         int64_t slots = 0, entries = 0;                                                            \
         for (int k = 0; k < SPMV_MAXVAL; k++)                                                      \
             for (int64_t q = 0; q < F->nval[k]; q++) slots += ((const REAL *)F->val[k])[q] != 0;   \
-        int32_t *ip = spmv_malloc((int64_t)F->nrows + 1, sizeof(int32_t), err);                    \
-        int32_t *ix = spmv_malloc(F->nnz, sizeof(int32_t), err);                                   \
-        REAL *v = spmv_malloc(F->nnz, sizeof(REAL), err);                                          \
+        int32_t *ip = (int32_t *)spmv_malloc((int64_t)F->nrows + 1, sizeof(int32_t), err);         \
+        int32_t *ix = (int32_t *)spmv_malloc(F->nnz, sizeof(int32_t), err);                        \
+        REAL *v = (REAL *)spmv_malloc(F->nnz, sizeof(REAL), err);                                  \
         int rc = ip && ix && v ? op->to_csr_##SUFFIX(F, ip, ix, v, err) : SPMV_ENOMEM;             \
         for (int64_t q = 0; rc == SPMV_OK && q < F->nnz; q++) entries += v[q] != 0;                \
         spmv_free(ip);                                                                             \
@@ -249,7 +249,7 @@ int spmv_fmt_ptr(const spmv_fmt *F, const int32_t *p, int64_t n, int64_t last, i
 
 int spmv_fmt_perm(const spmv_fmt *F, const int32_t *perm, int32_t n, const char *what,
                   spmv_err *err) {
-    int32_t *seen = spmv_calloc(spmv_bitwords(n), sizeof(int32_t), err);
+    int32_t *seen = (int32_t *)spmv_calloc(spmv_bitwords(n), sizeof(int32_t), err);
     if (seen == NULL) return SPMV_ENOMEM;
     int rc = SPMV_OK;
     for (int32_t r = 0; r < n && rc == SPMV_OK; r++) {

@@ -34,7 +34,7 @@ static int jad_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 /* perm (a stable counting sort by descending length) and jd_ptr, into F's arrays. */
 static int jad_perm(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int32_t n = A->nrows, njd = (int32_t)F->scalar[0], *perm = F->idx[0], *jd = F->idx[1];
-    int32_t *first = spmv_calloc((int64_t)njd + 1, sizeof(int32_t), err);
+    int32_t *first = (int32_t *)spmv_calloc((int64_t)njd + 1, sizeof(int32_t), err);
     if (first == NULL) return SPMV_ENOMEM;
     for (int32_t i = 0; i < n; i++) first[A->indptr[i + 1] - A->indptr[i]]++;
     /* rows longer than L come first: first[L] = their count = jagged diagonal L's length */

@@ -19,11 +19,12 @@ int64_t spmv_alloc_count(void) { return count; }
 
 static void *alloc(int64_t n, int64_t size, int zero, spmv_err *err) {
     void *p = NULL;
-    if (n < 0 || size <= 0 || (n > 0 && n > INT64_MAX / size) || (uint64_t)(n * size) > SIZE_MAX)
-        return (void)spmv_fail(err, SPMV_ENOMEM, -1, n, -1,
-                               "allocation of %lld elements of %lld bytes overflows", (long long)n,
-                               (long long)size),
-               NULL;
+    if (n < 0 || size <= 0 || (n > 0 && n > INT64_MAX / size) || (uint64_t)(n * size) > SIZE_MAX) {
+        spmv_fail(err, SPMV_ENOMEM, -1, n, -1,
+                  "allocation of %lld elements of %lld bytes overflows", (long long)n,
+                  (long long)size);
+        return NULL;
+    }
     if (!INJECTED()) {
         size_t bytes = (size_t)(n > 0 ? n * size : 1); /* malloc(0) may return NULL */
         p = zero ? calloc(bytes, 1) : malloc(bytes);

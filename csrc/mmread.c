@@ -60,7 +60,7 @@ static int mm_next_entry(mm_cursor *c, spmv_err *err, int *rc) {
         const char *q = c->p;
         while (q < c->end && mm_blank(*q)) q++;
         if (q < c->end && *q != '\n' && *q != '%') return 1;
-        const char *nl = memchr(q, '\n', (size_t)(c->end - q));
+        const char *nl = (const char *)memchr(q, '\n', (size_t)(c->end - q));
         const char *stop = nl != NULL ? nl : c->end;
         for (const char *b = q; b < stop; b++) /* comments are text too */
             if (!mm_byte_ok((unsigned char)*b)) {

@@ -25,15 +25,15 @@ int spmv_check_range(const int32_t *a, int64_t n, int64_t lo, int64_t hi, const 
 static const spmv_model_ops constant_ops = {0}; /* a cascade's one-class stage: never evaluated */
 
 static const spmv_model_ops *const kinds[SPMV_MODEL_NKINDS] = {
-    [SPMV_MODEL_CONSTANT] = &constant_ops,
-#define SPMV_MODEL(CODE, name, ...) [SPMV_MODEL_##CODE] = &spmv_##name##_ops,
+    &constant_ops, /* SPMV_MODEL_CONSTANT */
+#define SPMV_MODEL(CODE, name, ...) &spmv_##name##_ops,
 #include "models.def"
 #undef SPMV_MODEL
 };
 
 static const char *const kind_names[SPMV_MODEL_NKINDS] = {
-    [SPMV_MODEL_CONSTANT] = "constant",
-#define SPMV_MODEL(CODE, name, ...) [SPMV_MODEL_##CODE] = #name,
+    "constant",
+#define SPMV_MODEL(CODE, name, ...) #name,
 #include "models.def"
 #undef SPMV_MODEL
 };
@@ -287,7 +287,7 @@ static int eval_rows(const spmv_model *M, const spmv_model_ops *op, const double
                      spmv_err *err) {
     int32_t ni = M->ninputs, nout = spmv_model_nout(M);
     int64_t wsb = op->ws != NULL ? op->ws(M, NULL) : 0;
-    double *z = spmv_malloc(4 * (int64_t)ni + (wsb + 7) / 8, sizeof(double), err);
+    double *z = (double *)spmv_malloc(4 * (int64_t)ni + (wsb + 7) / 8, sizeof(double), err);
     if (z == NULL) return SPMV_ENOMEM;
     double *zprev = z + ni, *memo = zprev + ni, *w = memo + 2 * ni;
     spmv_model_memo_init(memo, ni);
@@ -333,7 +333,7 @@ int spmv_model_predict_rows(const spmv_model *M, const double *rows, int32_t n, 
         return spmv_fail(err, SPMV_EINVAL, -1, M->kind, SPMV_MODEL_NKINDS,
                          "model kind %d cannot be evaluated", M->kind);
     int32_t nout = spmv_model_nout(M);
-    double *R = raw != NULL ? raw : spmv_malloc((int64_t)n * nout, sizeof(double), err);
+    double *R = raw != NULL ? raw : (double *)spmv_malloc((int64_t)n * nout, sizeof(double), err);
     if (R == NULL && n > 0) return SPMV_ENOMEM;
     spmv_poll p;
     spmv_poll_init(&p, intr);

@@ -28,7 +28,7 @@ static int64_t cascade_ws(const spmv_model *M, void *w) {
     int64_t head = ((int64_t)K->nstages * (int64_t)sizeof(stage_ws) + 7) / 8, nd = head;
     for (int32_t s = 0; s < K->nstages; s++) nd += stage_doubles(&K->sub[s]);
     if (w == NULL) return 8 * nd;
-    stage_ws *st = w;
+    stage_ws *st = (stage_ws *)w;
     double *d = (double *)w + head;
     for (int32_t s = 0; s < K->nstages; s++) {
         const spmv_model *S = &K->sub[s];
@@ -79,7 +79,7 @@ static void cascade_eval(const spmv_model *M, int32_t g, const double *row, cons
     (void)z;
     (void)fresh;
     const spmv_cascade *K = &M->cascade;
-    stage_ws *st = w;
+    stage_ws *st = (stage_ws *)w;
     double prob = 1;
     for (int32_t l = 0; l < K->nlevels; l++) {
         int32_t s = K->node[(int64_t)g * K->nlevels + l], c = K->cls[(int64_t)g * K->nlevels + l];
@@ -126,11 +126,12 @@ static int check_stage(const spmv_model *M, int32_t s, spmv_err *err) {
 
 /* Stages: tree classifiers or one class (spmv_cascade); their number is the list's length. */
 static const spmv_model_field cascade_fields[] = {
-    {SPMV_MODEL_FIELD(cascade, nstages), .type = SPMV_FIELD_INT, .flags = SPMV_FIELD_DERIVED,
-     .lo = 1, .hi = INT32_MAX},
+    SPMV_MODEL_FIELD(cascade, nstages, .type = SPMV_FIELD_INT, .flags = SPMV_FIELD_DERIVED, .lo = 1,
+                     .hi = INT32_MAX),
     SPMV_KIND_INT(cascade, nlevels, 1, INT32_MAX),
-    {SPMV_MODEL_FIELD(cascade, sub), .type = SPMV_FIELD_MODELS,
-     .hi = (1 << SPMV_MODEL_CONSTANT) | (1 << SPMV_MODEL_TREES), .len = {"cascade.nstages"}},
+    SPMV_MODEL_FIELD(cascade, sub, .type = SPMV_FIELD_MODELS,
+                     .hi = (1 << SPMV_MODEL_CONSTANT) | (1 << SPMV_MODEL_TREES),
+                     .len = {"cascade.nstages"}),
     SPMV_KIND_ARRAY(cascade, node, SPMV_FIELD_I32, "ngroups", "cascade.nlevels"),
     SPMV_KIND_ARRAY(cascade, cls, SPMV_FIELD_I32, "ngroups", "cascade.nlevels"),
 };

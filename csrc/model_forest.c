@@ -30,22 +30,23 @@ static const double *forest_leaf(const spmv_forest *F, int32_t t, const double *
 /* The leaf vectors summed four trees at a time: one load and store of the sum per four vectors,
  * the adds' cost at a hundred outputs rather than the walks'.  Returns nonzero once p says stop
  * (the sum then partial, and the call ending with SPMV_EINTR). */
-static int forest_sum(const spmv_model *M, const double *z, spmv_poll *p, double *restrict sum) {
+static int forest_sum(const spmv_model *M, const double *z, spmv_poll *p,
+                      double *SPMV_RESTRICT sum) {
     const spmv_forest *F = &M->forest;
     int32_t nout = F->nout, t = 0;
     for (int32_t o = 0; o < nout; o++) sum[o] = 0;
     for (; t + 4 <= F->ntrees; t += 4) {
         int64_t steps = 4 * (int64_t)nout;
-        const double *restrict v0 = forest_leaf(F, t, z, &steps), *restrict v1 = forest_leaf(
-                                                                      F, t + 1, z, &steps);
-        const double *restrict v2 = forest_leaf(F, t + 2, z, &steps), *restrict v3 = forest_leaf(
-                                                                          F, t + 3, z, &steps);
+        const double *SPMV_RESTRICT v0 = forest_leaf(F, t, z, &steps),
+                                    *SPMV_RESTRICT v1 = forest_leaf(F, t + 1, z, &steps);
+        const double *SPMV_RESTRICT v2 = forest_leaf(F, t + 2, z, &steps),
+                                    *SPMV_RESTRICT v3 = forest_leaf(F, t + 3, z, &steps);
         for (int32_t o = 0; o < nout; o++) sum[o] += (v0[o] + v1[o]) + (v2[o] + v3[o]);
         if (spmv_poll_step(p, steps)) return 1;
     }
     for (; t < F->ntrees; t++) {
         int64_t steps = nout;
-        const double *restrict v = forest_leaf(F, t, z, &steps);
+        const double *SPMV_RESTRICT v = forest_leaf(F, t, z, &steps);
         for (int32_t o = 0; o < nout; o++) sum[o] += v[o];
         if (spmv_poll_step(p, steps)) return 1;
     }
@@ -55,7 +56,7 @@ static int forest_sum(const spmv_model *M, const double *z, spmv_poll *p, double
 static void forest_eval(const spmv_model *M, int32_t g, const double *row, const double *z,
                         int fresh, void *w, spmv_poll *p, double *raw) {
     (void)row;
-    double *sum = w;
+    double *sum = (double *)w;
     if (fresh && forest_sum(M, z, p, sum)) return;
     raw[0] = M->forest.base >= 0 ? sum[g] + sum[M->forest.base] : sum[g];
 }
@@ -64,7 +65,7 @@ static void forest_eval(const spmv_model *M, int32_t g, const double *row, const
  * shares it, but a hostile model may read per-configuration inputs and make each row walk). */
 static int forest_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
     const spmv_forest *F = &M->forest;
-    int32_t *h = spmv_malloc(F->nnodes, sizeof(int32_t), err);
+    int32_t *h = (int32_t *)spmv_malloc(F->nnodes, sizeof(int32_t), err);
     if (h == NULL) return SPMV_ENOMEM;
     spmv_tree_heights(F->feature, F->left, F->right, F->nnodes, h);
     int64_t s = spmv_sat_mul(F->ntrees, F->nout);

@@ -22,7 +22,7 @@ static void formula_eval(const spmv_model *M, int32_t g, const double *row, cons
     (void)row;
     (void)fresh;
     const spmv_formula *F = &M->formula;
-    double *z = w;
+    double *z = (double *)w;
     for (int32_t k = 0; k < M->ninputs; k++) z[k] = zin[k];
     for (int32_t q = 0; q < F->nderived; q++) {
         double v = factor(z, F->da[q]) * factor(z, F->db[q]);
@@ -70,7 +70,7 @@ static const spmv_model_field formula_fields[] = {
     SPMV_DERIVED(ddiv, SPMV_FIELD_F64),
     SPMV_DERIVED(dlo2, SPMV_FIELD_F64),
     SPMV_DERIVED(dadd, SPMV_FIELD_F64),
-    {SPMV_MODEL_FIELD(formula, term_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups"}, .add = 1},
+    SPMV_MODEL_FIELD(formula, term_ptr, .type = SPMV_FIELD_I32, .len = {"ngroups"}, .add = 1),
     SPMV_TERMS(a, SPMV_FIELD_I32),
     SPMV_TERMS(b, SPMV_FIELD_I32),
     SPMV_TERMS(gate, SPMV_FIELD_I32),

@@ -16,7 +16,7 @@ typedef struct {
 } spmv_knn_nb;
 
 static int nb_cmp(const void *a, const void *b) {
-    const spmv_knn_nb *x = a, *y = b;
+    const spmv_knn_nb *x = (const spmv_knn_nb *)a, *y = (const spmv_knn_nb *)b;
     if (x->d != y->d) return x->d < y->d ? -1 : 1;
     return (x->i > y->i) - (x->i < y->i);
 }
@@ -79,7 +79,7 @@ static int64_t knn_ws(const spmv_model *M, void *w) {
     int64_t nq = 2 * (int64_t)M->ninputs, nb = knn_maxset(M);
     int64_t bytes = (int64_t)sizeof(knn_cache) + 8 * nq + (int64_t)sizeof(spmv_knn_nb) * nb;
     if (w != NULL) {
-        knn_cache *c = w;
+        knn_cache *c = (knn_cache *)w;
         c->set = -1;
         c->sorted = 0;
         c->q = (double *)(c + 1);
@@ -93,7 +93,7 @@ static void knn_eval(const spmv_model *M, int32_t g, const double *row, const do
                      void *w, spmv_poll *p, double *raw) {
     (void)row;
     (void)fresh;
-    knn_cache *c = w;
+    knn_cache *c = (knn_cache *)w;
     const spmv_knn *K = &M->knn;
     int32_t s = K->set[g], d = M->ninputs, p0 = K->set_ptr[s], n = K->set_ptr[s + 1] - p0;
     int64_t o = (int64_t)s * d;
@@ -153,15 +153,15 @@ static const spmv_model_field knn_fields[] = {
     SPMV_KIND_INT(knn, ntargets, 1, INT32_MAX),
     SPMV_KIND_INT(knn, weighting, SPMV_KNN_UNIFORM, SPMV_KNN_FLOOR),
     SPMV_KIND_REAL(knn, dmin),
-    {SPMV_MODEL_FIELD(knn, set_ptr), .type = SPMV_FIELD_I32, .len = {"knn.nsets"}, .add = 1},
+    SPMV_MODEL_FIELD(knn, set_ptr, .type = SPMV_FIELD_I32, .len = {"knn.nsets"}, .add = 1),
     SPMV_KIND_ARRAY(knn, points, SPMV_FIELD_F64, "knn.npoints", "ninputs"),
     SPMV_KIND_ARRAY(knn, target, SPMV_FIELD_F64, "knn.npoints", "knn.ntargets"),
-    {SPMV_MODEL_FIELD(knn, shift), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
-     .len = {"knn.nsets", "ninputs"}},
-    {SPMV_MODEL_FIELD(knn, div), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
-     .len = {"knn.nsets", "ninputs"}},
-    {SPMV_MODEL_FIELD(knn, weight), .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
-     .len = {"knn.nsets", "ninputs"}},
+    SPMV_MODEL_FIELD(knn, shift, .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+                     .len = {"knn.nsets", "ninputs"}),
+    SPMV_MODEL_FIELD(knn, div, .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+                     .len = {"knn.nsets", "ninputs"}),
+    SPMV_MODEL_FIELD(knn, weight, .type = SPMV_FIELD_F64, .flags = SPMV_FIELD_OPTIONAL,
+                     .len = {"knn.nsets", "ninputs"}),
     SPMV_KIND_ARRAY(knn, set, SPMV_FIELD_I32, "ngroups"),
     SPMV_KIND_ARRAY(knn, k, SPMV_FIELD_I32, "ngroups"),
     SPMV_KIND_ARRAY(knn, tcol, SPMV_FIELD_I32, "ngroups"),

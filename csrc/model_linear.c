@@ -24,8 +24,8 @@ static int linear_rows(const spmv_model *M, const double *rows, int32_t n, int32
                        const int32_t *group, int shared, spmv_poll *p, double *raw, spmv_err *err) {
     if (!shared) return 1;
     int32_t ni = M->ninputs, ng = M->ngroups, nv = 0, first = -1;
-    double *z = spmv_malloc(3 * (int64_t)ni + 2 * (int64_t)ng, sizeof(double), err);
-    int32_t *var = z == NULL ? NULL : spmv_malloc(ni, sizeof(int32_t), err);
+    double *z = (double *)spmv_malloc(3 * (int64_t)ni + 2 * (int64_t)ng, sizeof(double), err);
+    int32_t *var = z == NULL ? NULL : (int32_t *)spmv_malloc(ni, sizeof(int32_t), err);
     if (var == NULL) {
         spmv_free(z);
         return SPMV_ENOMEM;

@@ -52,14 +52,14 @@ static const spmv_model_field svm_fields[] = {
     SPMV_KIND_INT(svm, nsv, 0, INT32_MAX),
     SPMV_KIND_INT(svm, classify, 0, 1),
     SPMV_KIND_REAL(svm, penalty),
-    {SPMV_MODEL_FIELD(svm, sv_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups", "svm.classify"},
-     .plus = {0, 1}, .add = 1},
+    SPMV_MODEL_FIELD(svm, sv_ptr, .type = SPMV_FIELD_I32, .len = {"ngroups", "svm.classify"},
+                     .plus = {0, 1}, .add = 1),
     SPMV_KIND_ARRAY(svm, sv, SPMV_FIELD_F64, "svm.nsv", "ninputs"),
     SPMV_KIND_ARRAY(svm, dual, SPMV_FIELD_F64, "svm.nsv"),
-    {SPMV_MODEL_FIELD(svm, gamma), .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
-     .plus = {0, 1}},
-    {SPMV_MODEL_FIELD(svm, intercept), .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
-     .plus = {0, 1}},
+    SPMV_MODEL_FIELD(svm, gamma, .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
+                     .plus = {0, 1}),
+    SPMV_MODEL_FIELD(svm, intercept, .type = SPMV_FIELD_F64, .len = {"ngroups", "svm.classify"},
+                     .plus = {0, 1}),
 };
 
 static int svm_check(const spmv_model *M, spmv_err *err) {

@@ -117,9 +117,10 @@ static int trees_rows(const spmv_model *M, const double *rows, int32_t n, int32_
                       const int32_t *group, int shared, spmv_poll *p, double *R, spmv_err *err) {
     (void)shared;
     int32_t ng = M->ngroups, ni = M->ninputs;
-    double *Z = spmv_malloc(((int64_t)n + 2) * ni, sizeof(double), err);
-    int32_t *idx = Z == NULL ? NULL : spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
-    uint8_t *uniform = idx == NULL ? NULL : spmv_malloc(ni, 1, err);
+    double *Z = (double *)spmv_malloc(((int64_t)n + 2) * ni, sizeof(double), err);
+    int32_t *idx =
+        Z == NULL ? NULL : (int32_t *)spmv_malloc((int64_t)n + ng + 1, sizeof(int32_t), err);
+    uint8_t *uniform = idx == NULL ? NULL : (uint8_t *)spmv_malloc(ni, 1, err);
     if (uniform == NULL) {
         spmv_free(idx);
         spmv_free(Z);
@@ -163,16 +164,16 @@ static const spmv_model_field trees_fields[] = {
     SPMV_KIND_INT(trees, nnodes, 0, INT32_MAX),
     SPMV_KIND_INT(trees, cast_f32, 0, 1),
     SPMV_KIND_REAL(trees, scale),
-    {SPMV_MODEL_FIELD(trees, tree_ptr), .type = SPMV_FIELD_I32, .len = {"ngroups", "trees.nout"},
-     .add = 1},
+    SPMV_MODEL_FIELD(trees, tree_ptr, .type = SPMV_FIELD_I32, .len = {"ngroups", "trees.nout"},
+                     .add = 1),
     SPMV_KIND_ARRAY(trees, root, SPMV_FIELD_I32, "trees.ntrees"),
     SPMV_KIND_ARRAY(trees, feature, SPMV_FIELD_I32, "trees.nnodes"),
     SPMV_KIND_ARRAY(trees, left, SPMV_FIELD_I32, "trees.nnodes"),
     SPMV_KIND_ARRAY(trees, right, SPMV_FIELD_I32, "trees.nnodes"),
     SPMV_KIND_ARRAY(trees, threshold, SPMV_FIELD_F64, "trees.nnodes"),
     SPMV_KIND_ARRAY(trees, value, SPMV_FIELD_F64, "trees.nnodes"),
-    {SPMV_MODEL_FIELD(trees, missing_left), .type = SPMV_FIELD_U8, .flags = SPMV_FIELD_OPTIONAL,
-     .len = {"trees.nnodes"}},
+    SPMV_MODEL_FIELD(trees, missing_left, .type = SPMV_FIELD_U8, .flags = SPMV_FIELD_OPTIONAL,
+                     .len = {"trees.nnodes"}),
     SPMV_KIND_ARRAY(trees, init, SPMV_FIELD_F64, "ngroups", "trees.nout"),
 };
 
@@ -209,7 +210,7 @@ static int trees_check(const spmv_model *M, spmv_err *err) {
  * costliest group's.  A model file's 84 KB once held 2e8 roots of one 1e5-node chain. */
 static int trees_cost(const spmv_model *M, int64_t *steps, spmv_err *err) {
     const spmv_trees *T = &M->trees;
-    int32_t *h = spmv_malloc(T->nnodes, sizeof(int32_t), err);
+    int32_t *h = (int32_t *)spmv_malloc(T->nnodes, sizeof(int32_t), err);
     if (h == NULL) return SPMV_ENOMEM;
     spmv_tree_heights(T->feature, T->left, T->right, T->nnodes, h);
     int64_t most = 0;

@@ -347,7 +347,7 @@ static int sample_diagonals(const spmv_csr *A, const spmv_pass *P, int64_t noff,
     const int32_t *ip = A->indptr;
     int32_t n = A->nrows;
     int64_t nw = (noff + 63) / 64, ndiag = 0, wfirst = -1, wlast = -1;
-    uint64_t *bit = spmv_calloc(nw, sizeof(uint64_t), err);
+    uint64_t *bit = (uint64_t *)spmv_calloc(nw, sizeof(uint64_t), err);
     if (bit == NULL) return SPMV_ENOMEM;
     for (int32_t k = 0; k < P->nrange; k++)
         for (int32_t i = P->range[k], r1 = block_end(P->range[k], n); i < r1; i++)
@@ -403,28 +403,34 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         tiled &= P->b[j] == 1 || P->b[j] == 2 || P->b[j] == 4 || P->b[j] == TILE;
     }
     int64_t ntile = ((int64_t)A->ncols + TILE - 1) / TILE;
+    int32_t shift_lo = 0, shift_up = 0,
+            nk = nr > 0 ? nr : 1; /* below; declared before the first goto */
+    int bad = 0;
     /* Workspace: per thread its marks, stamps and BSR marks; the block moments; the row splits. */
-    uint8_t **mark = spmv_calloc(nt, sizeof(uint8_t *), err);
-    int32_t **stamp = mark ? spmv_calloc(nt, sizeof(int32_t *), err) : NULL;
+    uint8_t **mark = (uint8_t **)spmv_calloc(nt, sizeof(uint8_t *), err);
+    int32_t **stamp = mark ? (int32_t **)spmv_calloc(nt, sizeof(int32_t *), err) : NULL;
     int32_t **bmark =
-        stamp ? spmv_calloc((int64_t)nt * SPMV_SUMMARY_MAXB, sizeof(int32_t *), err) : NULL;
-    part *parts = bmark ? spmv_calloc(nt, sizeof(part), err) : NULL;
-    int32_t *split = parts ? spmv_malloc((int64_t)nt + 1, sizeof(int32_t), err) : NULL;
-    block_stat *bs = split ? spmv_calloc(nblk > 0 ? nblk : 1, sizeof(block_stat), err) : NULL;
-    tiles *tl = bs ? spmv_calloc(nt, sizeof(tiles), err) : NULL;
+        stamp ? (int32_t **)spmv_calloc((int64_t)nt * SPMV_SUMMARY_MAXB, sizeof(int32_t *), err)
+              : NULL;
+    part *parts = bmark ? (part *)spmv_calloc(nt, sizeof(part), err) : NULL;
+    int32_t *split = parts ? (int32_t *)spmv_malloc((int64_t)nt + 1, sizeof(int32_t), err) : NULL;
+    block_stat *bs =
+        split ? (block_stat *)spmv_calloc(nblk > 0 ? nblk : 1, sizeof(block_stat), err) : NULL;
+    tiles *tl = bs ? (tiles *)spmv_calloc(nt, sizeof(tiles), err) : NULL;
     if (tl == NULL) goto nomem;
     for (int t = 0; t < nt; t++) {
         /* the sampled branch writes its marks but never reads them (sample_diagonals): unzeroed */
-        mark[t] = nr > 0 ? spmv_malloc(noff, 1, err) : spmv_calloc(noff, 1, err);
-        stamp[t] = mark[t] ? spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
+        mark[t] =
+            nr > 0 ? (uint8_t *)spmv_malloc(noff, 1, err) : (uint8_t *)spmv_calloc(noff, 1, err);
+        stamp[t] = mark[t] ? (int32_t *)spmv_calloc(nseg, sizeof(int32_t), err) : NULL;
         if (stamp[t] == NULL) goto nomem;
         if (tiled) {
-            tl[t].list = spmv_malloc(ntile + 1, sizeof(int32_t), err);
-            tl[t].bits = spmv_calloc(ntile, sizeof(uint64_t), err);
+            tl[t].list = (int32_t *)spmv_malloc(ntile + 1, sizeof(int32_t), err);
+            tl[t].bits = (uint64_t *)spmv_calloc(ntile, sizeof(uint64_t), err);
             if (!tl[t].list || !tl[t].bits) goto nomem;
         }
         for (int32_t j = 0; j < nb && !tiled; j++) {
-            int32_t *bm = bmark[t * SPMV_SUMMARY_MAXB + j] = spmv_malloc(nbc[j], 4, err);
+            int32_t *bm = bmark[t * SPMV_SUMMARY_MAXB + j] = (int32_t *)spmv_malloc(nbc[j], 4, err);
             if (bm == NULL) goto nomem;
             for (int64_t c = 0; c < nbc[j]; c++) bm[c] = -1;
         }
@@ -444,7 +450,6 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     /* The moments' shift: the first non-empty row's values, as a serial pass would take them, so
      * that means carry rounding error on the scale of the spread, not of the values.  Its ends
      * are checked before they are read: any bad row makes the pass fail below anyway. */
-    int32_t shift_lo = 0, shift_up = 0, nk = nr > 0 ? nr : 1;
     for (int32_t k = 0, done1 = 0; k < nk && !done1; k++) {
         int32_t r0 = nr > 0 ? P->range[k] : 0, r1 = nr > 0 ? block_end(r0, n) : n;
         for (int32_t i = r0; i < r1; i++)
@@ -473,7 +478,6 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
                       bmark + t * SPMV_SUMMARY_MAXB, tiled ? &tl[t] : NULL, bs, &parts[t]);
     }
 
-    int bad = 0;
     R->gmin = INT32_MAX;
     R->gmax = R->band = 0;
     R->span = R->cluster = R->segr = R->segw = 0;

@@ -99,7 +99,7 @@ int spmv_rank_rows(const spmv_configs *C, const spmv_model *M, const double *row
     /* neighbouring configurations (one format's kernels and block sizes) move the same bytes: one
      * pow() for each run of them, not one per configuration */
     double q_last = NAN, f_last = 1;
-    ranked *r = spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
+    ranked *r = (ranked *)spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
     if (r == NULL) return SPMV_ENOMEM;
     rc = spmv_model_predict_rows(M, rows, n, M->ncols, C->group, 1, ms, NULL, intr,
                                  err); /* shared */
@@ -131,7 +131,7 @@ int spmv_rank(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *
               double *ms, const spmv_interrupt *intr, spmv_err *err) {
     int rc = rank_check(C, M, order, ms, err);
     if (rc) return rc;
-    double *rows = spmv_malloc((int64_t)C->n * M->ncols, sizeof(double), err);
+    double *rows = (double *)spmv_malloc((int64_t)C->n * M->ncols, sizeof(double), err);
     if (rows == NULL) return SPMV_ENOMEM;
     rc = spmv_design_rows(A, dev, C, value_bytes, 0, rows, err);
     if (rc == 0) rc = spmv_rank_rows(C, M, rows, add_ms, order, ms, intr, err);
@@ -160,8 +160,8 @@ int spmv_rank_features(const spmv_configs *C, const spmv_model *M, const double 
                          "vector does not give: rank design rows (spmv_rank)",
                          M->rank_bytes_pow);
     int32_t n = C->n, nc = M->ncols;
-    double *rows = spmv_malloc((int64_t)n * nc, sizeof(double), err);
-    ranked *r = rows == NULL ? NULL : spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
+    double *rows = (double *)spmv_malloc((int64_t)n * nc, sizeof(double), err);
+    ranked *r = rows == NULL ? NULL : (ranked *)spmv_malloc(2 * (int64_t)n, sizeof(ranked), err);
     if (r == NULL) {
         spmv_free(rows);
         return SPMV_ENOMEM;

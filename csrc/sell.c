@@ -49,7 +49,7 @@ static int sell_perm(const spmv_csr *A, int32_t sigma, int32_t *perm, spmv_err *
     }
     for (int32_t i = 0; i < n; i++)
         if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
-    int32_t *hist = spmv_malloc((int64_t)maxlen + 1, sizeof(int32_t), err);
+    int32_t *hist = (int32_t *)spmv_malloc((int64_t)maxlen + 1, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     for (int32_t w0 = 0; w0<n; w0 = n - w0> sigma ? w0 + sigma : n) {
         int32_t w1 = n - w0 > sigma ? w0 + sigma : n, m = 0;
@@ -108,7 +108,7 @@ static int sell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     if (rc) return rc;
     int32_t c = F->param[0];
     int64_t nslices = ((int64_t)A->nrows + c - 1) / c, slots = 0;
-    int32_t *perm = spmv_malloc(A->nrows, sizeof(int32_t), err);
+    int32_t *perm = (int32_t *)spmv_malloc(A->nrows, sizeof(int32_t), err);
     if (perm == NULL) return SPMV_ENOMEM;
     rc = sell_perm(A, F->param[1], perm, err);
     for (int64_t s = 0; rc == SPMV_OK && s < nslices; s++)
@@ -129,13 +129,13 @@ static int sell_runs(spmv_summary *S, int32_t sigma, spmv_err *err) {
     if (most > n) most = n; /* every run has a row */
     spmv_free(S->runs);     /* sized for another sigma */
     S->runs_sigma = 0;
-    S->runs = spmv_malloc(2 * most, sizeof(int32_t), err);
+    S->runs = (int32_t *)spmv_malloc(2 * most, sizeof(int32_t), err);
     if (S->runs == NULL) return SPMV_ENOMEM;
     /* zeroed once: each window's walk zeroes what its counting set.  Four interleaved counts
      * where they are few beside the window's rows: rows of one length in a row would otherwise
      * make each increment wait for the store of the one before. */
     int64_t nh = (int64_t)S->lmax + 1, ways = 4 * nh <= sigma ? 4 : 1;
-    int32_t *hist = spmv_calloc(ways * nh, sizeof(int32_t), err);
+    int32_t *hist = (int32_t *)spmv_calloc(ways * nh, sizeof(int32_t), err);
     if (hist == NULL) return SPMV_ENOMEM;
     const int32_t *ip = A->indptr;
     int32_t *out = S->runs; /* not S->runs in the loop: its stores could change S */

@@ -36,12 +36,11 @@ static int SPMV_NAME(sell_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *i
     const int32_t *perm = F->idx[0], *sp = F->idx[1], *col = F->idx[2];
     const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int32_t n = F->nrows, c = F->param[0];
-    int64_t work = F->scalar[1];
     indptr[0] = 0;
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->scalar[1] > SPMV_OMP_MIN_WORK)
     for (int32_t r = 0; r < n; r++) indptr[perm[r] + 1] = sell_len(F, r);
     for (int32_t i = 0; i < n; i++) indptr[i + 1] += indptr[i];
-#pragma omp parallel for schedule(static) if (work > SPMV_OMP_MIN_WORK)
+#pragma omp parallel for schedule(static) if (F->scalar[1] > SPMV_OMP_MIN_WORK)
     for (int32_t r = 0; r < n; r++) {
         int32_t i = perm[r], p0 = indptr[i], len = indptr[i + 1] - p0;
         int64_t base = sp[r / c] + r % c;

@@ -8,6 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C's restrict, under the name C++ compilers give it (an exported header compiles as either). */
+#ifdef __cplusplus
+#define SPMV_RESTRICT __restrict
+#else
+#define SPMV_RESTRICT restrict
+#endif
+
 /* Fill *err (when not NULL) and return code.  fmt is printf-style, cut to fit err->msg. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
@@ -239,13 +246,15 @@ SPMV_API int spmv_fmt_col(const spmv_fmt *F, int64_t row, int64_t col, int64_t *
                           const char *what, spmv_err *err);
 SPMV_API int spmv_fmt_count(const spmv_fmt *F, int64_t count, spmv_err *err);
 
-/* Objects of the interface: `extern` here, `static` in an exported header (see SPMV_API). */
-#ifndef SPMV_DATA
-#define SPMV_DATA extern
-#endif
-#define SPMV_FORMAT(CODE, name) SPMV_DATA const spmv_format_ops spmv_##name##_ops;
+/* Objects of the interface, declared here for the library.  An exported header defines each before
+ * its first use (csrc/meson.build puts format.c after the formats, model.c after the model kinds)
+ * and declares none (SPMV_NO_DATA_DECLS): C++ has no declaration of an object with internal linkage
+ * that is not also its definition. */
+#ifndef SPMV_NO_DATA_DECLS
+#define SPMV_FORMAT(CODE, name) extern const spmv_format_ops spmv_##name##_ops;
 #include "formats.def"
 #undef SPMV_FORMAT
+#endif
 
 /* ELL's size step for an ELL part of width w: guard on nrows*w + extra slots, then scalar[0] = w
  * and nidx[0] = nval[0] = nrows*w.  `extra` is HYB's COO part (0 for ELL). */
@@ -347,24 +356,24 @@ typedef struct {
     double (*out)(const spmv_model *M, const double *raw, double y);
 } spmv_model_ops;
 
-/* A field table entry's name and place: member `member` of kind `kind`'s parameters, named
- * "kind.member" as specs and files spell it. */
-#define SPMV_MODEL_FIELD(kind, member)                                                             \
-    .name = #kind "." #member, .offset = offsetof(spmv_model, kind.member)
+/* A field table entry: member `member` of kind `kind`'s parameters, named "kind.member" as specs
+ * and files spell it, then the entry's other designators in spmv_model_field's order (C++ takes no
+ * other order). */
+#define SPMV_MODEL_FIELD(kind, member, ...)                                                        \
+    { .name = #kind "." #member, __VA_ARGS__, .offset = offsetof(spmv_model, kind.member) }
 #define SPMV_NFIELDS(table) ((int32_t)(sizeof(table) / sizeof((table)[0])))
 /* The usual entries: an int in [l, h], a finite real, an array of (len[0]) * (len[1]) entries. */
 #define SPMV_KIND_INT(kind, member, l, h)                                                          \
-    { SPMV_MODEL_FIELD(kind, member), .type = SPMV_FIELD_INT, .lo = (l), .hi = (h) }
-#define SPMV_KIND_REAL(kind, member)                                                               \
-    { SPMV_MODEL_FIELD(kind, member), .type = SPMV_FIELD_REAL }
+    SPMV_MODEL_FIELD(kind, member, .type = SPMV_FIELD_INT, .lo = (l), .hi = (h))
+#define SPMV_KIND_REAL(kind, member) SPMV_MODEL_FIELD(kind, member, .type = SPMV_FIELD_REAL)
 #define SPMV_KIND_ARRAY(kind, member, t, ...)                                                      \
-    {                                                                                              \
-        SPMV_MODEL_FIELD(kind, member), .type = (t), .len = { __VA_ARGS__ }                        \
-    }
+    SPMV_MODEL_FIELD(kind, member, .type = (t), .len = {__VA_ARGS__})
 
-#define SPMV_MODEL(CODE, name, ...) SPMV_DATA const spmv_model_ops spmv_##name##_ops;
+#ifndef SPMV_NO_DATA_DECLS /* see the formats' */
+#define SPMV_MODEL(CODE, name, ...) extern const spmv_model_ops spmv_##name##_ops;
 #include "models.def"
 #undef SPMV_MODEL
+#endif
 
 /* The operations of kind (0: a cascade's one-class stage, which is never evaluated), NULL outside
  * [0, SPMV_MODEL_NKINDS). */

@@ -45,7 +45,7 @@ int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget
     if (repeats < 1 || warmup < 0)
         return spmv_fail(err, SPMV_EINVAL, -1, repeats < 1 ? repeats : warmup, repeats < 1 ? 1 : 0,
                          "repeats (%d) must be >= 1 and warmup (%d) >= 0", repeats, warmup);
-    double *t = spmv_malloc(repeats, sizeof(double), err);
+    double *t = (double *)spmv_malloc(repeats, sizeof(double), err);
     if (t == NULL) return SPMV_ENOMEM;
     int rc = SPMV_OK;
     int64_t n = 0;
@@ -75,14 +75,14 @@ typedef struct {
 
 static int mv_f32(void *ctx, double *ms, spmv_err *err) {
     (void)ms;
-    mv_work *w = ctx;
-    return spmv_fmt_mv_f32(w->F, w->kernel, w->x, w->y, err);
+    mv_work *w = (mv_work *)ctx;
+    return spmv_fmt_mv_f32(w->F, w->kernel, (const float *)w->x, (float *)w->y, err);
 }
 
 static int mv_f64(void *ctx, double *ms, spmv_err *err) {
     (void)ms;
-    mv_work *w = ctx;
-    return spmv_fmt_mv_f64(w->F, w->kernel, w->x, w->y, err);
+    mv_work *w = (mv_work *)ctx;
+    return spmv_fmt_mv_f64(w->F, w->kernel, (const double *)w->x, (double *)w->y, err);
 }
 
 int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup,

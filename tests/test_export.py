@@ -184,7 +184,7 @@ def test_exported_headers_compile_and_agree(tmp_path):
                 name = f"{kind}_{dtype[5:]}"
                 pyspmv.export_c(rm, tmp_path / f"{name}.h", dtype=dtype)
                 rms[name] = (kind, dtype, rm.table(dtype).ranked().config_ids)
-    includes = "\n".join(f'#include "{n}.h"' for n in rms)
+    includes = "\n".join(f'#define {n}_IMPLEMENTATION\n#include "{n}.h"' for n in rms)
     calls = "\n".join(f'    if (rc == 0) rc = run("{n}", {n}_NCONFIGS, {n}_config_ids, {n}_rank, {n}_predict, nr, nc, '
                       "ip, ix);" for n in rms)
     first = next(iter(rms))

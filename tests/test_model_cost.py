@@ -223,7 +223,7 @@ def test_export_writes_in_pieces_within_a_few_mb(tmp_path):
     assert nbytes > 2_500_000 and peak < 12_000_000, (nbytes, peak)
     text = (tmp_path / "chain.h").read_text()
     assert text.count("static const double chain_m_trees_threshold[100000] = {") == 1
-    assert "1e+300, 1e+300" in text and text.rstrip().endswith("#endif /* chain_H */")
+    assert "1e+300, 1e+300" in text and text.rstrip().endswith("#endif /* chain_IMPLEMENTATION */")
 
 
 def test_export_checks_the_disk_first_and_leaves_no_partial_header(tmp_path, monkeypatch):
@@ -253,7 +253,7 @@ def test_headers_of_names_differing_only_in_case_can_both_be_included(tmp_path):
     for name in ("abc", "ABC"):
         pyspmv.export_c(rm, tmp_path / f"{name}_model.h", name=name)
     (tmp_path / "both.c").write_text(
-        '#include "abc_model.h"\n#include "ABC_model.h"\n'
+        '#define abc_IMPLEMENTATION\n#define ABC_IMPLEMENTATION\n#include "abc_model.h"\n#include "ABC_model.h"\n'
         "int both(const int32_t *ip, const int32_t *ix, double *ms);\n"
         "int both(const int32_t *ip, const int32_t *ix, double *ms) {\n"
         "    return abc_predict(1, 1, ip, ix, ms) + ABC_predict(1, 1, ip, ix, ms);\n}\n")

@@ -57,6 +57,7 @@ KINDS = {"linear": lambda: models.LinearModel(group_by="config", features=FEATUR
 MAIN = r"""
 #include <stdio.h>
 #include <stdlib.h>
+#define M_IMPLEMENTATION
 #include "H.h"
 int main(int argc, char **argv) {
     double f[M_NFEATURES], ms[M_NCONFIGS];
@@ -141,7 +142,7 @@ def test_hostile_names_reach_c_only_escaped(tmp_path):
     if CC is None:
         pytest.skip("no C compiler (cc, gcc or clang) on PATH")
     main = tmp_path / "main.c"
-    main.write_text('#include <stdio.h>\n#include <string.h>\n#include "H.h"\nint main(void) {\n'
+    main.write_text('#include <stdio.h>\n#include <string.h>\n#define M_IMPLEMENTATION\n#include "H.h"\nint main(void) {\n'
                     '    for (int j = 0; j < M_NCONFIGS; j++) printf("%s\\n", M_config_ids[j]);\n'
                     '    for (int k = 0; k < M_NFEATURES; k++) printf("%s\\n", M_feature_names[k]);\n    return 0;\n}\n')
     r = subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "main"), str(main), "-lm"],

@@ -1,4 +1,4 @@
-"""``pyspmv export``: a model as a C99 header or a model file."""
+"""``pyspmv export``: a model as a C/C++ header or a model file."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""Models out of Python as a self-contained C99 header (:func:`export_c`); model files are
-:mod:`pyspmv.ranking.modelfile`'s.
+"""Models out of Python as a self-contained header for C99, C++17 and CUDA (:func:`export_c`); model files
+are :mod:`pyspmv.ranking.modelfile`'s.
 
 An exported header carries the C core's own sources (features, format size queries, the model
 evaluators, ``spmv_rank``), textually included with ``static`` linkage, plus the model's arrays: the
-same evaluator as :func:`pyspmv.rank`, not a second implementation.
+same evaluator as :func:`pyspmv.rank`, not a second implementation. It is a single-file library: the
+one file that defines ``NAME_IMPLEMENTATION`` compiles the core and the model, every other file sees
+only the declarations, so that a solver's own files compile in a fraction of a second.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -117,34 +119,49 @@ def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
         raise
 
 
-def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray]) -> str:
-    """Arrays of ``spec`` as C definitions appended to ``out``; returns its designated initialiser.
+def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray], lines: list[str], at: int, used: list[int]) -> None:
+    """Arrays of ``spec`` as C definitions appended to ``out``, and the statements that set model ``m[at]``
+    from them appended to ``lines`` (its sub-models take ``m[used[0]]`` on, counted in ``used[0]``).
 
     Field names come from the C core's field tables (:func:`pyspmv.ranking.schema.spec_fields`), never from
     the spec's own keys: a head field is a member of ``spmv_model``, a kind's field ``kind.member``
     (linear's ``coef``: ``member``) a member of the kind's parameters, ``spmv_model.<kind>``. Values
-    are written as numbers."""
+    are written as numbers. Statements rather than an initialiser: C++17 has no designated
+    initialisers, and positional ones would tie the header to the struct's member order."""
     f = spec.fields
     ctype = {"int32": "int32_t", "float64": "double", "uint8": "uint8_t"}
-    init, own = [f".kind = {KINDS[spec.kind]}"], []
+    m = f"m[{at}]"
+    lines.append(f"{m}.kind = {KINDS[spec.kind]};")
     for d in spec_fields(spec.kind):
         if d.type == "int":
             value = str(len(spec.subs) if d.derived else int(f[d.name]))
         elif d.type == "real":
             value = _c_double(float(f[d.name]))
         elif d.type == "models":
-            inits = [_spec_c(s, f"{prefix}_s{i}", out) for i, s in enumerate(spec.subs)]
-            value = f"{prefix}_stages"
-            out.append(f"static const spmv_model {value}[{len(inits)}] = {{\n    " + ",\n    ".join(inits) + "\n};")
+            first = used[0]
+            used[0] += len(spec.subs)
+            for i, s in enumerate(spec.subs):
+                _spec_c(s, f"{prefix}_s{i}", out, lines, first + i, used)
+            value = f"m + {first}"
         elif f.get(d.name) is None or np.size(f[d.name]) == 0:
-            value = "NULL"
+            continue                                       # NULL: m is zeroed first
         else:
             value = f"{prefix}_{d.name.replace('.', '_')}"
             out.append(_CArray(ctype[d.type], value, np.asarray(f[d.name])))
-        (init if d.head else own).append(f".{d.name.rpartition('.')[2]} = {value}")
-    if own:
-        init.append(f".{spec.kind} = {{" + ", ".join(own) + "}")
-    return "{" + ", ".join(init) + "}"
+        member = d.name.rpartition(".")[2]
+        lines.append(f"{m}.{member} = {value};" if d.head else f"{m}.{spec.kind}.{member} = {value};")
+
+
+def _model_c(spec: Spec, N: str, out: list[str | _CArray]) -> str:
+    """``N_NMODELS`` and ``N_model_set(m)``, which sets ``m[N_NMODELS]`` to ``spec`` (``m[0]``) and its
+    sub-models; the arrays it points to are appended to ``out``."""
+    lines: list[str] = []
+    used = [1]
+    _spec_c(spec, f"{N}_m", out, lines, 0, used)
+    body = "\n    ".join(lines)
+    return (f"#define {N}_NMODELS {used[0]}\n"
+            f"static void {N}_model_set(spmv_model *m) {{\n"
+            f"    memset(m, 0, sizeof(spmv_model) * {N}_NMODELS);\n    {body}\n}}")
 
 
 _C_KEYWORDS = frozenset((  # C11's keywords, and bool, true, false, typeof (C23), NULL and asm
@@ -158,8 +175,8 @@ _RESERVED = re.compile(r"_.*|.*__.*|(?i:(py)?spmv).*")
 #: Suffixes of the names an exported header defines for ``name``. Its include guard is ``NAME_H`` with
 #: ``name`` as given, so that the headers of two names that differ only in case can both be included
 #: (guards of ``name.upper()`` once made the second of ``abc.h`` and ``ABC.h`` define nothing).
-_GENERATED = ("NCONFIGS", "config_ids", "model", "configs", "rank", "predict", "m_", "cfg_", "NFEATURES",
-              "feature_names", "rank_features", "predict_features")
+_GENERATED = ("NCONFIGS", "config_ids", "NMODELS", "model_set", "configs", "rank", "predict", "m_", "cfg_",
+              "NFEATURES", "feature_names", "rank_features", "predict_features", "IMPLEMENTATION", "IMPLEMENTED")
 _MAX_NAME = 40
 
 
@@ -195,14 +212,17 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_/=.-]+")
 
 def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = None, dtype: str = "float64",
              device: str | None = None) -> Path:
-    """Write ``model`` as one self-contained C99 header.
+    """Write ``model`` as one self-contained header for C99, C++17 and CUDA.
 
-    The header holds the C core's sources (static linkage) and the model's arrays, and exposes, for
-    ``name`` ``NAME``: ``NAME_NCONFIGS``, ``NAME_config_ids``, ``NAME_predict(nrows, ncols, indptr,
-    indices, ms)`` and ``NAME_rank(nrows, ncols, indptr, indices, order, ms)`` (the C API, docs/c_api.md).
-    Both check the CSR arrays first and return 0 or a negative ``SPMV_E*`` code; a configuration that
-    cannot serve the matrix gets ``HUGE_VAL`` ms and ranks last. Compile with any C99 compiler and
-    link libm (``-lm``). Its include guard is ``NAME_H``, ``NAME`` spelt exactly as given.
+    The header declares, for ``name`` ``NAME`` and with C linkage: ``NAME_NCONFIGS``,
+    ``NAME_config_ids``, ``NAME_predict(nrows, ncols, indptr, indices, ms)`` and ``NAME_rank(nrows,
+    ncols, indptr, indices, order, ms)`` (the C API, docs/c_api.md). Both check the CSR arrays first
+    and return 0 or a negative ``SPMV_E*`` code; a configuration that cannot serve the matrix gets
+    ``HUGE_VAL`` ms and ranks last. In the one file of a program that defines ``NAME_IMPLEMENTATION``
+    before including it, it also holds the C core's sources (static linkage) and the model's arrays,
+    and defines them there; its opening comment says so. It compiles as C99 or later, as C++17 (g++,
+    clang++) and under nvcc, warning-free with ``-Wall -Wextra``, and needs libm (``-lm``). Its
+    include guard is ``NAME_H``, ``NAME`` spelt exactly as given.
 
     The model must pass the C core's check, whose cost bound holds a ranking to
     ``SPMV_MODEL_MAX_STEPS`` (:func:`load_model`). The header is written a piece at a time, through a
@@ -262,42 +282,79 @@ def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = Non
         if not _SAFE_ID.fullmatch(cid):
             raise ValueError(f"The model's configuration id {cid!r} holds characters an exported header does not carry.")
     arrays: list[str | _CArray] = []
-    model_init = _spec_c(t.spec, f"{N}_m", arrays)
+    model_set = _model_c(t.spec, N, arrays)
     cfg = t.config_arrays(rm.gpu)
-    # the ids, which the core resolves on each call (spmv_configs.ids), then the model's groups and columns
-    items = [f".n = {n}", f".nextra = {int(cfg['cfg.nextra'])}", f".ids = {N}_config_ids"]
+    # the model's groups and columns, then the ids, which the core resolves on each call (spmv_configs.ids);
+    # designators in spmv_configs' member order, as C++ requires
+    items = [f".n = {n}"]
     for k, ct in (("cfg.group", "int32_t"), ("cfg.extra", "double")):
         nm = f"{N}_cfg_{k[4:]}"
         if np.size(cfg[k]):
             arrays.append(_CArray(ct, nm, cfg[k]))
+        if k == "cfg.extra":
+            items.append(f".nextra = {int(cfg['cfg.nextra'])}")
         items.append(f".{k[4:]} = {nm if np.size(cfg[k]) else 'NULL'}")
+    items.append(f".ids = {N}_config_ids")
     cfg_init = ", ".join(items)
     dev = cfg["dev"]
     ids = ",\n    ".join(f'"{c}"' for c in t.config_ids)
     output = "predicted ms" if rm.score == "ms" else "score (lower is better)"
     about = (f"a pyspmv ranking model exported by pyspmv.export_c (portable format {FORMAT_VERSION}).\n"
              f" * Model kind: {t.spec.kind}; device: {rm.device}; value type: {dtype}; {n} configurations; output: "
-             f"{output}.\n * Functions: {N}_rank, {N}_predict (SPMV_EXPORTED_RANK, at the end of the core below).")
-    data = (f"#define {N}_NCONFIGS {n}\n{_ARRAYS}\n\n"
-            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
-            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
-            f"SPMV_API const spmv_configs {N}_configs = {{{cfg_init}}};")
+             f"{output}.")
+    api = (f"#define {N}_NCONFIGS {n}\n"
+           f"extern const char *const {N}_config_ids[{N}_NCONFIGS];\n"
+           f"int {N}_rank(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, int *order,\n"
+           f"         double *ms);\n"
+           f"int {N}_predict(int32_t nrows, int32_t ncols, const int32_t *indptr, const int32_t *indices, double *ms);")
+    usage = (f" *     int order[{N}_NCONFIGS];\n"
+             f" *     double ms[{N}_NCONFIGS];\n"
+             f" *     int rc = {N}_rank(nrows, ncols, indptr, indices, order, ms);  // 0 or a negative SPMV_E* code\n"
+             f" *     const char *best = {N}_config_ids[order[0]];\n"
+             f" * ms[j]: configuration j's {output} (HUGE_VAL: it cannot serve the matrix); order:\n"
+             f" * configuration indices, best first (may be NULL).  {N}_predict(nrows, ncols, indptr, indices, ms) is\n"
+             " * the same without the order.  The CSR pattern needs sorted, distinct column indices; it is checked.")
+    data = (f"{_ARRAYS}\n\n"
+            f"const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"{model_set}\n\n"
+            f"static const spmv_configs {N}_configs = {{{cfg_init}}};")
     call = f"SPMV_EXPORTED_RANK({N}, {int(dev[0])}, {int(dev[1])}, {int(dev[2])}, {VALUE_BYTES[dtype]})"
-    _write_header(path, _header_text(N, about, data, call), arrays)
+    _write_header(path, _header_text(N, about, usage, api, data, call), arrays)
     return path
 
 
-def _header_text(N: str, about: str, data: str, call: str) -> str:
-    """An exported header's text: ``about`` (generated facts) in its first comment, the include guard
-    ``N_H``, the core with the C text of the header's functions (:func:`core_source`, ending in
-    csrc/exported.h's macros), the model's ``data`` (its arrays at :data:`_ARRAYS`, ids, spec and
-    configurations) and ``call``, the one macro line that defines its functions from ``N``."""
+def _header_text(N: str, about: str, usage: str, api: str, data: str, call: str) -> str:
+    """An exported header's text: ``about`` (generated facts) and how to use it (``usage``: its calls) in its
+    opening comment; then, under the include guard ``N_H``, ``api``, its declarations (C linkage); then,
+    only where ``N_IMPLEMENTATION`` is defined, the core with the C text of the header's functions
+    (:func:`core_source`, ending in csrc/exported.h's macros), the model's ``data`` (its arrays at
+    :data:`_ARRAYS`, ids, model and configurations) and ``call``, the one macro line that defines its
+    functions from ``N``."""
+    quiet = ('#if defined(__GNUC__)\n#pragma GCC diagnostic push\n'
+             '#pragma GCC diagnostic ignored "-Wmissing-field-initializers"\n#endif\n')
     return (f"/* {N}.h: {about}\n"
-            " * Needs a C99 compiler and libm (-lm); nothing else.  The C core below is pyspmv's own (csrc/),\n"
-            " * included with static linkage.\n"
+            " *\n"
+            " * Use: in exactly one C or C++ file of the program, define the implementation switch first,\n"
+            f" *     #define {N}_IMPLEMENTATION\n"
+            f" *     #include \"{N}.h\"\n"
+            " * and that file compiles the model and pyspmv's C core (static linkage, so that several such\n"
+            " * headers and libspmv can share a program).  A file of its own for it (those two lines), compiled\n"
+            " * once, keeps the rest fast to build: every other file includes the header plainly and sees only\n"
+            " * the declarations below, then calls\n"
+            f"{usage}\n"
+            " * Compiles as C99 or later, as C++17 (g++, clang++) and under nvcc, warning-free with\n"
+            " * -Wall -Wextra; link libm (-lm); nothing else.  Build with -fopenmp to let the features use\n"
+            " * several threads.\n"
             " * SPDX-License-Identifier: BSD-3-Clause */\n"
-            f"#ifndef {N}_H\n#define {N}_H\n\n{core_source()}\n/* ---- model {N} ---- */\n{data}\n\n{call}\n\n"
-            f"#endif /* {N}_H */\n")
+            f"#ifndef {N}_H\n#define {N}_H\n\n#include <stdint.h>\n\n"
+            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+            f"{api}\n"
+            "#ifdef __cplusplus\n}\n#endif\n"
+            f"#endif /* {N}_H */\n\n"
+            f"#if defined({N}_IMPLEMENTATION) && !defined({N}_IMPLEMENTED)\n#define {N}_IMPLEMENTED\n"
+            f"{core_source()}\n/* ---- model {N} ---- */\n{quiet}{data}\n\n{call}\n"
+            "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n"
+            f"#endif /* {N}_IMPLEMENTATION */\n")
 
 
 def _c_string(text: str) -> str:
@@ -314,10 +371,11 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> tuple[str, list[str |
     assert rm.features is not None
     n, nf = len(t.config_ids), len(rm.features)
     arrays: list[str | _CArray] = []
-    model_init = _spec_c(t.spec, f"{N}_m", arrays)
-    items = [f".n = {n}", f".nextra = {int(t.extra.shape[1])}"]
+    model_set = _model_c(t.spec, N, arrays)
+    items = [f".n = {n}"]                       # in spmv_configs' member order, as C++ requires
     arrays.append(_CArray("int32_t", f"{N}_cfg_group", np.asarray(t.group, np.int32)))
     items.append(f".group = {N}_cfg_group")
+    items.append(f".nextra = {int(t.extra.shape[1])}")
     if t.extra.size:
         arrays.append(_CArray("double", f"{N}_cfg_extra", t.extra))
         items.append(f".extra = {N}_cfg_extra")
@@ -326,11 +384,22 @@ def _features_header(rm: RankModel, N: str, dtype: str) -> tuple[str, list[str |
     names = ",\n    ".join(_c_string(f) for f in rm.features)
     about = (f"a pyspmv ranking model on its own features, exported by pyspmv.export_c (portable format\n"
              f" * {FORMAT_VERSION}).  Model kind: {t.spec.kind}; value type: {dtype}; {n} configurations; {nf} features;\n"
-             f" * output: {output}.  Functions: {N}_rank_features, {N}_predict_features\n"
-             " * (SPMV_EXPORTED_RANK_FEATURES, at the end of the core below).")
-    data = (f"#define {N}_NCONFIGS {n}\n#define {N}_NFEATURES {nf}\n{_ARRAYS}\n\n"
-            f"SPMV_API const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
-            f"SPMV_API const char *const {N}_feature_names[{N}_NFEATURES] = {{\n    {names}\n}};\n\n"
-            f"SPMV_API const spmv_model {N}_model = {model_init};\n\n"
-            f"SPMV_API const spmv_configs {N}_configs = {{{', '.join(items)}}};")
-    return _header_text(N, about, data, f"SPMV_EXPORTED_RANK_FEATURES({N})"), arrays
+             f" * output: {output}.")
+    api = (f"#define {N}_NCONFIGS {n}\n#define {N}_NFEATURES {nf}\n"
+           f"extern const char *const {N}_config_ids[{N}_NCONFIGS];\n"
+           f"extern const char *const {N}_feature_names[{N}_NFEATURES];\n"
+           f"int {N}_rank_features(const double *features, int *order, double *ms);\n"
+           f"int {N}_predict_features(const double *features, double *ms);")
+    usage = (f" *     double features[{N}_NFEATURES];  // in the order of {N}_feature_names (NaN: missing)\n"
+             f" *     int order[{N}_NCONFIGS];\n"
+             f" *     double ms[{N}_NCONFIGS];\n"
+             f" *     int rc = {N}_rank_features(features, order, ms);  // 0 or a negative SPMV_E* code\n"
+             f" *     const char *best = {N}_config_ids[order[0]];\n"
+             f" * ms[j]: configuration j's {output}; order: configuration indices, best first (may be\n"
+             f" * NULL).  {N}_predict_features(features, ms) is the same without the order.")
+    data = (f"{_ARRAYS}\n\n"
+            f"const char *const {N}_config_ids[{N}_NCONFIGS] = {{\n    {ids}\n}};\n\n"
+            f"const char *const {N}_feature_names[{N}_NFEATURES] = {{\n    {names}\n}};\n\n"
+            f"{model_set}\n\n"
+            f"static const spmv_configs {N}_configs = {{{', '.join(items)}}};")
+    return _header_text(N, about, usage, api, data, f"SPMV_EXPORTED_RANK_FEATURES({N})"), arrays
