@@ -12,20 +12,22 @@
 static const spmv_kernel_desc kernels[] = {
 /* One entry shape; the three line kinds of kernels.def differ only in device, library and kernel,
  * and a cuSPARSE line names cuSPARSE's format and algorithm (kept as strings: no cusparse.h here). */
-#define SPMV_ENTRY(name, dev, lib, CODE, kern, ...)                                                \
+#define SPMV_ENTRY(name, dev, lib, CODE, kern, cformat, calg, ...)                                 \
     {.id = name,                                                                                   \
      .device = dev,                                                                                \
      .library = lib,                                                                               \
      .format = SPMV_FMT_##CODE,                                                                    \
      .kernel = kern,                                                                               \
-     __VA_ARGS__},
+     __VA_ARGS__,                                                                                  \
+     .cusparse_format = cformat,                                                                   \
+     .cusparse_alg = calg},
+/* Designators in the struct's order (C++ compilers of the exported headers require it). */
 #define SPMV_CPU(name, CODE, variant, ...)                                                         \
-    SPMV_ENTRY(name, SPMV_DEV_CPU, SPMV_LIB_PYSPMV, CODE, variant, __VA_ARGS__)
+    SPMV_ENTRY(name, SPMV_DEV_CPU, SPMV_LIB_PYSPMV, CODE, variant, NULL, NULL, __VA_ARGS__)
 #define SPMV_OWN(sym, name, CODE, ...) /* found by registry index: no kernel number */             \
-    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_PYSPMV, CODE, 0, __VA_ARGS__)
+    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_PYSPMV, CODE, 0, NULL, NULL, __VA_ARGS__)
 #define SPMV_CUSPARSE(name, CODE, alg, FORMAT, ALG, ...)                                           \
-    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, .cusparse_format = #FORMAT,      \
-               .cusparse_alg = #ALG, __VA_ARGS__)
+    SPMV_ENTRY(name, SPMV_DEV_CUDA, SPMV_LIB_CUSPARSE, CODE, alg, #FORMAT, #ALG, __VA_ARGS__)
 #include "kernels.def"
 #undef SPMV_ENTRY
 };

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // model.h: `pyspmv export --default cpu --name model --out model.h` (or --default cuda, or
-// --model FILE).  Every function of it is static, so it clashes with nothing of libspmv.
+// --model FILE).  This is the one file that compiles the model and the core's copy it carries
+// (model_IMPLEMENTATION); that copy is static, so it clashes with nothing of libspmv, and only
+// model_rank, model_predict and model_config_ids are seen outside.
 #include "ranker.h"
+#define model_IMPLEMENTATION
 #include "model.h"
 
 int ranker_count(void) { return model_NCONFIGS; }
