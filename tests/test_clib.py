@@ -26,7 +26,8 @@ import scipy.io
 import pyspmv
 from pyspmv import _core
 
-ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 CXX = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
@@ -39,7 +40,8 @@ STRICT_CXX = ["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
 def config(*args: str) -> str:
-    r = subprocess.run([sys.executable, "-m", "pyspmv", "config", *args], capture_output=True, text=True, check=False)
+    r = subprocess.run([sys.executable, "-m", "pyspmv", "config", *args], capture_output=True, text=True, check=False,
+                       cwd=HERE)      # not the source tree, whose pyspmv/ would shadow the installed package
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
@@ -157,7 +159,7 @@ def test_config_command(tree):
         assert Path(lib["cmakedir"]) == tree / "lib" / "cmake" / "spmv"
         assert config("--libdir") == str(tree / "lib")
     else:                                                 # editable: no relocatable tree to point at
-        r = subprocess.run([sys.executable, "-m", "pyspmv", "config", "--cmakedir"], capture_output=True, text=True,
+        r = subprocess.run([sys.executable, "-m", "pyspmv", "config", "--cmakedir"], cwd=HERE, capture_output=True, text=True,
                            check=False)
         assert r.returncode == 2 and "editable" in r.stderr
 

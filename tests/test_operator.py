@@ -351,7 +351,7 @@ def test_linear_operator_with_scipy_solvers(dtype):
         assert info == 0
         assert np.linalg.norm(A @ x - b) <= 10 * tol * np.linalg.norm(b)
     np.testing.assert_allclose(L.rmatvec(b), A.T @ b, rtol=1e-5)
-    np.testing.assert_allclose(L.matvec(b.reshape(-1, 1)).ravel(), A @ b, rtol=1e-5)
+    np.testing.assert_allclose(L @ b, A @ b, rtol=1e-5)    # (n, 1) columns: scipy 1.18 deprecates them in matvec
     if dtype == np.float64:                           # scipy's own adapter, through matvec/rmatvec/shape/dtype
         S = sla.aslinearoperator(op)
         for solver in (sla.cg, sla.gmres):
