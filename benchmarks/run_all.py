@@ -79,7 +79,7 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("--max-products", "5000", "--out", "benchmarks/results/solvers_long"), needs=("corpus",)),
     Bench("busy_machine", "busy_machine.py", "CPU products beside a busy process, per OpenMP wait policy",
           ("--reps", "5"), ("--reps", "1", "--out", "{out}/busy_machine.md")),
-    Bench("operator", "operator.py", "pyspmv.Operator's CPU product against the core's, spmv() and scipy",
+    Bench("operator", "operator_product.py", "pyspmv.Operator's CPU product against the core's, spmv() and scipy",
           quick=("--repeats", "1", "--out", "{out}/operator.md")),
     Bench("cold_start", "cold_start.py", "import pyspmv and the first rank() of fresh processes",
           quick=("--repeats", "2", "--out", "{out}/cold_start.md")),
