@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 import pyspmv
+from pyspmv.cli import main
 from pyspmv.devices import machine
+from pyspmv.ranking.rank import reread_calibrated
 from pyspmv.training import adapt
 from pyspmv.training.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
-from pyspmv.cli import main
-from pyspmv.ranking.rank import reread_calibrated
 
 CALIBRATE = importlib.import_module("pyspmv.training.calibrate")   # the module; pyspmv.calibrate is the function
 
