@@ -32,6 +32,8 @@ from .train_default import make_model
 #: local measurements with the translated shipped dataset or alone. Between equals, the earlier is
 #: chosen (the shipped model, then a correction, keep what was learnt from many more matrices).
 CANDIDATES = ("shipped", "correct/config", "correct/format", "retrain/mixed", "retrain/local")
+#: The columns of each candidate's held-out picks that :func:`cross_validate` keeps for :func:`judge`.
+PER_COLUMNS = ("unit", "matrix", "ratio", "bucket", "top1", "top3", "tau")
 #: How many times a local matrix counts against one of the shipped dataset in ``retrain/mixed``
 #: (each local matrix is repeated): the local ones are this machine's, the shipped ones another's.
 LOCAL_WEIGHT = 4
@@ -179,8 +181,8 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
     Returns one row per candidate tried: ``n`` (held-out (matrix, value type) units), ``within<5%``,
     ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`;
     ``df.attrs["skipped"]`` lists the candidates left out for the deadline, ``df.attrs["per"]`` holds each
-    candidate's held-out picks (:func:`pyspmv.evaluate.ranking`, one row per unit, plus its ``matrix``):
-    what :func:`judge` compares on a subset of the matrices.
+    candidate's held-out picks (:data:`PER_COLUMNS` of :func:`pyspmv.evaluate.ranking`, one per unit, plus
+    its ``matrix``, as lists): what :func:`judge` compares on a subset of the matrices.
     """
 
     from sklearn.model_selection import GroupKFold
@@ -214,7 +216,7 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
         per = ranking(pred, local.y, unit, local.X["config"], local.q25, local.q75)
         per["matrix"] = per["unit"].map(matrix_of)
         rows[n] = {"candidate": n, **summarize(per)}
-        pers[n] = per
+        pers[n] = per[list(PER_COLUMNS)].to_dict("list")     # plain lists: attrs are compared by pd.concat
     out = pd.DataFrame([rows[n] for n in CANDIDATES if n in rows]).set_index("candidate")
     out.attrs["skipped"] = skipped
     out.attrs["per"] = {n: pers[n] for n in CANDIDATES if n in pers}
@@ -323,7 +325,7 @@ def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | No
     (``geomean_ratio``, ``within<5%``, and their ``timing`` and ``bootstrap`` parts), ``choice`` and
     ``decision`` (a sentence), ``rule`` (:data:`RULE`).
     """
-    per: dict[str, pd.DataFrame] = cv.attrs["per"]
+    per = {n: pd.DataFrame(d) for n, d in cv.attrs["per"].items()}
     yours = set(yours or ())
     ref = per["shipped"]
     mine = ref["matrix"].isin(yours).to_numpy()

@@ -7,8 +7,10 @@ re-measures configurations whose quartiles say the machine was busy, times a few
 how far whole timings drift (:func:`repeatability`; past :data:`MAX_DRIFT` it stops there and saves
 nothing, :class:`BusyMachineError`), adapts the shipped model to the
 measurements (:mod:`pyspmv.training.adapt`: the shipped model as it is, a correction or a retrained model,
-whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
-it, with this machine's fingerprint.
+whichever ranks the local matrices best under cross-validation grouped by matrix, but the shipped model unless the
+best beats it by more than the measured noise: :func:`pyspmv.training.adapt.judge`) and saves it where
+:func:`pyspmv.rank` finds it, with this machine's fingerprint and the judgement. The user's own Matrix Market
+files (``matrices=``, :func:`user_matrices`) are measured first and judged on first.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -60,7 +62,8 @@ class Calibration:
     ----------
     model : RankModel, the calibrated model (saved at ``path``)
     path : pathlib.Path, where it was saved
-    choice : str, the adaptation chosen (:data:`pyspmv.training.adapt.CANDIDATES`)
+    choice : str, the adaptation in use (:data:`pyspmv.training.adapt.CANDIDATES`): the best candidate when it
+        beat the shipped model by more than the noise (:func:`pyspmv.training.adapt.judge`), else ``'shipped'``
     cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate tried
         (``cv.attrs["skipped"]``: retrained candidates left out, foreseen to end past ``time_limit_s``)
     matrices : list of str, the matrices measured (this run and resumed ones)
