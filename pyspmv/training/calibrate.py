@@ -147,7 +147,7 @@ def _failures(folder: Path, names: dict[str, str]) -> list[tuple[str, str]]:
     t = pd.read_csv(f, dtype=str).fillna("")
     what = {"build": "could not be read", "features": "its features could not be computed",
             "benchmark": "could not be timed"}
-    return [(names[r.matrix], f"{what.get(r.stage, r.stage)}: {r.error}") for r in t.itertuples()
+    return [(names[r.matrix], f"{what.get(r.stage, r.stage)}: {' '.join(str(r.error).split())}") for r in t.itertuples()
             if r.matrix in names]
 
 
