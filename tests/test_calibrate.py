@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 import pyspmv
+from pyspmv.cli import main
 from pyspmv.devices import machine
+from pyspmv.ranking.rank import reread_calibrated
 from pyspmv.training import adapt
 from pyspmv.training.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
-from pyspmv.cli import main
-from pyspmv.ranking.rank import reread_calibrated
 
 CALIBRATE = importlib.import_module("pyspmv.training.calibrate")   # the module; pyspmv.calibrate is the function
 
@@ -359,3 +359,113 @@ def test_a_full_disk_leaves_no_part_file(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=folder, out=out, progress=False)
     assert list(out.parent.iterdir()) == []
+
+
+# -- your own matrices and a choice judged against the noise (issue 39) ------------------------------
+def _your_folder(path: Path) -> Path:
+    """Four small Matrix Market files written from pyspmv's generators, and three bad files."""
+    import scipy.io
+    path.mkdir()
+    for fam, n in (("poisson2d", 12), ("poisson2d", 20), ("banded", 300), ("powerlaw", 200)):
+        scipy.io.mmwrite(path / f"mine_{fam}_{n}.mtx", pyspmv.generate(fam, n).to_scipy())
+    (path / "short.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n")
+    (path / "empty.mtx").write_text("")
+    (path / "notes.txt").write_text("not a matrix")
+    return path
+
+
+def test_cli_calibrate_with_your_matrices(tmp_path, monkeypatch, capsys):
+    """--matrices: each bad file skipped with a one-line reason, the rest measured and judged on first;
+    the saved model records what it was judged on, and --report prints it later."""
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path / "home"))
+    mats = _your_folder(tmp_path / "mats")
+    assert main(["calibrate", "--report"]) == 0
+    assert "no calibrated cpu model in use" in capsys.readouterr().out
+    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
+            "--dtypes", "float64", "--quiet", "--matrices", str(mats)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if line.startswith("# skipped")]
+    assert len(skipped) == 3, out
+    assert any("short.mtx: could not be read" in s and "entries" in s for s in skipped)
+    assert any("empty.mtx: could not be read" in s for s in skipped)
+    assert any("notes.txt: not a Matrix Market file" in s for s in skipped)
+    assert "judged on your matrices: 4 of yours of 6 given" in out and "# decision: " in out and "noise" in out
+    rm = pyspmv.calibrated_model("cpu")
+    j = rm.meta["calibration"]["judged"]
+    assert j["on"] == "yours" and j["matrices"]["yours"] == 4 and j["matrices"]["generated"] > 0
+    assert set(j["table"]["shipped"]) == {"yours", "generated", "all"} and j["table"]["shipped"]["yours"]["matrices"] == 4
+    assert j["choice"] == rm.meta["calibration"]["choice"] and j["rule"] == adapt.RULE
+    assert {"geomean_ratio", "within<5%", "timing", "bootstrap"} <= set(j["noise"])
+    assert len(rm.meta["calibration"]["bad"]) == 3
+    assert main(["calibrate", "--report"]) == 0
+    report = capsys.readouterr().out
+    assert "calibrated cpu model in use" in report and "your matrices" in report and j["decision"] in report
+    assert report.count("# skipped") == 3
+    # resumed: nothing new fits, only your matrices are judged again, the bad files still said
+    assert main([*argv, "--only-matrices", "--time-limit", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "(0 this run" in out and out.count("# skipped") == 3 and "4 of yours" in out
+    with pytest.raises(ValueError, match="'only_matrices'"):
+        pyspmv.calibrate("cpu", dataset=TINY, only_matrices=True)
+    with pytest.raises(FileNotFoundError, match="not a folder"):
+        pyspmv.calibrate("cpu", dataset=TINY, matrices=tmp_path / "nowhere")
+
+
+def _perfect_for_a_correction(tiny, shipped):
+    """Local times that are the shipped model's predictions times a factor per configuration: the
+    per-configuration correction ranks them exactly, the shipped model does not."""
+    local = adapt.Local.of(tiny)
+    rng = np.random.default_rng(1)
+    k = {c: float(np.exp(rng.normal(0, 0.5))) for c in local.X["config"].unique()}
+    local.y = shipped.predict(local.X) * local.X["config"].map(k).to_numpy()
+    local.q25, local.q75 = local.y, local.y
+    return local
+
+
+def test_a_candidate_within_the_noise_leaves_the_shipped_model(tiny, shipped):
+    """The rule: the best candidate replaces the shipped model only when its geomean beats the shipped
+    model's by more than the noise (and its share within 5 % is not worse by more than the noise)."""
+    local = _perfect_for_a_correction(tiny, shipped)
+    cv = adapt.cross_validate(shipped, local, None, kind="forest", n_splits=3, deadline=time.monotonic() - 1)
+    quiet = adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0})
+    assert quiet["on"] == "all" and quiet["best"] == "correct/config" == quiet["choice"]
+    margin = quiet["margin"]["geomean_ratio"]
+    assert margin > quiet["noise"]["geomean_ratio"] > 0 and quiet["decision"].startswith("replaced")
+    noisy = adapt.judge(cv, {"geomean_ratio": margin + 1e-3, "within<5%": 0.0})
+    assert noisy["best"] == "correct/config" and noisy["choice"] == "shipped"
+    assert noisy["decision"].startswith("kept the shipped model: correct/config was") and "noise" in noisy["decision"]
+    # judged on the user's matrices when there are enough of them, the others counted apart
+    some = sorted(set(local.groups))[:4]
+    mine = adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0}, set(some))
+    assert mine["on"] == "yours" and mine["matrices"]["yours"] == 4
+    assert mine["table"]["shipped"]["yours"]["matrices"] == 4
+    assert mine["matrices"]["generated"] == len(set(local.groups)) - 4
+    assert adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0}, set(some[:2]))["on"] == "all"
+
+
+def test_calibrate_keeps_the_shipped_model_when_the_noise_is_larger(tiny, shipped, tmp_path, monkeypatch):
+    """End to end, with the measured noise forced above any margin: the calibrated model ranks as the
+    shipped one, and records the decision, the numbers and the noise."""
+    import shutil
+    folder = tmp_path / "measured"
+    shutil.copytree(TINY, folder)
+    monkeypatch.setattr(CALIBRATE, "timing_noise", lambda repeat, local: {"geomean_ratio": 10.0, "within<5%": 1.0,
+                                                                          "from": "test"})
+    out = tmp_path / "m.pyspmv"
+    c = pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=folder, out=out, progress=False)
+    assert c.choice == "shipped" and c.judged["choice"] == "shipped" and c.judged["decision"].startswith("kept")
+    back = pyspmv.load_model(out)
+    j = back.meta["calibration"]["judged"]
+    assert j["noise"]["geomean_ratio"] == 10.0 and j["noise"]["timing"]["from"] == "test" and j["on"] == "all"
+    assert set(j["table"]) == set(c.cv.index) and j["matrices"] == {"yours": 0, "generated": tiny.groups.nunique()}
+    A = pyspmv.generate("poisson2d", 15)
+    assert pyspmv.rank(A, back, device="cpu", dtype="float64") == pyspmv.rank(A, shipped, device="cpu",
+                                                                              dtype="float64")
+
+
+def test_timing_noise_from_a_repeat_or_the_quartiles(tiny):
+    t = CALIBRATE.timing_noise({"best_again": 1.04, "within5_again": 0.75}, None)
+    assert t["geomean_ratio"] == pytest.approx(0.04) and t["within<5%"] == pytest.approx(0.25)
+    q = CALIBRATE.timing_noise(None, adapt.Local.of(tiny))
+    assert q["from"] == "quartiles" and q["geomean_ratio"] > 0 and 0 <= q["within<5%"] <= 1

@@ -172,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", help=f"the measurements (default: ${HOME_ENV}/calibration/<this machine's fingerprint>)")
     p.add_argument("--no-measure", action="store_true",
                    help="measure nothing: adapt the model to the measurements already in --folder (after an upgrade)")
+    p.add_argument("--matrices", metavar="DIR",
+                   help="a folder of your own Matrix Market files (NAME.mtx, .mtx.gz), measured first beside the "
+                        "generated ones and judged on first; a file that cannot be read is skipped, with its reason")
+    p.add_argument("--only-matrices", action="store_true", help="measure only --matrices, no generated matrices")
+    p.add_argument("--report", action="store_true",
+                   help="measure nothing: print what the calibrated model of --device in use was judged on, and "
+                        "the decision")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = command("rank", "rank every configuration for each matrix by a model's predicted time")

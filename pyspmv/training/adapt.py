@@ -32,6 +32,8 @@ from .train_default import make_model
 #: local measurements with the translated shipped dataset or alone. Between equals, the earlier is
 #: chosen (the shipped model, then a correction, keep what was learnt from many more matrices).
 CANDIDATES = ("shipped", "correct/config", "correct/format", "retrain/mixed", "retrain/local")
+#: The columns of each candidate's held-out picks that :func:`cross_validate` keeps for :func:`judge`.
+PER_COLUMNS = ("unit", "matrix", "ratio", "bucket", "top1", "top3", "tau")
 #: How many times a local matrix counts against one of the shipped dataset in ``retrain/mixed``
 #: (each local matrix is repeated): the local ones are this machine's, the shipped ones another's.
 LOCAL_WEIGHT = 4
@@ -178,7 +180,9 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
 
     Returns one row per candidate tried: ``n`` (held-out (matrix, value type) units), ``within<5%``,
     ``within>20%``, ``geomean_ratio`` (t_pick / t_best), ``top1``, as :func:`pyspmv.evaluate.summarize`;
-    ``df.attrs["skipped"]`` lists the candidates left out for the deadline.
+    ``df.attrs["skipped"]`` lists the candidates left out for the deadline, ``df.attrs["per"]`` holds each
+    candidate's held-out picks (:data:`PER_COLUMNS` of :func:`pyspmv.evaluate.ranking`, one per unit, plus
+    its ``matrix``, as lists): what :func:`judge` compares on a subset of the matrices.
     """
 
     from sklearn.model_selection import GroupKFold
@@ -188,7 +192,8 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
         raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
     folds = list(GroupKFold(n_splits=k).split(local.X, groups=local.groups))
     unit = unit_key(local.groups, local.X["value_bytes"])
-    rows, skipped = {}, []
+    matrix_of = dict(zip(unit, local.groups))
+    rows, skipped, pers = {}, [], {}
     per_row_s = None                     # seconds per training row of the last retrain (folds and final fit)
     # The cheap candidates first, then the retrained ones from the smallest training set up, so that
     # each retrain's cost can be foreseen from the one before.
@@ -209,9 +214,12 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
         if retrained:   # k folds on (k-1)/k of the rows each, then the final fit on all of them
             per_row_s = (time.monotonic() - t) * (1 + 1 / (k - 1)) / _train_rows(n, local, shipped)
         per = ranking(pred, local.y, unit, local.X["config"], local.q25, local.q75)
+        per["matrix"] = per["unit"].map(matrix_of)
         rows[n] = {"candidate": n, **summarize(per)}
+        pers[n] = per[list(PER_COLUMNS)].to_dict("list")     # plain lists: attrs are compared by pd.concat
     out = pd.DataFrame([rows[n] for n in CANDIDATES if n in rows]).set_index("candidate")
     out.attrs["skipped"] = skipped
+    out.attrs["per"] = {n: pers[n] for n in CANDIDATES if n in pers}
     return out
 
 
@@ -250,3 +258,105 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
         if k in rm.meta:
             out.meta[f"shipped_{k}"] = rm.meta[k]
     return out
+
+
+#: Bootstrap resamples of the judged matrices (:func:`judge`) and the fewest of the user's own matrices
+#: that are judged on by themselves (fewer: every measured matrix is).
+BOOTSTRAP = 200
+JUDGE_MIN_MATRICES = 3
+#: The rule :func:`judge` applies, as recorded in a calibrated model's metadata.
+RULE = ("the candidate with the lowest geomean t_pick/t_best on the judged matrices replaces the shipped model only "
+        "when it is lower than the shipped model's by more than the noise on the geomean and its share within 5 % "
+        "is not lower by more than the noise on that share; noise = the larger of the timing noise (the same "
+        "matrices timed twice) and twice the bootstrap standard deviation of the difference over the judged "
+        "matrices")
+
+
+def _metrics(per: pd.DataFrame) -> dict[str, Any]:
+    s = summarize(per)
+    return {"n": int(s["n"]), "matrices": int(per["matrix"].nunique()) if len(per) else 0,
+            **{k: float(s[k]) for k in ("within<5%", "within>20%", "geomean_ratio") if k in s}}
+
+
+def _geomean(r: np.ndarray) -> float:
+    return float(np.exp(np.mean(np.log(r))))
+
+
+def _bootstrap_sd(a: pd.DataFrame, b: pd.DataFrame, seed: int) -> dict[str, float]:
+    """Standard deviation of the paired differences shipped - candidate (geomean) and candidate - shipped
+    (share within 5 %) over :data:`BOOTSTRAP` resamples of the matrices of ``a`` and ``b`` (the same units)."""
+    m = a[["unit", "matrix", "ratio", "bucket"]].merge(b[["unit", "ratio", "bucket"]], on="unit", suffixes=("_a", "_b"))
+    if m["matrix"].nunique() < 2:
+        return {"geomean_ratio": 0.0, "within<5%": 0.0}
+    rows = [g.index.to_numpy() for _, g in m.groupby("matrix", sort=True)]
+    ra, rb = m["ratio_a"].to_numpy(), m["ratio_b"].to_numpy()
+    wa, wb = (m["bucket_a"] == "<5%").to_numpy(float), (m["bucket_b"] == "<5%").to_numpy(float)
+    rng = np.random.default_rng(seed)
+    dg, dw = [], []
+    for _ in range(BOOTSTRAP):
+        i = np.concatenate([rows[k] for k in rng.integers(0, len(rows), len(rows))])
+        dg.append(_geomean(ra[i]) - _geomean(rb[i]))
+        dw.append(wb[i].mean() - wa[i].mean())
+    return {"geomean_ratio": float(np.std(dg)), "within<5%": float(np.std(dw))}
+
+
+def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | None = None,
+          seed: int = 0) -> dict[str, Any]:
+    """The choice between the shipped model and the candidates of ``cv`` (:func:`cross_validate`, with
+    its held-out picks in ``cv.attrs["per"]``), made so that noise cannot decide it.
+
+    The judged matrices: the user's own (``yours``, the names of the matrices measured from
+    ``calibrate(matrices=...)``) when at least :data:`JUDGE_MIN_MATRICES` of them were measured, else every
+    measured matrix. On their held-out (matrix, value type) units each candidate has its geomean
+    t_pick/t_best and its share within 5 % of the best. The best candidate (:func:`best_candidate` on those
+    numbers) replaces the shipped model only when
+
+    - its geomean is lower than the shipped model's by more than the noise on the geomean, and
+    - its share within 5 % is not lower than the shipped model's by more than the noise on that share,
+
+    where each noise is the larger of the timing noise (``timing_noise``: how far the same matrices timed
+    twice move the metric, from :func:`pyspmv.training.calibrate.timing_noise`) and twice the standard
+    deviation of the difference between the two over :data:`BOOTSTRAP` resamples of the judged matrices
+    (the noise of having measured these matrices and not others). Otherwise the shipped model stays.
+
+    Returns a dict (JSON-ready, recorded in the calibrated model's metadata): ``on`` (which matrices were
+    judged: ``'yours'`` or ``'all'``), ``matrices`` (counts: ``yours``, ``generated``), ``table``
+    (candidate -> {``yours``, ``generated``, ``all``} -> metrics), ``best``, ``margin``, ``noise``
+    (``geomean_ratio``, ``within<5%``, and their ``timing`` and ``bootstrap`` parts), ``choice`` and
+    ``decision`` (a sentence), ``rule`` (:data:`RULE`).
+    """
+    per = {n: pd.DataFrame(d) for n, d in cv.attrs["per"].items()}
+    yours = set(yours or ())
+    ref = per["shipped"]
+    mine = ref["matrix"].isin(yours).to_numpy()
+    n_yours, n_gen = int(ref.loc[mine, "matrix"].nunique()), int(ref.loc[~mine, "matrix"].nunique())
+    on = "yours" if n_yours >= JUDGE_MIN_MATRICES else "all"
+    table = {}
+    for name, p in per.items():
+        m = p["matrix"].isin(yours).to_numpy()
+        table[name] = {k: _metrics(p[sel]) for k, sel in (("yours", m), ("generated", ~m),
+                                                            ("all", np.ones(len(p), bool))) if sel.any()}
+    judged = {n: (p[p["matrix"].isin(yours)] if on == "yours" else p) for n, p in per.items()}
+    scores = pd.DataFrame({n: {"geomean_ratio": table[n][on]["geomean_ratio"],
+                               "within<5%": table[n][on]["within<5%"]} for n in per}).T
+    best = best_candidate(scores)
+    s, b = table["shipped"][on], table[best][on]
+    margin = {"geomean_ratio": s["geomean_ratio"] - b["geomean_ratio"], "within<5%": b["within<5%"] - s["within<5%"]}
+    boot = _bootstrap_sd(judged["shipped"], judged[best], seed) if best != "shipped" else \
+        {"geomean_ratio": 0.0, "within<5%": 0.0}
+    noise = {k: max(float(timing_noise.get(k) or 0.0), 2.0 * boot[k]) for k in ("geomean_ratio", "within<5%")}
+    replace = best != "shipped" and margin["geomean_ratio"] > noise["geomean_ratio"] and \
+        margin["within<5%"] >= -noise["within<5%"]
+    where = "your matrices" if on == "yours" else "the measured matrices"
+    if best == "shipped":
+        decision = f"kept the shipped model: no candidate ranked {where} better"
+    elif replace:
+        decision = (f"replaced the shipped model by {best}: geomean {margin['geomean_ratio']:+.3f} better on {where}, "
+                    f"more than the noise {noise['geomean_ratio']:.3f}")
+    else:
+        decision = (f"kept the shipped model: {best} was {margin['geomean_ratio']:+.3f} better in geomean and "
+                    f"{margin['within<5%']:+.1%} within 5 % on {where}, not more than the noise "
+                    f"({noise['geomean_ratio']:.3f}, {noise['within<5%']:.1%})")
+    return {"on": on, "matrices": {"yours": n_yours, "generated": n_gen}, "table": table, "best": best,
+            "margin": margin, "noise": {**noise, "timing": dict(timing_noise), "bootstrap": boot},
+            "choice": best if replace else "shipped", "decision": decision, "rule": RULE}

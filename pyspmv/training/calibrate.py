@@ -7,8 +7,10 @@ re-measures configurations whose quartiles say the machine was busy, times a few
 how far whole timings drift (:func:`repeatability`; past :data:`MAX_DRIFT` it stops there and saves
 nothing, :class:`BusyMachineError`), adapts the shipped model to the
 measurements (:mod:`pyspmv.training.adapt`: the shipped model as it is, a correction or a retrained model,
-whichever ranks the local matrices best under cross-validation grouped by matrix) and saves it where :func:`pyspmv.rank` finds
-it, with this machine's fingerprint.
+whichever ranks the local matrices best under cross-validation grouped by matrix, but the shipped model unless the
+best beats it by more than the measured noise: :func:`pyspmv.training.adapt.judge`) and saves it where
+:func:`pyspmv.rank` finds it, with this machine's fingerprint and the judgement. The user's own Matrix Market
+files (``matrices=``, :func:`user_matrices`) are measured first and judged on first.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -25,16 +27,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import datasets
-from ..datasets import standard_corpus
+from ..datasets import folder_corpus, standard_corpus
 from ..datasets.collect import _done, _replace, _save, measure
+from ..datasets.corpus import CorpusEntry
 from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark, device_info
 from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
 from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES, features
 from ..matrices.matrix import DTYPES
+from ..matrices.mmio import load as load_mtx
 from ..ranking.modelfile import load_model, save_model
 from ..ranking.rank import default_model, reread_calibrated
-from .adapt import Local, adapt, best_candidate, cross_validate
+from .adapt import Local, adapt, cross_validate, judge
 from .defaults import (
     ADAPT_RESERVE_S,
     BUDGET_S,
@@ -58,7 +62,8 @@ class Calibration:
     ----------
     model : RankModel, the calibrated model (saved at ``path``)
     path : pathlib.Path, where it was saved
-    choice : str, the adaptation chosen (:data:`pyspmv.training.adapt.CANDIDATES`)
+    choice : str, the adaptation in use (:data:`pyspmv.training.adapt.CANDIDATES`): the best candidate when it
+        beat the shipped model by more than the noise (:func:`pyspmv.training.adapt.judge`), else ``'shipped'``
     cv : pandas.DataFrame, cross-validated ranking quality of the shipped model and of each candidate tried
         (``cv.attrs["skipped"]``: retrained candidates left out, foreseen to end past ``time_limit_s``)
     matrices : list of str, the matrices measured (this run and resumed ones)
@@ -67,6 +72,8 @@ class Calibration:
     folder : pathlib.Path, the measurements (a :func:`pyspmv.collect` folder)
     wall_s : float, seconds this run took
     repeat : dict or None, matrices timed again after measuring (:func:`repeatability`; None: none this run)
+    judged : dict, the choice and what it was judged on (:func:`pyspmv.training.adapt.judge`)
+    bad : list of (str, str), the files of ``matrices`` skipped and why (one line each)
     """
 
     model: Any
@@ -80,6 +87,68 @@ class Calibration:
     wall_s: float
     meta: dict[str, Any] = field(default_factory=dict)
     repeat: dict[str, Any] | None = None
+    judged: dict[str, Any] = field(default_factory=dict)
+    bad: list[tuple[str, str]] = field(default_factory=list)
+
+
+#: The group of the user's own matrices (``calibrate(matrices=...)``) in the measurements: ``user``, or
+#: ``user:<kind>`` from a MANIFEST.csv; what tells them apart from the generated ones when judging.
+USER_GROUP = "user"
+MTX_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
+
+
+def _user_load(path: Path, name: str, group: str) -> Any:
+    M = load_mtx(path)
+    M.name, M.group = name, group
+    return M
+
+
+def user_matrices(path: Any) -> tuple[list[CorpusEntry], list[tuple[str, str]]]:
+    """The Matrix Market files of folder ``path`` as corpus entries (group :data:`USER_GROUP`), smallest
+    file first, and the files skipped with their reason. With a ``MANIFEST.csv`` the folder is read as
+    :func:`pyspmv.datasets.folder_corpus` reads it (its ``kind`` after ``user:``); without one, every
+    ``NAME.mtx`` (``.gz``, ``.bz2``) file is a matrix named NAME, and any other file is skipped. A file that
+    cannot be read is found when it is measured (its failure recorded as :func:`pyspmv.collect` records it).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` is not a folder.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"The 'matrices' parameter of calibrate() must be a folder of Matrix Market files; "
+                                f"{str(root)!r} is not a folder.")
+    if (root / "MANIFEST.csv").is_file():
+        return [CorpusEntry(e.name, f"{USER_GROUP}:{e.group}", e.nnz, e.build) for e in folder_corpus(root)], []
+    entries, bad = [], []
+    for f in sorted(root.iterdir()):
+        if f.name.startswith("."):
+            continue
+        if not f.is_file():
+            bad.append((f.name, "not a file"))
+            continue
+        suffix = next((x for x in MTX_SUFFIXES if f.name.endswith(x)), None)
+        if suffix is None:
+            bad.append((f.name, f"not a Matrix Market file (the names read end in {', '.join(MTX_SUFFIXES)})"))
+            continue
+        name = f.name[:-len(suffix)]
+        size = f.stat().st_size // (24 if suffix == ".mtx" else 8)     # about 24 bytes a text entry
+        entries.append(CorpusEntry(name, USER_GROUP, size, lambda f=f, name=name: _user_load(f, name, USER_GROUP)))
+    return sorted(entries, key=lambda e: (e.nnz, e.name)), bad
+
+
+def _failures(folder: Path, names: dict[str, str]) -> list[tuple[str, str]]:
+    """The user's files (``names``: matrix -> file) whose measurement failed, with the stage and error."""
+    import pandas as pd
+    f = folder / "failures.csv.gz"
+    if not f.is_file() or not names:
+        return []
+    t = pd.read_csv(f, dtype=str).fillna("")
+    what = {"build": "could not be read", "features": "its features could not be computed",
+            "benchmark": "could not be timed"}
+    return [(names[r.matrix], f"{what.get(r.stage, r.stage)}: {' '.join(str(r.error).split())}") for r in t.itertuples()
+            if r.matrix in names]
 
 
 def feature_space(F: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
@@ -213,10 +282,34 @@ def repeatability(first: pd.DataFrame, second: pd.DataFrame) -> dict[str, Any]:
     if m.empty:
         return {"matrices": 0, "pairs": 0, "drift": None, "best_again": None}
     r = np.log(m["median_ms_2"].to_numpy() / m["median_ms_1"].to_numpy())
-    again = [float(g["median_ms_2"].loc[g["median_ms_1"].idxmin()] / g["median_ms_2"].min())
-             for _, g in m.groupby(["matrix", "dtype"])]
+    again = np.array([float(g["median_ms_2"].loc[g["median_ms_1"].idxmin()] / g["median_ms_2"].min())
+                      for _, g in m.groupby(["matrix", "dtype"])])
     return {"matrices": int(m["matrix"].nunique()), "pairs": len(m), "drift": float(np.expm1(np.median(np.abs(r)))),
-            "best_again": float(np.exp(np.mean(np.log(again))))}
+            "best_again": float(np.exp(np.mean(np.log(again)))), "within5_again": float(np.mean(again <= 1.05))}
+
+
+def timing_noise(repeat: dict[str, Any] | None, local: Any) -> dict[str, Any]:
+    """How far the timings' own noise moves the metrics calibration chooses by, for
+    :func:`pyspmv.training.adapt.judge`: ``geomean_ratio`` (how far above 1 the geomean t_pick/t_best of a
+    perfect pick is) and ``within<5%`` (the share of picks it puts beyond 5 %), and ``from``.
+
+    From the matrices timed twice (``repeat``, :func:`repeatability`) where there are some: the first
+    timing's fastest configurations judged by the second (``best_again - 1``, ``1 - within5_again``);
+    otherwise from the per-configuration quartiles of the measurements (``local``, an
+    :class:`~pyspmv.training.adapt.Local`): over the (matrix, value type) units, the geometric mean of the
+    fastest configuration's q75/q25, less 1, and the share of units where it exceeds 1.05.
+    """
+    if repeat and repeat.get("best_again") is not None:
+        return {"geomean_ratio": float(repeat["best_again"]) - 1.0,
+                "within<5%": 1.0 - float(repeat.get("within5_again", 1.0)), "from": "timed twice"}
+    import pandas as pd
+    d = pd.DataFrame({"u": local.groups.astype(str), "b": local.X["value_bytes"].to_numpy(), "t": local.y,
+                      "s": np.where(local.q25 > 0, local.q75 / np.where(local.q25 > 0, local.q25, 1.0), np.nan)})
+    best = d.loc[d.groupby(["u", "b"])["t"].idxmin(), "s"].dropna().to_numpy()
+    if not len(best):
+        return {"geomean_ratio": 0.0, "within<5%": 0.0, "from": "none"}
+    return {"geomean_ratio": float(np.exp(np.mean(np.log(np.maximum(best, 1.0))))) - 1.0,
+            "within<5%": float(np.mean(best > 1.05)), "from": "quartiles"}
 
 
 def _repeat(entries: list[Any], measured: list[tuple[int, float, pd.DataFrame]], deadline: float, *, device: str,
@@ -292,7 +385,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
               max_spread: float = MAX_SPREAD, retries: int = RETRIES, max_drift: float = MAX_DRIFT,
               kind: str = "forest", model: Any = None, dataset: Any = None, out: Any = None, folder: Any = None,
               restart: bool = False, repeats: int = 200, warmup: int = 10, progress: bool = True,
-              measure: bool = True) -> Calibration:
+              measure: bool = True, matrices: Any = None, only_matrices: bool = False) -> Calibration:
     """Measure this machine and adapt the ranking model of ``device`` to it; see the module's docstring.
 
     Parameters
@@ -335,6 +428,22 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         False: measure nothing, adapt ``model`` to the measurements already in ``folder`` (after an
         upgrade changed the shipped model, in seconds instead of minutes). The calibrated model then
         records the machine that measured them (their ``device_info``), not this one.
+    matrices : path, optional
+        A folder of your own Matrix Market files (:func:`user_matrices`), measured first, smallest first,
+        beside the generated ones (resumably, as they are); a file that cannot be read or timed is
+        skipped and listed in ``Calibration.bad`` with its reason. When at least
+        :data:`pyspmv.training.adapt.JUDGE_MIN_MATRICES` of them were measured, the choice is judged on
+        them (:func:`pyspmv.training.adapt.judge`).
+    only_matrices : bool
+        Measure only ``matrices``, no generated ones.
+
+    The choice: the shipped model, its corrections and the retrained models are cross-validated on the
+    measured matrices (grouped by matrix), and the best replaces the shipped model only when it beats it
+    by more than the noise (the rule of :func:`pyspmv.training.adapt.judge`: geomean t_pick/t_best lower
+    by more than the noise on it, share within 5 % not lower by more than the noise on that; the noise
+    from the matrices timed twice, :func:`timing_noise`, or from resampling the judged matrices, whichever
+    is larger). What it was judged on, the numbers, the noise and the decision are saved in the model's
+    ``meta['calibration']['judged']`` (``pyspmv calibrate --report`` prints them).
 
     Returns
     -------
@@ -366,11 +475,27 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     fp = fingerprint(device)
     folder = Path(folder) if folder is not None else home() / "calibration" / fingerprint_id(fp)
     new, remeasured, repeat = 0, [], None
+    if only_matrices and matrices is None:
+        raise ValueError("The 'only_matrices' parameter of calibrate() needs 'matrices' (a folder of Matrix Market "
+                         "files).")
+    mine, bad = user_matrices(matrices) if matrices is not None else ([], [])
+    if matrices is not None and not mine:
+        raise ValueError(f"calibrate() found no Matrix Market file (NAME.mtx, .mtx.gz, .mtx.bz2) in "
+                         f"matrices={str(matrices)!r}" + "".join(f"; {f}: {why}" for f, why in bad))
     if measure:
         if restart and (folder / "parts").is_dir():
             shutil.rmtree(folder / "parts")
-        entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
-        order = select(F, shipped.features, est)
+        if only_matrices:
+            entries, order, est = [], [], np.zeros(0)
+        else:
+            entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
+            order = select(F, shipped.features, est)
+        if mine:                    # the user's first, smallest first; their cost from the shipped timings' fit
+            cost = matrix_cost(shipped.table, budget_s, repeats, warmup) / max(1, shipped.table["dtype"].nunique())
+            known = shipped.features.set_index("matrix")["nnz"]
+            mest = _cost_of(np.array([e.nnz for e in mine], dtype=np.float64), cost, known) * len(dtypes)
+            order = list(range(len(mine))) + [len(mine) + j for j in order]
+            entries, est = mine + entries, np.concatenate([mest, est])
         deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
         kw = {"device": device, "dtypes": tuple(dtypes), "repeats": repeats, "warmup": warmup, "budget_s": budget_s}
         new, remeasured, measured = _measure(entries, order, est, folder, deadline - REPEAT_SHARE * time_limit_s,
@@ -398,10 +523,19 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
             raise ValueError(f"The measurements in folder={str(folder)!r} are of device {info.get('device')!r}; "
                              f"the 'device' parameter of calibrate() is {device!r}.")
         fp = fingerprint_of({"device": device, **info})
+    if mine:
+        root = Path(matrices)
+        files = {e.name: next((e.name + x for x in MTX_SUFFIXES if (root / (e.name + x)).is_file()), e.name)
+                 for e in mine}
+        bad = bad + _failures(folder, files)
+    groups = ds.table.drop_duplicates("matrix").set_index("matrix")["group"].astype(str)
+    yours = {str(m) for m, g in groups.items() if g == USER_GROUP or g.startswith(USER_GROUP + ":")}
     local, base = Local.of(ds), Local.of(shipped)
     base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
     cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s)
-    choice = best_candidate(cv)
+    judged = judge(cv, timing_noise(repeat, local), yours, seed=seed)
+    judged["yours_given"] = len(mine) if mine else None
+    choice = judged["choice"]
     cal = adapt(choice, rm, local, base, kind=kind, seed=seed)
     wall = time.monotonic() - t_start
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -410,11 +544,12 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()), "wall_s": round(wall, 1),
                         "time_limit_s": time_limit_s, "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed,
                         "remeasured": len(remeasured), "base": rm.source, "measured": measure, "repeat": repeat,
-                        "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()}}})
+                        "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()},
+                        "judged": judged, "bad": [list(b) for b in bad]}})
     path = Path(out) if out is not None else calibrated_path(device)
     path.parent.mkdir(parents=True, exist_ok=True)
     _replace(path, ".pyspmv", lambda tmp: save_model(cal, tmp))   # rank() never reads a half-written model
     reread_calibrated()
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
-                       time.monotonic() - t_start, cal.meta["calibration"], repeat)
+                       time.monotonic() - t_start, cal.meta["calibration"], repeat, judged, bad)
