@@ -1,11 +1,11 @@
-"""pyspmv.Operator's CPU product against the core's own product, pyspmv.spmv() and scipy's ``A @ x``.
+"""pyspmv.Operator's CPU product against the pre-converted public product, pyspmv.spmv() and scipy's ``A @ x``.
 
-    python benchmarks/operator.py                       # results/operator.md
-    python benchmarks/operator.py --repeats 2 --out /tmp/operator.md
+    python benchmarks/operator_product.py                       # results/operator.md
+    python benchmarks/operator_product.py --repeats 2 --out /tmp/operator.md
 
-The core's product is ``pyspmv._core.mv`` on a converted FormatMatrix's State into a kept ``y`` (what the
-operator calls); the operator's is ``op.matvec(x, out=y)``, ``op @ x`` (a new y) and ``op.matvec(x, out=y,
-alpha=2, beta=0.5)`` (alpha and beta applied by NumPy in place, beside a work vector). Every variant is timed in
+The reference ("core") is ``pyspmv.spmv(F, x, config)`` on a FormatMatrix converted beforehand: the public
+product without a conversion, which allocates its y (the bare core call is private API); the operator's is ``op.matvec(x, out=y)``, ``op @ x`` (a new y) and ``op.matvec(x, out=y,
+alpha=2, beta=0.5)`` (one C call, spmv_fmt_mv_scaled). Every variant is timed in
 turn, median µs of back-to-back Python calls (``_timing.timed``), and the whole round repeated: the table gives
 the median over the rounds and the spread [min-max], and the ratios per round.
 """
@@ -20,7 +20,6 @@ from _md import md_table, write_report
 from _timing import laplacian, reps_for, timed, uniform
 
 import pyspmv
-from pyspmv import _core
 
 CONFIG = "cpu/csr/rows"
 
@@ -33,13 +32,12 @@ def measure(M: pyspmv.Matrix, repeats: int) -> dict[str, list[float]]:
     """Per variant, the median µs of each round."""
     S = M.to_scipy()
     F = pyspmv.convert(M, "csr")
-    state, variant = F.state, pyspmv.config(CONFIG).variant
     op = pyspmv.Operator(M, config=CONFIG)
     x = np.random.default_rng(0).uniform(-1, 1, M.ncols)
     y = np.zeros(M.nrows)
     assert np.allclose(op @ x, S @ x)
     n = reps_for(M.nnz)
-    fns = {"core": lambda: _core.mv(state, variant, x, y),
+    fns = {"core": lambda: pyspmv.spmv(F, x, CONFIG),
            "op out=": lambda: op.matvec(x, out=y),
            "op @ x": lambda: op @ x,
            "op alpha,beta": lambda: op.matvec(x, out=y, alpha=2.0, beta=0.5),
@@ -79,7 +77,8 @@ def main() -> None:
         f"{a.repeats} rounds with the spread [min-max]; each round times every variant in turn (median µs of "
         "back-to-back Python calls). Ratios are per round, against the core's product of the same round."),
         "",
-        ("core: `pyspmv._core.mv(F.state, variant, x, y)` on a converted FormatMatrix into a kept y; op out=: "
+        ("core: `pyspmv.spmv(F, x, config)` on a FormatMatrix converted beforehand (the public product without a "
+        "conversion; it allocates y); op out=: "
         "`op.matvec(x, out=y)`; op @ x: a new y per product; alpha,beta: `op.matvec(x, out=y, alpha=2, beta=0.5)`; "
         "spmv(...): `pyspmv.spmv(A, x, config)`, which converts per call, of a pyspmv.Matrix and of a scipy "
         "csr_array; scipy: `A @ x` of the csr_array."),
