@@ -13,8 +13,9 @@ import scipy.io
 import scipy.sparse as sp
 
 import pyspmv
-from pyspmv.devices import gpu
+import pyspmv.training.train_default
 from pyspmv.cli import EXIT_BROKEN_PIPE, TOP_DEFAULT, main
+from pyspmv.devices import gpu
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
 H100 = "NVIDIA H100 80GB HBM3"          # the GPU datasets/h100, and so the shipped cuda default, was measured on

@@ -12,8 +12,9 @@ from ..devices.machine import OtherMachineWarning, calibrated_path, measured_on
 from ..matrices.configs import LIBRARIES, device_libraries
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
+from ..ranking.cache import DEFAULT_FILES
 from ..ranking.modelfile import load_model
-from ..ranking.rank import DEFAULT_FILES, CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
+from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
 from .common import USER_ERRORS, generated, print_json
 
 

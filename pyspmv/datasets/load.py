@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..matrices.configs import Config, config_frame
-from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, PARAM_COLUMNS
+from ..matrices.configs import PARAM_COLUMNS, Config, config_frame
+from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
 #: PARAM_COLUMNS (re-exported): configuration parameter columns of X, in order, p_<name> for each

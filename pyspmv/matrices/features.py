@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
-from .configs import PARAM_COLUMNS, Config, config  # noqa: F401 (PARAM_COLUMNS: re-exported)
+from .configs import Config, config
 from .matrix import value_dtype
 from .mmio import as_matrix
 

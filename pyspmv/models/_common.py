@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from ..matrices.features import PARAM_COLUMNS
+from ..matrices.configs import PARAM_COLUMNS
 from ..matrices.matrix import VALUE_BYTES
 from ..ranking.layout import lookup_keys
 from ._schema import (

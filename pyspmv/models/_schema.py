@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..matrices.features import DESIGN_COLUMNS, FEATURE_NAMES, PARAM_COLUMNS
+from ..matrices.configs import PARAM_COLUMNS
+from ..matrices.features import DESIGN_COLUMNS, FEATURE_NAMES
 from ..matrices.matrix import VALUE_BYTES
 
 #: The value sizes a ``value_bytes`` column may hold.

@@ -15,7 +15,7 @@ from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
-from .cache import DEFAULT_FILES, default_model  # noqa: F401 (DEFAULT_FILES: the command line's, about's)
+from .cache import default_model
 from .modelfile import load_model
 from .portable import portable
 from .rankmodel import RankModel
