@@ -266,23 +266,73 @@ done:
     return SPMV_OK;
 }
 
-extern "C" int spmv_cusparse_run(spmv_cusparse *c, spmv_err *err) {
+/* One product of what c holds (x, y, alpha, beta, stream as set), asynchronous. */
+static int run_bound(spmv_cusparse *c, const void *x, void *y, int read_y, spmv_err *err) {
     int rc = SPMV_OK;
     cusparseStatus_t st;
-    if (c->empty) {
-        CUDA_TRY("cudaMemsetAsync(y)", cudaMemsetAsync(c->y, 0, c->y_bytes, c->stream));
-        return SPMV_OK;
-    }
     if (c->xpad)
         CUDA_TRY("cudaMemcpyAsync(x to its BSR padding)",
-                 cudaMemcpyAsync(c->xpad, c->x, c->x_bytes, cudaMemcpyDeviceToDevice, c->stream));
+                 cudaMemcpyAsync(c->xpad, x, c->x_bytes, cudaMemcpyDeviceToDevice, c->stream));
+    if (c->ypad && read_y)
+        CUDA_TRY("cudaMemcpyAsync(y to its BSR padding)",
+                 cudaMemcpyAsync(c->ypad, y, c->y_bytes, cudaMemcpyDeviceToDevice, c->stream));
     st = cusparseSpMV(c->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &c->alpha, c->A, c->vx, &c->beta,
                       c->vy, c->vt, c->alg, c->buffer);
     if (st != CUSPARSE_STATUS_SUCCESS) return cusparse_status(st, "cusparseSpMV", 0, err);
     if (c->ypad)
         CUDA_TRY("cudaMemcpyAsync(y from its BSR padding)",
-                 cudaMemcpyAsync(c->y, c->ypad, c->y_bytes, cudaMemcpyDeviceToDevice, c->stream));
+                 cudaMemcpyAsync(y, c->ypad, c->y_bytes, cudaMemcpyDeviceToDevice, c->stream));
 done:
+    return rc;
+}
+
+extern "C" int spmv_cusparse_run(spmv_cusparse *c, spmv_err *err) {
+    int rc = SPMV_OK;
+    if (c->empty) {
+        CUDA_TRY("cudaMemsetAsync(y)", cudaMemsetAsync(c->y, 0, c->y_bytes, c->stream));
+        return SPMV_OK;
+    }
+    return run_bound(c, c->x, c->y, 0, err);
+done:
+    return rc;
+}
+
+/* x's descriptor, made const (cuSPARSE then promises not to write x) by us, repointed by us: cuSPARSE
+ * has no setter for a const descriptor. */
+static cusparseDnVecDescr_t vx_mut(spmv_cusparse *c) { return (cusparseDnVecDescr_t)c->vx; }
+
+static void set_scalars(spmv_cusparse *c, double alpha, double beta) {
+    if (c->vt == CUDA_R_32F) {
+        c->alpha.f = (float)alpha;
+        c->beta.f = (float)beta;
+    } else {
+        c->alpha.d = alpha;
+        c->beta.d = beta;
+    }
+}
+
+extern "C" int spmv_cusparse_run_vec(spmv_cusparse *c, const void *x, void *y, double alpha,
+                                     double beta, cudaStream_t s, spmv_err *err) {
+    int rc = SPMV_OK, elem = c->vt == CUDA_R_32F ? 4 : 8;
+    if (c->empty || alpha == 0.0) /* y = beta y, without cuSPARSE */
+        return spmv_cuda_status(
+            spmv_cuda_axpby(elem, (int64_t)(c->y_bytes / elem), 0.0, NULL, beta, y, s),
+            "y = beta y", err);
+    cudaStream_t s0 = c->stream;
+    c->stream = s;
+    CUSPARSE_TRY("cusparseSetStream", cusparseSetStream(c->handle, s));
+    if (!c->xpad)
+        CUSPARSE_TRY("cusparseDnVecSetValues(x)", cusparseDnVecSetValues(vx_mut(c), (void *)x));
+    if (!c->ypad) CUSPARSE_TRY("cusparseDnVecSetValues", cusparseDnVecSetValues(c->vy, y));
+    set_scalars(c, alpha, beta);
+    rc = run_bound(c, x, y, beta != 0.0, err);
+done:
+    /* back to what create bound, for the plan's own runs (timing, host vectors) */
+    set_scalars(c, 1.0, 0.0);
+    c->stream = s0;
+    if (c->handle) cusparseSetStream(c->handle, s0);
+    if (c->vx && !c->xpad) cusparseDnVecSetValues(vx_mut(c), c->x);
+    if (c->vy && !c->ypad) cusparseDnVecSetValues(c->vy, c->y);
     return rc;
 }
 

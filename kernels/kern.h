@@ -98,6 +98,17 @@ static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
     return (unsigned)(b > 0 ? b : 1);
 }
 
+/* ---- Vectors (kernels/vec.cu) ---- */
+
+/* y[n] = alpha * t[n] + beta * y[n] (elem_size 4 or 8) on stream s, asynchronous; as BLAS, beta == 0
+ * does not read y and t == NULL stands for zeros.  Returns the launch's error. */
+cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, const void *t, double beta,
+                            void *y, cudaStream_t s);
+/* Check a CSR matrix on the device (the rules of spmv_cuda_matrix_wrap_csr), synchronously:
+ * SPMV_EINVAL naming the first bad entry (err->where its index), SPMV_ECUDA, SPMV_ENOMEM. */
+int spmv_cuda_csr_check(int32_t nrows, int32_t ncols, int64_t nnz, const int32_t *ptr,
+                        const int32_t *col, spmv_err *err);
+
 /* ---- cuSPARSE (kernels/cusparse.cu) ---- */
 
 /* Handle, descriptors and buffer for one matrix, made once and reused by every run. */
@@ -112,6 +123,10 @@ int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, void *x, vo
                          cudaStream_t s, spmv_cusparse **out, spmv_err *err);
 /* y = A x with what create bound, asynchronous on its stream. */
 int spmv_cusparse_run(spmv_cusparse *c, spmv_err *err);
+/* y = alpha A x + beta y on other device vectors x[ncols], y[nrows] and stream s (cuSPARSE's
+ * descriptors are pointed at them for this call and back after); asynchronous. */
+int spmv_cusparse_run_vec(spmv_cusparse *c, const void *x, void *y, double alpha, double beta,
+                          cudaStream_t s, spmv_err *err);
 /* Bytes of cuSPARSE's external buffer (a per-configuration cost). */
 int64_t spmv_cusparse_buffer_bytes(const spmv_cusparse *c);
 void spmv_cusparse_free(spmv_cusparse *c);

@@ -21,6 +21,7 @@ struct spmv_cuda_matrix {
     void *x, *y;
     int64_t bytes;
     double upload_ms;
+    int borrowed; /* dev[] are the caller's (spmv_cuda_matrix_wrap_csr): never freed here */
 };
 
 /* Products of one timed batch: each between its own pair of events, all queued behind one gate. */
@@ -41,6 +42,12 @@ struct spmv_cuda_plan {
     int *gate_dev;      /* the same, as the device sees them */
     int64_t bytes;      /* the plan's own: workspace, cuSPARSE's buffer */
     double setup_ms;
+    int device;         /* the CUDA device its arrays live on */
+    /* products on the caller's vectors (spmv_cuda_plan_mv_dev) */
+    void *tmp;          /* A x beside y where alpha and beta ask for it; made on first need */
+    cudaEvent_t done;   /* recorded after each such product, waited on by the next on another stream */
+    cudaStream_t last;  /* the stream of the last such product */
+    int used;           /* done has been recorded */
 };
 
 /* The own kernel of each registry entry, in registry order (csrc/kernels.def: NULL for a CPU or
@@ -127,7 +134,7 @@ double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M) { return M->upload_
 
 void spmv_cuda_matrix_free(spmv_cuda_matrix *M) {
     if (M == NULL) return;
-    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) cudaFree(M->dev[k]);
+    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL && !M->borrowed; k++) cudaFree(M->dev[k]);
     cudaFree(M->x);
     cudaFree(M->y);
     cudaGetLastError();
@@ -210,8 +217,10 @@ int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_
     p->L.tpv = launch[0];
     p->L.block = launch[1];
     double t0 = now_ms();
-    rc = spmv_cuda_status(cudaStreamCreateWithFlags(&p->s, cudaStreamNonBlocking),
-                          "cudaStreamCreate", err);
+    rc = spmv_cuda_status(cudaGetDevice(&p->device), "cudaGetDevice", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaStreamCreateWithFlags(&p->s, cudaStreamNonBlocking),
+                              "cudaStreamCreate", err);
     if (!rc) rc = setup_kernel(p, F, err);
     if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(p->s), "plan setup", err);
     if (!rc && p->cs) p->bytes += spmv_cusparse_buffer_bytes(p->cs);
@@ -388,8 +397,172 @@ void spmv_cuda_plan_free(spmv_cuda_plan *p) {
     for (int k = 0; k < 2 * BATCH; k++)
         if (p->ev[k]) cudaEventDestroy(p->ev[k]);
     if (p->gate) cudaFreeHost((void *)p->gate);
+    if (p->done) cudaEventDestroy(p->done);
+    cudaFree(p->tmp);
     if (p->s) cudaStreamDestroy(p->s);
     if (p->owns_matrix) spmv_cuda_matrix_free(p->M);
     cudaGetLastError();
     free(p);
+}
+
+/* ---- Products on the caller's device vectors ---- */
+
+int spmv_cuda_plan_device(const spmv_cuda_plan *p) { return p->device; }
+
+/* SPMV_OK when v (`name`, n bytes) is memory of the plan's device; else SPMV_EINVAL saying what it
+ * is.  cudaPointerGetAttributes knows every allocation of the runtime and driver (cudaMalloc,
+ * managed, CuPy's and PyTorch's pools alike). */
+static int device_vector(const spmv_cuda_plan *p, const void *v, const char *name, spmv_err *err) {
+    cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, v);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return spmv_cuda_fail(err, SPMV_EINVAL, "%s (%p) is not memory the CUDA runtime knows: %s",
+                              name, v, cudaGetErrorString(e));
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "%s (%p) is host memory, not device memory: pass a device array",
+                              name, v);
+    if (a.device != p->device)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "%s is on CUDA device %d; the operator's matrix is on device %d", name,
+                              a.device, p->device);
+    return SPMV_OK;
+}
+
+int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alpha, double beta,
+                          void *stream, spmv_err *err) {
+    const spmv_cuda_matrix *M = p->M;
+    const int64_t es = M->elem_size, xb = (int64_t)M->D.ncols * es, yb = (int64_t)M->D.nrows * es;
+    cudaStream_t s = (cudaStream_t)stream;
+    if ((yb > 0 && y == NULL) || (xb > 0 && x == NULL && alpha != 0.0))
+        return spmv_cuda_fail(err, SPMV_EINVAL, "x or y is a NULL pointer");
+    const char *xs = (const char *)x, *ys = (const char *)y;
+    if (xb > 0 && yb > 0 && alpha != 0.0 && xs < ys + yb && ys < xs + xb)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "x and y overlap: the product would read what it writes");
+    int rc = yb > 0 ? device_vector(p, y, "y", err) : SPMV_OK;
+    if (!rc && xb > 0 && alpha != 0.0) rc = device_vector(p, x, "x", err);
+    /* the last product on another stream may still use the workspace or tmp */
+    if (!rc && p->used && p->last != s)
+        rc = spmv_cuda_status(cudaStreamWaitEvent(s, p->done, 0), "cudaStreamWaitEvent", err);
+    if (rc) return rc;
+    if (p->cs != NULL) {
+        rc = spmv_cusparse_run_vec(p->cs, x, y, alpha, beta, s, err);
+    } else if (alpha == 0.0) {
+        rc = spmv_cuda_status(spmv_cuda_axpby((int)es, M->D.nrows, 0.0, NULL, beta, y, s),
+                              "y = beta y", err);
+    } else {
+        int direct = alpha == 1.0 && beta == 0.0;
+        void *t = y;
+        if (!direct) {
+            if (p->tmp == NULL && yb > 0)
+                rc = dev_alloc(&p->bytes, yb, "A x beside y (alpha, beta)", &p->tmp, err);
+            t = p->tmp;
+        }
+        cudaError_t e = cudaSuccess;
+        if (!rc)
+            e = es == 4 ? p->ops->run_f32(&M->D, &p->L, p->aux, (const float *)x, (float *)t, s)
+                        : p->ops->run_f64(&M->D, &p->L, p->aux, (const double *)x, (double *)t, s);
+        if (!rc) rc = spmv_cuda_status(e, p->K->id, err);
+        if (!rc && !direct)
+            rc = spmv_cuda_status(spmv_cuda_axpby((int)es, M->D.nrows, alpha, t, beta, y, s),
+                                  "y = alpha A x + beta y", err);
+    }
+    if (rc) return rc;
+    if (p->done == NULL)
+        rc = spmv_cuda_status(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
+                              "cudaEventCreate", err);
+    if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->done, s), "cudaEventRecord", err);
+    if (!rc) {
+        p->last = s;
+        p->used = 1;
+    }
+    return rc;
+}
+
+/* ---- Matrices that already live on the device ---- */
+
+int spmv_cuda_matrix_wrap_csr(int32_t nrows, int32_t ncols, int64_t nnz, const int32_t *row_ptr,
+                              const int32_t *col, const void *val, int elem_size,
+                              spmv_cuda_matrix **out, spmv_err *err) {
+    *out = NULL;
+    int n, rc = spmv_cuda_device_count(&n, err);
+    if (rc) return rc;
+    if (elem_size != 4 && elem_size != 8)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "elem_size %d is not 4 or 8", elem_size);
+    if (nrows < 0 || ncols < 0 || nnz < 0 || nnz > INT32_MAX)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "a CSR of %d x %d with %lld entries: sizes must be >= 0 and nnz "
+                              "at most 2^31 - 1 (int32 indices)",
+                              (int)nrows, (int)ncols, (long long)nnz);
+    if (row_ptr == NULL || (nnz > 0 && (col == NULL || val == NULL)))
+        return spmv_cuda_fail(err, SPMV_EINVAL, "a CSR array on the device is a NULL pointer");
+    rc = spmv_cuda_csr_check(nrows, ncols, nnz, row_ptr, col, err);
+    if (rc) return rc;
+    spmv_cuda_matrix *M = (spmv_cuda_matrix *)calloc(1, sizeof *M);
+    if (M == NULL)
+        return spmv_cuda_fail(err, SPMV_ENOMEM, "a device matrix (%zu bytes)", sizeof *M);
+    M->elem_size = elem_size;
+    M->borrowed = 1;
+    spmv_dfmt *D = &M->D;
+    D->format = SPMV_FMT_CSR;
+    D->nrows = nrows;
+    D->ncols = ncols;
+    D->nnz = nnz;
+    D->nidx[0] = (int64_t)nrows + 1;
+    D->nidx[1] = nnz;
+    D->nval[0] = nnz;
+    D->idx[0] = row_ptr;
+    D->idx[1] = nnz > 0 ? col : NULL;
+    D->val[0] = nnz > 0 ? val : NULL;
+    M->dev[0] = (void *)row_ptr;
+    M->dev[1] = (void *)D->idx[1];
+    M->dev[SPMV_MAXIDX] = (void *)D->val[0];
+    rc = dev_alloc(&M->bytes, (int64_t)ncols * elem_size, "x", &M->x, err);
+    if (!rc) rc = dev_alloc(&M->bytes, (int64_t)nrows * elem_size, "y", &M->y, err);
+    if (rc) {
+        spmv_cuda_matrix_free(M);
+        return rc;
+    }
+    *out = M;
+    return SPMV_OK;
+}
+
+void spmv_cuda_matrix_header(const spmv_cuda_matrix *M, spmv_fmt *F) {
+    memset(F, 0, sizeof *F);
+    F->format = M->D.format;
+    F->nrows = M->D.nrows;
+    F->ncols = M->D.ncols;
+    F->nnz = M->D.nnz;
+    memcpy(F->param, M->D.param, sizeof F->param);
+    memcpy(F->scalar, M->D.scalar, sizeof F->scalar);
+    memcpy(F->nidx, M->D.nidx, sizeof F->nidx);
+    memcpy(F->nval, M->D.nval, sizeof F->nval);
+}
+
+int spmv_cuda_plan_create_dev(spmv_cuda_matrix *M, const spmv_config *c, spmv_cuda_plan **out,
+                              spmv_err *err) {
+    spmv_fmt F;
+    spmv_cuda_matrix_header(M, &F);
+    *out = NULL;
+    const spmv_kernel_desc *K = c != NULL ? spmv_kernel_get(c->kernel) : NULL;
+    /* csr/adaptive plans its work items from the row pointers on the host (kernels/csr.cu): the
+     * one kernel whose setup reads an array, nrows + 1 int32 copied down once here */
+    int32_t *ptr = NULL;
+    int rc = SPMV_OK;
+    if (K != NULL && K->library == SPMV_LIB_PYSPMV && F.format == SPMV_FMT_CSR &&
+        c->kernel >= 0 && c->kernel < (int)(sizeof own / sizeof own[0]) && own[c->kernel] &&
+        own[c->kernel]->setup != NULL) {
+        size_t b = (size_t)(F.nrows + 1) * sizeof(int32_t);
+        ptr = (int32_t *)malloc(b);
+        if (ptr == NULL) return spmv_cuda_fail(err, SPMV_ENOMEM, "row pointers (%zu bytes)", b);
+        rc = spmv_cuda_status(cudaMemcpy(ptr, M->D.idx[0], b, cudaMemcpyDeviceToHost),
+                              "download of the row pointers", err);
+        F.idx[0] = ptr;
+    }
+    if (!rc) rc = spmv_cuda_plan_create_on(M, &F, c, out, err);
+    free(ptr);
+    return rc;
 }

@@ -81,6 +81,43 @@ int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err);
 
+/* ---- Products on the caller's device vectors ---- */
+
+/* y = alpha * A x + beta * y with x[ncols] and y[nrows] device arrays of the plan's value type
+ * (contiguous; cudaMalloc'd, managed or any device memory of the plan's device), used in place: no
+ * copy to or from the host.  Queued on `stream` (a cudaStream_t; NULL: the legacy default stream),
+ * asynchronous: the caller synchronises as for its own kernels.  As BLAS: beta == 0 does not read y
+ * (NaN there does not propagate), alpha == 0 does not compute the product.  A plan used on a stream
+ * other than its last one first waits for its last product there, so that its workspace is never
+ * shared by two products at once; the caller still must not call one plan from two threads at the
+ * same time.  Returns 0, SPMV_EINVAL (x and y overlap; a pointer the runtime does not know as device
+ * memory of the plan's device, with which one in err->msg), SPMV_ECUDA or SPMV_ECUSPARSE. */
+int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alpha, double beta,
+                          void *stream, spmv_err *err);
+
+/* The CUDA device ordinal the plan's arrays live on. */
+int spmv_cuda_plan_device(const spmv_cuda_plan *p);
+
+/* ---- Matrices that already live on the device ---- */
+
+/* A CSR matrix whose arrays are the caller's device arrays, read in place (borrowed: M must not
+ * outlive them, and frees none of them): row_ptr[nrows + 1] and col[nnz] int32, val[nnz] of
+ * elem_size 4 or 8, the layout of csrc/csr.c.  Checked on the device before use (row_ptr[0] = 0,
+ * non-decreasing, row_ptr[nrows] = nnz, 0 <= col < ncols): SPMV_EINVAL names the first bad entry.
+ * x and y for host-vector products are allocated as spmv_cuda_matrix_create does. */
+int spmv_cuda_matrix_wrap_csr(int32_t nrows, int32_t ncols, int64_t nnz, const int32_t *row_ptr,
+                              const int32_t *col, const void *val, int elem_size,
+                              spmv_cuda_matrix **out, spmv_err *err);
+
+/* The sizes and scalars of M as a host spmv_fmt with no arrays (idx and val NULL): what a plan's
+ * checks compare, for a matrix that has no host copy. */
+void spmv_cuda_matrix_header(const spmv_cuda_matrix *M, spmv_fmt *F);
+
+/* A plan for configuration c over M without a host copy of the matrix (M from
+ * spmv_cuda_matrix_wrap_csr or a device conversion).  As spmv_cuda_plan_create_on otherwise. */
+int spmv_cuda_plan_create_dev(spmv_cuda_matrix *M, const spmv_config *c, spmv_cuda_plan **out,
+                              spmv_err *err);
+
 /* Device bytes the plan holds: workspace or cuSPARSE buffer, plus matrix arrays, x and y when it
  * owns its matrix. */
 int64_t spmv_cuda_plan_bytes(const spmv_cuda_plan *p);

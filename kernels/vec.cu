@@ -1,0 +1,77 @@
+// kernels/vec.cu: vector work around a product on the caller's vectors — alpha/beta, checks of a
+// CSR matrix that lives on the device
+// SPDX-License-Identifier: BSD-3-Clause
+#include "kern.h"
+
+template <typename T>
+__global__ void axpby_kernel(int64_t n, T alpha, const T *__restrict__ t, T beta, T *y) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        /* BLAS's rules: beta == 0 does not read y, t == NULL (alpha == 0) does not read t */
+        T v = t != nullptr ? alpha * t[i] : T(0);
+        y[i] = beta == T(0) ? v : v + beta * y[i];
+    }
+}
+
+extern "C" cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, const void *t,
+                                       double beta, void *y, cudaStream_t s) {
+    if (n <= 0) return cudaSuccess;
+    const int bs = 256;
+    unsigned blocks = spmv_cuda_blocks(n, bs);
+    if (blocks > 65535u * 8) blocks = 65535u * 8; /* grid-stride past that */
+    if (elem_size == 4)
+        axpby_kernel<float><<<blocks, bs, 0, s>>>(n, (float)alpha, (const float *)t, (float)beta,
+                                                  (float *)y);
+    else
+        axpby_kernel<double><<<blocks, bs, 0, s>>>(n, alpha, (const double *)t, beta, (double *)y);
+    return cudaGetLastError();
+}
+
+/* The first bad entry of a device CSR, as (what, index) packed in bad[0..1]: what 1 = row_ptr[0] is
+ * not 0, 2 = row_ptr decreases at index, 3 = row_ptr[nrows] is not nnz, 4 = col[index] out of
+ * range.  atomicMin keeps the lowest code, then the lowest index, so the answer does not depend on
+ * which thread saw it first. */
+__global__ void csr_check_kernel(int32_t nrows, int32_t ncols, int64_t nnz,
+                                 const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
+                                 unsigned long long *bad) {
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (t == 0) {
+        if (ptr[0] != 0) atomicMin(bad, (1ULL << 40));
+        if ((int64_t)ptr[nrows] != nnz) atomicMin(bad, (3ULL << 40));
+    }
+    for (int64_t i = t; i < nrows; i += stride)
+        if (ptr[i + 1] < ptr[i]) atomicMin(bad, (2ULL << 40) | (unsigned long long)(i + 1));
+    for (int64_t k = t; k < nnz; k += stride)
+        if (col[k] < 0 || col[k] >= ncols) atomicMin(bad, (4ULL << 40) | (unsigned long long)k);
+}
+
+extern "C" int spmv_cuda_csr_check(int32_t nrows, int32_t ncols, int64_t nnz, const int32_t *ptr,
+                                   const int32_t *col, spmv_err *err) {
+    unsigned long long *bad = nullptr, host = ~0ULL;
+    int rc = spmv_cuda_malloc((void **)&bad, sizeof host, "the CSR check's answer", err);
+    if (rc) return rc;
+    rc = spmv_cuda_status(cudaMemcpy(bad, &host, sizeof host, cudaMemcpyHostToDevice),
+                          "the CSR check", err);
+    if (!rc) {
+        int64_t work = nnz > nrows ? nnz : nrows;
+        unsigned blocks = spmv_cuda_blocks(work, 256);
+        if (blocks > 4096) blocks = 4096;
+        csr_check_kernel<<<blocks, 256>>>(nrows, ncols, nnz, ptr, col, bad);
+        rc = spmv_cuda_status(cudaGetLastError(), "the CSR check", err);
+    }
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost),
+                              "the CSR check", err);
+    cudaFree(bad);
+    if (rc || host == ~0ULL) return rc;
+    int what = (int)(host >> 40);
+    long long at = (long long)(host & ((1ULL << 40) - 1));
+    static const char *const why[] = {"", "row_ptr[0] is not 0", "row_ptr decreases",
+                                      "row_ptr[nrows] is not nnz", "a column index is outside [0, ncols)"};
+    if (what < 1 || what > 4) what = 4;
+    rc = spmv_cuda_fail(err, SPMV_EINVAL, "The CSR matrix on the device is not valid: %s (index %lld)",
+                        why[what], at);
+    if (err) err->where = at;
+    return rc;
+}
