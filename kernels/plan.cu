@@ -42,12 +42,15 @@ struct spmv_cuda_plan {
     int *gate_dev;      /* the same, as the device sees them */
     int64_t bytes;      /* the plan's own: workspace, cuSPARSE's buffer */
     double setup_ms;
-    int device;         /* the CUDA device its arrays live on */
+    int device; /* the CUDA device its arrays live on */
     /* products on the caller's vectors (spmv_cuda_plan_mv_dev) */
-    void *tmp;          /* A x beside y where alpha and beta ask for it; made on first need */
-    cudaEvent_t done;   /* recorded after each such product, waited on by the next on another stream */
-    cudaStream_t last;  /* the stream of the last such product */
-    int used;           /* done has been recorded */
+    void *tmp; /* A x beside y where alpha and beta ask for it; made on first need */
+    cudaEvent_t
+        done; /* recorded after each such product, waited on by the next on another stream */
+    cudaStream_t last; /* the stream of the last such product */
+    int used;          /* done has been recorded */
+    const void *ok_x;  /* the last x and y found to be memory of the plan's device: asking the */
+    const void *ok_y;  /* runtime again costs about a microsecond a pointer, per product */
 };
 
 /* The own kernel of each registry entry, in registry order (csrc/kernels.def: NULL for a CPU or
@@ -426,8 +429,8 @@ static int device_vector(const spmv_cuda_plan *p, const void *v, const char *nam
                               name, v);
     if (a.device != p->device)
         return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "%s is on CUDA device %d; the operator's matrix is on device %d", name,
-                              a.device, p->device);
+                              "%s is on CUDA device %d; the operator's matrix is on device %d",
+                              name, a.device, p->device);
     return SPMV_OK;
 }
 
@@ -442,8 +445,12 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
     if (xb > 0 && yb > 0 && alpha != 0.0 && xs < ys + yb && ys < xs + xb)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "x and y overlap: the product would read what it writes");
-    int rc = yb > 0 ? device_vector(p, y, "y", err) : SPMV_OK;
-    if (!rc && xb > 0 && alpha != 0.0) rc = device_vector(p, x, "x", err);
+    int rc = yb > 0 && y != p->ok_y ? device_vector(p, y, "y", err) : SPMV_OK;
+    if (!rc && yb > 0) p->ok_y = y;
+    if (!rc && xb > 0 && alpha != 0.0 && x != p->ok_x) {
+        rc = device_vector(p, x, "x", err);
+        if (!rc) p->ok_x = x;
+    }
     /* the last product on another stream may still use the workspace or tmp */
     if (!rc && p->used && p->last != s)
         rc = spmv_cuda_status(cudaStreamWaitEvent(s, p->done, 0), "cudaStreamWaitEvent", err);
@@ -552,8 +559,8 @@ int spmv_cuda_plan_create_dev(spmv_cuda_matrix *M, const spmv_config *c, spmv_cu
      * one kernel whose setup reads an array, nrows + 1 int32 copied down once here */
     int32_t *ptr = NULL;
     int rc = SPMV_OK;
-    if (K != NULL && K->library == SPMV_LIB_PYSPMV && F.format == SPMV_FMT_CSR &&
-        c->kernel >= 0 && c->kernel < (int)(sizeof own / sizeof own[0]) && own[c->kernel] &&
+    if (K != NULL && K->library == SPMV_LIB_PYSPMV && F.format == SPMV_FMT_CSR && c->kernel >= 0 &&
+        c->kernel < (int)(sizeof own / sizeof own[0]) && own[c->kernel] &&
         own[c->kernel]->setup != NULL) {
         size_t b = (size_t)(F.nrows + 1) * sizeof(int32_t);
         ptr = (int32_t *)malloc(b);

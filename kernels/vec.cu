@@ -20,8 +20,8 @@ extern "C" cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, c
     unsigned blocks = spmv_cuda_blocks(n, bs);
     if (blocks > 65535u * 8) blocks = 65535u * 8; /* grid-stride past that */
     if (elem_size == 4)
-        axpby_kernel<float><<<blocks, bs, 0, s>>>(n, (float)alpha, (const float *)t, (float)beta,
-                                                  (float *)y);
+        axpby_kernel<float>
+            <<<blocks, bs, 0, s>>>(n, (float)alpha, (const float *)t, (float)beta, (float *)y);
     else
         axpby_kernel<double><<<blocks, bs, 0, s>>>(n, alpha, (const double *)t, beta, (double *)y);
     return cudaGetLastError();
@@ -68,10 +68,12 @@ extern "C" int spmv_cuda_csr_check(int32_t nrows, int32_t ncols, int64_t nnz, co
     int what = (int)(host >> 40);
     long long at = (long long)(host & ((1ULL << 40) - 1));
     static const char *const why[] = {"", "row_ptr[0] is not 0", "row_ptr decreases",
-                                      "row_ptr[nrows] is not nnz", "a column index is outside [0, ncols)"};
+                                      "row_ptr[nrows] is not nnz",
+                                      "a column index is outside [0, ncols)"};
     if (what < 1 || what > 4) what = 4;
-    rc = spmv_cuda_fail(err, SPMV_EINVAL, "The CSR matrix on the device is not valid: %s (index %lld)",
-                        why[what], at);
+    rc =
+        spmv_cuda_fail(err, SPMV_EINVAL,
+                       "The CSR matrix on the device is not valid: %s (index %lld)", why[what], at);
     if (err) err->where = at;
     return rc;
 }

@@ -27,6 +27,9 @@ static PyMethodDef core_methods[] = {
     {"csr_check", csr_check, METH_VARARGS, "csr_check(nrows, ncols, indptr, indices)"},
     {"finite_check", finite_check, METH_VARARGS,
      "finite_check(values) -> None, or the position of the first non-finite entry"},
+    {"dlpack_info", dlpack_info, METH_VARARGS,
+     "dlpack_info(capsule) -> (address, device_type, device_id, code, bits, lanes, shape, "
+     "strides)"},
     {"features", features, METH_VARARGS,
      "features(nrows, ncols, indptr, indices, sm_count, threads_per_sm, warp_size) -> float64[]"},
     {"feature_names", feature_names, METH_NOARGS, "feature_names() -> tuple of str"},

@@ -15,8 +15,11 @@
 
 typedef struct {
     PyObject_HEAD spmv_cuda_matrix *M;
-    PyObject *state;  /* the State it was uploaded from (plans' setup reads its host arrays) */
+    PyObject *state;  /* the State it was uploaded from (plans' setup reads its host arrays), or
+                         NULL for a matrix that lives on the device only */
+    PyObject *keep;   /* what owns the device arrays M reads in place (wrap_csr), or NULL */
     PyObject *module; /* for the exception classes */
+    int typenum;
 } MatrixObject;
 
 typedef struct {
@@ -84,6 +87,7 @@ static PyObject *matrix_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     if (self == NULL) return NULL;
     self->module = Py_NewRef(module);
     self->state = Py_NewRef(state);
+    self->typenum = S->typenum;
     int rc, elem = S->typenum == NPY_FLOAT32 ? 4 : 8;
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_create(&F, elem, &self->M, &err);
     Py_END_ALLOW_THREADS if (rc) {
@@ -110,6 +114,7 @@ static int matrix_traverse(MatrixObject *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->module);
     Py_VISIT(self->state);
+    Py_VISIT(self->keep);
     return 0;
 }
 
@@ -118,11 +123,41 @@ static int matrix_clear(MatrixObject *self) {
     return 0;
 }
 
+/* wrap_csr(nrows, ncols, nnz, ptr, col, val, elem_size, keep): a Matrix over a CSR that lives on the
+ * device (addresses of int32 row pointers and columns, values of elem_size bytes), read in place;
+ * keep (the arrays' owner) is held as long as the Matrix. */
+static PyObject *wrap_csr(PyObject *module, PyObject *args) {
+    int nrows, ncols, elem;
+    long long nnz;
+    unsigned long long ptr, col, val;
+    PyObject *keep;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "iiLKKKiO", &nrows, &ncols, &nnz, &ptr, &col, &val, &elem, &keep))
+        return NULL;
+    glue_state *st = get_state(module);
+    PyTypeObject *type = (PyTypeObject *)st->MatrixType;
+    MatrixObject *self = (MatrixObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->module = Py_NewRef(module);
+    self->keep = Py_NewRef(keep);
+    self->typenum = elem == 4 ? NPY_FLOAT32 : NPY_FLOAT64;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_wrap_csr(
+        nrows, ncols, (int64_t)nnz, (const int32_t *)(uintptr_t)ptr,
+        (const int32_t *)(uintptr_t)col, (const void *)(uintptr_t)val, elem, &self->M, &err);
+    Py_END_ALLOW_THREADS if (rc) {
+        Py_DECREF(self);
+        return raise_spmv_error(module, rc, &err, "A");
+    }
+    return (PyObject *)self;
+}
+
 static void matrix_dealloc(MatrixObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     spmv_cuda_matrix_free(self->M); /* plans hold a reference: none is left */
     Py_CLEAR(self->state);
+    Py_CLEAR(self->keep); /* after the matrix: it read these arrays */
     Py_CLEAR(self->module);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -154,6 +189,28 @@ static PyType_Spec matrix_spec = {
 
 /* ---- Plan ---- */
 
+/* A plan over a Matrix with no host copy (wrap_csr, a device conversion). */
+static PyObject *plan_on_device(PyTypeObject *type, PyObject *module, MatrixObject *on,
+                                const spmv_config *c, const char *id) {
+    spmv_err err = {0};
+    spmv_fmt F;
+    spmv_cuda_matrix_header(on->M, &F);
+    PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->module = Py_NewRef(module);
+    self->matrix = Py_NewRef((PyObject *)on);
+    self->nrows = F.nrows;
+    self->ncols = F.ncols;
+    self->typenum = on->typenum;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_create_dev(on->M, c, &self->plan, &err);
+    Py_END_ALLOW_THREADS if (rc) {
+        Py_DECREF(self);
+        return raise_spmv_error(module, rc, &err, id);
+    }
+    return (PyObject *)self;
+}
+
 /* Plan(state or Matrix, kernel, params): set a configuration up over a matrix, uploading it first
  * when given its state (the plan then owns the upload).  kernel and params are the configuration as
  * the core parsed it (pyspmv._core.config_parse: registry index, four slots). */
@@ -174,6 +231,7 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (PyObject_TypeCheck(src, (PyTypeObject *)st->MatrixType)) {
         on = (MatrixObject *)src;
         if (!matrix_live(on)) return NULL;
+        if (on->state == NULL) return plan_on_device(type, module, on, &c, id);
         src = on->state;
     }
     const glue_fmtstate *S = state_get(module, src);
@@ -244,6 +302,25 @@ static PyObject *plan_bench(PlanObject *self, PyObject *args) {
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
 }
 
+/* mv_dev(x, y, alpha, beta, stream): y = alpha A x + beta y on device addresses, queued on stream
+ * (an address; 0 the legacy default stream).  Keeps the GIL: the call only queues work, and
+ * releasing the GIL would cost about as much as the call. */
+static PyObject *plan_mv_dev(PlanObject *self, PyObject *args) {
+    unsigned long long x, y, stream;
+    double alpha, beta;
+    spmv_err err = {0};
+    if (!plan_live(self) || !PyArg_ParseTuple(args, "KKddK", &x, &y, &alpha, &beta, &stream))
+        return NULL;
+    int rc = spmv_cuda_plan_mv_dev(self->plan, (const void *)(uintptr_t)x, (void *)(uintptr_t)y,
+                                   alpha, beta, (void *)(uintptr_t)stream, &err);
+    if (rc) return raise_spmv_error(self->module, rc, &err, "CUDA SpMV on device vectors");
+    Py_RETURN_NONE;
+}
+
+static PyObject *plan_device(PlanObject *self, void *closure) {
+    return plan_live(self) ? PyLong_FromLong(spmv_cuda_plan_device(self->plan)) : NULL;
+}
+
 static PyObject *plan_close(PlanObject *self, PyObject *noargs) {
     spmv_cuda_plan_free(self->plan);
     self->plan = NULL;
@@ -280,6 +357,8 @@ static PyMethodDef plan_methods[] = {
     {"mv", (PyCFunction)plan_mv, METH_VARARGS, "mv(x, y): y = A @ x on the GPU"},
     {"bench", (PyCFunction)plan_bench, METH_VARARGS,
      "bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms"},
+    {"mv_dev", (PyCFunction)plan_mv_dev, METH_VARARGS,
+     "mv_dev(x, y, alpha, beta, stream): y = alpha A x + beta y on device addresses"},
     {"close", (PyCFunction)plan_close, METH_NOARGS, "free the device memory now"},
     {NULL, NULL, 0, NULL},
 };
@@ -287,6 +366,7 @@ static PyMethodDef plan_methods[] = {
 static PyGetSetDef plan_getset[] = {
     {"nbytes", (getter)plan_nbytes, NULL, "device bytes held", NULL},
     {"setup_ms", (getter)plan_setup_ms, NULL, "upload and setup time in ms", NULL},
+    {"device", (getter)plan_device, NULL, "the CUDA device ordinal of its arrays", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -313,6 +393,8 @@ static PyType_Spec plan_spec = {
 static PyMethodDef cuda_methods[] = {
     {"device_count", device_count, METH_NOARGS, "device_count() -> int, or DeviceUnavailableError"},
     {"info", info, METH_NOARGS, "info() -> dict of device and software versions"},
+    {"wrap_csr", wrap_csr, METH_VARARGS,
+     "wrap_csr(nrows, ncols, nnz, ptr, col, val, elem_size, keep) -> Matrix read in place"},
     {"copy_bandwidth", copy_bandwidth, METH_VARARGS,
      "copy_bandwidth(bytes, repeats) -> GB/s of device-to-device copies (read + write)"},
     {NULL, NULL, 0, NULL},

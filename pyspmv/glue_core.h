@@ -45,6 +45,7 @@ static inline int csr_lengths(int nrows, PyArrayObject *indptr, PyArrayObject *i
 PyObject *csr_check(PyObject *m, PyObject *args);
 PyObject *mm_read(PyObject *m, PyObject *args);
 PyObject *finite_check(PyObject *m, PyObject *args);
+PyObject *dlpack_info(PyObject *m, PyObject *args);
 
 /* ---- glue_registry.c ---- */
 PyObject *features(PyObject *m, PyObject *args);

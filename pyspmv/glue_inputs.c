@@ -1,4 +1,4 @@
-// pyspmv/glue_inputs.c: _core's input checks — a CSR structure, finite values — and Matrix Market
+// pyspmv/glue_inputs.c: _core's input checks: CSR structure, finite values, DLPack, Matrix Market
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"
@@ -65,4 +65,71 @@ PyObject *finite_check(PyObject *m, PyObject *args) {
         rc = spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err);
     if (rc == 0) Py_RETURN_NONE;
     return PyLong_FromLongLong(err.where);
+}
+
+/* ---- DLPack ----
+ * The structs of the DLPack ABI (dmlc/dlpack's dlpack.h, the "dltensor" capsule of
+ * __dlpack__()), declared here as the protocol fixes them: pyspmv reads a producer's vector
+ * description and never frees or keeps what the capsule holds. */
+typedef struct {
+    int32_t device_type; /* 1 CPU, 2 CUDA, 3 CUDA host (pinned), 13 CUDA managed, ... */
+    int32_t device_id;
+} dl_device;
+
+typedef struct {
+    uint8_t code; /* 0 int, 1 uint, 2 float, ... */
+    uint8_t bits;
+    uint16_t lanes;
+} dl_dtype;
+
+typedef struct {
+    void *data;
+    dl_device device;
+    int32_t ndim;
+    dl_dtype dtype;
+    int64_t *shape;
+    int64_t *strides; /* in elements; NULL: compact row-major */
+    uint64_t byte_offset;
+} dl_tensor;
+
+typedef struct dl_managed {
+    dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct dl_managed *self);
+} dl_managed;
+
+/* dlpack_info(capsule) -> (address, device_type, device_id, type_code, bits, lanes, shape,
+ * strides or None): what a "dltensor" capsule describes, the address with byte_offset added.  The
+ * capsule keeps its ownership (its deleter runs when it is collected, unconsumed), so the caller
+ * holds the capsule, or the producer's array, while it uses the address. */
+PyObject *dlpack_info(PyObject *m, PyObject *args) {
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "O", &capsule)) return NULL;
+    if (!PyCapsule_IsValid(capsule, "dltensor"))
+        return PyErr_Format(PyExc_TypeError,
+                            "__dlpack__() returned %s, not an unconsumed 'dltensor' capsule",
+                            Py_TYPE(capsule)->tp_name);
+    const dl_managed *t = (const dl_managed *)PyCapsule_GetPointer(capsule, "dltensor");
+    if (t == NULL) return NULL;
+    const dl_tensor *d = &t->dl_tensor;
+    if (d->ndim < 0 || d->ndim > 32 || (d->ndim > 0 && d->shape == NULL))
+        return PyErr_Format(PyExc_ValueError, "a DLPack tensor with ndim %d", (int)d->ndim);
+    PyObject *shape = PyTuple_New(d->ndim), *strides = NULL;
+    if (shape == NULL) return NULL;
+    for (int k = 0; k < d->ndim; k++)
+        PyTuple_SET_ITEM(shape, k, PyLong_FromLongLong((long long)d->shape[k]));
+    if (d->strides != NULL) {
+        strides = PyTuple_New(d->ndim);
+        if (strides == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        for (int k = 0; k < d->ndim; k++)
+            PyTuple_SET_ITEM(strides, k, PyLong_FromLongLong((long long)d->strides[k]));
+    } else {
+        strides = Py_NewRef(Py_None);
+    }
+    return Py_BuildValue("(KiiiiiNN)", (unsigned long long)((uintptr_t)d->data + d->byte_offset),
+                         (int)d->device.device_type, (int)d->device.device_id, (int)d->dtype.code,
+                         (int)d->dtype.bits, (int)d->dtype.lanes, shape, strides);
 }

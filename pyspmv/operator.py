@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from ._core import NotApplicableError
-from .devices import gpu
+from .devices import arrays, gpu
 from .devices.run import PADDING_TIMES_X, prepare
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
@@ -23,16 +23,19 @@ class _Side:
     kernel variant on the CPU, a :class:`gpu.Plan` and the lock that serialises its products on the GPU
     (a plan's x and y buffers are its own: one product at a time)."""
 
-    __slots__ = ("F", "dtype", "finite_x", "format", "local", "lock", "nrows", "plan", "state", "variant", "xshape")
+    __slots__ = ("F", "dtype", "finite_x", "format", "live", "local", "lock", "nrows", "plan", "state", "variant",
+                 "xshape")
 
-    def __init__(self, F: FormatMatrix, c: Config):
+    def __init__(self, F: FormatMatrix | gpu.DeviceMatrix, c: Config, plan: gpu.Plan | None = None):
         self.F, self.dtype, self.format = F, F.dtype, F.format
-        self.state = F.state
+        on_device = isinstance(F, gpu.DeviceMatrix)       # a matrix that lives on the GPU, no host copy
+        self.state = None if on_device else F.state
         self.variant = c.variant
         self.xshape = (F.shape[1],)
         self.nrows = F.shape[0]
         self.finite_x = F.format in PADDING_TIMES_X
-        self.plan = gpu.Plan(F, c) if c.device == "cuda" else None
+        self.plan = plan if plan is not None else gpu.Plan(F, c) if c.device == "cuda" else None
+        self.live = True
         self.lock = threading.Lock()
         self.local = threading.local()        # each thread's work vector for beta != 0
 
@@ -41,6 +44,7 @@ class _Side:
             if self.plan is not None:
                 self.plan.close()
             self.plan = self.state = self.F = None
+            self.live = False
 
 
 class Operator:
@@ -81,12 +85,15 @@ class Operator:
 
     Notes
     -----
-    Vectors are NumPy arrays of the operator's dtype, 1-D and C-contiguous: they are used as they are, never
-    cast or copied (:meth:`aslinearoperator` casts for scipy's solvers). On the GPU (``device='cuda'``)
-    ``x`` is uploaded and ``y`` downloaded on every product; vectors already on the device (CuPy, PyTorch,
-    DLPack) are not taken yet. Products on one operator may run from several threads at once (the CPU
-    product releases the GIL from 50,000 entries up; GPU products take turns); after :meth:`close`
-    a product is an error.
+    Vectors are 1-D, contiguous and of the operator's dtype: they are used as they are, never cast or copied
+    (:meth:`aslinearoperator` casts for the solvers). On the GPU (``device='cuda'``) vectors that live there
+    (CuPy, PyTorch, JAX, Numba: ``__cuda_array_interface__`` or ``__dlpack__``) are used in place, on the
+    caller's stream, and the result is a vector of the same kind; NumPy vectors are uploaded and the result
+    downloaded on every product. A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
+    sparse tensor) is read in place as CSR, with a CSR configuration (conversion on the device to the other
+    formats is to come); its ranked pick is computed from its structure read to the host once. Products on one
+    operator may run from several threads at once (the CPU product releases the GIL from 50,000 entries up;
+    GPU products take turns); after :meth:`close` a product is an error.
 
     Raises
     ------
@@ -108,7 +115,14 @@ class Operator:
         if not isinstance(rmatvec, (bool, np.bool_)):
             raise TypeError(f"The 'rmatvec' parameter of Operator() must be True or False. Got {rmatvec!r} instead.")
         self.ranking = None
-        if config is not None:
+        if arrays.is_device_matrix(A):
+            if rmatvec:
+                raise ValueError("'rmatvec': the transpose of a matrix that lives on the GPU is not converted "
+                                 "yet; build a second Operator from A.T (CuPy: A.T.tocsr()).")
+            c, F, plan = self._on_device(A, device, config, dtype, n_calls, deterministic, model)
+        else:
+            plan = None
+        if plan is None and config is not None:
             if n_calls is not None or deterministic or model is not None:
                 raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one "
                                  "by rank(), not both.")
@@ -117,7 +131,7 @@ class Operator:
                 raise ValueError(f"The 'config' parameter of Operator() names {c.id!r}, which runs on {c.device}, "
                                  f"not on device {device!r}.")
             c, F = prepare(A, c, dtype)
-        else:
+        elif plan is None:
             if isinstance(A, FormatMatrix):
                 raise ValueError("Operator() of a FormatMatrix needs 'config' (its format's configuration); "
                                  "pass the Matrix to have one picked.")
@@ -126,7 +140,7 @@ class Operator:
         self.device: str = c.device
         self.dtype: np.dtype = F.dtype
         self.shape: tuple[int, int] = F.shape
-        self._fwd = _Side(F, c)
+        self._fwd = _Side(F, c, plan)
         if rmatvec:
             T = F.to_csr().to_scipy().T
             try:
@@ -152,48 +166,102 @@ class Operator:
         raise NotApplicableError(f"no ranked {device} configuration can serve this matrix"
                                  + (f" ({'; '.join(why[:3])})" if why else ""))
 
+    def _on_device(self, A: Any, device: str | None, cfg: Any, dtype: Any, n_calls: Any, deterministic: Any,
+                   model: Any) -> tuple[Config, gpu.DeviceMatrix, gpu.Plan]:
+        """A matrix that lives on the GPU (CuPy, PyTorch), read in place as CSR; the configuration given, or
+        ranked on the structure read to the host once (features computed on the device are to come)."""
+        if device == "cpu":
+            raise ValueError("The 'A' parameter lives on the GPU; Operator(device='cpu') needs it on the host "
+                             "(CuPy: A.get()), or use device='cuda'.")
+        D = arrays.device_csr(A, dtype)
+        if cfg is not None:
+            if n_calls is not None or deterministic or model is not None:
+                raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one "
+                                 "by rank(), not both.")
+            candidates = [_config_arg(cfg)]
+            if candidates[0].device != "cuda":
+                raise ValueError(f"The 'config' parameter of Operator() names {candidates[0].id!r}, which runs on "
+                                 f"{candidates[0].device}; 'A' lives on the GPU.")
+        else:
+            r = rank(D.to_host(), model=model, device="cuda", dtype=D.dtype, n_calls=n_calls,
+                     deterministic=deterministic)
+            self.ranking = r
+            candidates = [config(cid) for cid, ms in r if np.isfinite(ms)]
+        DM = gpu.DeviceMatrix.wrap_csr(D)
+        why = []
+        for c in candidates:
+            if c.format != "csr":
+                why.append(f"{c.id}: conversion on the device to {c.format} is not there yet")
+                continue
+            try:
+                return c, DM, gpu.Plan(DM, c)     # its setup says whether the configuration can serve A
+            except NotApplicableError as exc:
+                why.append(f"{c.id}: {exc}")
+        if cfg is not None:
+            raise NotApplicableError(f"Operator(): {why[0]}; a matrix that lives on the GPU takes CSR "
+                                     "configurations (pyspmv/csr/*, cusparse/csr/*) for now.")
+        raise NotApplicableError("no ranked cuda configuration can serve this matrix on the device"
+                                 + (f" ({'; '.join(why[:3])})" if why else ""))
+
     # ---- products ----
 
-    def matvec(self, x: np.ndarray, out: np.ndarray | None = None, alpha: float = 1.0,
-               beta: float = 0.0) -> np.ndarray:
+    def matvec(self, x: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
+               stream: Any = None) -> Any:
         """``y = alpha * A @ x + beta * y``, in ``out`` when given (and returned), else in a new array.
 
         Parameters
         ----------
-        x : ndarray of shape (ncols,)
-            The operator's dtype, C-contiguous, not overlapping ``out``.
-        out : ndarray of shape (nrows,), optional
-            Written in place: the operator's dtype, C-contiguous, writeable. Needed when ``beta != 0``.
+        x : ndarray of shape (ncols,), or a GPU vector
+            The operator's dtype, contiguous, not overlapping ``out``. On a ``cuda`` operator, a vector
+            that lives on the GPU (CuPy, PyTorch, JAX, Numba: anything with ``__cuda_array_interface__``
+            or ``__dlpack__``) is used in place; a NumPy vector is uploaded (and the result downloaded).
+        out : ndarray of shape (nrows,), or a GPU vector, optional
+            Written in place: the operator's dtype, contiguous, writeable, on the same side as ``x``.
+            Needed when ``beta != 0``. Without it a GPU ``x`` gets a new vector of its own kind (a CuPy
+            array for CuPy, a tensor for PyTorch, the array API's ``empty`` otherwise).
         alpha, beta : float
             As in BLAS: with ``beta == 0`` ``out`` is not read (NaN there does not propagate); with
             ``alpha == 0`` the product is not computed.
+        stream : int, cupy.cuda.Stream or torch.cuda.Stream, optional
+            GPU vectors only: the CUDA stream the product is queued on. Default: the current stream of
+            ``x``'s library (CuPy, PyTorch), else the legacy default stream. The product is asynchronous
+            on it, like the library's own kernels.
 
         Returns
         -------
-        ndarray of shape (nrows,)
+        ndarray of shape (nrows,), or a GPU vector
             ``out`` when given.
         """
-        return _apply(self._fwd, x, out, alpha, beta, "matvec")
+        return _apply(self._fwd, x, out, alpha, beta, "matvec", stream)
 
-    def rmatvec(self, x: np.ndarray, out: np.ndarray | None = None, alpha: float = 1.0,
-                beta: float = 0.0) -> np.ndarray:
+    def rmatvec(self, x: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
+                stream: Any = None) -> Any:
         """``y = alpha * A.T @ x + beta * y``, as :meth:`matvec`; needs ``Operator(..., rmatvec=True)``."""
         side = self._adj
         if side is None:
             if self._fwd is None:
                 raise ValueError("This Operator has been closed.")
             raise ValueError("rmatvec() needs the transpose converted: build the Operator with rmatvec=True.")
-        return _apply(side, x, out, alpha, beta, "rmatvec")
+        return _apply(side, x, out, alpha, beta, "rmatvec", stream)
 
-    def __matmul__(self, x: np.ndarray) -> np.ndarray:
-        return _apply(self._fwd, x, None, 1.0, 0.0, "matvec")
+    def __matmul__(self, x: Any) -> Any:
+        return _apply(self._fwd, x, None, 1.0, 0.0, "matvec", None)
 
     # ---- adapters, attributes, lifetime ----
 
-    def aslinearoperator(self) -> Any:
-        """A ``scipy.sparse.linalg.LinearOperator`` over this operator, for scipy's solvers: vectors of
-        shape (n,) or (n, 1) and any real dtype are cast to the operator's (scipy's own
-        ``aslinearoperator(op)`` works too, through :meth:`matvec`, for 1-D vectors of the operator's dtype)."""
+    def aslinearoperator(self, library: str = "scipy") -> Any:
+        """A ``LinearOperator`` over this operator, for the solvers of scipy (``library='scipy'``) or of CuPy
+        (``'cupy'``: ``cupyx.scipy.sparse.linalg.LinearOperator`` on GPU vectors, for a ``cuda`` operator;
+        CuPy must be installed).
+
+        scipy's: vectors of shape (n,) or (n, 1) and any real dtype are cast to the operator's (scipy's own
+        ``aslinearoperator(op)`` works too, through :meth:`matvec`, for 1-D vectors of the operator's dtype).
+        CuPy's: CuPy vectors of shape (n,) or (n, 1), cast on the GPU where their dtype differs."""
+        if library == "cupy":
+            return self._cupy_linearoperator()
+        if library != "scipy":
+            raise ValueError(f"The 'library' parameter of aslinearoperator() must be 'scipy' or 'cupy'. Got "
+                             f"{library!r} instead.")
         from scipy.sparse.linalg import LinearOperator
 
         def cast(v: np.ndarray, n: int, name: str) -> np.ndarray:
@@ -213,6 +281,27 @@ class Operator:
         return LinearOperator(self.shape, matvec=mv, rmatvec=rmv if self._adj is not None else None,
                               dtype=self.dtype)
 
+    def _cupy_linearoperator(self) -> Any:
+        if self.device != "cuda":
+            raise ValueError("aslinearoperator(library='cupy') needs a cuda operator (Operator(..., "
+                             "device='cuda')); this one runs on the CPU.")
+        try:
+            import cupy as cp
+            from cupyx.scipy.sparse.linalg import LinearOperator as CupyLinearOperator
+        except ImportError as exc:
+            raise ImportError(f"aslinearoperator(library='cupy') needs CuPy ({exc}); pip install cupy-cuda12x "
+                              "(or the package for your CUDA).") from None
+
+        def cast(v: Any, n: int) -> Any:
+            v = v.reshape(n) if v.ndim == 2 and v.shape[1] == 1 else v
+            return cp.ascontiguousarray(v, dtype=self.dtype)
+
+        def rmv(v: Any) -> Any:
+            return self.rmatvec(cast(v, self.shape[0]))
+
+        return CupyLinearOperator(self.shape, matvec=lambda v: self.matvec(cast(v, self.shape[1])),
+                                  rmatvec=rmv if self._adj is not None else None, dtype=self.dtype)
+
     @property
     def nbytes(self) -> int:
         sides = [s for s in (self._fwd, self._adj) if s is not None]
@@ -222,7 +311,7 @@ class Operator:
 
     @property
     def closed(self) -> bool:
-        return self._fwd is None or self._fwd.state is None
+        return self._fwd is None or not self._fwd.live
 
     def close(self) -> None:
         """Free the conversion (and the GPU memory) now; later products raise ValueError. Products in
@@ -254,13 +343,18 @@ def _config_arg(cfg: Any) -> Config:
     return config(cfg)
 
 
-def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> np.ndarray:
+def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
     """``alpha * A @ x + beta * out`` of ``side`` into ``out`` (or a new array).
 
     The core checks x and y itself (type, dtype, length, contiguity, overlap) and the product costs nothing
     else; only when it refuses them does :func:`_diagnose` work out which argument is wrong and say so."""
     state = side.state
     y = out
+    if side.plan is not None and not isinstance(x, np.ndarray) and arrays.is_device_array(x):
+        return _device_product(side, x, out, alpha, beta, what, stream)
+    if stream is not None:
+        raise ValueError(f"The 'stream' parameter of {what}() applies to vectors that live on the GPU; 'x' is "
+                         f"a {type(x).__name__}.")
     try:
         if out is None:
             if beta != 0.0:
@@ -270,8 +364,9 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> n
         if side.finite_x and _core.finite_check(x) is not None:
             raise ValueError("non-finite x")
         if side.plan is not None:
-            if not isinstance(x, np.ndarray) and _on_device(x):   # the place for device vectors
-                return _device_product(side, x, out, alpha, beta)
+            if out is not None and not isinstance(out, np.ndarray) and arrays.is_device_array(out):
+                raise TypeError(f"The 'out' parameter of {what}() lives on the GPU while 'x' is a NumPy array; "
+                                "pass both on the GPU, or both as NumPy arrays.")
             _gpu_product(side, x, y, alpha, beta)
         elif alpha == 1.0 and beta == 0.0:
             _core.mv(state, side.variant, x, y)      # the State was checked when made
@@ -288,26 +383,30 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> n
     return y
 
 
-def _on_device(v: Any) -> bool:
-    """Whether ``v`` offers itself as a GPU array (CuPy, PyTorch, JAX, Numba: the CUDA array interface or
-    DLPack)."""
-    return hasattr(v, "__cuda_array_interface__") or hasattr(v, "__dlpack__")
-
-
-def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any) -> Any:
-    """The product on vectors that live on the GPU, used in place: not there yet.
-
-    What it needs (issue 36, item 1, GPU side): the pointer, device, dtype, shape, strides and stream of
-    ``x`` and ``out`` read from ``__cuda_array_interface__`` (v3, its ``stream``) or ``__dlpack__(stream=)``
-    and ``__dlpack_device__()``, checked against the plan (same device, dtype, length, contiguous);
-    a ``_cuda`` Plan method that runs the prepared product on those device pointers on the caller's
-    stream (no upload, no download: ``spmv_cuda_plan_mv`` copies x up and y down today), alpha and beta
-    on the device; and ``y`` made as the caller's kind (``out``, or an empty array of ``x``'s library) so
-    that it comes back zero-copy."""
-    raise NotImplementedError(
-        f"The 'x' parameter is a {type(x).__module__}.{type(x).__name__}: vectors that live on the GPU "
-        "(__cuda_array_interface__, DLPack) are not taken yet (their product on the device, on the caller's "
-        "stream, is to come); pass a NumPy array (it is uploaded for each product).")
+def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
+    """The product on vectors that live on the GPU, in place: their addresses read through the CUDA array
+    interface or DLPack, checked against the plan (dtype, length, stride; the device by the core), the
+    product queued on the caller's stream, ``out`` (or a new vector of ``x``'s kind) returned."""
+    _scalars(alpha, beta, what)
+    where = f"{what}()"
+    s = arrays.stream_handle(x, stream, where)
+    xv = arrays.device_vector(x, "x", side.xshape[0], side.dtype, where, s)
+    if out is None:
+        if beta != 0.0:
+            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
+                             "(the y to update).")
+        y = arrays.empty_like(x, side.nrows, side.dtype, where)
+    elif isinstance(out, np.ndarray):
+        raise TypeError(f"The 'out' parameter of {what}() is a NumPy array while 'x' lives on the GPU; pass a GPU "
+                        "vector (or both as NumPy arrays).")
+    else:
+        y = out
+    yv = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True)
+    with side.lock:                   # a plan's workspace serves one product at a time
+        if side.plan is None:
+            raise ValueError("This Operator has been closed.")
+        side.plan.mv_dev(xv.address, yv.address, float(alpha), float(beta), s)
+    return y
 
 
 def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: Any) -> None:
@@ -333,7 +432,7 @@ def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: An
 def _diagnose(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> None:
     """Raise the error that names what is wrong with the arguments of a product the core refused; return
     when nothing is (the core's own error then stands)."""
-    if side.state is None:
+    if not side.live:
         raise ValueError("This Operator has been closed.")
     _scalars(alpha, beta, what)
     _check_vector(x, "x", side.xshape[0], side, what)
@@ -362,13 +461,7 @@ def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
     dt = side.dtype
     where = f"The '{name}' parameter of {what}()"
     if not isinstance(v, np.ndarray):
-        on_gpu = _on_device(v)
-        if on_gpu and side.plan is not None:
-            raise NotImplementedError(
-                f"{where} is a {type(v).__module__}.{type(v).__name__}: vectors that live on the GPU "
-                "(__cuda_array_interface__, DLPack) are not taken yet; pass a NumPy array (it is uploaded "
-                "for each product).")
-        if on_gpu:
+        if arrays.is_device_array(v):
             raise TypeError(f"{where} is a {type(v).__module__}.{type(v).__name__}, which may live on a GPU; "
                             "this operator runs on the CPU: pass a NumPy array, or build it with device='cuda'.")
         raise TypeError(f"{where} must be a NumPy array. Got {type(v).__name__} instead (np.asarray() it).")

@@ -416,9 +416,213 @@ def test_gpu_operator_threads_take_turns():
     assert errors == []
 
 
+GPU_CONFIGS = ["cusparse/csr/default", "cusparse/csr/alg2", "pyspmv/csr/vector/tpv=8/bs=256",
+               "pyspmv/csr/adaptive/bs=256", "pyspmv/coo/bs=256", "pyspmv/sell/c=32/sigma=1/bs=128",
+               "cusparse/bsr/b=2"]
+
+
+def _gpu_configs():
+    """The GPU configurations the device-vector tests run: a few per kernel family, those of the registry."""
+    have = {c.id for c in pyspmv.configs("cuda")}
+    return [c for c in GPU_CONFIGS if c in have]
+
+
 @pytest.mark.gpu
-def test_gpu_device_vectors_are_not_taken_yet():
-    cupy = pytest.importorskip("cupy")
-    op = pyspmv.Operator(SHAPES["random"], "cuda", config="cusparse/csr/default")
-    with pytest.raises(NotImplementedError, match="vectors that live on the GPU"):
-        op @ cupy.ones(300)
+@pytest.mark.parametrize("cid", _gpu_configs())
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["random", "empty_rows", "wide", "one_row", "dups_zeros"])
+def test_gpu_cupy_vectors_in_place(cid, dtype, name):
+    """CuPy vectors are used in place: the result is a CuPy array equal to scipy's float64 product; alpha,
+    beta and out= update a CuPy y in place, with beta == 0 not reading y (NaN there does not propagate)."""
+    cp = pytest.importorskip("cupy")
+    A = SHAPES[name]
+    try:
+        op = pyspmv.Operator(A, "cuda", config=cid, dtype=dtype)
+    except pyspmv.NotApplicableError:
+        pytest.skip(f"{cid} does not serve {name}")
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, A.shape[1]).astype(dtype)
+    y0 = rng.uniform(-1, 1, A.shape[0]).astype(dtype)
+    xd = cp.asarray(x)
+    y = op @ xd
+    assert isinstance(y, cp.ndarray) and y.dtype == dtype and y.shape == (A.shape[0],)
+    close(cp.asnumpy(y), reference(A, x), dtype)
+    yd = cp.asarray(y0)
+    assert op.matvec(xd, out=yd, alpha=2.0, beta=-0.5) is yd
+    close(cp.asnumpy(yd), 2 * reference(A, x) - 0.5 * y0.astype(np.float64), dtype)
+    yd[...] = cp.nan
+    op.matvec(xd, out=yd, alpha=-1.0, beta=0.0)
+    close(cp.asnumpy(yd), -reference(A, x), dtype)
+    yd = cp.asarray(y0)
+    op.matvec(xd, out=yd, alpha=0.0, beta=3.0)
+    close(cp.asnumpy(yd), 3 * y0.astype(np.float64), dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_torch_and_dlpack_vectors(dtype):
+    """PyTorch tensors (CUDA array interface) and a DLPack-only view of them give the same product; the result
+    is a tensor on the same device."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    A = SHAPES["random"]
+    x = np.random.default_rng(12).uniform(-1, 1, A.shape[1]).astype(dtype)
+    for cid in ("cusparse/csr/default", "pyspmv/csr/vector/tpv=4/bs=128"):
+        op = pyspmv.Operator(A, "cuda", config=cid, dtype=dtype)
+        xt = torch.from_numpy(x).cuda()
+        y = op @ xt
+        assert isinstance(y, torch.Tensor) and y.is_cuda and y.dtype == getattr(torch, np.dtype(dtype).name)
+        close(y.cpu().numpy(), reference(A, x), dtype)
+
+        class DLPackOnly:                          # a producer that offers DLPack alone
+            def __init__(self, t):
+                self.t = t
+
+            def __dlpack__(self, stream=None):
+                return self.t.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self):
+                return self.t.__dlpack_device__()
+
+        out = torch.empty(A.shape[0], dtype=xt.dtype, device="cuda")
+        op.matvec(DLPackOnly(xt), out=DLPackOnly(out))
+        torch.cuda.synchronize()
+        close(out.cpu().numpy(), reference(A, x), dtype)
+
+
+@pytest.mark.gpu
+def test_gpu_vectors_on_the_callers_stream():
+    """The product runs on the stream given (or CuPy's current one): work queued after it on that stream sees
+    its result without a device-wide synchronisation."""
+    cp = pytest.importorskip("cupy")
+    A = pyspmv.generate("poisson2d", 300).to_scipy()
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=4/bs=128")
+    x = cp.random.default_rng(1).uniform(-1, 1, A.shape[1])
+    ref = reference(A, cp.asnumpy(x))
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        y = op @ x                                    # CuPy's current stream: s
+        z = y * 2                                     # queued behind it on s
+    s.synchronize()
+    close(cp.asnumpy(z), 2 * ref, np.float64)
+    s2 = cp.cuda.Stream(non_blocking=True)
+    y2 = cp.empty_like(y)
+    op.matvec(x, out=y2, stream=s2)
+    s2.synchronize()
+    close(cp.asnumpy(y2), ref, np.float64)
+    op.matvec(x, out=y2, stream=s2.ptr)
+    s2.synchronize()
+    close(cp.asnumpy(y2), ref, np.float64)
+
+
+@pytest.mark.gpu
+def test_gpu_device_vector_errors_name_the_argument():
+    cp = pytest.importorskip("cupy")
+    A = SHAPES["random"]
+    op = pyspmv.Operator(A, "cuda", config="cusparse/csr/default")
+    with pytest.raises(ValueError, match="'x'.*300 entries"):
+        op @ cp.ones(299)
+    with pytest.raises(TypeError, match="'x'.*float64"):
+        op @ cp.ones(300, dtype=cp.float32)
+    with pytest.raises(ValueError, match="'x'.*strides"):
+        op @ cp.ones(600)[::2]
+    with pytest.raises(TypeError, match="'out'.*NumPy"):
+        op.matvec(cp.ones(300), out=np.empty(300))
+    with pytest.raises(TypeError, match="'out'.*GPU"):
+        op.matvec(np.ones(300), out=cp.empty(300))
+    with pytest.raises(ValueError, match="overlap"):
+        v = cp.ones(300)
+        op.matvec(v, out=v)
+    with pytest.raises(ValueError, match="'beta'.*'out'"):
+        op.matvec(cp.ones(300), beta=1.0)
+    with pytest.raises(TypeError, match="'stream'"):
+        op.matvec(cp.ones(300), stream="fast")
+    op.close()
+    with pytest.raises(ValueError, match="closed"):
+        op @ cp.ones(300)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_cupy_matrix_read_in_place(dtype):
+    """A CuPy CSR matrix is read in place (CSR configurations), duplicates summed on the device without
+    touching the caller's matrix; a bad one is refused before any product; the ranked pick is a CSR one."""
+    cp = pytest.importorskip("cupy")
+    csp = pytest.importorskip("cupyx.scipy.sparse")
+    for name in ("random", "empty_rows", "wide", "dups_zeros"):
+        A = SHAPES[name]
+        Ad = csp.csr_matrix(sp.csr_matrix(A).astype(dtype))
+        x = np.random.default_rng(2).uniform(-1, 1, A.shape[1]).astype(dtype)
+        for cid in ("cusparse/csr/default", "pyspmv/csr/adaptive/bs=256", "pyspmv/csr/scalar/bs=128"):
+            op = pyspmv.Operator(Ad, config=cid)
+            assert op.device == "cuda" and op.dtype == dtype and op.shape == A.shape
+            close(cp.asnumpy(op @ cp.asarray(x)), reference(A, x), dtype)
+            close(op @ x, reference(A, x), dtype)           # NumPy vectors: uploaded
+    coo = sp.coo_matrix((np.array([1.0, 2.0, 3.0]), (np.array([0, 0, 1]), np.array([1, 1, 0]))), shape=(2, 2))
+    D = csp.coo_matrix(coo).tocsr()                         # duplicates: CuPy's tocsr may keep them
+    op = pyspmv.Operator(D, config="pyspmv/csr/scalar/bs=128")
+    close(cp.asnumpy(op @ cp.ones(2)), np.array([3.0, 3.0]), np.float64)
+    picked = pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["poisson"])))
+    assert picked.config.format == "csr" and picked.ranking is not None
+    with pytest.raises(pyspmv.NotApplicableError, match="device"):
+        pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), config="pyspmv/ell/bs=128")
+    with pytest.raises(ValueError, match="host"):
+        pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), "cpu")
+    bad = csp.csr_matrix(sp.csr_matrix(SHAPES["random"]))
+    bad.indices[3] = 10_000                                 # a column past ncols
+    with pytest.raises(ValueError, match="column index"):
+        pyspmv.Operator(bad, config="cusparse/csr/default")
+
+
+@pytest.mark.gpu
+def test_gpu_torch_sparse_matrix_read_on_the_device():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    A = SHAPES["empty_rows"]
+    At = torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)),
+                                 torch.from_numpy(A.indices.astype(np.int64)),
+                                 torch.from_numpy(A.data), size=A.shape).cuda()
+    x = np.random.default_rng(3).uniform(-1, 1, A.shape[1])
+    op = pyspmv.Operator(At, config="pyspmv/csr/vector/tpv=8/bs=256")     # int64 indices: int32 on the device
+    close((op @ torch.from_numpy(x).cuda()).cpu().numpy(), reference(A, x), np.float64)
+
+
+@pytest.mark.gpu
+def test_gpu_cupy_linear_operator_with_cupy_solvers():
+    cp = pytest.importorskip("cupy")
+    cla = pytest.importorskip("cupyx.scipy.sparse.linalg")
+    A = pyspmv.generate("poisson2d", 30).to_scipy()
+    b = np.random.default_rng(6).uniform(-1, 1, A.shape[0])
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=4/bs=128")
+    L = op.aslinearoperator("cupy")
+    x, info = cla.cg(L, cp.asarray(b), tol=1e-10, maxiter=2000)
+    assert info == 0 and np.linalg.norm(A @ cp.asnumpy(x) - b) <= 1e-8 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="cuda operator"):
+        pyspmv.Operator(A, config="cpu/csr/rows").aslinearoperator("cupy")
+
+
+@pytest.mark.gpu
+def test_gpu_device_products_from_threads():
+    cp = pytest.importorskip("cupy")
+    A = pyspmv.generate("poisson2d", 60)
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/coo/bs=256")
+    ref = A.to_scipy()
+    errors = []
+
+    def work(seed):
+        x = cp.random.default_rng(seed).uniform(-1, 1, A.ncols)
+        with cp.cuda.Stream(non_blocking=True) as s:
+            for _ in range(20):
+                y = op @ x
+                s.synchronize()
+                if not np.allclose(cp.asnumpy(y), ref @ cp.asnumpy(x)):
+                    errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

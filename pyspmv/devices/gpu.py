@@ -17,6 +17,7 @@ import numpy as np
 from .._core import HAVE_NVCC, DeviceUnavailableError
 from ..matrices.configs import Config
 from ..matrices.formats import FormatMatrix
+from .arrays import DeviceCSR, address
 
 
 @lru_cache(maxsize=1)
@@ -158,6 +159,16 @@ class DeviceMatrix:
         self.shape = F.shape
         self.dtype = F.dtype
 
+    @classmethod
+    def wrap_csr(cls, A: DeviceCSR) -> DeviceMatrix:
+        """A CSR matrix that already lives on the GPU (:func:`pyspmv.devices.arrays.device_csr`), read in
+        place: no copy; checked on the device first (row pointers, column range)."""
+        self = cls.__new__(cls)
+        self._matrix = cuda().wrap_csr(A.shape[0], A.shape[1], A.nnz, address(A.indptr), address(A.indices),
+                                       address(A.data), A.dtype.itemsize, A)
+        self.format, self.shape, self.dtype = "csr", A.shape, A.dtype
+        return self
+
     @property
     def nbytes(self) -> int:
         return int(self._matrix.nbytes)
@@ -214,6 +225,16 @@ class Plan:
         y = np.empty(self.shape[0], dtype=self.dtype) if out is None else out
         self._plan.mv(x, y)
         return y
+
+    def mv_dev(self, x: int, y: int, alpha: float = 1.0, beta: float = 0.0, stream: int = 0) -> None:
+        """``y = alpha * A @ x + beta * y`` on device addresses (contiguous vectors of the plan's dtype on its
+        device), queued on ``stream``: asynchronous, no host copy (``kernels/spmv_cuda.h``)."""
+        self._plan.mv_dev(x, y, alpha, beta, stream)
+
+    @property
+    def device(self) -> int:
+        """The CUDA device the plan's arrays live on."""
+        return int(self._plan.device)
 
     def bench(self, x: np.ndarray, *, warmup: int = 10, repeats: int = 200,
               budget_s: float = 1.0) -> tuple[float, float, float, float, int, np.ndarray]:

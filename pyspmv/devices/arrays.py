@@ -1,0 +1,224 @@
+"""Arrays that live on the GPU, read in place: vectors of any library (the CUDA array interface, DLPack),
+CSR matrices of CuPy and PyTorch, and new vectors of the caller's kind.
+
+Nothing here imports CuPy, PyTorch or JAX: an array of theirs is read through the protocols it offers, and
+its own library (already imported, since the caller made the array) is asked only for what the protocols do
+not say (the current stream, an empty array of the same kind)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _core
+
+#: DLPack device types (dlpack.h's DLDeviceType) that pyspmv can read: CUDA memory and CUDA managed memory.
+DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED = 2, 3, 13
+#: The CUDA runtime's special stream handles, which the CUDA array interface (v3) also uses.
+LEGACY_STREAM, PER_THREAD_STREAM = 1, 2
+
+
+def is_device_array(v: Any) -> bool:
+    """Whether ``v`` offers itself as a GPU array: the CUDA array interface, or DLPack on a CUDA device."""
+    if isinstance(v, np.ndarray):
+        return False
+    if hasattr(v, "__cuda_array_interface__"):
+        return True
+    dev = getattr(v, "__dlpack_device__", None)
+    if dev is None:
+        return False
+    try:
+        return int(dev()[0]) in (DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED)
+    except (AttributeError, TypeError, ValueError, RuntimeError, BufferError):  # a query that fails: not readable
+        return False
+
+
+def _library(v: Any) -> str:
+    """The top-level module of ``v``'s type ('cupy', 'torch', 'jax', 'numba', ...)."""
+    return type(v).__module__.partition(".")[0]
+
+
+def stream_handle(v: Any, stream: Any, where: str) -> int:
+    """The CUDA stream (an address) to run on: ``stream`` when given (an int, a CuPy ``Stream`` or a
+    PyTorch ``cuda.Stream``), else the current stream of ``v``'s library (CuPy, PyTorch), else the stream
+    ``v``'s CUDA array interface names, else the legacy default stream (0)."""
+    if stream is not None:
+        if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
+            if stream < 0:
+                raise ValueError(f"The 'stream' parameter of {where} is {stream}; a stream handle is >= 0.")
+            return int(stream)
+        for attr in ("ptr", "cuda_stream", "handle"):       # CuPy, PyTorch, Numba
+            h = getattr(stream, attr, None)
+            if isinstance(h, (int, np.integer)) and not isinstance(h, bool):
+                return int(h)
+        raise TypeError(f"The 'stream' parameter of {where} must be a stream handle (int), a cupy.cuda.Stream "
+                        f"or a torch.cuda.Stream. Got {type(stream).__name__} instead.")
+    lib = _library(v)
+    if lib == "cupy":
+        return int(sys.modules["cupy"].cuda.get_current_stream().ptr)
+    if lib == "torch":
+        return int(sys.modules["torch"].cuda.current_stream(v.device).cuda_stream)
+    cai = getattr(v, "__cuda_array_interface__", None)
+    s = cai.get("stream") if isinstance(cai, dict) else None
+    return int(s) if isinstance(s, int) and s > 0 else 0
+
+
+class DeviceVector(NamedTuple):
+    """A 1-D GPU array as pyspmv reads it: its address, and what keeps it alive (the array, or the
+    DLPack capsule that describes it)."""
+
+    address: int
+    keep: Any
+
+
+_TYPESTR = {np.dtype(np.float32): ("<f4", "f4"), np.dtype(np.float64): ("<f8", "f8")}
+
+
+def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream: int,
+                  writable: bool = False) -> DeviceVector:
+    """Read ``v`` (``name`` of ``where``) as a contiguous device vector of ``n`` entries of ``dtype``.
+
+    The CUDA array interface first (it costs no capsule), DLPack (``__dlpack__(stream=)``) else. Raises
+    TypeError or ValueError naming the argument for a wrong kind, dtype, length or stride, host memory, a
+    read-only ``out``; the device it lives on is checked by the core (against the plan's)."""
+    cai = getattr(v, "__cuda_array_interface__", None)
+    label = f"The '{name}' parameter of {where}"
+    kind = f"{type(v).__module__}.{type(v).__name__}"
+    if cai is not None:
+        shape, typestr, (address, readonly) = cai["shape"], cai["typestr"], cai["data"]
+        strides = cai.get("strides")
+        if cai.get("mask") is not None:
+            raise ValueError(f"{label} ({kind}) has a mask; pyspmv reads unmasked vectors only.")
+        itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
+        if len(shape) != 1 or shape[0] != n:
+            raise ValueError(f"{label} ({kind}) has shape {tuple(shape)}; it must be 1-D with {n} entries.")
+        if typestr not in _TYPESTR[dtype] and typestr[1:] not in _TYPESTR[dtype]:
+            raise TypeError(f"{label} ({kind}) holds {typestr!r}; this operator computes in {dtype} and does "
+                            f"not cast (pass {name}.astype('{dtype}')).")
+        if strides is not None and n > 1 and tuple(strides) != (itemsize,):
+            raise ValueError(f"{label} ({kind}) has strides {tuple(strides)} bytes; pass a contiguous vector "
+                             f"(stride {itemsize}).")
+        if writable and readonly:
+            raise ValueError(f"{label} ({kind}) is read-only; pass a writeable array.")
+        return DeviceVector(int(address or 0), v)
+    if not hasattr(v, "__dlpack__"):
+        raise TypeError(f"{label} is a {kind}, neither NumPy nor a GPU array (__cuda_array_interface__, "
+                        "__dlpack__).")
+    dev_type, _dev_id = v.__dlpack_device__()
+    if int(dev_type) not in (DL_CUDA, DL_CUDA_MANAGED):
+        where_ = "pinned host memory" if int(dev_type) == DL_CUDA_HOST else f"DLPack device type {dev_type}"
+        raise ValueError(f"{label} ({kind}) lives in {where_}, not on a CUDA device; pass a GPU array or a "
+                         "NumPy array.")
+    # DLPack's stream argument: 1 is the legacy default stream (0 is not allowed)
+    capsule = v.__dlpack__(stream=stream if stream != 0 else LEGACY_STREAM)
+    address, _type, _id, code, bits, lanes, shape, strides = _core.dlpack_info(capsule)
+    if len(shape) != 1 or shape[0] != n:
+        raise ValueError(f"{label} ({kind}) has shape {tuple(shape)}; it must be 1-D with {n} entries.")
+    if (code, bits, lanes) != (2, dtype.itemsize * 8, 1):
+        raise TypeError(f"{label} ({kind}) holds DLPack type (code {code}, {bits} bits, {lanes} lanes); this "
+                        f"operator computes in {dtype} and does not cast.")
+    if strides is not None and n > 1 and tuple(strides) != (1,):
+        raise ValueError(f"{label} ({kind}) has strides {tuple(strides)} entries; pass a contiguous vector.")
+    return DeviceVector(int(address), (v, capsule))
+
+
+def empty_like(v: Any, n: int, dtype: np.dtype, where: str) -> Any:
+    """An empty vector of ``n`` entries of ``dtype``, of ``v``'s kind and on its device: CuPy and PyTorch by
+    their own functions, others through the array API (``__array_namespace__``)."""
+    lib = _library(v)
+    if lib == "cupy":
+        cp = sys.modules["cupy"]
+        with cp.cuda.Device(v.device.id):
+            return cp.empty(n, dtype=dtype)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty(n, dtype=getattr(torch, dtype.name), device=v.device)
+    ns = getattr(v, "__array_namespace__", None)
+    if ns is not None:
+        xp = ns()
+        return xp.empty((n,), dtype=getattr(xp, dtype.name), device=getattr(v, "device", None))
+    raise TypeError(f"{where}: cannot make a result of the kind of {type(v).__module__}.{type(v).__name__} (it "
+                    "offers no array API namespace); pass 'out', a writeable GPU vector.")
+
+
+class DeviceCSR(NamedTuple):
+    """A CSR matrix that lives on the GPU, as pyspmv reads it in place: int32 row pointers and columns,
+    values of one float type, and what owns them."""
+
+    shape: tuple[int, int]
+    nnz: int
+    indptr: Any
+    indices: Any
+    data: Any
+    dtype: np.dtype
+    owner: Any
+
+    def to_host(self) -> Any:
+        """The same matrix as a scipy CSR matrix (a download: for ranking, until features are computed on
+        the device)."""
+        import scipy.sparse as sp
+
+        def get(a: Any) -> np.ndarray:
+            return a.get() if hasattr(a, "get") else a.cpu().numpy()
+        return sp.csr_matrix((get(self.data), get(self.indices), get(self.indptr)), shape=self.shape)
+
+
+def is_device_matrix(A: Any) -> bool:
+    """Whether ``A`` is a sparse matrix that lives on the GPU: a CuPy sparse matrix or a PyTorch sparse
+    tensor on a CUDA device."""
+    lib = _library(A)
+    if lib == "cupyx":
+        return hasattr(A, "tocsr") and hasattr(A, "nnz")
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        return isinstance(A, torch.Tensor) and A.is_cuda and A.layout != torch.strided
+    return False
+
+
+def device_csr(A: Any, dtype: Any, name: str = "A") -> DeviceCSR:
+    """``A`` (a CuPy sparse matrix, a PyTorch sparse tensor on the GPU) as a canonical CSR on the device, of
+    ``dtype`` (default ``A``'s, float32 or float64). Arrays that already fit (CuPy's CSR with summed
+    duplicates) are read in place; others (another format, int64 indices, another value type) are made on
+    the device by ``A``'s library, never through the host."""
+    lib = _library(A)
+    if lib == "cupyx":
+        B = A if A.format == "csr" else A.tocsr()
+        if not B.has_canonical_format:
+            B = B.copy()           # sum_duplicates works in place: not on the caller's matrix
+            B.sum_duplicates()
+        dt = np.dtype(dtype) if dtype is not None else np.dtype(B.dtype)
+        _check_dtype(dt, name)
+        data = B.data if B.data.dtype == dt else B.data.astype(dt)
+        indptr, indices = B.indptr, B.indices
+        if indptr.dtype != np.int32:
+            indptr, indices = indptr.astype(np.int32), indices.astype(np.int32)
+        return DeviceCSR(tuple(B.shape), int(B.nnz), indptr, indices, data, dt, B)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        B = A if A.layout == torch.sparse_csr else A.coalesce().to_sparse_csr() if A.layout == torch.sparse_coo \
+            else A.to_sparse_csr()
+        vals = B.values()
+        dt = np.dtype(dtype) if dtype is not None else np.dtype(str(vals.dtype).removeprefix("torch."))
+        _check_dtype(dt, name)
+        tdt = getattr(torch, dt.name)
+        crow, col = B.crow_indices(), B.col_indices()
+        crow = crow if crow.dtype == torch.int32 else crow.to(torch.int32)
+        col = col if col.dtype == torch.int32 else col.to(torch.int32)
+        vals = (vals if vals.dtype == tdt else vals.to(tdt)).contiguous()
+        return DeviceCSR((int(B.shape[0]), int(B.shape[1])), int(vals.shape[0]), crow.contiguous(),
+                         col.contiguous(), vals, dt, B)
+    raise TypeError(f"The '{name}' parameter is a {type(A).__module__}.{type(A).__name__}, not a sparse matrix "
+                    "that lives on the GPU (CuPy's cupyx.scipy.sparse, a PyTorch sparse tensor).")
+
+
+def _check_dtype(dt: np.dtype, name: str) -> None:
+    if dt not in _TYPESTR:
+        raise TypeError(f"The '{name}' parameter holds {dt}; pyspmv computes in float32 or float64 (pass "
+                        "dtype='float32' or 'float64').")
+
+
+def address(a: Any) -> int:
+    """The device address of a contiguous GPU array (CuPy, PyTorch, or any with the CUDA array interface)."""
+    return int(a.__cuda_array_interface__["data"][0] or 0)
