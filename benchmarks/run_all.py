@@ -57,6 +57,8 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("{shared}/corpus", "--out", "benchmarks/results/collect_speed.csv"),
           ("{shared}/corpus", "--limit", "2", "--device", "cpu", "--repeats", "20", "--out", "{out}/collect_speed.csv"),
           needs=("cuda", "corpus")),
+    Bench("operator_gpu", "operator_gpu.py", "Operator on CuPy vectors against the kernel and CuPy's A @ x",
+          ("--matrices", "{shared}/matrices"), ("--quick", "--out", "{out}/operator_gpu.md"), needs=("cuda",)),
     Bench("gpu_build", "gpu_build.sh", "GPU build time and module size per architecture list (docs/results/gpu.md)",
           needs=("cuda",)),
     Bench("rank_cost", "rank_cost.py", "rank() against one product, C evaluation, break-even (results/rank_cost.*)"),
