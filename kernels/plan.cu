@@ -255,6 +255,27 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size
     return SPMV_OK;
 }
 
+/* Make stream s wait for the plan's last product when that one ran on another stream (the caller's,
+ * or the plan's own), which may still use the workspace or tmp; then s is the last.  The end of the
+ * last stream is marked here, at the switch, not after every product: an event record costs about
+ * as much host time as a launch. */
+static int order_after_last(spmv_cuda_plan *p, cudaStream_t s, spmv_err *err) {
+    int rc = SPMV_OK;
+    if (p->used && p->last != s) {
+        if (p->done == NULL)
+            rc = spmv_cuda_status(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
+                                  "cudaEventCreate", err);
+        if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->done, p->last), "cudaEventRecord", err);
+        if (!rc)
+            rc = spmv_cuda_status(cudaStreamWaitEvent(s, p->done, 0), "cudaStreamWaitEvent", err);
+    }
+    if (!rc) {
+        p->last = s;
+        p->used = 1;
+    }
+    return rc;
+}
+
 /* One product on the plan's stream, asynchronous. */
 static int launch(spmv_cuda_plan *p, spmv_err *err) {
     if (p->cs) return spmv_cusparse_run(p->cs, err);
@@ -280,7 +301,8 @@ static int get_y(spmv_cuda_plan *p, void *y, spmv_err *err) {
 }
 
 int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err) {
-    int rc = put_x(p, x, err);
+    int rc = order_after_last(p, p->s, err);
+    if (!rc) rc = put_x(p, x, err);
     /* all bits set is a NaN in float and double: an entry the kernel never writes cannot pass */
     if (!rc)
         rc = spmv_cuda_status(
@@ -337,6 +359,7 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
         return spmv_cuda_fail(err, SPMV_EINVAL, "repeats (%d) must be >= 1 and warmup (%d) >= 0",
                               repeats, warmup);
     int clock_khz = 0, rc = bench_init(p, err);
+    if (!rc) rc = order_after_last(p, p->s, err);
     if (!rc) rc = put_x(p, x, err);
     if (!rc)
         rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
@@ -451,9 +474,7 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
         rc = device_vector(p, x, "x", err);
         if (!rc) p->ok_x = x;
     }
-    /* the last product on another stream may still use the workspace or tmp */
-    if (!rc && p->used && p->last != s)
-        rc = spmv_cuda_status(cudaStreamWaitEvent(s, p->done, 0), "cudaStreamWaitEvent", err);
+    if (!rc) rc = order_after_last(p, s, err);
     if (rc) return rc;
     if (p->cs != NULL) {
         rc = spmv_cusparse_run_vec(p->cs, x, y, alpha, beta, s, err);
@@ -476,15 +497,6 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
         if (!rc && !direct)
             rc = spmv_cuda_status(spmv_cuda_axpby((int)es, M->D.nrows, alpha, t, beta, y, s),
                                   "y = alpha A x + beta y", err);
-    }
-    if (rc) return rc;
-    if (p->done == NULL)
-        rc = spmv_cuda_status(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
-                              "cudaEventCreate", err);
-    if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->done, s), "cudaEventRecord", err);
-    if (!rc) {
-        p->last = s;
-        p->used = 1;
     }
     return rc;
 }

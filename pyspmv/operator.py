@@ -18,13 +18,17 @@ from .matrices.mmio import as_matrix
 from .ranking.rank import rank
 
 
+#: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
+_NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
+
+
 class _Side:
     """One converted matrix (A, or its transpose) and what multiplies by it: the core's State and
     kernel variant on the CPU, a :class:`gpu.Plan` and the lock that serialises its products on the GPU
     (a plan's x and y buffers are its own: one product at a time)."""
 
-    __slots__ = ("F", "dtype", "finite_x", "format", "live", "local", "lock", "nrows", "plan", "state", "variant",
-                 "xshape")
+    __slots__ = ("F", "dtype", "finite_x", "format", "live", "local", "lock", "nrows", "plan", "seen", "state",
+                 "variant", "xshape")
 
     def __init__(self, F: FormatMatrix | gpu.DeviceMatrix, c: Config, plan: gpu.Plan | None = None):
         self.F, self.dtype, self.format = F, F.dtype, F.format
@@ -36,6 +40,7 @@ class _Side:
         self.finite_x = F.format in PADDING_TIMES_X
         self.plan = plan if plan is not None else gpu.Plan(F, c) if c.device == "cuda" else None
         self.live = True
+        self.seen: tuple[Any, ...] = _NOT_SEEN   # the last CuPy x and out, their addresses, CuPy's stream query
         self.lock = threading.Lock()
         self.local = threading.local()        # each thread's work vector for beta != 0
 
@@ -44,6 +49,7 @@ class _Side:
             if self.plan is not None:
                 self.plan.close()
             self.plan = self.state = self.F = None
+            self.seen = _NOT_SEEN
             self.live = False
 
 
@@ -232,7 +238,17 @@ class Operator:
         ndarray of shape (nrows,), or a GPU vector
             ``out`` when given.
         """
-        return _apply(self._fwd, x, out, alpha, beta, "matvec", stream)
+        side = self._fwd
+        seen = side.seen if side is not None else _NOT_SEEN
+        if x is seen[0] and out is seen[2] and out is not None and stream is None and type(alpha) is float \
+                and type(beta) is float:
+            # a solver's loop: the CuPy x and out of the last product again, on CuPy's current stream
+            with side.lock:
+                plan = side.plan
+                if plan is not None:
+                    plan._plan.mv_dev(seen[1], seen[3], alpha, beta, seen[4]().ptr)
+                    return out
+        return _apply(side, x, out, alpha, beta, "matvec", stream)
 
     def rmatvec(self, x: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
                 stream: Any = None) -> Any:
@@ -386,26 +402,43 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
 def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
     """The product on vectors that live on the GPU, in place: their addresses read through the CUDA array
     interface or DLPack, checked against the plan (dtype, length, stride; the device by the core), the
-    product queued on the caller's stream, ``out`` (or a new vector of ``x``'s kind) returned."""
-    _scalars(alpha, beta, what)
-    where = f"{what}()"
+    product queued on the caller's stream, ``out`` (or a new vector of ``x``'s kind) returned.
+
+    Reading a vector costs microseconds (the producer builds its interface dict or capsule each time), as
+    much as a small product: the last CuPy ``x`` and ``out`` are remembered with their addresses (a CuPy
+    array's address and shape never change), so that a solver's loop over the same vectors reads them once."""
+    if type(alpha) is not float or type(beta) is not float:
+        _scalars(alpha, beta, what)
+        alpha, beta = float(alpha), float(beta)
+    where = what + "()"
     s = arrays.stream_handle(x, stream, where)
-    xv = arrays.device_vector(x, "x", side.xshape[0], side.dtype, where, s)
+    seen = side.seen
+    if x is seen[0]:
+        xa = seen[1]
+    else:
+        xa = arrays.device_vector(x, "x", side.xshape[0], side.dtype, where, s).address
+        if arrays.fixed_address(x):
+            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
     if out is None:
         if beta != 0.0:
             raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
                              "(the y to update).")
         y = arrays.empty_like(x, side.nrows, side.dtype, where)
+        ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
+    elif out is seen[2]:
+        y, ya = out, seen[3]
     elif isinstance(out, np.ndarray):
         raise TypeError(f"The 'out' parameter of {what}() is a NumPy array while 'x' lives on the GPU; pass a GPU "
                         "vector (or both as NumPy arrays).")
     else:
         y = out
-    yv = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True)
+        ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
+        if arrays.fixed_address(y):
+            side.seen = (seen[0], seen[1], y, ya, arrays.current_stream(y))
     with side.lock:                   # a plan's workspace serves one product at a time
         if side.plan is None:
             raise ValueError("This Operator has been closed.")
-        side.plan.mv_dev(xv.address, yv.address, float(alpha), float(beta), s)
+        side.plan._plan.mv_dev(xa, ya, alpha, beta, s)
     return y
 
 

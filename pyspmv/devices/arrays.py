@@ -124,6 +124,18 @@ def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream
     return DeviceVector(int(address), (v, capsule))
 
 
+def fixed_address(v: Any) -> bool:
+    """Whether ``v``'s address, shape and type cannot change while it lives: CuPy arrays (a PyTorch tensor
+    can be resized in place, a generic producer promises nothing)."""
+    return _library(v) == "cupy"
+
+
+def current_stream(v: Any) -> Any:
+    """The function that gives the current stream of ``v``'s library (an object with ``.ptr``), for a CuPy
+    array; None otherwise."""
+    return sys.modules["cupy"].cuda.get_current_stream if _library(v) == "cupy" else None
+
+
 def empty_like(v: Any, n: int, dtype: np.dtype, where: str) -> Any:
     """An empty vector of ``n`` entries of ``dtype``, of ``v``'s kind and on its device: CuPy and PyTorch by
     their own functions, others through the array API (``__array_namespace__``)."""
