@@ -566,6 +566,8 @@ def test_gpu_cupy_matrix_read_in_place(dtype):
     close(cp.asnumpy(op @ cp.ones(2)), np.array([3.0, 3.0]), np.float64)
     picked = pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["poisson"])))
     assert picked.config.format == "csr" and picked.ranking is not None
+    on_gpu = pyspmv.rank(csp.csr_matrix(sp.csr_matrix(SHAPES["poisson"])), device="cuda")
+    assert list(on_gpu) == list(pyspmv.rank(SHAPES["poisson"], device="cuda"))
     with pytest.raises(pyspmv.NotApplicableError, match="device"):
         pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), config="pyspmv/ell/bs=128")
     with pytest.raises(ValueError, match="host"):

@@ -14,6 +14,7 @@ from .. import _core
 from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
+from ..devices import arrays
 from ..matrices.mmio import as_matrix
 from .cache import default_model
 from .modelfile import load_model
@@ -441,6 +442,8 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     Parameters
     ----------
     A : Matrix, scipy.sparse matrix, or path of a Matrix Market file (str or path-like)
+        Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): its
+        structure is read to the host once for the features (computing them on the GPU is to come).
     model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
         None: the model ``pyspmv calibrate`` saved for this machine (:func:`calibrated_model`), else
         :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
@@ -510,6 +513,8 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or n_calls < 1):
         raise ValueError(f"The 'n_calls' parameter of rank() must be a positive int or None. Got {n_calls!r} instead.")
+    if arrays.is_device_matrix(A):
+        A = arrays.device_csr(A, None).to_host()
     M = as_matrix(A)
     if dtype is None:
         dtype = _DTYPE_NAMES.get(M.dtype) or M.dtype.name
