@@ -585,3 +585,35 @@ int spmv_cuda_plan_create_dev(spmv_cuda_matrix *M, const spmv_config *c, spmv_cu
     free(ptr);
     return rc;
 }
+
+/* ---- Device conversions (kernels/convert.cu reads and makes matrices through these) ---- */
+
+#include "convert.cuh"
+
+const spmv_dfmt *spmv_cuda_matrix_dfmt(const spmv_cuda_matrix *M, int *elem_size) {
+    *elem_size = M->elem_size;
+    return &M->D;
+}
+
+int spmv_cuda_matrix_adopt(const spmv_dfmt *D, void *const *dev, int elem_size,
+                           spmv_cuda_matrix **out, spmv_err *err) {
+    *out = NULL;
+    spmv_cuda_matrix *M = (spmv_cuda_matrix *)calloc(1, sizeof *M);
+    if (M == NULL) {
+        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) cudaFree(dev[k]);
+        return spmv_cuda_fail(err, SPMV_ENOMEM, "a device matrix (%zu bytes)", sizeof *M);
+    }
+    M->D = *D;
+    M->elem_size = elem_size;
+    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) M->dev[k] = dev[k];
+    for (int k = 0; k < SPMV_MAXIDX; k++) M->bytes += D->nidx[k] * (int64_t)sizeof(int32_t);
+    for (int k = 0; k < SPMV_MAXVAL; k++) M->bytes += D->nval[k] * (int64_t)elem_size;
+    int rc = dev_alloc(&M->bytes, (int64_t)D->ncols * elem_size, "x", &M->x, err);
+    if (!rc) rc = dev_alloc(&M->bytes, (int64_t)D->nrows * elem_size, "y", &M->y, err);
+    if (rc) {
+        spmv_cuda_matrix_free(M); /* frees dev[] too: not borrowed */
+        return rc;
+    }
+    *out = M;
+    return SPMV_OK;
+}

@@ -129,6 +129,35 @@ double spmv_cuda_plan_setup_ms(const spmv_cuda_plan *p);
 /* Free everything of p (NULL is fine). */
 void spmv_cuda_plan_free(spmv_cuda_plan *p);
 
+/* ---- Conversion on the device ---- */
+
+/* Convert S, a CSR on the device (spmv_cuda_matrix_wrap_csr, or spmv_cuda_matrix_create of a CSR),
+ * to `format` (spmv_format) with parameters param[2] as spmv_fmt_size takes them, without a trip
+ * to the host: *out is a new device matrix owning its arrays (spmv_cuda_matrix_free, after S or
+ * before it: it keeps nothing of S), holding exactly the arrays, scalars and counts that
+ * spmv_fmt_size and spmv_fmt_fill_* give for the same CSR and parameters, so that the plans of its
+ * format run on it (spmv_cuda_plan_create_dev).  Refuses what the host conversion refuses, with
+ * its codes and messages: SPMV_EINVAL (an unknown format, a parameter out of its range, S not a
+ * CSR or with no rows), SPMV_EUNSORTED (columns not increasing within a row: duplicates must be
+ * summed first), SPMV_ENOTAPPLICABLE (padding past max_fill * max(nnz, nrows), a slot count past
+ * int32, a BRO-ELL delta past fixed bits); also SPMV_ENOMEM (device memory) and SPMV_ECUDA.
+ * max_fill <= 0 means SPMV_DEFAULT_MAX_FILL.  Runs on the legacy default stream and returns when
+ * the result is complete.  Parallel device work throughout (scans, radix sorts, a thread per entry
+ * or stored slot); a few sizes are read back to the host to allocate the result. */
+int spmv_cuda_matrix_convert(const spmv_cuda_matrix *S, int format, const int32_t param[2],
+                             spmv_cuda_matrix **out, spmv_err *err);
+int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int format, const int32_t param[2],
+                                  double max_fill, spmv_cuda_matrix **out, spmv_err *err);
+
+/* Bytes per value of M: 4 (float) or 8 (double). */
+int spmv_cuda_matrix_elem_size(const spmv_cuda_matrix *M);
+
+/* Copy M's arrays to the host: F->idx[k] and F->val[k] are the caller's buffers of F->nidx[k] int32
+ * and F->nval[k] values (spmv_cuda_matrix_header gives the counts; set the arrays, then call this);
+ * F's shape, parameters and scalars are set from M.  Returns 0, SPMV_EINVAL (a count that differs
+ * from M's, or a NULL buffer) or SPMV_ECUDA.  Synchronous. */
+int spmv_cuda_matrix_download(const spmv_cuda_matrix *M, spmv_fmt *F, spmv_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,160 @@
+// kernels/convert_bsr.cu: device conversion to BSR — block columns sorted within each block row by
+// a segmented sort, numbered by a scan of the first of each, one thread per entry for the fill
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Layout: csrc/bsr.c.  The entries of block row br are the contiguous run
+// [ptr[br*b], ptr[min(br*b+b, nrows)]); their block columns col/b, sorted within that run (CUB's
+// segmented sort), give the block row's blocks in ascending order as the host's merge of its rows
+// does.  A position starting a block row or holding a new block column starts a block; the
+// exclusive sum of those starts numbers the blocks (the total read back for the padding guard) and
+// gives block_ptr.  Each entry then finds its block by a binary search in its block row's block
+// columns, writes its value and sets its presence bit with an atomic OR.
+#include <cub/cub.cuh>
+
+#include "convert.cuh"
+
+#define BSR_MAX_B 32
+
+__global__ void bsr_seg_kernel(int32_t n, int32_t b, int64_t nbrows,
+                               const int32_t *__restrict__ ptr, int32_t *__restrict__ seg) {
+    SPMV_CONV_LOOP(br, nbrows + 1) seg[br] = ptr[br * b < n ? br * b : n];
+}
+
+__global__ void bsr_keys_kernel(int64_t nnz, int32_t b, const int32_t *__restrict__ col,
+                                int32_t *__restrict__ keys) {
+    SPMV_CONV_LOOP(p, nnz) keys[p] = col[p] / b;
+}
+
+/* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0. */
+__global__ void bsr_start_kernel(int32_t n, int32_t b, int64_t nnz, const int32_t *__restrict__ ptr,
+                                 const int32_t *__restrict__ seg,
+                                 const int32_t *__restrict__ sorted, int32_t *__restrict__ start) {
+    SPMV_CONV_LOOP(p, nnz + 1) {
+        if (p == nnz) {
+            start[p] = 0;
+            continue;
+        }
+        int32_t br = spmv_conv_row_of(ptr, n, p) / b;
+        start[p] = (int64_t)seg[br] == p || sorted[p] != sorted[p - 1];
+    }
+}
+
+__global__ void bsr_ptr_kernel(int64_t nbrows, const int32_t *__restrict__ seg,
+                               const int32_t *__restrict__ num, int32_t *__restrict__ bp) {
+    SPMV_CONV_LOOP(br, nbrows + 1) bp[br] = num[seg[br]];
+}
+
+__global__ void bsr_cols_kernel(int64_t nnz, const int32_t *__restrict__ start,
+                                const int32_t *__restrict__ num, const int32_t *__restrict__ sorted,
+                                int32_t *__restrict__ bcol) {
+    SPMV_CONV_LOOP(p, nnz) if (start[p]) bcol[num[p]] = sorted[p];
+}
+
+template <typename T>
+__global__ void bsr_fill_kernel(int32_t n, int32_t b, int64_t nnz, const int32_t *__restrict__ ptr,
+                                const int32_t *__restrict__ col, const T *__restrict__ val,
+                                const int32_t *__restrict__ bp, const int32_t *__restrict__ bcol,
+                                unsigned *__restrict__ bits, T *__restrict__ v) {
+    SPMV_CONV_LOOP(p, nnz) {
+        int32_t i = spmv_conv_row_of(ptr, n, p), br = i / b, j = col[p], bc = j / b;
+        int32_t lo = bp[br], hi = bp[br + 1]; /* first block column >= bc: bc itself */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (bcol[mid] < bc)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t q = ((int64_t)lo * b + (i - br * b)) * b + (j - bc * b);
+        v[q] = val[p];
+        atomicOr(bits + (q >> 5), 1u << (q & 31));
+    }
+}
+
+int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
+    int32_t b = C->D.param[0], n = C->nrows;
+    if (b < 1 || b > BSR_MAX_B) {
+        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+                                "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
+                                "instead.",
+                                BSR_MAX_B, b);
+        if (err) err->value = b, err->limit = BSR_MAX_B;
+        return rc;
+    }
+    int64_t nnz = C->nnz, nbrows = ((int64_t)n + b - 1) / b;
+    int64_t nbcols = ((int64_t)C->ncols + b - 1) / b;
+    cudaStream_t s = C->s;
+    int32_t *seg = nullptr, *keys = nullptr, *sorted = nullptr, *start = nullptr, *num = nullptr;
+    int rc = spmv_conv_tmp(C, (nbrows + 1) * 4, "BSR block rows", (void **)&seg, err);
+    if (!rc) rc = spmv_conv_tmp(C, nnz * 4, "BSR block columns", (void **)&keys, err);
+    if (!rc) rc = spmv_conv_tmp(C, nnz * 4, "BSR sorted block columns", (void **)&sorted, err);
+    if (!rc) rc = spmv_conv_tmp(C, (nnz + 1) * 4, "BSR block starts", (void **)&start, err);
+    if (!rc) rc = spmv_conv_tmp(C, (nnz + 1) * 4, "BSR block numbers", (void **)&num, err);
+    if (rc) return rc;
+    bsr_seg_kernel<<<spmv_conv_grid(nbrows + 1, 256), 256, 0, s>>>(n, b, nbrows, C->ptr, seg);
+    rc = spmv_conv_launched("BSR block rows", err);
+    if (!rc && nnz > 0) {
+        bsr_keys_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(nnz, b, C->col, keys);
+        rc = spmv_conv_launched("BSR block columns", err);
+        if (!rc)
+            rc = spmv_conv_cub(
+                C, "BSR block column sort",
+                [&](void *t, size_t &bytes) {
+                    return cub::DeviceSegmentedSort::SortKeys(t, bytes, keys, sorted, nnz, nbrows,
+                                                              seg, seg + 1, s);
+                },
+                err);
+    }
+    if (!rc) {
+        bsr_start_kernel<<<spmv_conv_grid(nnz + 1, 256), 256, 0, s>>>(n, b, nnz, C->ptr, seg,
+                                                                      sorted, start);
+        rc = spmv_conv_launched("BSR block starts", err);
+    }
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "BSR block numbers",
+            [&](void *t, size_t &bytes) {
+                return cub::DeviceScan::ExclusiveSum(t, bytes, start, num, nnz + 1, s);
+            },
+            err);
+    int32_t nb = 0;
+    if (!rc) rc = spmv_conv_get(C, &nb, num + nnz, sizeof nb, err);
+    if (rc) return rc;
+    int64_t nblocks = nb, slots = nblocks * b * b, nwords = (slots + 31) / 32;
+    char what[48];
+    snprintf(what, sizeof what, "BSR with b=%d", (int)b);
+    rc = spmv_conv_guard(C, slots, what, err);
+    if (rc) return rc;
+    C->D.scalar[0] = nbrows;
+    C->D.scalar[1] = nbcols;
+    C->D.scalar[2] = nblocks;
+    rc = spmv_conv_out(C, 0, 0, nbrows + 1, "BSR block_ptr", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, nblocks, "BSR block_col", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 2, nwords, "BSR presence bits", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "BSR values", err);
+    if (rc) return rc;
+    int32_t *bp = (int32_t *)C->dev[0], *bcol = (int32_t *)C->dev[1];
+    bsr_ptr_kernel<<<spmv_conv_grid(nbrows + 1, 256), 256, 0, s>>>(nbrows, seg, num, bp);
+    rc = spmv_conv_launched("BSR block_ptr", err);
+    if (rc || nnz == 0) return rc;
+    bsr_cols_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(nnz, start, num, sorted, bcol);
+    rc = spmv_conv_launched("BSR block_col", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(C->dev[2], 0, (size_t)nwords * 4, s),
+                              "BSR presence bits", err);
+    if (!rc)
+        rc = spmv_cuda_status(
+            cudaMemsetAsync(C->dev[SPMV_MAXIDX], 0, (size_t)slots * C->elem_size, s), "BSR values",
+            err);
+    if (rc) return rc;
+    unsigned g = spmv_conv_grid(nnz, 256);
+    if (C->elem_size == 4)
+        bsr_fill_kernel<float><<<g, 256, 0, s>>>(n, b, nnz, C->ptr, C->col, (const float *)C->val,
+                                                 bp, bcol, (unsigned *)C->dev[2],
+                                                 (float *)C->dev[SPMV_MAXIDX]);
+    else
+        bsr_fill_kernel<double><<<g, 256, 0, s>>>(n, b, nnz, C->ptr, C->col, (const double *)C->val,
+                                                  bp, bcol, (unsigned *)C->dev[2],
+                                                  (double *)C->dev[SPMV_MAXIDX]);
+    return spmv_conv_launched("BSR fill", err);
+}
