@@ -163,6 +163,93 @@ static void matrix_dealloc(MatrixObject *self) {
     Py_DECREF(tp);
 }
 
+/* ---- Conversion on the device (spmv_cuda_matrix_convert), reading a matrix back ---- */
+
+/* A Matrix over M, a device conversion's result: no State (plans on it are made by
+ * spmv_cuda_plan_create_dev), nothing to keep.  Takes M (freed on failure). */
+static PyObject *matrix_of(PyTypeObject *type, spmv_cuda_matrix *M) {
+    MatrixObject *self = (MatrixObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        spmv_cuda_matrix_free(M);
+        return NULL;
+    }
+    self->module = Py_NewRef(PyType_GetModule(type));
+    self->typenum = spmv_cuda_matrix_elem_size(M) == 4 ? NPY_FLOAT32 : NPY_FLOAT64;
+    self->M = M;
+    return (PyObject *)self;
+}
+
+/* convert(format, p0, p1, max_fill) -> Matrix: this CSR converted on the device. */
+static PyObject *matrix_convert(MatrixObject *self, PyObject *args) {
+    const char *name;
+    int32_t p[2];
+    double fill;
+    int f = 0, rc;
+    spmv_cuda_matrix *M = NULL;
+    spmv_err err = {0};
+    if (!matrix_live(self) || !PyArg_ParseTuple(args, "siid", &name, &p[0], &p[1], &fill))
+        return NULL;
+    while (f < SPMV_NFORMATS && strcmp(spmv_format_name(f), name) != 0) f++;
+    if (f == SPMV_NFORMATS) {
+        char names[160] = "";
+        for (int k = 0; k < SPMV_NFORMATS; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+                     spmv_format_name(k));
+        return PyErr_Format(PyExc_ValueError,
+                            "The 'format' parameter of convert() must be one of %s. Got '%s' "
+                            "instead.",
+                            names, name);
+    }
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_convert_fill(self->M, f, p, fill, &M, &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
+                                                         "device conversion");
+    return matrix_of(Py_TYPE(self), M);
+}
+
+/* arrays() -> (format, nrows, ncols, nnz, params, scalars, index_arrays, value_arrays): the matrix
+ * read back, as _core.State takes it (every slot an array, empty where unused). */
+static PyObject *matrix_arrays(MatrixObject *self, PyObject *noargs) {
+    spmv_fmt F;
+    spmv_err err = {0};
+    if (!matrix_live(self)) return NULL;
+    spmv_cuda_matrix_header(self->M, &F);
+    int typenum = self->typenum, rc;
+    PyObject *idx = PyTuple_New(SPMV_MAXIDX), *val = PyTuple_New(SPMV_MAXVAL);
+    if (idx == NULL || val == NULL) goto fail;
+    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) {
+        int isval = k >= SPMV_MAXIDX, j = isval ? k - SPMV_MAXIDX : k;
+        npy_intp n = (npy_intp)(isval ? F.nval[j] : F.nidx[j]);
+        PyObject *a = PyArray_SimpleNew(1, &n, isval ? typenum : NPY_INT32);
+        if (a == NULL) goto fail;
+        PyTuple_SET_ITEM(isval ? val : idx, j, a);
+        if (isval)
+            F.val[j] = PyArray_DATA((PyArrayObject *)a);
+        else
+            F.idx[j] = (int32_t *)PyArray_DATA((PyArrayObject *)a);
+    }
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_download(self->M, &F, &err);
+    Py_END_ALLOW_THREADS if (rc) {
+        raise_spmv_error(self->module, rc, &err, "download");
+        goto fail;
+    }
+    return Py_BuildValue("(siiL(ii)(LLLL)NN)", spmv_format_name(F.format), F.nrows, F.ncols,
+                         (long long)F.nnz, F.param[0], F.param[1], (long long)F.scalar[0],
+                         (long long)F.scalar[1], (long long)F.scalar[2], (long long)F.scalar[3],
+                         idx, val);
+fail:
+    Py_XDECREF(idx);
+    Py_XDECREF(val);
+    return NULL;
+}
+
+static PyMethodDef matrix_methods[] = {
+    {"convert", (PyCFunction)matrix_convert, METH_VARARGS,
+     "convert(format, p0, p1, max_fill) -> Matrix: this CSR converted on the device"},
+    {"arrays", (PyCFunction)matrix_arrays, METH_NOARGS,
+     "arrays() -> (format, nrows, ncols, nnz, params, scalars, index_arrays, value_arrays)"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef matrix_getset[] = {
     {"nbytes", (getter)matrix_nbytes, NULL, "device bytes: matrix arrays, x and y", NULL},
     {"upload_ms", (getter)matrix_upload_ms, NULL, "upload time in ms", NULL},
@@ -175,6 +262,7 @@ static PyType_Slot matrix_slots[] = {
     {Py_tp_traverse, matrix_traverse},
     {Py_tp_clear, matrix_clear},
     {Py_tp_getset, matrix_getset},
+    {Py_tp_methods, matrix_methods},
     {Py_tp_doc, "Matrix(state): a converted matrix uploaded once, for the plans of its format"},
     {0, NULL},
 };

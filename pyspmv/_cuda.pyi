@@ -16,6 +16,9 @@ class Matrix:
     nbytes: int
     upload_ms: float
     def __init__(self, state: State, /) -> None: ...
+    def convert(self, format: str, p0: int, p1: int, max_fill: float, /) -> Matrix: ...
+    def arrays(self) -> tuple[str, int, int, int, tuple[int, int], tuple[int, int, int, int],
+                              tuple[npt.NDArray[np.int32], ...], tuple[npt.NDArray[np.floating[Any]], ...]]: ...
 
 class Plan:
     nbytes: int
