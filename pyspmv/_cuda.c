@@ -201,8 +201,8 @@ static PyObject *matrix_convert(MatrixObject *self, PyObject *args) {
                             names, name);
     }
     Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_convert_fill(self->M, f, p, fill, &M, &err);
-    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
-                                                         "device conversion");
+    /* prefixed with the format's name, as _core.convert's messages are */
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err, name);
     return matrix_of(Py_TYPE(self), M);
 }
 

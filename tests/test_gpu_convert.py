@@ -1,0 +1,334 @@
+"""Conversion on the GPU from a CSR that lives there (gpu.convert_on_device): for every format and every
+parameter value of the registry's configurations, the device's arrays are the host conversion's bit for
+bit, its refusals the host's (type and message), and every CUDA configuration of the format multiplies
+correctly on the result.  The argument checks at the end need no GPU.
+
+Real matrices come from PYSPMV_TEST_MATRICES (a folder of .mtx.gz), else from the shared folder conftest
+knows (PYSPMV_MATRICES or ../shared/matrices); skipped where neither exists.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import SHARED
+
+import pyspmv
+from pyspmv.devices import gpu
+
+TOL = {"float32": 1e-5, "float64": 1e-12}
+DTYPES = ["float32", "float64"]
+
+
+# ---- what is converted ----
+
+def format_params() -> list[tuple[str, dict[str, int]]]:
+    """Every (format, parameters) of the registry's CUDA and CPU configurations, and a few more values
+    the registry does not use (HYB's fixed widths, BRO-ELL's 8 and 16 bits, BSR's b = 3, SELL's c = 1)."""
+    keys = {(c.format, tuple(sorted(c.format_kwargs.items())))
+            for dev in ("cuda", "cpu") for c in pyspmv.configs(dev)}
+    keys |= {("hyb", (("k", 0),)), ("hyb", (("k", 3),)), ("hyb", (("k", 1000),)),
+             ("bro_ell", (("bits", 8), ("h", 32))), ("bro_ell", (("bits", 16), ("h", 1))),
+             ("bsr", (("b", 3),)), ("sell", (("c", 1), ("sigma", 1))), ("sell", (("c", 4), ("sigma", 4)))}
+    return [(f, dict(kw)) for f, kw in sorted(keys)]
+
+
+def _with_empty_rows(m: int, n: int, density: float, seed: int) -> sp.csr_array:
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((m, n), density=density, format="lil", random_state=rng)
+    for i in rng.choice(m, m // 5, replace=False):  # a fifth of the rows empty
+        A.rows[i], A.data[i] = [], []
+    A = A.tocsr()
+    A.data[::7] = 0.0  # explicit zeros
+    return A
+
+
+def _huge_row(n: int, long: int, seed: int) -> sp.csr_array:
+    """Rows of 0 to 5 entries and one of `long` entries, with empty rows."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 6, n)
+    lengths[n // 3] = long
+    rows = np.repeat(np.arange(n), lengths)
+    A = sp.csr_array((rng.uniform(-1, 1, rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
+    A.sum_duplicates()
+    return A
+
+
+def matrices() -> dict[str, object]:
+    rng = np.random.default_rng(7)
+    dup_r = rng.integers(0, 400, 6_000)
+    dup_c = rng.integers(0, 300, 6_000)
+    return {
+        "random_empty_rows": _with_empty_rows(2_000, 2_000, 0.01, 1),
+        "wide": _with_empty_rows(300, 9_000, 0.02, 2),
+        "tall": _with_empty_rows(9_000, 300, 0.02, 3),
+        "one_row": sp.random_array((1, 5_000), density=0.3, format="csr", random_state=4),
+        "one_column": sp.random_array((5_000, 1), density=0.3, format="csr", random_state=5),
+        "one_by_one": sp.csr_array(np.array([[2.5]])),
+        "no_entries": sp.csr_array((100, 70)),
+        "duplicates_summed": sp.csr_array((rng.uniform(-1, 1, 6_000), (dup_r, dup_c)), shape=(400, 300)),
+        "huge_row": _huge_row(20_000, 15_000, 8),
+        "wide_deltas": sp.csr_array((np.arange(1.0, 7.0), ([0, 0, 0, 2, 2, 2], [0, 300, 90_000, 5, 70_000, 99_999])),
+                                    shape=(3, 100_000)),
+        "poisson2d": pyspmv.generate("poisson2d", 120),
+        "banded": pyspmv.generate("banded", 30_000),
+        "powerlaw": pyspmv.generate("powerlaw", 50_000),  # above 1e5 entries
+    }
+
+
+MATRICES = matrices()
+
+
+def real_matrices() -> list:
+    folder = Path(os.environ["PYSPMV_TEST_MATRICES"]) if os.environ.get("PYSPMV_TEST_MATRICES") else SHARED
+    files = sorted(folder.glob("*.mtx.gz"), key=lambda p: p.stat().st_size) if folder.is_dir() else []
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{folder} holds no .mtx.gz"), id="none")]
+    return [pytest.param(p, id=p.name.split(".")[0]) for p in files]
+
+
+# ---- checks ----
+
+def rel_err(A64: sp.csr_array, x: np.ndarray, y: np.ndarray) -> float:
+    """max |y - A x| over max (|A| |x|), in float64."""
+    x64 = x.astype(np.float64)
+    ref = A64 @ x64
+    scale = float(np.max(abs(A64) @ np.abs(x64), initial=0.0))
+    err = float(np.max(np.abs(y.astype(np.float64) - ref), initial=0.0))
+    return err / scale if scale > 0 else err
+
+
+def first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    """Where two arrays differ bit for bit (-0.0 and 0.0, NaN payloads included)."""
+    if got.dtype != want.dtype or got.size != want.size:
+        return f"{got.size} entries of {got.dtype}; the host has {want.size} of {want.dtype}"
+    g = got.view(np.uint8).reshape(got.size, -1)
+    w = want.view(np.uint8).reshape(want.size, -1)
+    diff = np.flatnonzero((g != w).any(axis=1))
+    i = int(diff[0])
+    return f"{diff.size} entries differ, the first at {i}: device {got[i]!r}, host {want[i]!r}"
+
+
+def compare_arrays(label: str, dev: tuple, host: pyspmv.FormatMatrix) -> list[str]:
+    """Differences between the device's arrays (``_cuda.Matrix.arrays()``) and the host's state."""
+    fmt, nrows, ncols, nnz, params, scalars, idx, val = dev
+    st = host.state
+    out = []
+    if (fmt, nrows, ncols, nnz) != (st.format_name, st.nrows, st.ncols, st.nnz):
+        out.append(f"{label}: header {(fmt, nrows, ncols, nnz)}, host {(st.format_name, st.nrows, st.ncols, st.nnz)}")
+    if tuple(params) != tuple(st.params):
+        out.append(f"{label}: params {params}, host {st.params}")
+    if tuple(scalars) != tuple(st.scalars):
+        out.append(f"{label}: scalars {scalars}, host {st.scalars}")
+    for kind, got, want in (("idx", idx, st.index_arrays), ("val", val, st.value_arrays)):
+        for k, (g, w) in enumerate(zip(got, want)):
+            if g.dtype != w.dtype or g.tobytes() != w.tobytes():
+                out.append(f"{label}: {kind}[{k}]: {first_difference(np.asarray(g), np.asarray(w))}")
+    return out
+
+
+def configs_of(fmt: str, kw: dict[str, int]) -> list:
+    """The CUDA configurations that run on a `fmt` matrix converted with `kw` (HYB's kernel reads its
+    width from the matrix, so every HYB configuration runs on every width)."""
+    return [c for c in pyspmv.configs("cuda") if c.format == fmt and (c.format_kwargs == kw or fmt == "hyb")]
+
+
+def check_matrix(M: pyspmv.Matrix, dtype: str) -> tuple[list[str], int]:
+    """Convert M on the device to every format and parameter set; compare with the host; multiply."""
+    A64 = M.astype(np.float64).to_scipy()
+    x = np.random.default_rng(0).uniform(-1, 1, M.ncols).astype(dtype)
+    x[x == 0] = 0.5
+    on = gpu.DeviceMatrix(pyspmv.convert(M, "csr", dtype=dtype))  # the CSR resident on the GPU
+    failures, compared = [], 0
+    for fmt, kw in format_params():
+        label = f"{fmt}{kw} {dtype}"
+        host = dev = None
+        try:
+            host = pyspmv.convert(M, fmt, dtype=dtype, **kw)
+        except (pyspmv.NotApplicableError, ValueError) as exc:
+            host = exc
+        try:
+            dev = gpu.convert_on_device(on, fmt, **kw)
+        except (pyspmv.NotApplicableError, ValueError) as exc:
+            dev = exc
+        except Exception as exc:  # noqa: BLE001 (every failure of every format is reported, not the first)
+            failures.append(f"{label}: device conversion raised {type(exc).__name__}: {exc}")
+            continue
+        if isinstance(host, Exception) or isinstance(dev, Exception):
+            if type(host) is not type(dev) or str(host) != str(dev):
+                failures.append(f"{label}: host gave {type(host).__name__}: {host}; device gave "
+                                f"{type(dev).__name__}: {dev}")
+            continue
+        diffs = compare_arrays(label, dev._matrix.arrays(), host)
+        failures += diffs
+        compared += 1
+        if diffs:
+            continue
+        for c in configs_of(fmt, kw):
+            try:
+                with gpu.Plan(dev, c) as plan:
+                    y = plan.mv(x)
+            except pyspmv.NotApplicableError:
+                continue
+            except Exception as exc:  # noqa: BLE001
+                failures.append(f"{label} {c.id}: {type(exc).__name__}: {exc}")
+                continue
+            err = rel_err(A64, x, y)
+            if not err <= TOL[dtype]:  # also catches NaN left by the poison
+                failures.append(f"{label} {c.id}: relative error {err:.3g} > {TOL[dtype]:g}")
+    return failures, compared
+
+
+# ---- on the GPU ----
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_device_conversion_matches_host(name, dtype):
+    failures, compared = check_matrix(pyspmv.Matrix(MATRICES[name], name=name), dtype)
+    assert not failures, "\n".join(failures)
+    assert compared >= 9  # at least csr, coo, jad and some padded formats converted on both sides
+
+
+@pytest.mark.gpu
+@pytest.mark.shared
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("path", real_matrices())
+def test_device_conversion_of_real_matrices(path, dtype):
+    M = pyspmv.load(path)
+    if M.dtype == np.float64 and dtype == "float32" and np.max(np.abs(M.data), initial=0) > 3e38:
+        pytest.skip("values beyond float32's range")
+    failures, compared = check_matrix(M, dtype)
+    assert not failures, "\n".join(failures)
+    assert compared >= 5
+
+
+@pytest.mark.gpu
+def test_refusals_match_the_host():
+    """Parameters out of range, padding past max_fill, deltas past fixed bits: as pyspmv.convert."""
+    M = pyspmv.Matrix(MATRICES["wide_deltas"])
+    on = gpu.DeviceMatrix(pyspmv.convert(M, "csr"))
+    cases = [("sell", {"c": 3}, {}), ("sell", {"c": 8, "sigma": 12}, {}), ("bro_ell", {"h": 6}, {}),
+             ("bro_ell", {"bits": 12}, {}), ("bro_ell", {"h": 32, "bits": 8}, {}),
+             ("bro_ell", {"h": 1, "bits": 16}, {}), ("hyb", {"k": -2}, {}), ("bsr", {"b": 40}, {}),
+             ("bsr", {"b": 0}, {}), ("dia", {}, {"max_fill": 0.5}), ("ell", {}, {"max_fill": 0.3}),
+             ("hyb", {"k": 1000}, {}), ("bsr", {"b": 32}, {})]
+    for fmt, kw, extra in cases:
+        with pytest.raises((ValueError, pyspmv.NotApplicableError)) as host:
+            pyspmv.convert(M, fmt, **kw, **extra)
+        with pytest.raises((ValueError, pyspmv.NotApplicableError)) as dev:
+            gpu.convert_on_device(on, fmt, **kw, **extra)
+        assert type(dev.value) is type(host.value), (fmt, kw, str(host.value), str(dev.value))
+        assert str(dev.value) == str(host.value), (fmt, kw)
+
+
+@pytest.mark.gpu
+def test_result_outlives_its_source():
+    M = pyspmv.Matrix(MATRICES["poisson2d"])
+    on = gpu.DeviceMatrix(pyspmv.convert(M, "csr"))
+    D = gpu.convert_on_device(on, "sell", c=32, sigma=256)
+    del on
+    x = np.linspace(-1, 1, M.ncols)
+    cfg = next(c for c in pyspmv.configs("cuda") if c.id.startswith("pyspmv/sell/c=32/sigma=256"))
+    with gpu.Plan(D, cfg) as plan:
+        np.testing.assert_allclose(plan.mv(x), M.to_scipy() @ x, rtol=1e-12, atol=1e-12)
+    F = gpu.download(D)
+    assert F.format == "sell" and F.params == {"c": 32, "sigma": 256}
+    np.testing.assert_array_equal(F.to_csr().to_scipy().toarray(), M.to_scipy().toarray())
+
+
+@pytest.mark.gpu
+def test_a_converted_matrix_is_not_a_source():
+    M = pyspmv.Matrix(MATRICES["poisson2d"])
+    ell = gpu.convert_on_device(gpu.DeviceMatrix(pyspmv.convert(M, "csr")), "ell")
+    with pytest.raises(ValueError, match="reads a CSR matrix"):
+        gpu.convert_on_device(ell, "coo")
+
+
+@pytest.mark.gpu
+def test_cupy_csr_read_in_place():
+    """A CuPy CSR matrix wrapped without a copy and converted on the device, as the host converts it."""
+    cp = pytest.importorskip("cupy")
+    cpx = pytest.importorskip("cupyx.scipy.sparse")
+    M = pyspmv.Matrix(MATRICES["random_empty_rows"])
+    S = M.to_scipy()
+    for dtype in DTYPES:
+        G = cpx.csr_matrix((cp.asarray(S.data.astype(dtype)), cp.asarray(S.indices.astype(np.int32)),
+                            cp.asarray(S.indptr.astype(np.int32))), shape=S.shape)
+        on = gpu.wrap_device_csr(S.shape, S.nnz, G.indptr.data.ptr, G.indices.data.ptr, G.data.data.ptr, dtype,
+                                 owner=G)
+        for fmt, kw in format_params():
+            host = pyspmv.convert(M, fmt, dtype=dtype, **kw)
+            diffs = compare_arrays(f"{fmt}{kw} {dtype}", gpu.convert_on_device(on, fmt, **kw)._matrix.arrays(), host)
+            assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.gpu
+def test_unsorted_or_duplicate_columns_refused():
+    """The host refuses a CSR whose columns do not increase within a row; so does the device."""
+    cp = pytest.importorskip("cupy")
+    for cols, msg in (([3, 1], "row 1 has column 1 after column 3"), ([2, 2], "row 1 has column 2 after column 2")):
+        ptr = cp.asarray(np.array([0, 1, 3, 3], dtype=np.int32))
+        col = cp.asarray(np.array([0, *cols], dtype=np.int32))
+        val = cp.asarray(np.ones(3))
+        on = gpu.wrap_device_csr((3, 4), 3, ptr.data.ptr, col.data.ptr, val.data.ptr, "float64", owner=(ptr, col, val))
+        with pytest.raises(ValueError, match=msg):
+            gpu.convert_on_device(on, "ell")
+
+
+# ---- argument checks (no GPU needed) ----
+
+def test_unknown_format_refused_before_the_device():
+    with pytest.raises(ValueError, match="'fmt' parameter"):
+        gpu.convert_on_device(None, "csc")
+
+
+def test_unknown_parameter_refused():
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['k'\] for format 'sell'"):
+        gpu.convert_on_device(None, "sell", k=3)
+    with pytest.raises(ValueError, match="takes none"):
+        gpu.convert_on_device(None, "ell", c=3)
+
+
+@pytest.mark.parametrize("value", [True, 2.0, "8", None])
+def test_parameter_must_be_an_integer(value):
+    with pytest.raises(TypeError, match="'c' parameter of convert_on_device"):
+        gpu.convert_on_device(None, "sell", c=value)
+
+
+def test_parameter_must_be_int32():
+    with pytest.raises(ValueError, match=r"int32 in \[-2147483648, 2147483647\]"):
+        gpu.convert_on_device(None, "bsr", b=2**31)
+
+
+@pytest.mark.parametrize("fill", [0, -1.0, True, "20", float("nan")])
+def test_max_fill_must_be_positive(fill):
+    with pytest.raises(ValueError, match="'max_fill' parameter of convert_on_device"):
+        gpu.convert_on_device(None, "ell", max_fill=fill)
+
+
+def test_source_must_be_a_device_matrix():
+    M = pyspmv.convert(pyspmv.generate("poisson2d", 5), "csr")
+    with pytest.raises(TypeError, match="DeviceMatrix holding a CSR"):
+        gpu.convert_on_device(M, "ell")
+
+
+def test_parameters_take_the_format_defaults():
+    full, p0, p1 = gpu._format_args("bro_ell", 20.0, {"H": 64})
+    assert full == {"h": 64, "bits": 0} and (p0, p1) == (64, 0)
+    full, p0, p1 = gpu._format_args("dia", 1.5, {})
+    assert full == {} and (p0, p1) == (0, 0)
+
+
+def test_every_format_has_a_device_conversion():
+    """kernels/meson.build builds kernels/convert_<name>.cu for every format of csrc/formats.def, whose
+    dispatcher table names each: a format without one would not link."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "kernels").is_dir():
+        pytest.skip("no kernels/ folder beside the tests")
+    for name in pyspmv.FORMATS:
+        assert (root / "kernels" / f"convert_{name}.cu").is_file(), name
