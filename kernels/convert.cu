@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <cub/cub.cuh>
+
 #include "convert.cuh"
 
 int spmv_conv_out(spmv_conv *C, int is_val, int k, int64_t n, const char *what, spmv_err *err) {
@@ -83,6 +85,50 @@ int spmv_conv_bits(uint64_t v) {
     int b = 0;
     while (b < 64 && (v >> b) != 0) b++;
     return b;
+}
+
+__global__ void rows_scatter_kernel(int32_t n, const int32_t *__restrict__ ptr,
+                                    int32_t *__restrict__ first) {
+    SPMV_CONV_LOOP(i, n) if (ptr[i] < ptr[i + 1]) first[ptr[i]] = (int32_t)i;
+}
+
+struct conv_max {
+    __device__ __forceinline__ int32_t operator()(int32_t a, int32_t b) const {
+        return a > b ? a : b;
+    }
+};
+
+int spmv_conv_rows(spmv_conv *C, int32_t *rows, spmv_err *err) {
+    int64_t nnz = C->nnz;
+    int32_t *first = nullptr;
+    if (nnz == 0) return SPMV_OK;
+    int rc = spmv_conv_tmp(C, nnz * 4, "the rows of the entries", (void **)&first, err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(first, 0, (size_t)nnz * 4, C->s),
+                              "the rows of the entries", err);
+    if (!rc) {
+        rows_scatter_kernel<<<spmv_conv_grid(C->nrows, 256), 256, 0, C->s>>>(C->nrows, C->ptr,
+                                                                             first);
+        rc = spmv_conv_launched("the rows of the entries", err);
+    }
+    cudaStream_t s = C->s;
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "the rows of the entries",
+            [&](void *t, size_t &b) {
+                return cub::DeviceScan::InclusiveScan(t, b, first, rows, conv_max(), nnz, s);
+            },
+            err);
+    return rc;
+}
+
+int spmv_conv_rid(spmv_conv *C, spmv_err *err) {
+    if (C->rid != nullptr || C->nnz == 0) return SPMV_OK;
+    int32_t *rows = nullptr;
+    int rc = spmv_conv_tmp(C, C->nnz * 4, "the rows of the entries", (void **)&rows, err);
+    if (!rc) rc = spmv_conv_rows(C, rows, err);
+    if (!rc) C->rid = rows;
+    return rc;
 }
 
 /* ---- the common pass ---- */

@@ -26,8 +26,9 @@ typedef struct {
     const int32_t *ptr, *col; /* ptr[nrows+1], col[nnz] */
     const void *val;          /* val[nnz] of elem_size bytes */
     int elem_size;
-    int32_t maxlen;  /* the longest row */
-    double max_fill; /* > 0 */
+    int32_t maxlen;     /* the longest row */
+    const int32_t *rid; /* the row of each entry, once spmv_conv_rid made it */
+    double max_fill;    /* > 0 */
     cudaStream_t s;
     /* the result: D's arrays are dev[] (SPMV_MAXIDX index arrays, then SPMV_MAXVAL value arrays) */
     spmv_dfmt D;
@@ -59,6 +60,12 @@ SPMV_CONV_DECL(bsr)
 int spmv_conv_out(spmv_conv *C, int is_val, int k, int64_t n, const char *what, spmv_err *err);
 /* bytes of workspace, freed at the end of the conversion (NULL for bytes <= 0). */
 int spmv_conv_tmp(spmv_conv *C, int64_t bytes, const char *what, void **out, spmv_err *err);
+/* rows[nnz] = the row of each entry: each non-empty row's number scattered to its first entry, then
+ * an inclusive max-scan (two passes over nnz words, where a binary search per entry costs ~log2(nrows)
+ * dependent reads in every pass that needs rows). */
+int spmv_conv_rows(spmv_conv *C, int32_t *rows, spmv_err *err);
+/* C->rid, made on first use into workspace. */
+int spmv_conv_rid(spmv_conv *C, spmv_err *err);
 /* Copy bytes from the device to the host and wait for the stream (a size deciding what follows). */
 int spmv_conv_get(spmv_conv *C, void *host, const void *dev, int64_t bytes, spmv_err *err);
 /* The host's padding guard (csrc/format.c spmv_fill_guard): SPMV_ENOTAPPLICABLE past int32 or past

@@ -26,7 +26,7 @@ __global__ void bsr_keys_kernel(int64_t nnz, int32_t b, const int32_t *__restric
 }
 
 /* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0. */
-__global__ void bsr_start_kernel(int32_t n, int32_t b, int64_t nnz, const int32_t *__restrict__ ptr,
+__global__ void bsr_start_kernel(int32_t b, int64_t nnz, const int32_t *__restrict__ rid,
                                  const int32_t *__restrict__ seg,
                                  const int32_t *__restrict__ sorted, int32_t *__restrict__ start) {
     SPMV_CONV_LOOP(p, nnz + 1) {
@@ -34,7 +34,7 @@ __global__ void bsr_start_kernel(int32_t n, int32_t b, int64_t nnz, const int32_
             start[p] = 0;
             continue;
         }
-        int32_t br = spmv_conv_row_of(ptr, n, p) / b;
+        int32_t br = rid[p] / b;
         start[p] = (int64_t)seg[br] == p || sorted[p] != sorted[p - 1];
     }
 }
@@ -51,12 +51,12 @@ __global__ void bsr_cols_kernel(int64_t nnz, const int32_t *__restrict__ start,
 }
 
 template <typename T>
-__global__ void bsr_fill_kernel(int32_t n, int32_t b, int64_t nnz, const int32_t *__restrict__ ptr,
+__global__ void bsr_fill_kernel(int32_t b, int64_t nnz, const int32_t *__restrict__ rid,
                                 const int32_t *__restrict__ col, const T *__restrict__ val,
                                 const int32_t *__restrict__ bp, const int32_t *__restrict__ bcol,
                                 unsigned *__restrict__ bits, T *__restrict__ v) {
     SPMV_CONV_LOOP(p, nnz) {
-        int32_t i = spmv_conv_row_of(ptr, n, p), br = i / b, j = col[p], bc = j / b;
+        int32_t i = rid[p], br = i / b, j = col[p], bc = j / b;
         int32_t lo = bp[br], hi = bp[br + 1]; /* first block column >= bc: bc itself */
         while (lo < hi) {
             int32_t mid = lo + (hi - lo) / 2;
@@ -105,9 +105,10 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
                 },
                 err);
     }
+    if (!rc) rc = spmv_conv_rid(C, err);
     if (!rc) {
-        bsr_start_kernel<<<spmv_conv_grid(nnz + 1, 256), 256, 0, s>>>(n, b, nnz, C->ptr, seg,
-                                                                      sorted, start);
+        bsr_start_kernel<<<spmv_conv_grid(nnz + 1, 256), 256, 0, s>>>(b, nnz, C->rid, seg, sorted,
+                                                                      start);
         rc = spmv_conv_launched("BSR block starts", err);
     }
     if (!rc)
@@ -149,11 +150,11 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
     if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);
     if (C->elem_size == 4)
-        bsr_fill_kernel<float><<<g, 256, 0, s>>>(n, b, nnz, C->ptr, C->col, (const float *)C->val,
-                                                 bp, bcol, (unsigned *)C->dev[2],
+        bsr_fill_kernel<float><<<g, 256, 0, s>>>(b, nnz, C->rid, C->col, (const float *)C->val, bp,
+                                                 bcol, (unsigned *)C->dev[2],
                                                  (float *)C->dev[SPMV_MAXIDX]);
     else
-        bsr_fill_kernel<double><<<g, 256, 0, s>>>(n, b, nnz, C->ptr, C->col, (const double *)C->val,
+        bsr_fill_kernel<double><<<g, 256, 0, s>>>(b, nnz, C->rid, C->col, (const double *)C->val,
                                                   bp, bcol, (unsigned *)C->dev[2],
                                                   (double *)C->dev[SPMV_MAXIDX]);
     return spmv_conv_launched("BSR fill", err);

@@ -11,12 +11,9 @@
 
 #include "convert.cuh"
 
-__global__ void dia_mark_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ ptr,
+__global__ void dia_mark_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ rid,
                                 const int32_t *__restrict__ col, int32_t *__restrict__ mark) {
-    SPMV_CONV_LOOP(p, nnz) {
-        int32_t i = spmv_conv_row_of(ptr, n, p);
-        mark[(int64_t)col[p] - i + n - 1] = 1;
-    }
+    SPMV_CONV_LOOP(p, nnz) mark[(int64_t)col[p] - rid[p] + n - 1] = 1;
 }
 
 __global__ void dia_offsets_kernel(int32_t n, int64_t span, const int32_t *__restrict__ mark,
@@ -25,12 +22,12 @@ __global__ void dia_offsets_kernel(int32_t n, int64_t span, const int32_t *__res
 }
 
 template <typename T>
-__global__ void dia_fill_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ ptr,
+__global__ void dia_fill_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ rid,
                                 const int32_t *__restrict__ col, const T *__restrict__ val,
                                 const int32_t *__restrict__ num, unsigned *__restrict__ bits,
                                 T *__restrict__ data) {
     SPMV_CONV_LOOP(p, nnz) {
-        int32_t i = spmv_conv_row_of(ptr, n, p);
+        int32_t i = rid[p];
         int64_t s = (int64_t)num[(int64_t)col[p] - i + n - 1] * n + i;
         data[s] = val[p];
         atomicOr(bits + (s >> 5), 1u << (s & 31));
@@ -47,8 +44,9 @@ int spmv_conv_dia(spmv_conv *C, spmv_err *err) {
     if (!rc)
         rc = spmv_cuda_status(cudaMemsetAsync(mark, 0, (size_t)(span + 1) * 4, s),
                               "DIA offset marks", err);
+    if (!rc && nnz > 0) rc = spmv_conv_rid(C, err);
     if (!rc && nnz > 0) {
-        dia_mark_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(n, nnz, C->ptr, C->col, mark);
+        dia_mark_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(n, nnz, C->rid, C->col, mark);
         rc = spmv_conv_launched("DIA offset marks", err);
     }
     if (!rc)
@@ -85,10 +83,10 @@ int spmv_conv_dia(spmv_conv *C, spmv_err *err) {
     if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);
     if (C->elem_size == 4)
-        dia_fill_kernel<float><<<g, 256, 0, s>>>(n, nnz, C->ptr, C->col, (const float *)C->val, num,
+        dia_fill_kernel<float><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const float *)C->val, num,
                                                  (unsigned *)C->dev[1], (float *)data);
     else
-        dia_fill_kernel<double><<<g, 256, 0, s>>>(n, nnz, C->ptr, C->col, (const double *)C->val,
+        dia_fill_kernel<double><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const double *)C->val,
                                                   num, (unsigned *)C->dev[1], (double *)data);
     return spmv_conv_launched("DIA fill", err);
 }

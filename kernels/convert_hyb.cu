@@ -39,12 +39,13 @@ __global__ void hyb_total_kernel(int32_t n, const int32_t *__restrict__ start, h
 }
 
 template <typename T>
-__global__ void hyb_coo_kernel(int32_t n, int64_t nnz, int32_t k, const int32_t *__restrict__ ptr,
-                               const int32_t *__restrict__ col, const T *__restrict__ val,
-                               const int32_t *__restrict__ start, int32_t *__restrict__ crow,
-                               int32_t *__restrict__ ccol, T *__restrict__ cv) {
+__global__ void hyb_coo_kernel(int64_t nnz, int32_t k, const int32_t *__restrict__ ptr,
+                               const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
+                               const T *__restrict__ val, const int32_t *__restrict__ start,
+                               int32_t *__restrict__ crow, int32_t *__restrict__ ccol,
+                               T *__restrict__ cv) {
     SPMV_CONV_LOOP(p, nnz) {
-        int32_t i = spmv_conv_row_of(ptr, n, p);
+        int32_t i = rid[p];
         int64_t j = p - ptr[i];
         if (j < k) continue;
         int64_t q = start[i] + (j - k);
@@ -126,15 +127,16 @@ int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
     if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "HYB ELL values", err);
     if (!rc) rc = spmv_conv_out(C, 1, 1, coo, "HYB COO values", err);
     if (!rc) rc = spmv_conv_ell_part(C, w, (int32_t *)C->dev[0], C->dev[SPMV_MAXIDX], err);
+    if (!rc && coo > 0) rc = spmv_conv_rid(C, err);
     if (rc || coo == 0) return rc;
     unsigned g = spmv_conv_grid(C->nnz, 256);
     int32_t *crow = (int32_t *)C->dev[1], *ccol = (int32_t *)C->dev[2];
     if (C->elem_size == 4)
-        hyb_coo_kernel<float><<<g, 256, 0, s>>>(n, C->nnz, w, C->ptr, C->col, (const float *)C->val,
-                                                start, crow, ccol,
+        hyb_coo_kernel<float><<<g, 256, 0, s>>>(C->nnz, w, C->ptr, C->rid, C->col,
+                                                (const float *)C->val, start, crow, ccol,
                                                 (float *)C->dev[SPMV_MAXIDX + 1]);
     else
-        hyb_coo_kernel<double><<<g, 256, 0, s>>>(n, C->nnz, w, C->ptr, C->col,
+        hyb_coo_kernel<double><<<g, 256, 0, s>>>(C->nnz, w, C->ptr, C->rid, C->col,
                                                  (const double *)C->val, start, crow, ccol,
                                                  (double *)C->dev[SPMV_MAXIDX + 1]);
     return spmv_conv_launched("HYB COO part", err);

@@ -45,12 +45,13 @@ __global__ void jad_inverse_kernel(int32_t n, const int32_t *__restrict__ perm,
 }
 
 template <typename T>
-__global__ void jad_fill_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ ptr,
-                                const int32_t *__restrict__ col, const T *__restrict__ val,
-                                const int32_t *__restrict__ inv, const int32_t *__restrict__ jd,
-                                int32_t *__restrict__ jcol, T *__restrict__ jv) {
+__global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
+                                const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
+                                const T *__restrict__ val, const int32_t *__restrict__ inv,
+                                const int32_t *__restrict__ jd, int32_t *__restrict__ jcol,
+                                T *__restrict__ jv) {
     SPMV_CONV_LOOP(p, nnz) {
-        int32_t i = spmv_conv_row_of(ptr, n, p);
+        int32_t i = rid[p];
         int64_t q = (int64_t)jd[p - ptr[i]] + inv[i];
         jcol[q] = col[p];
         jv[q] = val[p];
@@ -113,15 +114,16 @@ int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
         jad_inverse_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, perm, inv);
         rc = spmv_conv_launched("JAD inverse perm", err);
     }
+    if (!rc) rc = spmv_conv_rid(C, err);
     if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);
     if (C->elem_size == 4)
-        jad_fill_kernel<float><<<g, 256, 0, s>>>(n, nnz, C->ptr, C->col, (const float *)C->val, inv,
-                                                 jd, (int32_t *)C->dev[2],
+        jad_fill_kernel<float><<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const float *)C->val,
+                                                 inv, jd, (int32_t *)C->dev[2],
                                                  (float *)C->dev[SPMV_MAXIDX]);
     else
-        jad_fill_kernel<double><<<g, 256, 0, s>>>(n, nnz, C->ptr, C->col, (const double *)C->val,
-                                                  inv, jd, (int32_t *)C->dev[2],
-                                                  (double *)C->dev[SPMV_MAXIDX]);
+        jad_fill_kernel<double>
+            <<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const double *)C->val, inv, jd,
+                               (int32_t *)C->dev[2], (double *)C->dev[SPMV_MAXIDX]);
     return spmv_conv_launched("JAD fill", err);
 }
