@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from conftest import SHARED
 
 import pyspmv
-from pyspmv.devices import gpu
+from pyspmv.devices import arrays, gpu
 
 TOL = {"float32": 1e-5, "float64": 1e-12}
 DTYPES = ["float32", "float64"]
@@ -250,20 +250,26 @@ def test_a_converted_matrix_is_not_a_source():
 
 
 @pytest.mark.gpu
-def test_cupy_csr_read_in_place():
-    """A CuPy CSR matrix wrapped without a copy and converted on the device, as the host converts it."""
-    cp = pytest.importorskip("cupy")
-    cpx = pytest.importorskip("cupyx.scipy.sparse")
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_library_csr_read_in_place(lib):
+    """A CuPy or PyTorch CSR matrix read in place (DeviceMatrix.wrap_csr) and converted on the device, as
+    the host converts it."""
     M = pyspmv.Matrix(MATRICES["random_empty_rows"])
     S = M.to_scipy()
     for dtype in DTYPES:
-        G = cpx.csr_matrix((cp.asarray(S.data.astype(dtype)), cp.asarray(S.indices.astype(np.int32)),
-                            cp.asarray(S.indptr.astype(np.int32))), shape=S.shape)
-        on = gpu.wrap_device_csr(S.shape, S.nnz, G.indptr.data.ptr, G.indices.data.ptr, G.data.data.ptr, dtype,
-                                 owner=G)
+        if lib == "cupy":
+            cpx = pytest.importorskip("cupyx.scipy.sparse")
+            G = cpx.csr_matrix(S.astype(dtype))
+        else:
+            torch = pytest.importorskip("torch")
+            G = torch.sparse_csr_tensor(torch.from_numpy(S.indptr.astype(np.int32)).cuda(),
+                                        torch.from_numpy(S.indices.astype(np.int32)).cuda(),
+                                        torch.from_numpy(S.data.astype(dtype)).cuda(), size=S.shape)
+        on = gpu.DeviceMatrix.wrap_csr(arrays.device_csr(G, dtype))
         for fmt, kw in format_params():
             host = pyspmv.convert(M, fmt, dtype=dtype, **kw)
-            diffs = compare_arrays(f"{fmt}{kw} {dtype}", gpu.convert_on_device(on, fmt, **kw)._matrix.arrays(), host)
+            diffs = compare_arrays(f"{lib} {fmt}{kw} {dtype}", gpu.convert_on_device(on, fmt, **kw)._matrix.arrays(),
+                                   host)
             assert not diffs, "\n".join(diffs)
 
 
@@ -275,7 +281,8 @@ def test_unsorted_or_duplicate_columns_refused():
         ptr = cp.asarray(np.array([0, 1, 3, 3], dtype=np.int32))
         col = cp.asarray(np.array([0, *cols], dtype=np.int32))
         val = cp.asarray(np.ones(3))
-        on = gpu.wrap_device_csr((3, 4), 3, ptr.data.ptr, col.data.ptr, val.data.ptr, "float64", owner=(ptr, col, val))
+        A = arrays.DeviceCSR((3, 4), 3, ptr, col, val, np.dtype(np.float64), (ptr, col, val))
+        on = gpu.DeviceMatrix.wrap_csr(A)
         with pytest.raises(ValueError, match=msg):
             gpu.convert_on_device(on, "ell")
 
