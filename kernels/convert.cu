@@ -146,7 +146,7 @@ __global__ void common_kernel(int32_t n, int64_t nnz, const int32_t *__restrict_
     __syncthreads();
     int32_t m = 0;
     SPMV_CONV_LOOP(i, n) m = max(m, ptr[i + 1] - ptr[i]);
-    m = __reduce_max_sync(0xffffffffu, m);
+    m = spmv_conv_warp_max(m);
     if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(&bmax, m);
     __syncthreads();
     if (threadIdx.x == 0 && bmax > 0) atomicMax(&out->maxlen, bmax);

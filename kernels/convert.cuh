@@ -120,6 +120,15 @@ __device__ __forceinline__ int64_t spmv_conv_last_le(const I *__restrict__ a, in
     return lo;
 }
 
+/* The largest v of the warp's 32 lanes, in every lane (shuffles: any architecture). */
+template <typename T> __device__ __forceinline__ T spmv_conv_warp_max(T v) {
+    for (int o = 16; o > 0; o /= 2) {
+        T w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = v > w ? v : w;
+    }
+    return v;
+}
+
 #define SPMV_CONV_LOOP(i, n)                                                                       \
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                      \
          i += (int64_t)gridDim.x * blockDim.x)

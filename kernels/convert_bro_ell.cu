@@ -36,7 +36,7 @@ __global__ void bro_stats_kernel(int32_t n, int32_t h, int64_t nslices, int32_t 
                     atomicMin(bad, ((unsigned long long)i << 32) | (uint64_t)(p0 + j));
             }
         }
-        m = __reduce_max_sync(0xffffffffu, m);
+        m = spmv_conv_warp_max(m);
         if (lane == 0) width[s] = w, msym[s] = m;
     }
 }

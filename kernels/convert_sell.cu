@@ -43,7 +43,7 @@ __global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices,
             int32_t i = perm[r];
             m = max(m, ptr[i + 1] - ptr[i]);
         }
-        m = __reduce_max_sync(0xffffffffu, m);
+        m = spmv_conv_warp_max(m);
         if (lane == 0) w[s] = (int64_t)c * m;
     }
 }
