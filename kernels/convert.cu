@@ -149,7 +149,7 @@ __global__ void common_kernel(int32_t n, int64_t nnz, const int32_t *__restrict_
     m = spmv_conv_warp_max(m);
     if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(&bmax, m);
     __syncthreads();
-    if (threadIdx.x == 0 && bmax > 0) atomicMax(&out->maxlen, bmax);
+    if (threadIdx.x == 0) atomicMax(&out->maxlen, bmax); /* from -1: at least 0 once run */
     /* a column not above the one before it is a fault unless it starts a row */
     SPMV_CONV_LOOP(p, nnz) {
         if (p == 0 || col[p] > col[p - 1]) continue;
@@ -159,11 +159,10 @@ __global__ void common_kernel(int32_t n, int64_t nnz, const int32_t *__restrict_
 }
 
 static int common_pass(spmv_conv *C, spmv_err *err) {
-    common_out h = {~0ULL, 0, 0}, *d = nullptr;
+    common_out h, *d = nullptr;
     int rc = spmv_conv_tmp(C, sizeof h, "the common pass", (void **)&d, err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaMemcpyAsync(d, &h, sizeof h, cudaMemcpyHostToDevice, C->s),
-                              "the common pass", err);
+    if (!rc) /* all bits set: bad = none, maxlen = -1 */
+        rc = spmv_cuda_status(cudaMemsetAsync(d, 0xFF, sizeof h, C->s), "the common pass", err);
     if (!rc) {
         int64_t work = C->nnz > C->nrows ? C->nnz : C->nrows;
         common_kernel<<<spmv_conv_grid(work, 256), 256, 0, C->s>>>(C->nrows, C->nnz, C->ptr, C->col,
@@ -240,9 +239,9 @@ extern "C" int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int form
     C.D.param[1] = param[1];
     int rc = common_pass(&C, err);
     if (!rc) rc = conversions[format](&C, err);
-    if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(C.s), "device conversion", err);
-    for (int k = 0; k < C.ntmp; k++) cudaFreeAsync(C.tmp[k], C.s);
-    int sync = spmv_cuda_status(cudaStreamSynchronize(C.s), "device conversion", err);
+    for (int k = 0; k < C.ntmp; k++) cudaFreeAsync(C.tmp[k], C.s); /* after the work queued */
+    spmv_err late; /* a failure already said keeps its message */
+    int sync = spmv_cuda_status(cudaStreamSynchronize(C.s), "device conversion", rc ? &late : err);
     if (!rc) rc = sync;
     if (rc) {
         for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) cudaFree(C.dev[k]);
