@@ -7,7 +7,7 @@
 // format's parameters and refusals), so that a device conversion fails where and as the host's
 // does.  The CSR's bounds (row pointers, column range) were checked when it was wrapped or
 // uploaded.  One pass over rows and entries finds the longest row and the first unsorted entry;
-// each format's conversion (kernels/convert_<format>.cu) follows on the same stream.
+// each format's conversion (spmv_conv_<format>, in kernels/<format>.cu) follows on the same stream.
 #include <cstdio>
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // kernels/convert.cuh: internal to kernels/ — conversion on the device from a resident CSR to every
-// own format (kernels/convert.cu dispatches, kernels/convert_<format>.cu convert)
+// own format (kernels/convert.cu dispatches; each format's conversion sits in kernels/<format>.cu)
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Each conversion gives the arrays, scalars and counts that csrc/<format>.c's spmv_fmt_size and
@@ -41,17 +41,10 @@ typedef struct {
 /* The conversion of one format: fills C->D (scalars, counts) and C->dev, or returns a code. */
 typedef int (*spmv_conv_fn)(spmv_conv *C, spmv_err *err);
 
-#define SPMV_CONV_DECL(name) int spmv_conv_##name(spmv_conv *C, spmv_err *err);
-SPMV_CONV_DECL(csr)
-SPMV_CONV_DECL(coo)
-SPMV_CONV_DECL(ell)
-SPMV_CONV_DECL(sell)
-SPMV_CONV_DECL(bro_ell)
-SPMV_CONV_DECL(hyb)
-SPMV_CONV_DECL(dia)
-SPMV_CONV_DECL(jad)
-SPMV_CONV_DECL(bsr)
-#undef SPMV_CONV_DECL
+/* spmv_conv_<name>, beside each format's kernels in kernels/<name>.cu (csrc/formats.def's list). */
+#define SPMV_FORMAT(CODE, name) int spmv_conv_##name(spmv_conv *C, spmv_err *err);
+#include "formats.def"
+#undef SPMV_FORMAT
 
 /* ---- helpers (kernels/convert.cu) ---- */
 
@@ -78,7 +71,7 @@ unsigned spmv_conv_grid(int64_t n, int block);
 /* Bits needed for v >= 0 (0 for 0). */
 int spmv_conv_bits(uint64_t v);
 
-/* HYB's ELL part (kernels/convert_ell.cu): ecol[nrows*w] and ev[nrows*w] from the CSR, each row's
+/* HYB's ELL part (kernels/ell.cu): ecol[nrows*w] and ev[nrows*w] from the CSR, each row's
  * first min(len, w) entries, column-major, padding -1 and 0. */
 int spmv_conv_ell_part(spmv_conv *C, int32_t w, int32_t *ecol, void *ev, spmv_err *err);
 

@@ -37,3 +37,96 @@ static cudaError_t dia_run(const spmv_dfmt *D, const spmv_launch *L, const void 
 }
 
 SPMV_CUDA_KERNEL(dia, NULL, NULL, dia_run);
+
+/* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
+
+// Device conversion to DIA — offsets marked and numbered by a scan, one thread per entry for data
+// and presence bits
+//
+// Layout: csrc/dia.c.  Every entry marks its offset col - row in a flag array over the
+// nrows + ncols - 1 possible offsets (as dia_mark does); the exclusive sum of the flags numbers
+// the diagonals in ascending offset order and counts them (read back for the padding guard).
+// Each entry then writes its value at diagonal*nrows + row and sets its presence bit with an
+// atomic OR, since neighbouring rows share a word.
+#include "convert.cuh"
+#include <cub/cub.cuh>
+
+__global__ void dia_mark_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ rid,
+                                const int32_t *__restrict__ col, int32_t *__restrict__ mark) {
+    SPMV_CONV_LOOP(p, nnz) mark[(int64_t)col[p] - rid[p] + n - 1] = 1;
+}
+
+__global__ void dia_offsets_kernel(int32_t n, int64_t span, const int32_t *__restrict__ mark,
+                                   const int32_t *__restrict__ num, int32_t *__restrict__ off) {
+    SPMV_CONV_LOOP(o, span) if (mark[o]) off[num[o]] = (int32_t)(o - (n - 1));
+}
+
+template <typename T>
+__global__ void dia_fill_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ rid,
+                                const int32_t *__restrict__ col, const T *__restrict__ val,
+                                const int32_t *__restrict__ num, unsigned *__restrict__ bits,
+                                T *__restrict__ data) {
+    SPMV_CONV_LOOP(p, nnz) {
+        int32_t i = rid[p];
+        int64_t s = (int64_t)num[(int64_t)col[p] - i + n - 1] * n + i;
+        data[s] = val[p];
+        atomicOr(bits + (s >> 5), 1u << (s & 31));
+    }
+}
+
+int spmv_conv_dia(spmv_conv *C, spmv_err *err) {
+    int32_t n = C->nrows;
+    int64_t span = (int64_t)n + C->ncols - 1, nnz = C->nnz;
+    int32_t *mark = nullptr, *num = nullptr;
+    cudaStream_t s = C->s;
+    int rc = spmv_conv_tmp(C, (span + 1) * 4, "DIA offset marks", (void **)&mark, err);
+    if (!rc) rc = spmv_conv_tmp(C, (span + 1) * 4, "DIA diagonal numbers", (void **)&num, err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(mark, 0, (size_t)(span + 1) * 4, s),
+                              "DIA offset marks", err);
+    if (!rc && nnz > 0) rc = spmv_conv_rid(C, err);
+    if (!rc && nnz > 0) {
+        dia_mark_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(n, nnz, C->rid, C->col, mark);
+        rc = spmv_conv_launched("DIA offset marks", err);
+    }
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "DIA diagonal numbers",
+            [&](void *t, size_t &b) {
+                return cub::DeviceScan::ExclusiveSum(t, b, mark, num, span + 1, s);
+            },
+            err);
+    int32_t nd = 0;
+    if (!rc) rc = spmv_conv_get(C, &nd, num + span, sizeof nd, err);
+    if (rc) return rc;
+    int64_t ndiag = nd, slots = ndiag * n;
+    char what[48];
+    snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
+    rc = spmv_conv_guard(C, slots, what, err);
+    if (rc) return rc;
+    C->D.scalar[0] = ndiag;
+    int64_t nwords = (slots + 31) / 32;
+    rc = spmv_conv_out(C, 0, 0, ndiag, "DIA offsets", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, nwords, "DIA presence bits", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "DIA data", err);
+    if (rc || ndiag == 0) return rc;
+    void *data = C->dev[SPMV_MAXIDX];
+    dia_offsets_kernel<<<spmv_conv_grid(span, 256), 256, 0, s>>>(n, span, mark, num,
+                                                                 (int32_t *)C->dev[0]);
+    rc = spmv_conv_launched("DIA offsets", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(C->dev[1], 0, (size_t)nwords * 4, s),
+                              "DIA presence bits", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(data, 0, (size_t)slots * C->elem_size, s), "DIA data",
+                              err);
+    if (rc) return rc;
+    unsigned g = spmv_conv_grid(nnz, 256);
+    if (C->elem_size == 4)
+        dia_fill_kernel<float><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const float *)C->val, num,
+                                                 (unsigned *)C->dev[1], (float *)data);
+    else
+        dia_fill_kernel<double><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const double *)C->val,
+                                                  num, (unsigned *)C->dev[1], (double *)data);
+    return spmv_conv_launched("DIA fill", err);
+}

@@ -34,3 +34,147 @@ static cudaError_t hyb_run(const spmv_dfmt *D, const spmv_launch *L, const void 
 }
 
 SPMV_CUDA_KERNEL(hyb, hyb_prepare, hyb_setup, hyb_run);
+
+/* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
+
+// Device conversion to HYB — the ELL width by a radix sort of the row lengths, the COO part placed
+// by a scan of what each row leaves over
+//
+// Layout: csrc/hyb.c.  Bell and Garland's width (k = -1, spmv_hyb_width) is the largest K that at
+// least T = min(nrows, max(4096, ceil(nrows/3))) rows reach, which is the T-th largest row length:
+// one descending radix sort of the lengths and a read of element T-1, on the device.  Each row's
+// entries past K go to the COO part at the exclusive sum of max(len - K, 0) over the rows before
+// it; the ELL part is csrc/ell.c's, width K.
+#include "convert.cuh"
+#include <cub/cub.cuh>
+
+__global__ void hyb_lens_kernel(int32_t n, const int32_t *__restrict__ ptr,
+                                uint32_t *__restrict__ lens) {
+    SPMV_CONV_LOOP(i, n) lens[i] = (uint32_t)(ptr[i + 1] - ptr[i]);
+}
+
+struct hyb_sizes {
+    int32_t k; /* the width used */
+    int32_t pad;
+    int64_t coo; /* entries in the COO part */
+};
+
+/* The width: k >= 0 as given, else the T-th largest length (sorted descending; NULL: all 0). */
+__global__ void hyb_pick_kernel(int32_t k, const uint32_t *sorted, int32_t t, hyb_sizes *z) {
+    z->k = k >= 0 ? k : sorted != nullptr ? (int32_t)sorted[t - 1] : 0;
+}
+
+/* What each row leaves to the COO part, and 0 past the last row for the exclusive sum. */
+__global__ void hyb_left_kernel(int32_t n, const int32_t *__restrict__ ptr,
+                                const hyb_sizes *__restrict__ z, int32_t *__restrict__ left) {
+    int32_t k = z->k;
+    SPMV_CONV_LOOP(i, (int64_t)n + 1) left[i] = i < n ? max(ptr[i + 1] - ptr[i] - k, 0) : 0;
+}
+
+__global__ void hyb_total_kernel(int32_t n, const int32_t *__restrict__ start, hyb_sizes *z) {
+    z->coo = start[n];
+}
+
+template <typename T>
+__global__ void hyb_coo_kernel(int64_t nnz, int32_t k, const int32_t *__restrict__ ptr,
+                               const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
+                               const T *__restrict__ val, const int32_t *__restrict__ start,
+                               int32_t *__restrict__ crow, int32_t *__restrict__ ccol,
+                               T *__restrict__ cv) {
+    SPMV_CONV_LOOP(p, nnz) {
+        int32_t i = rid[p];
+        int64_t j = p - ptr[i];
+        if (j < k) continue;
+        int64_t q = start[i] + (j - k);
+        crow[q] = i;
+        ccol[q] = col[p];
+        cv[q] = val[p];
+    }
+}
+
+int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
+    int32_t k = C->D.param[0], n = C->nrows;
+    if (k < -1) {
+        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+                                "The 'k' parameter of hyb must be -1 (Bell-Garland width) or an "
+                                "ELL width in [0, %d]. Got %d instead.",
+                                INT32_MAX, k);
+        if (err) err->value = k, err->limit = -1;
+        return rc;
+    }
+    cudaStream_t s = C->s;
+    hyb_sizes hz = {0, 0, 0}, *z = nullptr;
+    uint32_t *lens = nullptr, *sorted = nullptr;
+    int32_t *left = nullptr, *start = nullptr;
+    int rc = spmv_conv_tmp(C, sizeof hz, "HYB sizes", (void **)&z, err);
+    int64_t third = ((int64_t)n + 2) / 3, t = third > 4096 ? third : 4096;
+    if (t > n) t = n;
+    if (!rc && k == -1 && C->maxlen > 0) {
+        int end_bit = spmv_conv_bits((uint64_t)C->maxlen);
+        rc = spmv_conv_tmp(C, (int64_t)n * 4, "HYB row lengths", (void **)&lens, err);
+        if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "HYB sorted lengths", (void **)&sorted, err);
+        if (!rc) {
+            hyb_lens_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, C->ptr, lens);
+            rc = spmv_conv_launched("HYB row lengths", err);
+        }
+        if (!rc)
+            rc = spmv_conv_cub(
+                C, "HYB length sort",
+                [&](void *tt, size_t &b) {
+                    return cub::DeviceRadixSort::SortKeysDescending(tt, b, lens, sorted, n, 0,
+                                                                    end_bit, s);
+                },
+                err);
+    }
+    if (!rc) {
+        hyb_pick_kernel<<<1, 1, 0, s>>>(k, sorted, (int32_t)t, z);
+        rc = spmv_conv_launched("HYB width", err);
+    }
+    if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO counts", (void **)&left, err);
+    if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO starts", (void **)&start, err);
+    if (!rc) {
+        hyb_left_kernel<<<spmv_conv_grid((int64_t)n + 1, 256), 256, 0, s>>>(n, C->ptr, z, left);
+        rc = spmv_conv_launched("HYB COO counts", err);
+    }
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "HYB COO starts",
+            [&](void *tt, size_t &b) {
+                return cub::DeviceScan::ExclusiveSum(tt, b, left, start, (int64_t)n + 1, s);
+            },
+            err);
+    if (!rc) {
+        hyb_total_kernel<<<1, 1, 0, s>>>(n, start, z);
+        rc = spmv_conv_launched("HYB COO total", err);
+    }
+    if (!rc) rc = spmv_conv_get(C, &hz, z, sizeof hz, err);
+    if (rc) return rc;
+    int32_t w = hz.k;
+    int64_t coo = hz.coo, slots = (int64_t)n * w;
+    char what[80];
+    snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)w,
+             (long long)coo);
+    rc = spmv_conv_guard(C, slots + coo, what, err);
+    if (rc) return rc;
+    C->D.scalar[0] = w;
+    C->D.scalar[1] = coo;
+    rc = spmv_conv_out(C, 0, 0, slots, "HYB ELL col", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, coo, "HYB COO row", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 2, coo, "HYB COO col", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "HYB ELL values", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 1, coo, "HYB COO values", err);
+    if (!rc) rc = spmv_conv_ell_part(C, w, (int32_t *)C->dev[0], C->dev[SPMV_MAXIDX], err);
+    if (!rc && coo > 0) rc = spmv_conv_rid(C, err);
+    if (rc || coo == 0) return rc;
+    unsigned g = spmv_conv_grid(C->nnz, 256);
+    int32_t *crow = (int32_t *)C->dev[1], *ccol = (int32_t *)C->dev[2];
+    if (C->elem_size == 4)
+        hyb_coo_kernel<float><<<g, 256, 0, s>>>(C->nnz, w, C->ptr, C->rid, C->col,
+                                                (const float *)C->val, start, crow, ccol,
+                                                (float *)C->dev[SPMV_MAXIDX + 1]);
+    else
+        hyb_coo_kernel<double><<<g, 256, 0, s>>>(C->nnz, w, C->ptr, C->rid, C->col,
+                                                 (const double *)C->val, start, crow, ccol,
+                                                 (double *)C->dev[SPMV_MAXIDX + 1]);
+    return spmv_conv_launched("HYB COO part", err);
+}

@@ -45,3 +45,133 @@ static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const void 
 }
 
 SPMV_CUDA_KERNEL(jad, NULL, NULL, jad_run);
+
+/* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
+
+// Device conversion to JAD — a stable radix sort of the rows by length, jagged diagonal lengths by
+// binary searches in the sorted lengths, one thread per entry
+//
+// Layout: csrc/jad.c.  The host's stable counting sort by descending length is a stable radix sort
+// of (longest row - length) carrying the row numbers: equal lengths keep ascending rows.  Jagged
+// diagonal k holds the rows longer than k: the sorted keys below longest - k, found by a binary
+// search; jd_ptr is their exclusive sum.  Entry j of row i goes to jd_ptr[j] + (i's position).
+#include "convert.cuh"
+#include <cub/cub.cuh>
+
+__global__ void jad_keys_kernel(int32_t n, int32_t maxlen, const int32_t *__restrict__ ptr,
+                                uint32_t *__restrict__ keys, int32_t *__restrict__ rows) {
+    SPMV_CONV_LOOP(i, n) {
+        keys[i] = (uint32_t)(maxlen - (ptr[i + 1] - ptr[i]));
+        rows[i] = (int32_t)i;
+    }
+}
+
+/* cnt[k] = rows longer than k (keys below maxlen - k in the ascending keys), cnt[njd] = 0. */
+__global__ void jad_count_kernel(int32_t n, int32_t njd, const uint32_t *__restrict__ sorted,
+                                 int32_t *__restrict__ cnt) {
+    SPMV_CONV_LOOP(k, (int64_t)njd + 1) {
+        if (k == njd) {
+            cnt[k] = 0;
+            continue;
+        }
+        uint32_t key = (uint32_t)(njd - k);
+        int32_t lo = 0, hi = n; /* first position with sorted >= key */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (sorted[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        cnt[k] = lo;
+    }
+}
+
+__global__ void jad_inverse_kernel(int32_t n, const int32_t *__restrict__ perm,
+                                   int32_t *__restrict__ inv) {
+    SPMV_CONV_LOOP(r, n) inv[perm[r]] = (int32_t)r;
+}
+
+template <typename T>
+__global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
+                                const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
+                                const T *__restrict__ val, const int32_t *__restrict__ inv,
+                                const int32_t *__restrict__ jd, int32_t *__restrict__ jcol,
+                                T *__restrict__ jv) {
+    SPMV_CONV_LOOP(p, nnz) {
+        int32_t i = rid[p];
+        int64_t q = (int64_t)jd[p - ptr[i]] + inv[i];
+        jcol[q] = col[p];
+        jv[q] = val[p];
+    }
+}
+
+__global__ void jad_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
+    SPMV_CONV_LOOP(i, n) perm[i] = (int32_t)i;
+}
+
+int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
+    int32_t n = C->nrows, njd = C->maxlen;
+    int64_t nnz = C->nnz;
+    cudaStream_t s = C->s;
+    C->D.scalar[0] = njd;
+    int rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, (int64_t)njd + 1, "JAD jd_ptr", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 2, nnz, "JAD col", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "JAD values", err);
+    if (rc) return rc;
+    int32_t *perm = (int32_t *)C->dev[0], *jd = (int32_t *)C->dev[1];
+    if (njd == 0) { /* no entries: every row in place, one jd_ptr of 0 */
+        jad_iota_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, perm);
+        rc = spmv_conv_launched("JAD perm", err);
+        return rc ? rc
+                  : spmv_cuda_status(cudaMemsetAsync(jd, 0, sizeof(int32_t), s), "JAD jd_ptr", err);
+    }
+    uint32_t *keys = nullptr, *sorted = nullptr;
+    int32_t *rows = nullptr, *cnt = nullptr, *inv = nullptr;
+    rc = spmv_conv_tmp(C, (int64_t)n * 4, "JAD sort keys", (void **)&keys, err);
+    if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "JAD sorted keys", (void **)&sorted, err);
+    if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "JAD rows", (void **)&rows, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, ((int64_t)njd + 1) * 4, "JAD diagonal lengths", (void **)&cnt, err);
+    if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "JAD inverse perm", (void **)&inv, err);
+    if (rc) return rc;
+    jad_keys_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, njd, C->ptr, keys, rows);
+    rc = spmv_conv_launched("JAD sort keys", err);
+    int end_bit = spmv_conv_bits((uint64_t)njd);
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "JAD row sort",
+            [&](void *t, size_t &b) {
+                return cub::DeviceRadixSort::SortPairs(t, b, keys, sorted, rows, perm, n, 0,
+                                                       end_bit, s);
+            },
+            err);
+    if (!rc) {
+        jad_count_kernel<<<spmv_conv_grid((int64_t)njd + 1, 256), 256, 0, s>>>(n, njd, sorted, cnt);
+        rc = spmv_conv_launched("JAD diagonal lengths", err);
+    }
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "JAD jd_ptr",
+            [&](void *t, size_t &b) {
+                return cub::DeviceScan::ExclusiveSum(t, b, cnt, jd, (int64_t)njd + 1, s);
+            },
+            err);
+    if (!rc) {
+        jad_inverse_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, perm, inv);
+        rc = spmv_conv_launched("JAD inverse perm", err);
+    }
+    if (!rc) rc = spmv_conv_rid(C, err);
+    if (rc) return rc;
+    unsigned g = spmv_conv_grid(nnz, 256);
+    if (C->elem_size == 4)
+        jad_fill_kernel<float><<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const float *)C->val,
+                                                 inv, jd, (int32_t *)C->dev[2],
+                                                 (float *)C->dev[SPMV_MAXIDX]);
+    else
+        jad_fill_kernel<double>
+            <<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const double *)C->val, inv, jd,
+                               (int32_t *)C->dev[2], (double *)C->dev[SPMV_MAXIDX]);
+    return spmv_conv_launched("JAD fill", err);
+}

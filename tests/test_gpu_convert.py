@@ -332,10 +332,11 @@ def test_parameters_take_the_format_defaults():
 
 
 def test_every_format_has_a_device_conversion():
-    """kernels/meson.build builds kernels/convert_<name>.cu for every format of csrc/formats.def, whose
-    dispatcher table names each: a format without one would not link."""
+    """kernels/convert.cu's table names spmv_conv_<name> for every format of csrc/formats.def; each is defined
+    beside the format's kernels in kernels/<name>.cu (a format without one would not link)."""
     root = Path(__file__).resolve().parents[1]
     if not (root / "kernels").is_dir():
         pytest.skip("no kernels/ folder beside the tests")
     for name in pyspmv.FORMATS:
-        assert (root / "kernels" / f"convert_{name}.cu").is_file(), name
+        src = root / "kernels" / f"{name}.cu"
+        assert src.is_file() and f"int spmv_conv_{name}(spmv_conv *C, spmv_err *err)" in src.read_text(), name

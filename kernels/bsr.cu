@@ -1,6 +1,9 @@
-// kernels/convert_bsr.cu: device conversion to BSR — block columns sorted within each block row by
-// a segmented sort, numbered by a scan of the first of each, one thread per entry for the fill
+// kernels/bsr.cu: BSR on the GPU — the device conversion from a resident CSR (cuSPARSE runs
+// its products: kernels/cusparse.cu)
 // SPDX-License-Identifier: BSD-3-Clause
+//
+// Device conversion to BSR — block columns sorted within each block row by a segmented sort,
+// numbered by a scan of the first of each, one thread per entry for the fill
 //
 // Layout: csrc/bsr.c.  The entries of block row br are the contiguous run
 // [ptr[br*b], ptr[min(br*b+b, nrows)]); their block columns col/b, sorted within that run (CUB's
@@ -9,9 +12,8 @@
 // exclusive sum of those starts numbers the blocks (the total read back for the padding guard) and
 // gives block_ptr.  Each entry then finds its block by a binary search in its block row's block
 // columns, writes its value and sets its presence bit with an atomic OR.
-#include <cub/cub.cuh>
-
 #include "convert.cuh"
+#include <cub/cub.cuh>
 
 #define BSR_MAX_B 32
 
