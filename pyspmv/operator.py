@@ -96,8 +96,8 @@ class Operator:
     (CuPy, PyTorch, JAX, Numba: ``__cuda_array_interface__`` or ``__dlpack__``) are used in place, on the
     caller's stream, and the result is a vector of the same kind; NumPy vectors are uploaded and the result
     downloaded on every product. A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
-    sparse tensor) is read in place as CSR, with a CSR configuration (conversion on the device to the other
-    formats is to come); its ranked pick is computed from its structure read to the host once. Products on one
+    sparse tensor) is read in place as CSR and converted on the GPU for the configuration's format, never
+    through the host; its ranked pick is computed from its structure read to the host once. Products on one
     operator may run from several threads at once (the CPU product releases the GIL from 50,000 entries up;
     GPU products take turns); after :meth:`close` a product is an error.
 
@@ -174,8 +174,9 @@ class Operator:
 
     def _on_device(self, A: Any, device: str | None, cfg: Any, dtype: Any, n_calls: Any, deterministic: Any,
                    model: Any) -> tuple[Config, gpu.DeviceMatrix, gpu.Plan]:
-        """A matrix that lives on the GPU (CuPy, PyTorch), read in place as CSR; the configuration given, or
-        ranked on the structure read to the host once (features computed on the device are to come)."""
+        """A matrix that lives on the GPU (CuPy, PyTorch), read in place as CSR and converted on the device for
+        the configuration given, or for the first of the ranking (made from the structure read to the host
+        once: features computed on the device are to come) that can serve it."""
         if device == "cpu":
             raise ValueError("The 'A' parameter lives on the GPU; Operator(device='cpu') needs it on the host "
                              "(CuPy: A.get()), or use device='cuda'.")
@@ -196,16 +197,13 @@ class Operator:
         DM = gpu.DeviceMatrix.wrap_csr(D)
         why = []
         for c in candidates:
-            if c.format != "csr":
-                why.append(f"{c.id}: conversion on the device to {c.format} is not there yet")
-                continue
             try:
-                return c, DM, gpu.Plan(DM, c)     # its setup says whether the configuration can serve A
+                F = DM if c.format == "csr" else gpu.convert_on_device(DM, c.format, **c.format_kwargs)
+                return c, F, gpu.Plan(F, c)       # its setup says whether the configuration can serve A
             except NotApplicableError as exc:
                 why.append(f"{c.id}: {exc}")
         if cfg is not None:
-            raise NotApplicableError(f"Operator(): {why[0]}; a matrix that lives on the GPU takes CSR "
-                                     "configurations (pyspmv/csr/*, cusparse/csr/*) for now.")
+            raise NotApplicableError(f"Operator(): {why[0]}")
         raise NotApplicableError("no ranked cuda configuration can serve this matrix on the device"
                                  + (f" ({'; '.join(why[:3])})" if why else ""))
 

@@ -568,8 +568,16 @@ def test_gpu_cupy_matrix_read_in_place(dtype):
     assert picked.config.format == "csr" and picked.ranking is not None
     on_gpu = pyspmv.rank(csp.csr_matrix(sp.csr_matrix(SHAPES["poisson"])), device="cuda")
     assert list(on_gpu) == list(pyspmv.rank(SHAPES["poisson"], device="cuda"))
-    with pytest.raises(pyspmv.NotApplicableError, match="device"):
-        pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), config="pyspmv/ell/bs=128")
+    for cid in ("pyspmv/ell/bs=128", "pyspmv/sell/c=32/sigma=1/bs=128", "pyspmv/hyb/bs=256", "pyspmv/jad/bs=256",
+                "pyspmv/coo/bs=256", "cusparse/coo/alg2"):
+        if cid not in {c.id for c in pyspmv.configs("cuda")}:
+            continue
+        A = SHAPES["random"]
+        op = pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(A)), config=cid)      # converted on the device
+        x = np.random.default_rng(4).uniform(-1, 1, A.shape[1])
+        close(cp.asnumpy(op @ cp.asarray(x)), reference(A, x), np.float64)
+    with pytest.raises(pyspmv.NotApplicableError, match="dia"):
+        pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), config="pyspmv/dia/bs=256")
     with pytest.raises(ValueError, match="host"):
         pyspmv.Operator(csp.csr_matrix(sp.csr_matrix(SHAPES["random"])), "cpu")
     bad = csp.csr_matrix(sp.csr_matrix(SHAPES["random"]))
