@@ -30,7 +30,8 @@
 struct kview {
     double rr; /* residual norm squared: the recurrence's (CG, BiCGSTAB) */
     long long it;
-    int stop; /* SPMV_KRYLOV_* */
+    long long products; /* of A whose result the recurrence used (CG, BiCGSTAB; after start) */
+    int stop;           /* SPMV_KRYLOV_* */
     int pad;
 };
 
@@ -63,6 +64,7 @@ struct spmv_cuda_krylov {
     spmv_cuda_precond_fn fn;
     void *fn_ctx;
     int64_t products, iterations, cycles;
+    int64_t start_products; /* CG, BiCGSTAB: products of start; the device counts the others */
     int state;
     double residual, estimate;
     /* GMRES between inner iterations */
@@ -223,6 +225,7 @@ struct CgRho {
 /* p . q: breakdown where it vanished or is not finite; else alpha. */
 struct CgAlpha {
     __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++; /* counted here, not when queued: one queued past the stop is not */
         if (tot[0] == 0.0 || !isfinite(tot[0]))
             S->v.stop = SPMV_KRYLOV_BREAKDOWN;
         else
@@ -277,6 +280,7 @@ template <typename T> struct BiDir {
 /* rhat . v: alpha. */
 struct BiAlpha {
     __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++;
         if (tot[0] == 0.0 || !isfinite(tot[0]))
             S->v.stop = SPMV_KRYLOV_BREAKDOWN;
         else
@@ -309,6 +313,7 @@ struct BiSEnd {
 /* t . t and t . s: omega. */
 struct BiOmega {
     __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++;
         S->omega = tot[0] > 0 ? tot[1] / tot[0] : 0.0;
     }
 };
@@ -637,7 +642,7 @@ done:
     return rc;
 }
 
-/* One inner iteration; returns in *end whether the cycle ends after it (and k's state). */
+/* One inner iteration, and the restart where the cycle ends after it (k->state says why). */
 template <typename T> static int gm_inner(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     int rc = SPMV_OK, m = k->m, j = k->j, ncol = j + 1;
     int64_t n = k->n;
@@ -649,7 +654,7 @@ template <typename T> static int gm_inner(spmv_cuda_krylov *k, spmv_cuda_plan *A
     const void *z = vj;
     int stop = 0, kc = -1;
     if (j == 0) {
-        /* a cycle starts: converged, or out of cycles (the caller's limit), or V[:, 0] = r / beta */
+        /* a cycle starts (the caller checked convergence and the cycle limit): V[:, 0] = r / beta */
         CUDA("GMRES's first basis vector", map(k, Scale<T>{(const T *)k->r, V, 1.0 / k->beta_r}));
         k->g[0] = k->beta_r;
         for (int i = 1; i <= m; i++) k->g[i] = 0;
@@ -863,6 +868,7 @@ extern "C" int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, do
     kscal s0;
     memset(&s0, 0, sizeof s0);
     s0.tol2 = tol * tol;
+    s0.first = 1;
     double eps = k->es == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     s0.tiny = eps * eps;
     k->tol = tol;
@@ -909,6 +915,7 @@ extern "C" int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, do
         TRY(view_now(k, &v, err));
         k->state = v.stop;
         k->residual = sqrt(v.rr);
+        k->start_products = k->products;
     }
     k->started = 1;
 done:
@@ -949,6 +956,7 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
         TRY(view_now(k, &v, err));
         k->state = v.stop;
         k->iterations = v.it;
+        k->products = k->start_products + v.products;
         k->residual = sqrt(v.rr);
     }
 done:
