@@ -195,6 +195,10 @@ int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, double tol, i
  * SPMV_ECUSPARSE or a preconditioner function's code. */
 int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, int64_t max_iters,
                              int64_t max_cycles, spmv_cuda_krylov_status *st, spmv_err *err);
+/* Whether CG and BiCGSTAB iterations run as one CUDA graph per iteration (on, the default after
+ * spmv_cuda_krylov_start: captured at the first iterate with each plan; a capture that fails turns
+ * it off for the solve) or kernel by kernel (off).  Returns the previous setting. */
+int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on);
 void spmv_cuda_krylov_get_status(const spmv_cuda_krylov *k, spmv_cuda_krylov_status *st);
 /* One product of A's plan from x into a scratch vector, synchronised: whether a plan works before
  * the solve switches to it.  The solve's state is not touched. */

@@ -622,6 +622,13 @@ static PyObject *krylov_try_plan(KrylovObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* set_graphs(on) -> the previous setting */
+static PyObject *krylov_set_graphs(KrylovObject *self, PyObject *args) {
+    int on;
+    if (!krylov_live(self) || !PyArg_ParseTuple(args, "p", &on)) return NULL;
+    return PyBool_FromLong(spmv_cuda_krylov_set_graphs(self->k, on));
+}
+
 static PyObject *krylov_close(KrylovObject *self, PyObject *noargs) {
     spmv_cuda_krylov_free(self->k);
     self->k = NULL;
@@ -666,6 +673,8 @@ static PyMethodDef krylov_methods[] = {
     {"status", (PyCFunction)krylov_status, METH_NOARGS, "status() -> as iterate"},
     {"try_plan", (PyCFunction)krylov_try_plan, METH_VARARGS,
      "try_plan(plan): one product, synchronised"},
+    {"set_graphs", (PyCFunction)krylov_set_graphs, METH_VARARGS,
+     "set_graphs(on) -> previous: CG and BiCGSTAB iterations as CUDA graphs"},
     {"close", (PyCFunction)krylov_close, METH_NOARGS, "free the device memory now"},
     {NULL, NULL, 0, NULL},
 };

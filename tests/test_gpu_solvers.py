@@ -5,6 +5,8 @@ usable GPU (marker gpu)."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -78,6 +80,26 @@ def test_matches_scipy(name, policy, dtype, M):
     assert rec.products >= rec.iterations, rec
     if policy == "fixed":
         assert rec.schedule == [(0, "cusparse/csr/default")], rec
+
+
+@pytest.mark.parametrize("M", [None, "jacobi", "matrix"])
+@pytest.mark.parametrize("name", ["cg", "bicgstab"])
+def test_graphs_and_direct_launches_agree(monkeypatch, name, M):
+    """An iteration launched as a CUDA graph computes what its kernels launched one by one compute: the
+    same bits with a deterministic product."""
+    A = spd() if name == "cg" else unsymmetric()
+    b = rhs(A.nrows)
+    if M == "matrix":
+        M = sp.diags_array(1.0 / A.to_scipy().diagonal())
+    out = []
+    for graphs in (True, False):
+        monkeypatch.setattr(D, "USE_GRAPHS", graphs)
+        x, info, rec = SOLVERS[name][0](A, b, rtol=1e-10, device="cuda", policy="fixed", config="cusparse/csr/alg2",
+                                        M=M)
+        assert info == 0, (graphs, rec)
+        out.append((x, rec.iterations))
+    assert out[0][1] == out[1][1]
+    np.testing.assert_array_equal(out[0][0], out[1][0])
 
 
 def test_iterations_follow_the_cpu():
@@ -156,6 +178,26 @@ def test_bigger_matrix_all_policies():
         assert np.linalg.norm(b - A.to_scipy() @ x) <= 1.5e-6 * np.linalg.norm(b), rec
 
 
+def wait_for_selection(monkeypatch):
+    """A callback (chunks of one iteration) that holds the first iteration until the helper thread's
+    selection has returned, so that it lands inside the solve however fast the GPU is."""
+    done = threading.Event()
+    real = D.select_device
+
+    def select_device(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        finally:
+            done.set()
+    monkeypatch.setattr(D, "select_device", select_device)
+    slept = []
+
+    def cb(*args):
+        if not slept and done.wait(10):
+            slept.append(time.sleep(0.05))
+    return cb
+
+
 def fake_rank(ids):
     def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False):
         return [(c, 0.01 * (k + 1)) for k, c in enumerate(ids)]
@@ -167,7 +209,7 @@ def test_online_probes_and_keeps_the_fastest(monkeypatch):
     monkeypatch.setattr(switching, "rank", fake_rank(ids))
     A, b = spd(), rhs(400)
     _x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="online", select_min_nnz=0, select_patience=0,
-                         probe_iters=2)
+                         probe_iters=2, callback=wait_for_selection(monkeypatch))
     assert info == 0, rec
     assert set(rec.probes) <= set(ids) | {"cusparse/csr/default"} and len(rec.probes) >= 2, rec
     assert rec.config == min(rec.probes, key=rec.probes.__getitem__), rec
@@ -185,7 +227,7 @@ def test_a_failed_switch_stays_and_says_so(monkeypatch):
     monkeypatch.setattr(D, "select_device", select_device)
     for probe_iters in (0, 3):
         _x, info, rec = S.cg(A, b, rtol=1e-8, device="cuda", policy="async", select_min_nnz=0, select_patience=0,
-                             probe_iters=probe_iters)
+                             probe_iters=probe_iters, callback=wait_for_selection(monkeypatch))
         assert info == 0 and rec.config == "cusparse/csr/default", rec
         assert any(f"switching to {pick.id} failed" in e and "staying on cusparse/csr/default" in e
                    for _, e in rec.events), rec.events

@@ -5,6 +5,8 @@ CUDA module that iterates in NumPy, so that it runs everywhere."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from typing import ClassVar
 
 import numpy as np
@@ -15,6 +17,7 @@ import scipy.sparse.linalg as spla
 import pyspmv
 import pyspmv.solvers as S
 from pyspmv.devices import gpu
+from pyspmv.solvers import device as D
 from pyspmv.solvers import switching
 
 SOLVERS = {"cg": (S.cg, spla.cg), "bicgstab": (S.bicgstab, spla.bicgstab), "gmres": (S.gmres, spla.gmres)}
@@ -140,6 +143,8 @@ class FakePlan:
 class FakeKrylov:
     """CG and GMRES as kernels/krylov.cu runs them, one Python generator step an iteration."""
 
+    gate: ClassVar[threading.Event | None] = None
+
     def __init__(self, method, n, elem_size, restart):
         assert method in (0, 2), "the stand-in does CG and GMRES"
         self.method, self.m = method, restart
@@ -153,6 +158,9 @@ class FakeKrylov:
 
     def read_x(self, dst):
         dst[:] = self.x
+
+    def set_graphs(self, on):
+        return True
 
     def set_precond(self, M):
         self.M = M
@@ -234,6 +242,9 @@ class FakeKrylov:
         return (self.it, self.products, self.cycles, self.state, self.residual, self.estimate)
 
     def iterate(self, plan, max_iters, max_cycles):
+        gate, FakeKrylov.gate = FakeKrylov.gate, None
+        if gate is not None and gate.wait(5):   # the first chunk waits for the selection to land
+            time.sleep(0.05)                     # and for its future to say so
         self.plan = plan
         for _ in range(max_iters):
             if self.state != 0 or (self.method == 2 and self.j == 0 and self.cycles >= max_cycles):
@@ -271,7 +282,22 @@ def fake_gpu(monkeypatch):
         self._plan.id = cfg.id
     monkeypatch.setattr(gpu.Plan, "__init__", init)
     FakePlan.made, FakePlan.fail_ids = [], set()
+    FakeKrylov.gate = None
     return FakeCuda
+
+
+def selection_lands_first(monkeypatch):
+    """Make the solve's first chunk wait until the helper thread's selection has returned."""
+    gate = threading.Event()
+    real = D.select_device
+
+    def select_device(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        finally:
+            gate.set()
+    monkeypatch.setattr(D, "select_device", select_device)
+    FakeKrylov.gate = gate
 
 
 def fake_rank(ids):
@@ -289,6 +315,8 @@ def test_driver_solves(fake_gpu, monkeypatch, name, policy, M):
     fake_gpu.A = A.to_scipy()
     monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/csr/vector/tpv=4/bs=128", "cusparse/csr/alg2",
                                                       "cusparse/csr/default"]))
+    if policy in ("async", "online"):
+        selection_lands_first(monkeypatch)
     b = rhs(A.nrows)
     Mp = {"callable": preconditioners(A)["callable"][0], "matrix": preconditioners(A)["matrix"][0]}.get(M, M)
     x, info, rec = SOLVERS[name][0](A, b, rtol=1e-8, device="cuda", policy=policy, M=Mp, select_min_nnz=0,
@@ -330,12 +358,24 @@ def test_driver_switch_failure_stays(fake_gpu, monkeypatch, probe_iters):
     pick = "pyspmv/csr/vector/tpv=4/bs=128"
     monkeypatch.setattr(switching, "rank", fake_rank([pick]))
     FakePlan.fail_ids = {pick}
+    selection_lands_first(monkeypatch)
     _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
                          select_patience=0, probe_iters=probe_iters)
     assert info == 0
     assert rec.config == "cusparse/csr/default"
     assert any(f"switching to {pick} failed" in e and "staying on cusparse/csr/default" in e for _, e in rec.events), \
         rec.events
+
+
+def test_driver_serial_trial_failure_runs_the_start(fake_gpu, monkeypatch):
+    A = spd()
+    fake_gpu.A = A.to_scipy()
+    pick = "pyspmv/csr/vector/tpv=4/bs=128"
+    monkeypatch.setattr(switching, "rank", fake_rank([pick]))
+    FakePlan.fail_ids = {pick}
+    _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="serial")
+    assert info == 0 and rec.schedule == [(0, "cusparse/csr/default")], rec
+    assert any(f"switching to {pick} failed" in e and "running cusparse/csr/default" in e for _, e in rec.events)
 
 
 def test_driver_ranking_failure_stays(fake_gpu, monkeypatch):
@@ -345,6 +385,7 @@ def test_driver_ranking_failure_stays(fake_gpu, monkeypatch):
     def rank(*args, **kwargs):
         raise MemoryError("no room to rank")
     monkeypatch.setattr(switching, "rank", rank)
+    selection_lands_first(monkeypatch)
     _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
                          select_patience=0)
     assert info == 0 and rec.config == "cusparse/csr/default"

@@ -28,6 +28,9 @@ RUNNING, CONVERGED, BROKE, BROKE_OMEGA = 0, 1, 2, 3
 #: each return drains the few iterations queued ahead (a few microseconds of idle GPU) and costs a
 #: Python call, so 1 ms keeps that near 2 % while a landed pick waits at most about 1 ms.
 BOUNDARY_S = 1e-3
+#: CG and BiCGSTAB iterations launched as one CUDA graph each (captured once per plan; a capture that
+#: fails falls back to launching the kernels one by one, with the same result). False: always one by one.
+USE_GRAPHS = True
 #: The configuration a matrix preconditioner runs as.
 PRECOND_CONFIG = "cusparse/csr/default"
 
@@ -104,7 +107,7 @@ class Switcher:
             else:
                 self._note(sel, 0)
                 self._owned += sel.candidates
-                if sel.candidates:
+                if sel.candidates and self._trial(sel.candidates[0], 0, f"running {start.id}"):
                     self._use(sel.candidates[0], 0)
                 else:
                     self._timed_prepare(start, 0)
@@ -143,15 +146,21 @@ class Switcher:
         self.record.convert_s += time.perf_counter() - t
         self._use(p, it)
 
-    def _switch(self, p: DevicePrepared, it: int) -> bool:
-        """Run on ``p`` from iteration ``it`` if a trial product of it succeeds; else say why and stay."""
-        if p is self.current:
-            return True
+    def _trial(self, p: DevicePrepared, it: int, instead: str) -> bool:
+        """Whether a product of ``p`` on the solve's vectors succeeds; if not, say why and ``instead``."""
         try:
             self.K.try_plan(p.plan._plan)
         except Exception as exc:  # noqa: BLE001 — the switch's failure leaves the solve where it is
             why = f"switching to {p.config.id} failed ({type(exc).__name__}: {exc})"
-            self.record.events.append((it, f"{why}; staying on {self.current.config.id}"))
+            self.record.events.append((it, f"{why}; {instead}"))
+            return False
+        return True
+
+    def _switch(self, p: DevicePrepared, it: int) -> bool:
+        """Run on ``p`` from iteration ``it`` if a trial product of it succeeds; else say why and stay."""
+        if p is self.current:
+            return True
+        if not self._trial(p, it, f"staying on {self.current.config.id}"):
             return False
         self._use(p, it)
         return True
@@ -310,6 +319,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
     assert P.policy_args is not None
     gmres = fn == "gmres"
     K = cuda.Krylov(METHODS[fn], n, dt.itemsize, restart if gmres else 1)
+    K.set_graphs(USE_GRAPHS)
     sw: Switcher | None = None
     pre_plan: DevicePrepared | None = None
     it = products = 0
@@ -365,11 +375,11 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
         K.read_x(P.x)
         products = K.status()[1]
     finally:
+        K.close()                   # first: it waits for its queued work, which uses the plans
         if sw is not None:
             sw.close(it, products)
         if pre_plan is not None:
             pre_plan.plan.close()
-        K.close()
     info = {CONVERGED: 0, BROKE: BREAKDOWN, BROKE_OMEGA: BREAKDOWN_OMEGA}.get(state, P.maxiter)
     rec.info, rec.iterations, rec.residual = int(info), int(it), float(residual)
     rec.iterate_s = t_done - t_iter
