@@ -831,6 +831,24 @@ done:
     return rc;
 }
 
+extern "C" int spmv_cuda_krylov_norm_b(spmv_cuda_krylov *k, double *out, spmv_err *err) {
+    int rc = SPMV_OK;
+    double b2 = 0;
+    kscal s0;
+    memset(&s0, 0, sizeof s0); /* no stop word set: the reduction runs */
+    CUDA("the norm of b", cudaMemcpyAsync(k->S, &s0, sizeof s0, cudaMemcpyHostToDevice, k->s));
+    if (k->es == 4)
+        CUDA("the norm of b",
+             (reduce<1>(k, Dot1<float>{(const float *)k->b, (const float *)k->b}, SqEnd{})));
+    else
+        CUDA("the norm of b",
+             (reduce<1>(k, Dot1<double>{(const double *)k->b, (const double *)k->b}, SqEnd{})));
+    TRY(gm_read(k, &k->S->hn, &b2, 1, err));
+    *out = sqrt(b2);
+done:
+    return rc;
+}
+
 extern "C" int spmv_cuda_krylov_copy(spmv_cuda_krylov *k, void *dst, const void *src,
                                      spmv_err *err) {
     int rc = SPMV_OK;

@@ -174,6 +174,9 @@ int spmv_cuda_krylov_create(int method, int64_t n, int elem_size, int restart,
  * Synchronous. */
 int spmv_cuda_krylov_vector(spmv_cuda_krylov *k, int which, const void *src, void *dst,
                             void *stream, spmv_err *err);
+/* *out = the 2-norm of the loaded b (the stopping test's scale where b came as a device vector).
+ * Synchronous; before spmv_cuda_krylov_start (it resets the solver's scalars). */
+int spmv_cuda_krylov_norm_b(spmv_cuda_krylov *k, double *out, spmv_err *err);
 /* Copy n values from src to dst, host or device memory either (cudaMemcpyDefault), on the solver's
  * stream, synchronously: a preconditioner function's way in and out of the solver's vectors. */
 int spmv_cuda_krylov_copy(spmv_cuda_krylov *k, void *dst, const void *src, spmv_err *err);

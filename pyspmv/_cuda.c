@@ -622,6 +622,17 @@ static PyObject *krylov_try_plan(KrylovObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* norm_b() -> the 2-norm of the loaded b */
+static PyObject *krylov_norm_b(KrylovObject *self, PyObject *noargs) {
+    double nb = 0;
+    int rc;
+    spmv_err err = {0};
+    if (!krylov_live(self)) return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_krylov_norm_b(self->k, &nb, &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err, "norm of b");
+    return PyFloat_FromDouble(nb);
+}
+
 /* set_graphs(on) -> the previous setting */
 static PyObject *krylov_set_graphs(KrylovObject *self, PyObject *args) {
     int on;
@@ -673,6 +684,7 @@ static PyMethodDef krylov_methods[] = {
     {"status", (PyCFunction)krylov_status, METH_NOARGS, "status() -> as iterate"},
     {"try_plan", (PyCFunction)krylov_try_plan, METH_VARARGS,
      "try_plan(plan): one product, synchronised"},
+    {"norm_b", (PyCFunction)krylov_norm_b, METH_NOARGS, "norm_b() -> the 2-norm of the loaded b"},
     {"set_graphs", (PyCFunction)krylov_set_graphs, METH_VARARGS,
      "set_graphs(on) -> previous: CG and BiCGSTAB iterations as CUDA graphs"},
     {"close", (PyCFunction)krylov_close, METH_NOARGS, "free the device memory now"},

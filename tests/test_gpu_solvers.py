@@ -256,3 +256,40 @@ def test_preconditioner_exception_propagates():
     for name in SOLVERS:
         with pytest.raises(KeyError, match="from M"):
             SOLVERS[name][0](spd(5), rhs(25), M=boom, device="cuda", policy="fixed")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_cupy_vectors_in_place(name, dtype):
+    """b and x0 as CuPy arrays: read in place, x a new CuPy array, x0 untouched, the same answer as NumPy's."""
+    cp = pytest.importorskip("cupy")
+    A = (spd() if name == "cg" else unsymmetric()).astype(dtype)
+    b = rhs(A.nrows).astype(dtype)
+    x_np, info_np, _ = SOLVERS[name][0](A, b, rtol=RTOL[dtype], device="cuda", policy="fixed")
+    bd, x0 = cp.asarray(b), cp.zeros(A.nrows, dtype=dtype)
+    seen = []
+    x, info, rec = SOLVERS[name][0](A, bd, x0=x0, rtol=RTOL[dtype], device="cuda", policy="fixed",
+                                    callback=(lambda xk: seen.append(type(xk))) if name != "gmres" else None)
+    assert isinstance(x, cp.ndarray) and x.dtype == np.dtype(dtype) and x.shape == (A.nrows,), type(x)
+    assert info == info_np == 0, rec
+    assert not x0.any(), "x0 was written"
+    np.testing.assert_allclose(cp.asnumpy(x), x_np, rtol=50 * RTOL[dtype], atol=50 * RTOL[dtype])
+    assert all(t is cp.ndarray for t in seen), seen
+    with pytest.raises(TypeError, match="'b'"):
+        SOLVERS[name][0](A, cp.asarray(b, dtype=np.float16), device="cuda")
+    with pytest.raises(ValueError, match="'x0'"):
+        SOLVERS[name][0](A, bd, x0=cp.zeros(3, dtype=dtype), device="cuda")
+    with pytest.raises(TypeError, match="'b'.*GPU array.*device='cuda'"):
+        SOLVERS[name][0](A, bd)
+
+
+def test_torch_vectors_in_place():
+    torch = pytest.importorskip("torch")
+    A = spd()
+    b = rhs(A.nrows)
+    bt = torch.tensor(b, device="cuda")
+    x, info, rec = S.cg(A, bt, rtol=1e-8, device="cuda", policy="async", select_min_nnz=0, select_patience=0)
+    assert isinstance(x, torch.Tensor) and x.is_cuda and x.dtype == torch.float64, type(x)
+    assert info == 0, rec
+    xs, _ = spla.cg(A.to_scipy(), b, rtol=1e-8)
+    np.testing.assert_allclose(x.cpu().numpy(), xs, rtol=1e-5, atol=1e-6)

@@ -119,6 +119,22 @@ def test_cuda_without_a_gpu_says_why(name):
         SOLVERS[name][0](spd(5), rhs(25), device="cuda", config="cpu/csr/rows")
 
 
+class FakeDeviceVector:
+    """Something that says it is a GPU vector (the CUDA array interface), never read."""
+
+    def __init__(self, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f8", "data": (0, False), "version": 3}
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_gpu_vectors_need_device_cuda(name):
+    A, b = spd(5), rhs(25)
+    with pytest.raises(TypeError, match="'b' parameter.*GPU array.*device='cuda'"):
+        SOLVERS[name][0](A, FakeDeviceVector(25))
+    with pytest.raises(TypeError, match="'x0' parameter.*GPU array.*device='cuda'"):
+        SOLVERS[name][0](A, b, x0=FakeDeviceVector(25))
+
+
 # -- the GPU driver over a NumPy stand-in for pyspmv._cuda ---------------------------------------
 class FakePlan:
     """A plan of the stand-in: products by the test's matrix; fails its trial product when asked to."""

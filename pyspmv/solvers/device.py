@@ -5,6 +5,7 @@ chooses between chunks of iterations."""
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import gpu
+from ..devices import arrays, gpu
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
@@ -324,9 +325,36 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
     pre_plan: DevicePrepared | None = None
     it = products = 0
     chunks: list[tuple[float, float, int, int]] = []     # (start, end, first iteration, last + 1)
+    where = f"{fn}(device='cuda')"
+    b_dev = not isinstance(P.b, np.ndarray)
+    x_dev = not isinstance(P.x, np.ndarray)
+    keep = []                                          # the caller's vectors' DLPack capsules, while used
     try:
-        K.load(0, P.b)
-        K.load(1, P.x)
+        if b_dev:                       # read in place on its stream; the tolerance's scale measured there
+            stream = arrays.stream_handle(P.b, None, where)
+            bv = arrays.device_vector(P.b, "b", n, dt, where, stream)
+            keep.append(bv)
+            K.load(0, bv.address, stream)
+            P.bnorm = K.norm_b()
+            P.tol = max(P.policy_args["rtol"] * P.bnorm, P.policy_args["atol"])
+        else:
+            K.load(0, P.b)
+        if x_dev:
+            xs = arrays.stream_handle(P.x, None, where)
+            xv = arrays.device_vector(P.x, "x0", n, dt, where, xs)
+            keep.append(xv)
+            K.load(1, xv.address, xs)
+        else:
+            K.load(1, P.x)
+        # the answer (and callback's xk): of b's kind, a new vector (x0 is the caller's and stays as it was)
+        if b_dev:
+            out = arrays.empty_like(P.b, n, dt, where)
+            ov = arrays.device_vector(out, "x", n, dt, where, stream, writable=True)
+            keep.append(ov)
+            read_x = functools.partial(K.read_x, ov.address, stream)
+        else:
+            out = P.x if not x_dev else np.empty(n, dt)
+            read_x = functools.partial(K.read_x, out)
         pre = P.precond
         if pre is None:
             K.set_precond(None)
@@ -340,7 +368,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             K.set_precond(pre.apply)
         sw = Switcher(K, P.M, dt, rec.policy, P.policy_args, rec, P.t0)
         t_iter = time.perf_counter()
-        K.start(sw.plan, P.tol, not P.x.any())
+        K.start(sw.plan, P.tol, not x_dev and not P.x.any())
         state, residual = K.status()[3], K.status()[4]
         cb_x = callback if callback is not None and (not gmres or callback_type == "x") else None
         cb_pr = callback if callback is not None and gmres and callback_type != "x" else None
@@ -366,13 +394,13 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             if cb_pr is not None and ran > 0 and state != BROKE:
                 cb_pr(estimate / P.bnorm if P.bnorm > 0 else estimate)
             if cb_x is not None and (cyc > cycles if gmres else ran > 0):
-                K.read_x(P.x)
-                cb_x(P.x)
+                read_x()
+                cb_x(out)
             cycles = cyc
             if ran == 0 or (gmres and cycles >= P.maxiter):
                 break
         t_done = time.perf_counter()
-        K.read_x(P.x)
+        read_x()
         products = K.status()[1]
     finally:
         K.close()                   # first: it waits for its queued work, which uses the plans
@@ -385,7 +413,8 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
     rec.iterate_s = t_done - t_iter
     rec.iteration_times = _iteration_times(chunks, it) - P.t0
     rec.wall_s = time.perf_counter() - P.t0
-    return P.x, rec.info, rec
+    del keep
+    return out, rec.info, rec
 
 
 def _iteration_times(chunks: list[tuple[float, float, int, int]], iterations: int) -> np.ndarray:

@@ -67,7 +67,12 @@ _COMMON = """
         upload) on a helper thread while the GPU iterates; a configuration is switched to only after a
         trial product of it succeeded, else the solve stays on its current one (``record.events`` says
         why), and probes time whole iterations (``record.probes``: seconds per iteration). ``b`` and
-        ``x0`` are host arrays and ``x`` comes back as a NumPy array. Raises
+        ``x0`` may be NumPy arrays (copied up once) or GPU vectors (CuPy, PyTorch, anything with
+        ``__cuda_array_interface__`` or DLPack: read in place on their library's current stream,
+        float32 or float64, not cast; a GPU ``b`` sets the default ``dtype`` and is not checked for
+        non-finite values, which end the solve as a breakdown); ``x`` comes back of ``b``'s kind (a
+        new GPU vector for a GPU ``b``; ``x0`` is left as it was), as does ``callback``'s ``xk``.
+        ``A`` is a host matrix (converted and uploaded by the policy). Raises
         :class:`pyspmv.DeviceUnavailableError`, saying why, where no usable GPU is.
     model : optional
         Ranking model, as :func:`pyspmv.rank` takes it; default the device's embedded model.
@@ -93,11 +98,12 @@ _COMMON = """
         scipy.sparse, 2-D array: ``M @ r``), or anything with ``matvec`` or callable as ``M(r)`` on a
         NumPy vector, returning shape ``(n,)``. On the GPU, Jacobi is fused into the vector kernels and
         a matrix runs as a ``cusparse/csr/default`` product on the device; a callable is called on a
-        host copy of the vector (a copy each way per application, the iterations waiting for it).
+        NumPy copy of the vector, whatever ``b``'s kind (a copy each way per application, the
+        iterations waiting for it).
 
     Returns
     -------
-    x : ndarray of shape (n,)
+    x : ndarray of shape (n,), or a GPU vector of ``b``'s kind
     info : int
         0 converged; > 0 {info}; < 0 breakdown (-10: a divisor of the recurrence vanished{omega}).
     record : SolveRecord

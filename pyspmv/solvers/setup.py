@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .._core import DeviceUnavailableError
+from ..devices import arrays
 from ..devices.machine import warn_other_machine
 from ..matrices.configs import Config, config
 from ..matrices.matrix import Matrix
@@ -44,8 +45,8 @@ class Problem:
     """A checked problem: matrix, right-hand side and start in one dtype, tolerance, BLAS, product."""
 
     M: Matrix
-    b: np.ndarray
-    x: np.ndarray
+    b: Any              # ndarray; on the GPU also the caller's device vector (pyspmv.devices.arrays)
+    x: Any              # the start (a copy) and the answer; on the GPU also the caller's device x0
     tol: float
     bnorm: float
     maxiter: int
@@ -180,6 +181,19 @@ def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
     return out
 
 
+def _device_dtype(v: Any, name: str, fn: str) -> np.dtype:
+    """The value type of a GPU vector ``v`` (the ``name`` parameter of ``fn``): float32 or float64."""
+    cai = getattr(v, "__cuda_array_interface__", None)
+    try:
+        dt = np.dtype(cai["typestr"]) if isinstance(cai, dict) else np.dtype(str(v.dtype).removeprefix("torch."))
+    except (TypeError, AttributeError, KeyError):
+        dt = None
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"The '{name}' parameter of {fn}() is a GPU vector of {dt}; on the GPU the solvers take "
+                        "float32 or float64 vectors and do not cast them.")
+    return np.dtype(dt)
+
+
 def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, callback: Any, policy: Any,
           cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, select_patience: Any,
           dtype: Any,
@@ -196,6 +210,11 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     if policy not in POLICIES:
         raise ValueError(f"The 'policy' parameter of {fn}() must be one of {', '.join(POLICIES)}. Got {policy!r} "
                          "instead.")
+    on_gpu = {name: v is not None and arrays.is_device_array(v) for name, v in (("b", b), ("x0", x0))}
+    if device == "cpu" and any(on_gpu.values()):
+        name = "b" if on_gpu["b"] else "x0"
+        raise TypeError(f"The '{name}' parameter of {fn}() is a GPU array; pass device='cuda' to solve on the GPU, "
+                        "or a NumPy array.")
     if isinstance(A, (np.ndarray, Matrix)) or sp.issparse(A):
         M = as_matrix(A)
     else:
@@ -206,7 +225,9 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         raise ValueError(f"The 'A' parameter of {fn}() must be a square matrix. Got shape {M.shape} instead.")
     if not np.isfinite(M.data).all():
         raise ValueError(f"The 'A' parameter of {fn}() holds non-finite values.")
-    if dtype is None:
+    if dtype is None and on_gpu["b"]:
+        dt = _device_dtype(b, "b", fn)          # a GPU b sets the type: it is read in place, not cast
+    elif dtype is None:
         dt = np.result_type(M.dtype, np.asarray(b).dtype)
         dt = np.dtype(np.float32) if dt == np.float32 else np.dtype(np.float64)
     else:
@@ -215,8 +236,8 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             raise TypeError(f"The 'dtype' parameter of {fn}() must be 'float32', 'float64' or None. Got {dtype!r} "
                             "instead.")
     M = M.astype(dt)
-    bb = _vector(b, n, "b", fn, dt)
-    x = np.zeros(n, dt) if x0 is None else _vector(x0, n, "x0", fn, dt)
+    bb = b if on_gpu["b"] else _vector(b, n, "b", fn, dt)      # a GPU vector: checked by the GPU solve
+    x = np.zeros(n, dt) if x0 is None else x0 if on_gpu["x0"] else _vector(x0, n, "x0", fn, dt)
     rt, at = _real(rtol, "rtol", fn), _real(atol, "atol", fn)
     maxit = 10 * n if maxiter is None else positive_int(maxiter, "maxiter", fn)
     if callback is not None and not callable(callback):
@@ -240,7 +261,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             gpu.cuda()
         except DeviceUnavailableError as exc:
             raise DeviceUnavailableError(f"{fn}(device='cuda') needs a usable CUDA GPU: {exc}") from None
-    bnorm = float(np.linalg.norm(bb))
+    bnorm = math.nan if on_gpu["b"] else float(np.linalg.norm(bb))     # a GPU b: the GPU solve measures it
     n_calls = None
     if can_rank(policy, M.nnz, min_nnz):     # a tiny solve under async pays nothing that fixed does not
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
@@ -252,7 +273,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
     if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
         args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
-                "select_patience": patience, "n_calls": n_calls or 1}
+                "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
         return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, None, record, t0, axpy, dot, nrm2, scal,
                        gemv, device, pre, args)
     op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
