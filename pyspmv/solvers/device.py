@@ -18,7 +18,7 @@ from ..devices import arrays, gpu
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
-from .record import SolveRecord
+from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import Problem
 from .switching import Selection, can_rank, select, selection_estimate_s, threadpools
 
@@ -313,10 +313,8 @@ class Switcher:
 def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: int = 1,
           callback_type: str | None = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Run solver ``fn`` on the GPU for the checked problem ``P`` (``P.device == 'cuda'``)."""
-    from .krylov import BREAKDOWN, BREAKDOWN_OMEGA
-
     cuda = gpu.cuda()
-    rec, n, dt = P.record, P.x.shape[0], P.dtype
+    rec, n, dt = P.record, P.M.shape[0], P.dtype
     assert P.policy_args is not None
     gmres = fn == "gmres"
     K = cuda.Krylov(METHODS[fn], n, dt.itemsize, restart if gmres else 1)

@@ -12,14 +12,10 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .record import SolveRecord
+from .device import solve as solve_on_gpu
+from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import setup
 from .switching import SELECT_MIN_NNZ, SELECT_PATIENCE, threadpools
-
-#: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
-BREAKDOWN = -10
-#: info of BiCGSTAB's omega breakdown (scipy's code).
-BREAKDOWN_OMEGA = -11
 
 _COMMON = """
     Parameters
@@ -198,8 +194,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
     P = setup("cg", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
               select_min_nnz, select_patience, dtype, 1, lambda n, it: it + 1, M)
     if P.device == "cuda":
-        from .device import solve
-        return solve("cg", P, callback)
+        return solve_on_gpu("cg", P, callback)
     x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
     pre = P.precond.host() if P.precond is not None else None
     times: list[float] = []
@@ -263,8 +258,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
     P = setup("bicgstab", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k,
               probe_iters, select_min_nnz, select_patience, dtype, 2, lambda n, it: 2 * it + 1, M)
     if P.device == "cuda":
-        from .device import solve
-        return solve("bicgstab", P, callback)
+        return solve_on_gpu("bicgstab", P, callback)
     x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
     pre = P.precond.host() if P.precond is not None else None
     tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
@@ -359,8 +353,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
     P = setup("gmres", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
               select_min_nnz, select_patience, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1, M)
     if P.device == "cuda":
-        from .device import solve
-        return solve("gmres", P, callback, restart=min(m_req, P.x.shape[0]), callback_type=callback_type)
+        return solve_on_gpu("gmres", P, callback, restart=min(m_req, P.x.shape[0]), callback_type=callback_type)
     x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
     pre = P.precond.host() if P.precond is not None else None
     n = x.shape[0]

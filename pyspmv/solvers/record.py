@@ -7,6 +7,11 @@ from typing import Any
 
 import numpy as np
 
+#: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
+BREAKDOWN = -10
+#: info of BiCGSTAB's omega breakdown (scipy's code).
+BREAKDOWN_OMEGA = -11
+
 
 @dataclass
 class SolveRecord:

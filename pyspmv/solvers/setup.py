@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .._core import DeviceUnavailableError
-from ..devices import arrays
+from ..devices import arrays, gpu
 from ..devices.machine import warn_other_machine
 from ..matrices.configs import Config, config
 from ..matrices.matrix import Matrix
@@ -256,7 +256,6 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
                          f"(device {c.device!r}) instead.")
     pre = precond(precond_arg, M, dt, fn)
     if device == "cuda":
-        from ..devices import gpu
         try:
             gpu.cuda()
         except DeviceUnavailableError as exc:
