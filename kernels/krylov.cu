@@ -71,13 +71,13 @@ struct spmv_cuda_krylov {
     int j;
     double beta_r, *g, *cs, *sn, *R; /* host: g[m + 1], cs[m], sn[m], R[m * m] column-major */
     int started;
-    /* CG, BiCGSTAB: one iteration captured as a CUDA graph for the plan `graph_plan`, launched
+    /* CG, BiCGSTAB: one iteration captured as a CUDA graph for the plan `prepared`, launched
      * instead of its kernels one by one (a few microseconds of host time per iteration instead of
      * tens); made again when the plan changes.  graphs = 0: never (the caller's choice, or a capture
      * that failed: then the iterations are launched directly). */
     int graphs;
     cudaGraphExec_t graph;
-    spmv_cuda_plan *graph_plan;
+    spmv_cuda_plan *prepared; /* the plan capture() last made ready (and the graph's, if any) */
 };
 
 /* ---- reductions ---- */
@@ -956,27 +956,27 @@ static int iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     return k->es == 4 ? bi_iteration<float>(k, A, err) : bi_iteration<double>(k, A, err);
 }
 
-/* Capture one iteration with A as a graph (k->graph), or give graphs up for this solve where the
- * capture fails (a library call that cannot be captured, say): the iterations are then launched
- * directly, with the same result.  A preconditioner function runs on the host mid-iteration: never
- * captured.  Returns 0, or an error of the warm-up product (a failure of A itself). */
+/* Make A ready for the iterations (once per plan, until spmv_cuda_krylov_set_graphs drops it): a
+ * trial product of A (and of M's plan) on this stream, whose failure is returned; the plan makes what
+ * it makes on first use (its event) there, outside any capture.  Then, for CG and BiCGSTAB, one
+ * iteration captured as a graph, or graphs given up for this solve where the capture fails (a library
+ * call that cannot be captured, say): the iterations are then launched directly, with the same
+ * result.  A preconditioner function runs on the host mid-iteration: never captured. */
 static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
-    if (k->graph != NULL && k->graph_plan == A) return SPMV_OK;
+    if (k->prepared == A) return SPMV_OK;
     if (k->graph != NULL) cudaGraphExecDestroy(k->graph);
     k->graph = NULL;
-    k->graph_plan = NULL;
-    if (!k->graphs || k->pre == PRE_FN) return SPMV_OK;
-    /* a product outside the capture first: the plan makes what it makes on first use (its event)
-     * now, and takes this stream as its last one, so that the capture holds launches alone */
+    k->prepared = NULL;
     int rc = spmv_cuda_krylov_try(k, A, err);
+    if (!rc && k->pre == PRE_PLAN) rc = spmv_cuda_krylov_try(k, k->Mplan, err);
     if (rc) return rc;
-    if (k->pre == PRE_PLAN) rc = spmv_cuda_krylov_try(k, k->Mplan, err);
-    if (rc) return rc;
+    k->prepared = A;
+    if (!k->graphs || k->pre == PRE_FN || k->method == SPMV_KRYLOV_GMRES) return SPMV_OK;
     int64_t products = k->products;
     spmv_err scratch;
     memset(&scratch, 0, sizeof scratch);
     cudaGraph_t g = NULL;
-    cudaError_t e = cudaStreamBeginCapture(k->s, cudaStreamCaptureModeThreadLocal);
+    cudaError_t e = cudaStreamBeginCapture(k->s, cudaStreamCaptureModeRelaxed);
     if (e == cudaSuccess) {
         int irc = iteration(k, A, &scratch);
         e = cudaStreamEndCapture(k->s, &g);
@@ -989,21 +989,24 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
         cudaGetLastError();
         k->graph = NULL;
         k->graphs = 0;
-        return SPMV_OK;
     }
-    k->graph_plan = A;
     return SPMV_OK;
+}
+
+extern "C" int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
+    int rc = check_plan(k, A, err);
+    return rc ? rc : capture(k, A, err);
 }
 
 extern "C" int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on) {
     int was = k->graphs;
     k->graphs = on != 0;
-    if (!on && k->graph != NULL) {
+    if (k->graph != NULL) {
         cudaStreamSynchronize(k->s);
         cudaGraphExecDestroy(k->graph);
         k->graph = NULL;
-        k->graph_plan = NULL;
     }
+    k->prepared = NULL;
     return was;
 }
 
@@ -1014,6 +1017,7 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
     if (!rc && !k->started) rc = spmv_cuda_fail(err, SPMV_EINVAL, "iterate before start");
     if (rc) return rc;
     if (k->method == SPMV_KRYLOV_GMRES) {
+        TRY(capture(k, A, err));
         for (int64_t q = 0; q < max_iters && k->state == SPMV_KRYLOV_RUNNING; q++) {
             if (k->j == 0 && k->cycles >= max_cycles) break;
             TRY(k->es == 4 ? gm_inner<float>(k, A, err) : gm_inner<double>(k, A, err));

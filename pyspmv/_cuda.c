@@ -608,8 +608,9 @@ static PyObject *krylov_status(KrylovObject *self, PyObject *noargs) {
     return status_tuple(&st);
 }
 
-/* try_plan(plan): one product of it on the solver's vectors, synchronised */
-static PyObject *krylov_try_plan(KrylovObject *self, PyObject *args) {
+/* prepare(plan): a trial product of it on the solver's vectors, synchronised, and the iteration's
+ * graph captured for it */
+static PyObject *krylov_prepare(KrylovObject *self, PyObject *args) {
     PyObject *po;
     int rc;
     spmv_err err = {0};
@@ -617,8 +618,10 @@ static PyObject *krylov_try_plan(KrylovObject *self, PyObject *args) {
     if (!krylov_live(self) || !PyArg_ParseTuple(args, "O", &po) ||
         (A = plan_of(self->module, po)) == NULL)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_krylov_try(self->k, A, &err);
-    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err, "trial product");
+    Py_INCREF(po);
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_krylov_prepare(self->k, A, &err);
+    Py_END_ALLOW_THREADS Py_DECREF(po);
+    if (rc) return raise_spmv_error(self->module, rc, &err, "trial product");
     Py_RETURN_NONE;
 }
 
@@ -682,8 +685,8 @@ static PyMethodDef krylov_methods[] = {
      "iterate(plan, max_iters, max_cycles) -> (iterations, products, cycles, state, residual, "
      "estimate)"},
     {"status", (PyCFunction)krylov_status, METH_NOARGS, "status() -> as iterate"},
-    {"try_plan", (PyCFunction)krylov_try_plan, METH_VARARGS,
-     "try_plan(plan): one product, synchronised"},
+    {"prepare", (PyCFunction)krylov_prepare, METH_VARARGS,
+     "prepare(plan): a trial product, synchronised, and the iteration's graph for it"},
     {"norm_b", (PyCFunction)krylov_norm_b, METH_NOARGS, "norm_b() -> the 2-norm of the loaded b"},
     {"set_graphs", (PyCFunction)krylov_set_graphs, METH_VARARGS,
      "set_graphs(on) -> previous: CG and BiCGSTAB iterations as CUDA graphs"},

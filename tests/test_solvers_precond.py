@@ -268,7 +268,7 @@ class FakeKrylov:
             next(self.gen)
         return self.status()
 
-    def try_plan(self, plan):
+    def prepare(self, plan):
         if plan.closed or plan.id in FakePlan.fail_ids:
             raise RuntimeError("trial product: an injected failure")
         plan.mv(self.x)

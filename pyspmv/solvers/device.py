@@ -148,9 +148,10 @@ class Switcher:
         self._use(p, it)
 
     def _trial(self, p: DevicePrepared, it: int, instead: str) -> bool:
-        """Whether a product of ``p`` on the solve's vectors succeeds; if not, say why and ``instead``."""
+        """Whether a product of ``p`` on the solve's vectors succeeds; if not, say why and ``instead``. It
+        also captures the iteration's graph for ``p``, so that a probe's first chunk times iterations only."""
         try:
-            self.K.try_plan(p.plan._plan)
+            self.K.prepare(p.plan._plan)
         except Exception as exc:  # noqa: BLE001 — the switch's failure leaves the solve where it is
             why = f"switching to {p.config.id} failed ({type(exc).__name__}: {exc})"
             self.record.events.append((it, f"{why}; {instead}"))
@@ -268,7 +269,9 @@ class Switcher:
 
     def _release(self) -> None:
         """Free the plans no longer in use (the solve's stream is idle between chunks)."""
-        keep = [p for p in self._owned if p is self.current or p in self._queue]
+        keep = [p for p in self._owned if p is self.current or any(p is q for q in self._queue)]
+        if len(keep) < len(self._owned):
+            self.K.set_graphs(USE_GRAPHS)    # a graph is bound to its plan's address: it goes first
         for p in self._owned:
             if all(p is not q for q in keep):
                 p.plan.close()
