@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -53,9 +54,11 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> DevicePrepared:
 
 def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared,
                   cancel: threading.Event) -> Selection:
-    """Rank ``M``'s CUDA configurations, convert the first ``k`` that can serve it (one OpenMP thread,
-    as on the CPU) and make their plans; a failure to upload one is noted and it is skipped."""
-    with threadpools().select(user_api="openmp").limit(limits=1):
+    """Rank ``M``'s CUDA configurations, convert the first ``k`` that can serve it and make their plans;
+    a failure to upload one is noted and it is skipped. On the host's cores but two: one launches the
+    GPU's iterations, one is left for the rest of the machine (the CPU's solves take one, since there the
+    products need the others)."""
+    with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
         sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel)   # type: ignore[arg-type]
     cands: list[Any] = []
     for p in sel.candidates:

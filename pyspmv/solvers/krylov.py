@@ -15,7 +15,7 @@ from scipy.linalg import solve_triangular
 from .device import solve as solve_on_gpu
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import setup
-from .switching import SELECT_MIN_NNZ, SELECT_PATIENCE, threadpools
+from .switching import SELECT_MIN_NNZ, threadpools
 
 _COMMON = """
     Parameters
@@ -80,12 +80,15 @@ _COMMON = """
         run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
         in its calls, so a helper thread would take turns with the iterations instead of running
         beside them, and a short solve would pay for it. ``serial`` ranks at any size.
-    select_patience : float, default 20
+    select_patience : float, optional
         ``async`` and ``online`` start the selection only once the solve has iterated for this many
         times its estimated cost (:func:`pyspmv.solvers.switching.selection_estimate_s`: 50 us plus
         20 ns per stored entry); a solve that ends sooner runs ``config`` throughout (recorded in
         ``record.events``). Rent or buy: a short solve pays nothing for a choice it could not use,
         and a long one at most about 1/patience (5 %) of its time. 0 starts the selection at once.
+        Default 20 on the CPU; 0 on the GPU, where the selection runs on the host's cores while the
+        GPU iterates, costing the iterations next to nothing, so that waiting would buy nothing and
+        a GPU solve, some hundred times shorter than the CPU's, would mostly end before it.
     dtype : {{'float32', 'float64'}}, optional
         Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
     M : None, 'jacobi', matrix, LinearOperator or callable, optional
@@ -186,7 +189,7 @@ _ONE_BLAS_THREAD = _OneBlasThread()
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
        device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-       select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
+       select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
        dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients (preconditioned
     with ``z = M r`` where ``M`` is given, which must then be symmetric positive definite too).
@@ -250,7 +253,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
              device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-             select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
+             select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
              dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration; right
     preconditioned, as scipy's, where ``M`` is given).
@@ -337,7 +340,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, callback: Callable[[Any], Any] | None = None, callback_type: str | None = None,
           policy: str = "async", config: Any = None, device: str = "cpu", model: Any = None, top_k: int = 3,
-          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
+          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
           dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by GMRES restarted every ``restart`` (default 20) inner
     iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart

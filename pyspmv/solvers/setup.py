@@ -22,7 +22,7 @@ from ..matrices.mmio import as_matrix
 from ..ranking.rank import model_in_use
 from ..ranking.rankmodel import RankModel
 from .record import SolveRecord
-from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
+from .switching import DEFAULT_CONFIG, POLICIES, SELECT_PATIENCE, Multiplier, can_rank
 
 #: Devices a solve iterates on (``device=``).
 DEVICES = ("cpu", "cuda")
@@ -245,7 +245,8 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     k = positive_int(top_k, "top_k", fn)
     probes = positive_int(probe_iters, "probe_iters", fn, minimum=0)
     min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
-    patience = _real(select_patience, "select_patience", fn)
+    patience = (SELECT_PATIENCE if device == "cpu" else 0.0) if select_patience is None else \
+        _real(select_patience, "select_patience", fn)
     cid = DEFAULT_CONFIG[device] if cfg is None else cfg
     try:
         c: Config = config(cid)
