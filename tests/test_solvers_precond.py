@@ -406,3 +406,33 @@ def test_driver_ranking_failure_stays(fake_gpu, monkeypatch):
                          select_patience=0)
     assert info == 0 and rec.config == "cusparse/csr/default"
     assert any("ranking failed (MemoryError: no room to rank)" in e for _, e in rec.events), rec.events
+
+
+def test_driver_does_not_wait_for_a_late_selection(fake_gpu, monkeypatch):
+    """A GPU solve that ends while its selection still ranks returns at once; the plans the selection
+    makes afterwards are freed on its thread."""
+    A = spd()
+    fake_gpu.A = A.to_scipy()
+    release, returned = threading.Event(), threading.Event()
+    pick = "pyspmv/csr/vector/tpv=4/bs=128"
+
+    def rank(*args, **kwargs):
+        release.wait(10)
+        return [(pick, 0.01)]
+    monkeypatch.setattr(switching, "rank", rank)
+    real = D.select_device
+
+    def select_device(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        finally:
+            returned.set()
+    monkeypatch.setattr(D, "select_device", select_device)
+    t = time.perf_counter()
+    _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0)
+    assert info == 0 and time.perf_counter() - t < 5
+    assert any("left to end on its thread" in e for _, e in rec.events), rec.events
+    release.set()
+    assert returned.wait(10)
+    time.sleep(0.1)
+    assert all(p.closed for p in FakePlan.made), "a plan of the late selection was not freed"

@@ -27,9 +27,10 @@ from .switching import Selection, can_rank, select, selection_estimate_s, thread
 METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
 RUNNING, CONVERGED, BROKE, BROKE_OMEGA = 0, 1, 2, 3
 #: While a selection runs, the solve comes back to Python about this often to see whether it landed:
-#: each return drains the few iterations queued ahead (a few microseconds of idle GPU) and costs a
-#: Python call, so 1 ms keeps that near 2 % while a landed pick waits at most about 1 ms.
-BOUNDARY_S = 1e-3
+#: each return drains the iterations queued ahead and idles the GPU for a Python call and the next
+#: launch (some tens of microseconds), so 2 ms keeps that near 1-2 % while a landed pick waits at most
+#: about 2 ms.
+BOUNDARY_S = 2e-3
 #: CG and BiCGSTAB iterations launched as one CUDA graph each (captured once per plan; a capture that
 #: fails falls back to launching the kernels one by one, with the same result). False: always one by one.
 USE_GRAPHS = True
@@ -290,30 +291,42 @@ class Switcher:
         if self._select_args is not None:
             self._select_args = None
             rec.events.append((it, "the solve ended before select_patience ran out; no selection"))
+        wait = True
         if self._future is not None:
-            waited = ""
             if not self._future.done():
+                # Not waited for (the CPU's solves wait, for their cores): the GPU's answer is ready, and
+                # the host's cores are the selection's. Its conversions stop at the cancel; the plans it
+                # made are freed on its thread when it returns.
                 self._cancel.set()
-                t = time.perf_counter()
-                concurrent.futures.wait([self._future])
-                waited = f" (waited {1e3 * (time.perf_counter() - t):.3f} ms for it, conversions cancelled)"
-            exc = self._future.exception()
-            if exc is None:
+                self._future.add_done_callback(_free_selection)
+                why = "the solve ended while the selection ran; left to end on its thread, conversions cancelled"
+                rec.events.append((it, why))
+                wait = False
+            elif self._future.exception() is not None:
+                exc = self._future.exception()
+                rec.events.append((it, f"ranking failed ({type(exc).__name__}: {exc})"))
+            else:
                 sel = self._future.result()
                 self._note(sel, it)
                 self._owned += [c for c in sel.candidates if c is not self.current]  # type: ignore[misc]
-                rec.events.append((it, f"the selection landed after the last iteration{waited}"))
-            else:
-                rec.events.append((it, f"ranking failed ({type(exc).__name__}: {exc}){waited}"))
+                rec.events.append((it, "the selection landed after the last iteration"))
             self._future = None
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=wait)
             self._pool = None
         for p in self._owned:
             p.plan.close()
         self._owned = []
         self.active = False
         rec.products = products
+
+
+def _free_selection(fut: concurrent.futures.Future[Selection]) -> None:
+    """Free the plans of a selection that returned after its solve ended (the solve's own plan, if it is
+    among them, was freed by the solve; freeing twice does nothing)."""
+    if fut.exception() is None:
+        for p in fut.result().candidates:
+            p.plan.close()   # type: ignore[attr-defined]
 
 
 def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: int = 1,
