@@ -43,7 +43,9 @@ class SolveRecord:
     ranking : list of (str, float)
         The model's first candidates, ``(configuration id, predicted ms)``, fastest first.
     probes : dict of str to float
-        ``online``: the fastest product of each probed configuration, seconds.
+        ``online`` (and ``async``'s pick against the start): the fastest product of each probed
+        configuration, seconds; on the GPU, seconds per iteration over its ``probe_iters`` iterations
+        (products and vector work, timed from the host between chunks).
     events : list of (int, str)
         ``(iteration, what happened)``: switches, probe results, and every failure that left the
         solve on its configuration (ranking, conversion, memory).
@@ -61,7 +63,8 @@ class SolveRecord:
     start_time : float
         ``time.perf_counter()`` when the call began.
     iteration_times : ndarray
-        Seconds since the call began at the start of each iteration.
+        Seconds since the call began at the start of each iteration (on the GPU, where the host sees
+        only the ends of chunks of iterations, interpolated within each chunk).
     """
 
     solver: str
