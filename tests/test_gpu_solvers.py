@@ -98,8 +98,12 @@ def test_graphs_and_direct_launches_agree(monkeypatch, name, M):
                                         M=M)
         assert info == 0, (graphs, rec)
         out.append((x, rec.iterations))
-    assert out[0][1] == out[1][1]
-    np.testing.assert_array_equal(out[0][0], out[1][0])
+    if isinstance(M, str) or M is None:
+        assert out[0][1] == out[1][1]
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+    else:               # M's product is cuSPARSE's default algorithm, which need not repeat its bits
+        assert abs(out[0][1] - out[1][1]) <= 1
+        np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9, atol=1e-12)
 
 
 def test_iterations_follow_the_cpu():
