@@ -158,6 +158,93 @@ int spmv_cuda_matrix_elem_size(const spmv_cuda_matrix *M);
  * from M's, or a NULL buffer) or SPMV_ECUDA.  Synchronous. */
 int spmv_cuda_matrix_download(const spmv_cuda_matrix *M, spmv_fmt *F, spmv_err *err);
 
+/* ---- Krylov solvers on the device (kernels/krylov.cu) ---- */
+
+/* A CG, BiCGSTAB or restarted GMRES solve whose vectors and scalars live on the device, its
+ * products made by a plan given at each call (so that a solve may change configuration between
+ * calls).  Vectors are n long, of elem_size 4 or 8 (the plans' value type).  Not for two threads
+ * at once. */
+typedef struct spmv_cuda_krylov spmv_cuda_krylov;
+
+enum { SPMV_KRYLOV_CG = 0, SPMV_KRYLOV_BICGSTAB = 1, SPMV_KRYLOV_GMRES = 2 };
+/* Where a solve stands (spmv_cuda_krylov_status.state). */
+enum {
+    SPMV_KRYLOV_RUNNING = 0,
+    SPMV_KRYLOV_CONVERGED = 1,
+    SPMV_KRYLOV_BREAKDOWN = 2,      /* a divisor of the recurrence vanished or is not finite */
+    SPMV_KRYLOV_BREAKDOWN_OMEGA = 3 /* BiCGSTAB's omega vanished */
+};
+enum { SPMV_KRYLOV_B = 0, SPMV_KRYLOV_X = 1 };
+
+typedef struct {
+    int64_t iterations; /* GMRES: inner iterations over all cycles */
+    int64_t products;   /* of A (a preconditioner's products not counted) */
+    int64_t cycles;     /* GMRES: restart cycles completed */
+    int state;          /* SPMV_KRYLOV_* */
+    double residual;    /* CG, BiCGSTAB: the recurrence's residual norm; GMRES: the true one at the
+                           last restart */
+    double estimate;    /* GMRES: the least-squares residual estimate of the last inner iteration */
+} spmv_cuda_krylov_status;
+
+/* out[n] = M in[n] on device vectors, called from inside spmv_cuda_krylov_iterate with the solver's
+ * stream drained (the glue applies a Python preconditioner through it).  Returns 0 or a negative
+ * SPMV_E* code, which stops the solve and is returned by the call that made it. */
+typedef int (*spmv_cuda_precond_fn)(void *ctx, const void *in, void *out, spmv_err *err);
+
+/* A solver of `method` (SPMV_KRYLOV_*) for n unknowns; restart: GMRES's cycle length in [1, 1024]
+ * (ignored otherwise).  Allocates every vector and scalar once (GMRES: a basis of n * (restart+1)).
+ * Returns 0 and *out (the caller's, for spmv_cuda_krylov_free), SPMV_ENODEVICE, SPMV_ENOMEM,
+ * SPMV_EINVAL or SPMV_ECUDA.  Synchronous. */
+int spmv_cuda_krylov_create(int method, int64_t n, int elem_size, int restart,
+                            spmv_cuda_krylov **out, spmv_err *err);
+/* Copy b or x (which: SPMV_KRYLOV_B, SPMV_KRYLOV_X) into the solver from src, or x out of it into
+ * dst: n values, host or device memory (cudaMemcpyDefault); exactly one of src and dst.  `stream`
+ * (NULL: none) is synchronised first, so that the caller's work on its vectors is done.
+ * Synchronous. */
+int spmv_cuda_krylov_vector(spmv_cuda_krylov *k, int which, const void *src, void *dst,
+                            void *stream, spmv_err *err);
+/* *out = the 2-norm of the loaded b (the stopping test's scale where b came as a device vector).
+ * Synchronous; before spmv_cuda_krylov_start (it resets the solver's scalars). */
+int spmv_cuda_krylov_norm_b(spmv_cuda_krylov *k, double *out, spmv_err *err);
+/* Copy n values from src to dst, host or device memory either (cudaMemcpyDefault), on the solver's
+ * stream, synchronously: a preconditioner function's way in and out of the solver's vectors. */
+int spmv_cuda_krylov_copy(spmv_cuda_krylov *k, void *dst, const void *src, spmv_err *err);
+/* The preconditioner M (an approximate inverse of A; right-preconditioned BiCGSTAB and GMRES, CG
+ * with z = M r), at most one of: inv_diag[n] (host or device, copied: Jacobi, fused into the
+ * vector kernels), a plan whose product is M (it must outlive the solve), or fn with ctx.  All NULL:
+ * none.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM or SPMV_ECUDA. */
+int spmv_cuda_krylov_set_precond(spmv_cuda_krylov *k, const void *inv_diag, spmv_cuda_plan *M,
+                                 spmv_cuda_precond_fn fn, void *ctx, spmv_err *err);
+/* Start a solve of A x = b from the loaded x (x_zero: it is all zeros, no product needed) with the
+ * stopping test |r| <= tol: the initial residual, counters reset.  Synchronous. */
+int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, double tol, int x_zero,
+                           spmv_err *err);
+/* Run up to max_iters iterations with A's plan (GMRES: inner iterations, and no cycle past
+ * max_cycles in all), returning early at convergence or breakdown; *st (may be NULL) says where
+ * the solve stands.  CG and BiCGSTAB queue a few iterations ahead of the one whose scalars the host
+ * waits for; the work queued past the stop does nothing.  On return the device is idle for the
+ * solver.  Returns 0, SPMV_EINVAL (a plan on another device; iterate before start), SPMV_ECUDA,
+ * SPMV_ECUSPARSE or a preconditioner function's code. */
+int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, int64_t max_iters,
+                             int64_t max_cycles, spmv_cuda_krylov_status *st, spmv_err *err);
+/* Make A's plan ready for the iterations, as the first spmv_cuda_krylov_iterate with it does: a
+ * trial product of A (and of M's plan) on the solver's vectors, synchronised, whose failure it
+ * returns, then (CG, BiCGSTAB) one iteration captured as a CUDA graph.  Lets a caller switch plans
+ * only after this succeeded, and keeps that work out of the first iterations it times. */
+int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err);
+/* Whether CG and BiCGSTAB iterations run as one CUDA graph per iteration (on, the default: captured
+ * at the first iterate with a plan; a capture that fails turns it off) or kernel by kernel (off).
+ * Drops the graph captured so far, which is bound to its plan's address: call it before freeing a
+ * plan the solve iterated with, so that a new plan at the same address is captured anew.  Returns
+ * the previous setting. */
+int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on);
+void spmv_cuda_krylov_get_status(const spmv_cuda_krylov *k, spmv_cuda_krylov_status *st);
+/* One product of A's plan from x into a scratch vector, synchronised: whether a plan works before
+ * the solve switches to it.  The solve's state is not touched. */
+int spmv_cuda_krylov_try(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err);
+/* Free everything of k (NULL is fine), after its queued work. */
+void spmv_cuda_krylov_free(spmv_cuda_krylov *k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,11 @@ Products run through the C core's kernels, which release the GIL for matrices pa
 entries, so ranking and conversion proceed beside them; vector operations use BLAS through
 ``scipy.linalg.blas`` (the core has none; BLAS measured faster than NumPy's ufuncs, see
 ``benchmarks/solvers.py``).
+
+``device="cuda"`` iterates on the GPU instead (:mod:`pyspmv.solvers.device`, ``kernels/krylov.cu``):
+vectors and the recurrence's scalars stay on the device, the iterations run in C and CUDA, and Python
+acts only between chunks of them (policy switches, callbacks). ``M`` preconditions on both devices
+(``'jacobi'``, a matrix, a ``LinearOperator`` or a callable).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations

@@ -12,14 +12,10 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from .record import SolveRecord
+from .device import solve as solve_on_gpu
+from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import setup
-from .switching import SELECT_MIN_NNZ, SELECT_PATIENCE, threadpools
-
-#: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
-BREAKDOWN = -10
-#: info of BiCGSTAB's omega breakdown (scipy's code).
-BREAKDOWN_OMEGA = -11
+from .switching import SELECT_MIN_NNZ, threadpools
 
 _COMMON = """
     Parameters
@@ -53,9 +49,27 @@ _COMMON = """
         ``MemoryError``) leaves the solve on its configuration and is recorded in ``record.events``.
     config : str or pyspmv.Config, optional
         Configuration run by ``fixed``, started with by ``async`` and ``online``, fallen back on by
-        ``serial``; default ``'cpu/csr/rows'``.
-    device : {{'cpu'}}
-        ``'cuda'`` raises NotImplementedError (not implemented yet).
+        ``serial``; default ``'cpu/csr/rows'`` on the CPU, ``'cusparse/csr/default'`` on the GPU.
+    device : {{'cpu', 'cuda'}}
+        Where the solve iterates. ``'cuda'``: the iterations run on the GPU in pyspmv's CUDA code
+        (kernels/krylov.cu), not from Python: ``A`` is converted and uploaded once per configuration,
+        ``b`` and ``x0`` once; products (a plan of the configuration), dot products, norms and vector
+        updates run on the device, in fused kernels, with the recurrence's scalars kept there, and CG
+        and BiCGSTAB queue a few iterations ahead of the convergence test (one small read-back per
+        iteration, waited for a few iterations later; the work queued past convergence does nothing
+        that shows). Python acts only between chunks of iterations: to take a landed selection, to
+        probe, to call ``callback`` (which makes chunks of one iteration and copies ``x`` to the host
+        for each call). The policies are the CPU's: ``async`` and ``online`` rank and convert (and
+        upload) on a helper thread while the GPU iterates; a configuration is switched to only after a
+        trial product of it succeeded, else the solve stays on its current one (``record.events`` says
+        why), and probes time whole iterations (``record.probes``: seconds per iteration). ``b`` and
+        ``x0`` may be NumPy arrays (copied up once) or GPU vectors (CuPy, PyTorch, anything with
+        ``__cuda_array_interface__`` or DLPack: read in place on their library's current stream,
+        float32 or float64, not cast; a GPU ``b`` sets the default ``dtype`` and is not checked for
+        non-finite values, which end the solve as a breakdown); ``x`` comes back of ``b``'s kind (a
+        new GPU vector for a GPU ``b``; ``x0`` is left as it was), as does ``callback``'s ``xk``.
+        ``A`` is a host matrix (converted and uploaded by the policy). Raises
+        :class:`pyspmv.DeviceUnavailableError`, saying why, where no usable GPU is.
     model : optional
         Ranking model, as :func:`pyspmv.rank` takes it; default the device's embedded model.
     top_k, probe_iters : int
@@ -66,18 +80,29 @@ _COMMON = """
         run ``config`` throughout (recorded in ``record.events``). Below 50,000 the core keeps the GIL
         in its calls, so a helper thread would take turns with the iterations instead of running
         beside them, and a short solve would pay for it. ``serial`` ranks at any size.
-    select_patience : float, default 20
+    select_patience : float, optional
         ``async`` and ``online`` start the selection only once the solve has iterated for this many
         times its estimated cost (:func:`pyspmv.solvers.switching.selection_estimate_s`: 50 us plus
         20 ns per stored entry); a solve that ends sooner runs ``config`` throughout (recorded in
         ``record.events``). Rent or buy: a short solve pays nothing for a choice it could not use,
         and a long one at most about 1/patience (5 %) of its time. 0 starts the selection at once.
+        Default 20 on the CPU; 0 on the GPU, where the selection runs on the host's cores while the
+        GPU iterates, costing the iterations next to nothing, so that waiting would buy nothing and
+        a GPU solve, some hundred times shorter than the CPU's, would mostly end before it.
     dtype : {{'float32', 'float64'}}, optional
         Arithmetic type; default float32 when ``A`` and ``b`` are both float32, else float64.
+    M : None, 'jacobi', matrix, LinearOperator or callable, optional
+        Preconditioner, an approximation of ``A``'s inverse (scipy's meaning): ``'jacobi'`` (``1 /
+        diag(A)``; a zero on the diagonal is an error), a matrix of ``A``'s shape (pyspmv.Matrix,
+        scipy.sparse, 2-D array: ``M @ r``), or anything with ``matvec`` or callable as ``M(r)`` on a
+        NumPy vector, returning shape ``(n,)``. On the GPU, Jacobi is fused into the vector kernels and
+        a matrix runs as a ``cusparse/csr/default`` product on the device; a callable is called on a
+        NumPy copy of the vector, whatever ``b``'s kind (a copy each way per application, the
+        iterations waiting for it).
 
     Returns
     -------
-    x : ndarray of shape (n,)
+    x : ndarray of shape (n,), or a GPU vector of ``b``'s kind
     info : int
         0 converged; > 0 {info}; < 0 breakdown (-10: a divisor of the recurrence vanished{omega}).
     record : SolveRecord
@@ -88,8 +113,8 @@ _COMMON = """
     ValueError, TypeError
         Bad arguments (shapes, a non-square ``A``, an unknown policy or configuration, a negative or
         non-finite tolerance, ...); the message names the argument.
-    NotImplementedError
-        ``device='cuda'``.
+    pyspmv.DeviceUnavailableError
+        ``device='cuda'`` where no usable GPU is (the message says why).
     pyspmv.NotApplicableError
         ``config`` cannot serve ``A``.
 """
@@ -164,13 +189,17 @@ _ONE_BLAS_THREAD = _OneBlasThread()
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
        device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-       select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
-       dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
-    """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients.
+       select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
+       dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+    """Solve ``A x = b`` for symmetric positive definite ``A`` by conjugate gradients (preconditioned
+    with ``z = M r`` where ``M`` is given, which must then be symmetric positive definite too).
     """
     P = setup("cg", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              select_min_nnz, select_patience, dtype, 1, lambda n, it: it + 1)
+              select_min_nnz, select_patience, dtype, 1, lambda n, it: it + 1, M)
+    if P.device == "cuda":
+        return solve_on_gpu("cg", P, callback)
     x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
+    pre = P.precond.host() if P.precond is not None else None
     times: list[float] = []
     t_iter = time.perf_counter()
     try:
@@ -182,18 +211,22 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
         p, q = np.empty_like(x), np.empty_like(x)
         rho_prev, info, it = 1.0, P.maxiter, 0
         for it in range(P.maxiter):
-            rho = float(dot(r, r))
-            if math.sqrt(rho) <= P.tol:
+            rho = rr = float(dot(r, r))
+            if math.sqrt(rr) <= P.tol:
                 info = 0
                 break
             times.append(time.perf_counter())
             if op.active:
                 op.boundary(it)
+            z = r
+            if pre is not None:
+                z = pre(r)
+                rho = float(dot(r, z))
             if it == 0:
-                p[:] = r
+                p[:] = z
             else:
                 scal(rho / rho_prev, p)
-                axpy(r, p, a=1.0)
+                axpy(z, p, a=1.0)
             op.mv(p, q)
             pq = float(dot(p, q))
             if pq == 0.0 or not math.isfinite(pq):
@@ -207,12 +240,12 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                 callback(x)
         else:
             it = P.maxiter
-            rho = float(dot(r, r))
-            info = 0 if math.sqrt(rho) <= P.tol else P.maxiter
+            rr = float(dot(r, r))
+            info = 0 if math.sqrt(rr) <= P.tol else P.maxiter
     except BaseException:
         P.op.close(it)
         raise
-    return P.finish(info, it, math.sqrt(rho), t_iter, times)
+    return P.finish(info, it, math.sqrt(rr), t_iter, times)
 
 
 @_doc("Iterations; default ``10 * n``.", "Called as ``callback(xk)`` after each iteration.",
@@ -220,13 +253,17 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              callback: Callable[[np.ndarray], Any] | None = None, policy: str = "async", config: Any = None,
              device: str = "cpu", model: Any = None, top_k: int = 3, probe_iters: int = 3,
-             select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
-       dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
-    """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration).
+             select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
+             dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+    """Solve ``A x = b`` for general square ``A`` by BiCGSTAB (two products per iteration; right
+    preconditioned, as scipy's, where ``M`` is given).
     """
     P = setup("bicgstab", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k,
-              probe_iters, select_min_nnz, select_patience, dtype, 2, lambda n, it: 2 * it + 1)
+              probe_iters, select_min_nnz, select_patience, dtype, 2, lambda n, it: 2 * it + 1, M)
+    if P.device == "cuda":
+        return solve_on_gpu("bicgstab", P, callback)
     x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
+    pre = P.precond.host() if P.precond is not None else None
     tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
     times: list[float] = []
     t_iter = time.perf_counter()
@@ -258,7 +295,8 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
                 axpy(v, p, a=-omega)
                 scal(rho / rho_prev * (alpha / omega), p)
                 axpy(r, p, a=1.0)
-            op.mv(p, v)
+            phat = p if pre is None else pre(p)
+            op.mv(phat, v)
             rv = float(dot(rhat, v))
             if rv == 0.0 or not math.isfinite(rv):
                 info = BREAKDOWN
@@ -267,16 +305,17 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
             axpy(v, r, a=-alpha)                  # r holds s = r - alpha v from here
             rnorm = float(nrm2(r))
             if rnorm <= P.tol:
-                axpy(p, x, a=alpha)
+                axpy(phat, x, a=alpha)
                 if callback is not None:
                     callback(x)
                 info, it = 0, it + 1
                 break
-            op.mv(r, t)
+            shat = r if pre is None else pre(r)
+            op.mv(shat, t)
             tt = float(dot(t, t))
             omega = float(dot(t, r)) / tt if tt > 0 else 0.0
-            axpy(p, x, a=alpha)
-            axpy(r, x, a=omega)
+            axpy(phat, x, a=alpha)
+            axpy(shat, x, a=omega)
             axpy(t, r, a=-omega)
             rnorm = float(nrm2(r))
             rho_prev = rho
@@ -301,10 +340,11 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, callback: Callable[[Any], Any] | None = None, callback_type: str | None = None,
           policy: str = "async", config: Any = None, device: str = "cpu", model: Any = None, top_k: int = 3,
-          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float = SELECT_PATIENCE,
-          dtype: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
+          probe_iters: int = 3, select_min_nnz: int = SELECT_MIN_NNZ, select_patience: float | None = None,
+          dtype: Any = None, M: Any = None) -> tuple[np.ndarray, int, SolveRecord]:
     """Solve ``A x = b`` for general square ``A`` by GMRES restarted every ``restart`` (default 20) inner
-    iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart.
+    iterations: classical Gram-Schmidt applied twice, Givens rotations, the true residual at each restart
+    (right preconditioned where ``M`` is given: the residual tested is the true one).
     """
     if callback_type not in (None, "x", "pr_norm"):
         raise ValueError(f"The 'callback_type' parameter of gmres() must be 'x', 'pr_norm' or None. Got "
@@ -314,8 +354,11 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         raise ValueError(f"The 'restart' parameter of gmres() must be an int >= 1 or None. Got {restart!r} instead.")
     m_req = 20 if restart is None else int(restart)
     P = setup("gmres", A, b, x0, rtol, atol, maxiter, callback, policy, config, device, model, top_k, probe_iters,
-              select_min_nnz, select_patience, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1)
+              select_min_nnz, select_patience, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1, M)
+    if P.device == "cuda":
+        return solve_on_gpu("gmres", P, callback, restart=min(m_req, P.x.shape[0]), callback_type=callback_type)
     x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
+    pre = P.precond.host() if P.precond is not None else None
     n = x.shape[0]
     m = min(m_req, n)
     cb_x = callback if callback_type == "x" else None
@@ -345,7 +388,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
                 if op.active:
                     op.boundary(inner)
                 w = V[:, j + 1]
-                op.mv(V[:, j], w)
+                op.mv(V[:, j] if pre is None else pre(V[:, j]), w)
                 Vj = V[:, :j + 1]
                 h = gemv(1.0, Vj, w, trans=1)
                 gemv(-1.0, Vj, h, beta=1.0, y=w, overwrite_y=1)
@@ -377,7 +420,10 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
                     break
             if k > 0:
                 y = solve_triangular(R[:k, :k], np.asarray(g[:k])).astype(P.dtype)
-                gemv(1.0, V[:, :k], y, beta=1.0, y=x, overwrite_y=1)
+                if pre is None:
+                    gemv(1.0, V[:, :k], y, beta=1.0, y=x, overwrite_y=1)
+                else:
+                    x += pre(gemv(1.0, V[:, :k], y))
             op.mv(x, r)
             np.subtract(P.b, r, out=r)
             beta = float(nrm2(r))

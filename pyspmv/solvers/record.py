@@ -7,6 +7,11 @@ from typing import Any
 
 import numpy as np
 
+#: info of a breakdown: a scalar the recurrence divides by vanished or stopped being finite.
+BREAKDOWN = -10
+#: info of BiCGSTAB's omega breakdown (scipy's code).
+BREAKDOWN_OMEGA = -11
+
 
 @dataclass
 class SolveRecord:
@@ -38,7 +43,9 @@ class SolveRecord:
     ranking : list of (str, float)
         The model's first candidates, ``(configuration id, predicted ms)``, fastest first.
     probes : dict of str to float
-        ``online``: the fastest product of each probed configuration, seconds.
+        ``online`` (and ``async``'s pick against the start): the fastest product of each probed
+        configuration, seconds; on the GPU, seconds per iteration over its ``probe_iters`` iterations
+        (products and vector work, timed from the host between chunks).
     events : list of (int, str)
         ``(iteration, what happened)``: switches, probe results, and every failure that left the
         solve on its configuration (ranking, conversion, memory).
@@ -56,7 +63,8 @@ class SolveRecord:
     start_time : float
         ``time.perf_counter()`` when the call began.
     iteration_times : ndarray
-        Seconds since the call began at the start of each iteration.
+        Seconds since the call began at the start of each iteration (on the GPU, where the host sees
+        only the ends of chunks of iterations, interpolated within each chunk).
     """
 
     solver: str

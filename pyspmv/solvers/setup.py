@@ -13,6 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
+from .._core import DeviceUnavailableError
+from ..devices import arrays, gpu
 from ..devices.machine import warn_other_machine
 from ..matrices.configs import Config, config
 from ..matrices.matrix import Matrix
@@ -20,7 +22,10 @@ from ..matrices.mmio import as_matrix
 from ..ranking.rank import model_in_use
 from ..ranking.rankmodel import RankModel
 from .record import SolveRecord
-from .switching import DEFAULT_CONFIG, POLICIES, Multiplier, can_rank
+from .switching import DEFAULT_CONFIG, POLICIES, SELECT_PATIENCE, Multiplier, can_rank
+
+#: Devices a solve iterates on (``device=``).
+DEVICES = ("cpu", "cuda")
 
 
 def expected_iterations(n: int, rtol: float, dtype: np.dtype) -> int:
@@ -40,13 +45,13 @@ class Problem:
     """A checked problem: matrix, right-hand side and start in one dtype, tolerance, BLAS, product."""
 
     M: Matrix
-    b: np.ndarray
-    x: np.ndarray
+    b: Any              # ndarray; on the GPU also the caller's device vector (pyspmv.devices.arrays)
+    x: Any              # the start (a copy) and the answer; on the GPU also the caller's device x0
     tol: float
     bnorm: float
     maxiter: int
     dtype: np.dtype
-    op: Multiplier
+    op: Multiplier | None
     record: SolveRecord
     t0: float
     axpy: Callable[..., Any]
@@ -54,11 +59,17 @@ class Problem:
     nrm2: Callable[..., Any]
     scal: Callable[..., Any]
     gemv: Callable[..., Any]
+    device: str = "cpu"
+    precond: Precond | None = None
+    #: what the GPU path's policy needs (the CPU's Multiplier took it at set-up): config, model,
+    #: top_k, probe_iters, select_min_nnz, select_patience, n_calls
+    policy_args: dict[str, Any] | None = None
 
     def finish(self, info: int, iterations: int, residual: float, t_iter: float,
                times: list[float]) -> tuple[np.ndarray, int, SolveRecord]:
         """Close the product (selection thread included) and fill the record."""
         now = time.perf_counter()
+        assert self.op is not None
         self.op.close(iterations)
         rec = self.record
         rec.info, rec.iterations, rec.residual = int(info), int(iterations), float(residual)
@@ -66,6 +77,76 @@ class Problem:
         rec.iteration_times = np.asarray(times) - self.t0
         rec.wall_s = time.perf_counter() - self.t0
         return self.x, rec.info, rec
+
+
+@dataclass
+class Precond:
+    """A checked preconditioner ``M`` (an approximation of ``A``'s inverse): ``kind`` 'jacobi'
+    (``inv_diag``: 1 / diag(A)), 'matrix' (``matrix``, a pyspmv.Matrix: ``z = M @ r``) or 'callable'
+    (``apply``: an ndarray of shape (n,) and the solve's dtype in and out, checked)."""
+
+    kind: str
+    inv_diag: np.ndarray | None = None
+    matrix: Matrix | None = None
+    apply: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def host(self) -> Callable[[np.ndarray], np.ndarray]:
+        """``z = M r`` on host vectors (the CPU solvers')."""
+        if self.kind == "jacobi":
+            d = self.inv_diag
+            return lambda r: d * r
+        if self.kind == "matrix":
+            Ms = self.matrix.to_scipy()
+            return lambda r: np.asarray(Ms @ r)
+        assert self.apply is not None
+        return self.apply
+
+
+def precond(M: Any, A: Matrix, dtype: np.dtype, fn: str) -> Precond | None:
+    """Check the ``M`` parameter of solver ``fn``: None, 'jacobi', a square matrix of ``A``'s size
+    (pyspmv.Matrix, scipy.sparse, 2-D ndarray), a ``LinearOperator`` (anything with ``matvec``) or a
+    callable ``M(r)``."""
+    n = A.shape[0]
+    what = (f"The 'M' parameter of {fn}() must be None, 'jacobi', a matrix or LinearOperator of shape "
+            f"({n}, {n}), or a callable")
+    if M is None:
+        return None
+    if isinstance(M, str):
+        if M.lower() != "jacobi":
+            raise ValueError(f"{what}. Got {M!r} instead.")
+        diag = A.to_scipy().diagonal().astype(np.float64)
+        bad = np.flatnonzero(diag == 0)
+        if bad.size:
+            raise ValueError(f"The 'M' parameter of {fn}(): M='jacobi' needs a nonzero diagonal; A[{bad[0]}, "
+                             f"{bad[0]}] is 0.")
+        return Precond("jacobi", inv_diag=(1.0 / diag).astype(dtype))
+    if isinstance(M, (np.ndarray, Matrix)) or sp.issparse(M):
+        if getattr(M, "ndim", 2) != 2 or tuple(M.shape) != (n, n):
+            raise ValueError(f"{what}. Got shape {tuple(M.shape)} instead.")
+        Mm = as_matrix(M).astype(dtype)
+        if not np.isfinite(Mm.data).all():
+            raise ValueError(f"The 'M' parameter of {fn}() holds non-finite values.")
+        return Precond("matrix", matrix=Mm)
+    shape = getattr(M, "shape", None)
+    matvec = getattr(M, "matvec", None)
+    if callable(matvec):
+        if shape is not None and tuple(shape) != (n, n):
+            raise ValueError(f"{what}. Got a {type(M).__name__} of shape {tuple(shape)} instead.")
+        f = matvec
+    elif callable(M):
+        f = M
+    else:
+        raise TypeError(f"{what}. Got {type(M).__name__} instead.")
+
+    def apply(r: np.ndarray) -> np.ndarray:
+        z = np.asarray(f(r))
+        if z.ndim == 2 and z.shape[1] == 1:
+            z = z[:, 0]
+        if z.shape != (n,):
+            raise ValueError(f"The 'M' parameter of {fn}(): M(r) must return shape ({n},). Got shape {z.shape} "
+                             "instead.")
+        return np.ascontiguousarray(z, dtype=dtype)
+    return Precond("callable", apply=apply)
 
 
 def _real(value: Any, name: str, fn: str) -> float:
@@ -100,10 +181,23 @@ def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
     return out
 
 
+def _device_dtype(v: Any, name: str, fn: str) -> np.dtype:
+    """The value type of a GPU vector ``v`` (the ``name`` parameter of ``fn``): float32 or float64."""
+    cai = getattr(v, "__cuda_array_interface__", None)
+    try:
+        dt = np.dtype(cai["typestr"]) if isinstance(cai, dict) else np.dtype(str(v.dtype).removeprefix("torch."))
+    except (TypeError, AttributeError, KeyError):
+        dt = None
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"The '{name}' parameter of {fn}() is a GPU vector of {dt}; on the GPU the solvers take "
+                        "float32 or float64 vectors and do not cast them.")
+    return np.dtype(dt)
+
+
 def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, callback: Any, policy: Any,
           cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, select_patience: Any,
           dtype: Any,
-          products_per_iteration: int, max_products: Callable[[int, int], int]) -> Problem:
+          products_per_iteration: int, max_products: Callable[[int, int], int], precond_arg: Any = None) -> Problem:
     """Check every argument of solver ``fn``, build the record and start the policy.
 
     ``max_products(n, maxiter)`` is the most products the solve can take; the expected count
@@ -111,14 +205,16 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     capped by it.
     """
     t0 = time.perf_counter()
-    if device != "cpu":
-        if device == "cuda":
-            raise NotImplementedError(f"{fn}(device='cuda') is not implemented yet: pyspmv.solvers iterate on the "
-                                      "CPU only. Use device='cpu'.")
-        raise ValueError(f"The 'device' parameter of {fn}() must be 'cpu'. Got {device!r} instead.")
+    if not isinstance(device, str) or device not in DEVICES:
+        raise ValueError(f"The 'device' parameter of {fn}() must be 'cpu' or 'cuda'. Got {device!r} instead.")
     if policy not in POLICIES:
         raise ValueError(f"The 'policy' parameter of {fn}() must be one of {', '.join(POLICIES)}. Got {policy!r} "
                          "instead.")
+    on_gpu = {name: v is not None and arrays.is_device_array(v) for name, v in (("b", b), ("x0", x0))}
+    if device == "cpu" and any(on_gpu.values()):
+        name = "b" if on_gpu["b"] else "x0"
+        raise TypeError(f"The '{name}' parameter of {fn}() is a GPU array; pass device='cuda' to solve on the GPU, "
+                        "or a NumPy array.")
     if isinstance(A, (np.ndarray, Matrix)) or sp.issparse(A):
         M = as_matrix(A)
     else:
@@ -129,7 +225,9 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         raise ValueError(f"The 'A' parameter of {fn}() must be a square matrix. Got shape {M.shape} instead.")
     if not np.isfinite(M.data).all():
         raise ValueError(f"The 'A' parameter of {fn}() holds non-finite values.")
-    if dtype is None:
+    if dtype is None and on_gpu["b"]:
+        dt = _device_dtype(b, "b", fn)          # a GPU b sets the type: it is read in place, not cast
+    elif dtype is None:
         dt = np.result_type(M.dtype, np.asarray(b).dtype)
         dt = np.dtype(np.float32) if dt == np.float32 else np.dtype(np.float64)
     else:
@@ -138,8 +236,8 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             raise TypeError(f"The 'dtype' parameter of {fn}() must be 'float32', 'float64' or None. Got {dtype!r} "
                             "instead.")
     M = M.astype(dt)
-    bb = _vector(b, n, "b", fn, dt)
-    x = np.zeros(n, dt) if x0 is None else _vector(x0, n, "x0", fn, dt)
+    bb = b if on_gpu["b"] else _vector(b, n, "b", fn, dt)      # a GPU vector: checked by the GPU solve
+    x = np.zeros(n, dt) if x0 is None else x0 if on_gpu["x0"] else _vector(x0, n, "x0", fn, dt)
     rt, at = _real(rtol, "rtol", fn), _real(atol, "atol", fn)
     maxit = 10 * n if maxiter is None else positive_int(maxiter, "maxiter", fn)
     if callback is not None and not callable(callback):
@@ -147,7 +245,8 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     k = positive_int(top_k, "top_k", fn)
     probes = positive_int(probe_iters, "probe_iters", fn, minimum=0)
     min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
-    patience = _real(select_patience, "select_patience", fn)
+    patience = (SELECT_PATIENCE if device == "cpu" else 0.0) if select_patience is None else \
+        _real(select_patience, "select_patience", fn)
     cid = DEFAULT_CONFIG[device] if cfg is None else cfg
     try:
         c: Config = config(cid)
@@ -156,7 +255,13 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     if c.device != device:
         raise ValueError(f"The 'config' parameter of {fn}() must be a {device!r} configuration. Got {c.id!r} "
                          f"(device {c.device!r}) instead.")
-    bnorm = float(np.linalg.norm(bb))
+    pre = precond(precond_arg, M, dt, fn)
+    if device == "cuda":
+        try:
+            gpu.cuda()
+        except DeviceUnavailableError as exc:
+            raise DeviceUnavailableError(f"{fn}(device='cuda') needs a usable CUDA GPU: {exc}") from None
+    bnorm = math.nan if on_gpu["b"] else float(np.linalg.norm(bb))     # a GPU b: the GPU solve measures it
     n_calls = None
     if can_rank(policy, M.nnz, min_nnz):     # a tiny solve under async pays nothing that fixed does not
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
@@ -165,6 +270,12 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         # the helper thread, where no line of the caller's is on the stack; rank() then finds the model checked.
         warn_other_machine(model_in_use(device, dt.name) if model is None else model)
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
-    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
     axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
-    return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv)
+    if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
+        args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
+                "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
+        return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, None, record, t0, axpy, dot, nrm2, scal,
+                       gemv, device, pre, args)
+    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
+    return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv,
+                   device, pre)

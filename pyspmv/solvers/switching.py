@@ -23,7 +23,7 @@ from .record import SolveRecord
 #: Selection policies, see :func:`pyspmv.solvers.cg`.
 POLICIES = ("fixed", "serial", "async", "online")
 #: The configuration ``fixed`` runs and ``async``/``online`` start with, per device.
-DEFAULT_CONFIG = {"cpu": "cpu/csr/rows"}
+DEFAULT_CONFIG = {"cpu": "cpu/csr/rows", "cuda": "cusparse/csr/default"}
 #: Default ``select_min_nnz``: the core keeps the GIL in calls on fewer stored entries than this
 #: (``_core.NOGIL_MIN_WORK``), so below it a helper thread could only take turns with the
 #: iterations, not run beside them.

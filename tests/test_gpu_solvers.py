@@ -1,0 +1,299 @@
+"""pyspmv.solvers with device='cuda' (kernels/krylov.cu): every method, policy, dtype and preconditioner
+against scipy's results to tolerance, info codes, callbacks, and failures at the switch. Skipped without a
+usable GPU (marker gpu)."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import pyspmv
+import pyspmv.solvers as S
+from pyspmv.solvers import device as D
+from pyspmv.solvers import switching
+from pyspmv.solvers.switching import Selection
+
+pytestmark = pytest.mark.gpu
+
+SOLVERS = {"cg": (S.cg, spla.cg), "bicgstab": (S.bicgstab, spla.bicgstab), "gmres": (S.gmres, spla.gmres)}
+RTOL = {"float64": 1e-8, "float32": 1e-4}
+
+
+def spd(m: int = 20) -> pyspmv.Matrix:
+    """A 2-D Poisson matrix plus a varying diagonal (Jacobi then differs from a scaled identity)."""
+    A = pyspmv.generate("poisson2d", m).to_scipy()
+    return pyspmv.Matrix(A + sp.diags_array(np.linspace(0.0, 6.0, A.shape[0])))
+
+
+def unsymmetric(m: int = 20) -> pyspmv.Matrix:
+    A = spd(m).to_scipy()
+    n = A.shape[0]
+    return pyspmv.Matrix(A + 0.7 * (sp.eye_array(n, k=1) - sp.eye_array(n, k=-1)) + 0.2 * sp.eye_array(n, k=7))
+
+
+def rhs(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def preconditioner(how: str | None, A: pyspmv.Matrix):
+    """(ours, scipy's): none, Jacobi by name, or Jacobi as a callable."""
+    if how is None:
+        return None, None
+    inv = 1.0 / A.to_scipy().diagonal()
+    lin = spla.LinearOperator(A.shape, matvec=lambda r: inv * np.ravel(r), dtype=np.float64)
+    return ("jacobi" if how == "jacobi" else (lambda r: inv * r)), lin
+
+
+def check_solution(what, A, b, x, xs, rtol, dtype, rec):
+    Af = A.to_scipy().astype(np.float64)
+    res = np.linalg.norm(b.astype(np.float64) - Af @ x) / np.linalg.norm(b)
+    assert res <= rtol * (1.5 if dtype == "float64" else 20), f"{what}: relative residual {res:.3g}\n{rec!r}"
+    err = np.linalg.norm(x - xs) / np.linalg.norm(xs)
+    assert err <= 800 * rtol, f"{what}: differs from scipy's solution by {err:.3g}\n{rec!r}"
+
+
+@pytest.mark.parametrize("M", [None, "jacobi", "callable"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("policy", list(S.POLICIES))
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_matches_scipy(name, policy, dtype, M):
+    ours, ref = SOLVERS[name]
+    A = (spd() if name == "cg" else unsymmetric()).astype(dtype)
+    b = rhs(A.nrows).astype(dtype)
+    rtol = RTOL[dtype]
+    Mo, Ms = preconditioner(M, A)
+    what = f"{name}(device='cuda', policy={policy!r}, {dtype}, M={M})"
+    x, info, rec = ours(A, b, rtol=rtol, policy=policy, device="cuda", M=Mo, select_min_nnz=0, select_patience=0)
+    kw = {"callback_type": "x"} if name == "gmres" else {}
+    xs, infos = ref(A.to_scipy().astype(np.float64), b.astype(np.float64), rtol=rtol, M=Ms, **kw)
+    assert info == 0 and infos == 0, f"{what}: info {info}, scipy's {infos}\n{rec!r}"
+    assert isinstance(x, np.ndarray) and x.dtype == np.dtype(dtype) and x.shape == b.shape, what
+    check_solution(what, A, b, x, xs, rtol, dtype, rec)
+    assert rec.device == "cuda" and rec.info == 0 and rec.iterations > 0, rec
+    assert rec.schedule[0][0] == 0 and all(c.split("/")[0] in ("cusparse", "pyspmv") for _, c in rec.schedule), rec
+    assert rec.products >= rec.iterations, rec
+    if policy == "fixed":
+        assert rec.schedule == [(0, "cusparse/csr/default")], rec
+
+
+@pytest.mark.parametrize("M", [None, "jacobi", "matrix"])
+@pytest.mark.parametrize("name", ["cg", "bicgstab"])
+def test_graphs_and_direct_launches_agree(monkeypatch, name, M):
+    """An iteration launched as a CUDA graph computes what its kernels launched one by one compute: the
+    same bits with a deterministic product."""
+    A = spd() if name == "cg" else unsymmetric()
+    b = rhs(A.nrows)
+    if M == "matrix":
+        M = sp.diags_array(1.0 / A.to_scipy().diagonal())
+    out = []
+    for graphs in (True, False):
+        monkeypatch.setattr(D, "USE_GRAPHS", graphs)
+        x, info, rec = SOLVERS[name][0](A, b, rtol=1e-10, device="cuda", policy="fixed", config="cusparse/csr/alg2",
+                                        M=M)
+        assert info == 0, (graphs, rec)
+        out.append((x, rec.iterations))
+    if isinstance(M, str) or M is None:
+        assert out[0][1] == out[1][1]
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+    else:               # M's product is cuSPARSE's default algorithm, which need not repeat its bits
+        assert abs(out[0][1] - out[1][1]) <= 1
+        np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9, atol=1e-12)
+
+
+def test_iterations_follow_the_cpu():
+    """Same recurrence, other rounding: the GPU's CG, BiCGSTAB and GMRES take about the CPU's iterations."""
+    for name in SOLVERS:
+        A = spd() if name == "cg" else unsymmetric()
+        b = rhs(A.nrows)
+        _x, _i, cpu = SOLVERS[name][0](A, b, rtol=1e-8, policy="fixed")
+        _x, _i, dev = SOLVERS[name][0](A, b, rtol=1e-8, policy="fixed", device="cuda")
+        assert abs(dev.iterations - cpu.iterations) <= max(2, cpu.iterations // 10), (name, cpu, dev)
+
+
+def test_cg_iterates_follow_scipy():
+    A, b = pyspmv.generate("poisson2d", 12), rhs(144)
+    ours, theirs = [], []
+    S.cg(A, b, rtol=1e-10, maxiter=30, policy="fixed", device="cuda", callback=lambda x: ours.append(x.copy()))
+    spla.cg(A.to_scipy(), b, rtol=1e-10, maxiter=30, callback=lambda x: theirs.append(x.copy()))
+    assert len(ours) == len(theirs)
+    np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-7, atol=1e-10)
+
+
+def test_not_converged_returns_iterations():
+    A, b = spd(), rhs(400)
+    for f in (S.cg, S.bicgstab):
+        _x, info, rec = f(A, b, rtol=1e-12, maxiter=3, policy="fixed", device="cuda")
+        assert info == 3 and rec.iterations == 3, rec
+    _x, info, rec = S.gmres(A, b, rtol=1e-12, restart=5, maxiter=2, policy="fixed", device="cuda")
+    assert info == 2 and rec.iterations == 10, rec
+
+
+def test_zero_rhs_and_x0():
+    A = spd(10)
+    for name in SOLVERS:
+        x, info, rec = SOLVERS[name][0](A, np.zeros(100), policy="fixed", device="cuda")
+        assert info == 0 and not x.any() and rec.iterations == 0, (name, rec)
+    b = rhs(100)
+    x1, _, _ = S.cg(A, b, rtol=1e-10, policy="fixed")
+    x, info, rec = S.bicgstab(A, b, x0=x1, rtol=1e-6, policy="fixed", device="cuda")
+    assert info == 0 and rec.iterations <= 1, rec
+
+
+def test_callbacks():
+    A, b = unsymmetric(), rhs(400)
+    for name in ("cg", "bicgstab"):
+        seen: list = []
+        _x, info, rec = SOLVERS[name][0](spd() if name == "cg" else A, b, rtol=1e-8, device="cuda", policy="fixed",
+                                         callback=lambda x, seen=seen: seen.append(x.copy()))
+        assert info == 0 and len(seen) == rec.iterations, (name, len(seen), rec)
+    pr, xs = [], []
+    _x, _i, rec = S.gmres(A, b, rtol=1e-8, restart=10, device="cuda", policy="fixed", callback=pr.append)
+    assert len(pr) == rec.iterations, (len(pr), rec)
+    _x, _i, rec = S.gmres(A, b, rtol=1e-8, restart=10, device="cuda", policy="fixed", callback=xs.append,
+                          callback_type="x")
+    assert len(xs) == math.ceil(rec.iterations / 10), (len(xs), rec)
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_matrix_preconditioner_runs_on_the_device(name):
+    """M as a matrix runs as a device product: the same answer as M='jacobi'."""
+    A = spd() if name == "cg" else unsymmetric()
+    b = rhs(A.nrows)
+    inv = sp.diags_array(1.0 / A.to_scipy().diagonal())
+    xj, ij, rj = SOLVERS[name][0](A, b, rtol=1e-10, device="cuda", policy="fixed", M="jacobi")
+    xm, im, rm = SOLVERS[name][0](A, b, rtol=1e-10, device="cuda", policy="fixed", M=inv)
+    assert ij == im == 0 and abs(rj.iterations - rm.iterations) <= 1, (rj, rm)
+    np.testing.assert_allclose(xm, xj, rtol=1e-7, atol=1e-9)
+
+
+def test_bigger_matrix_all_policies():
+    """A matrix past select_min_nnz, the default patience: the selection runs beside the GPU's iterations."""
+    A = pyspmv.generate("poisson2d", 160)               # 25,600 rows, 127k entries
+    b = rhs(A.nrows)
+    for policy in S.POLICIES:
+        x, info, rec = S.cg(A, b, rtol=1e-6, device="cuda", policy=policy)
+        assert info == 0, rec
+        assert np.linalg.norm(b - A.to_scipy() @ x) <= 1.5e-6 * np.linalg.norm(b), rec
+
+
+def wait_for_selection(monkeypatch):
+    """A callback (chunks of one iteration) that holds the first iteration until the helper thread's
+    selection has returned, so that it lands inside the solve however fast the GPU is."""
+    done = threading.Event()
+    real = D.select_device
+
+    def select_device(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        finally:
+            done.set()
+    monkeypatch.setattr(D, "select_device", select_device)
+    slept = []
+
+    def cb(*args):
+        if not slept and done.wait(10):
+            slept.append(time.sleep(0.05))
+    return cb
+
+
+def fake_rank(ids):
+    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False):
+        return [(c, 0.01 * (k + 1)) for k, c in enumerate(ids)]
+    return rank
+
+
+def test_online_probes_and_keeps_the_fastest(monkeypatch):
+    ids = ["pyspmv/csr/vector/tpv=4/bs=128", "cusparse/csr/alg2", "pyspmv/ell/bs=256"]
+    monkeypatch.setattr(switching, "rank", fake_rank(ids))
+    A, b = spd(), rhs(400)
+    _x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="online", select_min_nnz=0, select_patience=0,
+                         probe_iters=2, callback=wait_for_selection(monkeypatch))
+    assert info == 0, rec
+    assert set(rec.probes) <= set(ids) | {"cusparse/csr/default"} and len(rec.probes) >= 2, rec
+    assert rec.config == min(rec.probes, key=rec.probes.__getitem__), rec
+
+
+def test_a_failed_switch_stays_and_says_so(monkeypatch):
+    """A candidate whose trial product fails (here: a closed plan) leaves the solve where it is."""
+    A, b = spd(), rhs(400)
+    pick = pyspmv.config("cusparse/csr/alg2")
+
+    def select_device(M, dtype, model, n_calls, k, current, cancel):
+        p = D.prepare(M, pick, dtype)
+        p.plan.close()
+        return Selection([(pick.id, 0.01)], candidates=[p])
+    monkeypatch.setattr(D, "select_device", select_device)
+    for probe_iters in (0, 3):
+        _x, info, rec = S.cg(A, b, rtol=1e-8, device="cuda", policy="async", select_min_nnz=0, select_patience=0,
+                             probe_iters=probe_iters, callback=wait_for_selection(monkeypatch))
+        assert info == 0 and rec.config == "cusparse/csr/default", rec
+        assert any(f"switching to {pick.id} failed" in e and "staying on cusparse/csr/default" in e
+                   for _, e in rec.events), rec.events
+
+
+def test_ranking_and_conversion_failures_are_recorded(monkeypatch):
+    A, b = spd(), rhs(400)
+
+    def rank(*args, **kwargs):
+        raise MemoryError("no room to rank")
+    monkeypatch.setattr(switching, "rank", rank)
+    _x, info, rec = S.bicgstab(unsymmetric(), b, rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
+                               select_patience=0)
+    assert info == 0 and rec.config == "cusparse/csr/default", rec
+    assert any("ranking failed (MemoryError: no room to rank)" in e for _, e in rec.events), rec.events
+    monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/dia/bs=256"]))
+    monkeypatch.setattr(switching, "convert", lambda *a, **k: (_ for _ in ()).throw(MemoryError("no room")))
+    _x, info, rec = S.cg(A, b, rtol=1e-8, device="cuda", policy="serial")
+    assert info == 0 and rec.config == "cusparse/csr/default", rec
+    assert any("converting to pyspmv/dia/bs=256 failed (MemoryError: no room)" in e for _, e in rec.events), rec
+
+
+def test_preconditioner_exception_propagates():
+    def boom(r):
+        raise KeyError("from M")
+    for name in SOLVERS:
+        with pytest.raises(KeyError, match="from M"):
+            SOLVERS[name][0](spd(5), rhs(25), M=boom, device="cuda", policy="fixed")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_cupy_vectors_in_place(name, dtype):
+    """b and x0 as CuPy arrays: read in place, x a new CuPy array, x0 untouched, the same answer as NumPy's."""
+    cp = pytest.importorskip("cupy")
+    A = (spd() if name == "cg" else unsymmetric()).astype(dtype)
+    b = rhs(A.nrows).astype(dtype)
+    x_np, info_np, _ = SOLVERS[name][0](A, b, rtol=RTOL[dtype], device="cuda", policy="fixed")
+    bd, x0 = cp.asarray(b), cp.zeros(A.nrows, dtype=dtype)
+    seen = []
+    x, info, rec = SOLVERS[name][0](A, bd, x0=x0, rtol=RTOL[dtype], device="cuda", policy="fixed",
+                                    callback=(lambda xk: seen.append(type(xk))) if name != "gmres" else None)
+    assert isinstance(x, cp.ndarray) and x.dtype == np.dtype(dtype) and x.shape == (A.nrows,), type(x)
+    assert info == info_np == 0, rec
+    assert not x0.any(), "x0 was written"
+    np.testing.assert_allclose(cp.asnumpy(x), x_np, rtol=50 * RTOL[dtype], atol=50 * RTOL[dtype])
+    assert all(t is cp.ndarray for t in seen), seen
+    with pytest.raises(TypeError, match="'b'"):
+        SOLVERS[name][0](A, cp.asarray(b, dtype=np.float16), device="cuda")
+    with pytest.raises(ValueError, match="'x0'"):
+        SOLVERS[name][0](A, bd, x0=cp.zeros(3, dtype=dtype), device="cuda")
+    with pytest.raises(TypeError, match="'b'.*GPU array.*device='cuda'"):
+        SOLVERS[name][0](A, bd)
+
+
+def test_torch_vectors_in_place():
+    torch = pytest.importorskip("torch")
+    A = spd()
+    b = rhs(A.nrows)
+    bt = torch.tensor(b, device="cuda")
+    x, info, rec = S.cg(A, bt, rtol=1e-8, device="cuda", policy="async", select_min_nnz=0, select_patience=0)
+    assert isinstance(x, torch.Tensor) and x.is_cuda and x.dtype == torch.float64, type(x)
+    assert info == 0, rec
+    xs, _ = spla.cg(A.to_scipy(), b, rtol=1e-8)
+    np.testing.assert_allclose(x.cpu().numpy(), xs, rtol=1e-5, atol=1e-6)
