@@ -19,6 +19,7 @@ from conftest import SHARED
 
 import pyspmv
 from pyspmv.devices import arrays, gpu
+from pyspmv.matrices.formats import format_arguments, format_code
 
 TOL = {"float32": 1e-5, "float64": 1e-12}
 DTYPES = ["float32", "float64"]
@@ -332,10 +333,10 @@ def test_source_must_be_a_device_matrix():
 
 
 def test_parameters_take_the_format_defaults():
-    full, p0, p1 = gpu._format_args("bro_ell", 20.0, {"H": 64})
-    assert full == {"h": 64, "bits": 0} and (p0, p1) == (64, 0)
-    full, p0, p1 = gpu._format_args("dia", 1.5, {})
-    assert full == {} and (p0, p1) == (0, 0)
+    code, full, p = format_arguments("bro_ell", 20.0, {"H": 64}, "convert_on_device()")
+    assert full == {"h": 64, "bits": 0} and p[:2] == [64, 0] and code == format_code("bro_ell")
+    _, full, p = format_arguments("dia", 1.5, {}, "convert_on_device()")
+    assert full == {} and p[:2] == [0, 0]
 
 
 def test_every_format_has_a_device_conversion():

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .._core import HAVE_NVCC, MAX_FILL_DEFAULT, DeviceUnavailableError, State
-from ..matrices.configs import Config, format_param_defaults, format_param_names
-from ..matrices.formats import INT32_MAX, INT32_MIN, FormatMatrix, format_code
+from ..matrices.configs import Config
+from ..matrices.formats import FormatMatrix, format_arguments
 from .arrays import DeviceCSR, address
 
 
@@ -272,29 +272,6 @@ def _device_matrix(matrix: Any, fmt: str, params: dict[str, int], shape: tuple[i
     return D
 
 
-def _format_args(fmt: str, max_fill: float, params: dict[str, Any]) -> tuple[dict[str, int], int, int]:
-    """``fmt``'s parameters with defaults, checked as :func:`pyspmv.convert` checks them."""
-    format_code(fmt)
-    if isinstance(max_fill, bool) or not (isinstance(max_fill, (int, float)) and max_fill > 0):
-        raise ValueError(f"The 'max_fill' parameter of convert_on_device() must be a number > 0. "
-                         f"Got {max_fill!r} instead.")
-    names = format_param_names(fmt)
-    given = {k.lower(): v for k, v in params.items()}
-    unknown = sorted(set(given) - set(names))
-    if unknown:
-        raise ValueError(f"convert_on_device() got unknown parameter(s) {unknown} for format '{fmt}'; it takes "
-                         f"{list(names) if names else 'none'}.")
-    full = {**format_param_defaults(fmt), **given}
-    for k, v in full.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"The '{k}' parameter of convert_on_device() must be an integer. Got {v!r} instead.")
-        if not INT32_MIN <= v <= INT32_MAX:
-            raise ValueError(f"The '{k}' parameter of convert_on_device() must be an int32 in "
-                             f"[{INT32_MIN}, {INT32_MAX}] (and in the '{fmt}' format's own range). Got {v} instead.")
-    p = [int(full[n]) for n in names] + [0, 0]
-    return {k: int(v) for k, v in full.items()}, p[0], p[1]
-
-
 def convert_on_device(M: DeviceMatrix, fmt: str, *, max_fill: float = float(MAX_FILL_DEFAULT),
                       **params: int) -> DeviceMatrix:
     """Convert a CSR matrix on the GPU to format ``fmt`` on the GPU, with no trip to the host.
@@ -325,7 +302,7 @@ def convert_on_device(M: DeviceMatrix, fmt: str, *, max_fill: float = float(MAX_
     TypeError
         ``M`` is not a DeviceMatrix.
     """
-    full, p0, p1 = _format_args(fmt, max_fill, params)
+    _, full, (p0, p1, *_) = format_arguments(fmt, max_fill, params, "convert_on_device()")
     if not isinstance(M, DeviceMatrix):
         raise TypeError(f"convert_on_device() converts a DeviceMatrix holding a CSR matrix; got "
                         f"{type(M).__name__}.")

@@ -136,6 +136,30 @@ def format_code(fmt: str) -> int:
     return FORMATS.index(fmt)
 
 
+def format_arguments(fmt: str, max_fill: Any, params: dict[str, Any], where: str
+                     ) -> tuple[int, dict[str, int], list[int]]:
+    """``fmt``'s code, its parameters with defaults (lower-case names) and the core's two parameter slots, after
+    the checks every conversion makes (``where`` names the caller in the messages): a known format, ``max_fill``
+    a number > 0, known parameter names, int32 values (the core checks each format's own range)."""
+    code = format_code(fmt)
+    if isinstance(max_fill, bool) or not (isinstance(max_fill, (int, float)) and max_fill > 0):
+        raise ValueError(f"The 'max_fill' parameter of {where} must be a number > 0. Got {max_fill!r} instead.")
+    names = format_param_names(fmt)
+    given = {k.lower(): v for k, v in params.items()}
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"{where} got unknown parameter(s) {unknown} for format '{fmt}'; it takes "
+                         f"{list(names) if names else 'none'}.")
+    full = {**format_param_defaults(fmt), **given}
+    for k, v in full.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"The '{k}' parameter of {where} must be an integer. Got {v!r} instead.")
+        if not INT32_MIN <= v <= INT32_MAX:  # the core's parameters are int32; it names the real range
+            raise ValueError(f"The '{k}' parameter of {where} must be an int32 in [{INT32_MIN}, {INT32_MAX}] "
+                             f"(and in the '{fmt}' format's own range). Got {v} instead.")
+    return code, {k: int(v) for k, v in full.items()}, [int(full[n]) for n in names] + [0, 0]
+
+
 def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_core.MAX_FILL_DEFAULT),
             **params: int) -> FormatMatrix:
     """Convert ``A`` to storage format ``fmt``.
@@ -165,23 +189,7 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
         An unknown format or parameter, or a parameter out of its range.
     """
     M = as_matrix(A)
-    code = format_code(fmt)
-    if not (isinstance(max_fill, (int, float)) and max_fill > 0):
-        raise ValueError(f"The 'max_fill' parameter of convert() must be a number > 0. Got {max_fill!r} instead.")
-    names = format_param_names(fmt)
-    given = {k.lower(): v for k, v in params.items()}
-    unknown = sorted(set(given) - set(names))
-    if unknown:
-        raise ValueError(f"convert() got unknown parameter(s) {unknown} for format '{fmt}'; it takes "
-                         f"{list(names) if names else 'none'}.")
-    full = {**format_param_defaults(fmt), **given}
-    for k, v in full.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"The '{k}' parameter of convert() must be an integer. Got {v!r} instead.")
-        if not INT32_MIN <= v <= INT32_MAX:  # the core's parameters are int32; it names the real range
-            raise ValueError(f"The '{k}' parameter of convert() must be an int32 in [{INT32_MIN}, {INT32_MAX}] "
-                             f"(and in the '{fmt}' format's own range). Got {v} instead.")
-    p = [int(full[n]) for n in names] + [0, 0]
+    code, full, p = format_arguments(fmt, max_fill, params, "convert()")
     dt = value_dtype(dtype) if dtype is not None else M.dtype
     # The cast reports overflow itself, so the float32 range costs no extra pass over the values.
     try:
