@@ -33,15 +33,17 @@ def unpack(words: np.ndarray, b: int) -> np.ndarray:
 
 
 def decode(state) -> np.ndarray:
-    """Every entry's column from the state's base, off and hi, as csrc/cidx.c describes them."""
+    """Every entry's column from the state's base, off and hi read as the CUDA kernels read them (the words'
+    bytes as uint8 or uint16 arrays), as csrc/cidx.c describes them."""
     bits = state.params[0]
     base, off, hi = (state.index_arrays[k] for k in (1, 2, 3))
-    off, hi = unpack(off, bits), unpack(hi, 16 if bits == 16 else 32)
-    cols = []
-    for p in range(state.nnz):
-        b = int(base[p // 32])
-        cols.append(b + off[p] if b >= 0 else (int(hi[32 * (-1 - b) + p % 32]) << bits) | int(off[p]))
-    return np.array(cols, dtype=np.int64)
+    off, hi = unpack(off, bits)[:state.nnz], unpack(hi, 16 if bits == 16 else 32)
+    p = np.arange(state.nnz)
+    b = base[p // 32].astype(np.int64)
+    esc = b < 0
+    out = b + off
+    out[esc] = (hi[32 * (-1 - b[esc]) + p[esc] % 32] << bits) | off[esc]
+    return out
 
 
 def spread(A: pyspmv.Matrix, stride: int) -> pyspmv.Matrix:
@@ -135,6 +137,7 @@ def test_round_trip_is_exact_with_escapes(bits, dtype, A):
     B = pyspmv.convert(A, "cidx", bits=bits)
     assert B.to_csr() == A                                 # pattern (explicit zeros included), values, dtype
     s = B._state
+    np.testing.assert_array_equal(decode(s), A.indices)    # what the GPU reads gives the columns too
     nesc = sum(int(A.indices[p:p + 32].max()) - int(A.indices[p:p + 32].min()) >= 2**bits
                for p in range(0, A.nnz, 32))
     assert s.scalars[:2] == (-(-A.nnz // 32), nesc)
