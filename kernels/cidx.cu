@@ -182,3 +182,127 @@ static int vector_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_
 
 SPMV_CUDA_KERNEL(cidx_scalar, scalar_prepare, NULL, scalar_run);
 SPMV_CUDA_KERNEL(cidx_vector, vector_prepare, NULL, vector_run);
+
+// ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ----
+//
+// The host's arrays (csrc/cidx.c), bit for bit: a thread per chunk finds its extremes and whether it
+// escapes, a scan numbers the escape chunks (their count read back: it sizes hi), then a thread per
+// chunk writes its base, its `bits` words of offsets and, escaping, its words of high parts whole,
+// padding fields 0, so that no word is written twice.  indptr and values are copies.
+#include "convert.cuh"
+#include <cub/cub.cuh>
+
+__global__ void cidx_chunk_kernel(int64_t nchunks, int64_t nnz, int bits,
+                                  const int32_t *__restrict__ col, int32_t *__restrict__ lo,
+                                  int32_t *__restrict__ esc) {
+    SPMV_CONV_LOOP(c, nchunks) {
+        int64_t p0 = c * 32, p1 = p0 + 32 < nnz ? p0 + 32 : nnz;
+        int32_t mn = col[p0], mx = mn;
+        for (int64_t p = p0 + 1; p < p1; p++) {
+            int32_t v = col[p];
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+        }
+        lo[c] = mn;
+        esc[c] = (mx - mn) >> bits != 0;
+    }
+}
+
+__global__ void cidx_words_kernel(int64_t nchunks, int64_t nnz, int bits,
+                                  const int32_t *__restrict__ col, const int32_t *__restrict__ lo,
+                                  const int32_t *__restrict__ esc, const int32_t *__restrict__ eidx,
+                                  int32_t *__restrict__ base, uint32_t *__restrict__ off,
+                                  uint32_t *__restrict__ hi) {
+    SPMV_CONV_LOOP(c, nchunks) {
+        int64_t p0 = c * 32;
+        int n = nnz - p0 < 32 ? (int)(nnz - p0) : 32, e = esc[c];
+        uint32_t m = (uint32_t)lo[c], mask = (1u << bits) - 1u;
+        int per = 32 / bits; /* fields a word */
+        base[c] = e ? -1 - eidx[c] : lo[c];
+        for (int w = 0; w < bits; w++) {
+            uint32_t word = 0;
+            for (int f = 0; f < per; f++) {
+                int j = w * per + f;
+                uint32_t v = (uint32_t)col[p0 + (j < n ? j : 0)];
+                if (j < n) word |= (e ? v & mask : v - m) << (f * bits);
+            }
+            off[c * bits + w] = word;
+        }
+        if (!e) continue;
+        int eb = bits == 16 ? 16 : 32, eper = 32 / eb;
+        int64_t h0 = (int64_t)eidx[c] * eb;
+        for (int w = 0; w < eb; w++) {
+            uint32_t word = 0;
+            for (int f = 0; f < eper; f++) {
+                int j = w * eper + f;
+                if (j < n) word |= ((uint32_t)col[p0 + j] >> bits) << (f * eb % 32);
+            }
+            hi[h0 + w] = word;
+        }
+    }
+}
+
+static int cidx_copy(spmv_conv *C, void *dst, const void *src, int64_t bytes, spmv_err *err) {
+    if (bytes <= 0) return SPMV_OK;
+    return spmv_cuda_status(
+        cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice, C->s),
+        "device copy of a cidx array", err);
+}
+
+int spmv_conv_cidx(spmv_conv *C, spmv_err *err) {
+    int32_t bits = C->D.param[0];
+    if (bits != 8 && bits != 16) {
+        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+                                "The 'bits' parameter of cidx must be 8 or 16. Got %d instead.",
+                                (int)bits);
+        if (err) err->value = bits, err->limit = 16;
+        return rc;
+    }
+    int64_t n = C->nrows, nnz = C->nnz, nchunks = (nnz + 31) / 32;
+    if (nchunks * 32 > INT32_MAX) {
+        int rc =
+            spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                           "cidx needs %lld entry slots (chunks of %d), past the int32 limit %d",
+                           (long long)(nchunks * 32), 32, INT32_MAX);
+        if (err) err->value = nchunks * 32, err->limit = INT32_MAX;
+        return rc;
+    }
+    int32_t *lo = nullptr, *esc = nullptr, *eidx = nullptr, tail[2] = {0, 0};
+    int64_t nesc = 0, eb = bits == 16 ? 16 : 32;
+    cudaStream_t s = C->s;
+    int rc = SPMV_OK;
+    if (nchunks > 0) {
+        rc = spmv_conv_tmp(C, nchunks * 4, "cidx chunk minima", (void **)&lo, err);
+        if (!rc) rc = spmv_conv_tmp(C, nchunks * 4, "cidx escape flags", (void **)&esc, err);
+        if (!rc) rc = spmv_conv_tmp(C, nchunks * 4, "cidx escape numbers", (void **)&eidx, err);
+        if (rc) return rc;
+        cidx_chunk_kernel<<<spmv_conv_grid(nchunks, 256), 256, 0, s>>>(nchunks, nnz, bits, C->col,
+                                                                       lo, esc);
+        rc = spmv_conv_launched("cidx chunk extremes", err);
+        if (!rc)
+            rc = spmv_conv_cub(
+                C, "cidx escape numbers",
+                [&](void *t, size_t &b) {
+                    return cub::DeviceScan::ExclusiveSum(t, b, esc, eidx, (int)nchunks, s);
+                },
+                err);
+        if (!rc) rc = spmv_conv_get(C, &tail[0], eidx + nchunks - 1, 4, err);
+        if (!rc) rc = spmv_conv_get(C, &tail[1], esc + nchunks - 1, 4, err);
+        if (rc) return rc;
+        nesc = (int64_t)tail[0] + tail[1];
+    }
+    C->D.scalar[0] = nchunks;
+    C->D.scalar[1] = nesc;
+    rc = spmv_conv_out(C, 0, 0, n + 1, "cidx indptr", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, nchunks, "cidx base", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 2, bits * nchunks, "cidx off", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 3, eb * nesc, "cidx hi", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "cidx values", err);
+    if (!rc) rc = cidx_copy(C, C->dev[0], C->ptr, (n + 1) * 4, err);
+    if (!rc) rc = cidx_copy(C, C->dev[SPMV_MAXIDX], C->val, nnz * C->elem_size, err);
+    if (rc || nchunks == 0) return rc;
+    cidx_words_kernel<<<spmv_conv_grid(nchunks, 256), 256, 0, s>>>(
+        nchunks, nnz, bits, C->col, lo, esc, eidx, (int32_t *)C->dev[1], (uint32_t *)C->dev[2],
+        (uint32_t *)C->dev[3]);
+    return spmv_conv_launched("cidx offsets", err);
+}
