@@ -3,7 +3,8 @@
 //
 // Row by row, validating as it reads: neighbour gaps, band, spans, runs, the 128-byte segments of x
 // a row and a group of 32 rows read, the occupied diagonals (DIA's offsets), and on request the
-// BSR block counts of a few block sizes and each row's largest BRO-ELL symbol.  Threads take
+// BSR block counts of a few block sizes, each row's largest BRO-ELL symbol and the chunks of 32
+// entries whose columns span 8 or 16 bits (the compressed-index format's escapes).  Threads take
 // contiguous runs of BLOCK rows holding about equal entries, each with its own marks and stamps;
 // integer totals add, marks OR, and the band moments are kept per block and merged in block order,
 // so the result is the same bits for any thread count.  features.c turns the totals into features.
@@ -30,6 +31,54 @@ typedef struct {
 } part;
 
 static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+/* Column spans of the chunks of SPMV_SPAN_CHUNK entries that one thread's entries [first, ...)
+ * touch: the chunks wholly inside its entries are counted here; the (at most two) that it shares
+ * with the threads before or after it are kept apart as partial records, merged in thread order
+ * after the pass (the same counts for any thread count). */
+typedef struct {
+    int64_t first; /* the thread's first entry */
+    int64_t c;     /* the open chunk (-1: none) and its extremes */
+    int32_t lo, hi;
+    int64_t wide[2]; /* chunks counted here whose span is >= 2^8, >= 2^16 */
+    int np;          /* partial records */
+    int64_t pc[2];   /* their chunks and extremes */
+    int32_t plo[2], phi[2];
+} spans;
+
+static void spans_count(int64_t wide[2], int32_t lo, int32_t hi) {
+    wide[0] += hi - lo >= (1 << 8);
+    wide[1] += hi - lo >= (1 << 16);
+}
+
+/* Close the open chunk; complete: whether it ends within the thread's entries. */
+static void spans_close(spans *s, int complete) {
+    if (s->c < 0) return;
+    if (complete && s->c * SPMV_SPAN_CHUNK >= s->first)
+        spans_count(s->wide, s->lo, s->hi);
+    else {
+        s->pc[s->np] = s->c;
+        s->plo[s->np] = s->lo;
+        s->phi[s->np++] = s->hi;
+    }
+    s->c = -1;
+}
+
+/* Entries [e0, e1) of ix, continuing s. */
+static void spans_scan(spans *s, const int32_t *ix, int64_t e0, int64_t e1) {
+    for (int64_t e = e0; e < e1; e++) {
+        int64_t c = e / SPMV_SPAN_CHUNK;
+        int32_t v = ix[e];
+        if (c != s->c) {
+            spans_close(s, 1);
+            s->c = c;
+            s->lo = s->hi = v;
+        } else {
+            s->lo = v < s->lo ? v : s->lo;
+            s->hi = v > s->hi ? v : s->hi;
+        }
+    }
+}
 
 /* End of the row block that starts at r0. */
 static int32_t block_end(int32_t r0, int32_t n) { return n - r0 < BLOCK ? n : r0 + BLOCK; }
@@ -136,7 +185,7 @@ static void tiles_flush(const tiles *T, int32_t nl, int need1, int64_t *count) {
 /* Rows [r0, r1) (r0 a multiple of BLOCK) into p, marks and stamps of this thread. */
 static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t r1, int64_t symoff,
                       int32_t shift_lo, int32_t shift_up, uint8_t *mark, int32_t *stamp,
-                      int32_t *const *bmark, tiles *T, block_stat *bs, part *p) {
+                      int32_t *const *bmark, tiles *T, block_stat *bs, spans *sp, part *p) {
     const int32_t none = 0; /* indices may be NULL when nnz is 0; NULL + 0 is undefined in C */
     const int32_t *ip = A->indptr, *ix = A->indices != NULL ? A->indices : &none;
     int32_t n = A->nrows, nb = P->nb;
@@ -269,6 +318,8 @@ static void pass_rows(const spmv_csr *A, const spmv_pass *P, int32_t r0, int32_t
             if (nl > 0) tiles_flush(T, nl, need1, count);
             nl = 0;
         }
+        if (sp != NULL) /* the block's entries, just read: in cache */
+            spans_scan(sp, ix, ip[b0], ip[b1]);
         block_stat *b = &bs[b0 / BLOCK];
         b->k[0] = b->k[1] = k;
         if (k > 0) {
@@ -417,7 +468,10 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
     block_stat *bs =
         split ? (block_stat *)spmv_calloc(nblk > 0 ? nblk : 1, sizeof(block_stat), err) : NULL;
     tiles *tl = bs ? (tiles *)spmv_calloc(nt, sizeof(tiles), err) : NULL;
-    if (tl == NULL) goto nomem;
+    int count_spans = P->spans && nr == 0;
+    spans *sp = tl && count_spans ? (spans *)spmv_calloc(nt, sizeof(spans), err) : NULL;
+    P->spans_done = 0;
+    if (tl == NULL || (count_spans && sp == NULL)) goto nomem;
     for (int t = 0; t < nt; t++) {
         /* the sampled branch writes its marks but never reads them (sample_diagonals): unzeroed */
         mark[t] =
@@ -466,16 +520,25 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         for (int32_t k = 0; k < nr; k++) {
             int32_t r0 = P->range[k], r1 = block_end(r0, n);
             pass_rows(A, P, r0, r1, r0 - (int64_t)k * BLOCK, shift_lo, shift_up, mark[0], stamp[0],
-                      bmark, tiled ? &tl[0] : NULL, bs, &parts[0]);
+                      bmark, tiled ? &tl[0] : NULL, bs, NULL, &parts[0]);
             R->groups += (r1 - r0 + 31) / 32;
             if (parts[0].bad) break;
         }
     } else {
         R->groups = ((int64_t)n + 31) / 32;
+        for (int t = 0; sp != NULL && t < nt; t++) {
+            sp[t].first = ip[split[t]];
+            sp[t].c = -1;
+        }
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-        for (int t = 0; t < nt; t++)
+        for (int t = 0; t < nt; t++) {
             pass_rows(A, P, split[t], split[t + 1], 0, shift_lo, shift_up, mark[t], stamp[t],
-                      bmark + t * SPMV_SUMMARY_MAXB, tiled ? &tl[t] : NULL, bs, &parts[t]);
+                      bmark + t * SPMV_SUMMARY_MAXB, tiled ? &tl[t] : NULL, bs,
+                      sp != NULL ? &sp[t] : NULL, &parts[t]);
+            if (sp != NULL) /* the open chunk is whole if it ends where the thread's entries do */
+                spans_close(&sp[t], (sp[t].c + 1) * SPMV_SPAN_CHUNK <= ip[split[t + 1]] ||
+                                        ip[split[t + 1]] == nnz);
+        }
     }
 
     R->gmin = INT32_MAX;
@@ -513,6 +576,27 @@ int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R, spmv_err
         }
         for (; k < noff; k++) mark[0][k] |= mark[t][k];
     }
+    if (sp != NULL) { /* the chunks shared by threads, merged in thread order */
+        int64_t c = -1;
+        int32_t lo = 0, hi = 0;
+        P->wide[0] = P->wide[1] = 0;
+        for (int t = 0; t < nt; t++) {
+            P->wide[0] += sp[t].wide[0];
+            P->wide[1] += sp[t].wide[1];
+            for (int k = 0; k < sp[t].np; k++) {
+                if (sp[t].pc[k] != c) {
+                    if (c >= 0) spans_count(P->wide, lo, hi);
+                    c = sp[t].pc[k];
+                    lo = sp[t].plo[k];
+                    hi = sp[t].phi[k];
+                }
+                lo = sp[t].plo[k] < lo ? sp[t].plo[k] : lo;
+                hi = sp[t].phi[k] > hi ? sp[t].phi[k] : hi;
+            }
+        }
+        if (c >= 0) spans_count(P->wide, lo, hi);
+        P->spans_done = 1;
+    }
     if (nr > 0) {
         rc = sample_diagonals(A, P, noff, R, err);
         if (rc) goto done;
@@ -540,6 +624,7 @@ done:
             spmv_free(tl[t].list);
         }
     }
+    spmv_free(sp);
     spmv_free(tl);
     spmv_free(bs);
     spmv_free(split);

@@ -144,8 +144,15 @@ typedef struct {
      * sampled rows in order. */
     const int32_t *range;
     int32_t nrange;
+    /* spans: count the chunks of SPMV_SPAN_CHUNK consecutive entries (of the whole entry stream,
+     * across rows; the last one shorter) whose columns span 2^8 or more (wide[0]) and 2^16 or more
+     * (wide[1]), max - min; spans_done: the pass counted them (never when sampling: nrange > 0). */
+    int spans, spans_done;
+    int64_t wide[2];
 } spmv_pass;
 #define SPMV_PASS_BLOCK 256
+/* Entries per chunk of the compressed-index format (csrc/cidx.c): a warp's worth. */
+#define SPMV_SPAN_CHUNK 32
 
 /* Count, exact sum of value - shift, and the sum of squared deviations of a set of integers. */
 typedef struct {

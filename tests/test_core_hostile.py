@@ -17,8 +17,8 @@ import pyspmv
 from pyspmv import _core
 
 H100 = (132, 2048, 32)
-FORMATS = ["csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad", "bsr"]
-PARAMS = {"sell": {"c": 4, "sigma": 8}, "bro_ell": {"h": 4}, "bsr": {"b": 2}, "hyb": {"k": 1}}
+FORMATS = ["csr", "coo", "ell", "sell", "bro_ell", "hyb", "dia", "jad", "bsr", "cidx"]
+PARAMS = {"sell": {"c": 4, "sigma": 8}, "bro_ell": {"h": 4}, "bsr": {"b": 2}, "hyb": {"k": 1}, "cidx": {"bits": 8}}
 
 
 def unchecked(indptr, indices, shape):
@@ -362,7 +362,7 @@ def test_state_with_a_non_zero_padding_slot_is_refused(fmt, dtype):
     pads = [(k, np.flatnonzero(v == 0)) for k, v in enumerate(B.value_arrays)]
     pads = [(k, q[0]) for k, q in pads if q.size]
     if not pads:
-        assert fmt in ("csr", "coo", "jad"), f"{fmt} should pad this matrix"
+        assert fmt in ("csr", "coo", "jad", "cidx"), f"{fmt} should pad this matrix"
         return
     for k, q in pads:
         state = writeable_copy(B)

@@ -19,7 +19,7 @@ FORMAT_CASES = [
     ("csr", {}), ("coo", {}), ("ell", {}), ("sell", {"c": 4, "sigma": 1}), ("sell", {"c": 8, "sigma": 64}),
     ("sell", {"c": 1, "sigma": 1}), ("bro_ell", {"h": 4, "bits": 0}), ("bro_ell", {"h": 32, "bits": 32}),
     ("bro_ell", {"h": 1, "bits": 16}), ("hyb", {"k": -1}), ("hyb", {"k": 2}), ("dia", {}), ("jad", {}),
-    ("bsr", {"b": 1}), ("bsr", {"b": 3}), ("bsr", {"b": 8}),
+    ("bsr", {"b": 1}), ("bsr", {"b": 3}), ("bsr", {"b": 8}), ("cidx", {"bits": 8}), ("cidx", {"bits": 16}),
 ]
 CASE_IDS = [f + "".join(f"-{k}{v}" for k, v in p.items()) for f, p in FORMAT_CASES]
 CPU_CONFIGS = pyspmv.configs("cpu")

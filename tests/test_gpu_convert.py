@@ -217,7 +217,7 @@ def test_refusals_match_the_host():
              ("bro_ell", {"bits": 12}, {}), ("bro_ell", {"h": 32, "bits": 8}, {}),
              ("bro_ell", {"h": 1, "bits": 16}, {}), ("hyb", {"k": -2}, {}), ("bsr", {"b": 40}, {}),
              ("bsr", {"b": 0}, {}), ("dia", {}, {"max_fill": 0.5}), ("ell", {}, {"max_fill": 0.3}),
-             ("hyb", {"k": 1000}, {}), ("bsr", {"b": 32}, {})]
+             ("hyb", {"k": 1000}, {}), ("bsr", {"b": 32}, {}), ("cidx", {"bits": 12}, {})]
     for fmt, kw, extra in cases:
         with pytest.raises((ValueError, pyspmv.NotApplicableError)) as host:
             pyspmv.convert(M, fmt, **kw, **extra)

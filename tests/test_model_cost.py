@@ -73,13 +73,14 @@ def test_a_chain_under_many_roots_is_refused_with_its_cost(tmp_path):
 
 
 def test_the_cost_counts_every_configuration_ranked(tmp_path):
-    """2e7 steps a row is allowed, but 23 configurations make a ranking of 4.6e8: refused, saying so."""
+    """2e7 steps a row is allowed, but the CPU's 25 configurations make a ranking of 5e8: refused, saying so."""
+    n = len(pyspmv.configs("cpu"))
     path = pyspmv.save_model(chain_model(100_000, 200), tmp_path / "chain.pyspmv")
-    with pytest.raises(ValueError, match=r"ranking one matrix takes up to 460000069 steps .*20000003 per "
-                                         rf"configuration x 23 configurations\), past the limit of {LIMIT}"):
+    with pytest.raises(ValueError, match=rf"ranking one matrix takes up to {20_000_003 * n} steps .*20000003 per "
+                                         rf"configuration x {n} configurations\), past the limit of {LIMIT}"):
         pyspmv.load_model(path)
     ok = pyspmv.load_model(pyspmv.save_model(chain_model(100_000, 100), tmp_path / "ok.pyspmv"))
-    assert _core.model_cost(ok.capsule("float64")) == (10_000_003, 23)
+    assert _core.model_cost(ok.capsule("float64")) == (10_000_003, n)
 
 
 def test_the_shipped_defaults_cost_a_fraction_of_the_limit():
@@ -168,7 +169,7 @@ def test_a_model_that_ranks_no_configuration_says_so(tmp_path):
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     with pytest.raises(ValueError, match=r"Model file .*none.pyspmv' \(float64\) ranks no configuration: its array "
-                                         r"'group' is -1 for all 23 configuration ids"):
+                                         rf"'group' is -1 for all {len(pyspmv.configs('cpu'))} configuration ids"):
         pyspmv.load_model(path)
     rm = chain_model(10, 1)
     rm.tables["float64"].group[:] = -1

@@ -419,7 +419,7 @@ def test_gpu_operator_threads_take_turns():
 
 GPU_CONFIGS = ["cusparse/csr/default", "cusparse/csr/alg2", "pyspmv/csr/vector/tpv=8/bs=256",
                "pyspmv/csr/adaptive/bs=256", "pyspmv/coo/bs=256", "pyspmv/sell/c=32/sigma=1/bs=128",
-               "cusparse/bsr/b=2"]
+               "cusparse/bsr/b=2", "pyspmv/cidx/vector/bits=8/tpv=8/bs=256"]
 
 
 def _gpu_configs():

@@ -167,7 +167,7 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
     Parameters
     ----------
     A : Matrix or scipy.sparse matrix
-    fmt : {'csr', 'coo', 'ell', 'sell', 'bro_ell', 'hyb', 'dia', 'jad', 'bsr'}
+    fmt : {'csr', 'coo', 'ell', 'sell', 'bro_ell', 'hyb', 'dia', 'jad', 'bsr', 'cidx'}
     dtype : {'float32', 'float64'}, optional
         Value type of the result; default ``A``'s.
     max_fill : float, default 20
@@ -175,7 +175,8 @@ def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_cor
     **params : int
         The format's parameters, case-insensitive: ``sell``: ``c``, ``sigma``; ``bro_ell``: ``h``
         (slice height), ``bits`` (0: adaptive per slice, else 8, 16 or 32); ``hyb``: ``k`` (ELL width,
-        -1: Bell–Garland); ``bsr``: ``b`` (block size).
+        -1: Bell–Garland); ``bsr``: ``b`` (block size); ``cidx``: ``bits`` (8 or 16, the column offsets'
+        width).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Rank every configuration of a device for a matrix: features and model evaluation in one C call."""
+"""Rank a device's configurations for a matrix: features and model evaluation in one C call."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -434,7 +434,10 @@ class Ranking(list):
 
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
          deterministic: bool = False, estimate: bool | None = None, libraries: Any = None) -> Ranking:
-    """Every configuration of ``device`` for matrix ``A``, ranked by predicted time.
+    """Every configuration of ``device`` that the model ranks (those it was trained on) for matrix ``A``,
+    ranked by predicted time. A configuration registered after the model was trained is in
+    :func:`pyspmv.configs` and :func:`pyspmv.benchmark` but not in this ranking until a model is trained
+    with its timings.
 
     Features, per-configuration columns (bytes moved, padding from the formats' size queries) and the
     model's evaluation run in one C call (``spmv_rank``).

@@ -4,6 +4,7 @@
 #include "mu.h"
 #include "spmv_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #define B SPMV_PASS_BLOCK
@@ -65,9 +66,45 @@ static int test_even_rows_fill_the_budget(void) {
     return 0;
 }
 
+/* cidx's size on a sample comes from the sampled rows (the pass counts no chunk spans there): on a
+ * band of 5, whose chunks all fit 8 bits, the estimate scales to the exact bytes. */
+static int test_cidx_sizes_on_a_sample(void) {
+    int32_t n = 200000, *ip = malloc(sizeof(int32_t) * ((size_t)n + 1)), *ix = NULL, p = 0;
+    double exact[3 * (SPMV_NCOLS)], est[3 * (SPMV_NCOLS)];
+    const char *const ids[3] = {"cpu/cidx/bits=8", "cpu/cidx/bits=16", "cpu/csr/rows"};
+    spmv_configs C = {0};
+    spmv_gpu_props dev;
+    mu_check(ip != NULL && (ix = malloc(sizeof(int32_t) * 5 * (size_t)n)) != NULL);
+    ip[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t j = i - 2; j <= i + 2; j++)
+            if (j >= 0 && j < n) ix[p++] = j;
+        ip[i + 1] = p;
+    }
+    spmv_csr A = {n, n, ip, ix};
+    C.n = 3;
+    C.ids = ids;
+    spmv_gpu_props_h100(&dev);
+    mu_check(spmv_design_rows(&A, &dev, &C, 8, 0, exact, NULL) == SPMV_OK);
+    mu_check(spmv_design_rows_estimate(&A, &dev, &C, 8, 0, 4096, 0, est, NULL) == SPMV_OK);
+    for (int j = 0; j < 3; j++) {
+        double e = exact[j * SPMV_NCOLS + SPMV_COL_BYTES_MOVED];
+        double s = est[j * SPMV_NCOLS + SPMV_COL_BYTES_MOVED];
+        mu_check(e > 0 && fabs(s - e) <= 1e-3 * e);
+    }
+    /* indices 1.125 and 2.125 bytes an entry against CSR's 4 */
+    mu_check(exact[SPMV_COL_BYTES_MOVED] < exact[SPMV_NCOLS + SPMV_COL_BYTES_MOVED]);
+    mu_check(exact[SPMV_NCOLS + SPMV_COL_BYTES_MOVED] <
+             exact[2 * SPMV_NCOLS + SPMV_COL_BYTES_MOVED]);
+    free(ix);
+    free(ip);
+    return 0;
+}
+
 int main(void) {
     int failures = 0;
     mu_run(test_budgets);
     mu_run(test_even_rows_fill_the_budget);
+    mu_run(test_cidx_sizes_on_a_sample);
     return failures != 0;
 }

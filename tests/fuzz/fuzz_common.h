@@ -277,6 +277,9 @@ static inline void fz_fmt_params(fz_in *in, int format, int32_t param[2]) {
     case SPMV_FMT_BSR:
         param[0] = 1 + b % 32;
         break;
+    case SPMV_FMT_CIDX:
+        param[0] = b & 1 ? 16 : 8;
+        break;
     default:
         break;
     }

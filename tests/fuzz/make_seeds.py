@@ -67,3 +67,12 @@ for name, head, body in [
         ("crlf", bytes([0, 2, 2, 1, 0]), b"  2\t1   +.5e+1 \r\n"),
         ("bad", bytes([0, 2, 2, 1, 0]), b"1 1 1,5\n2 2 0x1p3 9\n\x00")]:
     write("mmread", name, head + body)
+
+
+# cidx, appended last so that the seeds above keep their bytes: bits 8 and 16 (bit 0 of the parameter byte),
+# on irregular rows and on rows of columns 30,000 apart in 500,000 columns (escape chunks for both).
+wide = bytes([1]) + u16(39) + struct.pack("<I", 499_999) + bytes([8]) + (bytes([255]) + u16(30_000)) * 8 + \
+    bytes([0x40 | 33]) * 20 + bytes([0xC0 | 3]) + u16(9) + bytes([5])
+for b, bits in ((0, 8), (1, 16)):
+    write("convert", f"cidx-bits{bits}", bytes([0, 9, b, 0, 0, 0]) + tail(4) + irregular(70, 90))
+    write("convert", f"cidx-bits{bits}-wide", bytes([0, 9, b, 0, 0, 0]) + tail(4) + wide)
