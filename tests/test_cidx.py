@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -220,8 +221,9 @@ print(list(pyspmv.config_features(A, ids)["bytes_moved"]))
 def test_one_pass_sizes_any_thread_count():
     out = set()
     for t in ("1", "3", "7"):
+        # cwd: the tests' folder, so that the checkout's pyspmv/ (no compiled core) does not shadow the installed one
         r = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env={**os.environ, "OMP_NUM_THREADS": t},
-                           capture_output=True, text=True, check=True)
+                           capture_output=True, text=True, check=True, cwd=Path(__file__).parent)
         out.add(r.stdout)
     assert len(out) == 1, out
     M = pyspmv.Matrix(sp.csr_matrix((np.ones(1), ([0], [0])), shape=(1, 1)))
