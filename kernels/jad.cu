@@ -111,11 +111,13 @@ __global__ void jad_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
 }
 
 int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
+    int rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: jd_ptr's length */
+    if (rc) return rc;
     int32_t n = C->nrows, njd = C->maxlen;
     int64_t nnz = C->nnz;
     cudaStream_t s = C->s;
     C->D.scalar[0] = njd;
-    int rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
+    rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, (int64_t)njd + 1, "JAD jd_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 2, nnz, "JAD col", err);
     if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "JAD values", err);
