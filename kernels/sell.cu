@@ -68,7 +68,9 @@ SPMV_CUDA_KERNEL(sell, sell_prepare, NULL, sell_run);
 // keys carrying the row numbers gives the same order: equal keys keep their rows' ascending
 // order, as the counting sort does.  B is a bound on the longest row the host knows without
 // waiting for the common pass (min(ncols, nnz): columns are distinct within a row, or the CSR is
-// refused), so that the sizes come back in one read.  A slice's width is the longest of its lanes
+// refused), so that the sizes come back in one read.  Windows of up to SELL_BLOCK_SORT rows (the
+// registry's sigma) are sorted by one block each in shared memory (CUB's block radix sort, stable
+// as well: one launch instead of a device-wide sort's several and its workspace).  A slice's width is the longest of its lanes
 // (one warp per slice), summed by the same kernel for the padding guard; the slice pointers are
 // their exclusive sum, written as int32 (a total past int32 is refused before they are used), and
 // each slot finds its slice by a binary search over the pointers.
@@ -91,6 +93,42 @@ __global__ void sell_keys_kernel(int32_t n, int32_t sigma, uint64_t bound,
 
 __global__ void sell_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
     SPMV_CONV_LOOP(i, n) perm[i] = (int32_t)i;
+}
+
+#define SELL_BLOCK_SORT 4096 /* 256 threads x 16 rows */
+
+/* perm within each window of sigma <= 256 * ITEMS rows, one block per window: keys mask - length
+ * (stable: equal keys keep ascending rows) carrying the row numbers, sorted over end_bit bits;
+ * positions past the window's last row hold the largest key and so stay behind. */
+template <int ITEMS>
+__global__ void __launch_bounds__(256)
+    sell_window_sort_kernel(int32_t n, int32_t sigma, uint32_t mask, int end_bit,
+                            const int32_t *__restrict__ ptr, int32_t *__restrict__ perm) {
+    typedef cub::BlockRadixSort<uint32_t, 256, ITEMS, int32_t> Sort;
+    __shared__ typename Sort::TempStorage tmp;
+    int64_t nwin = ((int64_t)n + sigma - 1) / sigma;
+    for (int64_t w = blockIdx.x; w < nwin; w += gridDim.x) {
+        int64_t base = w * sigma;
+        int32_t size = (int32_t)((int64_t)n - base < sigma ? (int64_t)n - base : sigma);
+        uint32_t keys[ITEMS];
+        int32_t rows[ITEMS];
+        for (int j = 0; j < ITEMS; j++) {
+            int32_t r = (int32_t)threadIdx.x * ITEMS + j;
+            keys[j] = mask;
+            rows[j] = -1;
+            if (r < size) {
+                int64_t i = base + r;
+                keys[j] = (mask - (uint32_t)(ptr[i + 1] - ptr[i])) & mask; /* len <= mask */
+                rows[j] = (int32_t)i;
+            }
+        }
+        Sort(tmp).Sort(keys, rows, 0, end_bit);
+        for (int j = 0; j < ITEMS; j++) {
+            int32_t r = (int32_t)threadIdx.x * ITEMS + j;
+            if (r < size) perm[base + r] = rows[j];
+        }
+        __syncthreads(); /* tmp is the next window's */
+    }
 }
 
 /* w[s] = c * the longest row of slice s (one warp each), w[nslices] = 0 for the exclusive sum;
@@ -190,9 +228,19 @@ int spmv_conv_sell(spmv_conv *C, spmv_err *err) {
     uint64_t bound = (uint64_t)(C->nnz < C->ncols ? C->nnz : C->ncols);
     uint64_t nwin = ((uint64_t)n + sigma - 1) / sigma, top = (nwin - 1) * (bound + 1) + bound;
     int end_bit = spmv_conv_bits(top);
-    if (sigma == 1 || end_bit == 0) { /* windows of one row, or every key equal: no row moves */
+    int lbits = spmv_conv_bits(bound);
+    if (sigma == 1 || lbits == 0) { /* windows of one row, or every length 0: no row moves */
         sell_iota_kernel<<<spmv_conv_grid(n, 256), 256, 0, C->s>>>(n, perm);
         rc = spmv_conv_launched("SELL perm", err);
+    } else if (sigma <= SELL_BLOCK_SORT && lbits <= 31) {
+        uint32_t mask = (uint32_t)((1ULL << lbits) - 1); /* >= bound >= every length */
+        unsigned g = nwin < 65535 ? (unsigned)nwin : 65535u;
+        if (sigma <= 256)
+            sell_window_sort_kernel<1><<<g, 256, 0, C->s>>>(n, sigma, mask, lbits, C->ptr, perm);
+        else
+            sell_window_sort_kernel<SELL_BLOCK_SORT / 256>
+                <<<g, 256, 0, C->s>>>(n, sigma, mask, lbits, C->ptr, perm);
+        rc = spmv_conv_launched("SELL window sort", err);
     } else {
         rc = end_bit <= 32 ? sell_sort<uint32_t>(C, sigma, bound, end_bit, perm, err)
                            : sell_sort<uint64_t>(C, sigma, bound, end_bit, perm, err);
