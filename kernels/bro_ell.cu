@@ -231,7 +231,7 @@ int spmv_conv_bro_ell(spmv_conv *C, spmv_err *err) {
     if (!rc) rc = spmv_conv_out(C, 0, 2, 2 * nslices, "BRO-ELL slice_info", err);
     if (rc) return rc;
     int32_t *wp = (int32_t *)C->dev[0], *vp = (int32_t *)C->dev[1], *info = (int32_t *)C->dev[2];
-    bro_stats_kernel<<<spmv_conv_grid(nslices * 32, 256), 256, 0, C->s>>>(
+    bro_stats_kernel<<<spmv_conv_grid_reduce(nslices * 32, 256), 256, 0, C->s>>>(
         n, h, nslices, bits, C->ptr, C->col, info, msym, nw, nv, C->info->n, &C->info->nbad2);
     rc = spmv_conv_launched("BRO-ELL slice statistics", err);
     cudaStream_t s = C->s;

@@ -251,6 +251,11 @@ unsigned spmv_conv_grid(int64_t n, int block) {
     return (unsigned)(b > 0 ? b : 1);
 }
 
+unsigned spmv_conv_grid_reduce(int64_t n, int block) {
+    unsigned g = spmv_conv_grid(n, block);
+    return g < SPMV_CONV_REDUCE_GRID ? g : SPMV_CONV_REDUCE_GRID;
+}
+
 int spmv_conv_bits(uint64_t v) {
     int b = 0;
     while (b < 64 && (v >> b) != 0) b++;
@@ -353,8 +358,8 @@ static int common_pass(spmv_conv *C, spmv_err *err) {
                               "the common pass", err);
     if (!rc) {
         int64_t work = C->nnz > C->nrows ? C->nnz : C->nrows;
-        common_kernel<<<spmv_conv_grid(work, 256), 256, 0, C->s>>>(C->nrows, C->nnz, C->ptr, C->col,
-                                                                   C->info);
+        common_kernel<<<spmv_conv_grid_reduce(work, 256), 256, 0, C->s>>>(C->nrows, C->nnz, C->ptr,
+                                                                          C->col, C->info);
         rc = spmv_conv_launched("the common pass", err);
     }
     return rc;

@@ -103,6 +103,10 @@ int spmv_conv_guard(const spmv_conv *C, int64_t slots, const char *what, spmv_er
 int spmv_conv_launched(const char *what, spmv_err *err);
 /* Blocks for a grid-stride loop over n items with `block` threads (at least 1, at most 65535*64). */
 unsigned spmv_conv_grid(int64_t n, int block);
+/* The same, at most SPMV_CONV_REDUCE_GRID: for kernels that end with an atomic per block on one
+ * address (enough blocks to fill any GPU, not thousands of atomics in a row). */
+#define SPMV_CONV_REDUCE_GRID 2048u
+unsigned spmv_conv_grid_reduce(int64_t n, int block);
 /* Bits needed for v >= 0 (0 for 0). */
 int spmv_conv_bits(uint64_t v);
 

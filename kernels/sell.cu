@@ -248,7 +248,7 @@ int spmv_conv_sell(spmv_conv *C, spmv_err *err) {
     int64_t *w = nullptr;
     if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice widths", (void **)&w, err);
     if (!rc) {
-        sell_width_kernel<<<spmv_conv_grid((nslices + 1) * 32, 256), 256, 0, C->s>>>(
+        sell_width_kernel<<<spmv_conv_grid_reduce((nslices + 1) * 32, 256), 256, 0, C->s>>>(
             n, c, nslices, C->ptr, perm, w, &C->info->n[0]);
         rc = spmv_conv_launched("SELL slice widths", err);
     }
