@@ -38,8 +38,8 @@ SPMV_CUDA_KERNEL(coo, coo_prepare, coo_setup, coo_run);
 // Device conversion to COO — the row of every entry, columns and values copied
 //
 // Layout: csrc/coo.c (idx[0] = row, idx[1] = col, val[0] = values, in CSR order); no scalars.
-// The rows by spmv_conv_rows (a scatter of row starts and a max-scan): a long row costs no more
-// than as many short ones.
+// The rows by spmv_conv_rows_copy (a scatter of row starts and a max-scan): a long row costs no
+// more than as many short ones; columns and values are copied by the scatter's pass.
 #include "convert.cuh"
 
 int spmv_conv_coo(spmv_conv *C, spmv_err *err) {
