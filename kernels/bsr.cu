@@ -14,7 +14,6 @@
 // and zeroes values and presence bits; each entry then finds its block by a binary search in its
 // block row's block columns, writes its value and sets its presence bit with an atomic OR.
 #include "convert.cuh"
-#include <cstring>
 #include <cub/cub.cuh>
 
 #define BSR_MAX_B 32
@@ -29,18 +28,20 @@ __global__ void bsr_keys_kernel(int64_t nnz, int32_t b, const int32_t *__restric
     SPMV_CONV_LOOP(p, nnz) keys[p] = col[p] / b;
 }
 
-/* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0. */
+/* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0; their count
+ * added to *total. */
 __global__ void bsr_start_kernel(int32_t b, int64_t nnz, const int32_t *__restrict__ rid,
                                  const int32_t *__restrict__ seg,
-                                 const int32_t *__restrict__ sorted, int32_t *__restrict__ start) {
+                                 const int32_t *__restrict__ sorted, int32_t *__restrict__ start,
+                                 unsigned long long *total) {
+    unsigned long long mine = 0;
     SPMV_CONV_LOOP(p, nnz + 1) {
-        if (p == nnz) {
-            start[p] = 0;
-            continue;
-        }
-        int32_t br = rid[p] / b;
-        start[p] = (int64_t)seg[br] == p || sorted[p] != sorted[p - 1];
+        int32_t st = 0;
+        if (p < nnz) st = (int64_t)seg[rid[p] / b] == p || sorted[p] != sorted[p - 1];
+        start[p] = st;
+        mine += (unsigned long long)st;
     }
+    spmv_conv_block_add(total, mine);
 }
 
 /* block_ptr, block_col, and values and presence bits zeroed, in one pass. */
@@ -119,8 +120,8 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
     }
     if (!rc) rc = spmv_conv_rid(C, err);
     if (!rc) {
-        bsr_start_kernel<<<spmv_conv_grid(nnz + 1, 256), 256, 0, s>>>(b, nnz, C->rid, seg, sorted,
-                                                                      start);
+        bsr_start_kernel<<<spmv_conv_grid_reduce(nnz + 1, 256), 256, 0, s>>>(
+            b, nnz, C->rid, seg, sorted, start, &C->info->n[0]);
         rc = spmv_conv_launched("BSR block starts", err);
     }
     if (!rc)
@@ -130,12 +131,9 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
                 return cub::DeviceScan::ExclusiveSum(t, bytes, start, num, nnz + 1, s);
             },
             err);
-    /* the one wait: the blocks' count, num[nnz] */
-    if (!rc) rc = spmv_conv_read(C, num + nnz, sizeof(int32_t), err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: the blocks' count */
     if (rc) return rc;
-    int32_t nb = 0;
-    memcpy(&nb, spmv_conv_extra(C), sizeof nb);
-    int64_t nblocks = nb, slots = nblocks * b * b, nwords = (slots + 31) / 32;
+    int64_t nblocks = (int64_t)C->hinfo->n[0], slots = nblocks * b * b, nwords = (slots + 31) / 32;
     char what[48];
     snprintf(what, sizeof what, "BSR with b=%d", (int)b);
     rc = spmv_conv_guard(C, slots, what, err);

@@ -45,10 +45,10 @@ SPMV_CUDA_KERNEL(hyb, hyb_prepare, hyb_setup, hyb_run);
 // one descending radix sort of the lengths (over the bits of min(ncols, nnz), a bound on the
 // longest row known without waiting) and a read of element T-1, on the device.  Each row's
 // entries past K go to the COO part at the exclusive sum of max(len - K, 0) over the rows before
-// it; K and that sum's total come back with the common pass's answer in one read.  The ELL part
+// it; K and the COO part's length (summed by the same pass) come back with the common pass's
+// answer in one read.  The ELL part
 // is csrc/ell.c's, width K.
 #include "convert.cuh"
-#include <cstring>
 #include <cub/cub.cuh>
 
 __global__ void hyb_lens_kernel(int32_t n, const int32_t *__restrict__ ptr,
@@ -57,13 +57,20 @@ __global__ void hyb_lens_kernel(int32_t n, const int32_t *__restrict__ ptr,
 }
 
 /* The width (k >= 0 as given, else the T-th largest length: sorted descending) into info->k, and
- * what each row leaves to the COO part, 0 past the last row for the exclusive sum. */
+ * what each row leaves to the COO part, 0 past the last row for the exclusive sum, its total
+ * added to info->n[0]. */
 __global__ void hyb_left_kernel(int32_t n, int32_t k, const uint32_t *__restrict__ sorted,
-                                int32_t t, const int32_t *__restrict__ ptr,
-                                spmv_conv_info *__restrict__ info, int32_t *__restrict__ left) {
+                                int32_t t, const int32_t *__restrict__ ptr, spmv_conv_info *info,
+                                int32_t *__restrict__ left) {
     int32_t w = k >= 0 ? k : (int32_t)sorted[t - 1];
     if (blockIdx.x == 0 && threadIdx.x == 0) info->k = w;
-    SPMV_CONV_LOOP(i, (int64_t)n + 1) left[i] = i < n ? max(ptr[i + 1] - ptr[i] - w, 0) : 0;
+    unsigned long long mine = 0;
+    SPMV_CONV_LOOP(i, (int64_t)n + 1) {
+        int32_t l = i < n ? max(ptr[i + 1] - ptr[i] - w, 0) : 0;
+        left[i] = l;
+        mine += (unsigned long long)l;
+    }
+    spmv_conv_block_add(&info->n[0], mine);
 }
 
 template <typename T>
@@ -122,7 +129,7 @@ int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
     if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO counts", (void **)&left, err);
     if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO starts", (void **)&start, err);
     if (!rc) {
-        hyb_left_kernel<<<spmv_conv_grid((int64_t)n + 1, 256), 256, 0, s>>>(
+        hyb_left_kernel<<<spmv_conv_grid_reduce((int64_t)n + 1, 256), 256, 0, s>>>(
             n, k, sorted, (int32_t)t, C->ptr, C->info, left);
         rc = spmv_conv_launched("HYB COO counts", err);
     }
@@ -133,12 +140,10 @@ int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
                 return cub::DeviceScan::ExclusiveSum(tt, b, left, start, (int64_t)n + 1, s);
             },
             err);
-    /* the one wait: the width and the COO part's length (start[n]) */
-    if (!rc) rc = spmv_conv_read(C, start + n, sizeof(int32_t), err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: width and COO length */
     if (rc) return rc;
-    int32_t w = C->hinfo->k, coo32 = 0;
-    memcpy(&coo32, spmv_conv_extra(C), sizeof coo32);
-    int64_t coo = coo32, slots = (int64_t)n * w;
+    int32_t w = C->hinfo->k;
+    int64_t coo = (int64_t)C->hinfo->n[0], slots = (int64_t)n * w;
     char what[80];
     snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)w,
              (long long)coo);
