@@ -77,36 +77,59 @@ SPMV_CUDA_KERNEL(bro_ell, bro_ell_prepare, NULL, bro_ell_run);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 
-// Device conversion to BRO-ELL — per-slice widths and symbol bits (one warp per slice), scans for
-// the word and value pointers, one thread per word and per value slot
+// Device conversion to BRO-ELL — per-slice widths and symbol bits (one warp per slice), one scan
+// for the word and value pointers, one thread per word and per value slot
 //
 // Layout: csrc/bro_ell.c.  A slice's width is its longest row and its bits (adaptive) the bit
 // length of its largest symbol, at least 1, as bro_ell_slice finds them.  With fixed bits a symbol
 // of 2^bits or more is refused naming the first such entry in row order, the one the host names:
-// the lowest (row, entry) pair, kept by an atomic minimum.  Each word packs its row's symbols
-// j = w*spw .. w*spw+spw-1 exactly as bro_ell_fill does.  One kernel finds each slice's width,
-// bits, word and value counts and adds the totals to the conversion's info, so that the sizes
-// come back with the common pass's answer in one read; the pointers are the counts' exclusive sums
-// written as int32 (a total past int32 is refused before they are used).
+// the lowest (row, entry) pair, kept by an atomic minimum (of its complement, a maximum).  Each
+// word packs its row's symbols j = w*spw .. w*spw+spw-1 exactly as bro_ell_fill does.  One kernel
+// finds each slice's width, bits, word and value counts and adds the totals to the conversion's
+// info, so that the sizes come back with the common pass's answer in one read; both pointers are
+// the exclusive sums of the (words, values) pairs, one scan written as two int32 arrays (a total
+// past int32 is refused before they are used).
 #include "convert.cuh"
 #include <cub/cub.cuh>
+#include <thrust/iterator/transform_output_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
 
 #define BRO_ELL_MAX_H 1024
 
+/* A slice's words and value slots: both pointers come from one scan of these. */
+struct bro_counts {
+    long long words, vals;
+};
+
+struct bro_counts_sum {
+    __device__ __forceinline__ bro_counts operator()(const bro_counts &a,
+                                                     const bro_counts &b) const {
+        return {a.words + b.words, a.vals + b.vals};
+    }
+};
+
+/* The scan's sums stored as word_ptr and val_ptr, int32 (wrong only past int32, refused first). */
+struct bro_counts_split {
+    __device__ __forceinline__ thrust::tuple<int32_t, int32_t>
+    operator()(const bro_counts &c) const {
+        return thrust::make_tuple((int32_t)c.words, (int32_t)c.vals);
+    }
+};
+
 /* Slice s (one warp): info[2s] = its width, info[2s+1] = its bits, msym[s] = its largest symbol,
- * nwords[s] and nvals[s] = h * words per row and h * width, sentinels 0 at nslices, the totals
- * added to tot[0] and tot[1]; with fixed bits < 32 the lowest (row << 32 | entry) whose symbol
- * does not fit, as the largest complement, into *nbad. */
+ * cnt[s] = h * words per row and h * width, a sentinel 0 at nslices, the totals added to tot[0]
+ * and tot[1]; with fixed bits < 32 the lowest (row << 32 | entry) whose symbol does not fit, as
+ * the largest complement, into *nbad. */
 __global__ void bro_stats_kernel(int32_t n, int32_t h, int64_t nslices, int32_t bits,
                                  const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
                                  int32_t *__restrict__ info, uint32_t *__restrict__ msym,
-                                 int64_t *__restrict__ nwords, int64_t *__restrict__ nvals,
-                                 unsigned long long *tot, unsigned long long *nbad) {
+                                 bro_counts *__restrict__ cnt, unsigned long long *tot,
+                                 unsigned long long *nbad) {
     int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
     int lane = threadIdx.x & 31;
     int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
     unsigned long long words = 0, vals = 0;
-    if (warp == 0 && lane == 0) nwords[nslices] = nvals[nslices] = 0;
+    if (warp == 0 && lane == 0) cnt[nslices] = {0, 0};
     for (int64_t s = warp; s < nslices; s += warps) {
         int32_t w = 0;
         uint32_t m = 0;
@@ -131,8 +154,7 @@ __global__ void bro_stats_kernel(int32_t n, int32_t h, int64_t nslices, int32_t 
             info[2 * s] = w;
             info[2 * s + 1] = b;
             msym[s] = m;
-            nwords[s] = nw;
-            nvals[s] = nv;
+            cnt[s] = {(long long)nw, (long long)nv};
             words += (unsigned long long)nw;
             vals += (unsigned long long)nv;
         }
@@ -222,32 +244,30 @@ int spmv_conv_bro_ell(spmv_conv *C, spmv_err *err) {
     }
     int64_t nslices = ((int64_t)n + h - 1) / h;
     uint32_t *msym = nullptr;
-    int64_t *nw = nullptr, *nv = nullptr;
+    bro_counts *cnt = nullptr;
     int rc = spmv_conv_tmp(C, nslices * 4, "BRO-ELL symbols", (void **)&msym, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL words", (void **)&nw, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL values", (void **)&nv, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, (nslices + 1) * (int64_t)sizeof(bro_counts), "BRO-ELL counts",
+                           (void **)&cnt, err);
     if (!rc) rc = spmv_conv_out(C, 0, 0, nslices + 1, "BRO-ELL word_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, nslices + 1, "BRO-ELL val_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 2, 2 * nslices, "BRO-ELL slice_info", err);
     if (rc) return rc;
     int32_t *wp = (int32_t *)C->dev[0], *vp = (int32_t *)C->dev[1], *info = (int32_t *)C->dev[2];
     bro_stats_kernel<<<spmv_conv_grid_reduce(nslices * 32, 256), 256, 0, C->s>>>(
-        n, h, nslices, bits, C->ptr, C->col, info, msym, nw, nv, C->info->n, &C->info->nbad2);
+        n, h, nslices, bits, C->ptr, C->col, info, msym, cnt, C->info->n, &C->info->nbad2);
     rc = spmv_conv_launched("BRO-ELL slice statistics", err);
     cudaStream_t s = C->s;
-    /* int64 sums, stored as int32: wrong only past int32, refused below */
+    /* both pointers by one scan: int64 sums, stored as int32 (wrong only past int32, refused
+     * below) */
+    auto out = thrust::make_transform_output_iterator(thrust::make_zip_iterator(wp, vp),
+                                                      bro_counts_split());
     if (!rc)
         rc = spmv_conv_cub(
-            C, "BRO-ELL word pointers",
+            C, "BRO-ELL word and value pointers",
             [&](void *t, size_t &b) {
-                return cub::DeviceScan::ExclusiveSum(t, b, nw, wp, nslices + 1, s);
-            },
-            err);
-    if (!rc)
-        rc = spmv_conv_cub(
-            C, "BRO-ELL value pointers",
-            [&](void *t, size_t &b) {
-                return cub::DeviceScan::ExclusiveSum(t, b, nv, vp, nslices + 1, s);
+                return cub::DeviceScan::ExclusiveScan(t, b, cnt, out, bro_counts_sum(),
+                                                      bro_counts{0, 0}, nslices + 1, s);
             },
             err);
     if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: words and value slots */
