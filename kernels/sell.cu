@@ -64,16 +64,18 @@ SPMV_CUDA_KERNEL(sell, sell_prepare, NULL, sell_run);
 // slice pointers, one thread per slot for the fill
 //
 // Layout: csrc/sell.c.  The host sorts rows by length, descending and stably, within each window
-// of sigma rows (a counting sort per window).  Here one stable radix sort of (window, B - length)
+// of sigma rows (a counting sort per window).  Here a stable radix sort of (window, B - length)
 // keys carrying the row numbers gives the same order: equal keys keep their rows' ascending
 // order, as the counting sort does.  B is a bound on the longest row the host knows without
 // waiting for the common pass (min(ncols, nnz): columns are distinct within a row, or the CSR is
 // refused), so that the sizes come back in one read.  Windows of up to SELL_BLOCK_SORT rows (the
 // registry's sigma) are sorted by one block each in shared memory (CUB's block radix sort, stable
-// as well: one launch instead of a device-wide sort's several and its workspace).  A slice's width is the longest of its lanes
-// (one warp per slice), summed by the same kernel for the padding guard; the slice pointers are
-// their exclusive sum, written as int32 (a total past int32 is refused before they are used), and
-// each slot finds its slice by a binary search over the pointers.
+// as well), which also writes each slice's width from its first row (the slices lie within the
+// windows): one launch instead of a device-wide sort's several, its workspace and a widths pass.
+// Otherwise a slice's width is the longest of its lanes (one warp per slice).  The widths' total
+// is summed for the padding guard by the pass that writes them; the slice pointers are their
+// exclusive sum, written as int32 (a total past int32 is refused before they are used), and each
+// slot finds its slice by a binary search over the pointers.
 #include "convert.cuh"
 #include <cub/cub.cuh>
 
@@ -91,24 +93,26 @@ __global__ void sell_keys_kernel(int32_t n, int32_t sigma, uint64_t bound,
     }
 }
 
-__global__ void sell_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
-    SPMV_CONV_LOOP(i, n) perm[i] = (int32_t)i;
-}
-
 #define SELL_BLOCK_SORT 4096 /* 256 threads x 16 rows */
 
 /* perm within each window of sigma <= 256 * ITEMS rows, one block per window: keys mask - length
  * (stable: equal keys keep ascending rows) carrying the row numbers, sorted over end_bit bits;
- * positions past the window's last row hold the largest key and so stay behind. */
+ * positions past the window's last row hold the largest key and so stay behind.  The slices lie
+ * within windows (sigma is a multiple of c) and the first row of each holds its longest: w[s] = c *
+ * that length, w[nslices] = 0, their total added to *total (as sell_width_kernel does). */
 template <int ITEMS>
 __global__ void __launch_bounds__(256)
-    sell_window_sort_kernel(int32_t n, int32_t sigma, uint32_t mask, int end_bit,
-                            const int32_t *__restrict__ ptr, int32_t *__restrict__ perm) {
+    sell_window_sort_kernel(int32_t n, int32_t sigma, int32_t c, int64_t nslices, uint32_t mask,
+                            int end_bit, const int32_t *__restrict__ ptr,
+                            int32_t *__restrict__ perm, int64_t *__restrict__ w,
+                            unsigned long long *total) {
     typedef cub::BlockRadixSort<uint32_t, 256, ITEMS, int32_t> Sort;
     __shared__ typename Sort::TempStorage tmp;
     int64_t nwin = ((int64_t)n + sigma - 1) / sigma;
-    for (int64_t w = blockIdx.x; w < nwin; w += gridDim.x) {
-        int64_t base = w * sigma;
+    unsigned long long mine = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) w[nslices] = 0;
+    for (int64_t win = blockIdx.x; win < nwin; win += gridDim.x) {
+        int64_t base = win * sigma;
         int32_t size = (int32_t)((int64_t)n - base < sigma ? (int64_t)n - base : sigma);
         uint32_t keys[ITEMS];
         int32_t rows[ITEMS];
@@ -126,15 +130,21 @@ __global__ void __launch_bounds__(256)
         for (int j = 0; j < ITEMS; j++) {
             int32_t r = (int32_t)threadIdx.x * ITEMS + j;
             if (r < size) perm[base + r] = rows[j];
+            if (r < size && r % c == 0) { /* a slice's first row: its longest */
+                int64_t wv = (int64_t)c * (int64_t)(mask - keys[j]);
+                w[(base + r) / c] = wv;
+                mine += (unsigned long long)wv;
+            }
         }
         __syncthreads(); /* tmp is the next window's */
     }
+    spmv_conv_block_add(total, mine);
 }
 
 /* w[s] = c * the longest row of slice s (one warp each), w[nslices] = 0 for the exclusive sum;
- * their total added to *total. */
-__global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices,
-                                  const int32_t *__restrict__ ptr, const int32_t *__restrict__ perm,
+ * their total added to *total.  With ident, rows are in place: perm[r] = r written here. */
+__global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices, int ident,
+                                  const int32_t *__restrict__ ptr, int32_t *__restrict__ perm,
                                   int64_t *__restrict__ w, unsigned long long *total) {
     int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
     int lane = threadIdx.x & 31;
@@ -143,7 +153,8 @@ __global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices,
     for (int64_t s = warp; s <= nslices; s += warps) {
         int32_t m = 0;
         for (int64_t r = s * c + lane; s < nslices && r < (s + 1) * c && r < n; r += 32) {
-            int32_t i = perm[r];
+            int32_t i = ident ? (int32_t)r : perm[r];
+            if (ident) perm[r] = i;
             m = max(m, ptr[i + 1] - ptr[i]);
         }
         m = spmv_conv_warp_max(m);
@@ -229,28 +240,31 @@ int spmv_conv_sell(spmv_conv *C, spmv_err *err) {
     uint64_t nwin = ((uint64_t)n + sigma - 1) / sigma, top = (nwin - 1) * (bound + 1) + bound;
     int end_bit = spmv_conv_bits(top);
     int lbits = spmv_conv_bits(bound);
+    int64_t *w = nullptr;
+    rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice widths", (void **)&w, err);
+    if (rc) return rc;
+    unsigned long long *total = &C->info->n[0];
+    unsigned gw = spmv_conv_grid_reduce((nslices + 1) * 32, 256);
     if (sigma == 1 || lbits == 0) { /* windows of one row, or every length 0: no row moves */
-        sell_iota_kernel<<<spmv_conv_grid(n, 256), 256, 0, C->s>>>(n, perm);
-        rc = spmv_conv_launched("SELL perm", err);
+        sell_width_kernel<<<gw, 256, 0, C->s>>>(n, c, nslices, 1, C->ptr, perm, w, total);
+        rc = spmv_conv_launched("SELL perm and slice widths", err);
     } else if (sigma <= SELL_BLOCK_SORT && lbits <= 31) {
         uint32_t mask = (uint32_t)((1ULL << lbits) - 1); /* >= bound >= every length */
-        unsigned g = nwin < 65535 ? (unsigned)nwin : 65535u;
+        unsigned g = nwin < SPMV_CONV_REDUCE_GRID ? (unsigned)nwin : SPMV_CONV_REDUCE_GRID;
         if (sigma <= 256)
-            sell_window_sort_kernel<1><<<g, 256, 0, C->s>>>(n, sigma, mask, lbits, C->ptr, perm);
+            sell_window_sort_kernel<1>
+                <<<g, 256, 0, C->s>>>(n, sigma, c, nslices, mask, lbits, C->ptr, perm, w, total);
         else
             sell_window_sort_kernel<SELL_BLOCK_SORT / 256>
-                <<<g, 256, 0, C->s>>>(n, sigma, mask, lbits, C->ptr, perm);
-        rc = spmv_conv_launched("SELL window sort", err);
+                <<<g, 256, 0, C->s>>>(n, sigma, c, nslices, mask, lbits, C->ptr, perm, w, total);
+        rc = spmv_conv_launched("SELL window sort and slice widths", err);
     } else {
         rc = end_bit <= 32 ? sell_sort<uint32_t>(C, sigma, bound, end_bit, perm, err)
                            : sell_sort<uint64_t>(C, sigma, bound, end_bit, perm, err);
-    }
-    int64_t *w = nullptr;
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice widths", (void **)&w, err);
-    if (!rc) {
-        sell_width_kernel<<<spmv_conv_grid_reduce((nslices + 1) * 32, 256), 256, 0, C->s>>>(
-            n, c, nslices, C->ptr, perm, w, &C->info->n[0]);
-        rc = spmv_conv_launched("SELL slice widths", err);
+        if (!rc) {
+            sell_width_kernel<<<gw, 256, 0, C->s>>>(n, c, nslices, 0, C->ptr, perm, w, total);
+            rc = spmv_conv_launched("SELL slice widths", err);
+        }
     }
     cudaStream_t s = C->s;
     if (!rc) /* int64 sums, stored as int32: wrong only past int32, refused below */
