@@ -77,28 +77,59 @@ SPMV_CUDA_KERNEL(bro_ell, bro_ell_prepare, NULL, bro_ell_run);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 
-// Device conversion to BRO-ELL — per-slice widths and symbol bits (one warp per slice), scans for
-// the word and value pointers, one thread per word and per value slot
+// Device conversion to BRO-ELL — per-slice widths and symbol bits (one warp per slice), one scan
+// for the word and value pointers, one thread per word and per value slot
 //
 // Layout: csrc/bro_ell.c.  A slice's width is its longest row and its bits (adaptive) the bit
 // length of its largest symbol, at least 1, as bro_ell_slice finds them.  With fixed bits a symbol
 // of 2^bits or more is refused naming the first such entry in row order, the one the host names:
-// the lowest (row, entry) pair, kept by an atomic minimum.  Each word packs its row's symbols
-// j = w*spw .. w*spw+spw-1 exactly as bro_ell_fill does.
+// the lowest (row, entry) pair, kept by an atomic minimum (of its complement, a maximum).  Each
+// word packs its row's symbols j = w*spw .. w*spw+spw-1 exactly as bro_ell_fill does.  One kernel
+// finds each slice's width, bits, word and value counts and adds the totals to the conversion's
+// info, so that the sizes come back with the common pass's answer in one read; both pointers are
+// the exclusive sums of the (words, values) pairs, one scan written as two int32 arrays (a total
+// past int32 is refused before they are used).
 #include "convert.cuh"
 #include <cub/cub.cuh>
+#include <thrust/iterator/transform_output_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
 
 #define BRO_ELL_MAX_H 1024
 
-/* Slice s (one warp): width[s], its largest symbol msym[s]; with fixed bits < 32 the lowest
- * (row << 32 | entry) whose symbol does not fit into *bad. */
+/* A slice's words and value slots: both pointers come from one scan of these. */
+struct bro_counts {
+    long long words, vals;
+};
+
+struct bro_counts_sum {
+    __device__ __forceinline__ bro_counts operator()(const bro_counts &a,
+                                                     const bro_counts &b) const {
+        return {a.words + b.words, a.vals + b.vals};
+    }
+};
+
+/* The scan's sums stored as word_ptr and val_ptr, int32 (wrong only past int32, refused first). */
+struct bro_counts_split {
+    __device__ __forceinline__ thrust::tuple<int32_t, int32_t>
+    operator()(const bro_counts &c) const {
+        return thrust::make_tuple((int32_t)c.words, (int32_t)c.vals);
+    }
+};
+
+/* Slice s (one warp): info[2s] = its width, info[2s+1] = its bits, msym[s] = its largest symbol,
+ * cnt[s] = h * words per row and h * width, a sentinel 0 at nslices, the totals added to tot[0]
+ * and tot[1]; with fixed bits < 32 the lowest (row << 32 | entry) whose symbol does not fit, as
+ * the largest complement, into *nbad. */
 __global__ void bro_stats_kernel(int32_t n, int32_t h, int64_t nslices, int32_t bits,
                                  const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
-                                 int32_t *__restrict__ width, uint32_t *__restrict__ msym,
-                                 unsigned long long *bad) {
+                                 int32_t *__restrict__ info, uint32_t *__restrict__ msym,
+                                 bro_counts *__restrict__ cnt, unsigned long long *tot,
+                                 unsigned long long *nbad) {
     int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
     int lane = threadIdx.x & 31;
     int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    unsigned long long words = 0, vals = 0;
+    if (warp == 0 && lane == 0) cnt[nslices] = {0, 0};
     for (int64_t s = warp; s < nslices; s += warps) {
         int32_t w = 0;
         uint32_t m = 0;
@@ -110,50 +141,26 @@ __global__ void bro_stats_kernel(int32_t n, int32_t h, int64_t nslices, int32_t 
                 uint32_t sym = (uint32_t)(col[p0 + j] - (j > 0 ? col[p0 + j - 1] : -1));
                 m = max(m, sym);
                 if (bits != 0 && bits < 32 && sym >= (1u << bits))
-                    atomicMin(bad, ((unsigned long long)i << 32) | (uint64_t)(p0 + j));
+                    atomicMax(nbad, ~(((unsigned long long)i << 32) | (uint64_t)(p0 + j)));
             }
         }
         m = spmv_conv_warp_max(m);
-        if (lane == 0) width[s] = w, msym[s] = m;
-    }
-}
-
-/* Per slice: (width, bits) into info, h * words per row and h * width for the sums; sentinels 0. */
-__global__ void bro_info_kernel(int32_t h, int64_t nslices, int32_t bits,
-                                const int32_t *__restrict__ width,
-                                const uint32_t *__restrict__ msym, int32_t *__restrict__ info,
-                                int64_t *__restrict__ nwords, int64_t *__restrict__ nvals) {
-    SPMV_CONV_LOOP(s, nslices + 1) {
-        if (s == nslices) {
-            nwords[s] = nvals[s] = 0;
-            continue;
+        if (lane == 0) {
+            int32_t b = 1;
+            while (b < 32 && (m >> b) != 0) b++;
+            b = bits != 0 ? bits : b;
+            int32_t spw = 32 / b;
+            int64_t nw = (int64_t)h * (((int64_t)w + spw - 1) / spw), nv = (int64_t)h * w;
+            info[2 * s] = w;
+            info[2 * s + 1] = b;
+            msym[s] = m;
+            cnt[s] = {(long long)nw, (long long)nv};
+            words += (unsigned long long)nw;
+            vals += (unsigned long long)nv;
         }
-        int32_t w = width[s], b = 1;
-        while (b < 32 && (msym[s] >> b) != 0) b++;
-        b = bits != 0 ? bits : b;
-        int32_t spw = 32 / b;
-        info[2 * s] = w;
-        info[2 * s + 1] = b;
-        nwords[s] = (int64_t)h * (((int64_t)w + spw - 1) / spw);
-        nvals[s] = (int64_t)h * w;
     }
-}
-
-struct bro_totals {
-    int64_t words, vals;
-    unsigned long long bad;
-};
-
-__global__ void bro_totals_kernel(int64_t nslices, const int64_t *wp, const int64_t *vp,
-                                  bro_totals *t) {
-    t->words = wp[nslices];
-    t->vals = vp[nslices];
-}
-
-__global__ void bro_narrow_kernel(int64_t n, const int64_t *__restrict__ a,
-                                  const int64_t *__restrict__ b, int32_t *__restrict__ a32,
-                                  int32_t *__restrict__ b32) {
-    SPMV_CONV_LOOP(i, n) a32[i] = (int32_t)a[i], b32[i] = (int32_t)b[i];
+    spmv_conv_block_add(tot, words);
+    spmv_conv_block_add(tot + 1, vals);
 }
 
 __global__ void bro_words_kernel(int32_t n, int32_t lgh, int64_t nslices, int64_t nwords,
@@ -218,99 +225,79 @@ static int bro_refuse(spmv_conv *C, int32_t h, int32_t bits, unsigned long long 
 
 int spmv_conv_bro_ell(spmv_conv *C, spmv_err *err) {
     int32_t h = C->D.param[0], bits = C->D.param[1], n = C->nrows;
+    spmv_err perr;
     if (h < 1 || h > BRO_ELL_MAX_H || (h & (h - 1)) != 0) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'h' parameter of bro_ell must be a power of two in [1, %d]. "
                                 "Got %d instead.",
                                 BRO_ELL_MAX_H, h);
-        if (err) err->value = h, err->limit = BRO_ELL_MAX_H;
-        return rc;
+        perr.value = h, perr.limit = BRO_ELL_MAX_H;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     if (bits != 0 && bits != 8 && bits != 16 && bits != 32) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'bits' parameter of bro_ell must be 0 (adaptive), 8, 16 or "
                                 "32. Got %d instead.",
                                 bits);
-        if (err) err->value = bits, err->limit = 32;
-        return rc;
+        perr.value = bits, perr.limit = 32;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     int64_t nslices = ((int64_t)n + h - 1) / h;
-    int32_t *width = nullptr;
     uint32_t *msym = nullptr;
-    int64_t *nw = nullptr, *nv = nullptr, *wp64 = nullptr, *vp64 = nullptr;
-    bro_totals tot = {0, 0, ~0ULL}, *dtot = nullptr;
-    int rc = spmv_conv_tmp(C, nslices * 4, "BRO-ELL widths", (void **)&width, err);
-    if (!rc) rc = spmv_conv_tmp(C, nslices * 4, "BRO-ELL symbols", (void **)&msym, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL words", (void **)&nw, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL values", (void **)&nv, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL word sums", (void **)&wp64, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "BRO-ELL value sums", (void **)&vp64, err);
-    if (!rc) rc = spmv_conv_tmp(C, sizeof tot, "BRO-ELL totals", (void **)&dtot, err);
+    bro_counts *cnt = nullptr;
+    int rc = spmv_conv_tmp(C, nslices * 4, "BRO-ELL symbols", (void **)&msym, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, (nslices + 1) * (int64_t)sizeof(bro_counts), "BRO-ELL counts",
+                           (void **)&cnt, err);
     if (!rc) rc = spmv_conv_out(C, 0, 0, nslices + 1, "BRO-ELL word_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, nslices + 1, "BRO-ELL val_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 2, 2 * nslices, "BRO-ELL slice_info", err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaMemcpyAsync(dtot, &tot, sizeof tot, cudaMemcpyHostToDevice, C->s),
-                              "BRO-ELL totals", err);
     if (rc) return rc;
     int32_t *wp = (int32_t *)C->dev[0], *vp = (int32_t *)C->dev[1], *info = (int32_t *)C->dev[2];
-    bro_stats_kernel<<<spmv_conv_grid(nslices * 32, 256), 256, 0, C->s>>>(
-        n, h, nslices, bits, C->ptr, C->col, width, msym, &dtot->bad);
+    bro_stats_kernel<<<spmv_conv_grid_reduce(nslices * 32, 256), 256, 0, C->s>>>(
+        n, h, nslices, bits, C->ptr, C->col, info, msym, cnt, C->info->n, &C->info->nbad2);
     rc = spmv_conv_launched("BRO-ELL slice statistics", err);
-    if (!rc) {
-        bro_info_kernel<<<spmv_conv_grid(nslices + 1, 256), 256, 0, C->s>>>(h, nslices, bits, width,
-                                                                            msym, info, nw, nv);
-        rc = spmv_conv_launched("BRO-ELL slice info", err);
-    }
     cudaStream_t s = C->s;
+    /* both pointers by one scan: int64 sums, stored as int32 (wrong only past int32, refused
+     * below) */
+    auto out = thrust::make_transform_output_iterator(thrust::make_zip_iterator(wp, vp),
+                                                      bro_counts_split());
     if (!rc)
         rc = spmv_conv_cub(
-            C, "BRO-ELL word pointers",
+            C, "BRO-ELL word and value pointers",
             [&](void *t, size_t &b) {
-                return cub::DeviceScan::ExclusiveSum(t, b, nw, wp64, nslices + 1, s);
+                return cub::DeviceScan::ExclusiveScan(t, b, cnt, out, bro_counts_sum(),
+                                                      bro_counts{0, 0}, nslices + 1, s);
             },
             err);
-    if (!rc)
-        rc = spmv_conv_cub(
-            C, "BRO-ELL value pointers",
-            [&](void *t, size_t &b) {
-                return cub::DeviceScan::ExclusiveSum(t, b, nv, vp64, nslices + 1, s);
-            },
-            err);
-    if (!rc) {
-        bro_totals_kernel<<<1, 1, 0, C->s>>>(nslices, wp64, vp64, dtot);
-        rc = spmv_conv_launched("BRO-ELL totals", err);
-    }
-    if (!rc) rc = spmv_conv_get(C, &tot, dtot, sizeof tot, err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: words and value slots */
     if (rc) return rc;
-    if (tot.bad != ~0ULL) return bro_refuse(C, h, bits, tot.bad, msym, err);
+    if (C->hinfo->nbad2 != 0) return bro_refuse(C, h, bits, ~C->hinfo->nbad2, msym, err);
+    int64_t words = (int64_t)C->hinfo->n[0], vals = (int64_t)C->hinfo->n[1];
     char what[48];
     snprintf(what, sizeof what, "BRO-ELL with h=%d", (int)h);
-    rc = spmv_conv_guard(C, tot.vals, what, err); /* words <= value slots: this covers both */
+    rc = spmv_conv_guard(C, vals, what, err); /* words <= value slots: this covers both */
     if (rc) return rc;
     C->D.scalar[0] = nslices;
-    C->D.scalar[1] = tot.words;
-    C->D.scalar[2] = tot.vals;
-    bro_narrow_kernel<<<spmv_conv_grid(nslices + 1, 256), 256, 0, C->s>>>(nslices + 1, wp64, vp64,
-                                                                          wp, vp);
-    rc = spmv_conv_launched("BRO-ELL pointers", err);
-    if (!rc) rc = spmv_conv_out(C, 0, 3, tot.words, "BRO-ELL words", err);
-    if (!rc) rc = spmv_conv_out(C, 1, 0, tot.vals, "BRO-ELL values", err);
+    C->D.scalar[1] = words;
+    C->D.scalar[2] = vals;
+    rc = spmv_conv_out(C, 0, 3, words, "BRO-ELL words", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, vals, "BRO-ELL values", err);
     if (rc) return rc;
     int lgh = spmv_conv_bits((uint64_t)h) - 1;
-    if (tot.words > 0) {
-        bro_words_kernel<<<spmv_conv_grid(tot.words, 256), 256, 0, C->s>>>(
-            n, lgh, nslices, tot.words, C->ptr, C->col, wp, info, (int32_t *)C->dev[3]);
+    if (words > 0) {
+        bro_words_kernel<<<spmv_conv_grid(words, 256), 256, 0, C->s>>>(
+            n, lgh, nslices, words, C->ptr, C->col, wp, info, (int32_t *)C->dev[3]);
         rc = spmv_conv_launched("BRO-ELL words", err);
     }
-    if (!rc && tot.vals > 0) {
-        unsigned g = spmv_conv_grid(tot.vals, 256);
+    if (!rc && vals > 0) {
+        unsigned g = spmv_conv_grid(vals, 256);
         if (C->elem_size == 4)
-            bro_values_kernel<float><<<g, 256, 0, C->s>>>(n, lgh, nslices, tot.vals, C->ptr,
+            bro_values_kernel<float><<<g, 256, 0, C->s>>>(n, lgh, nslices, vals, C->ptr,
                                                           (const float *)C->val, vp,
                                                           (float *)C->dev[SPMV_MAXIDX]);
         else
-            bro_values_kernel<double><<<g, 256, 0, C->s>>>(n, lgh, nslices, tot.vals, C->ptr,
+            bro_values_kernel<double><<<g, 256, 0, C->s>>>(n, lgh, nslices, vals, C->ptr,
                                                            (const double *)C->val, vp,
                                                            (double *)C->dev[SPMV_MAXIDX]);
         rc = spmv_conv_launched("BRO-ELL values", err);

@@ -9,9 +9,10 @@
 // [ptr[br*b], ptr[min(br*b+b, nrows)]); their block columns col/b, sorted within that run (CUB's
 // segmented sort), give the block row's blocks in ascending order as the host's merge of its rows
 // does.  A position starting a block row or holding a new block column starts a block; the
-// exclusive sum of those starts numbers the blocks (the total read back for the padding guard) and
-// gives block_ptr.  Each entry then finds its block by a binary search in its block row's block
-// columns, writes its value and sets its presence bit with an atomic OR.
+// exclusive sum of those starts numbers the blocks (the total read back with the common pass's
+// answer, for the padding guard) and gives block_ptr.  One kernel writes block_ptr and block_col
+// and zeroes values and presence bits; each entry then finds its block by a binary search in its
+// block row's block columns, writes its value and sets its presence bit with an atomic OR.
 #include "convert.cuh"
 #include <cub/cub.cuh>
 
@@ -27,29 +28,38 @@ __global__ void bsr_keys_kernel(int64_t nnz, int32_t b, const int32_t *__restric
     SPMV_CONV_LOOP(p, nnz) keys[p] = col[p] / b;
 }
 
-/* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0. */
+/* start[p] = 1 where a block starts (in the sorted block columns), start[nnz] = 0; their count
+ * added to *total. */
 __global__ void bsr_start_kernel(int32_t b, int64_t nnz, const int32_t *__restrict__ rid,
                                  const int32_t *__restrict__ seg,
-                                 const int32_t *__restrict__ sorted, int32_t *__restrict__ start) {
+                                 const int32_t *__restrict__ sorted, int32_t *__restrict__ start,
+                                 unsigned long long *total) {
+    unsigned long long mine = 0;
     SPMV_CONV_LOOP(p, nnz + 1) {
-        if (p == nnz) {
-            start[p] = 0;
-            continue;
-        }
-        int32_t br = rid[p] / b;
-        start[p] = (int64_t)seg[br] == p || sorted[p] != sorted[p - 1];
+        int32_t st = 0;
+        if (p < nnz) st = (int64_t)seg[rid[p] / b] == p || sorted[p] != sorted[p - 1];
+        start[p] = st;
+        mine += (unsigned long long)st;
     }
+    spmv_conv_block_add(total, mine);
 }
 
-__global__ void bsr_ptr_kernel(int64_t nbrows, const int32_t *__restrict__ seg,
-                               const int32_t *__restrict__ num, int32_t *__restrict__ bp) {
-    SPMV_CONV_LOOP(br, nbrows + 1) bp[br] = num[seg[br]];
-}
-
-__global__ void bsr_cols_kernel(int64_t nnz, const int32_t *__restrict__ start,
-                                const int32_t *__restrict__ num, const int32_t *__restrict__ sorted,
-                                int32_t *__restrict__ bcol) {
-    SPMV_CONV_LOOP(p, nnz) if (start[p]) bcol[num[p]] = sorted[p];
+/* block_ptr, block_col, and values and presence bits zeroed, in one pass. */
+template <typename T>
+__global__ void
+bsr_layout_kernel(int64_t nbrows, int64_t nnz, int64_t slots, int64_t nwords,
+                  const int32_t *__restrict__ seg, const int32_t *__restrict__ start,
+                  const int32_t *__restrict__ num, const int32_t *__restrict__ sorted,
+                  int32_t *__restrict__ bp, int32_t *__restrict__ bcol, unsigned *__restrict__ bits,
+                  T *__restrict__ v) {
+    int64_t work = nbrows + 1 > nnz ? nbrows + 1 : nnz;
+    if (slots > work) work = slots;
+    SPMV_CONV_LOOP(q, work) {
+        if (q <= nbrows) bp[q] = num[seg[q]];
+        if (q < nnz && start[q]) bcol[num[q]] = sorted[q];
+        if (q < slots) v[q] = T(0);
+        if (q < nwords) bits[q] = 0u;
+    }
 }
 
 template <typename T>
@@ -76,12 +86,13 @@ __global__ void bsr_fill_kernel(int32_t b, int64_t nnz, const int32_t *__restric
 int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
     int32_t b = C->D.param[0], n = C->nrows;
     if (b < 1 || b > BSR_MAX_B) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        spmv_err perr;
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'b' parameter of bsr must be a block size in [1, %d]. Got %d "
                                 "instead.",
                                 BSR_MAX_B, b);
-        if (err) err->value = b, err->limit = BSR_MAX_B;
-        return rc;
+        perr.value = b, perr.limit = BSR_MAX_B;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     int64_t nnz = C->nnz, nbrows = ((int64_t)n + b - 1) / b;
     int64_t nbcols = ((int64_t)C->ncols + b - 1) / b;
@@ -109,8 +120,8 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
     }
     if (!rc) rc = spmv_conv_rid(C, err);
     if (!rc) {
-        bsr_start_kernel<<<spmv_conv_grid(nnz + 1, 256), 256, 0, s>>>(b, nnz, C->rid, seg, sorted,
-                                                                      start);
+        bsr_start_kernel<<<spmv_conv_grid_reduce(nnz + 1, 256), 256, 0, s>>>(
+            b, nnz, C->rid, seg, sorted, start, &C->info->n[0]);
         rc = spmv_conv_launched("BSR block starts", err);
     }
     if (!rc)
@@ -120,10 +131,9 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
                 return cub::DeviceScan::ExclusiveSum(t, bytes, start, num, nnz + 1, s);
             },
             err);
-    int32_t nb = 0;
-    if (!rc) rc = spmv_conv_get(C, &nb, num + nnz, sizeof nb, err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: the blocks' count */
     if (rc) return rc;
-    int64_t nblocks = nb, slots = nblocks * b * b, nwords = (slots + 31) / 32;
+    int64_t nblocks = (int64_t)C->hinfo->n[0], slots = nblocks * b * b, nwords = (slots + 31) / 32;
     char what[48];
     snprintf(what, sizeof what, "BSR with b=%d", (int)b);
     rc = spmv_conv_guard(C, slots, what, err);
@@ -137,27 +147,25 @@ int spmv_conv_bsr(spmv_conv *C, spmv_err *err) {
     if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "BSR values", err);
     if (rc) return rc;
     int32_t *bp = (int32_t *)C->dev[0], *bcol = (int32_t *)C->dev[1];
-    bsr_ptr_kernel<<<spmv_conv_grid(nbrows + 1, 256), 256, 0, s>>>(nbrows, seg, num, bp);
-    rc = spmv_conv_launched("BSR block_ptr", err);
+    unsigned *pbits = (unsigned *)C->dev[2];
+    int64_t work = nbrows + 1 > nnz ? nbrows + 1 : nnz;
+    unsigned g0 = spmv_conv_grid(slots > work ? slots : work, 256);
+    if (C->elem_size == 4)
+        bsr_layout_kernel<float><<<g0, 256, 0, s>>>(nbrows, nnz, slots, nwords, seg, start, num,
+                                                    sorted, bp, bcol, pbits,
+                                                    (float *)C->dev[SPMV_MAXIDX]);
+    else
+        bsr_layout_kernel<double><<<g0, 256, 0, s>>>(nbrows, nnz, slots, nwords, seg, start, num,
+                                                     sorted, bp, bcol, pbits,
+                                                     (double *)C->dev[SPMV_MAXIDX]);
+    rc = spmv_conv_launched("BSR layout", err);
     if (rc || nnz == 0) return rc;
-    bsr_cols_kernel<<<spmv_conv_grid(nnz, 256), 256, 0, s>>>(nnz, start, num, sorted, bcol);
-    rc = spmv_conv_launched("BSR block_col", err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaMemsetAsync(C->dev[2], 0, (size_t)nwords * 4, s),
-                              "BSR presence bits", err);
-    if (!rc)
-        rc = spmv_cuda_status(
-            cudaMemsetAsync(C->dev[SPMV_MAXIDX], 0, (size_t)slots * C->elem_size, s), "BSR values",
-            err);
-    if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);
     if (C->elem_size == 4)
         bsr_fill_kernel<float><<<g, 256, 0, s>>>(b, nnz, C->rid, C->col, (const float *)C->val, bp,
-                                                 bcol, (unsigned *)C->dev[2],
-                                                 (float *)C->dev[SPMV_MAXIDX]);
+                                                 bcol, pbits, (float *)C->dev[SPMV_MAXIDX]);
     else
         bsr_fill_kernel<double><<<g, 256, 0, s>>>(b, nnz, C->rid, C->col, (const double *)C->val,
-                                                  bp, bcol, (unsigned *)C->dev[2],
-                                                  (double *)C->dev[SPMV_MAXIDX]);
+                                                  bp, bcol, pbits, (double *)C->dev[SPMV_MAXIDX]);
     return spmv_conv_launched("BSR fill", err);
 }

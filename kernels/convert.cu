@@ -7,13 +7,133 @@
 // format's parameters and refusals), so that a device conversion fails where and as the host's
 // does.  The CSR's bounds (row pointers, column range) were checked when it was wrapped or
 // uploaded.  One pass over rows and entries finds the longest row and the first unsorted entry;
-// each format's conversion (spmv_conv_<format>, in kernels/<format>.cu) follows on the same stream.
+// each format's conversion (spmv_conv_<format>, in kernels/<format>.cu) follows on the same stream
+// without waiting for it: its answer reaches the host with the format's own sizes, in the one read
+// (spmv_conv_read), or at the end.
+//
+// Memory: every array of a conversion (workspace, CUB's temporaries, the result's arrays, its x
+// and y) comes from one stream-ordered pool per device, made here with a release threshold, so that
+// repeated conversions reuse the same memory instead of asking the driver each time (a cudaMalloc
+// of a few MB costs tens of microseconds and cudaFree waits for the whole device).  The sizes are
+// read into pinned host memory: a copy to pageable memory is staged and slower.
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
 
 #include <cub/cub.cuh>
 
 #include "convert.cuh"
+
+/* ---- memory ---- */
+
+#define CONV_MAXDEV 64
+#define CONV_PINNED 256 /* bytes of one pinned slot: the info and its extra bytes */
+
+static std::mutex pool_mu;
+static cudaMemPool_t pools[CONV_MAXDEV]; /* made on first use, kept for the process */
+
+/* Unused memory the pool keeps across waits: 1/64 of the device's, at least 256 MiB (a matrix of
+ * 1e6 entries converted with padding is tens of MB); past it the pool gives memory back to the
+ * driver at the next wait, so that other allocators (CuPy's, PyTorch's) are not starved. */
+static uint64_t pool_keep(void) {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
+    uint64_t keep = (uint64_t)total_b / 64, least = (uint64_t)256 << 20;
+    return keep > least ? keep : least;
+}
+
+static int conv_pool(cudaMemPool_t *out, spmv_err *err) {
+    int dev = 0, ok = 0;
+    int rc = spmv_cuda_status(cudaGetDevice(&dev), "cudaGetDevice", err);
+    if (rc) return rc;
+    if (dev < 0 || dev >= CONV_MAXDEV)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "device conversion on CUDA device %d: at most %d",
+                              dev, CONV_MAXDEV);
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (pools[dev] != nullptr) {
+        *out = pools[dev];
+        return SPMV_OK;
+    }
+    rc = spmv_cuda_status(cudaDeviceGetAttribute(&ok, cudaDevAttrMemoryPoolsSupported, dev),
+                          "cudaDeviceGetAttribute(memory pools)", err);
+    if (!rc && !ok)
+        rc = spmv_cuda_fail(err, SPMV_ECUDA,
+                            "device conversion needs stream-ordered allocation (memory pools), "
+                            "which CUDA device %d does not offer",
+                            dev);
+    if (rc) return rc;
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaMemPool_t pool = nullptr;
+    rc = spmv_cuda_status(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate", err);
+    if (rc) return rc;
+    uint64_t keep = pool_keep();
+    rc = spmv_cuda_status(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                          "cudaMemPoolSetAttribute(release threshold)", err);
+    if (rc) {
+        cudaMemPoolDestroy(pool);
+        cudaGetLastError();
+        return rc;
+    }
+    *out = pools[dev] = pool;
+    return SPMV_OK;
+}
+
+/* Pinned slots for the reads, one per conversion running at once, kept for the process: a
+ * cudaHostAlloc per conversion would cost more than the copy it serves. */
+static std::mutex pin_mu;
+static std::vector<void *> pin_free;
+
+static int pinned_get(void **out, spmv_err *err) {
+    *out = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(pin_mu);
+        if (!pin_free.empty()) {
+            *out = pin_free.back();
+            pin_free.pop_back();
+            return SPMV_OK;
+        }
+    }
+    int rc = spmv_cuda_status(cudaHostAlloc(out, CONV_PINNED, cudaHostAllocPortable),
+                              "cudaHostAlloc of the sizes' slot", err);
+    if (rc) *out = nullptr;
+    return rc;
+}
+
+static void pinned_put(void *p) {
+    if (p == nullptr) return;
+    try {
+        std::lock_guard<std::mutex> lock(pin_mu);
+        pin_free.push_back(p);
+        return;
+    } catch (...) {
+    }
+    cudaFreeHost(p);
+    cudaGetLastError();
+}
+
+int spmv_conv_alloc(spmv_conv *C, int64_t bytes, const char *what, void **out, spmv_err *err) {
+    *out = nullptr;
+    if (bytes <= 0) return SPMV_OK;
+    cudaError_t e = cudaMallocFromPoolAsync(out, (size_t)bytes, C->pool, C->s);
+    if (e == cudaSuccess) return SPMV_OK;
+    *out = nullptr;
+    if (e != cudaErrorMemoryAllocation) return spmv_cuda_status(e, what, err);
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
+    spmv_cuda_fail(err, SPMV_ENOMEM,
+                   "GPU out of memory: %s needs %lld bytes, %lld of %lld bytes free", what,
+                   (long long)bytes, (long long)free_b, (long long)total_b);
+    if (err) err->value = bytes, err->limit = (int64_t)free_b;
+    return SPMV_ENOMEM;
+}
 
 int spmv_conv_out(spmv_conv *C, int is_val, int k, int64_t n, const char *what, spmv_err *err) {
     int slot = is_val ? SPMV_MAXIDX + k : k;
@@ -22,7 +142,7 @@ int spmv_conv_out(spmv_conv *C, int is_val, int k, int64_t n, const char *what, 
         C->D.nval[k] = n;
     else
         C->D.nidx[k] = n;
-    int rc = spmv_cuda_malloc(&C->dev[slot], bytes, what, err);
+    int rc = spmv_conv_alloc(C, bytes, what, &C->dev[slot], err);
     if (is_val)
         C->D.val[k] = C->dev[slot];
     else
@@ -36,10 +156,7 @@ int spmv_conv_tmp(spmv_conv *C, int64_t bytes, const char *what, void **out, spm
     if (C->ntmp >= SPMV_CONV_MAXTMP)
         return spmv_cuda_fail(err, SPMV_EINVAL, "%s: more than %d workspace arrays", what,
                               SPMV_CONV_MAXTMP);
-    /* stream-ordered: the pool gives repeated conversions their workspace without cudaMalloc */
-    int rc = spmv_cuda_status(cudaMallocAsync(out, (size_t)bytes, C->s), what, err);
-    if (rc == SPMV_ENOMEM && err) err->value = bytes;
-    if (rc) *out = nullptr;
+    int rc = spmv_conv_alloc(C, bytes, what, out, err);
     if (!rc) C->tmp[C->ntmp++] = *out;
     return rc;
 }
@@ -47,8 +164,61 @@ int spmv_conv_tmp(spmv_conv *C, int64_t bytes, const char *what, void **out, spm
 int spmv_conv_get(spmv_conv *C, void *host, const void *dev, int64_t bytes, spmv_err *err) {
     int rc =
         spmv_cuda_status(cudaMemcpyAsync(host, dev, (size_t)bytes, cudaMemcpyDeviceToHost, C->s),
-                         "a size read back from the device", err);
+                         "a value read back from the device", err);
     return rc ? rc : spmv_cuda_status(cudaStreamSynchronize(C->s), "device conversion", err);
+}
+
+/* ---- the read ---- */
+
+void *spmv_conv_extra(spmv_conv *C) { return (char *)C->hinfo + sizeof(spmv_conv_info); }
+
+/* Queue the copies of the info and the extra bytes to the pinned slot. */
+static int queue_read(spmv_conv *C, const void *extra, int64_t extra_bytes, spmv_err *err) {
+    if (C->read) return spmv_cuda_fail(err, SPMV_EINVAL, "device conversion read its sizes twice");
+    if (extra_bytes < 0 || extra_bytes > SPMV_CONV_MAXEXTRA)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "device conversion: %lld extra bytes to read",
+                              (long long)extra_bytes);
+    C->read = 1;
+    int rc = spmv_cuda_status(
+        cudaMemcpyAsync(C->hinfo, C->info, sizeof(spmv_conv_info), cudaMemcpyDeviceToHost, C->s),
+        "sizes read back from the device", err);
+    if (!rc && extra_bytes > 0)
+        rc = spmv_cuda_status(cudaMemcpyAsync(spmv_conv_extra(C), extra, (size_t)extra_bytes,
+                                              cudaMemcpyDeviceToHost, C->s),
+                              "sizes read back from the device", err);
+    return rc;
+}
+
+/* What the read says, once the stream was waited for: the longest row, an unsorted column. */
+static int finish_read(spmv_conv *C, spmv_err *err) {
+    const spmv_conv_info *h = C->hinfo;
+    C->maxlen = h->maxlen;
+    if (h->nbad == 0) return SPMV_OK;
+    /* the host's message (csrc/check.c), with the two columns */
+    unsigned long long bad = ~h->nbad;
+    int32_t r = (int32_t)(bad >> 32), pair[2] = {0, 0};
+    int64_t p = (int64_t)(bad & 0xffffffffULL);
+    int rc = spmv_conv_get(C, pair, C->col + p - 1, sizeof pair, err);
+    if (rc) return rc;
+    rc = spmv_cuda_fail(err, SPMV_EUNSORTED,
+                        "row %d has column %d after column %d: indices must be sorted "
+                        "and free of duplicates (canonicalise with sum_duplicates())",
+                        r, pair[1], pair[0]);
+    if (err) err->where = r, err->value = pair[1], err->limit = pair[0];
+    return rc;
+}
+
+int spmv_conv_read(spmv_conv *C, const void *extra, int64_t extra_bytes, spmv_err *err) {
+    int rc = queue_read(C, extra, extra_bytes, err);
+    if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(C->s), "device conversion", err);
+    return rc ? rc : finish_read(C, err);
+}
+
+int spmv_conv_param_fail(spmv_conv *C, int rc, const spmv_err *perr, spmv_err *err) {
+    int first = C->read ? SPMV_OK : spmv_conv_read(C, nullptr, 0, err);
+    if (first) return first;
+    if (err) *err = *perr;
+    return rc;
 }
 
 int spmv_conv_guard(const spmv_conv *C, int64_t slots, const char *what, spmv_err *err) {
@@ -81,15 +251,29 @@ unsigned spmv_conv_grid(int64_t n, int block) {
     return (unsigned)(b > 0 ? b : 1);
 }
 
+unsigned spmv_conv_grid_reduce(int64_t n, int block) {
+    unsigned g = spmv_conv_grid(n, block);
+    return g < SPMV_CONV_REDUCE_GRID ? g : SPMV_CONV_REDUCE_GRID;
+}
+
 int spmv_conv_bits(uint64_t v) {
     int b = 0;
     while (b < 64 && (v >> b) != 0) b++;
     return b;
 }
 
-__global__ void rows_scatter_kernel(int32_t n, const int32_t *__restrict__ ptr,
-                                    int32_t *__restrict__ first) {
-    SPMV_CONV_LOOP(i, n) if (ptr[i] < ptr[i + 1]) first[ptr[i]] = (int32_t)i;
+/* Row starts scattered; with ccol, the entries' columns and value bits (W: a word of the value's
+ * size) copied in the same pass. */
+template <typename W>
+__global__ void rows_scatter_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ ptr,
+                                    int32_t *__restrict__ first, const int32_t *__restrict__ col,
+                                    const W *__restrict__ val, int32_t *__restrict__ ccol,
+                                    W *__restrict__ cval) {
+    int64_t work = ccol != nullptr && nnz > n ? nnz : n;
+    SPMV_CONV_LOOP(i, work) {
+        if (i < n && ptr[i] < ptr[i + 1]) first[ptr[i]] = (int32_t)i;
+        if (ccol != nullptr && i < nnz) ccol[i] = col[i], cval[i] = val[i];
+    }
 }
 
 struct conv_max {
@@ -99,6 +283,10 @@ struct conv_max {
 };
 
 int spmv_conv_rows(spmv_conv *C, int32_t *rows, spmv_err *err) {
+    return spmv_conv_rows_copy(C, rows, nullptr, nullptr, err);
+}
+
+int spmv_conv_rows_copy(spmv_conv *C, int32_t *rows, int32_t *ccol, void *cval, spmv_err *err) {
     int64_t nnz = C->nnz;
     int32_t *first = nullptr;
     if (nnz == 0) return SPMV_OK;
@@ -107,8 +295,16 @@ int spmv_conv_rows(spmv_conv *C, int32_t *rows, spmv_err *err) {
         rc = spmv_cuda_status(cudaMemsetAsync(first, 0, (size_t)nnz * 4, C->s),
                               "the rows of the entries", err);
     if (!rc) {
-        rows_scatter_kernel<<<spmv_conv_grid(C->nrows, 256), 256, 0, C->s>>>(C->nrows, C->ptr,
-                                                                             first);
+        int64_t work = ccol != nullptr && nnz > C->nrows ? nnz : C->nrows;
+        unsigned g = spmv_conv_grid(work, 256);
+        if (C->elem_size == 4)
+            rows_scatter_kernel<uint32_t><<<g, 256, 0, C->s>>>(C->nrows, nnz, C->ptr, first, C->col,
+                                                               (const uint32_t *)C->val, ccol,
+                                                               (uint32_t *)cval);
+        else
+            rows_scatter_kernel<unsigned long long><<<g, 256, 0, C->s>>>(
+                C->nrows, nnz, C->ptr, first, C->col, (const unsigned long long *)C->val, ccol,
+                (unsigned long long *)cval);
         rc = spmv_conv_launched("the rows of the entries", err);
     }
     cudaStream_t s = C->s;
@@ -133,14 +329,8 @@ int spmv_conv_rid(spmv_conv *C, spmv_err *err) {
 
 /* ---- the common pass ---- */
 
-struct common_out {
-    unsigned long long bad; /* (row << 32) | entry of the first column not above its row's last */
-    int32_t maxlen;
-    int32_t pad;
-};
-
 __global__ void common_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ ptr,
-                              const int32_t *__restrict__ col, common_out *out) {
+                              const int32_t *__restrict__ col, spmv_conv_info *out) {
     __shared__ int32_t bmax;
     if (threadIdx.x == 0) bmax = 0;
     __syncthreads();
@@ -149,39 +339,28 @@ __global__ void common_kernel(int32_t n, int64_t nnz, const int32_t *__restrict_
     m = spmv_conv_warp_max(m);
     if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(&bmax, m);
     __syncthreads();
-    if (threadIdx.x == 0) atomicMax(&out->maxlen, bmax); /* from -1: at least 0 once run */
-    /* a column not above the one before it is a fault unless it starts a row */
+    if (threadIdx.x == 0 && bmax > 0) atomicMax(&out->maxlen, bmax); /* from 0 */
+    /* a column not above the one before it is a fault unless it starts a row: the lowest
+     * (row << 32) | entry, as the largest of its complement (0: none) */
     SPMV_CONV_LOOP(p, nnz) {
         if (p == 0 || col[p] > col[p - 1]) continue;
         int32_t r = spmv_conv_row_of(ptr, n, p);
-        if ((int64_t)ptr[r] != p) atomicMin(&out->bad, ((unsigned long long)r << 32) | (uint64_t)p);
+        if ((int64_t)ptr[r] != p)
+            atomicMax(&out->nbad, ~(((unsigned long long)r << 32) | (uint64_t)p));
     }
 }
 
+/* The info zeroed and the common pass queued; its answer is read later (spmv_conv_read). */
 static int common_pass(spmv_conv *C, spmv_err *err) {
-    common_out h, *d = nullptr;
-    int rc = spmv_conv_tmp(C, sizeof h, "the common pass", (void **)&d, err);
-    if (!rc) /* all bits set: bad = none, maxlen = -1 */
-        rc = spmv_cuda_status(cudaMemsetAsync(d, 0xFF, sizeof h, C->s), "the common pass", err);
+    int rc = spmv_conv_tmp(C, sizeof(spmv_conv_info), "the common pass", (void **)&C->info, err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaMemsetAsync(C->info, 0, sizeof(spmv_conv_info), C->s),
+                              "the common pass", err);
     if (!rc) {
         int64_t work = C->nnz > C->nrows ? C->nnz : C->nrows;
-        common_kernel<<<spmv_conv_grid(work, 256), 256, 0, C->s>>>(C->nrows, C->nnz, C->ptr, C->col,
-                                                                   d);
+        common_kernel<<<spmv_conv_grid_reduce(work, 256), 256, 0, C->s>>>(C->nrows, C->nnz, C->ptr,
+                                                                          C->col, C->info);
         rc = spmv_conv_launched("the common pass", err);
-    }
-    if (!rc) rc = spmv_conv_get(C, &h, d, sizeof h, err);
-    if (rc) return rc;
-    C->maxlen = h.maxlen;
-    if (h.bad != ~0ULL) { /* the host's message (csrc/check.c), with the two columns */
-        int32_t r = (int32_t)(h.bad >> 32), pair[2] = {0, 0};
-        int64_t p = (int64_t)(h.bad & 0xffffffffULL);
-        rc = spmv_conv_get(C, pair, C->col + p - 1, sizeof pair, err);
-        if (rc) return rc;
-        rc = spmv_cuda_fail(err, SPMV_EUNSORTED,
-                            "row %d has column %d after column %d: indices must be sorted "
-                            "and free of duplicates (canonicalise with sum_duplicates())",
-                            r, pair[1], pair[0]);
-        if (err) err->where = r, err->value = pair[1], err->limit = pair[0];
     }
     return rc;
 }
@@ -237,18 +416,31 @@ extern "C" int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int form
     C.D.nnz = A->nnz;
     C.D.param[0] = param[0];
     C.D.param[1] = param[1];
-    int rc = common_pass(&C, err);
+    int rc = conv_pool(&C.pool, err);
+    if (!rc) rc = pinned_get((void **)&C.hinfo, err);
+    if (!rc) rc = common_pass(&C, err);
     if (!rc) rc = conversions[format](&C, err);
+    void *x = nullptr, *y = nullptr; /* the result's, as spmv_cuda_matrix_create makes them */
+    if (!rc) rc = spmv_conv_alloc(&C, (int64_t)C.ncols * es, "x", &x, err);
+    if (!rc) rc = spmv_conv_alloc(&C, (int64_t)C.nrows * es, "y", &y, err);
+    /* COO and CSR never needed a size: the common pass's answer comes with the last wait */
+    int at_end = !rc && !C.read;
+    if (at_end) rc = queue_read(&C, nullptr, 0, err);
     for (int k = 0; k < C.ntmp; k++) cudaFreeAsync(C.tmp[k], C.s); /* after the work queued */
     spmv_err late; /* a failure already said keeps its message */
     int sync = spmv_cuda_status(cudaStreamSynchronize(C.s), "device conversion", rc ? &late : err);
     if (!rc) rc = sync;
-    if (rc) {
-        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) cudaFree(C.dev[k]);
+    if (!rc && at_end) rc = finish_read(&C, err);
+    pinned_put(C.hinfo);
+    if (rc) { /* in stream order: nothing queued can still use them */
+        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++)
+            if (C.dev[k]) cudaFreeAsync(C.dev[k], C.s);
+        if (x) cudaFreeAsync(x, C.s);
+        if (y) cudaFreeAsync(y, C.s);
         cudaGetLastError();
         return rc;
     }
-    return spmv_cuda_matrix_adopt(&C.D, C.dev, es, out, err);
+    return spmv_cuda_matrix_adopt(&C.D, C.dev, x, y, es, out, err);
 }
 
 extern "C" int spmv_cuda_matrix_convert(const spmv_cuda_matrix *S, int format,

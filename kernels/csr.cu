@@ -386,11 +386,17 @@ SPMV_CUDA_KERNEL(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
 // Layout: csrc/csr.c (idx[0] = indptr, idx[1] = indices, val[0] = values); no scalars.
 #include "convert.cuh"
 
-static int copy(spmv_conv *C, void *dst, const void *src, int64_t bytes, spmv_err *err) {
-    if (bytes <= 0) return SPMV_OK;
-    return spmv_cuda_status(
-        cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice, C->s),
-        "device copy of a CSR array", err);
+/* The three arrays in one pass (one launch, not three copies); values as words of their size. */
+template <typename W>
+__global__ void csr_copy_kernel(int64_t n1, int64_t nnz, const int32_t *__restrict__ ptr,
+                                const int32_t *__restrict__ col, const W *__restrict__ val,
+                                int32_t *__restrict__ optr, int32_t *__restrict__ ocol,
+                                W *__restrict__ oval) {
+    int64_t work = n1 > nnz ? n1 : nnz;
+    SPMV_CONV_LOOP(i, work) {
+        if (i < n1) optr[i] = ptr[i];
+        if (i < nnz) ocol[i] = col[i], oval[i] = val[i];
+    }
 }
 
 int spmv_conv_csr(spmv_conv *C, spmv_err *err) {
@@ -398,8 +404,16 @@ int spmv_conv_csr(spmv_conv *C, spmv_err *err) {
     int rc = spmv_conv_out(C, 0, 0, n + 1, "CSR indptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, nnz, "CSR indices", err);
     if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "CSR values", err);
-    if (!rc) rc = copy(C, C->dev[0], C->ptr, (n + 1) * 4, err);
-    if (!rc) rc = copy(C, C->dev[1], C->col, nnz * 4, err);
-    if (!rc) rc = copy(C, C->dev[SPMV_MAXIDX], C->val, nnz * C->elem_size, err);
-    return rc;
+    if (rc) return rc;
+    unsigned g = spmv_conv_grid(n + 1 > nnz ? n + 1 : nnz, 256);
+    int32_t *optr = (int32_t *)C->dev[0], *ocol = (int32_t *)C->dev[1];
+    if (C->elem_size == 4)
+        csr_copy_kernel<uint32_t><<<g, 256, 0, C->s>>>(n + 1, nnz, C->ptr, C->col,
+                                                       (const uint32_t *)C->val, optr, ocol,
+                                                       (uint32_t *)C->dev[SPMV_MAXIDX]);
+    else
+        csr_copy_kernel<unsigned long long>
+            <<<g, 256, 0, C->s>>>(n + 1, nnz, C->ptr, C->col, (const unsigned long long *)C->val,
+                                  optr, ocol, (unsigned long long *)C->dev[SPMV_MAXIDX]);
+    return spmv_conv_launched("device copy of the CSR arrays", err);
 }

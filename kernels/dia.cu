@@ -45,10 +45,12 @@ SPMV_CUDA_KERNEL(dia, NULL, NULL, dia_run);
 //
 // Layout: csrc/dia.c.  Every entry marks its offset col - row in a flag array over the
 // nrows + ncols - 1 possible offsets (as dia_mark does); the exclusive sum of the flags numbers
-// the diagonals in ascending offset order and counts them (read back for the padding guard).
-// Each entry then writes its value at diagonal*nrows + row and sets its presence bit with an
+// the diagonals in ascending offset order and counts them (read back with the common pass's
+// answer, for the padding guard).  One kernel then writes the offsets and zeroes data and presence
+// bits; each entry writes its value at diagonal*nrows + row and sets its presence bit with an
 // atomic OR, since neighbouring rows share a word.
 #include "convert.cuh"
+#include <cstring>
 #include <cub/cub.cuh>
 
 __global__ void dia_mark_kernel(int32_t n, int64_t nnz, const int32_t *__restrict__ rid,
@@ -56,9 +58,18 @@ __global__ void dia_mark_kernel(int32_t n, int64_t nnz, const int32_t *__restric
     SPMV_CONV_LOOP(p, nnz) mark[(int64_t)col[p] - rid[p] + n - 1] = 1;
 }
 
-__global__ void dia_offsets_kernel(int32_t n, int64_t span, const int32_t *__restrict__ mark,
-                                   const int32_t *__restrict__ num, int32_t *__restrict__ off) {
-    SPMV_CONV_LOOP(o, span) if (mark[o]) off[num[o]] = (int32_t)(o - (n - 1));
+/* The offsets, and data and presence bits zeroed, in one pass. */
+template <typename T>
+__global__ void dia_offsets_kernel(int32_t n, int64_t span, int64_t slots, int64_t nwords,
+                                   const int32_t *__restrict__ mark,
+                                   const int32_t *__restrict__ num, int32_t *__restrict__ off,
+                                   unsigned *__restrict__ bits, T *__restrict__ data) {
+    int64_t work = span > slots ? span : slots;
+    SPMV_CONV_LOOP(o, work) {
+        if (o < span && mark[o]) off[num[o]] = (int32_t)(o - (n - 1));
+        if (o < slots) data[o] = T(0);
+        if (o < nwords) bits[o] = 0u;
+    }
 }
 
 template <typename T>
@@ -96,9 +107,11 @@ int spmv_conv_dia(spmv_conv *C, spmv_err *err) {
                 return cub::DeviceScan::ExclusiveSum(t, b, mark, num, span + 1, s);
             },
             err);
-    int32_t nd = 0;
-    if (!rc) rc = spmv_conv_get(C, &nd, num + span, sizeof nd, err);
+    /* the one wait: the diagonals' count, num[span] */
+    if (!rc) rc = spmv_conv_read(C, num + span, sizeof(int32_t), err);
     if (rc) return rc;
+    int32_t nd = 0;
+    memcpy(&nd, spmv_conv_extra(C), sizeof nd);
     int64_t ndiag = nd, slots = ndiag * n;
     char what[48];
     snprintf(what, sizeof what, "DIA with %lld diagonals", (long long)ndiag);
@@ -111,22 +124,23 @@ int spmv_conv_dia(spmv_conv *C, spmv_err *err) {
     if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "DIA data", err);
     if (rc || ndiag == 0) return rc;
     void *data = C->dev[SPMV_MAXIDX];
-    dia_offsets_kernel<<<spmv_conv_grid(span, 256), 256, 0, s>>>(n, span, mark, num,
-                                                                 (int32_t *)C->dev[0]);
+    unsigned *pbits = (unsigned *)C->dev[1];
+    int32_t *off = (int32_t *)C->dev[0];
+    unsigned g0 = spmv_conv_grid(span > slots ? span : slots, 256);
+    if (C->elem_size == 4)
+        dia_offsets_kernel<float>
+            <<<g0, 256, 0, s>>>(n, span, slots, nwords, mark, num, off, pbits, (float *)data);
+    else
+        dia_offsets_kernel<double>
+            <<<g0, 256, 0, s>>>(n, span, slots, nwords, mark, num, off, pbits, (double *)data);
     rc = spmv_conv_launched("DIA offsets", err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaMemsetAsync(C->dev[1], 0, (size_t)nwords * 4, s),
-                              "DIA presence bits", err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaMemsetAsync(data, 0, (size_t)slots * C->elem_size, s), "DIA data",
-                              err);
     if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);
     if (C->elem_size == 4)
         dia_fill_kernel<float><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const float *)C->val, num,
-                                                 (unsigned *)C->dev[1], (float *)data);
+                                                 pbits, (float *)data);
     else
         dia_fill_kernel<double><<<g, 256, 0, s>>>(n, nnz, C->rid, C->col, (const double *)C->val,
-                                                  num, (unsigned *)C->dev[1], (double *)data);
+                                                  num, pbits, (double *)data);
     return spmv_conv_launched("DIA fill", err);
 }

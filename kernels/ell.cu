@@ -55,11 +55,13 @@ int spmv_conv_ell_part(spmv_conv *C, int32_t w, int32_t *ecol, void *ev, spmv_er
 }
 
 int spmv_conv_ell(spmv_conv *C, spmv_err *err) {
+    int rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: the width */
+    if (rc) return rc;
     int32_t w = C->maxlen;
     int64_t slots = (int64_t)C->nrows * w;
     char what[48];
     snprintf(what, sizeof what, "ELL width %d", (int)w);
-    int rc = spmv_conv_guard(C, slots, what, err);
+    rc = spmv_conv_guard(C, slots, what, err);
     if (rc) return rc;
     C->D.scalar[0] = w;
     rc = spmv_conv_out(C, 0, 0, slots, "ELL col", err);

@@ -42,9 +42,12 @@ SPMV_CUDA_KERNEL(hyb, hyb_prepare, hyb_setup, hyb_run);
 //
 // Layout: csrc/hyb.c.  Bell and Garland's width (k = -1, spmv_hyb_width) is the largest K that at
 // least T = min(nrows, max(4096, ceil(nrows/3))) rows reach, which is the T-th largest row length:
-// one descending radix sort of the lengths and a read of element T-1, on the device.  Each row's
+// one descending radix sort of the lengths (over the bits of min(ncols, nnz), a bound on the
+// longest row known without waiting) and a read of element T-1, on the device.  Each row's
 // entries past K go to the COO part at the exclusive sum of max(len - K, 0) over the rows before
-// it; the ELL part is csrc/ell.c's, width K.
+// it; K and the COO part's length (summed by the same pass) come back with the common pass's
+// answer in one read.  The ELL part
+// is csrc/ell.c's, width K.
 #include "convert.cuh"
 #include <cub/cub.cuh>
 
@@ -53,26 +56,21 @@ __global__ void hyb_lens_kernel(int32_t n, const int32_t *__restrict__ ptr,
     SPMV_CONV_LOOP(i, n) lens[i] = (uint32_t)(ptr[i + 1] - ptr[i]);
 }
 
-struct hyb_sizes {
-    int32_t k; /* the width used */
-    int32_t pad;
-    int64_t coo; /* entries in the COO part */
-};
-
-/* The width: k >= 0 as given, else the T-th largest length (sorted descending; NULL: all 0). */
-__global__ void hyb_pick_kernel(int32_t k, const uint32_t *sorted, int32_t t, hyb_sizes *z) {
-    z->k = k >= 0 ? k : sorted != nullptr ? (int32_t)sorted[t - 1] : 0;
-}
-
-/* What each row leaves to the COO part, and 0 past the last row for the exclusive sum. */
-__global__ void hyb_left_kernel(int32_t n, const int32_t *__restrict__ ptr,
-                                const hyb_sizes *__restrict__ z, int32_t *__restrict__ left) {
-    int32_t k = z->k;
-    SPMV_CONV_LOOP(i, (int64_t)n + 1) left[i] = i < n ? max(ptr[i + 1] - ptr[i] - k, 0) : 0;
-}
-
-__global__ void hyb_total_kernel(int32_t n, const int32_t *__restrict__ start, hyb_sizes *z) {
-    z->coo = start[n];
+/* The width (k >= 0 as given, else the T-th largest length: sorted descending) into info->k, and
+ * what each row leaves to the COO part, 0 past the last row for the exclusive sum, its total
+ * added to info->n[0]. */
+__global__ void hyb_left_kernel(int32_t n, int32_t k, const uint32_t *__restrict__ sorted,
+                                int32_t t, const int32_t *__restrict__ ptr, spmv_conv_info *info,
+                                int32_t *__restrict__ left) {
+    int32_t w = k >= 0 ? k : (int32_t)sorted[t - 1];
+    if (blockIdx.x == 0 && threadIdx.x == 0) info->k = w;
+    unsigned long long mine = 0;
+    SPMV_CONV_LOOP(i, (int64_t)n + 1) {
+        int32_t l = i < n ? max(ptr[i + 1] - ptr[i] - w, 0) : 0;
+        left[i] = l;
+        mine += (unsigned long long)l;
+    }
+    spmv_conv_block_add(&info->n[0], mine);
 }
 
 template <typename T>
@@ -95,29 +93,31 @@ __global__ void hyb_coo_kernel(int64_t nnz, int32_t k, const int32_t *__restrict
 int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
     int32_t k = C->D.param[0], n = C->nrows;
     if (k < -1) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        spmv_err perr;
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'k' parameter of hyb must be -1 (Bell-Garland width) or an "
                                 "ELL width in [0, %d]. Got %d instead.",
                                 INT32_MAX, k);
-        if (err) err->value = k, err->limit = -1;
-        return rc;
+        perr.value = k, perr.limit = -1;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     cudaStream_t s = C->s;
-    hyb_sizes hz = {0, 0, 0}, *z = nullptr;
     uint32_t *lens = nullptr, *sorted = nullptr;
     int32_t *left = nullptr, *start = nullptr;
-    int rc = spmv_conv_tmp(C, sizeof hz, "HYB sizes", (void **)&z, err);
     int64_t third = ((int64_t)n + 2) / 3, t = third > 4096 ? third : 4096;
     if (t > n) t = n;
-    if (!rc && k == -1 && C->maxlen > 0) {
-        int end_bit = spmv_conv_bits((uint64_t)C->maxlen);
+    int rc = SPMV_OK;
+    if (k == -1) { /* n >= 1, so t >= 1 */
+        int end_bit = spmv_conv_bits((uint64_t)(C->nnz < C->ncols ? C->nnz : C->ncols));
         rc = spmv_conv_tmp(C, (int64_t)n * 4, "HYB row lengths", (void **)&lens, err);
         if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "HYB sorted lengths", (void **)&sorted, err);
         if (!rc) {
             hyb_lens_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, C->ptr, lens);
             rc = spmv_conv_launched("HYB row lengths", err);
         }
-        if (!rc)
+        if (!rc && end_bit == 0) /* no entries: every length 0 */
+            rc = spmv_cuda_status(cudaMemsetAsync(sorted, 0, (size_t)n * 4, s), "HYB width", err);
+        else if (!rc)
             rc = spmv_conv_cub(
                 C, "HYB length sort",
                 [&](void *tt, size_t &b) {
@@ -126,31 +126,24 @@ int spmv_conv_hyb(spmv_conv *C, spmv_err *err) {
                 },
                 err);
     }
-    if (!rc) {
-        hyb_pick_kernel<<<1, 1, 0, s>>>(k, sorted, (int32_t)t, z);
-        rc = spmv_conv_launched("HYB width", err);
-    }
     if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO counts", (void **)&left, err);
     if (!rc) rc = spmv_conv_tmp(C, ((int64_t)n + 1) * 4, "HYB COO starts", (void **)&start, err);
     if (!rc) {
-        hyb_left_kernel<<<spmv_conv_grid((int64_t)n + 1, 256), 256, 0, s>>>(n, C->ptr, z, left);
+        hyb_left_kernel<<<spmv_conv_grid_reduce((int64_t)n + 1, 256), 256, 0, s>>>(
+            n, k, sorted, (int32_t)t, C->ptr, C->info, left);
         rc = spmv_conv_launched("HYB COO counts", err);
     }
-    if (!rc)
+    if (!rc) /* int32: the COO part holds at most nnz <= INT32_MAX entries */
         rc = spmv_conv_cub(
             C, "HYB COO starts",
             [&](void *tt, size_t &b) {
                 return cub::DeviceScan::ExclusiveSum(tt, b, left, start, (int64_t)n + 1, s);
             },
             err);
-    if (!rc) {
-        hyb_total_kernel<<<1, 1, 0, s>>>(n, start, z);
-        rc = spmv_conv_launched("HYB COO total", err);
-    }
-    if (!rc) rc = spmv_conv_get(C, &hz, z, sizeof hz, err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: width and COO length */
     if (rc) return rc;
-    int32_t w = hz.k;
-    int64_t coo = hz.coo, slots = (int64_t)n * w;
+    int32_t w = C->hinfo->k;
+    int64_t coo = (int64_t)C->hinfo->n[0], slots = (int64_t)n * w;
     char what[80];
     snprintf(what, sizeof what, "HYB with ELL width %d and %lld COO entries", (int)w,
              (long long)coo);

@@ -66,30 +66,32 @@ __global__ void jad_keys_kernel(int32_t n, int32_t maxlen, const int32_t *__rest
     }
 }
 
-/* cnt[k] = rows longer than k (keys below maxlen - k in the ascending keys), cnt[njd] = 0. */
-__global__ void jad_count_kernel(int32_t n, int32_t njd, const uint32_t *__restrict__ sorted,
-                                 int32_t *__restrict__ cnt) {
-    SPMV_CONV_LOOP(k, (int64_t)njd + 1) {
-        if (k == njd) {
-            cnt[k] = 0;
-            continue;
+/* In one pass: cnt[k] = rows longer than k (keys below maxlen - k in the ascending keys),
+ * cnt[njd] = 0, and the inverse permutation. */
+__global__ void jad_count_inverse_kernel(int32_t n, int32_t njd,
+                                         const uint32_t *__restrict__ sorted,
+                                         const int32_t *__restrict__ perm,
+                                         int32_t *__restrict__ cnt, int32_t *__restrict__ inv) {
+    int64_t work = (int64_t)njd + 1 > n ? (int64_t)njd + 1 : n;
+    SPMV_CONV_LOOP(q, work) {
+        if (q < n) inv[perm[q]] = (int32_t)q;
+        if (q <= njd) {
+            int32_t c = 0;
+            if (q < njd) {
+                uint32_t key = (uint32_t)(njd - q);
+                int32_t lo = 0, hi = n; /* first position with sorted >= key */
+                while (lo < hi) {
+                    int32_t mid = lo + (hi - lo) / 2;
+                    if (sorted[mid] < key)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                c = lo;
+            }
+            cnt[q] = c;
         }
-        uint32_t key = (uint32_t)(njd - k);
-        int32_t lo = 0, hi = n; /* first position with sorted >= key */
-        while (lo < hi) {
-            int32_t mid = lo + (hi - lo) / 2;
-            if (sorted[mid] < key)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        cnt[k] = lo;
     }
-}
-
-__global__ void jad_inverse_kernel(int32_t n, const int32_t *__restrict__ perm,
-                                   int32_t *__restrict__ inv) {
-    SPMV_CONV_LOOP(r, n) inv[perm[r]] = (int32_t)r;
 }
 
 template <typename T>
@@ -111,11 +113,13 @@ __global__ void jad_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
 }
 
 int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
+    int rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: jd_ptr's length */
+    if (rc) return rc;
     int32_t n = C->nrows, njd = C->maxlen;
     int64_t nnz = C->nnz;
     cudaStream_t s = C->s;
     C->D.scalar[0] = njd;
-    int rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
+    rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, (int64_t)njd + 1, "JAD jd_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 2, nnz, "JAD col", err);
     if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "JAD values", err);
@@ -148,7 +152,9 @@ int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
             },
             err);
     if (!rc) {
-        jad_count_kernel<<<spmv_conv_grid((int64_t)njd + 1, 256), 256, 0, s>>>(n, njd, sorted, cnt);
+        int64_t work = (int64_t)njd + 1 > n ? (int64_t)njd + 1 : n;
+        jad_count_inverse_kernel<<<spmv_conv_grid(work, 256), 256, 0, s>>>(n, njd, sorted, perm,
+                                                                           cnt, inv);
         rc = spmv_conv_launched("JAD diagonal lengths", err);
     }
     if (!rc)
@@ -158,10 +164,6 @@ int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
                 return cub::DeviceScan::ExclusiveSum(t, b, cnt, jd, (int64_t)njd + 1, s);
             },
             err);
-    if (!rc) {
-        jad_inverse_kernel<<<spmv_conv_grid(n, 256), 256, 0, s>>>(n, perm, inv);
-        rc = spmv_conv_launched("JAD inverse perm", err);
-    }
     if (!rc) rc = spmv_conv_rid(C, err);
     if (rc) return rc;
     unsigned g = spmv_conv_grid(nnz, 256);

@@ -22,6 +22,7 @@ struct spmv_cuda_matrix {
     int64_t bytes;
     double upload_ms;
     int borrowed; /* dev[] are the caller's (spmv_cuda_matrix_wrap_csr): never freed here */
+    int pooled;   /* dev[], x and y come from device conversion's pool (cudaMallocFromPoolAsync) */
 };
 
 /* Products of one timed batch: each between its own pair of events, all queued behind one gate. */
@@ -135,11 +136,24 @@ int64_t spmv_cuda_matrix_bytes(const spmv_cuda_matrix *M) { return M->bytes; }
 
 double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M) { return M->upload_ms; }
 
+/* Arrays from cudaMalloc (uploads) go with cudaFree, which waits for the device.  Arrays from
+ * device conversion's pool go back to the pool (cudaFreeAsync: the next conversion reuses them,
+ * no driver call), after the same wait made explicit: cudaFree does not wait for pool memory, and
+ * a product may still read them on any stream (a plan's, or the caller's through
+ * spmv_cuda_plan_mv_dev). */
 void spmv_cuda_matrix_free(spmv_cuda_matrix *M) {
     if (M == NULL) return;
-    for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL && !M->borrowed; k++) cudaFree(M->dev[k]);
-    cudaFree(M->x);
-    cudaFree(M->y);
+    if (M->pooled) {
+        cudaDeviceSynchronize();
+        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++)
+            if (M->dev[k]) cudaFreeAsync(M->dev[k], 0);
+        if (M->x) cudaFreeAsync(M->x, 0);
+        if (M->y) cudaFreeAsync(M->y, 0);
+    } else {
+        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL && !M->borrowed; k++) cudaFree(M->dev[k]);
+        cudaFree(M->x);
+        cudaFree(M->y);
+    }
     cudaGetLastError();
     free(M);
 }
@@ -595,25 +609,27 @@ const spmv_dfmt *spmv_cuda_matrix_dfmt(const spmv_cuda_matrix *M, int *elem_size
     return &M->D;
 }
 
-int spmv_cuda_matrix_adopt(const spmv_dfmt *D, void *const *dev, int elem_size,
+int spmv_cuda_matrix_adopt(const spmv_dfmt *D, void *const *dev, void *x, void *y, int elem_size,
                            spmv_cuda_matrix **out, spmv_err *err) {
     *out = NULL;
     spmv_cuda_matrix *M = (spmv_cuda_matrix *)calloc(1, sizeof *M);
-    if (M == NULL) {
-        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) cudaFree(dev[k]);
+    if (M == NULL) { /* the conversion waited for its stream: nothing uses them */
+        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++)
+            if (dev[k]) cudaFreeAsync(dev[k], 0);
+        if (x) cudaFreeAsync(x, 0);
+        if (y) cudaFreeAsync(y, 0);
+        cudaGetLastError();
         return spmv_cuda_fail(err, SPMV_ENOMEM, "a device matrix (%zu bytes)", sizeof *M);
     }
     M->D = *D;
     M->elem_size = elem_size;
+    M->pooled = 1;
     for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++) M->dev[k] = dev[k];
     for (int k = 0; k < SPMV_MAXIDX; k++) M->bytes += D->nidx[k] * (int64_t)sizeof(int32_t);
     for (int k = 0; k < SPMV_MAXVAL; k++) M->bytes += D->nval[k] * (int64_t)elem_size;
-    int rc = dev_alloc(&M->bytes, (int64_t)D->ncols * elem_size, "x", &M->x, err);
-    if (!rc) rc = dev_alloc(&M->bytes, (int64_t)D->nrows * elem_size, "y", &M->y, err);
-    if (rc) {
-        spmv_cuda_matrix_free(M); /* frees dev[] too: not borrowed */
-        return rc;
-    }
+    M->x = x;
+    M->y = y;
+    M->bytes += ((int64_t)D->ncols + D->nrows) * elem_size;
     *out = M;
     return SPMV_OK;
 }

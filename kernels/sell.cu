@@ -64,53 +64,103 @@ SPMV_CUDA_KERNEL(sell, sell_prepare, NULL, sell_run);
 // slice pointers, one thread per slot for the fill
 //
 // Layout: csrc/sell.c.  The host sorts rows by length, descending and stably, within each window
-// of sigma rows (a counting sort per window).  Here one stable radix sort of (window, longest row
-// - length) keys carrying the row numbers gives the same order: equal keys keep their rows'
-// ascending order, as the counting sort does.  A slice's width is the longest of its lanes (one
-// warp per slice), the slice pointers their exclusive sum in int64 (the total read back for the
-// padding guard before anything of that size is allocated), and each slot finds its slice by a
-// binary search over the pointers.
+// of sigma rows (a counting sort per window).  Here a stable radix sort of (window, B - length)
+// keys carrying the row numbers gives the same order: equal keys keep their rows' ascending
+// order, as the counting sort does.  B is a bound on the longest row the host knows without
+// waiting for the common pass (min(ncols, nnz): columns are distinct within a row, or the CSR is
+// refused), so that the sizes come back in one read.  Windows of up to SELL_BLOCK_SORT rows (the
+// registry's sigma) are sorted by one block each in shared memory (CUB's block radix sort, stable
+// as well), which also writes each slice's width from its first row (the slices lie within the
+// windows): one launch instead of a device-wide sort's several, its workspace and a widths pass.
+// Otherwise a slice's width is the longest of its lanes (one warp per slice).  The widths' total
+// is summed for the padding guard by the pass that writes them; the slice pointers are their
+// exclusive sum, written as int32 (a total past int32 is refused before they are used), and each
+// slot finds its slice by a binary search over the pointers.
 #include "convert.cuh"
 #include <cub/cub.cuh>
 
 #define SELL_MAX_C 1024
 #define SELL_MAX_SIGMA (1 << 20)
 
-__global__ void sell_keys_kernel(int32_t n, int32_t sigma, int32_t maxlen,
-                                 const int32_t *__restrict__ ptr, uint64_t *__restrict__ keys,
+template <typename K>
+__global__ void sell_keys_kernel(int32_t n, int32_t sigma, uint64_t bound,
+                                 const int32_t *__restrict__ ptr, K *__restrict__ keys,
                                  int32_t *__restrict__ rows) {
     SPMV_CONV_LOOP(i, n) {
-        int32_t len = ptr[i + 1] - ptr[i];
-        keys[i] = (uint64_t)(i / sigma) * ((uint64_t)maxlen + 1) + (uint64_t)(maxlen - len);
+        uint64_t len = (uint64_t)(ptr[i + 1] - ptr[i]); /* <= bound unless refused */
+        keys[i] = (K)((uint64_t)(i / sigma) * (bound + 1) + (bound - len));
         rows[i] = (int32_t)i;
     }
 }
 
-__global__ void sell_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
-    SPMV_CONV_LOOP(i, n) perm[i] = (int32_t)i;
+#define SELL_BLOCK_SORT 4096 /* 256 threads x 16 rows */
+
+/* perm within each window of sigma <= 256 * ITEMS rows, one block per window: keys mask - length
+ * (stable: equal keys keep ascending rows) carrying the row numbers, sorted over end_bit bits;
+ * positions past the window's last row hold the largest key and so stay behind.  The slices lie
+ * within windows (sigma is a multiple of c) and the first row of each holds its longest: w[s] = c *
+ * that length, w[nslices] = 0, their total added to *total (as sell_width_kernel does). */
+template <int ITEMS>
+__global__ void __launch_bounds__(256)
+    sell_window_sort_kernel(int32_t n, int32_t sigma, int32_t c, int64_t nslices, uint32_t mask,
+                            int end_bit, const int32_t *__restrict__ ptr,
+                            int32_t *__restrict__ perm, int64_t *__restrict__ w,
+                            unsigned long long *total) {
+    typedef cub::BlockRadixSort<uint32_t, 256, ITEMS, int32_t> Sort;
+    __shared__ typename Sort::TempStorage tmp;
+    int64_t nwin = ((int64_t)n + sigma - 1) / sigma;
+    unsigned long long mine = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) w[nslices] = 0;
+    for (int64_t win = blockIdx.x; win < nwin; win += gridDim.x) {
+        int64_t base = win * sigma;
+        int32_t size = (int32_t)((int64_t)n - base < sigma ? (int64_t)n - base : sigma);
+        uint32_t keys[ITEMS];
+        int32_t rows[ITEMS];
+        for (int j = 0; j < ITEMS; j++) {
+            int32_t r = (int32_t)threadIdx.x * ITEMS + j;
+            keys[j] = mask;
+            rows[j] = -1;
+            if (r < size) {
+                int64_t i = base + r;
+                keys[j] = (mask - (uint32_t)(ptr[i + 1] - ptr[i])) & mask; /* len <= mask */
+                rows[j] = (int32_t)i;
+            }
+        }
+        Sort(tmp).Sort(keys, rows, 0, end_bit);
+        for (int j = 0; j < ITEMS; j++) {
+            int32_t r = (int32_t)threadIdx.x * ITEMS + j;
+            if (r < size) perm[base + r] = rows[j];
+            if (r < size && r % c == 0) { /* a slice's first row: its longest */
+                int64_t wv = (int64_t)c * (int64_t)(mask - keys[j]);
+                w[(base + r) / c] = wv;
+                mine += (unsigned long long)wv;
+            }
+        }
+        __syncthreads(); /* tmp is the next window's */
+    }
+    spmv_conv_block_add(total, mine);
 }
 
-/* w[s] = c * the longest row of slice s (one warp each), w[nslices] = 0 for the exclusive sum. */
-__global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices,
-                                  const int32_t *__restrict__ ptr, const int32_t *__restrict__ perm,
-                                  int64_t *__restrict__ w) {
+/* w[s] = c * the longest row of slice s (one warp each), w[nslices] = 0 for the exclusive sum;
+ * their total added to *total.  With ident, rows are in place: perm[r] = r written here. */
+__global__ void sell_width_kernel(int32_t n, int32_t c, int64_t nslices, int ident,
+                                  const int32_t *__restrict__ ptr, int32_t *__restrict__ perm,
+                                  int64_t *__restrict__ w, unsigned long long *total) {
     int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
     int lane = threadIdx.x & 31;
     int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    unsigned long long mine = 0;
     for (int64_t s = warp; s <= nslices; s += warps) {
         int32_t m = 0;
         for (int64_t r = s * c + lane; s < nslices && r < (s + 1) * c && r < n; r += 32) {
-            int32_t i = perm[r];
+            int32_t i = ident ? (int32_t)r : perm[r];
+            if (ident) perm[r] = i;
             m = max(m, ptr[i + 1] - ptr[i]);
         }
         m = spmv_conv_warp_max(m);
-        if (lane == 0) w[s] = (int64_t)c * m;
+        if (lane == 0) w[s] = (int64_t)c * m, mine += (unsigned long long)c * (unsigned)m;
     }
-}
-
-__global__ void sell_narrow_kernel(int64_t n, const int64_t *__restrict__ a,
-                                   int32_t *__restrict__ b) {
-    SPMV_CONV_LOOP(i, n) b[i] = (int32_t)a[i];
+    spmv_conv_block_add(total, mine);
 }
 
 template <typename T>
@@ -133,83 +183,107 @@ __global__ void sell_fill_kernel(int32_t n, int32_t lgc, int64_t nslices, int64_
     }
 }
 
+/* perm: rows sorted stably by (window, bound - length), keys of type K. */
+template <typename K>
+static int sell_sort(spmv_conv *C, int32_t sigma, uint64_t bound, int end_bit, int32_t *perm,
+                     spmv_err *err) {
+    int32_t n = C->nrows;
+    K *keys = nullptr, *sorted = nullptr;
+    int32_t *rows = nullptr;
+    int rc =
+        spmv_conv_tmp(C, (int64_t)n * (int64_t)sizeof(K), "SELL sort keys", (void **)&keys, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, (int64_t)n * (int64_t)sizeof(K), "SELL sorted keys", (void **)&sorted,
+                           err);
+    if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "SELL rows", (void **)&rows, err);
+    if (rc) return rc;
+    sell_keys_kernel<K>
+        <<<spmv_conv_grid(n, 256), 256, 0, C->s>>>(n, sigma, bound, C->ptr, keys, rows);
+    rc = spmv_conv_launched("SELL sort keys", err);
+    cudaStream_t s = C->s;
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "SELL row sort",
+            [&](void *t, size_t &b) {
+                return cub::DeviceRadixSort::SortPairs(t, b, keys, sorted, rows, perm, n, 0,
+                                                       end_bit, s);
+            },
+            err);
+    return rc;
+}
+
 int spmv_conv_sell(spmv_conv *C, spmv_err *err) {
-    int32_t c = C->D.param[0], sigma = C->D.param[1], n = C->nrows, maxlen = C->maxlen;
+    int32_t c = C->D.param[0], sigma = C->D.param[1], n = C->nrows;
+    spmv_err perr;
     if (c < 1 || c > SELL_MAX_C || (c & (c - 1)) != 0) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'c' parameter of sell must be a power of two in [1, %d]. Got "
                                 "%d instead.",
                                 SELL_MAX_C, c);
-        if (err) err->value = c, err->limit = SELL_MAX_C;
-        return rc;
+        perr.value = c, perr.limit = SELL_MAX_C;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     if (sigma != 1 && (sigma < 1 || sigma > SELL_MAX_SIGMA || sigma % c != 0)) {
-        int rc = spmv_cuda_fail(err, SPMV_EINVAL,
+        int rc = spmv_cuda_fail(&perr, SPMV_EINVAL,
                                 "The 'sigma' parameter of sell must be 1 or a positive multiple of "
                                 "c = %d up to %d. Got %d instead.",
                                 c, SELL_MAX_SIGMA, sigma);
-        if (err) err->value = sigma, err->limit = SELL_MAX_SIGMA;
-        return rc;
+        perr.value = sigma, perr.limit = SELL_MAX_SIGMA;
+        return spmv_conv_param_fail(C, rc, &perr, err);
     }
     int64_t nslices = ((int64_t)n + c - 1) / c;
     int rc = spmv_conv_out(C, 0, 0, n, "SELL perm", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, nslices + 1, "SELL slice_ptr", err);
     if (rc) return rc;
     int32_t *perm = (int32_t *)C->dev[0], *sp = (int32_t *)C->dev[1];
-    if (sigma == 1 || maxlen == 0) { /* every key equal within a window: no row moves */
-        sell_iota_kernel<<<spmv_conv_grid(n, 256), 256, 0, C->s>>>(n, perm);
-        rc = spmv_conv_launched("SELL perm", err);
+    uint64_t bound = (uint64_t)(C->nnz < C->ncols ? C->nnz : C->ncols);
+    uint64_t nwin = ((uint64_t)n + sigma - 1) / sigma, top = (nwin - 1) * (bound + 1) + bound;
+    int end_bit = spmv_conv_bits(top);
+    int lbits = spmv_conv_bits(bound);
+    int64_t *w = nullptr;
+    rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice widths", (void **)&w, err);
+    if (rc) return rc;
+    unsigned long long *total = &C->info->n[0];
+    unsigned gw = spmv_conv_grid_reduce((nslices + 1) * 32, 256);
+    if (sigma == 1 || lbits == 0) { /* windows of one row, or every length 0: no row moves */
+        sell_width_kernel<<<gw, 256, 0, C->s>>>(n, c, nslices, 1, C->ptr, perm, w, total);
+        rc = spmv_conv_launched("SELL perm and slice widths", err);
+    } else if (sigma <= SELL_BLOCK_SORT && lbits <= 31) {
+        uint32_t mask = (uint32_t)((1ULL << lbits) - 1); /* >= bound >= every length */
+        unsigned g = nwin < SPMV_CONV_REDUCE_GRID ? (unsigned)nwin : SPMV_CONV_REDUCE_GRID;
+        if (sigma <= 256)
+            sell_window_sort_kernel<1>
+                <<<g, 256, 0, C->s>>>(n, sigma, c, nslices, mask, lbits, C->ptr, perm, w, total);
+        else
+            sell_window_sort_kernel<SELL_BLOCK_SORT / 256>
+                <<<g, 256, 0, C->s>>>(n, sigma, c, nslices, mask, lbits, C->ptr, perm, w, total);
+        rc = spmv_conv_launched("SELL window sort and slice widths", err);
     } else {
-        uint64_t *keys = nullptr, *sorted = nullptr;
-        int32_t *rows = nullptr;
-        int64_t nwin = ((int64_t)n + sigma - 1) / sigma;
-        int end_bit = spmv_conv_bits((uint64_t)(nwin - 1) * ((uint64_t)maxlen + 1) + maxlen);
-        rc = spmv_conv_tmp(C, (int64_t)n * 8, "SELL sort keys", (void **)&keys, err);
-        if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 8, "SELL sorted keys", (void **)&sorted, err);
-        if (!rc) rc = spmv_conv_tmp(C, (int64_t)n * 4, "SELL rows", (void **)&rows, err);
+        rc = end_bit <= 32 ? sell_sort<uint32_t>(C, sigma, bound, end_bit, perm, err)
+                           : sell_sort<uint64_t>(C, sigma, bound, end_bit, perm, err);
         if (!rc) {
-            sell_keys_kernel<<<spmv_conv_grid(n, 256), 256, 0, C->s>>>(n, sigma, maxlen, C->ptr,
-                                                                       keys, rows);
-            rc = spmv_conv_launched("SELL sort keys", err);
+            sell_width_kernel<<<gw, 256, 0, C->s>>>(n, c, nslices, 0, C->ptr, perm, w, total);
+            rc = spmv_conv_launched("SELL slice widths", err);
         }
-        cudaStream_t s = C->s;
-        if (!rc)
-            rc = spmv_conv_cub(
-                C, "SELL row sort",
-                [&](void *t, size_t &b) {
-                    return cub::DeviceRadixSort::SortPairs(t, b, keys, sorted, rows, perm, n, 0,
-                                                           end_bit, s);
-                },
-                err);
-    }
-    int64_t *w = nullptr, *sp64 = nullptr;
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice widths", (void **)&w, err);
-    if (!rc) rc = spmv_conv_tmp(C, (nslices + 1) * 8, "SELL slice sums", (void **)&sp64, err);
-    if (!rc) {
-        sell_width_kernel<<<spmv_conv_grid((nslices + 1) * 32, 256), 256, 0, C->s>>>(
-            n, c, nslices, C->ptr, perm, w);
-        rc = spmv_conv_launched("SELL slice widths", err);
     }
     cudaStream_t s = C->s;
-    if (!rc)
+    if (!rc) /* int64 sums, stored as int32: wrong only past int32, refused below */
         rc = spmv_conv_cub(
             C, "SELL slice pointers",
             [&](void *t, size_t &b) {
-                return cub::DeviceScan::ExclusiveSum(t, b, w, sp64, nslices + 1, s);
+                return cub::DeviceScan::ExclusiveSum(t, b, w, sp, nslices + 1, s);
             },
             err);
-    int64_t slots = 0;
-    if (!rc) rc = spmv_conv_get(C, &slots, sp64 + nslices, sizeof slots, err);
+    if (!rc) rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: the slots */
     if (rc) return rc;
+    int64_t slots = (int64_t)C->hinfo->n[0];
     char what[48];
     snprintf(what, sizeof what, "SELL-%d-%d", (int)c, (int)sigma);
     rc = spmv_conv_guard(C, slots, what, err);
     if (rc) return rc;
     C->D.scalar[0] = nslices;
     C->D.scalar[1] = slots;
-    sell_narrow_kernel<<<spmv_conv_grid(nslices + 1, 256), 256, 0, C->s>>>(nslices + 1, sp64, sp);
-    rc = spmv_conv_launched("SELL slice_ptr", err);
-    if (!rc) rc = spmv_conv_out(C, 0, 2, slots, "SELL col", err);
+    rc = spmv_conv_out(C, 0, 2, slots, "SELL col", err);
     if (!rc) rc = spmv_conv_out(C, 1, 0, slots, "SELL values", err);
     if (rc || slots == 0) return rc;
     int lgc = spmv_conv_bits((uint64_t)c) - 1;

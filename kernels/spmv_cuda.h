@@ -47,7 +47,8 @@ int spmv_cuda_matrix_create(const spmv_fmt *F, int elem_size, spmv_cuda_matrix *
 /* Device bytes of the matrix arrays, x and y; milliseconds the upload took. */
 int64_t spmv_cuda_matrix_bytes(const spmv_cuda_matrix *M);
 double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M);
-/* Free M (NULL is fine); its plans must be freed first. */
+/* Free M (NULL is fine); its plans must be freed first.  Waits for the device first (products may
+ * still read M on any stream); a device conversion's arrays go back to the conversions' pool. */
 void spmv_cuda_matrix_free(spmv_cuda_matrix *M);
 
 /* Make a plan for configuration c (spmv_config_parse: its registry kernel, and the thread mapping
@@ -143,7 +144,9 @@ void spmv_cuda_plan_free(spmv_cuda_plan *p);
  * int32, a BRO-ELL delta past fixed bits); also SPMV_ENOMEM (device memory) and SPMV_ECUDA.
  * max_fill <= 0 means SPMV_DEFAULT_MAX_FILL.  Runs on the legacy default stream and returns when
  * the result is complete.  Parallel device work throughout (scans, radix sorts, a thread per entry
- * or stored slot); a few sizes are read back to the host to allocate the result. */
+ * or stored slot); the host waits for one read of sizes (none for COO and CSR) and for the end.
+ * Workspace and the result's arrays come from a stream-ordered pool per device kept across
+ * conversions, which holds on to at most max(256 MiB, 1/64 of the device's memory) unused. */
 int spmv_cuda_matrix_convert(const spmv_cuda_matrix *S, int format, const int32_t param[2],
                              spmv_cuda_matrix **out, spmv_err *err);
 int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int format, const int32_t param[2],

@@ -295,6 +295,76 @@ def test_unsorted_or_duplicate_columns_refused():
             gpu.convert_on_device(on, "ell")
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt, kw", [
+    ("csr", {}), ("coo", {}), ("ell", {}), ("jad", {}), ("dia", {}), ("hyb", {}), ("hyb", {"k": 1}),
+    ("sell", {"c": 2, "sigma": 4}), ("sell", {"c": 1, "sigma": 1}), ("bro_ell", {"h": 2, "bits": 0}),
+    ("bro_ell", {"h": 2, "bits": 8}), ("bsr", {"b": 2}),
+    # a parameter the format refuses: the host checks the CSR first
+    ("sell", {"c": 3}), ("bro_ell", {"h": 6}), ("hyb", {"k": -2}), ("bsr", {"b": 0})])
+def test_unsorted_columns_refused_by_every_format(fmt, kw):
+    """Each format's own passes run before the device's answer about the CSR comes back (one read for
+    both); an unsorted row is still refused as the host refuses it, before any parameter or padding."""
+    cp = pytest.importorskip("cupy")
+    ptr = cp.asarray(np.array([0, 1, 3, 3], dtype=np.int32))
+    col = cp.asarray(np.array([0, 3, 1], dtype=np.int32))
+    val = cp.asarray(np.ones(3))
+    A = arrays.DeviceCSR((3, 4), 3, ptr, col, val, np.dtype(np.float64), (ptr, col, val))
+    on = gpu.DeviceMatrix.wrap_csr(A)
+    with pytest.raises(ValueError, match="row 1 has column 1 after column 3"):
+        gpu.convert_on_device(on, fmt, **kw)
+    # and the device is still usable afterwards: a sorted CSR converts
+    ok = gpu.DeviceMatrix(pyspmv.convert(pyspmv.Matrix(MATRICES["poisson2d"]), "csr"))
+    try:
+        gpu.convert_on_device(ok, fmt, **kw)
+    except ValueError as exc:
+        assert "parameter of" in str(exc), str(exc)  # the refused parameter, now named
+
+
+@pytest.mark.gpu
+def test_repeated_conversions_reuse_memory():
+    """Conversions take their memory from a pool kept across calls: many in a row give the same arrays
+    each time and do not eat the device's memory (what a freed result held is reused)."""
+    cp = pytest.importorskip("cupy")
+    M = pyspmv.Matrix(MATRICES["poisson2d"])
+    on = gpu.DeviceMatrix(pyspmv.convert(M, "csr"))
+    cases = [("ell", {}), ("sell", {"c": 32, "sigma": 256}), ("bro_ell", {"h": 32, "bits": 0}), ("hyb", {}),
+             ("dia", {}), ("jad", {}), ("coo", {})]
+    first = {fmt: gpu.convert_on_device(on, fmt, **kw)._matrix.arrays() for fmt, kw in cases}
+    free0 = cp.cuda.runtime.memGetInfo()[0]
+    for _ in range(20):
+        for fmt, kw in cases:
+            D = gpu.convert_on_device(on, fmt, **kw)
+            again = D._matrix.arrays()
+            del D
+            for a, b in zip(first[fmt][6] + first[fmt][7], again[6] + again[7]):
+                np.testing.assert_array_equal(a, b, err_msg=fmt)
+            assert first[fmt][:6] == again[:6], fmt
+    free1 = cp.cuda.runtime.memGetInfo()[0]
+    assert free0 - free1 < 64 << 20, f"{(free0 - free1) / 2**20:.1f} MiB more in use after 140 conversions"
+
+
+@pytest.mark.gpu
+def test_conversions_from_several_threads():
+    """The pool and the pinned slots the sizes are read into are shared: conversions running at once in
+    several threads each get the host's arrays."""
+    from concurrent.futures import ThreadPoolExecutor
+    M = pyspmv.Matrix(MATRICES["poisson2d"])
+    on = gpu.DeviceMatrix(pyspmv.convert(M, "csr"))
+    cases = [("ell", {}), ("sell", {"c": 32, "sigma": 4096}), ("bro_ell", {"h": 128, "bits": 32}), ("hyb", {}),
+             ("dia", {}), ("jad", {}), ("coo", {}), ("csr", {})]
+    host = {fmt: pyspmv.convert(M, fmt, dtype="float64", **kw) for fmt, kw in cases}
+
+    def work(k: int) -> list[str]:
+        fmt, kw = cases[k % len(cases)]
+        return compare_arrays(f"thread {k} {fmt}", gpu.convert_on_device(on, fmt, **kw)._matrix.arrays(),
+                              host[fmt])
+
+    with ThreadPoolExecutor(max_workers=6) as ex:
+        failures = [d for diffs in ex.map(work, range(48)) for d in diffs]
+    assert not failures, "\n".join(failures)
+
+
 # ---- argument checks (no GPU needed) ----
 
 def test_unknown_format_refused_before_the_device():
