@@ -238,6 +238,9 @@ int spmv_cuda_plan_create_on(spmv_cuda_matrix *M, const spmv_fmt *F, const spmv_
     if (!rc)
         rc = spmv_cuda_status(cudaStreamCreateWithFlags(&p->s, cudaStreamNonBlocking),
                               "cudaStreamCreate", err);
+    if (!rc)
+        rc = spmv_cuda_status(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
+                              "cudaEventCreate", err);
     if (!rc) rc = setup_kernel(p, F, err);
     if (!rc) rc = spmv_cuda_status(cudaStreamSynchronize(p->s), "plan setup", err);
     if (!rc && p->cs) p->bytes += spmv_cusparse_buffer_bytes(p->cs);
@@ -269,17 +272,23 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size
     return SPMV_OK;
 }
 
+/* Whether stream s lives as long as the plan: the legacy and per-thread default streams (handles 0,
+ * 1, 2) and the plan's own.  A caller's stream may be destroyed right after its product. */
+static int lasting(const spmv_cuda_plan *p, cudaStream_t s) {
+    uintptr_t h = (uintptr_t)s;
+    return h <= 2 || s == p->s;
+}
+
 /* Make stream s wait for the plan's last product when that one ran on another stream (the caller's,
- * or the plan's own), which may still use the workspace or tmp; then s is the last.  The end of the
- * last stream is marked here, at the switch, not after every product: an event record costs about
- * as much host time as a launch. */
+ * or the plan's own), which may still use the workspace or tmp; then s is the last.  The end of a
+ * lasting stream is marked here, at the switch, not after every product (an event record costs
+ * about as much host time as a launch); a caller's stream, which may be gone by now, was marked
+ * right after its product (mark_end). */
 static int order_after_last(spmv_cuda_plan *p, cudaStream_t s, spmv_err *err) {
     int rc = SPMV_OK;
     if (p->used && p->last != s) {
-        if (p->done == NULL)
-            rc = spmv_cuda_status(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
-                                  "cudaEventCreate", err);
-        if (!rc) rc = spmv_cuda_status(cudaEventRecord(p->done, p->last), "cudaEventRecord", err);
+        if (lasting(p, p->last))
+            rc = spmv_cuda_status(cudaEventRecord(p->done, p->last), "cudaEventRecord", err);
         if (!rc)
             rc = spmv_cuda_status(cudaStreamWaitEvent(s, p->done, 0), "cudaStreamWaitEvent", err);
     }
@@ -288,6 +297,17 @@ static int order_after_last(spmv_cuda_plan *p, cudaStream_t s, spmv_err *err) {
         p->used = 1;
     }
     return rc;
+}
+
+/* After a product on s: mark its end now where s may not outlive the plan.  Not while s is being
+ * captured into a CUDA graph (kernels/krylov.cu captures its iterations on its own stream): the
+ * graph's launches are ordered by that stream, and a record there would become a node of it. */
+static int mark_end(spmv_cuda_plan *p, cudaStream_t s, spmv_err *err) {
+    if (lasting(p, s)) return SPMV_OK;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    int rc = spmv_cuda_status(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing", err);
+    if (rc || cs != cudaStreamCaptureStatusNone) return rc;
+    return spmv_cuda_status(cudaEventRecord(p->done, s), "cudaEventRecord", err);
 }
 
 /* One product on the plan's stream, asynchronous. */
@@ -512,7 +532,7 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
             rc = spmv_cuda_status(spmv_cuda_axpby((int)es, M->D.nrows, alpha, t, beta, y, s),
                                   "y = alpha A x + beta y", err);
     }
-    return rc;
+    return rc ? rc : mark_end(p, s, err);
 }
 
 /* ---- Matrices that already live on the device ---- */

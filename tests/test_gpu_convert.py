@@ -317,6 +317,10 @@ def test_unsorted_columns_refused_by_every_format(fmt, kw):
     ok = gpu.DeviceMatrix(pyspmv.convert(pyspmv.Matrix(MATRICES["poisson2d"]), "csr"))
     try:
         gpu.convert_on_device(ok, fmt, **kw)
+    except pyspmv.NotApplicableError as exc:            # this matrix does not fit the format: as the host says
+        with pytest.raises(pyspmv.NotApplicableError) as host:
+            pyspmv.convert(pyspmv.Matrix(MATRICES["poisson2d"]), fmt, **kw)
+        assert str(exc) == str(host.value)
     except ValueError as exc:
         assert "parameter of" in str(exc), str(exc)  # the refused parameter, now named
 
