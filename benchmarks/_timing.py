@@ -107,6 +107,18 @@ def uniform(n: int, per_row: int) -> pyspmv.Matrix:
     return pyspmv.Matrix(A, name=f"uniform n={n}")
 
 
+def folder_matrices(folder: str | Path | None) -> list[pyspmv.Matrix]:
+    """The Matrix Market files of ``folder`` (none when it is None) that ``pyspmv.load`` reads; the others are
+    skipped, as a benchmark over a collection skips what it cannot use."""
+    out = []
+    for p in sorted(Path(folder).glob("*.mtx*")) if folder else []:
+        try:
+            out.append(pyspmv.load(p))
+        except (ValueError, OSError):
+            continue
+    return out
+
+
 def product_us(M: pyspmv.Matrix, reps: int) -> float:
     """Median µs of one ``cpu/csr/rows`` product of M in float64 on one OpenMP thread, as
     :func:`pyspmv.benchmark` times it (the C core's own timer, no Python call; checked first)."""

@@ -17,25 +17,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 from _md import md_table, write_report
-from _timing import laplacian, uniform
+from _timing import folder_matrices, laplacian, uniform
 
 import pyspmv
 from pyspmv.devices import arrays, gpu
 
 
 def matrices(folder: str | None, min_nnz: int) -> list[pyspmv.Matrix]:
-    out = [laplacian(300), uniform(100000, 10), pyspmv.generate("powerlaw", 200000)]
-    if folder:
-        for p in sorted(Path(folder).glob("*.mtx*")):
-            try:
-                M = pyspmv.load(p)
-            except (ValueError, OSError):
-                continue
-            out.append(M)
+    out = [laplacian(300), uniform(100000, 10), pyspmv.generate("powerlaw", 200000), *folder_matrices(folder)]
     return [M for M in out if M.nnz >= min_nnz]
 
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
 import numpy as np
 from _md import md_table, write_report
-from _timing import laplacian, uniform
+from _timing import folder_matrices, laplacian, uniform
 
 import pyspmv
 
@@ -30,15 +29,7 @@ def matrices(folder: str | None, quick: bool) -> list[pyspmv.Matrix]:
     out = [laplacian(20), uniform(5000, 5), laplacian(100), uniform(50000, 8), laplacian(300)]
     if quick:
         return out[:2]
-    if folder:
-        for p in sorted(Path(folder).glob("*.mtx*")):
-            try:
-                M = pyspmv.load(p)
-            except (ValueError, OSError):
-                continue
-            if M.nnz < 1_000_000 and M.nrows == M.ncols:
-                out.append(M)
-    return out
+    return out + [M for M in folder_matrices(folder) if M.nnz < 1_000_000 and M.nrows == M.ncols]
 
 
 def event_times(cp, fn, n: int) -> list[float]:
