@@ -47,6 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         cfg_format[f] = f;
         cfg_param[2 * f] = f == SPMV_FMT_SELL || f == SPMV_FMT_BRO_ELL ? 4
                            : f == SPMV_FMT_BSR                         ? 2
+                           : f == SPMV_FMT_CIDX                        ? 16 /* bits: 8 or 16 */
                                                                        : 0;
         cfg_param[2 * f + 1] = f == SPMV_FMT_SELL ? 8 : 0;
         if (f == SPMV_FMT_HYB) cfg_param[2 * f] = -1;
