@@ -21,7 +21,7 @@ from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import Problem
-from .switching import Selection, can_rank, select, selection_estimate_s, threadpools
+from .switching import Selection, after_selection, can_rank, select, selection_estimate_s, threadpools
 
 #: ``pyspmv._cuda.Krylov``'s methods and states (``SPMV_KRYLOV_*`` of ``kernels/spmv_cuda.h``).
 METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
@@ -221,25 +221,20 @@ class Switcher:
 
     def _land(self, sel: Selection, it: int) -> None:
         self._note(sel, it)
-        cands: list[DevicePrepared] = list(sel.candidates)   # type: ignore[arg-type]
-        self._owned += [c for c in cands if c is not self.current]
-        if not cands:
-            return
-        if self._probe_iters == 0:           # trust the ranking: take its pick unmeasured
-            if cands[0] is self.current:
-                self.record.events.append((it, f"ranking keeps {self.current.config.id}"))
-            elif self._switch(cands[0], it):
-                self.record.events.append((it, f"switched to {cands[0].config.id}"))
-            self._release()
-            return
-        if all(c is not self.current for c in cands):
-            cands.append(self.current)       # the configuration running now competes too
-        if len(cands) == 1:
+        landed: list[DevicePrepared] = list(sel.candidates)   # type: ignore[arg-type]
+        self._owned += [c for c in landed if c is not self.current]
+        what, cands = after_selection(landed, self.current, self._probe_iters)
+        if what == "keep":
             self.record.events.append((it, f"ranking keeps {self.current.config.id}"))
+        elif what == "switch" and self._switch(cands[0], it):
+            self.record.events.append((it, f"switched to {cands[0].config.id}"))
+        elif what == "probe":
+            self._queue = cands
+            self._probe_t0 = time.perf_counter()
+            self._next_probe(it)
             return
-        self._queue = cands
-        self._probe_t0 = time.perf_counter()
-        self._next_probe(it)
+        if what != "none" and self._probe_iters == 0:
+            self._release()
 
     def _next_probe(self, it: int) -> None:
         """Run the first queued candidate that takes a trial product; drop those that fail it."""

@@ -45,6 +45,22 @@ def can_rank(policy: str, nnz: int, select_min_nnz: int) -> bool:
     return policy == "serial" or (policy != "fixed" and nnz > select_min_nnz)
 
 
+def after_selection(cands: list[Any], current: Any, probe_iters: int) -> tuple[str, list[Any]]:
+    """What a solve does with the candidates a selection landed, ``current`` running now (both devices'
+    drivers): ``("none", [])`` for no candidate; with ``probe_iters == 0`` the ranking is trusted,
+    ``("switch", [pick])`` or ``("keep", [])`` when the pick runs already; else ``("probe", queue)``, the
+    candidates and ``current`` to time in turn, or ``("keep", [])`` when ``current`` is all there is.
+
+    async probes its one pick against what runs now, online its top k too: a model measured on another
+    machine (or a busy one) can be wrong, and a switch must not make the solve slower."""
+    if not cands:
+        return "none", []
+    if probe_iters == 0:
+        return ("keep", []) if cands[0] is current else ("switch", [cands[0]])
+    queue = cands if any(c is current for c in cands) else [*cands, current]
+    return ("keep", []) if len(queue) == 1 else ("probe", queue)
+
+
 @functools.cache
 def threadpools() -> ThreadpoolController:
     """The BLAS and OpenMP libraries loaded in this process (finding them takes about 1 ms, so once)."""
@@ -270,26 +286,16 @@ class Multiplier:
 
     def _land(self, sel: Selection, it: int) -> None:
         self._note(sel, it)
-        cands = list(sel.candidates)
-        if not cands:
-            return
-        if self._probe_iters == 0:           # trust the ranking: take its pick unmeasured
-            if cands[0] is not self._current:
-                self._use(cands[0], it)
-                self.record.events.append((it, f"switched to {cands[0].config.id}"))
-            else:
-                self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
-            return
-        if all(c is not self._current for c in cands):
-            cands.append(self._current)      # the configuration running now competes too
-        if len(cands) == 1:
+        what, cands = after_selection(list(sel.candidates), self._current, self._probe_iters)
+        if what == "switch":
+            self._use(cands[0], it)
+            self.record.events.append((it, f"switched to {cands[0].config.id}"))
+        elif what == "keep":
             self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
-            return
-        # async probes its one pick against what runs now, online its top k too: a model measured on
-        # another machine (or a busy one) can be wrong, and a switch must not make the solve slower.
-        self._queue = cands
-        self._probe_t0 = time.perf_counter()
-        self._start_probe(it)
+        elif what == "probe":
+            self._queue = cands
+            self._probe_t0 = time.perf_counter()
+            self._start_probe(it)
 
     def _start_probe(self, it: int) -> None:
         self._times = []
