@@ -395,7 +395,9 @@ def test_cli_calibrate_with_your_matrices(tmp_path, monkeypatch, capsys):
     rm = pyspmv.calibrated_model("cpu")
     j = rm.meta["calibration"]["judged"]
     assert j["on"] == "yours" and j["matrices"]["yours"] == 4 and j["matrices"]["generated"] > 0
-    assert set(j["table"]["shipped"]) == {"yours", "generated", "all"} and j["table"]["shipped"]["yours"]["matrices"] == 4
+    assert j["matrices"]["real"] > 0          # the shipped real matrices are measured beside yours
+    assert set(j["table"]["shipped"]) == {"yours", "real", "generated", "all"}
+    assert j["table"]["shipped"]["yours"]["matrices"] == 4
     assert j["choice"] == rm.meta["calibration"]["choice"] and j["rule"] == adapt.RULE
     assert {"geomean_ratio", "within<5%", "timing", "bootstrap"} <= set(j["noise"])
     assert len(rm.meta["calibration"]["bad"]) == 3
@@ -443,6 +445,15 @@ def test_a_candidate_within_the_noise_leaves_the_shipped_model(tiny, shipped):
     assert mine["table"]["shipped"]["yours"]["matrices"] == 4
     assert mine["matrices"]["generated"] == len(set(local.groups)) - 4
     assert adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0}, set(some[:2]))["on"] == "all"
+    # without enough of yours, on the real-structured ones (issue 39: generated ones did not predict real ones)
+    five = sorted(set(local.groups))[:5]
+    real = adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0}, set(five[:2]), real=set(five[2:]))
+    assert real["on"] == "real" and real["matrices"] == {"yours": 2, "real": 3,
+                                                          "generated": len(set(local.groups)) - 5}
+    assert set(real["table"]["shipped"]) == {"yours", "real", "generated", "all"}
+    assert real["table"]["shipped"]["real"]["matrices"] == 3 and "real-structured" in real["decision"]
+    both = adapt.judge(cv, {"geomean_ratio": 0.0, "within<5%": 0.0}, set(some[:3]), real=set(some))
+    assert both["on"] == "yours" and both["matrices"]["real"] == 1    # yours are not counted twice
 
 
 def test_calibrate_keeps_the_shipped_model_when_the_noise_is_larger(tiny, shipped, tmp_path, monkeypatch):
@@ -451,15 +462,15 @@ def test_calibrate_keeps_the_shipped_model_when_the_noise_is_larger(tiny, shippe
     import shutil
     folder = tmp_path / "measured"
     shutil.copytree(TINY, folder)
-    monkeypatch.setattr(CALIBRATE, "timing_noise", lambda repeat, local: {"geomean_ratio": 10.0, "within<5%": 1.0,
-                                                                          "from": "test"})
+    monkeypatch.setattr(CALIBRATE, "timing_noise", lambda repeat, local, in_rounds=None: {
+        "geomean_ratio": 10.0, "within<5%": 1.0, "from": "test"})
     out = tmp_path / "m.pyspmv"
     c = pyspmv.calibrate("cpu", dataset=TINY, measure=False, folder=folder, out=out, progress=False)
     assert c.choice == "shipped" and c.judged["choice"] == "shipped" and c.judged["decision"].startswith("kept")
     back = pyspmv.load_model(out)
     j = back.meta["calibration"]["judged"]
     assert j["noise"]["geomean_ratio"] == 10.0 and j["noise"]["timing"]["from"] == "test" and j["on"] == "all"
-    assert set(j["table"]) == set(c.cv.index) and j["matrices"] == {"yours": 0, "generated": tiny.groups.nunique()}
+    assert set(j["table"]) == set(c.cv.index) and j["matrices"] == {"yours": 0, "real": 0, "generated": tiny.groups.nunique()}
     A = pyspmv.generate("poisson2d", 15)
     assert pyspmv.rank(A, back, device="cpu", dtype="float64") == pyspmv.rank(A, shipped, device="cpu",
                                                                               dtype="float64")

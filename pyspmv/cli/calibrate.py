@@ -10,7 +10,8 @@ from ..ranking.rank import calibrated_model
 from ..training.calibrate import calibrate
 from ..training.defaults import DRIFT_NOTE
 
-_SETS = {"yours": "your matrices", "generated": "generated matrices", "all": "all measured matrices"}
+_SETS = {"yours": "your matrices", "real": "real-structured matrices", "generated": "generated matrices",
+         "all": "all measured matrices"}
 
 
 def judged_lines(cal: dict[str, Any]) -> list[str]:
@@ -22,9 +23,10 @@ def judged_lines(cal: dict[str, Any]) -> list[str]:
                 f"{cal.get('choice')!r}")]
     n = j["matrices"]
     given = f" of {j['yours_given']} given" if j.get("yours_given") else ""
-    out = [(f"# judged on {_SETS[j['on']]}: {n['yours']} of yours{given}, {n['generated']} generated; held-out "
+    real = f", {n['real']} real-structured" if "real" in n else ""
+    out = [(f"# judged on {_SETS[j['on']]}: {n['yours']} of yours{given}{real}, {n['generated']} generated; held-out "
            "picks (grouped by matrix) within 5 % of the best / beyond 20 % / geomean t_pick/t_best")]
-    sets = [k for k in ("yours", "generated") if n[k]] or ["all"]
+    sets = [k for k in ("yours", "real", "generated") if n.get(k)] or ["all"]
     out.append(f"{'candidate':<16} " + "  ".join(f"{_SETS[k]:>27}" for k in sets))
     for name, row in j["table"].items():
         mark = "  <- chosen" if name == j["choice"] else ("  <- best, within the noise" if name == j["best"] else "")
@@ -36,8 +38,10 @@ def judged_lines(cal: dict[str, Any]) -> list[str]:
         out.append(f"{name:<16} " + "  ".join(f"{c:>27}" for c in cells) + mark)
     nz = j["noise"]
     t = nz.get("timing") or {}
+    spread = (f", {t['units']} matrix/value types whose configurations' rounds spread a median "
+              f"{t['spread']:.3f} max/min" if t.get("spread") else "")
     out.append(f"# noise: geomean {nz['geomean_ratio']:.3f}, within 5 % {nz['within<5%']:.1%} (timing, "
-               f"{t.get('from', '?')}: {t.get('geomean_ratio', 0):.3f} / {t.get('within<5%', 0):.1%}; resampling the "
+               f"{t.get('from', '?')}{spread}: {t.get('geomean_ratio', 0):.3f} / {t.get('within<5%', 0):.1%}; resampling the "
                f"judged matrices, twice the sd: {2 * nz['bootstrap']['geomean_ratio']:.3f} / "
                f"{2 * nz['bootstrap']['within<5%']:.1%})")
     out.append(f"# margin of {j['best']} over the shipped model: geomean {j['margin']['geomean_ratio']:+.3f}, within 5 % "

@@ -7,11 +7,11 @@ from typing import Any
 
 from ..matrices import generators as _generators
 from .collect import DamagedPartWarning, collect, consolidate
-from .corpus import CorpusEntry, folder_corpus, scaled_corpus, standard_corpus, suitesparse
+from .corpus import CorpusEntry, folder_corpus, real_corpus, scaled_corpus, standard_corpus, suitesparse
 from .load import X_COLUMNS, Dataset, available, combine, design_rows, load
 
 __all__ = ["X_COLUMNS", "CorpusEntry", "DamagedPartWarning", "Dataset", "available", "collect", "combine", "consolidate",
-           "design_rows", "folder_corpus", "load", "scaled_corpus", "standard_corpus", "suitesparse"]
+           "design_rows", "folder_corpus", "load", "real_corpus", "scaled_corpus", "standard_corpus", "suitesparse"]
 
 
 def __getattr__(name: str) -> Any:

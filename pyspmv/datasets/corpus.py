@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import re
 import tarfile
 import urllib.request
 import zlib
@@ -219,6 +220,57 @@ def scaled_corpus(folder: str | os.PathLike[str], min_nnz: float = 3e6, max_nnz:
             kinds.setdefault(e.group, []).append((float(rank), s))
     picks = [[s for _, s in sorted(v, key=lambda p: (p[0], p[1].name))[:per_kind]] for _, v in sorted(kinds.items())]
     return [p[i] for i in range(per_kind) for p in picks if i < len(p)]
+
+
+#: The real matrices shipped with the package (``pyspmv/data/real``: SuiteSparse Matrix Collection, CC BY 4.0;
+#: its README names each source) and the group prefix of every matrix of :func:`real_corpus`.
+REAL_FOLDER = Path(__file__).resolve().parents[1] / "data" / "real"
+REAL_GROUP = "real"
+_SCALED_NAME = re.compile(r"^(?P<base>.+)_x\d+(?:tile|kron)_r\d+$")
+
+
+def base_matrix(name: str) -> str:
+    """The real matrix a scaled copy (``<matrix>_x<factor><mode>_r<seed>``) was made from, else ``name``:
+    what cross-validation groups by, so that a matrix and its copies are never on both sides of a fold."""
+    m = _SCALED_NAME.match(name)
+    return m.group("base") if m else name
+
+
+def is_real(group: str) -> bool:
+    """Whether a dataset group is one of :func:`real_corpus`'s (a shipped real matrix or a copy of one)."""
+    return str(group).startswith(REAL_GROUP + ":")
+
+
+def real_corpus(max_nnz: float = 1e6, seed: int = 0, copies: int = 2,
+                folder: str | os.PathLike[str] | None = None) -> list[CorpusEntry]:
+    """The real matrices shipped with pyspmv and scaled-up copies of them: real structure for
+    :func:`pyspmv.calibrate` where the user gives no matrices of their own.
+
+    Each matrix of ``folder`` (default :data:`REAL_FOLDER`, ten SuiteSparse matrices of 2.8e3 to 9.3e5
+    entries) of at most ``max_nnz`` entries, then up to ``copies`` scaled copies of each
+    (:func:`pyspmv.matrices.generators.scaled`, tiled and Kronecker in turn) at sizes log-spread from 4 times
+    its own up to ``max_nnz``, so that every kind of real structure comes in the sizes calibration measures.
+
+    Returns
+    -------
+    list of CorpusEntry
+        The originals smallest first, then the copies smallest first; groups ``real:<kind>`` and
+        ``real:scaled_<kind>``, copies named ``<matrix>_x<factor><mode>_r<seed>`` (:func:`base_matrix`).
+    """
+    if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 0:
+        raise ValueError(f"The 'copies' parameter of real_corpus() must be an int >= 0. Got {copies!r} instead.")
+    base = folder_corpus(REAL_FOLDER if folder is None else folder)
+    originals = [CorpusEntry(e.name, f"{REAL_GROUP}:{e.group}", e.nnz, e.build) for e in base if e.nnz <= max_nnz]
+    scaled: dict[str, CorpusEntry] = {}
+    for e in base:
+        lo = 4.0 * max(e.nnz, 1)
+        if copies == 0 or lo > max_nnz:
+            continue
+        for i, t in enumerate(np.geomspace(lo, max_nnz, copies + 1)[:copies]):
+            s = _scaled_entry(e, float(t), ("tile", "kron")[i % 2], seed)
+            if s.nnz <= max_nnz:
+                scaled.setdefault(s.name, CorpusEntry(s.name, f"{REAL_GROUP}:scaled_{e.group}", s.nnz, s.build))
+    return originals + sorted(scaled.values(), key=lambda e: (e.nnz, e.name))
 
 
 def standard_corpus(max_nnz: float = 1e8, seed: int = 0, *, min_nnz: float = 0,

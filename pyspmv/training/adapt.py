@@ -170,9 +170,12 @@ def _train_rows(name: str, local: Local, shipped: Local | None) -> int:
 
 
 def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, kind: str = "forest",
-                   n_splits: int = 4, seed: int = 0, deadline: float | None = None) -> pd.DataFrame:
+                   n_splits: int = 4, seed: int = 0, deadline: float | None = None,
+                   folds_by: np.ndarray | None = None) -> pd.DataFrame:
     """Ranking quality of the shipped model and of every :data:`CANDIDATES` adaptation on the local
-    matrices, each held-out fold adapted on the other folds only (GroupKFold by matrix).
+    matrices, each held-out fold adapted on the other folds only (GroupKFold by matrix, or by
+    ``folds_by``, one label per row of ``local``: e.g. the real matrix each scaled copy was made from,
+    so that a matrix and its copies are never on both sides of a fold).
 
     ``deadline`` (a ``time.monotonic()`` value): a retrained candidate whose cross-validation and final
     fit are foreseen to end past it is skipped (its cost foreseen from the previous retrain's, in
@@ -187,10 +190,14 @@ def cross_validate(rm: RankModel, local: Local, shipped: Local | None = None, ki
 
     from sklearn.model_selection import GroupKFold
 
-    k = min(n_splits, len(np.unique(local.groups)))
+    by = local.groups if folds_by is None else np.asarray(folds_by)
+    if len(by) != len(local.y):
+        raise ValueError(f"The 'folds_by' parameter of cross_validate() needs one label per local row ({len(local.y)}). "
+                         f"Got {len(by)} instead.")
+    k = min(n_splits, len(np.unique(by)))
     if k < 2:
-        raise ValueError(f"Cross-validation needs at least 2 measured matrices. Got {k} instead.")
-    folds = list(GroupKFold(n_splits=k).split(local.X, groups=local.groups))
+        raise ValueError(f"Cross-validation needs at least 2 measured matrices (fold groups). Got {k} instead.")
+    folds = list(GroupKFold(n_splits=k).split(local.X, groups=by))
     unit = unit_key(local.groups, local.X["value_bytes"])
     matrix_of = dict(zip(unit, local.groups))
     rows, skipped, pers = {}, [], {}
@@ -265,11 +272,13 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
 BOOTSTRAP = 200
 JUDGE_MIN_MATRICES = 3
 #: The rule :func:`judge` applies, as recorded in a calibrated model's metadata.
-RULE = ("the candidate with the lowest geomean t_pick/t_best on the judged matrices replaces the shipped model only "
-        "when it is lower than the shipped model's by more than the noise on the geomean and its share within 5 % "
-        "is not lower by more than the noise on that share; noise = the larger of the timing noise (the same "
-        "matrices timed twice) and twice the bootstrap standard deviation of the difference over the judged "
-        "matrices")
+RULE = ("the candidate with the lowest geomean t_pick/t_best on the judged matrices (yours, else the real-structured "
+        "ones, else all) replaces the shipped model only when it is lower than the shipped model's by more than the "
+        "noise on the geomean and its share within 5 % is not lower by more than the noise on that share; noise = the "
+        "larger of the timing noise (each matrix timed in rounds, or the same matrices timed twice) and twice the "
+        "bootstrap standard deviation of the difference over the judged matrices")
+#: The sets of matrices a judgement reports, in the order they are judged on when enough were measured.
+SETS = ("yours", "real", "generated")
 
 
 def _metrics(per: pd.DataFrame) -> dict[str, Any]:
@@ -301,13 +310,14 @@ def _bootstrap_sd(a: pd.DataFrame, b: pd.DataFrame, seed: int) -> dict[str, floa
 
 
 def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | None = None,
-          seed: int = 0) -> dict[str, Any]:
+          seed: int = 0, real: set[str] | None = None) -> dict[str, Any]:
     """The choice between the shipped model and the candidates of ``cv`` (:func:`cross_validate`, with
     its held-out picks in ``cv.attrs["per"]``), made so that noise cannot decide it.
 
     The judged matrices: the user's own (``yours``, the names of the matrices measured from
-    ``calibrate(matrices=...)``) when at least :data:`JUDGE_MIN_MATRICES` of them were measured, else every
-    measured matrix. On their held-out (matrix, value type) units each candidate has its geomean
+    ``calibrate(matrices=...)``) when at least :data:`JUDGE_MIN_MATRICES` of them were measured, else the
+    real-structured ones (``real``: the real matrices shipped with pyspmv and their scaled copies) when at
+    least as many were, else every measured matrix: generated matrices did not predict real ones (issue 39). On their held-out (matrix, value type) units each candidate has its geomean
     t_pick/t_best and its share within 5 % of the best. The best candidate (:func:`best_candidate` on those
     numbers) replaces the shipped model only when
 
@@ -320,23 +330,22 @@ def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | No
     (the noise of having measured these matrices and not others). Otherwise the shipped model stays.
 
     Returns a dict (JSON-ready, recorded in the calibrated model's metadata): ``on`` (which matrices were
-    judged: ``'yours'`` or ``'all'``), ``matrices`` (counts: ``yours``, ``generated``), ``table``
-    (candidate -> {``yours``, ``generated``, ``all``} -> metrics), ``best``, ``margin``, ``noise``
+    judged: ``'yours'``, ``'real'`` or ``'all'``), ``matrices`` (counts of :data:`SETS`), ``table``
+    (candidate -> each of :data:`SETS` measured and ``all`` -> metrics), ``best``, ``margin``, ``noise``
     (``geomean_ratio``, ``within<5%``, and their ``timing`` and ``bootstrap`` parts), ``choice`` and
     ``decision`` (a sentence), ``rule`` (:data:`RULE`).
     """
     per = {n: pd.DataFrame(d) for n, d in cv.attrs["per"].items()}
-    yours = set(yours or ())
+    yours, real = set(yours or ()), set(real or ()) - set(yours or ())
+
+    def which(p: pd.DataFrame) -> dict[str, np.ndarray]:
+        y, r = p["matrix"].isin(yours).to_numpy(), p["matrix"].isin(real).to_numpy()
+        return {"yours": y, "real": r, "generated": ~(y | r), "all": np.ones(len(p), bool)}
     ref = per["shipped"]
-    mine = ref["matrix"].isin(yours).to_numpy()
-    n_yours, n_gen = int(ref.loc[mine, "matrix"].nunique()), int(ref.loc[~mine, "matrix"].nunique())
-    on = "yours" if n_yours >= JUDGE_MIN_MATRICES else "all"
-    table = {}
-    for name, p in per.items():
-        m = p["matrix"].isin(yours).to_numpy()
-        table[name] = {k: _metrics(p[sel]) for k, sel in (("yours", m), ("generated", ~m),
-                                                            ("all", np.ones(len(p), bool))) if sel.any()}
-    judged = {n: (p[p["matrix"].isin(yours)] if on == "yours" else p) for n, p in per.items()}
+    counts = {k: int(ref.loc[sel, "matrix"].nunique()) for k, sel in which(ref).items() if k in SETS}
+    on = next((k for k in ("yours", "real") if counts[k] >= JUDGE_MIN_MATRICES), "all")
+    table = {name: {k: _metrics(p[sel]) for k, sel in which(p).items() if sel.any()} for name, p in per.items()}
+    judged = {n: p[which(p)[on]] for n, p in per.items()}
     scores = pd.DataFrame({n: {"geomean_ratio": table[n][on]["geomean_ratio"],
                                "within<5%": table[n][on]["within<5%"]} for n in per}).T
     best = best_candidate(scores)
@@ -347,7 +356,7 @@ def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | No
     noise = {k: max(float(timing_noise.get(k) or 0.0), 2.0 * boot[k]) for k in ("geomean_ratio", "within<5%")}
     replace = best != "shipped" and margin["geomean_ratio"] > noise["geomean_ratio"] and \
         margin["within<5%"] >= -noise["within<5%"]
-    where = "your matrices" if on == "yours" else "the measured matrices"
+    where = {"yours": "your matrices", "real": "the real-structured matrices"}.get(on, "the measured matrices")
     if best == "shipped":
         decision = f"kept the shipped model: no candidate ranked {where} better"
     elif replace:
@@ -357,6 +366,6 @@ def judge(cv: pd.DataFrame, timing_noise: dict[str, float], yours: set[str] | No
         decision = (f"kept the shipped model: {best} was {margin['geomean_ratio']:+.3f} better in geomean and "
                     f"{margin['within<5%']:+.1%} within 5 % on {where}, not more than the noise "
                     f"({noise['geomean_ratio']:.3f}, {noise['within<5%']:.1%})")
-    return {"on": on, "matrices": {"yours": n_yours, "generated": n_gen}, "table": table, "best": best,
+    return {"on": on, "matrices": counts, "table": table, "best": best,
             "margin": margin, "noise": {**noise, "timing": dict(timing_noise), "bootstrap": boot},
             "choice": best if replace else "shipped", "decision": decision, "rule": RULE}

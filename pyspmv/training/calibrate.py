@@ -28,8 +28,8 @@ import numpy as np
 
 from .. import datasets
 from ..datasets import folder_corpus, standard_corpus
-from ..datasets.collect import _done, _replace, _save, measure
-from ..datasets.corpus import CorpusEntry
+from ..datasets.collect import _done, _replace, _safe, _save, _write_csv, measure
+from ..datasets.corpus import CorpusEntry, base_matrix, is_real, real_corpus
 from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark, device_info
 from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
 from ..matrices.configs import DEVICES
@@ -38,6 +38,7 @@ from ..matrices.matrix import DTYPES
 from ..matrices.mmio import load as load_mtx
 from ..ranking.modelfile import load_model, save_model
 from ..ranking.rank import default_model, reread_calibrated
+from . import rounds
 from .adapt import Local, adapt, cross_validate, judge
 from .defaults import (
     ADAPT_RESERVE_S,
@@ -207,8 +208,9 @@ def _cost_of(nnz: np.ndarray, known: pd.Series, known_nnz: pd.Series) -> np.ndar
 
 def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float, repeats: int, warmup: int,
           ndtypes: int) -> tuple[list[Any], pd.DataFrame, np.ndarray]:
-    """Candidate entries of the standard corpus, their features (the shipped dataset's where it has
-    them, computed otherwise) and their estimated measurement cost (s)."""
+    """Candidate entries, their features (the shipped dataset's where it has them, computed otherwise)
+    and their estimated measurement cost (s): the real matrices shipped with pyspmv and their scaled
+    copies (:func:`pyspmv.datasets.real_corpus`), then the generated standard corpus."""
     import pandas as pd
 
     entries = standard_corpus(max_nnz=max_nnz, seed=seed)
@@ -216,6 +218,7 @@ def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float,
         smallest = standard_corpus(seed=seed)[0].nnz
         raise ValueError(f"The 'max_nnz' parameter of calibrate() must be at least {smallest} (the smallest matrix of "
                          f"the standard corpus). Got {max_nnz:g} instead.")
+    entries = real_corpus(max_nnz=max_nnz, seed=seed) + entries
     known = shipped.features.set_index("matrix")
     rows = []
     for e in entries:
@@ -231,6 +234,16 @@ def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float,
     have = per_dtype.reindex([e.name for e in entries]).to_numpy()
     est = np.where(np.isfinite(have), have, est) * ndtypes
     return entries, F.reset_index(drop=True), est
+
+
+def measuring_order(entries: list[Any], F: pd.DataFrame, target: pd.DataFrame, cost: np.ndarray) -> list[int]:
+    """The real matrices shipped with pyspmv first (smallest first: what the choice is judged on), then
+    the scaled copies and generated matrices in :func:`select`'s order."""
+    first = [i for i, e in enumerate(entries) if is_real(e.group) and base_matrix(e.name) == e.name]
+    rest = np.array([i for i in range(len(entries)) if i not in set(first)], dtype=np.int64)
+    if not len(rest):
+        return first
+    return first + [int(rest[j]) for j in select(F.iloc[rest], target, cost[rest])]
 
 
 def noisy_rows(timings: pd.DataFrame, max_spread: float) -> np.ndarray:
@@ -288,20 +301,31 @@ def repeatability(first: pd.DataFrame, second: pd.DataFrame) -> dict[str, Any]:
             "best_again": float(np.exp(np.mean(np.log(again)))), "within5_again": float(np.mean(again <= 1.05))}
 
 
-def timing_noise(repeat: dict[str, Any] | None, local: Any) -> dict[str, Any]:
+def timing_noise(repeat: dict[str, Any] | None, local: Any, in_rounds: pd.DataFrame | None = None) -> dict[str, Any]:
     """How far the timings' own noise moves the metrics calibration chooses by, for
     :func:`pyspmv.training.adapt.judge`: ``geomean_ratio`` (how far above 1 the geomean t_pick/t_best of a
     perfect pick is) and ``within<5%`` (the share of picks it puts beyond 5 %), and ``from``.
 
-    From the matrices timed twice (``repeat``, :func:`repeatability`) where there are some: the first
+    From the matrices timed in rounds (``in_rounds``, :func:`pyspmv.training.rounds.noise`: each round's
+    fastest configurations timed by the other rounds, over every matrix measured so) where there are some,
+    the larger of that and the matrices timed twice; otherwise from the matrices timed twice (``repeat``, :func:`repeatability`) where there are some: the first
     timing's fastest configurations judged by the second (``best_again - 1``, ``1 - within5_again``);
     otherwise from the per-configuration quartiles of the measurements (``local``, an
     :class:`~pyspmv.training.adapt.Local`): over the (matrix, value type) units, the geometric mean of the
     fastest configuration's q75/q25, less 1, and the share of units where it exceeds 1.05.
     """
+    twice = None
     if repeat and repeat.get("best_again") is not None:
-        return {"geomean_ratio": float(repeat["best_again"]) - 1.0,
-                "within<5%": 1.0 - float(repeat.get("within5_again", 1.0)), "from": "timed twice"}
+        twice = {"geomean_ratio": float(repeat["best_again"]) - 1.0,
+                 "within<5%": 1.0 - float(repeat.get("within5_again", 1.0)), "from": "timed twice"}
+    r = rounds.noise(in_rounds) if in_rounds is not None and len(in_rounds) else None
+    if r is not None:
+        if twice is not None:
+            r = {**r, **{k: max(r[k], twice[k]) for k in ("geomean_ratio", "within<5%")},
+                 "from": "rounds and timed twice"}
+        return r
+    if twice is not None:
+        return twice
     import pandas as pd
     d = pd.DataFrame({"u": local.groups.astype(str), "b": local.X["value_bytes"].to_numpy(), "t": local.y,
                       "s": np.where(local.q25 > 0, local.q75 / np.where(local.q25 > 0, local.q25, 1.0), np.nan)})
@@ -333,6 +357,39 @@ def _repeat(entries: list[Any], measured: list[tuple[int, float, pd.DataFrame]],
     return repeatability(pd.concat(first), pd.concat(second)) if first else None
 
 
+def _keeping(e: CorpusEntry) -> tuple[CorpusEntry, dict[str, Any]]:
+    """``e`` whose build also keeps the matrix it built (in the dict, under ``"M"``): measured, then timed
+    again in rounds without building it twice."""
+    built: dict[str, Any] = {}
+
+    def build() -> Any:
+        built["M"] = e.build()
+        return built["M"]
+    return CorpusEntry(e.name, e.group, e.nnz, build), built
+
+
+def _in_rounds(M: Any, res: dict[str, Any], folder: Path, *, device: str, dtypes: tuple[str, ...], repeats: int,
+               warmup: int, budget_s: float) -> None:
+    """Time every configuration of ``M`` again, round after round, until the rounds agree
+    (:func:`pyspmv.training.rounds.settled`) or :data:`~pyspmv.training.rounds.MAX_ROUNDS` have run;
+    ``res["timings"]`` (the first round) becomes their combination, and the rounds are saved in
+    ``<folder>/rounds`` (before the timings, which mark the matrix done)."""
+    import pandas as pd
+    first = res["timings"]
+    frames, later = [rounds.frame(first, 0)], []
+    while len(frames) < rounds.MAX_ROUNDS:
+        if len(frames) >= rounds.MIN_ROUNDS and rounds.settled(pd.concat(frames)):
+            break
+        t = benchmark(M, None, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup, budget_s=budget_s,
+                      progress=False)
+        t["matrix"] = first["matrix"].iloc[0]
+        later.append(t)
+        frames.append(rounds.frame(t, len(frames)))
+    res["timings"] = rounds.combine(first, later)
+    (folder / "rounds").mkdir(exist_ok=True)
+    _write_csv(pd.concat(frames, ignore_index=True), folder / "rounds" / f"{_safe(res['name'])}.csv.gz")
+
+
 def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path, deadline: float, *,
              device: str, dtypes: tuple[str, ...], repeats: int, warmup: int, budget_s: float, max_spread: float,
              retries: int, progress: bool) -> tuple[int, list[dict[str, Any]], list[tuple[int, float, pd.DataFrame]]]:
@@ -360,14 +417,19 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
                 continue
             bar.set_postfix_str(f"{new} measured, now {e.name}")
             t0 = time.monotonic()
+            kept, built = _keeping(e)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NoisyTimingWarning)     # re-measured and reported below
-                res = measure(e, device=device, dtypes=dtypes, configs=None, repeats=repeats, warmup=warmup,
-                              budget_s=budget_s)
-            if res["timings"] is not None and len(noisy_rows(res["timings"], max_spread)):
-                res["timings"], again = remeasure(e.build(), res["timings"], device=device, max_spread=max_spread,
-                                                  retries=retries, repeats=repeats, warmup=warmup, budget_s=budget_s)
-                remeasured += again
+                res = measure(kept, device=device, dtypes=dtypes, configs=None,
+                              repeats=repeats, warmup=warmup, budget_s=budget_s)
+                if res["timings"] is not None and len(noisy_rows(res["timings"], max_spread)):
+                    res["timings"], again = remeasure(built["M"], res["timings"], device=device,
+                                                      max_spread=max_spread, retries=retries, repeats=repeats,
+                                                      warmup=warmup, budget_s=budget_s)
+                    remeasured += again
+                if res["timings"] is not None:
+                    _in_rounds(built["M"], res, folder, device=device, dtypes=dtypes, repeats=repeats, warmup=warmup,
+                               budget_s=budget_s)
             _save(res, parts)
             new += 1
             took = time.monotonic() - t0
@@ -489,7 +551,7 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
             entries, order, est = [], [], np.zeros(0)
         else:
             entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
-            order = select(F, shipped.features, est)
+            order = measuring_order(entries, F, shipped.features, est)
         if mine:                    # the user's first, smallest first; their cost from the shipped timings' fit
             cost = matrix_cost(shipped.table, budget_s, repeats, warmup) / max(1, shipped.table["dtype"].nunique())
             known = shipped.features.set_index("matrix")["nnz"]
@@ -530,10 +592,13 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         bad = bad + _failures(folder, files)
     groups = ds.table.drop_duplicates("matrix").set_index("matrix")["group"].astype(str)
     yours = {str(m) for m, g in groups.items() if g == USER_GROUP or g.startswith(USER_GROUP + ":")}
+    real = {str(m) for m, g in groups.items() if is_real(g)}
     local, base = Local.of(ds), Local.of(shipped)
     base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
-    cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s)
-    judged = judge(cv, timing_noise(repeat, local), yours, seed=seed)
+    cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s,
+                        folds_by=np.array([base_matrix(g) for g in local.groups]))
+    noise = timing_noise(repeat, local, rounds.read(folder, set(groups.index.astype(str))))
+    judged = judge(cv, noise, yours, seed=seed, real=real)
     judged["yours_given"] = len(mine) if mine else None
     choice = judged["choice"]
     cal = adapt(choice, rm, local, base, kind=kind, seed=seed)
