@@ -1,6 +1,6 @@
 """Three calibrations judged against the shipped model on real matrices the calibration never saw (issue 39).
 
-Usage: python benchmarks/calibrate_real.py WORK --corpus FOLDER [--corpus FOLDER ...] --machine TEXT
+Usage: python benchmarks/calibrate_real.py WORK --corpus FOLDER [--corpus FOLDER ...] [--machine TEXT]
        [--calibrations 3] [--budget 0.05] [--max-nnz 3e6] [--time-limit S] [--out benchmarks/results/calibrate_real.md]
 
 In WORK (resumed when run again: each step skips what it finds done):
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _md import md_header, md_row, provenance
+from _md import machine, md_header, md_row, provenance
 from calibrate import picks, repeat_picks
 
 import pyspmv
@@ -56,7 +56,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("work", help="folder of the truths, calibrations and models (resumed)")
     ap.add_argument("--corpus", action="append", required=True, help="a Matrix Market folder with MANIFEST.csv")
-    ap.add_argument("--machine", required=True, help="the machine, in words")
+    ap.add_argument("--machine", help="the machine, in words (default: processor and cores)")
     ap.add_argument("--calibrations", type=int, default=3)
     ap.add_argument("--budget", type=float, default=0.05, help="the truth's timing budget per configuration (s)")
     ap.add_argument("--max-nnz", type=float, default=3e6)
@@ -117,7 +117,7 @@ def main() -> None:
                               and c["geomean"] <= TARGET["geomean"])
         return ok_ship, ok_target
 
-    lines = ["# Calibration judged on real matrices it never saw", "", provenance(host=args.machine), "",
+    lines = ["# Calibration judged on real matrices it never saw", "", provenance(host=args.machine or machine()), "",
              (f"Truth: `pyspmv collect` of {A.groups.nunique()} real matrices of {', '.join(Path(c).name for c in args.corpus)} "
               f"(up to {args.max_nnz:.0e} entries; the {len(seen)} real matrices shipped for calibration left out), every "
               f"CPU configuration, both value types, --budget {args.budget}: truthA before the calibrations "

@@ -81,6 +81,11 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("datasets/cpu", "--models", "linear", "--dtypes", "float64", "--out", "{out}")),
     Bench("calibrate", "calibrate.py", "pyspmv calibrate on another machine against its measured truth",
           needs=("inputs",)),
+    Bench("calibrate_real", "calibrate_real.py", "three calibrations against the shipped default on real matrices "
+          "they never saw, between two collections of them (results/calibrate_real.*)",
+          ("benchmarks/results/calibrate_real_work", "--corpus", "{shared}/corpus", "--corpus", "{shared}/matrices"),
+          ("{out}/calibrate_real_work", "--corpus", "{shared}/matrices", "--max-nnz", "3e3", "--calibrations", "1",
+           "--time-limit", "20", "--budget", "0.002", "--out", "{out}/calibrate_real.md"), needs=("corpus",)),
     Bench("solvers", "solvers.py", "solver policies against a fixed cpu/csr/rows solve (results/solvers.*)",
           quick=("--limit", "2", "--repeats", "1", "--min-time", "0", "--max-products", "50", "--out",
                  "{out}/solvers"), needs=("corpus",)),
