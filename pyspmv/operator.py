@@ -11,12 +11,11 @@ import numpy as np
 from . import _core
 from ._core import NotApplicableError
 from .devices import arrays, gpu
-from .devices.run import PADDING_TIMES_X, prepare
+from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
 from .matrices.mmio import as_matrix
 from .ranking.rank import rank
-
 
 #: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
 _NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
@@ -198,7 +197,7 @@ class Operator:
         why = []
         for c in candidates:
             try:
-                F = DM if c.format == "csr" else gpu.convert_on_device(DM, c.format, **c.format_kwargs)
+                c, F = prepare_on_device(DM, c)
                 return c, F, gpu.Plan(F, c)       # its setup says whether the configuration can serve A
             except NotApplicableError as exc:
                 why.append(f"{c.id}: {exc}")
