@@ -4,6 +4,7 @@ GPU (marker gpu) a scipy matrix converted on the host and a CuPy matrix converte
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import pyspmv
+from pyspmv.cli import main
 from pyspmv.devices import benchmark as benchmark_module
 from pyspmv.ranking import rank as rank_module
 from pyspmv.ranking.rank import VERIFY_BUDGET_S, VERIFY_REPEATS, VERIFY_WARMUP, Measured, verify_runs, weigh_verify
@@ -317,6 +319,27 @@ def test_cuda_verify_without_a_gpu_says_why():
         with pytest.raises(pyspmv.DeviceUnavailableError):
             pyspmv.rank(A, device="cuda", verify=2, **kw)
     assert pyspmv.rank(A, device="cuda") == pyspmv.rank(A, device="cuda", verify=0)
+
+
+def test_cli_verify(fake, capsys):
+    r0 = pyspmv.rank(A, device="cpu")
+    fake({c: 3.0 - i for i, c in enumerate(ids(r0, 3))})
+    assert main(["rank", "--generate", "poisson2d:30", "--device", "cpu", "--verify", "3", "--top", "4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [ln.split() for ln in out if not ln.startswith("#")]
+    assert rows[0] == ["rank", "config", "predicted_us", "vs_pick", "measured_us", "mark"]
+    assert [x[1] for x in rows[1:4]] == ids(r0, 3)[::-1]
+    assert [x[4] for x in rows[1:5]] == ["1000.000", "2000.000", "3000.000", "-"]
+    assert any(ln.startswith("# verify=3: the model's first 3") for ln in out)
+    assert main(["rank", "--generate", "poisson2d:30", "--device", "cpu", "--verify", "3", "--json"]) == 0
+    (o,) = json.loads(capsys.readouterr().out)
+    assert o["verify"] == 3 and o["verify_note"].startswith("verify=3") and o["verify_weighed"] is None
+    assert [e["measured_us"] for e in o["ranking"][:4]] == [1000.0, 2000.0, 3000.0, None]
+    assert main(["rank", "--generate", "poisson2d:30", "--device", "cpu", "--json"]) == 0
+    assert "measured_us" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["rank", "--generate", "poisson2d:30", "--device", "cpu", "--verify", "0"])
+    assert "--verify: must be a positive integer" in capsys.readouterr().err
 
 
 # ---- on the GPU (python3 -P -m pytest -m gpu) ----
