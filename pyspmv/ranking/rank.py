@@ -42,12 +42,14 @@ ESTIMATE_NNZ = 65536
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).
 _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
 
-#: rank(verify=k) times each configuration as :func:`pyspmv.benchmark` does (its noise checks included), with
-#: fewer runs than its defaults so that verifying costs tens of products rather than hundreds: at most
-#: VERIFY_WARMUP untimed runs, then at most VERIFY_REPEATS timed ones, stopping once VERIFY_BUDGET_S seconds
-#: of them are spent. These untuned settings are also what rank(verify=k, n_calls=...) counts as the cost.
+# rank(verify=k) times each configuration as pyspmv.benchmark() does (its noise checks included), with fewer runs
+# than its defaults so that verifying costs tens of products rather than hundreds. Untuned; they are also what
+# rank(verify=k, n_calls=...) counts as the cost of measuring (verify_runs).
+#: Untimed runs rank(verify=k) makes of each configuration before timing it, at most.
 VERIFY_WARMUP = 3
+#: Timed runs rank(verify=k) makes of each configuration, at most; their median orders them.
 VERIFY_REPEATS = 30
+#: Seconds of timed runs per configuration in rank(verify=k): timing stops once they are spent.
 VERIFY_BUDGET_S = 0.1
 #: The median of |e| for a normal e is this many standard deviations: rank(verify=k, n_calls=...) reads the
 #: model's median error on the ratio to the pick (Precision.tie_tol) as a log-normal error of that median.
