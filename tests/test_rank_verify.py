@@ -267,9 +267,14 @@ def test_matrix_on_the_gpu_is_converted_there(monkeypatch):
 
     def prepare(DM, c):
         converted.append((DM, c.id))
+        if c.format == "ell":
+            raise MemoryError("out of GPU memory")
         return c, Converted(c)
 
     def one(run, c, F, on, convert_ms, warmup, repeats, budget_s, check):
+        if isinstance(F, Exception):             # as benchmark()'s: not timed
+            return {"config": c.id, "median_ms": math.nan, "q25_ms": math.nan, "q75_ms": math.nan,
+                    "convert_ms": math.nan, "status": "not_applicable", "note": str(F)}
         timed.append((c.id, F is on, run.dt, warmup, repeats, budget_s, check))
         t = 1.0 + len(timed)
         return {"config": c.id, "median_ms": t, "q25_ms": t, "q75_ms": t, "convert_ms": convert_ms, "status": "ok",
@@ -286,9 +291,22 @@ def test_matrix_on_the_gpu_is_converted_there(monkeypatch):
     r0 = pyspmv.rank(B, device="cuda")
     r = pyspmv.rank(D, device="cuda", verify=3)
     assert list(r[3:]) == list(r0[3:]) and ids(r, 3) == ids(r0, 3)       # the made-up times keep the order
-    assert wrapped == [D] and converted == [("DM", c) for c in ids(r0, 3)]
+    first = {}
+    for c in ids(r0, 3):                         # one conversion per format and parameters
+        first.setdefault((pyspmv.config(c).format, str(pyspmv.config(c).format_kwargs)), c)
+    assert wrapped == [D] and converted == [("DM", c) for c in first.values()]
     assert timed == [(c, True, np.float32, VERIFY_WARMUP, VERIFY_REPEATS, VERIFY_BUDGET_S, False) for c in ids(r0, 3)]
     assert "timed on cuda converted on the GPU" in r.verify_note and r.measured == dict(zip(ids(r0, 3), [2., 3., 4.]))
+    # configurations of one format and parameters share one conversion, as in benchmark(); a format the GPU has
+    # no memory for is an 'error' row, placed after those timed, and the others are still timed
+    cands = ["pyspmv/ell/bs=128", "pyspmv/sell/c=32/sigma=1/bs=128", "pyspmv/sell/c=32/sigma=1/bs=256",
+             "pyspmv/csr/scalar/bs=128"]
+    converted.clear()
+    timed.clear()
+    rows = rank_module._time_on_device(pyspmv.Matrix(B), D, cands, "float32")
+    assert [c for _, c in converted] == cands[:2] + cands[3:]
+    assert [x["status"] for x in rows] == ["error", "ok", "ok", "ok"] and "out of GPU memory" in rows[0]["note"]
+    assert rows[1]["convert_ms"] == rows[2]["convert_ms"] and [t[0] for t in timed] == cands[1:]
 
 
 @pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")     # a shared machine may be busy
@@ -396,8 +414,8 @@ def test_gpu_verify_cupy_matrix_converts_on_the_device(dtype, monkeypatch):
     r = pyspmv.rank(D, device="cuda", verify=k)
     assert r.dtype == np.dtype(dtype).name
     _check_verified(r, r0, k, "timed on cuda converted on the GPU")
-    assert sorted(converted) == sorted(pyspmv.config(c).format for c in ids(r0, k)
-                                       if pyspmv.config(c).format != "csr"), converted
+    keys = {(pyspmv.config(c).format, str(pyspmv.config(c).format_kwargs)) for c in ids(r0, k)}
+    assert sorted(converted) == sorted(f for f, _ in keys if f != "csr"), (converted, keys)   # once per format key
     op = pyspmv.Operator(D, verify=3)
     assert op.config.id == op.ranking.best and len(op.ranking.verified) == 3, op.ranking.verify_note
     x = np.random.default_rng(1).uniform(-1, 1, B.shape[1]).astype(dtype)
