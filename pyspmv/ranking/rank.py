@@ -55,6 +55,7 @@ VERIFY_BUDGET_S = 0.1
 #: model's median error on the ratio to the pick (Precision.tie_tol) as a log-normal error of that median.
 _MEDIAN_ABS_NORMAL = 0.6744897501960817
 
+
 class Precision(NamedTuple):
     """How far a model's predicted times can be read, as measured on held-out matrices.
 
@@ -287,6 +288,10 @@ class Ranking(list):
     "order only" from :attr:`best_of_all`: the default forest's predictions understate the gaps beyond
     ``max_gap`` times the best configuration of the device, restricted or not, so a restricted pick
     slower than that has only its order too (a note says so).
+
+    A ranking made with ``rank(verify=k)`` lists its first configurations in the order measured on the
+    device, with their predictions (ties and marks then count from the measured best): :attr:`verified`,
+    :attr:`measured` and :attr:`verify_note` say what was timed and how, and :attr:`order` says so in words.
     """
 
     #: The libraries ``rank(libraries=...)`` kept (:attr:`pyspmv.Config.library`, in
