@@ -11,12 +11,11 @@ import numpy as np
 from . import _core
 from ._core import NotApplicableError
 from .devices import arrays, gpu
-from .devices.run import PADDING_TIMES_X, prepare
+from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
 from .matrices.mmio import as_matrix
 from .ranking.rank import rank
-
 
 #: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
 _NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
@@ -58,7 +57,8 @@ class Operator:
     alpha=..., beta=...)``.
 
     The configuration is ``config`` when given, else the first of :func:`pyspmv.rank`'s ranking (with
-    ``model``, ``n_calls`` and ``deterministic``) that can serve ``A``. The operator keeps its own
+    ``model``, ``n_calls``, ``deterministic`` and ``verify``) that can serve ``A``: with ``verify=k`` the
+    fastest of the model's first k as measured on the device. The operator keeps its own
     conversion: later changes to the matrix it was made from do not reach it.
 
     Parameters
@@ -71,8 +71,11 @@ class Operator:
         The configuration (:func:`pyspmv.configs`); default: the ranked pick.
     dtype : {'float32', 'float64'}, optional
         Arithmetic type; default ``A``'s value type.
-    n_calls, deterministic, model
-        :func:`pyspmv.rank`'s, for the ranked pick (not with ``config``).
+    n_calls, deterministic, model, verify
+        :func:`pyspmv.rank`'s, for the ranked pick (not with ``config``). ``verify=k`` times the model's
+        first k configurations on the device (converted on the GPU for a matrix that lives there) and
+        runs the fastest measured; with ``n_calls`` only where the expected gain pays for the measuring
+        (:attr:`ranking` says what was done: :attr:`pyspmv.Ranking.verified`, its notes).
     rmatvec : bool, default False
         Also convert ``A.T`` with the same configuration, so that :meth:`rmatvec` is offered (twice the
         memory; a transposed product without it would convert per call, which this class exists to avoid).
@@ -113,7 +116,7 @@ class Operator:
 
     def __init__(self, A: Any, device: str | None = None, *, config: Config | str | None = None,
                  dtype: Any = None, n_calls: int | None = None, deterministic: bool = False,
-                 model: Any = None, rmatvec: bool = False):
+                 model: Any = None, rmatvec: bool = False, verify: int | None = None):
         self._fwd = self._adj = None
         if device is not None and device not in ("cpu", "cuda"):
             raise ValueError(f"The 'device' parameter of Operator() must be 'cpu', 'cuda' or None. Got {device!r} "
@@ -125,13 +128,11 @@ class Operator:
             if rmatvec:
                 raise ValueError("'rmatvec': the transpose of a matrix that lives on the GPU is not converted "
                                  "yet; build a second Operator from A.T (CuPy: A.T.tocsr()).")
-            c, F, plan = self._on_device(A, device, config, dtype, n_calls, deterministic, model)
+            c, F, plan = self._on_device(A, device, config, dtype, n_calls, deterministic, model, verify)
         else:
             plan = None
         if plan is None and config is not None:
-            if n_calls is not None or deterministic or model is not None:
-                raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one "
-                                 "by rank(), not both.")
+            _config_or_rank(n_calls, deterministic, model, verify)
             c = _config_arg(config)
             if device is not None and c.device != device:
                 raise ValueError(f"The 'config' parameter of Operator() names {c.id!r}, which runs on {c.device}, "
@@ -141,7 +142,7 @@ class Operator:
             if isinstance(A, FormatMatrix):
                 raise ValueError("Operator() of a FormatMatrix needs 'config' (its format's configuration); "
                                  "pass the Matrix to have one picked.")
-            c, F = self._pick(A, device or "cpu", dtype, n_calls, deterministic, model)
+            c, F = self._pick(A, device or "cpu", dtype, n_calls, deterministic, model, verify)
         self.config: Config = c
         self.device: str = c.device
         self.dtype: np.dtype = F.dtype
@@ -155,11 +156,12 @@ class Operator:
                 raise NotApplicableError(f"'rmatvec': configuration {c.id!r} cannot serve A.T: {exc}") from None
             self._adj = _Side(FT, c)
 
-    def _pick(self, A: Any, device: str, dtype: Any, n_calls: Any, deterministic: Any,
-              model: Any) -> tuple[Config, FormatMatrix]:
+    def _pick(self, A: Any, device: str, dtype: Any, n_calls: Any, deterministic: Any, model: Any,
+              verify: Any) -> tuple[Config, FormatMatrix]:
         """The first configuration of the ranking that converts, and its conversion."""
         M = as_matrix(A)
-        r = rank(M, model=model, device=device, dtype=dtype, n_calls=n_calls, deterministic=deterministic)
+        r = rank(M, model=model, device=device, dtype=dtype, n_calls=n_calls, deterministic=deterministic,
+                 verify=verify)
         self.ranking = r
         why = []
         for cid, ms in r:
@@ -173,32 +175,31 @@ class Operator:
                                  + (f" ({'; '.join(why[:3])})" if why else ""))
 
     def _on_device(self, A: Any, device: str | None, cfg: Any, dtype: Any, n_calls: Any, deterministic: Any,
-                   model: Any) -> tuple[Config, gpu.DeviceMatrix, gpu.Plan]:
+                   model: Any, verify: Any) -> tuple[Config, gpu.DeviceMatrix, gpu.Plan]:
         """A matrix that lives on the GPU (CuPy, PyTorch), read in place as CSR and converted on the device for
         the configuration given, or for the first of the ranking (made from the structure read to the host
-        once: features computed on the device are to come) that can serve it."""
+        once: features computed on the device are to come; with ``verify``, timed converted on the device)
+        that can serve it."""
         if device == "cpu":
             raise ValueError("The 'A' parameter lives on the GPU; Operator(device='cpu') needs it on the host "
                              "(CuPy: A.get()), or use device='cuda'.")
         D = arrays.device_csr(A, dtype)
         if cfg is not None:
-            if n_calls is not None or deterministic or model is not None:
-                raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one "
-                                 "by rank(), not both.")
+            _config_or_rank(n_calls, deterministic, model, verify)
             candidates = [_config_arg(cfg)]
             if candidates[0].device != "cuda":
                 raise ValueError(f"The 'config' parameter of Operator() names {candidates[0].id!r}, which runs on "
                                  f"{candidates[0].device}; 'A' lives on the GPU.")
         else:
-            r = rank(D.to_host(), model=model, device="cuda", dtype=D.dtype, n_calls=n_calls,
-                     deterministic=deterministic)
+            r = rank(D, model=model, device="cuda", dtype=D.dtype, n_calls=n_calls, deterministic=deterministic,
+                     verify=verify)
             self.ranking = r
             candidates = [config(cid) for cid, ms in r if np.isfinite(ms)]
         DM = gpu.DeviceMatrix.wrap_csr(D)
         why = []
         for c in candidates:
             try:
-                F = DM if c.format == "csr" else gpu.convert_on_device(DM, c.format, **c.format_kwargs)
+                c, F = prepare_on_device(DM, c)
                 return c, F, gpu.Plan(F, c)       # its setup says whether the configuration can serve A
             except NotApplicableError as exc:
                 why.append(f"{c.id}: {exc}")
@@ -348,6 +349,13 @@ class Operator:
         state = "closed" if self.closed else f"{self.nbytes} bytes"
         return (f"<pyspmv.Operator {self.shape[0]}x{self.shape[1]} {self.dtype} on {self.device}: "
                 f"{self.config.id} ({how}){t}, {state}>")
+
+
+def _config_or_rank(n_calls: Any, deterministic: Any, model: Any, verify: Any) -> None:
+    """Refuse rank()'s arguments beside a given configuration."""
+    if n_calls is not None or deterministic or model is not None or verify is not None:
+        raise ValueError("Operator() takes 'config', or 'n_calls', 'deterministic' and 'model' to pick one by rank() "
+                         "(and 'verify' to time its first), not both.")
 
 
 def _config_arg(cfg: Any) -> Config:

@@ -42,6 +42,17 @@ def top_arg(text: str) -> int | None:
     return n
 
 
+def verify_arg(text: str) -> int:
+    """--verify's type: a positive integer (how many of the first configurations to time)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer. Got {text!r} instead.")
+    return n
+
+
 def libraries_arg(text: str) -> list[str]:
     """--library's type: one library name or a comma list of them (LIBRARIES)."""
     names = [n.strip() for n in text.split(",")]
@@ -198,7 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--library cusparse ranks only what a program calling cuSPARSE itself can run (pyspmv configs shows the "
         "cusparseFormat_t and cusparseSpMVAlg_t of each); --library and --deterministic keep the order and "
         "predictions of the whole ranking, the pick is the first kept, and 'order only' still counts from the best "
-        "of all the device's configurations, which a note names.")
+        "of all the device's configurations, which a note names. --verify K times the first K configurations on "
+        "the device (a GPU for cuda) and re-orders them by the measured time (measured_us), the rest after them; "
+        "with --n-calls only where the expected gain over N products pays for the measuring (a note says what was "
+        "done and why).")
     p.add_argument("files", nargs="*", metavar="FILE", help="Matrix Market files (.mtx or .mtx.gz)")
     p.add_argument("--generate", action="append", metavar="KIND:SIZE",
                    help=f"rank a generated matrix too (first); repeatable; KIND is one of {', '.join(GENERATORS)}")
@@ -211,12 +225,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--library", action="append", type=libraries_arg, metavar="NAME[,NAME...]",
                    help=f"only the configurations of these libraries ({', '.join(LIBRARIES)}; cpu is the cpu "
                         "device's only one); repeatable, or a comma list (default: every library)")
+    p.add_argument("--verify", type=verify_arg, metavar="K",
+                   help="time the first K configurations of each ranking on the device and re-order them by "
+                        "measured time (rank(verify=K)); with --n-calls only where it pays")
     p.add_argument("--top", type=top_arg, default=TOP_DEFAULT, metavar="N|all",
                    help="print the first N of each ranking, or all")
     p.add_argument("--json", action="store_true",
                    help="print one JSON list, an object per matrix (its 'ranking': rank, config, predicted_us, "
                         "vs_pick, mark; predicted_us null where 'order only' or 'n/a'; 'libraries', "
-                        "'deterministic' and 'best_of_all' say what --library and --deterministic left out); a FILE "
+                        "'deterministic' and 'best_of_all' say what --library and --deterministic left out; with "
+                        "--verify, measured_us per row, null where not measured, and 'verify_note'); a FILE "
                         "that cannot be read is an object with 'error'")
 
     p = command("export", "export a model as a C99 header (OUT.h) or a model file")

@@ -44,11 +44,14 @@ def ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Ex
 
 
 def rank_table(r: Any, rows: list, score: str) -> list[str]:
-    """The text table of `pyspmv rank`: a column header, one line per row."""
+    """The text table of `pyspmv rank`: a column header, one line per row (with a measured_us column where the
+    ranking was verified, '-' where not measured)."""
     unit = "predicted_us" if score == "predicted_ms" else "score"
     scale = 1e3 if score == "predicted_ms" else 1.0
     width = max([len(x.config) for x in rows] + [len("config")])
-    lines = [f"{'rank':>4}  {'config':<{width}}  {unit:>12}  {'vs_pick':>7}  mark"]
+    t = r.measured if r.verified is not None else None
+    head = "" if t is None else f"  {'measured_us':>11}"
+    lines = [f"{'rank':>4}  {'config':<{width}}  {unit:>12}  {'vs_pick':>7}{head}  mark"]
     for x in rows:
         if x.mark == "n/a":
             value, gap = "n/a", "-"
@@ -56,7 +59,8 @@ def rank_table(r: Any, rows: list, score: str) -> list[str]:
             value, gap = "-", f">+{100 * (r.order_only_beyond - 1):.0f}%"
         else:
             value, gap = f"{x.predicted * scale:.3f}", vs_pick(x.vs_pick) or "-"
-        lines.append(f"{x.rank:>4}  {x.config:<{width}}  {value:>12}  {gap:>7}  {x.mark}".rstrip())
+        measured = "" if t is None else f"  {f'{t[x.config] * 1e3:.3f}' if x.config in t else '-':>11}"
+        lines.append(f"{x.rank:>4}  {x.config:<{width}}  {value:>12}  {gap:>7}{measured}  {x.mark}".rstrip())
     return lines
 
 
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 status = 2
                 continue
             r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic,
-                     libraries=libraries)
+                     libraries=libraries, verify=args.verify)
             rows = r.rows(args.top)
             us = r.score == "predicted_ms"
             p, best = r.precision, r.best_of_all
@@ -113,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
                                      "predicted_us" if us else "score":
                                          None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
                                      "vs_pick": x.vs_pick, "mark": x.mark} for x in rows]})
+            if args.verify:
+                t = r.measured
+                out[-1].update(verify=args.verify, verify_note=r.verify_note, verify_weighed=r.verify_weighed)
+                for e in out[-1]["ranking"]:
+                    e["measured_us"] = t[e["config"]] * 1e3 if e["config"] in t else None
             if args.json:
                 continue
             if sum("matrix" in o for o in out) > 1:         # a blank line between tables

@@ -1,5 +1,6 @@
-"""What every product with one configuration starts with: the device check, the conversion and the
-checked ``x`` (for :func:`pyspmv.spmv`, :func:`pyspmv.benchmark` and the solvers)."""
+"""What every product with one configuration starts with: the device check, the conversion (on the host, or on
+the GPU for a matrix that lives there) and the checked ``x`` (for :func:`pyspmv.spmv`, :func:`pyspmv.benchmark`,
+:class:`pyspmv.Operator`, ``rank(verify=k)`` and the solvers)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -37,6 +38,17 @@ def prepare(A: Any, cfg: Config | str, dtype: Any = None) -> tuple[Config, Forma
         return c, A
     M = as_matrix(A)
     return c, convert(M, c.format, dtype=dtype if dtype is not None else M.dtype, **c.format_kwargs)
+
+
+def prepare_on_device(DM: gpu.DeviceMatrix, cfg: Config | str) -> tuple[Config, gpu.DeviceMatrix]:
+    """Parse ``cfg`` (a ``cuda`` configuration) and convert ``DM``, a CSR matrix that lives on the GPU, for it
+    on the GPU (:func:`gpu.convert_on_device`; a CSR configuration reads ``DM`` itself): what :class:`pyspmv.Operator`
+    of a CuPy or PyTorch matrix and ``rank(verify=k)`` of one convert with, never through the host."""
+    c = config(cfg)
+    if c.device != "cuda":
+        raise ValueError(f"Configuration {c.id!r} runs on {c.device}; a matrix that lives on the GPU is converted "
+                         "for cuda configurations.")
+    return c, DM if c.format == "csr" else gpu.convert_on_device(DM, c.format, **c.format_kwargs)
 
 
 def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:

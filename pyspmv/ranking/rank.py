@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from functools import lru_cache
 from html import escape
 from typing import Any, NamedTuple
@@ -11,10 +12,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _core
+from ..devices import arrays, gpu
+from ..devices.benchmark import _DtypeRun, benchmark
 from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
+from ..devices.run import prepare_on_device, require_device
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
-from ..devices import arrays
 from ..matrices.mmio import as_matrix
 from .cache import default_model
 from .modelfile import load_model
@@ -38,6 +41,20 @@ ESTIMATE_NNZ = 65536
 
 #: The names of the value types rank() takes, by dtype (a dict lookup costs less than dtype.name).
 _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
+
+# rank(verify=k) times each configuration as pyspmv.benchmark() does (its noise checks included), with fewer runs
+# than its defaults so that verifying costs tens of products rather than hundreds. Untuned; they are also what
+# rank(verify=k, n_calls=...) counts as the cost of measuring (verify_runs).
+#: Untimed runs rank(verify=k) makes of each configuration before timing it, at most.
+VERIFY_WARMUP = 3
+#: Timed runs rank(verify=k) makes of each configuration, at most; their median orders them.
+VERIFY_REPEATS = 30
+#: Seconds of timed runs per configuration in rank(verify=k): timing stops once they are spent.
+VERIFY_BUDGET_S = 0.1
+#: The median of |e| for a normal e is this many standard deviations: rank(verify=k, n_calls=...) reads the
+#: model's median error on the ratio to the pick (Precision.tie_tol) as a log-normal error of that median.
+_MEDIAN_ABS_NORMAL = 0.6744897501960817
+
 
 class Precision(NamedTuple):
     """How far a model's predicted times can be read, as measured on held-out matrices.
@@ -232,6 +249,23 @@ class RankRow(NamedTuple):
     mark: str
 
 
+class Measured(NamedTuple):
+    """One configuration ``rank(verify=k)`` timed (:attr:`Ranking.verified`): its row of the
+    :func:`pyspmv.benchmark` table."""
+
+    config: str
+    #: Median, first and third quartile of the timed products in ms (NaN where ``status`` is not 'ok').
+    median_ms: float
+    q25_ms: float
+    q75_ms: float
+    #: The conversion in ms; on the GPU with the upload (or the conversion on the device) and the setup.
+    convert_ms: float
+    #: benchmark()'s: ``'ok'``, ``'not_applicable'`` or ``'error'`` (``note`` says why).
+    status: str
+    #: benchmark()'s note: why it was not timed, or whether its timings stayed noisy.
+    note: str
+
+
 class Ranking(list):
     """What :func:`rank` returns: a list of ``(configuration id, predicted ms)`` pairs in ranked order.
 
@@ -254,6 +288,10 @@ class Ranking(list):
     "order only" from :attr:`best_of_all`: the default forest's predictions understate the gaps beyond
     ``max_gap`` times the best configuration of the device, restricted or not, so a restricted pick
     slower than that has only its order too (a note says so).
+
+    A ranking made with ``rank(verify=k)`` lists its first configurations in the order measured on the
+    device, with their predictions (ties and marks then count from the measured best): :attr:`verified`,
+    :attr:`measured` and :attr:`verify_note` say what was timed and how, and :attr:`order` says so in words.
     """
 
     #: The libraries ``rank(libraries=...)`` kept (:attr:`pyspmv.Config.library`, in
@@ -264,6 +302,16 @@ class Ranking(list):
     #: ``(id, predicted)`` of the configuration the whole ranking (no ``libraries``, not
     #: ``deterministic``) puts first, where this ranking leaves some out; None where it lists them all.
     best_of_all: tuple[str, float] | None = None
+    #: What ``rank(verify=k)`` timed (:class:`Measured`), in the order it gave them (fastest first, those
+    #: that could not be timed last); an empty tuple where it timed nothing (``n_calls`` too few to pay
+    #: for it: :attr:`verify_note` says so); None where verification was not asked.
+    verified: tuple[Measured, ...] | None = None
+    #: What ``rank(verify=k)`` did, in one sentence (also a line of :meth:`notes`); None without verify.
+    verify_note: str | None = None
+    #: ``(cost, gain)`` that ``rank(verify=k, n_calls=...)`` weighed, in products of the pick's predicted
+    #: time: the estimated cost of measuring, and its expected saving over ``n_calls`` products; None where
+    #: nothing was weighed.
+    verify_weighed: tuple[float, float] | None = None
 
     #: Rows the HTML table shows; ``to_frame()`` has them all.
     HTML_ROWS = 20
@@ -297,15 +345,23 @@ class Ranking(list):
         return self[0][0] if self else None
 
     @property
+    def measured(self) -> dict[str, float]:
+        """The measured median ms of each configuration :attr:`verified` timed, by id (empty where none was)."""
+        return {m.config: m.median_ms for m in self.verified or () if m.status == "ok"}
+
+    @property
     def order(self) -> str:
         """What the order of the list is, in words."""
         if self.score != "predicted_ms":
-            return "by the model's score, lowest first"
-        if self.bytes_pow > 0:
-            return ("by predicted time, except that of two predictions a few per cent apart the one moving fewer "
+            rule = "by the model's score, lowest first"
+        elif self.bytes_pow > 0:
+            rule = ("by predicted time, except that of two predictions a few per cent apart the one moving fewer "
                     f"bytes comes first (time x (bytes moved per byte of values)^{self.bytes_pow:g}), so a neighbour "
                     "may be predicted a little faster")
-        return "by predicted time, fastest first"
+        else:
+            rule = "by predicted time, fastest first"
+        n = len(self.verified or ())
+        return rule if not n else f"the first {n} by measured time (rank(verify=...)), then the rest {rule}"
 
     def _best(self) -> float:
         """The prediction "order only" counts from: :attr:`best_of_all`'s, else the pick's (NaN: none)."""
@@ -360,10 +416,14 @@ class Ranking(list):
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per configuration: ``rank`` (1 = fastest, the index), ``config`` and
-        ``predicted_ms`` (or ``score``); ``inf`` where a configuration cannot serve the matrix."""
+        ``predicted_ms`` (or ``score``); ``inf`` where a configuration cannot serve the matrix. Where
+        ``rank(verify=k)`` was asked, also ``measured_ms`` (NaN where not measured)."""
         import pandas as pd
         df = pd.DataFrame(list(self), columns=["config", self.score])
         df.index = pd.RangeIndex(1, len(df) + 1, name="rank")
+        if self.verified is not None:
+            t = self.measured
+            df["measured_ms"] = [t.get(c, math.nan) for c, _ in self]
         return df
 
     def _restriction(self) -> str:
@@ -397,13 +457,18 @@ class Ranking(list):
                 f"{', ' + escape(self.dtype) if self.dtype else ''}; ordered {escape(self.order)}"
                 + (f" (first {self.HTML_ROWS} shown; <code>to_frame()</code> has all)" if len(self) > self.HTML_ROWS
                    else "") + "</p>")
+        t = self.measured if self.verified is not None else None
+
+        def measured(c: str) -> str:
+            return "" if t is None else f"<td>{f'{t[c]:.6g}' if c in t else ''}</td>"
         body = "".join(
             f"<tr><th>{r.rank}</th><td>{escape(r.config)}</td>"
             f"<td>{'&mdash;' if r.predicted is None else f'{r.predicted:.6g}'}</td>"
-            f"<td>{vs_pick(r.vs_pick)}</td><td>{escape(r.mark)}</td></tr>"
+            f"<td>{vs_pick(r.vs_pick)}</td>{measured(r.config)}<td>{escape(r.mark)}</td></tr>"
             for r in rows)
         table = (f"<table><thead><tr><th>rank</th><th>config</th><th>{escape(self.score)}</th><th>vs_pick</th>"
-                 f"<th>mark</th></tr></thead><tbody>{body}</tbody></table>")
+                 f"{'' if t is None else '<th>measured_ms</th>'}<th>mark</th></tr></thead><tbody>{body}</tbody>"
+                 "</table>")
         return head + table + "".join(f"<p><small>{escape(n)}</small></p>" for n in self.notes(rows))
 
     def notes(self, rows: list[RankRow] | None = None) -> list[str]:
@@ -414,6 +479,8 @@ class Ranking(list):
         out = []
         if self.libraries is not None or self.deterministic:
             out.append(self._restriction())
+        if self.verify_note:
+            out.append(self.verify_note)
         if p is not None and "tie" in marks:
             out.append(f"tie: predicted at most {p.tie_tol:.1%} slower than the pick (or faster), the median error "
                        f"of the predicted ratio to the pick near the top, measured for {p.source}: the model cannot "
@@ -433,7 +500,8 @@ class Ranking(list):
 
 
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
-         deterministic: bool = False, estimate: bool | None = None, libraries: Any = None) -> Ranking:
+         deterministic: bool = False, estimate: bool | None = None, libraries: Any = None,
+         verify: int | None = None) -> Ranking:
     """Every configuration of ``device`` that the model ranks (those it was trained on) for matrix ``A``,
     ranked by predicted time. A configuration registered after the model was trained is in
     :func:`pyspmv.configs` and :func:`pyspmv.benchmark` but not in this ranking until a model is trained
@@ -484,6 +552,30 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         order and with the predictions they have in the whole ranking, and the Ranking says what was
         left out (:attr:`Ranking.libraries`, :attr:`Ranking.best_of_all`, a note); the same holds for
         ``deterministic``.
+    verify : int, optional
+        Measure what the model is unsure of: time the first ``verify`` configurations of the ranking that
+        can serve ``A`` (all of them where fewer can) on ``device`` and return them re-ordered by measured
+        time, fastest first, the rest after them in the model's order; 0 or None (default): the model's
+        order alone. They are timed as :func:`pyspmv.benchmark` times (its noise checks and warnings
+        included, results not checked against scipy), with at most :data:`VERIFY_WARMUP` untimed and
+        :data:`VERIFY_REPEATS` timed runs each within :data:`VERIFY_BUDGET_S` seconds. On ``'cuda'`` a
+        matrix that lives on the GPU is converted there (:func:`pyspmv.devices.gpu.convert_on_device`),
+        any other on the host and uploaded. With ``n_calls`` the order is by measured time plus the
+        measured conversion divided by ``n_calls``. The Ranking says what was done:
+        :attr:`Ranking.verified` (ids, measured ms and quartiles), :attr:`Ranking.verify_note` (also in
+        :meth:`Ranking.notes`), ``measured_ms`` in ``to_frame()``.
+
+        With ``n_calls`` it measures only where the expected gain pays for the measuring. For the
+        candidates i = 1..k (1: the pick) with predicted product times ``t_i`` and conversion times
+        ``c_i`` (the model's fit that ``n_calls`` adds), the cost is ``sum_i c_i + r_i t_i``, ``r_i``
+        the runs made at the settings above; the gain is ``n_calls * sum_{i>=2} E[(v_1 - c_i / n_calls
+        - t_i e^x)+]``, the expected saving per product over the pick (``v_1 = t_1 + c_1 / n_calls``)
+        where a candidate's measured time is its prediction times ``e^x``, ``x`` normal with median
+        ``|x|`` the model's measured error on the ratio to the pick (:attr:`Precision.tie_tol`). It
+        measures when the gain exceeds the cost; otherwise it measures nothing and its note gives both,
+        in products of the pick's predicted time (also :attr:`Ranking.verify_weighed`). A model whose
+        error was not measured (:attr:`Ranking.precision` None) cannot be weighed: it is measured, and
+        the note says so.
 
     Returns
     -------
@@ -503,6 +595,8 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     ValueError
         An argument outside what it takes (the message names it and what is allowed), a model of
         another device, a ``libraries`` of which the device or the model has no configuration.
+    pyspmv.DeviceUnavailableError
+        ``verify`` on ``'cuda'`` where no GPU is usable (whether or not ``n_calls`` would have it measure).
 
     Warns
     -----
@@ -510,14 +604,19 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
         Once per model, when the model records a machine (``meta['fingerprint']`` or
         ``meta['device_info']``) other than this one: another processor or thread count, another GPU.
         ``pyspmv calibrate`` adapts the model to this machine.
+    pyspmv.NoisyTimingWarning, pyspmv.BusyMachineWarning
+        With ``verify``, as :func:`pyspmv.benchmark` warns: its timings were disturbed by other work.
     """
     if device is not None and device not in DEVICES:
         raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or n_calls < 1):
         raise ValueError(f"The 'n_calls' parameter of rank() must be a positive int or None. Got {n_calls!r} instead.")
-    if arrays.is_device_matrix(A):
-        A = arrays.device_csr(A, None).to_host()
+    on_gpu = None
+    if isinstance(A, arrays.DeviceCSR) or arrays.is_device_matrix(A):     # a DeviceCSR: Operator's read of one
+        on_gpu = A if isinstance(A, arrays.DeviceCSR) else arrays.device_csr(A, None)
+        A = on_gpu.to_host()
+    k = 0 if verify is None else _verify_arg(verify)
     M = as_matrix(A)
     if dtype is None:
         dtype = _DTYPE_NAMES.get(M.dtype) or M.dtype.name
@@ -553,11 +652,197 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if libraries is None and not det:
         pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
                            p.id_tuple, p.keep[False], ESTIMATE_NNZ)
-        return Ranking._of(pairs, rm.device, dtype, score, M.name, p)
-    if libraries is not None:
-        libraries = _libraries(libraries, rm.device, p)
-    keep = p.keep[True] if libraries is None else p.keep_of(det, libraries)
-    pairs, i, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
-                              p.id_tuple, keep, ESTIMATE_NNZ, True)
-    best = (p.id_tuple[i], ms) if keep is not None and i >= 0 else None
-    return Ranking._of(pairs, rm.device, dtype, score, M.name, p, libraries, det, best)
+        r = Ranking._of(pairs, rm.device, dtype, score, M.name, p)
+    else:
+        if libraries is not None:
+            libraries = _libraries(libraries, rm.device, p)
+        keep = p.keep[True] if libraries is None else p.keep_of(det, libraries)
+        pairs, i, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add,
+                                  sample, p.id_tuple, keep, ESTIMATE_NNZ, True)
+        best = (p.id_tuple[i], ms) if keep is not None and i >= 0 else None
+        r = Ranking._of(pairs, rm.device, dtype, score, M.name, p, libraries, det, best)
+    if k:
+        _verify(r, k, M, on_gpu, p, n_calls)
+    return r
+
+
+def _verify_arg(verify: Any) -> int:
+    """rank()'s ``verify``, checked: an int >= 0."""
+    if isinstance(verify, bool | np.bool_) or not isinstance(verify, int | np.integer) or verify < 0:
+        raise ValueError(f"The 'verify' parameter of rank() must be an int >= 0 (how many of the first configurations "
+                         f"to time; 0: none) or None. Got {verify!r} instead.")
+    return int(verify)
+
+
+def _normal_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def verify_runs(t_ms: float) -> float:
+    """The products ``rank(verify=k)`` makes of a configuration whose product takes ``t_ms``: the warm-up and
+    timed runs :func:`pyspmv.benchmark` makes with :data:`VERIFY_WARMUP`, :data:`VERIFY_REPEATS` and
+    :data:`VERIFY_BUDGET_S` (as many as fit in the budget, at least one of each)."""
+    fit = max(1.0, VERIFY_BUDGET_S * 1e3 / t_ms)
+    return min(float(VERIFY_WARMUP), fit) + min(float(VERIFY_REPEATS), fit)
+
+
+def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float) -> tuple[float, float]:
+    """``(cost, gain)`` in ms of timing the candidates whose predicted product times are ``t`` (``t[0]`` the
+    pick's) and predicted conversions ``conv``, for ``n_calls`` products: the rule of ``rank(verify=k,
+    n_calls=...)`` (its docstring). The cost is every candidate's conversion and :func:`verify_runs`
+    products; the gain ``n_calls`` times the expected saving per product of each other candidate over the
+    pick, summed, its measured time being its prediction times a log-normal factor whose median error is
+    ``tie_tol`` (``E[(K - X)+]`` of a log-normal ``X``, Black's formula)."""
+    s = max(tie_tol, 1e-12) / _MEDIAN_ABS_NORMAL
+    cost = sum(c + verify_runs(ti) * ti for ti, c in zip(t, conv))
+    v1 = t[0] + conv[0] / n_calls
+    per_call = 0.0
+    for ti, c in zip(t[1:], conv[1:]):
+        K = v1 - c / n_calls                   # what the candidate must beat, its conversion counted
+        if K <= 0.0:
+            continue
+        d = math.log(K / ti) / s
+        per_call += K * _normal_cdf(d) - ti * math.exp(0.5 * s * s) * _normal_cdf(d - s)
+    return cost, n_calls * max(per_call, 0.0)
+
+
+def _verify(r: Ranking, k: int, M: Any, on_gpu: arrays.DeviceCSR | None, p: _Ranked, n_calls: int | None) -> None:
+    """rank(verify=k): time the first k usable configurations of ``r`` (unless n_calls says it does not pay) and
+    re-order them in place by measurement; set ``verified``, ``verify_note`` and ``verify_weighed``."""
+    r.verified = ()
+    require_device(r.device)              # whether or not n_calls has it measure: the same answer every time
+    n = 0
+    while n < len(r) and n < k and math.isfinite(r[n][1]):     # inf (cannot serve A) only last
+        n += 1
+    asked = f"verify={k}" + (f" with n_calls={n_calls}" if n_calls is not None else "")
+    fewer = f" (only {n} can serve the matrix)" if n < k else ""
+    if n == 0:
+        r.verify_note = f"{asked}: nothing measured: no configuration of the ranking can serve the matrix."
+        return
+    weighed = ""
+    if n_calls is not None:
+        why = _unweighable(r)
+        if why:
+            weighed = f"; measured without weighing its cost: {why}"
+        else:
+            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls)
+            cost, gain = weigh_verify(t, conv, n_calls, r.precision.tie_tol)
+            r.verify_weighed = (cost / t[0], gain / t[0])
+            runs = sum(verify_runs(x) for x in t)
+            nums = (f"measuring was estimated to cost {cost / t[0]:.3g} products of the pick's predicted time "
+                    f"({n} conversion{'s' if n > 1 else ''} and {runs:.0f} timed products), against an expected gain "
+                    f"of {gain / t[0]:.3g} over {n_calls} product{'s' if n_calls > 1 else ''} (the model's measured "
+                    f"error on the ratio to the pick: {r.precision.tie_tol:.1%})")
+            if gain <= cost:
+                r.verify_note = f"{asked}: nothing measured{fewer}: {nums}: it does not pay; the model's order stands."
+                return
+            weighed = f"; {nums}"
+    rows = _measure(M, on_gpu, [c for c, _ in r[:n]], r.device, r.dtype)
+
+    def key(m: Measured) -> float:
+        conv = m.convert_ms / n_calls if n_calls is not None and math.isfinite(m.convert_ms) else 0.0
+        return m.median_ms + conv
+
+    ok = sorted((m for m in rows if m.status == "ok" and math.isfinite(m.median_ms)), key=key)   # stable
+    bad = [m for m in rows if not (m.status == "ok" and math.isfinite(m.median_ms))]
+    predicted = dict(r[:n])
+    model_rank = {c: i for i, (c, _) in enumerate(r[:n], 1)}
+    r[:n] = [(m.config, predicted[m.config]) for m in ok + bad]
+    r.verified = tuple(ok + bad)
+    where = (" converted on the GPU" if on_gpu is not None and r.device == "cuda" else
+             " converted on the host and uploaded" if r.device == "cuda" else "")
+    by = "measured time plus measured conversion / n_calls" if n_calls is not None else "measured time"
+    if ok:
+        b = ok[0]
+        said = f"{b.config} fastest at {b.median_ms:.4g} ms, the model's {_ordinal(model_rank[b.config])}"
+        pick = next((m for m in ok if model_rank[m.config] == 1), None)
+        if pick is not None and pick is not b and b.median_ms > 0:
+            said += f"; the model's pick measured {pick.median_ms / b.median_ms - 1:.1%} slower"
+    else:
+        said = "none could be timed"
+    failed = "".join(f"; {m.config} not timed ({m.status}: {m.note})" for m in bad)
+    r.verify_note = (f"{asked}: the model's first {n} configurations{fewer} timed on {r.device}{where}, "
+                     f"re-ordered by {by}: {said}{failed}{weighed}.")
+
+
+def _predicted_parts(r: Ranking, p: _Ranked, n: int, nnz: int, n_calls: int) -> tuple[list[float], list[float]]:
+    """The predicted product times and conversion times (ms) of the first ``n`` configurations of ``r``, ranked
+    with ``n_calls``: each conversion by the model's fit, as rank() added it (no fit: 0), the product time
+    what remains of the prediction."""
+    fits = {f: (a, b) for f, a, b in zip(p.formats, *p.convert)}
+    conv = []
+    for c, _ in r[:n]:
+        a, b = fits.get(config(c).format, (math.nan, math.nan))
+        ms = a + b * nnz
+        conv.append(float(ms) if math.isfinite(ms) else 0.0)
+    return [max(v - c / n_calls, 1e-12) for (_, v), c in zip(r[:n], conv)], conv
+
+
+def _unweighable(r: Ranking) -> str:
+    """Why rank(verify=k, n_calls=...) cannot weigh the cost of measuring against its gain ('' where it can)."""
+    if r.score != "predicted_ms":
+        return "the model scores configurations instead of predicting their times"
+    if r.precision is None:
+        return "this model's error was not measured, so the expected gain is unknown"
+    if not (math.isfinite(r[0][1]) and r[0][1] > 0):
+        return "the pick's predicted time is not a positive number"
+    return ""
+
+
+def _ordinal(i: int) -> str:
+    """'pick' for 1, else 2nd, 3rd, 4th, ..., 11th, 21st, ..."""
+    if i == 1:
+        return "pick"
+    suffix = "th" if 10 <= i % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(i % 10, "th")
+    return f"{i}{suffix}"
+
+
+def _measure(M: Any, on_gpu: arrays.DeviceCSR | None, ids: list[str], device: str, dtype: str) -> list[Measured]:
+    """The configurations ``ids`` timed on ``device`` by pyspmv.benchmark's machinery: on the GPU, a matrix that
+    lives there converted there; any other converted on the host (and uploaded, on the GPU)."""
+    if on_gpu is not None and device == "cuda":
+        recs = _time_on_device(M, on_gpu, ids, dtype)
+        cols = [[x[f] for x in recs] for f in _MEASURED_COLUMNS]
+    else:
+        df = benchmark(M, ids, device=device, dtype=dtype, repeats=VERIFY_REPEATS, warmup=VERIFY_WARMUP,
+                       budget_s=VERIFY_BUDGET_S, check=False, progress=False)
+        cols = [df[f].tolist() for f in _MEASURED_COLUMNS]        # a third of to_dict()'s time
+    return [Measured(c, float(m), float(q25), float(q75), float(cv), str(st), str(nt))
+            for c, m, q25, q75, cv, st, nt in zip(*cols)]
+
+
+#: The columns of a benchmark() row that make a Measured, in its order.
+_MEASURED_COLUMNS = ("config", "median_ms", "q25_ms", "q75_ms", "convert_ms", "status", "note")
+
+
+def _time_on_device(M: Any, D: arrays.DeviceCSR, ids: list[str], dtype: str) -> list[dict[str, Any]]:
+    """benchmark()'s rows of ``ids`` for a CSR matrix that lives on the GPU: converted there as an Operator of it
+    converts (``prepare_on_device``; once per format and format parameters, as benchmark() converts, kept until
+    its last configuration is timed), timed by benchmark()'s own runner; ``M`` is its host copy."""
+    dt = np.dtype(dtype)
+    if D.dtype != dt:
+        D = arrays.device_csr(D.owner, dt)
+    DM = gpu.DeviceMatrix.wrap_csr(D)
+    run = _DtypeRun(M, dt, "cuda", 0, None)
+    cfgs = [config(c) for c in ids]
+    keys = [(c.format, tuple(sorted(c.format_kwargs.items()))) for c in cfgs]
+    last = {key: i for i, key in enumerate(keys)}
+    held: dict[Any, tuple[Any, float]] = {}
+    rows = []
+    for i, (c, key) in enumerate(zip(cfgs, keys)):
+        if key not in held:
+            t0 = time.perf_counter()
+            try:
+                F: Any = prepare_on_device(DM, c)[1]
+            except (_core.NotApplicableError, MemoryError) as exc:     # MemoryError: the GPU's, for this format
+                F = exc
+            held[key] = (F, (time.perf_counter() - t0) * 1e3)
+        F, ms = held[key]
+        row = run.one(c, F, None if isinstance(F, Exception) else F, ms, VERIFY_WARMUP, VERIFY_REPEATS,
+                      VERIFY_BUDGET_S, False)
+        if isinstance(F, MemoryError):
+            row.update(status="error", note=f"MemoryError: {F}")
+        rows.append(row)
+        if last[key] == i:
+            del held[key]
+    return rows
