@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pyspmv import _core
-from pyspmv.devices import gpu
 from pyspmv.cli import about
+from pyspmv.devices import gpu
 
 H100 = {"name": "NVIDIA H100 80GB HBM3", "compute_capability": (9, 0), "sm_count": 132,
         "global_mem_bytes": 85 * 2**30, "driver_version": "13.0", "runtime_version": "13.0",

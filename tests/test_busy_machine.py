@@ -6,16 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
 import pyspmv
+from pyspmv.cli import main
 from pyspmv.devices import machine
 from pyspmv.devices.benchmark import BUSY_CPUS
-from pyspmv.cli import main
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
 # compiled modules) would come first on sys.path and shadow the installed one.

@@ -8,9 +8,9 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 import zipfile
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -128,8 +128,8 @@ def test_predict_best_keeps_value_types_apart():
 
 def test_model_names_are_one_list():
     """The command line's light list of model kinds names exactly pyspmv.models' classes."""
-    from pyspmv.training import train_default
     from pyspmv.models import MODELS
+    from pyspmv.training import train_default
     assert set(train_default.MODELS) == set(MODELS)
     for kind in MODELS:
         assert type(train_default.make_model(kind, seed=3)) is MODELS[kind]
