@@ -5,11 +5,17 @@ Usage: python benchmarks/calibrate_real.py WORK --corpus FOLDER [--corpus FOLDER
 
 In WORK (resumed when run again: each step skips what it finds done):
 
-1. ``truthA``: ``pyspmv collect`` of every matrix of the corpora (folders with MANIFEST.csv) that calibration
+1. ``truth_r0``: ``pyspmv collect`` of every matrix of the corpora (folders with MANIFEST.csv) that calibration
    does not measure (the real matrices shipped with pyspmv are left out), every CPU configuration, both value types;
 2. ``cal1`` ... ``calN``: ``pyspmv.calibrate('cpu')`` from scratch with its defaults (each its own measurements
    folder and model file; its wall time recorded);
-3. ``truthB``: the same collection again, after the calibrations: the truth timed twice, minutes apart.
+3. ``truth_r1`` ... : the same collection again, ``2 * --rounds`` collections in all, one after the other.
+
+The truth is timed in interleaved rounds, as calibration times its matrices (:mod:`pyspmv.training.rounds`): truthA
+combines the even collections (each configuration's median of theirs, quartiles widened to their spread), truthB
+the odd ones, so that truthA against truthB says how well the truth repeats. One collection of the 2-core VM did
+not: threaded products of 4e3 to 2e4 entries pay for waking OpenMP's sleeping threads (the passive wait policy),
+and that cost jumps between about 0.01 and 0.05 ms from one moment to the next.
 
 Each model picks, for each (matrix, value type), the configuration it predicts fastest; the pick's measured
 time against the best's, in truthA and in truthB, gives the share within 5 % of the best (a pick whose
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -32,8 +39,10 @@ from _md import machine, md_header, md_row, provenance
 from calibrate import picks, repeat_picks
 
 import pyspmv
+from pyspmv.datasets.collect import read_table
 from pyspmv.datasets.corpus import REAL_FOLDER, folder_corpus
 from pyspmv.training.defaults import TIME_LIMIT_S
+from pyspmv.training.rounds import combine
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = {"within<5%": 0.85, "within>20%": 0.03, "geomean": 1.03}
@@ -45,11 +54,23 @@ def metrics(per: pd.DataFrame) -> dict[str, float]:
             "geomean": float(np.exp(np.mean(np.log(per["ratio"]))))}
 
 
-def truth(folder: Path, entries: list, budget: float) -> pyspmv.datasets.Dataset:
+def collected(folder: Path, entries: list, budget: float) -> Path:
+    """``folder``, a collection of ``entries`` (resumed)."""
     if not (folder / "metadata.json").is_file() or len(list((folder / "parts").glob("*.csv.gz"))) < len(entries):
         pyspmv.datasets.collect(entries, folder, device="cpu", dtypes=("float32", "float64"), budget_s=budget,
                                 progress=True)
-    return pyspmv.datasets.load(folder, dtype=None)
+    return folder
+
+
+def combined(folders: list[Path], out: Path) -> pyspmv.datasets.Dataset:
+    """The collections ``folders`` (the same matrices) as one dataset in ``out``: each configuration the median of
+    their timings (:func:`pyspmv.training.rounds.combine`), the first's features and metadata."""
+    out.mkdir(parents=True, exist_ok=True)
+    first, *later = (read_table(f / "timings.csv.gz") for f in folders)
+    combine(first, later).to_csv(out / "timings.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+    for name in ("features.csv.gz", "metadata.json"):
+        shutil.copyfile(folders[0] / name, out / name)
+    return pyspmv.datasets.load(out, dtype=None)
 
 
 def main() -> None:
@@ -58,6 +79,7 @@ def main() -> None:
     ap.add_argument("--corpus", action="append", required=True, help="a Matrix Market folder with MANIFEST.csv")
     ap.add_argument("--machine", help="the machine, in words (default: processor and cores)")
     ap.add_argument("--calibrations", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="collections combined into each of truthA and truthB")
     ap.add_argument("--budget", type=float, default=0.05, help="the truth's timing budget per configuration (s)")
     ap.add_argument("--max-nnz", type=float, default=3e6)
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT_S, help="each calibration's (s; its default)")
@@ -74,8 +96,11 @@ def main() -> None:
                 names.add(e.name)
     log = work / "log.json"
     record = json.loads(log.read_text()) if log.is_file() else {}
-    A = truth(work / "truthA", entries, args.budget)
-    record.setdefault("truthA_done", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+    def stamp(key: str) -> None:
+        record.setdefault(key, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
+        log.write_text(json.dumps(record, indent=1))
+    rounds = [collected(work / "truth_r0", entries, args.budget)]
+    stamp("truth_r0_done")
     for i in range(1, args.calibrations + 1):
         model = work / f"cal{i}.pyspmv"
         if not model.is_file():
@@ -84,9 +109,11 @@ def main() -> None:
             record[f"cal{i}"] = {"wall_s": round(time.monotonic() - t0, 1), "choice": c.choice,
                                  "matrices": len(c.matrices), "decision": c.judged.get("decision")}
             log.write_text(json.dumps(record, indent=1))
-    B = truth(work / "truthB", entries, args.budget)
-    record.setdefault("truthB_done", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
-    log.write_text(json.dumps(record, indent=1))
+    for k in range(1, 2 * args.rounds):
+        rounds.append(collected(work / f"truth_r{k}", entries, args.budget))
+        stamp(f"truth_r{k}_done")
+    A, B = combined(rounds[0::2], work / "truthA"), combined(rounds[1::2], work / "truthB")
+    one = metrics(repeat_picks(*(pyspmv.datasets.load(f, dtype=None) for f in rounds[:2])))
 
     shipped = pyspmv.default_model("cpu")
     models = {"shipped default": shipped} | {f"calibration {i}": pyspmv.load_model(work / f"cal{i}.pyspmv")
@@ -118,15 +145,19 @@ def main() -> None:
         return ok_ship, ok_target
 
     lines = ["# Calibration judged on real matrices it never saw", "", provenance(host=args.machine or machine()), "",
-             (f"Truth: `pyspmv collect` of {A.groups.nunique()} real matrices of {', '.join(Path(c).name for c in args.corpus)} "
-              f"(up to {args.max_nnz:.0e} entries; the {len(seen)} real matrices shipped for calibration left out), every "
-              f"CPU configuration, both value types, --budget {args.budget}: truthA before the calibrations "
-              f"({record.get('truthA_done')}), truthB after them ({record.get('truthB_done')}). The shipped default "
-              f"was trained on datasets/cpu (an AMD EPYC 2-core VM, 2026-11-23), which holds these matrices."),
+             (f"Truth: {2 * args.rounds} collections (`pyspmv.collect`) of {A.groups.nunique()} real matrices of "
+              f"{', '.join(Path(c).name for c in args.corpus)} (up to {args.max_nnz:.0e} entries; the {len(seen)} real "
+              f"matrices shipped for calibration left out), every CPU configuration, both value types, --budget "
+              f"{args.budget}: the first before the calibrations ({record.get('truth_r0_done')}), the others after them "
+              f"(the last done {record.get(f'truth_r{2 * args.rounds - 1}_done')}); truthA combines collections "
+              f"0, 2, ..., truthB 1, 3, ... (each configuration's median). The shipped default was trained on "
+              f"datasets/cpu (an AMD EPYC 2-core VM, 2026-11-23, before pyspmv's OpenMP threads waited passively), "
+              f"which holds these matrices."),
              "",
              (f"The truth's own spread: truthA's fastest configuration timed by truthB is within 5 % of truthB's best for "
               f"{spread['within<5%']:.1%} of {spread['picks']} picks, beyond 20 % for {spread['within>20%']:.1%}, "
-              f"geomean {spread['geomean']:.3f}: no model can be judged finer than that."),
+              f"geomean {spread['geomean']:.3f}: no model can be judged finer than that. One collection against the "
+              f"next gave {one['within<5%']:.1%}, {one['within>20%']:.1%} and {one['geomean']:.3f}."),
              "", *md_header(["truth", "model", "value types", "picks", "within 5 %", "beyond 20 %", "geomean t_pick/t_best"],
                             "lllrrrr")]
     for r in rows:
