@@ -7,7 +7,8 @@ Each measurement runs in a child process of its own, because OpenMP reads its wa
 is loaded: ``passive`` imports pyspmv as a user does (pyspmv sets ``OMP_WAIT_POLICY=passive`` unless the
 environment sets it); ``spin`` loads libgomp before pyspmv with ``OMP_WAIT_POLICY`` unset (libgomp's own
 default, each waiting thread spinning about 3 ms; also what a process gets whose OpenMP another library
-loaded first); ``1 thread`` runs ``OMP_NUM_THREADS=1``, the product without a team. A child times each
+loaded first); ``spin 10k`` and ``spin 50k`` the same with ``GOMP_SPINCOUNT`` 10,000 and 50,000 (a short spin,
+then sleep); ``1 thread`` runs ``OMP_NUM_THREADS=1``, the product without a team. A child times each
 product quiet, then starts ``python -c "while True: pass"``, waits 0.5 s and times them again beside it.
 The repetitions go round the modes, so that a change of the machine's other load hits every mode.
 
@@ -35,9 +36,10 @@ from typing import Any
 import numpy as np
 from _md import md_header, md_row, write_report
 
-MATRICES = [("poisson2d", 300), ("poisson2d", 100)]
+MATRICES = [("poisson2d", 300), ("poisson2d", 100), ("poisson2d", 40)]
 CONFIGS = ["cpu/csr/rows", "cpu/ell", "cpu/coo"]
-MODES = {"passive": {}, "spin": {"preload": "gomp"}, "1 thread": {"OMP_NUM_THREADS": "1"}}
+MODES = {"passive": {}, "spin": {"preload": "gomp"}, "spin 10k": {"preload": "gomp", "GOMP_SPINCOUNT": "10000"},
+         "spin 50k": {"preload": "gomp", "GOMP_SPINCOUNT": "50000"}, "1 thread": {"OMP_NUM_THREADS": "1"}}
 #: Acceptance: a product beside one competing busy process within this factor of its quiet time.
 WITHIN = 3.0
 
@@ -82,8 +84,9 @@ def run(reps: int) -> list[dict[str, Any]]:
     rows = []
     for rep in range(reps):
         for mode, spec in MODES.items():
-            env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")}
-            env.update({k: v for k, v in spec.items() if k.startswith("OMP_")})
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT")}
+            env.update({k: v for k, v in spec.items() if k.startswith(("OMP_", "GOMP_"))})
             out = subprocess.run([sys.executable, __file__, "--child", mode], env=env, capture_output=True,
                                  text=True, check=True).stdout
             rows += [{**json.loads(line), "rep": rep} for line in out.splitlines() if line.startswith("{")]
