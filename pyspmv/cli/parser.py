@@ -29,28 +29,24 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def top_arg(text: str) -> int | None:
-    """--top's type: a positive integer, or 'all' (None: every row)."""
-    if text == "all":
-        return None
+def _positive(text: str, what: str = "a positive integer") -> int:
     try:
         n = int(text)
     except ValueError:
         n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all'. Got {text!r} instead.")
+        raise argparse.ArgumentTypeError(f"must be {what}. Got {text!r} instead.")
     return n
+
+
+def top_arg(text: str) -> int | None:
+    """--top's type: a positive integer, or 'all' (None: every row)."""
+    return None if text == "all" else _positive(text, "a positive integer or 'all'")
 
 
 def verify_arg(text: str) -> int:
     """--verify's type: a positive integer (how many of the first configurations to time)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer. Got {text!r} instead.")
-    return n
+    return _positive(text)
 
 
 def libraries_arg(text: str) -> list[str]:
