@@ -13,6 +13,7 @@ import pytest
 
 import pyspmv
 from pyspmv.cli import main
+from pyspmv.datasets.collect import measure
 from pyspmv.datasets.corpus import REAL_FOLDER, base_matrix, is_real, real_corpus
 from pyspmv.training import rounds
 
@@ -120,3 +121,20 @@ def test_calibrate_times_in_rounds_and_judges_on_the_real_matrices(tmp_path, mon
     by = dict(zip(ds.groups.astype(str), seen["folds_by"]))
     assert all(by[m] == base_matrix(m) for m in measured)
     assert ds.table["note"].str.contains("rounds").mean() > 0.5
+
+
+def test_a_round_that_fails_leaves_the_first_standing(tmp_path, monkeypatch):
+    """A later round that raises (a transient failure) ends the rounds: the first round's timings stand and
+    the rounds file holds what was timed; nothing propagates."""
+    M = pyspmv.generate("poisson2d", 10)
+    entry = pyspmv.datasets.CorpusEntry("p10", "g", M.nnz, lambda: M)
+    res = measure(entry, device="cpu", dtypes=("float64",), configs=None, repeats=3, warmup=1, budget_s=0.001)
+    first = res["timings"].copy()
+
+    def broken(*args, **kw):
+        raise RuntimeError("a transient failure")
+    monkeypatch.setattr(CALIBRATE, "benchmark", broken)
+    CALIBRATE._in_rounds(M, res, tmp_path, device="cpu", dtypes=("float64",), repeats=3, warmup=1, budget_s=0.001)
+    assert res["timings"].equals(first)
+    r = rounds.read(tmp_path)
+    assert set(r["round"]) == {0} and set(r["matrix"]) == {"p10"}

@@ -308,9 +308,9 @@ def timing_noise(repeat: dict[str, Any] | None, local: Any, in_rounds: pd.DataFr
 
     From the matrices timed in rounds (``in_rounds``, :func:`pyspmv.training.rounds.noise`: each round's
     fastest configurations timed by the other rounds, over every matrix measured so) where there are some,
-    the larger of that and the matrices timed twice; otherwise from the matrices timed twice (``repeat``, :func:`repeatability`) where there are some: the first
-    timing's fastest configurations judged by the second (``best_again - 1``, ``1 - within5_again``);
-    otherwise from the per-configuration quartiles of the measurements (``local``, an
+    the larger of that and the matrices timed twice; otherwise from the matrices timed twice (``repeat``,
+    :func:`repeatability`) where there are some: the first timing's fastest configurations judged by the
+    second (``best_again - 1``, ``1 - within5_again``); otherwise from the per-configuration quartiles of the measurements (``local``, an
     :class:`~pyspmv.training.adapt.Local`): over the (matrix, value type) units, the geometric mean of the
     fastest configuration's q75/q25, less 1, and the share of units where it exceeds 1.05.
     """
@@ -380,8 +380,11 @@ def _in_rounds(M: Any, res: dict[str, Any], folder: Path, *, device: str, dtypes
     while len(frames) < rounds.MAX_ROUNDS:
         if len(frames) >= rounds.MIN_ROUNDS and rounds.settled(pd.concat(frames)):
             break
-        t = benchmark(M, None, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup, budget_s=budget_s,
-                      progress=False)
+        try:
+            t = benchmark(M, None, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup,
+                          budget_s=budget_s, progress=False)
+        except Exception:  # noqa: BLE001 (the first round stands; a matrix is never fatal, as in measure())
+            break
         t["matrix"] = first["matrix"].iloc[0]
         later.append(t)
         frames.append(rounds.frame(t, len(frames)))
