@@ -26,7 +26,7 @@ def test_the_shipped_real_matrices_are_what_their_manifest_says():
     licence and its name in the SuiteSparse collection."""
     with open(REAL_FOLDER / "MANIFEST.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 10 and len({r["kind"] for r in rows}) >= 7
+    assert len(rows) == 6 and len({r["kind"] for r in rows}) >= 5
     assert sum((REAL_FOLDER / f"{r['name']}.mtx.gz").stat().st_size for r in rows) < 5e6      # a few MB
     for r in rows:
         M = pyspmv.load(REAL_FOLDER / f"{r['name']}.mtx.gz")
@@ -44,11 +44,11 @@ def test_real_corpus_covers_the_sizes_with_copies_of_real_structure():
     assert len(names) == len(set(names)) and all(is_real(e.group) for e in es)
     originals = [e for e in es if base_matrix(e.name) == e.name]
     copies = [e for e in es if base_matrix(e.name) != e.name]
-    assert len(originals) == 10 and len(copies) >= 15
+    assert len(originals) == 6 and len(copies) >= 8
     assert {base_matrix(e.name) for e in copies} <= {e.name for e in originals}
     assert all(e.group == "real:scaled_" + next(o.group for o in originals if o.name == base_matrix(e.name))[5:]
                for e in copies)
-    assert all(e.nnz <= 1e6 for e in es) and max(e.nnz for e in copies) > 5e5
+    assert all(e.nnz <= 1e6 for e in es) and max(e.nnz for e in copies) > 3e5
     small = real_corpus(max_nnz=2e4)
     assert all(e.nnz <= 2e4 for e in small) and len(small) < len(es)
     M = copies[0].build()
@@ -114,7 +114,7 @@ def test_calibrate_times_in_rounds_and_judges_on_the_real_matrices(tmp_path, mon
     folder = next((tmp_path / "calibration").iterdir())
     ds = pyspmv.datasets.load(folder, dtype=None)
     measured = set(ds.groups.astype(str))
-    assert {"lp_e226", "bcspwr09", "jagmesh7"} <= measured           # the originals come first
+    assert {"young1c", "bcspwr08", "jagmesh7"} <= measured           # the originals come first
     r = rounds.read(folder)
     assert set(r["matrix"]) == measured and (r.groupby("matrix")["round"].nunique() >= rounds.MIN_ROUNDS).all()
     assert (r.groupby("matrix")["round"].nunique() <= rounds.MAX_ROUNDS).all()
