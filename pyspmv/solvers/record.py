@@ -89,6 +89,14 @@ class SolveRecord:
     start_time: float = 0.0
     iteration_times: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
+    def switched(self, it: int, config_id: str) -> None:
+        """The solve runs ``config_id`` from iteration ``it`` on: a schedule entry, replacing one that ran no
+        iteration, none where the configuration does not change."""
+        if self.schedule and self.schedule[-1][0] == it:       # the one before ran no iteration
+            self.schedule.pop()
+        if not self.schedule or self.schedule[-1][1] != config_id:
+            self.schedule.append((it, config_id))
+
     @property
     def config(self) -> str:
         """The configuration the solve ended on."""

@@ -239,11 +239,7 @@ class Multiplier:
     def _use(self, p: Prepared, it: int) -> None:
         self._current = p
         self._state, self._kernel = p.matrix.state, p.config.variant
-        sched = self.record.schedule
-        if sched and sched[-1][0] == it:       # the one before ran no iteration
-            sched.pop()
-        if not sched or sched[-1][1] != p.config.id:
-            sched.append((it, p.config.id))
+        self.record.switched(it, p.config.id)
 
     def _timed_prepare(self, cfg: Config, it: int) -> None:
         t = time.perf_counter()
