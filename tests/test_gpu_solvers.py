@@ -5,13 +5,13 @@ usable GPU (marker gpu)."""
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from waits import set_on_return
 
 import pyspmv
 import pyspmv.solvers as S
@@ -185,15 +185,7 @@ def test_bigger_matrix_all_policies():
 def wait_for_selection(monkeypatch):
     """A callback (chunks of one iteration) that holds the first iteration until the helper thread's
     selection has returned, so that it lands inside the solve however fast the GPU is."""
-    done = threading.Event()
-    real = D.select_device
-
-    def select_device(*args, **kwargs):
-        try:
-            return real(*args, **kwargs)
-        finally:
-            done.set()
-    monkeypatch.setattr(D, "select_device", select_device)
+    done = set_on_return(monkeypatch, D, "select_device")
     slept = []
 
     def cb(*args):

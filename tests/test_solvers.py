@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from waits import set_on_return
 
 import pyspmv
 import pyspmv.solvers as S
@@ -48,16 +49,7 @@ def fake_rank(ids, log=None, wait=None):
 
 def selection_done(monkeypatch) -> threading.Event:
     """An event set once the helper thread's selection (ranking and conversion) has returned."""
-    done = threading.Event()
-    real = switching.select
-
-    def select(*args, **kwargs):
-        try:
-            return real(*args, **kwargs)
-        finally:
-            done.set()
-    monkeypatch.setattr(switching, "select", select)
-    return done
+    return set_on_return(monkeypatch, switching, "select")
 
 
 def wait_at_first_iteration(done: threading.Event):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from waits import set_on_return
 
 import pyspmv
 import pyspmv.solvers as S
@@ -304,16 +305,7 @@ def fake_gpu(monkeypatch):
 
 def selection_lands_first(monkeypatch):
     """Make the solve's first chunk wait until the helper thread's selection has returned."""
-    gate = threading.Event()
-    real = D.select_device
-
-    def select_device(*args, **kwargs):
-        try:
-            return real(*args, **kwargs)
-        finally:
-            gate.set()
-    monkeypatch.setattr(D, "select_device", select_device)
-    FakeKrylov.gate = gate
+    FakeKrylov.gate = set_on_return(monkeypatch, D, "select_device")
 
 
 def fake_rank(ids):
