@@ -14,8 +14,9 @@ In WORK (resumed when run again: each step skips what it finds done):
 The truth is timed in interleaved rounds, as calibration times its matrices (:mod:`pyspmv.training.rounds`): truthA
 combines the even collections (each configuration's median of theirs, quartiles widened to their spread), truthB
 the odd ones, so that truthA against truthB says how well the truth repeats. One collection of the 2-core VM did
-not: threaded products of 4e3 to 2e4 entries pay for waking OpenMP's sleeping threads (the passive wait policy),
-and that cost jumps between about 0.01 and 0.05 ms from one moment to the next.
+not, while the kernels threaded products from 4,000 slots: those of 4e3 to 2e4 entries paid for waking OpenMP's
+sleeping threads (the passive wait policy), a cost that jumped between about 0.01 and 0.05 ms from one moment to
+the next (they run one thread below 250,000 slots since).
 
 Each model picks, for each (matrix, value type), the configuration it predicts fastest; the pick's measured
 time against the best's, in truthA and in truthB, gives the share within 5 % of the best (a pick whose

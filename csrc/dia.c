@@ -23,9 +23,9 @@
 #define DIA_BLOCK 1024
 
 /* DIA's products start their threads later than the others' (SPMV_OMP_MIN_WORK): its slots are
- * contiguous runs of a diagonal that vectorize, so each costs a fraction of a CSR entry; at 4000
- * slots, products of 2,000-8,000-entry matrices ran 1.3-2x slower on 16 threads than on one
- * (16-core Xeon, studies/2026-11-23-omp-threshold/omp_threshold.md). */
+ * contiguous runs of a diagonal that vectorize, so each costs a fraction of a CSR entry; with the
+ * threshold at 4000 slots, products of 2,000-8,000-entry matrices ran 1.3-2x slower on 16 threads
+ * than on one (16-core Xeon, studies/2026-11-23-omp-threshold/omp_threshold.md). */
 #define DIA_OMP_MIN_WORK (5 * SPMV_OMP_MIN_WORK)
 
 /* Mark the offsets A uses in mark[nrows+ncols-1] (offset o at o + nrows - 1); returns how many. */

@@ -83,12 +83,15 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
 }
 
 /* Below this many stored slots a kernel runs on one thread: forking costs more than it saves.
- * studies/2026-11-23-omp-threshold/omp_threshold.md: against 20000, 4000 made the fastest
- * configuration of real matrices of 4,000-20,000 entries 1.44x faster on the 2-core dev VM and
- * 1.30x on a 16-core Xeon (CSR 1.6-3.2x), and changed nothing below.  A build may set it
- * (-Dc_args=-DSPMV_OMP_MIN_WORK=N) to measure another value. */
+ * pyspmv's threads wait passively (pyspmv/_openmp.py), so each threaded product pays for waking
+ * them: about 0.04 ms on the idle 2-core dev VM, where one thread beat two up to about 250,000
+ * entries (benchmarks/results/omp_wait_4000.md: real matrices of 4,000-200,000 entries took 3.55x
+ * one thread's time in geometric mean at 4000, up to 11x).  With spinning threads
+ * (OMP_WAIT_POLICY=active) 4000 is right (studies/2026-11-23-omp-threshold/omp_threshold.md: 1.3-1.45x
+ * faster than 20000 on the dev VM and a 16-core Xeon): a build may set it
+ * (-Dc_args=-DSPMV_OMP_MIN_WORK=N). */
 #ifndef SPMV_OMP_MIN_WORK
-#define SPMV_OMP_MIN_WORK 4000
+#define SPMV_OMP_MIN_WORK 250000
 #endif
 
 typedef struct spmv_summary spmv_summary; /* below */

@@ -63,6 +63,7 @@ def device_info(device: str = "cpu") -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
+        "gomp_spincount": os.environ.get("GOMP_SPINCOUNT", ""),
         "python": platform.python_version(),
         "numpy": np.__version__,
     }
