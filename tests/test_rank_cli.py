@@ -45,7 +45,7 @@ def test_cli_rank_and_export(tmp_path, capsys):
     assert r["ranking"] and all(pyspmv.config(e["config"]).deterministic for e in r["ranking"])
     assert main(["export", "--default", "cpu", "--out", str(tmp_path / "cpu_model.h")]) == 0
     text = (tmp_path / "cpu_model.h").read_text()
-    assert "cpu_model_NCONFIGS 23" in text and "\nint cpu_model_rank(int32_t nrows" in text  # declared first
+    assert "cpu_model_NCONFIGS 25" in text and "\nint cpu_model_rank(int32_t nrows" in text  # declared first
     assert "#if defined(cpu_model_IMPLEMENTATION)" in text          # then, in one file, the implementation:
     assert "    int NAME##_rank(" in text                           # the core's csrc/exported.h, then the model's
     assert "\nSPMV_EXPORTED_RANK(cpu_model, 132, 2048, 32, 8)\n" in text   # one line that defines its functions
