@@ -1,18 +1,17 @@
 """CPU products on a machine where other work runs: quiet, then beside one competing busy process, under
-pyspmv's default (a spin of about 0.1 ms, then sleep), OpenMP's passive wait policy and libgomp's spinning
-default.
+OpenMP's passive wait policy (pyspmv's default) and libgomp's spinning, long or short.
 
     python benchmarks/busy_machine.py --out benchmarks/results/busy_machine.md
 
 Each measurement runs in a child process of its own, because OpenMP reads its wait policy once, when it
-is loaded: ``default`` imports pyspmv as a user does (pyspmv sets ``OMP_WAIT_POLICY=passive`` and
-``GOMP_SPINCOUNT=10000`` unless the environment sets a policy); ``passive`` sets ``OMP_WAIT_POLICY=passive``
-itself, so threads sleep at once (pyspmv's default from 2026-11-27 00:00 to 12:00 UTC); ``spin`` loads libgomp before pyspmv with ``OMP_WAIT_POLICY`` unset (libgomp's own
+is loaded: ``default`` imports pyspmv as a user does (pyspmv sets ``OMP_WAIT_POLICY=passive`` unless the
+environment sets it); ``spin`` loads libgomp before pyspmv with ``OMP_WAIT_POLICY`` unset (libgomp's own
 default, each waiting thread spinning about 3 ms; also what a process gets whose OpenMP another library
-loaded first); ``spin 50k`` the same with ``GOMP_SPINCOUNT`` 50,000 (a spin five times the default's, then
-sleep); ``1 thread`` runs ``OMP_NUM_THREADS=1``, the product without a team. A child times each
-product quiet, then starts ``python -c "while True: pass"``, waits 0.5 s and times them again beside it.
-The repetitions go round the modes, so that a change of the machine's other load hits every mode.
+loaded first); ``spin 10k`` and ``spin 50k`` the same with ``GOMP_SPINCOUNT`` 10,000 and 50,000 (a short spin,
+then sleep; ``spin 10k`` was the default measured in ``results/busy_machine_spin10k.md``); ``1 thread``
+runs ``OMP_NUM_THREADS=1``, the product without a team. A child times each product quiet, then starts
+``python -c "while True: pass"``, waits 0.5 s and times them again beside it. The repetitions go round
+the modes, so that a change of the machine's other load hits every mode.
 
 Two timings per product: ``bench`` is :func:`pyspmv.benchmark`'s median (back-to-back products in C,
 ``budget_s=0.2``), ``call`` the mean wall time of :func:`pyspmv.spmv` called in a loop for 0.3 s (what an
@@ -40,7 +39,7 @@ from _md import md_header, md_row, write_report
 
 MATRICES = [("poisson2d", 300), ("poisson2d", 100), ("poisson2d", 40)]
 CONFIGS = ["cpu/csr/rows", "cpu/ell", "cpu/coo"]
-MODES = {"default": {}, "passive": {"OMP_WAIT_POLICY": "passive"}, "spin": {"preload": "gomp"},
+MODES = {"default": {}, "spin": {"preload": "gomp"}, "spin 10k": {"preload": "gomp", "GOMP_SPINCOUNT": "10000"},
          "spin 50k": {"preload": "gomp", "GOMP_SPINCOUNT": "50000"}, "1 thread": {"OMP_NUM_THREADS": "1"}}
 #: Acceptance: a product beside one competing busy process within this factor of its quiet time.
 WITHIN = 3.0
@@ -137,18 +136,18 @@ def report(rows: list[dict[str, Any]], out: Path, started: str, load: tuple[floa
               "share alone); the bench timings are the products."]
     g = d.groupby(["mode", "state", "matrix", "config"])["bench_ms"]
     med, low = g.median(), g.min()
-    if {"default", "passive", "spin", "1 thread"} <= set(d["mode"]):
+    if {"default", "spin", "1 thread"} <= set(d["mode"]):
         one = med["1 thread", "quiet"]        # no team, so nothing to wait for: the product's own time here
         high = g.max()
         said = [f"{m} {r.median():.2f}x (from {r.min():.2f} to {r.max():.2f}; its slowest repetition up to "
-                f"{w.max():.0f}x)" for m in ("default", "passive", "spin")
+                f"{w.max():.0f}x)" for m in ("default", "spin")
                 for r, w in [(med[m, "busy"] / one, high[m, "busy"] / one)]]
         lines += ["", ("Beside the competing process, against the product on 1 thread without it (bench), over the "
                        f"products: {'; '.join(said)}.")]
         calm = low["spin", "quiet"] < 2 * one          # spin repetitions that no stall hit
         if calm.any():
-            c = (med["passive", "quiet"] / low["spin", "quiet"])[calm]
-            lines += ["", (f"What waking the threads costs where nothing competes: passive quiet over spin's fastest "
+            c = (med["default", "quiet"] / low["spin", "quiet"])[calm]
+            lines += ["", (f"What waking the threads costs where nothing competes: default quiet over spin's fastest "
                            f"quiet repetition, on the {int(calm.sum())} products where that one was not stalled: "
                            f"median {c.median():.2f}x (from {c.min():.2f} to {c.max():.2f}).")]
     out.parent.mkdir(parents=True, exist_ok=True)

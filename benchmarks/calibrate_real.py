@@ -136,15 +136,19 @@ def main() -> None:
     held, base, base_data, cals = None, None, None, work
     if args.holdout is not None:
         cals = work / f"holdout{args.holdout}"
-        held, base, base_data = holdout_base(cals, sorted(names), args.holdout)
+        held, base, base_data = holdout_base(cals, list(names), args.holdout)
+
+    def cal_key(i: int) -> str:
+        """The calibration's entry in the log: the two runs share WORK."""
+        return f"cal{i}" if held is None else f"holdout{args.holdout}_cal{i}"
+
     for i in range(1, args.calibrations + 1):
         model = cals / f"cal{i}.pyspmv"
-        key = f"cal{i}" if held is None else f"holdout{args.holdout}_cal{i}"
         if not model.is_file():
             t0 = time.monotonic()
             c = pyspmv.calibrate("cpu", folder=cals / f"cal{i}", out=model, restart=True, time_limit_s=args.time_limit,
                                  model=base, dataset=base_data)
-            record[key] = {"wall_s": round(time.monotonic() - t0, 1), "choice": c.choice,
+            record[cal_key(i)] = {"wall_s": round(time.monotonic() - t0, 1), "choice": c.choice,
                            "matrices": len(c.matrices), "decision": c.judged.get("decision")}
             log.write_text(json.dumps(record, indent=1))
     for k in range(1, 2 * args.rounds):
@@ -212,7 +216,7 @@ def main() -> None:
     lines += ["", *md_header(["calibration", "wall s", "matrices measured", "choice", "decision",
                               "as good as shipped on every measure (A and B)", "targets met (A and B)"], "lrrllll")]
     for i in range(1, args.calibrations + 1):
-        r = record.get(f"cal{i}" if held is None else f"holdout{args.holdout}_cal{i}", {})
+        r = record.get(cal_key(i), {})
         ship, tgt = verdict(i)
         lines.append(md_row([i, r.get("wall_s"), r.get("matrices"), f"`{r.get('choice')}`", r.get("decision"),
                              "yes" if ship else "no", "yes" if tgt else "no"]))
