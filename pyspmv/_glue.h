@@ -87,6 +87,16 @@ static inline int check_array(PyObject *o, int typenum, int writeable, const cha
         PyErr_Format(PyExc_TypeError, "%s must have dtype float32 or float64", what);
         return 0;
     }
+    /* The core reads values as the machine stores them: a byte-swapped array ('>f8' here) would be
+     * read as other numbers, silently. Refused, never swapped: these arrays are used in place. */
+    if (!PyArray_ISNOTSWAPPED(a)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s has non-native byte order (dtype %c%c%d); pass "
+                     "a.astype(a.dtype.newbyteorder('='))",
+                     what, PyArray_DESCR(a)->byteorder, PyArray_DESCR(a)->kind,
+                     (int)PyArray_ITEMSIZE(a));
+        return 0;
+    }
     if (writeable && !PyArray_ISWRITEABLE(a)) {
         PyErr_Format(PyExc_ValueError, "%s must be writeable", what);
         return 0;

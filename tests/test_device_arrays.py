@@ -28,6 +28,7 @@ def test_cuda_array_interface_read():
     d = read(v)
     assert d.address == 0x7F0000000000 and d.keep is v
     assert read(FakeCAI(10, "<f4"), dtype=np.float32).address == 0x7F0000000000
+    assert read(FakeCAI(10, "=f8")).address == 0x7F0000000000           # native order, spelled so
     assert read(FakeCAI(10, strides=(8,))).address == 0x7F0000000000      # explicit contiguous strides
     assert read(FakeCAI(1, strides=(80,)), n=1).address                    # one entry: any stride
     assert arrays.is_device_array(v) and not arrays.is_device_array(np.ones(3))
@@ -37,6 +38,8 @@ def test_cuda_array_interface_read():
     (FakeCAI(9), ValueError, "'x'.*shape \\(9,\\).*10 entries"),
     (FakeCAI(10, "<f4"), TypeError, "'x'.*'<f4'.*float64"),
     (FakeCAI(10, "<i8"), TypeError, "'x'.*'<i8'"),
+    (FakeCAI(10, ">f8"), TypeError, "'x'.*'>f8'.*big-endian"),     # issue 45 (1): was read as '<f8'
+    (FakeCAI(10, "|f8"), TypeError, "'x'.*'|f8'"),
     (FakeCAI(10, strides=(16,)), ValueError, "'x'.*strides \\(16,\\)"),
     (FakeCAI(10, mask=object()), ValueError, "'x'.*mask"),
     (object(), TypeError, "'x'.*neither NumPy nor a GPU array"),

@@ -73,7 +73,9 @@ class DeviceVector(NamedTuple):
     keep: Any
 
 
-_TYPESTR = {np.dtype(np.float32): ("<f4", "f4"), np.dtype(np.float64): ("<f8", "f8")}
+#: The typestrs a device vector of each dtype may have: little-endian (as the GPU stores it) or native ('=' on
+#: the little-endian hosts CUDA runs on). A big-endian one ('>f8') would be read as other numbers: refused.
+_TYPESTR = {np.dtype(np.float32): ("<f4", "=f4"), np.dtype(np.float64): ("<f8", "=f8")}
 
 
 def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream: int,
@@ -94,9 +96,12 @@ def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream
         itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
         if len(shape) != 1 or shape[0] != n:
             raise ValueError(f"{label} ({kind}) has shape {tuple(shape)}; it must be 1-D with {n} entries.")
-        if typestr not in _TYPESTR[dtype] and typestr[1:] not in _TYPESTR[dtype]:
-            raise TypeError(f"{label} ({kind}) holds {typestr!r}; this operator computes in {dtype} and does "
-                            f"not cast (pass {name}.astype('{dtype}')).")
+        if typestr not in _TYPESTR[dtype]:
+            swapped = typestr[:1] == ">" and "<" + typestr[1:] in _TYPESTR[dtype]
+            raise TypeError(f"{label} ({kind}) holds {typestr!r}"
+                            + ("; its bytes are big-endian, which pyspmv does not swap in place" if swapped else
+                               f"; this operator computes in {dtype} and does not cast")
+                            + f" (pass {name}.astype('{dtype}')).")
         if strides is not None and n > 1 and tuple(strides) != (itemsize,):
             raise ValueError(f"{label} ({kind}) has strides {tuple(strides)} bytes; pass a contiguous vector "
                              f"(stride {itemsize}).")
