@@ -211,7 +211,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
         p, q = np.empty_like(x), np.empty_like(x)
         rho_prev, info, it = 1.0, P.maxiter, 0
         for it in range(P.maxiter):
-            rho = rr = float(dot(r, r))
+            rho = rr = P.sqnorm(r)
             if math.sqrt(rr) <= P.tol:
                 info = 0
                 break
@@ -240,7 +240,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                 callback(x)
         else:
             it = P.maxiter
-            rr = float(dot(r, r))
+            rr = P.sqnorm(r)
             info = 0 if math.sqrt(rr) <= P.tol else P.maxiter
     except BaseException:
         P.op.close(it)

@@ -6,7 +6,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,25 @@ class Problem:
     #: what the GPU path's policy needs (the CPU's Multiplier took it at set-up): config, model,
     #: top_k, probe_iters, select_min_nnz, select_patience, n_calls
     policy_args: dict[str, Any] | None = None
+    #: the working type's normal range (smallest normal, largest finite), for :meth:`sqnorm`
+    normal: tuple[float, float] = field(init=False)
+
+    def sqnorm(self, v: np.ndarray) -> float:
+        """``v . v`` as a Python float (float64), also where it overflows or underflows the working type.
+
+        BLAS's dot squares in the working type: float32 entries near 1e19 square past its range (inf) and
+        near 1e-25 below it (0), which a residual test would read as "converged". The dot stays the fast path;
+        outside the type's normal range the norm is taken by BLAS's nrm2, which scales, and squared in float64.
+        """
+        s = float(self.dot(v, v))
+        if self.normal[0] < s < self.normal[1]:    # inf and nan fail the test too
+            return s
+        n = float(self.nrm2(v))
+        return n * n
+
+    def __post_init__(self) -> None:
+        fi = np.finfo(self.dtype)
+        self.normal = (float(fi.tiny), float(fi.max))
 
     def finish(self, info: int, iterations: int, residual: float, t_iter: float,
                times: list[float]) -> tuple[np.ndarray, int, SolveRecord]:
@@ -261,7 +280,13 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             gpu.cuda()
         except DeviceUnavailableError as exc:
             raise DeviceUnavailableError(f"{fn}(device='cuda') needs a usable CUDA GPU: {exc}") from None
-    bnorm = math.nan if on_gpu["b"] else float(np.linalg.norm(bb))     # a GPU b: the GPU solve measures it
+    axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
+    # nrm2 scales: b's norm is right wherever it fits the type, even where b . b does not (a GPU b: the GPU
+    # solve measures it, in double).
+    bnorm = math.nan if on_gpu["b"] else float(nrm2(bb))
+    if not on_gpu["b"] and not math.isfinite(bnorm):
+        raise ValueError(f"The 'b' parameter of {fn}() has a norm past the {dt} range; no residual can be judged "
+                         "against it. Scale the problem down" + (" or solve in float64." if dt == np.float32 else "."))
     n_calls = None
     if can_rank(policy, M.nnz, min_nnz):     # a tiny solve under async pays nothing that fixed does not
         n_calls = min(expected_iterations(n, rt, dt) * products_per_iteration, max_products(n, maxit))
@@ -270,7 +295,6 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         # the helper thread, where no line of the caller's is on the stack; rank() then finds the model checked.
         warn_other_machine(model_in_use(device, dt.name) if model is None else model)
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
-    axpy, dot, nrm2, scal, gemv = blas.get_blas_funcs(("axpy", "dot", "nrm2", "scal", "gemv"), dtype=dt)
     if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
         args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
                 "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
