@@ -298,3 +298,29 @@ def test_progress_only_when_verbose(capsys):
     assert "KNNModel" in err and "BoostedModel" in err
     with pytest.raises(ValueError, match="'verbose'"):
         models.LinearModel(verbose=-1).fit(d.X, d.y, d.groups)
+
+
+def test_only_regular_files_of_bounded_size_are_read(tmp_path, monkeypatch):
+    """Issue 45 (6): load_model('/dev/zero') read without bound (11.6 GB in 16 s) and a FIFO blocked for ever;
+    also behind a symlink (a calibrated model that links to a device)."""
+    import os
+
+    from pyspmv.ranking import modelfile
+
+    fifo = tmp_path / "fifo.pyspmv"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.pyspmv"
+    link.symlink_to("/dev/zero")
+    for p in ("/dev/zero", fifo, link):
+        with pytest.raises(ValueError, match="not a regular file"):
+            pyspmv.load_model(p)
+    with pytest.raises(ValueError, match="is a directory"):
+        pyspmv.load_model(tmp_path)
+    good = tmp_path / "m.pyspmv"
+    pyspmv.save_model(pyspmv.default_model("cpu"), good)
+    size = good.stat().st_size
+    monkeypatch.setattr(modelfile, "MAX_FILE_BYTES", size - 1)
+    with pytest.raises(ValueError, match=f"holds {size} bytes, past {size - 1}"):
+        pyspmv.load_model(good)
+    monkeypatch.setattr(modelfile, "MAX_FILE_BYTES", size)
+    assert pyspmv.load_model(good).device == "cpu"

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import stat
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ MAX_MODEL_BYTES = 1 << 28
 #: and 13 KB; a model on its own features of 100,000 configurations named in 100 characters fits.
 MAX_HEADER_BYTES = 1 << 24
 _MAX_MEMBERS = 4096
+#: Most bytes a model file may have on disk: its members never take more than they decompress to, bounded
+#: above, plus the zip's own records. Checked before anything is read: a file past it is refused unread.
+MAX_FILE_BYTES = MAX_MODEL_BYTES + MAX_HEADER_BYTES + (1 << 20)
 try:                                    # lzma is optional in a CPython build
     import lzma  # noqa: F401
     _ZIP_COMPRESSION = zipfile.ZIP_LZMA
@@ -160,56 +164,88 @@ def native(a: Any) -> Any:
     return a
 
 
+def _open_regular(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading where it is a regular file of at most :data:`MAX_FILE_BYTES`; else
+    :class:`_Corrupt` saying what it is. Opened without blocking and then checked on the open file, so that
+    a FIFO neither blocks nor slips in between a check and the open, and a device (``/dev/zero``) is never
+    read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))   # FileNotFoundError stands as it is
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise _Corrupt("it is a directory; give the path of a model file (save_model's)")
+        if not stat.S_ISREG(st.st_mode):
+            raise _Corrupt("it is not a regular file (a FIFO, socket or device), and only a regular file is read "
+                           "as a model")
+        if st.st_size > MAX_FILE_BYTES:
+            raise _Corrupt(f"it holds {st.st_size} bytes, past {MAX_FILE_BYTES} (MAX_FILE_BYTES), more than any "
+                           "model file within the decompressed bounds can take")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, the
     sizes the archive declares (:func:`_check_declared`: :data:`MAX_HEADER_BYTES` for ``header.json``,
     :data:`MAX_MODEL_BYTES` and the memory available for the arrays); then each array's shape and
-    dtype from its ``.npy`` header, before its data is read."""
-    out: dict[str, np.ndarray] = {}
-    total = 0
+    dtype from its ``.npy`` header, before its data is read. The file itself first: a regular file of at most
+    :data:`MAX_FILE_BYTES` (:func:`_open_regular`)."""
     limit, what = _array_limit()
+    fh = _open_regular(path)
     try:
-        zf = zipfile.ZipFile(path)
-    except (FileNotFoundError, MemoryError):
+        zf = zipfile.ZipFile(fh)
+    except MemoryError:
+        fh.close()
         raise
     except Exception as exc:  # noqa: BLE001 (BadZipFile, OSError, struct.error, ...: all mean not a model)
+        fh.close()
         raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
-    with zf:
-        infos = zf.infolist()
-        _check_declared(infos, limit, what)
-        for info in infos:
-            name = info.filename
-            if not name.endswith(".npy") or name[:-4] in out:
-                raise _Corrupt(f"member {name!r} is not a NumPy array of its own")
-            key = name[:-4]
-            try:
-                with zf.open(info) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    if version == (1, 0):
-                        shape, _, dt = np.lib.format.read_array_header_1_0(fh)
-                    elif version == (2, 0):
-                        shape, _, dt = np.lib.format.read_array_header_2_0(fh)
-                    else:
-                        raise _Corrupt(f"array {key!r} has .npy version {version}; model files use 1.0 or 2.0")
-                    if dt.hasobject or dt.kind not in "biuf":
-                        raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
-                    nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
-                    if key == "header.json":
-                        if nbytes > MAX_HEADER_BYTES:
-                            raise _Corrupt(f"member 'header.json' holds {nbytes} bytes; a model file's header holds at "
-                                           f"most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
-                    else:
-                        total += nbytes
-                    if total > limit:
-                        raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
-                                       f"{what}")
-                with zf.open(info) as fh:
-                    a = np.lib.format.read_array(fh, allow_pickle=False)
-            except (_Corrupt, MemoryError):
-                raise
-            except Exception as exc:  # noqa: BLE001 (zlib.error, EOFError, OverflowError, ...: a corrupt member)
-                raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
-            out[key] = np.ascontiguousarray(native(a))
+    with fh, zf:
+        return _read_members(zf, limit, what)
+
+
+def _read_members(zf: zipfile.ZipFile, limit: int, what: str) -> dict[str, np.ndarray]:
+    """Every member of ``zf`` as an array, under the bounds of :func:`_read_npz`."""
+    out: dict[str, np.ndarray] = {}
+    total = 0
+    infos = zf.infolist()
+    _check_declared(infos, limit, what)
+    for info in infos:
+        name = info.filename
+        if not name.endswith(".npy") or name[:-4] in out:
+            raise _Corrupt(f"member {name!r} is not a NumPy array of its own")
+        key = name[:-4]
+        try:
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, _, dt = np.lib.format.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, _, dt = np.lib.format.read_array_header_2_0(fh)
+                else:
+                    raise _Corrupt(f"array {key!r} has .npy version {version}; model files use 1.0 or 2.0")
+                if dt.hasobject or dt.kind not in "biuf":
+                    raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
+                nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
+                if key == "header.json":
+                    if nbytes > MAX_HEADER_BYTES:
+                        raise _Corrupt(f"member 'header.json' holds {nbytes} bytes; a model file's header holds at "
+                                       f"most {MAX_HEADER_BYTES} (MAX_HEADER_BYTES)")
+                else:
+                    total += nbytes
+                if total > limit:
+                    raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
+                                   f"{what}")
+            with zf.open(info) as fh:
+                a = np.lib.format.read_array(fh, allow_pickle=False)
+        except (_Corrupt, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 (zlib.error, EOFError, OverflowError, ...: a corrupt member)
+            raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
+        out[key] = np.ascontiguousarray(native(a))
     return out
 
 
@@ -250,6 +286,8 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     What a file may cost is bounded, and a file past a bound is refused with its figure and the
     bound:
 
+    - opening it: it must be a regular file (not a FIFO, socket or device, also behind a symlink) of at
+      most :data:`MAX_FILE_BYTES`, checked on the open file before a byte is read;
     - reading it: its arrays decompress to at most :data:`MAX_MODEL_BYTES` (256 MiB, and no more
       than the memory available), ``header.json`` to at most :data:`MAX_HEADER_BYTES` (16 MiB), both
       checked on the sizes the archive declares before anything is decompressed; reading takes at
@@ -268,8 +306,8 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     FileNotFoundError
         No such file.
     ValueError
-        Everything else, naming the key or field and what was expected: the file is not a pyspmv model
-        file or is corrupt; it was written by a newer format version; its feature schema or design-row
+        Everything else, naming the key or field and what was expected: the path is not a regular file
+        or is past :data:`MAX_FILE_BYTES`; the file is not a pyspmv model file or is corrupt; it was written by a newer format version; its feature schema or design-row
         columns differ from this pyspmv's; a configuration id it ranks is unknown here, belongs to
         another device or is not one of ``pyspmv.configs(device)``; a field has the wrong type, dtype
         or length; its arrays fail the C core's model check.
@@ -317,7 +355,8 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
         raise
     except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
         hint = ""
-        with contextlib.suppress(OSError), open(path, "rb") as fh:
+        # Sniffed only in a regular file: opening a FIFO would block, and its content is not what was refused.
+        with contextlib.suppress(OSError, _Corrupt), _open_regular(path) as fh:
             if fh.read(1) == b"\x80":
                 hint = (" It looks like a pickle, which pyspmv never reads (reading one runs code); save the estimator "
                         "with pyspmv.save_model() instead.")
