@@ -29,12 +29,16 @@ class FormatMatrix:
     value arrays) is checked by the core when the ``State`` is made (array lengths against the shape,
     scalars and parameters; indices in range or padding; pointers monotone; permutations; padding
     slots zero); arrays of it that could be written to are copied first, so later changes to them do
-    not reach this matrix.
+    not reach this matrix. ``params`` labels the matrix (its configuration, what an Operator reports and
+    records): None takes the state's own; given, it must name the same values (defaults filled in).
 
     Raises
     ------
     ValueError
-        The state is inconsistent; the message names the array and the count or range it breaks.
+        The state is inconsistent; the message names the array and the count or range it breaks. Or
+        ``params`` contradicts the state's parameters.
+    TypeError
+        A value array of non-native byte order (``'>f8'``): the core would read other numbers; swap it first.
 
     Attributes
     ----------
@@ -49,7 +53,8 @@ class FormatMatrix:
     index_arrays, value_arrays : tuple of ndarray
     """
 
-    def __init__(self, state: _core.State | tuple[Any, ...], params: dict[str, int], name: str | None = None):
+    def __init__(self, state: _core.State | tuple[Any, ...], params: dict[str, int] | None = None,
+                 name: str | None = None):
         if isinstance(state, tuple):
             if len(state) != 8:
                 raise ValueError("The 'state' parameter of FormatMatrix() must be a pyspmv._core.State or the 8 "
@@ -61,6 +66,7 @@ class FormatMatrix:
                             f"Got {type(state).__name__} instead.")
         self._state = state
         self.format: str = state.format_name
+        params = _state_params(state, params)
         self.shape: tuple[int, int] = (state.nrows, state.ncols)
         self.nnz: int = state.nnz
         self.params = dict(params)
@@ -127,6 +133,25 @@ class FormatMatrix:
         body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
                        for k, v in rows)
         return f"<div><b>pyspmv.FormatMatrix</b>{name}<table>{body}</table></div>"
+
+
+def _state_params(state: _core.State, params: Any) -> dict[str, int]:
+    """The format parameters ``state`` was laid out with, by name; ``params`` (a label the caller gives) must
+    say the same, defaults filled in, or the matrix would be reported and recorded as a configuration other
+    than the one it runs."""
+    fmt = state.format_name
+    names = format_param_names(fmt)
+    own = dict(zip(names, state.params))
+    if params is None:
+        return own
+    if not isinstance(params, dict):
+        raise TypeError(f"The 'params' parameter of FormatMatrix() must be a dict of the '{fmt}' format's "
+                        f"parameters or None. Got {type(params).__name__} instead.")
+    given = {**format_param_defaults(fmt), **{str(k).lower(): v for k, v in params.items()}}
+    if given != own:
+        raise ValueError(f"The 'params' parameter of FormatMatrix() is {params!r}, but the state is laid out with "
+                         f"{own or 'no parameters'} ('{fmt}'); pass params=None to take the state's own.")
+    return own
 
 
 def format_code(fmt: str) -> int:
