@@ -14,8 +14,9 @@ from .devices import arrays, gpu
 from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
+from .matrices.matrix import Matrix
 from .matrices.mmio import as_matrix
-from .ranking.rank import rank
+from .ranking.rank import Ranking, rank
 
 #: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
 _NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
@@ -155,6 +156,19 @@ class Operator:
             except NotApplicableError as exc:
                 raise NotApplicableError(f"'rmatvec': configuration {c.id!r} cannot serve A.T: {exc}") from None
             self._adj = _Side(FT, c)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the matrix (CSR, exactly as converted) and the configuration: unpickling converts again
+        (and uploads, for a ``cuda`` operator, which then needs a usable GPU there); the ranking comes along.
+        A closed operator, and one of a matrix that lives on the GPU (no host copy to pickle), refuse."""
+        side = self._fwd
+        if side is None or not side.live:
+            raise TypeError("This Operator has been closed; a closed operator cannot be pickled.")
+        if not isinstance(side.F, FormatMatrix):
+            raise TypeError("An Operator of a matrix that lives on the GPU cannot be pickled: pyspmv holds no host "
+                            "copy of it. Pickle the matrix (CuPy: A.get()) and the configuration (op.config.id), "
+                            "and build the Operator again from them.")
+        return (_unpickle, (side.F.to_csr(), self.config.id, self.dtype.name, self._adj is not None, self.ranking))
 
     def _pick(self, A: Any, device: str, dtype: Any, n_calls: Any, deterministic: Any, model: Any,
               verify: Any) -> tuple[Config, FormatMatrix]:
@@ -351,6 +365,13 @@ class Operator:
                 f"{self.config.id} ({how}){t}, {state}>")
 
 
+def _unpickle(M: Matrix, cid: str, dtype: str, rmatvec: bool, ranking: Ranking | None) -> Operator:
+    """An Operator of ``M`` for configuration ``cid`` (:meth:`Operator.__reduce__`'s)."""
+    op = Operator(M, config=cid, dtype=dtype, rmatvec=rmatvec)
+    op.ranking = ranking
+    return op
+
+
 def _config_or_rank(n_calls: Any, deterministic: Any, model: Any, verify: Any) -> None:
     """Refuse rank()'s arguments beside a given configuration."""
     if n_calls is not None or deterministic or model is not None or verify is not None:
@@ -399,7 +420,7 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
                 if work is None:
                     work = side.local.work = np.empty(side.nrows, dtype=side.dtype)
             _core.mv_scaled(state, side.variant, alpha, x, beta, y, work)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # OverflowError: an int alpha or beta past float64
         _diagnose(side, x, out, alpha, beta, what)
         raise
     return y
@@ -493,6 +514,12 @@ def _scalars(alpha: Any, beta: Any, what: str) -> None:
     for name, v in (("alpha", alpha), ("beta", beta)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.floating, np.integer)):
             raise TypeError(f"The '{name}' parameter of {what}() must be a real number. Got {v!r} instead.")
+        try:
+            float(v)
+        except OverflowError:
+            raise ValueError(f"The '{name}' parameter of {what}() is past float64's range (|{name}| <= "
+                             f"{np.finfo(np.float64).max:.4g}); the product computes in float64 at most. Got an "
+                             f"int of {int(v).bit_length()} bits.") from None
 
 
 def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
@@ -506,6 +533,9 @@ def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
         raise TypeError(f"{where} must be a NumPy array. Got {type(v).__name__} instead (np.asarray() it).")
     if v.shape != (n,):
         raise ValueError(f"{where} has shape {v.shape}; it must be 1-D with {n} entries.")
+    if v.dtype != dt and v.dtype.newbyteorder("=") == dt:
+        raise TypeError(f"{where} has dtype {v.dtype.str!r}: {dt} in the other byte order, which this operator "
+                        f"would read as other numbers and does not swap in place (pass {name}.astype(np.{dt})).")
     if v.dtype != dt:
         raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and does not cast "
                         f"(pass {name}.astype(np.{dt}) or build the Operator with dtype={v.dtype.name!r}).")

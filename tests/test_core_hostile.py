@@ -375,3 +375,32 @@ def test_state_with_a_non_zero_padding_slot_is_refused(fmt, dtype):
         y = np.zeros(A.shape[0], dtype=dtype)
         _core.mv(F.state, 0, x, y)
         np.testing.assert_allclose(y, A @ x, rtol=1e-5)
+
+
+def test_state_of_byte_swapped_values_is_refused():
+    """Issue 45 (3): a State of one's own arrays took '>f8' values as native; every product was then inf."""
+    B = pyspmv.convert(pyspmv.generate("poisson2d", 10), "sell", c=8, sigma=64)
+    st = B.state
+    swapped = tuple(v.astype(v.dtype.newbyteorder()) for v in st.value_arrays)
+    args = (st.format, st.nrows, st.ncols, st.nnz, st.params, st.scalars, st.index_arrays, swapped)
+    with pytest.raises(TypeError, match="value array has non-native byte order"):
+        pyspmv.FormatMatrix(args)
+    idx = tuple(a.astype(a.dtype.newbyteorder()) for a in st.index_arrays)
+    with pytest.raises(TypeError, match="index array has non-native byte order"):
+        _core.State(*args[:6], idx, st.value_arrays)
+
+
+def test_params_that_contradict_the_state_are_refused():
+    """Issue 45 (8): FormatMatrix(state, params) took params the state was not laid out with (a SELL c=8,
+    sigma=64 state labelled c=4, sigma=1), and an Operator then reported a configuration it did not run."""
+    B = pyspmv.convert(pyspmv.generate("poisson2d", 10), "sell", c=8, sigma=64)
+    with pytest.raises(ValueError, match=r"'params' parameter of FormatMatrix\(\).*'c': 8, 'sigma': 64"):
+        pyspmv.FormatMatrix(B.state, {"c": 4, "sigma": 1})
+    with pytest.raises(ValueError, match="'params'"):
+        pyspmv.FormatMatrix(B.state, {"c": 8})               # sigma's default is 1, not this state's 64
+    assert pyspmv.FormatMatrix(B.state).params == {"c": 8, "sigma": 64}
+    assert pyspmv.FormatMatrix(B.state, {"C": 8, "sigma": 64}).params == {"c": 8, "sigma": 64}
+    H = pyspmv.convert(pyspmv.generate("poisson2d", 10), "hyb")
+    assert pyspmv.FormatMatrix(H.state, {}).params == {"k": -1}     # defaults fill in
+    with pytest.raises(TypeError, match="'params'"):
+        pyspmv.FormatMatrix(B.state, [("c", 8)])

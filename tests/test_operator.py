@@ -4,6 +4,7 @@ the ranked pick, rmatvec, scipy's LinearOperator and solvers, the repr; the GPU 
 from __future__ import annotations
 
 import inspect
+import pickle
 import subprocess
 import sys
 import threading
@@ -639,3 +640,59 @@ def test_gpu_device_products_from_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_byte_swapped_vectors_are_refused_naming_them(dtype):
+    """Issue 45 (1): a '>f8' x or out was read and written as native bytes (errors of 1e3 on x, 7e307 left in
+    out). Refused by the core and by the operator's own message, naming the argument; spmv() converts it."""
+    A = pyspmv.generate("poisson2d", 12)
+    op = pyspmv.Operator(A, config="cpu/csr/rows", dtype=dtype)
+    swapped = np.dtype(dtype).newbyteorder(">" if np.little_endian else "<")
+    x = np.arange(A.ncols, dtype=swapped)
+    out = np.zeros(A.nrows, dtype=swapped)
+    with pytest.raises(TypeError, match="'x' parameter of matvec.*byte order"):
+        op @ x
+    with pytest.raises(TypeError, match="'out' parameter of matvec.*byte order"):
+        op.matvec(np.ones(A.ncols, dtype), out=out)
+    with pytest.raises(TypeError, match="'out' parameter of matvec.*byte order"):
+        op.matvec(np.ones(A.ncols, dtype), out=out, alpha=2.0, beta=1.0)
+    assert not out.any()                                  # nothing written
+    with pytest.raises(TypeError, match="byte order"):
+        _core.mv(op._fwd.state, op._fwd.variant, x, np.zeros(A.nrows, dtype))
+    ref = A.to_scipy() @ x.astype(np.float64)
+    close(pyspmv.spmv(A, x, config="cpu/csr/rows", dtype=dtype), ref, dtype)
+
+
+def test_alpha_beta_past_float64_name_the_parameter():
+    """Issue 45 (9): alpha=2**2000 ended in a bare OverflowError naming nothing."""
+    A = pyspmv.generate("poisson2d", 8)
+    op = pyspmv.Operator(A, config="cpu/csr/rows")
+    x, y = np.ones(A.ncols), np.zeros(A.nrows)
+    with pytest.raises(ValueError, match="'alpha' parameter of matvec.*float64's range"):
+        op.matvec(x, out=y, alpha=2**2000)
+    with pytest.raises(ValueError, match="'beta' parameter of matvec.*float64's range"):
+        op.matvec(x, out=y, beta=10**400)
+    with pytest.raises(ValueError, match="'n_calls' parameter.*int of 401 digits"):
+        pyspmv.Operator(A, n_calls=10**400)
+    with pytest.raises(ValueError, match="'n_calls' parameter"):
+        pyspmv.rank(A, n_calls=2**63)
+    assert pyspmv.rank(A, device="cpu", n_calls=2**63 - 1).best        # the bound itself ranks
+
+
+def test_pickle_reconverts_or_says_why_not():
+    """Issue 45 (9): pickling an Operator said "cannot pickle '_thread._local' object". It now pickles the
+    matrix and the configuration and converts again on load; a closed one says so."""
+    A = SHAPES["empty_rows"]
+    op = pyspmv.Operator(A, config="cpu/sell/c=8/sigma=64", dtype=np.float32, rmatvec=True)
+    back = pickle.loads(pickle.dumps(op))
+    assert (back.config, back.dtype, back.shape) == (op.config, op.dtype, op.shape)
+    x = np.random.default_rng(0).uniform(-1, 1, A.shape[1]).astype(np.float32)
+    assert np.array_equal(back @ x, op @ x)
+    xt = np.ones(A.shape[0], np.float32)
+    assert np.array_equal(back.rmatvec(xt), op.rmatvec(xt))
+    ranked = pyspmv.Operator(A)
+    assert list(pickle.loads(pickle.dumps(ranked)).ranking) == list(ranked.ranking)
+    op.close()
+    with pytest.raises(TypeError, match="closed"):
+        pickle.dumps(op)

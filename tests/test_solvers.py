@@ -442,3 +442,29 @@ def test_record_views(monkeypatch):
     text = repr(rec)
     assert text.startswith("SolveRecord(cg, policy='serial'") and "cpu/dia from 0" in text
     assert rec.iteration_times.shape == (rec.iterations,)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("scale", [1e19, 1e-25])
+def test_float32_never_claims_convergence_where_norms_leave_the_type(name, scale):
+    """Issue 45 (2): with dtype='float32', b . b of entries near 1e19 overflows float32 and of entries near
+    1e-25 underflows it; the tolerance (or the residual) then read inf (or 0) and the solve returned x = 0 with
+    info = 0. The norms now scale: a solve either converges for real or reports failure."""
+    ours, _ = SOLVERS[name]
+    A = spd(6).to_scipy()
+    b = np.full(A.shape[0], scale, np.float32)
+    x, info, rec = ours(A, b, dtype="float32", rtol=1e-4, policy="fixed")
+    residual = np.linalg.norm(b.astype(np.float64) - A @ x.astype(np.float64))
+    bnorm = np.linalg.norm(b.astype(np.float64))
+    if info == 0:                      # converged for real: x solves it (float32's rounding of b - A x allowed)
+        assert x.any() and residual <= 1e-3 * bnorm
+        assert rec.residual <= 1e-4 * bnorm * 1.01
+
+
+def test_a_norm_of_b_past_the_type_is_refused():
+    """Issue 45 (2): where even b's norm is past the working type no residual can be judged: refused."""
+    A = sp.identity(4, format="csr")
+    with pytest.raises(ValueError, match="'b' parameter of cg.*norm past the float64 range"):
+        S.cg(A, np.full(4, 1e308), policy="fixed")
+    with pytest.raises(ValueError, match="'b' parameter of cg.*float32 range.*float64"):
+        S.cg(A, np.full(4, 3e38, np.float32), dtype="float32", policy="fixed")

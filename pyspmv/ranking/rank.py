@@ -499,6 +499,17 @@ class Ranking(list):
         return out
 
 
+#: Most products ``rank(n_calls=...)`` weighs a conversion against: int64's range (a count past it is no count of
+#: products, and divides the conversion's cost to nothing anyway).
+N_CALLS_MAX = 2**63 - 1
+
+
+def _short(v: Any) -> str:
+    """``repr(v)``, or the digit count of an int too long to print in a message."""
+    text = repr(v)
+    return text if len(text) <= 40 else f"an int of {len(text.lstrip('-'))} digits"
+
+
 def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
          deterministic: bool = False, estimate: bool | None = None, libraries: Any = None,
          verify: int | None = None) -> Ranking:
@@ -610,8 +621,9 @@ def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None
     if device is not None and device not in DEVICES:
         raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
-                                or n_calls < 1):
-        raise ValueError(f"The 'n_calls' parameter of rank() must be a positive int or None. Got {n_calls!r} instead.")
+                                or not 1 <= n_calls <= N_CALLS_MAX):
+        raise ValueError(f"The 'n_calls' parameter of rank() must be an int in [1, {N_CALLS_MAX}] (2**63 - 1) or "
+                         f"None. Got {_short(n_calls)} instead.")
     on_gpu = None
     if isinstance(A, arrays.DeviceCSR) or arrays.is_device_matrix(A):     # a DeviceCSR: Operator's read of one
         on_gpu = A if isinstance(A, arrays.DeviceCSR) else arrays.device_csr(A, None)
