@@ -78,23 +78,32 @@ def test_bench_takes_the_device_of_its_config_ids(capsys):
 
 
 def test_rank_prints_a_labelled_table(capsys):
-    """Title (matrix, model, the GPU it was measured on, dtype, n_calls), a column header with the unit,
-    the top 10 by default, then what the order and the marks mean."""
+    """Title (matrix, dtype, n_calls), what the ranking is for (the model, the GPU it was measured on, whether
+    this machine has it, the pick's predicted gain over cuSPARSE's CSR default: issue 51), a column header with
+    the unit, the top 10 by default, then what the order and the marks mean."""
     assert main(["rank", "--generate", "poisson2d:20"]) == 0
     out = capsys.readouterr().out
-    title = out.splitlines()[0]
-    for what in ("poisson2d_20", "default", H100, "float64", "--n-calls"):
+    lines = out.splitlines()
+    title, head = lines[0], lines[1:lines.index(next(ln for ln in lines if ln.startswith("rank ")))]
+    for what in ("poisson2d_20", "float64", "--n-calls"):
         assert what in title
-    assert "cuda" not in title.split("measured on")[1]
+    assert head[0] == f"# for: cuda as measured on {H100}, by the shipped cuda default (default_h100.pyspmv)"
+    if not gpu.available():
+        assert head[1].startswith("# This machine has no usable GPU") and "--device cpu" in head[1]
+    r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
+    b = r.baseline
+    assert b is not None and b.config == "cusparse/csr/default" and b.gain > 1
+    assert head[2].startswith(f"# baseline cusparse/csr/default: rank {b.rank} of {len(r)}, predicted "
+                              f"{b.predicted * 1e3:.3f} µs; the pick is predicted ")
+    assert f"{b.gain:.2f}x faster" in head[2]
     rows = _rows(out)
     assert len(rows) == TOP_DEFAULT and [r[0] for r in rows] == [str(i) for i in range(1, 11)]
     us = [float(r[2]) for r in rows]
     assert 0.5 < us[0] < 1e3                                # microseconds, not ms
-    r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
     assert [row[1] for row in rows] == [c for c, _ in r[:TOP_DEFAULT]]
     assert us[0] == pytest.approx(r[0][1] * 1e3, abs=1e-3)
     assert rows[0][3:] == ["+0.0%", "pick"]
-    notes = [ln for ln in out.splitlines() if ln.startswith("# ")][1:]
+    notes = [ln for ln in out.splitlines() if ln.startswith("# ")][1 + len(head):]
     assert "fastest predicted first" not in out
     assert notes[1].startswith("# order: by predicted time, except that") and "bytes" in notes[1]
 
@@ -132,10 +141,11 @@ def test_rank_ranks_several_files(tmp_path, capsys):
     files = [str(tmp_path / "a.mtx"), str(tmp_path / "b.mtx")]
     assert main(["rank", *files, "--device", "cpu", "--top", "3"]) == 0
     tables = _tables(capsys.readouterr().out)
-    assert [t.splitlines()[0].split()[2] for t in tables] == ["a", "b"]
+    assert [t.splitlines()[0].split()[2] for t in tables] == files          # the file as given: two may share a name
     assert [len(_rows(t)) for t in tables] == [3, 3]
     assert main(["rank", "--generate", "poisson2d:10", *files, "--device", "cpu", "--top", "2"]) == 0
-    assert [t.splitlines()[0].split()[2] for t in _tables(capsys.readouterr().out)] == ["poisson2d_10", "a", "b"]
+    assert [t.splitlines()[0].split()[2].rstrip(":") for t in _tables(capsys.readouterr().out)] == ["poisson2d_10",
+                                                                                                      *files]
 
 
 def test_rank_goes_on_past_a_file_it_cannot_read(tmp_path, capsys):
@@ -143,7 +153,7 @@ def test_rank_goes_on_past_a_file_it_cannot_read(tmp_path, capsys):
     scipy.io.mmwrite(tmp_path / "a.mtx", sp.eye(20, format="csr"))
     assert main(["rank", str(tmp_path / "nope.mtx"), str(tmp_path / "a.mtx"), "--device", "cpu", "--top", "1"]) == 2
     out, err = capsys.readouterr()
-    assert len(_tables(out)) == 1 and "# matrix a " in out
+    assert len(_tables(out)) == 1 and f"# matrix {tmp_path / 'a.mtx'} (a): " in out
     assert err.count("pyspmv: error:") == 1 and "nope.mtx" in err
     assert main(["rank", str(tmp_path / "nope.mtx"), str(tmp_path / "a.mtx"), "--device", "cpu", "--json"]) == 2
     r = json.loads(capsys.readouterr().out)
@@ -210,7 +220,7 @@ def test_rank_takes_the_device_of_its_model(tmp_path, capsys):
     capsys.readouterr()
     assert main(["rank", "--generate", "poisson2d:20", "--model", str(model), "--top", "all"]) == 0
     out = capsys.readouterr().out
-    assert "AMD" in out.splitlines()[0] or "cores" in out.splitlines()[0]
+    assert "AMD" in out.splitlines()[1] or "cores" in out.splitlines()[1]        # the "for:" line
     assert {r[1] for r in _rows(out)} == set(pyspmv.default_model("cpu").tables["float64"].config_ids)
     assert main(["rank", "--generate", "poisson2d:5", "--device", "cuda", "--model", str(model)]) == 2
     assert "ranks 'cpu' configurations" in capsys.readouterr().err
@@ -271,7 +281,7 @@ def test_train_saves_a_model_file_that_load_model_reads(tmp_path, capsys):
     assert m.device == "cpu" and m.meta["n_matrices"] == 18 and m.meta["convert_ms"]
     assert m.meta["command"].startswith("pyspmv train ")
     assert main(["rank", "--generate", "poisson2d:20", "--model", str(path), "--n-calls", "10", "--top", "2"]) == 0
-    assert "AMD EPYC" in capsys.readouterr().out.splitlines()[0]
+    assert "AMD EPYC" in capsys.readouterr().out.splitlines()[1]
 
 
 def test_train_refuses_a_pickle_name_before_the_work(capsys):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pyspmv
+from pyspmv.devices import gpu
 from pyspmv.ranking.rank import DEFAULT_PRECISION, Precision, Ranking
 from pyspmv.ranking.rankmodel import RankModel, Table
 
@@ -154,3 +155,36 @@ def test_a_restricted_ranking_counts_order_only_from_the_best_of_all():
     whole = Ranking([("a", 1.0), ("b", 1.6)], precision=P)
     assert whole.libraries is None and whole.best_of_all is None and not whole.deterministic
     assert not any(n.startswith("only") for n in whole.notes())
+
+
+def test_a_ranking_says_what_it_is_for():
+    """Issue 51: a ranking names its device, model and the machine the model was measured on, says whether this
+    machine has that device, and gives the pick's predicted gain over cuSPARSE's CSR default (the CPU's
+    row-parallel CSR on the CPU): in its repr, its notes above the table, and to_frame().attrs."""
+    A = pyspmv.generate("poisson2d", 60)
+    r = pyspmv.rank(A)
+    assert r.model == "the shipped cuda default (default_h100.pyspmv)" and r.measured_on == "NVIDIA H100 80GB HBM3"
+    if not gpu.available():
+        assert r.here.startswith("this machine has no usable GPU") and "device='cpu'" in r.here
+    b = r.baseline
+    i = [c for c, _ in r].index("cusparse/csr/default")
+    assert b.config == "cusparse/csr/default" and b.rank == i + 1 and b.predicted == r[i][1]
+    assert b.gain == pytest.approx(r[i][1] / r[0][1])
+    assert b.understated == (b.gain > r.order_only_beyond)
+    assert "NVIDIA H100" in repr(r) and f"{b.gain:.2f}x faster than 'cusparse/csr/default'" in repr(r)
+    lines = r.purpose()
+    assert lines[0].startswith("for: cuda as measured on NVIDIA H100") and lines[-1].startswith("baseline cusparse")
+    attrs = r.to_frame().attrs
+    assert attrs["model"] == r.model and attrs["here"] == r.here and attrs["baseline"]["config"] == b.config
+    assert "for: cuda" in r._repr_html_()
+    c = pyspmv.rank(A, device="cpu")
+    assert c.baseline.config == "cpu/csr/rows" and c.here and "cpu as measured on" in c.purpose()[0]
+    assert pyspmv.rank(A, libraries=("pyspmv",)).baseline is None       # not among what it lists
+    assert Ranking([("a", 1.0)]).here is None and Ranking([("a", 1.0)]).baseline is None
+
+
+def test_a_model_file_ranks_under_its_path(tmp_path):
+    path = tmp_path / "m.pyspmv"
+    pyspmv.save_model(pyspmv.default_model("cpu"), path)
+    r = pyspmv.rank(pyspmv.generate("poisson2d", 10), model=pyspmv.load_model(path))
+    assert r.model == f"the model file {str(path)!r}"

@@ -19,11 +19,15 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from pyspmv.cli import main
+import pyspmv
+from pyspmv.cli import TOP_DEFAULT, main
+from pyspmv.datasets.corpus import standard_corpus
+from pyspmv.datasets.load import _resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -182,3 +186,36 @@ def test_shell_command_runs(cmd, shell_folders, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert status == 0, f"{cmd.page}:{cmd.line}: {cmd.text}\n{err}"
     assert out
+
+
+def _readme_count(pattern: str) -> tuple[int, ...]:
+    """The numbers ``pattern``'s groups capture in README.md (a failure where the sentence is gone)."""
+    m = re.search(pattern, " ".join(README.read_text(encoding="utf-8").split()))
+    assert m is not None, f"README.md no longer says {pattern!r}"
+    return tuple(int(g.replace(",", "")) for g in m.groups())
+
+
+def test_readme_counts_are_read_from_the_code():
+    """Issue 51: every count the README gives is the code's or the shipped data's (it said 135 GPU configurations
+    when configs('cuda') had 195)."""
+    def matrices(name: str) -> pd.DataFrame:
+        return pd.read_csv(_resolve(name) / "features.csv.gz")
+
+    def timings(name: str) -> pd.DataFrame:
+        return pd.read_csv(_resolve(name) / "timings.csv.gz", usecols=["matrix", "dtype", "config"])
+
+    generated = {e.name for e in standard_corpus()}
+    gpu = pd.concat([matrices("h100"), matrices("h100_large")]).drop_duplicates("matrix")
+    t = timings("h100")
+    n, configs, dtypes, real = _readme_count(r"datasets \((\d+) matrices × (\d+) configurations × (\d+) value types "
+                                             r"on an NVIDIA H100, (\d+) of them real")
+    assert (n, configs, dtypes, real) == (len(gpu), t.config.nunique(), t.dtype.nunique(),
+                                          int((~gpu.matrix.isin(generated)).sum()))
+    assert _readme_count(r"and (\d+) matrices on a CPU") == (len(matrices("cpu")),)
+    A = pyspmv.generate("poisson2d", 5)
+    assert _readme_count(r"# (\d+) features, tiers 0-2") == (len(pyspmv.features(A)),)
+    assert _readme_count(r"# (\d+) CPU configurations read from the C registry") == (len(pyspmv.configs("cpu")),)
+    ranked = len(pyspmv.default_model("cuda").tables["float64"].ranked().config_ids)
+    assert _readme_count(r"# (\d+) GPU configurations \(the shipped default ranks (\d+)\)") == (
+        len(pyspmv.configs("cuda")), ranked)
+    assert _readme_count(r"no GPU needed to rank\): the top (\d+)") == (TOP_DEFAULT,)

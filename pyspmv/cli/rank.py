@@ -3,31 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ..devices.machine import OtherMachineWarning, calibrated_path, measured_on
+from ..devices.machine import OtherMachineWarning
 from ..matrices.configs import LIBRARIES, device_libraries
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
-from ..ranking.cache import DEFAULT_FILES
 from ..ranking.modelfile import load_model
 from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
 from .common import USER_ERRORS, generated, print_json
 
 
-def rank_model(args: argparse.Namespace) -> tuple[Any, str]:
-    """The model `pyspmv rank` uses and how its title names it: --model, else the model rank() would
-    use for --device and --dtype (calibrated for this machine, else the shipped default)."""
+def rank_model(args: argparse.Namespace) -> Any:
+    """The model `pyspmv rank` uses: --model, else the model rank() would use for --device and --dtype
+    (calibrated for this machine, else the shipped default). Its ``label`` names it in the tables."""
     if args.model:
-        return load_model(args.model), args.model
+        return load_model(args.model)
     device = args.device or "cuda"
     rm = calibrated_model(device)
     if rm is not None and args.dtype in rm.tables:
-        return rm, f"calibrated for this machine ({calibrated_path(device)})"
-    return default_model(device), f"shipped default for {device} ({DEFAULT_FILES[device]})"
+        return rm
+    return default_model(device)
 
 
 def ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Exception]]:
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OtherMachineWarning)
         warnings.simplefilter("always", CalibratedModelWarning)
-        rm, label = rank_model(args)
+        rm = rank_model(args)
         device = args.device or rm.device
         libraries = libraries_of(args, device)
         only = f"; libraries {', '.join(libraries)} only" if libraries else ""
@@ -102,9 +102,13 @@ def run(args: argparse.Namespace) -> int:
             rows = r.rows(args.top)
             us = r.score == "predicted_ms"
             p, best = r.precision, r.best_of_all
+            b = r.baseline
             out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
-                        "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": label,
-                        "measured_on": measured_on(rm), "n_calls": args.n_calls, "order": r.order,
+                        "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": r.model,
+                        "measured_on": r.measured_on, "here": r.here, "n_calls": args.n_calls, "order": r.order,
+                        "baseline": None if b is None or not us else {
+                            "config": b.config, "rank": b.rank, "predicted_us": b.predicted * 1e3
+                            if math.isfinite(b.predicted) else None, "gain": b.gain, "gain_at_least": b.understated},
                         "tie_tol": None if p is None else p.tie_tol,
                         "order_only_beyond": None if p is None else p.max_gap if best is None else r.order_only_beyond,
                         "precision_source": None if p is None else p.source,
@@ -126,8 +130,10 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if sum("matrix" in o for o in out) > 1:         # a blank line between tables
                 print()
-            print(f"# matrix {A.name} ({A.nrows} x {A.ncols}, {A.nnz} entries); model: {label}; measured on "
-                  f"{measured_on(rm)}; dtype {args.dtype}; {calls}{only}")
+            title = A.name if what in (args.generate or ()) else f"{what} ({A.name})"    # two files may share a name
+            print(f"# matrix {title}: {A.nrows} x {A.ncols}, {A.nnz} entries; dtype {args.dtype}; {calls}{only}")
+            for line in r.purpose():
+                print(f"# {line}")
             print("\n".join(rank_table(r, rows, r.score)))
             more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
             print(f"# {len(rows)} of {len(r)} configurations{more}")

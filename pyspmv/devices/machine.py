@@ -241,6 +241,29 @@ def model_fingerprint(rm: Any) -> dict[str, Any] | None:
     return fingerprint_of({"device": rm.device, **info}) if isinstance(info, dict) and info else None
 
 
+def on_this_machine(device: str, there: str, model_fp: dict[str, Any] | None) -> str:
+    """Whether this machine has the ``device`` a ranking is for, in one sentence (rankings print it): the
+    model was measured on ``there`` (:func:`measured_on`), whose fingerprint is ``model_fp`` (or None)."""
+    if device == "cuda":
+        why = gpu.unavailable_reason()
+        if why is not None:
+            return (f"this machine has no usable GPU ({why.split('; ')[0].split(' (')[0]}): the "
+                    f"ranking is for the {there} the model was measured on; device='cpu' (--device cpu) ranks for "
+                    "this machine's CPU")
+        name = gpu.device_info().get("name")
+        if model_fp is not None and model_fp.get("gpu_name") not in (None, name):
+            return (f"this machine's GPU is a {name}, not the {there} the model was measured on: the ranking may "
+                    "not hold here")
+        return f"this machine's GPU, a {name}, is the one the model was measured on"
+    diff = differences(model_fp, fingerprint(device)) if model_fp is not None else []
+    if diff:
+        return (f"this machine's processor differs from the one the model was measured on ({'; '.join(diff)}): "
+                "`pyspmv calibrate` adapts the model to it")
+    if model_fp is None:
+        return "the machine the model was measured on is not recorded"
+    return "this machine's processor and threads are the ones the model was measured on"
+
+
 def other_machine(rm: Any) -> str | None:
     """A sentence saying how the machine ``rm`` was measured on differs from this one, pointing to
     ``pyspmv calibrate``; None when they match or either side is unknown."""

@@ -46,7 +46,9 @@ def _default(device: str) -> RankModel:
         raise FileNotFoundError(f"pyspmv ships no default model for device {device!r} ({DEFAULT_FILES[device]} is "
                                 "missing); train one with `pyspmv train-default --into-package` or pass model=.")
     with resources.as_file(res) as path:
-        return load_shipped(path)           # through an uncompressed copy in $PYSPMV_HOME/cache
+        rm = load_shipped(path)             # through an uncompressed copy in $PYSPMV_HOME/cache
+    rm.origin = f"the shipped {device} default ({DEFAULT_FILES[device]})"
+    return rm
 
 
 def default_model(device: str = "cuda") -> RankModel:

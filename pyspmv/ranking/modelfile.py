@@ -377,6 +377,7 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
         tables[dtype] = Table(ids, group, extra, spec)
     rm = RankModel(device, tables, source=header["source"], gpu=header["gpu"], score=header["score"],
                    meta=header["meta"], features=own)
+    rm.origin = f"the model file {str(path)!r}"
     check_model(rm, where)
     for dtype in tables:
         try:

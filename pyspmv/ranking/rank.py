@@ -14,7 +14,8 @@ import numpy as np
 from .. import _core
 from ..devices import arrays, gpu
 from ..devices.benchmark import _DtypeRun, benchmark
-from ..devices.machine import calibrated_file, warn_caller, warn_other_machine
+from ..devices.machine import (calibrated_file, measured_on, model_fingerprint, on_this_machine, warn_caller,
+                               warn_other_machine)
 from ..devices.run import prepare_on_device, require_device
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
@@ -117,7 +118,7 @@ def _calibrated(path: str) -> RankModel | None:
     if not os.path.isfile(path):
         return None
     try:
-        return load_model(path)
+        rm = load_model(path)
     except (ValueError, OSError) as exc:
         # Every rank() of every process would fail on it, and nothing would say how to get out.
         device = os.path.basename(path).removeprefix("calibrated_").removesuffix(".pyspmv")
@@ -125,6 +126,8 @@ def _calibrated(path: str) -> RankModel | None:
                     f"instead: {exc} Remove it (rm {path!r}) or run `pyspmv calibrate --device {device}` again to "
                     "replace it.", CalibratedModelWarning)
         return None
+    rm.origin = f"calibrated for this machine ({path})"
+    return rm
 
 
 def calibrated_model(device: str = "cpu") -> RankModel | None:
@@ -153,8 +156,8 @@ def model_in_use(device: str, dtype: str) -> RankModel:
 class _Ranked:
     """Per (model, dtype): the capsule and what turns C's order into ids without Python loops."""
 
-    __slots__ = ("bytes_pow", "capsule", "checked", "convert", "deterministic", "formats", "id_tuple", "ids", "keep",
-                 "libraries", "precision", "ranked")
+    __slots__ = ("about", "bytes_pow", "capsule", "checked", "convert", "deterministic", "formats", "id_tuple", "ids",
+                 "keep", "libraries", "precision", "ranked")
 
     def __init__(self, rm: RankModel, dtype: str):
         t = rm.table(dtype).ranked()              # no size queries for what the model does not rank
@@ -180,6 +183,8 @@ class _Ranked:
         self.convert = (a, b) if conv else None
         self.precision = precision_of(rm)
         self.bytes_pow = float(t.spec.fields.get("rank_bytes_pow", 0.0))
+        #: what a Ranking says of its model: (the model in words, the machine it was measured on, its fingerprint)
+        self.about = (rm.label, measured_on(rm), model_fingerprint(rm))
 
 
     def keep_of(self, deterministic: bool, libraries: tuple[str, ...]) -> tuple[bool, ...] | None:
@@ -232,6 +237,30 @@ def _prepared(rm: RankModel, dtype: str) -> _Ranked:
 def vs_pick(g: float | None) -> str:
     """A :attr:`RankRow.vs_pick` as the tables print it: ``+1.2%``, ``-0.4%``, or empty for None."""
     return "" if g is None else f"{100.0 * (g - 1.0):+.1f}%"
+
+
+class Baseline(NamedTuple):
+    """The configuration a user would otherwise run, as a :class:`Ranking` places it (:attr:`Ranking.baseline`)."""
+
+    config: str
+    rank: int
+    #: its predicted ms (inf: it cannot serve the matrix)
+    predicted: float
+    #: its predicted time over the pick's: the pick's predicted gain (None where either is not finite)
+    gain: float | None
+    #: beyond :attr:`Ranking.order_only_beyond`, where the model's times understate the gaps: the gain is at least this
+    understated: bool
+
+    def sentence(self, n: int, unit_us: bool = True) -> str:
+        """One line for the tables: its rank of ``n``, its predicted time, the pick's gain over it."""
+        if self.gain is None:
+            return f"{self.config}: rank {self.rank} of {n}; it cannot serve this matrix"
+        if self.rank == 1:
+            return f"{self.config}: the pick itself"
+        t = f"{self.predicted * 1e3:.3f} µs" if unit_us else f"{self.predicted:.6g} ms"
+        gain = f"{'at least ' if self.understated else ''}{self.gain:.2f}x"
+        why = " (beyond the order-only bound, where the model understates gaps)" if self.understated else ""
+        return f"{self.config}: rank {self.rank} of {n}, predicted {t}; the pick is predicted {gain} faster{why}"
 
 
 class RankRow(NamedTuple):
@@ -313,8 +342,17 @@ class Ranking(list):
     #: nothing was weighed.
     verify_weighed: tuple[float, float] | None = None
 
+    #: The model, in words (:attr:`pyspmv.RankModel.label`: the shipped default, a calibration, a model file).
+    model: str | None = None
+    #: The machine the model was measured on (its GPU's name, or its processor): what the ranking is for.
+    measured_on: str | None = None
+    _model_fp: dict[str, Any] | None = None
+
     #: Rows the HTML table shows; ``to_frame()`` has them all.
     HTML_ROWS = 20
+    #: The configuration a user would run without pyspmv, per device: its predicted time and the pick's gain
+    #: over it are what :attr:`baseline` reports.
+    BASELINES = {"cuda": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
 
     def __init__(self, pairs: Any = (), *, device: str | None = None, dtype: str | None = None,
                  score: str = "predicted_ms", matrix: str | None = None, precision: Precision | None = None,
@@ -335,6 +373,7 @@ class Ranking(list):
         r.extend(pairs)
         r.device, r.dtype, r.score, r.matrix = device, dtype, score, matrix
         r.precision, r.bytes_pow = p.precision, p.bytes_pow
+        r.model, r.measured_on, r._model_fp = p.about
         if libraries is not None or deterministic or best_of_all is not None:     # else the class's defaults
             r.libraries, r.deterministic, r.best_of_all = libraries, deterministic, best_of_all
         return r
@@ -343,6 +382,31 @@ class Ranking(list):
     def best(self) -> str | None:
         """The configuration ranked first (None when nothing was ranked)."""
         return self[0][0] if self else None
+
+    @property
+    def here(self) -> str | None:
+        """Whether this machine has the device the ranking is for, in one sentence (None: a ranking made by
+        hand, of no model): no usable GPU, another GPU, another processor, or the one measured."""
+        if self.device is None or self.measured_on is None:
+            return None
+        return on_this_machine(self.device, self.measured_on, self._model_fp)
+
+    @property
+    def baseline(self) -> Baseline | None:
+        """What the pick is predicted to gain over the configuration a user would otherwise run
+        (:data:`BASELINES`: cuSPARSE's CSR default on the GPU, the row-parallel CSR kernel on the CPU); None
+        where this ranking does not list it (a restricted one, a model that does not rank it) or has no times."""
+        cid = self.BASELINES.get(self.device or "")
+        if cid is None or self.score != "predicted_ms" or not self:
+            return None
+        for i, (c, v) in enumerate(self, 1):
+            if c == cid:
+                first = self[0][1]
+                ok = math.isfinite(v) and math.isfinite(first) and first > 0
+                beyond = self.order_only_beyond
+                return Baseline(cid, i, v, v / first if ok else None,
+                                ok and beyond is not None and v / first > beyond)
+        return None
 
     @property
     def measured(self) -> dict[str, float]:
@@ -417,10 +481,15 @@ class Ranking(list):
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per configuration: ``rank`` (1 = fastest, the index), ``config`` and
         ``predicted_ms`` (or ``score``); ``inf`` where a configuration cannot serve the matrix. Where
-        ``rank(verify=k)`` was asked, also ``measured_ms`` (NaN where not measured)."""
+        ``rank(verify=k)`` was asked, also ``measured_ms`` (NaN where not measured). What the ranking is for
+        goes in ``df.attrs``: ``device``, ``dtype``, ``matrix``, ``model``, ``measured_on``, ``here`` (whether this
+        machine has that device) and ``baseline`` (:attr:`baseline` as a dict, or None)."""
         import pandas as pd
         df = pd.DataFrame(list(self), columns=["config", self.score])
         df.index = pd.RangeIndex(1, len(df) + 1, name="rank")
+        b = self.baseline
+        df.attrs.update(device=self.device, dtype=self.dtype, matrix=self.matrix, model=self.model,
+                        measured_on=self.measured_on, here=self.here, baseline=None if b is None else b._asdict())
         if self.verified is not None:
             t = self.measured
             df["measured_ms"] = [t.get(c, math.nan) for c, _ in self]
@@ -450,13 +519,39 @@ class Ranking(list):
                     "pick's predicted time is an order only, as every row below it is.")
         return out + (f"; 'order only' counts from its time (beyond {p.max_gap:g}x)." if p is not None else ".")
 
+    def purpose(self) -> list[str]:
+        """What the ranking is for, as lines the tables print above and below it: the device and model, whether
+        this machine has that device, and the pick's predicted gain over :attr:`baseline`."""
+        out = []
+        if self.measured_on is not None:
+            out.append(f"for: {self.device} as measured on {self.measured_on}, by {self.model}")
+        here = self.here
+        if here is not None:
+            out.append(here[0].upper() + here[1:] + ".")
+        b = self.baseline
+        if b is not None:
+            out.append("baseline " + b.sentence(len(self)) + ".")
+        return out
+
+    def __repr__(self) -> str:
+        """A summary, not the list: the matrix, what the ranking is for, the pick and the baseline; ``list(r)``
+        shows the pairs."""
+        b = self.baseline
+        pick = f"pick {self[0][0]!r}" if self else "nothing ranked"
+        vs = "" if b is None or b.gain is None or not self or b.config == self[0][0] else \
+            f", {'>=' if b.understated else ''}{b.gain:.2f}x faster than {b.config!r} (predicted)"
+        of = f" of {self.matrix!r}" if self.matrix else ""
+        on = f", measured on {self.measured_on}" if self.measured_on else ""
+        return (f"<pyspmv.Ranking{of}: {len(self)} {self.device or ''} configurations, {self.dtype or ''}{on}; "
+                f"{pick}{vs}>")
+
     def _repr_html_(self) -> str:
         rows = self.rows(self.HTML_ROWS)
         head = (f"<p><b>pyspmv ranking</b>{' of ' + escape(self.matrix) if self.matrix else ''}: "
                 f"{len(self)} configurations{', device ' + escape(self.device) if self.device else ''}"
                 f"{', ' + escape(self.dtype) if self.dtype else ''}; ordered {escape(self.order)}"
                 + (f" (first {self.HTML_ROWS} shown; <code>to_frame()</code> has all)" if len(self) > self.HTML_ROWS
-                   else "") + "</p>")
+                   else "") + "</p>" + "".join(f"<p>{escape(line)}</p>" for line in self.purpose()))
         t = self.measured if self.verified is not None else None
 
         def measured(c: str) -> str:

@@ -71,6 +71,8 @@ class RankModel:
     tables : dict, value type -> Table
     gpu : dict, the GPU properties its features use (Guo's strips)
     score : {'ms', 'score'}, whether its output is a runtime or a ranking score (classifiers)
+    origin : str or None, where it came from, in words (the shipped default, a calibration, a model file);
+        None for a model made in this process. Rankings name their model by it.
     """
 
     def __init__(self, device: str | None, tables: dict[str, Table], *, source: str = "",
@@ -85,6 +87,12 @@ class RankModel:
         self.gpu = dict(H100 if gpu is None else gpu)
         self.score = score
         self.meta = dict(meta or {})
+        self.origin: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The model in words, as rankings name it: :attr:`origin`, else the estimator it came from."""
+        return self.origin or f"a {self.source.split('(')[0] or 'model'} made in this process"
 
     def __repr__(self) -> str:
         n = {d: int((t.group >= 0).sum()) for d, t in self.tables.items()}
