@@ -95,8 +95,13 @@ class Operator:
 
     Notes
     -----
-    Vectors are 1-D, contiguous and of the operator's dtype: they are used as they are, never cast or copied
-    (:meth:`aslinearoperator` casts for the solvers). On the GPU (``device='cuda'``) vectors that live there
+    Vectors are 1-D; a 2-D ``x`` of shape (ncols, k) is a block of k vectors (one product per column; on the
+    GPU a CuPy array or PyTorch tensor). A contiguous ``x`` of the operator's dtype is used as it is. Casting
+    rule: an ``x`` of another float type is cast (copied) only where no precision is lost (float16 and float32
+    to a float64 operator, float16 to float32; NumPy's "safe" casting, which also swaps a byte order), and so is
+    a strided one; float64 to a float32 operator, integers, booleans and complex numbers are refused, with the
+    ``astype`` that works. ``out`` is never cast: it is written in place, so it must be of the operator's dtype
+    (and, for a vector, contiguous). :meth:`aslinearoperator` casts for the solvers. On the GPU (``device='cuda'``) vectors that live there
     (CuPy, PyTorch, JAX, Numba: ``__cuda_array_interface__`` or ``__dlpack__``) are used in place, on the
     caller's stream, and the result is a vector of the same kind; NumPy vectors are uploaded and the result
     downloaded on every product. A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
@@ -230,12 +235,14 @@ class Operator:
 
         Parameters
         ----------
-        x : ndarray of shape (ncols,), or a GPU vector
-            The operator's dtype, contiguous, not overlapping ``out``. On a ``cuda`` operator, a vector
+        x : ndarray of shape (ncols,) or (ncols, k), or a GPU vector or block
+            Not overlapping ``out``; of the operator's dtype, or cast by the rule of the class's Notes. A 2-D
+            ``x`` is a block of k vectors: one product per column. On a ``cuda`` operator, a vector
             that lives on the GPU (CuPy, PyTorch, JAX, Numba: anything with ``__cuda_array_interface__``
             or ``__dlpack__``) is used in place; a NumPy vector is uploaded (and the result downloaded).
-        out : ndarray of shape (nrows,), or a GPU vector, optional
-            Written in place: the operator's dtype, contiguous, writeable, on the same side as ``x``.
+        out : ndarray of shape (nrows,) or (nrows, k), or a GPU vector or block, optional
+            Written in place: the operator's dtype, writeable, on the same side as ``x`` (a vector contiguous;
+            a block's columns are written one at a time; a new block is column-major).
             Needed when ``beta != 0``. Without it a GPU ``x`` gets a new vector of its own kind (a CuPy
             array for CuPy, a tensor for PyTorch, the array API's ``empty`` otherwise).
         alpha, beta : float
@@ -276,6 +283,25 @@ class Operator:
     def __matmul__(self, x: Any) -> Any:
         return _apply(self._fwd, x, None, 1.0, 0.0, "matvec", None)
 
+    def matmat(self, X: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0, stream: Any = None) -> Any:
+        """``Y = alpha * A @ X + beta * Y`` for a block ``X`` of k vectors, shape (ncols, k): :meth:`matvec`, which
+        takes blocks too (as ``op @ X`` does), under scipy's name. One product per column with the operator's
+        kernel; ``out`` (nrows, k) is written column by column, a new result is column-major."""
+        return self.matvec(X, out=out, alpha=alpha, beta=beta, stream=stream)
+
+    @property
+    def T(self) -> Operator:  # noqa: N802 (scipy's and NumPy's name)
+        """The transpose as an operator: its products are this one's :meth:`rmatvec` and the other way round,
+        sharing the conversions (``Operator(..., rmatvec=True)`` made both; closing either closes both)."""
+        if self._adj is None:
+            if self._fwd is None:
+                raise ValueError("This Operator has been closed.")
+            raise ValueError("op.T needs the transpose converted: build the Operator with rmatvec=True.")
+        t = object.__new__(Operator)
+        t.__dict__.update(self.__dict__)
+        t._fwd, t._adj, t.shape = self._adj, self._fwd, (self.shape[1], self.shape[0])
+        return t
+
     # ---- adapters, attributes, lifetime ----
 
     def aslinearoperator(self, library: str = "scipy") -> Any:
@@ -307,8 +333,15 @@ class Operator:
         def rmv(v: np.ndarray) -> np.ndarray:
             return self.rmatvec(cast(v, self.shape[0], "x"))
 
-        return LinearOperator(self.shape, matvec=mv, rmatvec=rmv if self._adj is not None else None,
-                              dtype=self.dtype)
+        def mm(V: np.ndarray) -> np.ndarray:
+            return self.matvec(np.asarray(V, dtype=self.dtype))
+
+        def rmm(V: np.ndarray) -> np.ndarray:
+            return self.rmatvec(np.asarray(V, dtype=self.dtype))
+
+        adj = self._adj is not None
+        return LinearOperator(self.shape, matvec=mv, rmatvec=rmv if adj else None, matmat=mm,
+                              rmatmat=rmm if adj else None, dtype=self.dtype)
 
     def _cupy_linearoperator(self) -> Any:
         if self.device != "cuda":
@@ -421,9 +454,62 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
                     work = side.local.work = np.empty(side.nrows, dtype=side.dtype)
             _core.mv_scaled(state, side.variant, alpha, x, beta, y, work)
     except (TypeError, ValueError, OverflowError):     # OverflowError: an int alpha or beta past float64
+        if isinstance(x, np.ndarray) and x.ndim == 2 and side.live:
+            return _apply_block(side, x, out, alpha, beta, what)
+        xc = _safe_cast(side, x)
+        if xc is not None:
+            return _apply(side, xc, out, alpha, beta, what, stream)
         _diagnose(side, x, out, alpha, beta, what)
         raise
     return y
+
+
+def _safe_cast(side: _Side, x: Any) -> Any:
+    """``x`` as the vector the product takes, where the rule allows (:class:`Operator`'s Notes): a 1-D NumPy
+    array of the right length and a float type that casts to the operator's without loss, copied contiguous
+    in the operator's dtype; None where it does not apply (the error then says what is wrong)."""
+    if not isinstance(x, np.ndarray) or x.shape != side.xshape or x.dtype.kind != "f":
+        return None
+    if not np.can_cast(x.dtype, side.dtype, "safe") or (x.dtype == side.dtype and x.flags.c_contiguous):
+        return None
+    return np.ascontiguousarray(x, dtype=side.dtype)
+
+
+def _apply_block(side: _Side, X: np.ndarray, out: Any, alpha: Any, beta: Any, what: str) -> np.ndarray:
+    """``alpha * A @ X + beta * out`` for a block ``X`` of vectors (n x k): one product per column with the
+    operator's kernel (a column copied where it is not contiguous or not of the operator's dtype, as a
+    vector is), into ``out`` or a new column-major array."""
+    m, n = side.nrows, side.xshape[0]
+    where = f"The 'x' parameter of {what}()"
+    if X.shape[0] != n:
+        raise ValueError(f"{where} has shape {X.shape}; a vector has {n} entries and a block of vectors {n} rows.")
+    k = X.shape[1]
+    if out is None:
+        if beta != 0.0:
+            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
+                             "(the y to update).")
+        Y = np.empty((m, k), dtype=side.dtype, order="F")
+    else:
+        o = f"The 'out' parameter of {what}()"
+        if not isinstance(out, np.ndarray) or out.shape != (m, k):
+            got = out.shape if isinstance(out, np.ndarray) else type(out).__name__
+            raise ValueError(f"{o} must be a NumPy array of shape ({m}, {k}) for a block x of {k} vectors. Got "
+                             f"{got} instead.")
+        if out.dtype != side.dtype:
+            raise TypeError(f"{o} has dtype {out.dtype.str!r}; the product writes {side.dtype} in place: pass an "
+                            f"array of dtype {side.dtype} (np.empty(({m}, {k}), dtype=np.{side.dtype}, order='F')).")
+        if not out.flags.writeable:
+            raise ValueError(f"{o} is read-only; pass a writeable array.")
+        if np.may_share_memory(X, out):
+            raise ValueError(f"{o} overlaps 'x'; the product would read what it writes. Pass another array.")
+        Y = out
+    for j in range(k):
+        col = Y[:, j]
+        y = col if col.flags.c_contiguous else np.ascontiguousarray(col)     # holds out's column for beta
+        _apply(side, X[:, j], y, alpha, beta, what, None)
+        if y is not col:
+            col[...] = y
+    return Y
 
 
 def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
@@ -437,13 +523,23 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
     if type(alpha) is not float or type(beta) is not float:
         _scalars(alpha, beta, what)
         alpha, beta = float(alpha), float(beta)
+    if getattr(x, "ndim", 1) == 2:
+        return _device_block(side, x, out, alpha, beta, what, stream)
     where = what + "()"
     s = arrays.stream_handle(x, stream, where)
     seen = side.seen
     if x is seen[0]:
         xa = seen[1]
     else:
-        xa = arrays.device_vector(x, "x", side.xshape[0], side.dtype, where, s).address
+        try:
+            xa = arrays.device_vector(x, "x", side.xshape[0], side.dtype, where, s).address
+        except (TypeError, ValueError):
+            dt = arrays.dtype_of(x)
+            if dt is None or dt.kind != "f" or not np.can_cast(dt, side.dtype, "safe") or (
+                    dt == side.dtype and arrays.is_contiguous(x)):
+                raise
+            # the rule of Operator's Notes: a wider or strided x copied, by x's own library
+            return _device_product(side, arrays.cast_vector(x, side.dtype), out, alpha, beta, what, stream)
         if arrays.fixed_address(x):
             side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
     if out is None:
@@ -467,6 +563,33 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
             raise ValueError("This Operator has been closed.")
         side.plan._plan.mv_dev(xa, ya, alpha, beta, s)
     return y
+
+
+def _device_block(side: _Side, X: Any, out: Any, alpha: float, beta: float, what: str, stream: Any) -> Any:
+    """A block of GPU vectors (CuPy, PyTorch; n x k): one product per column on the caller's stream, into
+    ``out`` or a new column-major array of ``X``'s library (a column copied where it is not contiguous)."""
+    m, n = side.nrows, side.xshape[0]
+    if tuple(X.shape)[0] != n:
+        raise ValueError(f"The 'x' parameter of {what}() has shape {tuple(X.shape)}; a block of vectors must have "
+                         f"{n} rows.")
+    k = int(X.shape[1])
+    if out is None:
+        if beta != 0.0:
+            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
+                             "(the y to update).")
+        Y = arrays.empty_block_like(X, m, k, side.dtype)
+    elif tuple(getattr(out, "shape", ())) != (m, k):
+        raise ValueError(f"The 'out' parameter of {what}() must have shape ({m}, {k}) for a block x of {k} "
+                         f"vectors. Got {tuple(getattr(out, 'shape', ()))} instead.")
+    else:
+        Y = out
+    for j in range(k):
+        xj, _ = arrays.column(X, j)
+        yj, view = arrays.column(Y, j)
+        _device_product(side, xj, yj, alpha, beta, what, stream)
+        if not view:
+            Y[:, j] = yj
+    return Y
 
 
 def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: Any) -> None:
@@ -532,12 +655,19 @@ def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
                             "this operator runs on the CPU: pass a NumPy array, or build it with device='cuda'.")
         raise TypeError(f"{where} must be a NumPy array. Got {type(v).__name__} instead (np.asarray() it).")
     if v.shape != (n,):
-        raise ValueError(f"{where} has shape {v.shape}; it must be 1-D with {n} entries.")
-    if v.dtype != dt and v.dtype.newbyteorder("=") == dt:
+        raise ValueError(f"{where} has shape {v.shape}; it must be ({n},), or ({n}, k) for a block of k vectors.")
+    if name == "out" and v.dtype != dt and v.dtype.newbyteorder("=") == dt:
         raise TypeError(f"{where} has dtype {v.dtype.str!r}: {dt} in the other byte order, which this operator "
-                        f"would read as other numbers and does not swap in place (pass {name}.astype(np.{dt})).")
-    if v.dtype != dt:
-        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and does not cast "
-                        f"(pass {name}.astype(np.{dt}) or build the Operator with dtype={v.dtype.name!r}).")
+                        f"would write as other numbers: it writes {dt} in place (pass an array of dtype {dt}).")
+    if v.dtype.kind != "f":
+        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and takes float vectors only "
+                        f"(pass {name}.astype(np.{dt})).")
+    if name == "out" and v.dtype != dt:
+        raise TypeError(f"{where} has dtype {v.dtype}; the product writes {dt} in place (pass an array of dtype "
+                        f"{dt}, or build the Operator with dtype={v.dtype.name!r}).")
+    if v.dtype != dt and not np.can_cast(v.dtype, dt, "safe"):
+        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and casts x only where no "
+                        f"precision is lost (pass {name}.astype(np.{dt}), or build the Operator with "
+                        f"dtype={v.dtype.name!r}).")
     if not v.flags.c_contiguous:
         raise ValueError(f"{where} is not contiguous (strides {v.strides}); pass np.ascontiguousarray({name}).")

@@ -173,8 +173,7 @@ def test_rmatvec(cid):
     with pytest.raises(ValueError, match="rmatvec\\(\\) needs the transpose converted: build the Operator with "
                                          "rmatvec=True"):
         pyspmv.Operator(A, config=cid).rmatvec(u)
-    with pytest.raises(ValueError, match="'x' parameter of rmatvec\\(\\) has shape \\(40,\\); it must be 1-D with "
-                                         "500"):
+    with pytest.raises(ValueError, match="'x' parameter of rmatvec\\(\\) has shape \\(40,\\); it must be \\(500,\\)"):
         op.rmatvec(np.ones(40))
 
 
@@ -183,17 +182,14 @@ def test_bad_input_names_the_argument():
     op = pyspmv.Operator(A, config="cpu/csr/rows")
     n = A.shape[1]
     x = np.ones(n)
-    with pytest.raises(ValueError, match="'x' parameter of matvec\\(\\) has shape \\(3,\\); it must be 1-D with 300"):
+    with pytest.raises(ValueError, match="'x' parameter of matvec\\(\\) has shape \\(3,\\); it must be \\(300,\\), or "
+                                         "\\(300, k\\) for a block"):
         op @ np.ones(3)
-    with pytest.raises(ValueError, match="'x' .* has shape \\(300, 1\\)"):
-        op.matvec(np.ones((n, 1)))
-    with pytest.raises(TypeError, match="'x' .* has dtype float32; this operator computes in float64 and does not "
-                                        "cast"):
-        op @ np.ones(n, dtype=np.float32)
-    with pytest.raises(TypeError, match="'x' .* has dtype int64"):
+    with pytest.raises(ValueError, match="'x' .* has shape \\(299, 2\\); a vector has 300 entries and a block"):
+        op.matvec(np.ones((n - 1, 2)))
+    with pytest.raises(TypeError, match="'x' .* has dtype int64; this operator computes in float64 and takes float "
+                                        "vectors only \\(pass x.astype\\(np.float64\\)\\)"):
         op @ np.ones(n, dtype=np.int64)
-    with pytest.raises(ValueError, match="'x' .* is not contiguous"):
-        op @ np.ones(2 * n)[::2]
     with pytest.raises(TypeError, match="'x' .* must be a NumPy array. Got list"):
         op @ [1.0] * n
     with pytest.raises(ValueError, match="'out' .* has shape \\(299,\\)"):
@@ -494,6 +490,36 @@ def test_gpu_torch_and_dlpack_vectors(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cid", ["cusparse/csr/default", "pyspmv/sell/c=32/sigma=1/bs=256"])
+def test_gpu_blocks_of_vectors(cid, dtype):
+    """Issue 51: a block of vectors on the GPU (CuPy in either order, PyTorch) or from NumPy, one product per
+    column, equal to scipy's float64 product; out= updates a block in place."""
+    cp = pytest.importorskip("cupy")
+    A = SHAPES["empty_rows"]
+    try:
+        op = pyspmv.Operator(A, "cuda", config=cid, dtype=dtype)
+    except pyspmv.NotApplicableError:
+        pytest.skip(f"{cid} does not serve empty_rows")
+    X = np.random.default_rng(7).uniform(-1, 1, (A.shape[1], 3)).astype(dtype)
+    ref = reference(A, X.astype(np.float64))
+    close(op @ X, ref, dtype)
+    for order in ("C", "F"):
+        Xd = cp.asarray(X, order=order)
+        Y = op @ Xd
+        assert isinstance(Y, cp.ndarray) and Y.shape == ref.shape and Y.dtype == dtype
+        close(cp.asnumpy(Y), ref, dtype)
+        out = cp.ones(ref.shape, dtype=dtype, order=order)
+        assert op.matvec(Xd, out=out, alpha=2.0, beta=1.0) is out
+        close(cp.asnumpy(out), 2 * ref + 1, dtype)
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        Yt = op @ torch.from_numpy(X).cuda()
+        assert isinstance(Yt, torch.Tensor) and tuple(Yt.shape) == ref.shape
+        close(Yt.cpu().numpy(), ref, dtype)
+
+
+@pytest.mark.gpu
 def test_gpu_vectors_on_the_callers_stream():
     """The product runs on the stream given (or CuPy's current one): work queued after it on that stream sees
     its result without a device-wide synchronisation."""
@@ -525,10 +551,15 @@ def test_gpu_device_vector_errors_name_the_argument():
     op = pyspmv.Operator(A, "cuda", config="cusparse/csr/default")
     with pytest.raises(ValueError, match="'x'.*300 entries"):
         op @ cp.ones(299)
-    with pytest.raises(TypeError, match="'x'.*float64"):
-        op @ cp.ones(300, dtype=cp.float32)
-    with pytest.raises(ValueError, match="'x'.*strides"):
-        op @ cp.ones(600)[::2]
+    ref = reference(A, np.ones(300))
+    close(cp.asnumpy(op @ cp.ones(300, dtype=cp.float32)), ref, np.float64)   # cast by the rule (issue 51)
+    close(cp.asnumpy(op @ cp.ones(600)[::2]), ref, np.float64)                # a strided x copied
+    with pytest.raises(TypeError, match="'x'.*casts x only where no precision is lost"):
+        pyspmv.Operator(A, "cuda", config="cusparse/csr/default", dtype=np.float32) @ cp.ones(300)
+    with pytest.raises(TypeError, match="'x'.*'<i8'"):
+        op @ cp.ones(300, dtype=cp.int64)
+    with pytest.raises(TypeError, match="'out'.*writes it in place"):
+        op.matvec(cp.ones(300), out=cp.empty(300, dtype=cp.float32))
     with pytest.raises(TypeError, match="'out'.*NumPy"):
         op.matvec(cp.ones(300), out=np.empty(300))
     with pytest.raises(TypeError, match="'out'.*GPU"):
@@ -645,14 +676,13 @@ def test_gpu_device_products_from_threads():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_byte_swapped_vectors_are_refused_naming_them(dtype):
     """Issue 45 (1): a '>f8' x or out was read and written as native bytes (errors of 1e3 on x, 7e307 left in
-    out). Refused by the core and by the operator's own message, naming the argument; spmv() converts it."""
+    out). The core refuses both; the operator converts x (as spmv() does) and refuses out, naming it."""
     A = pyspmv.generate("poisson2d", 12)
     op = pyspmv.Operator(A, config="cpu/csr/rows", dtype=dtype)
     swapped = np.dtype(dtype).newbyteorder(">" if np.little_endian else "<")
     x = np.arange(A.ncols, dtype=swapped)
     out = np.zeros(A.nrows, dtype=swapped)
-    with pytest.raises(TypeError, match="'x' parameter of matvec.*byte order"):
-        op @ x
+    close(op @ x, A.to_scipy() @ x.astype(np.float64), dtype)       # x is converted (issue 51's casting rule)
     with pytest.raises(TypeError, match="'out' parameter of matvec.*byte order"):
         op.matvec(np.ones(A.ncols, dtype), out=out)
     with pytest.raises(TypeError, match="'out' parameter of matvec.*byte order"):
@@ -696,3 +726,58 @@ def test_pickle_reconverts_or_says_why_not():
     op.close()
     with pytest.raises(TypeError, match="closed"):
         pickle.dumps(op)
+
+
+@pytest.mark.parametrize("cid", ["cpu/csr/rows", "cpu/sell/c=8/sigma=64", "cpu/coo"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocks_of_vectors(cid, dtype):
+    """Issue 51: a 2-D x of shape (n, k) is a block of k vectors, as scipy's LinearOperator takes it: op @ X,
+    matvec(X, out=Y, alpha, beta) in either memory order, matmat, and through aslinearoperator()."""
+    A = SHAPES["empty_rows"]
+    op = pyspmv.Operator(A, config=cid, dtype=dtype, rmatvec=True)
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (A.shape[1], 4)).astype(dtype)
+    ref = reference(A, X.astype(np.float64))
+    Y = op @ X
+    assert Y.shape == (A.shape[0], 4) and Y.dtype == dtype and Y.flags.f_contiguous
+    close(Y, ref, dtype)
+    for order in ("C", "F"):
+        out = np.asarray(rng.uniform(-1, 1, Y.shape), dtype=dtype, order=order)
+        want = 2.0 * ref + 0.5 * out.astype(np.float64)
+        assert op.matvec(np.asarray(X, order=order), out=out, alpha=2.0, beta=0.5) is out
+        close(out, want, dtype)
+    close(op.matmat(X[:, :1]), ref[:, :1], dtype)
+    L = op.aslinearoperator()
+    close(L @ X, ref, dtype)
+    close(L.rmatmat(np.ones((A.shape[0], 2))), reference(A.T, np.ones((A.shape[0], 2))), dtype)
+    with pytest.raises(ValueError, match="'out' .* shape \\(200, 4\\)"):
+        op.matvec(X, out=np.empty((200, 3), dtype))
+    with pytest.raises(TypeError, match="'out' .* writes"):
+        op.matvec(X, out=np.empty(Y.shape, np.float16))
+    with pytest.raises(ValueError, match="'beta'"):
+        op.matvec(X, beta=1.0)
+
+
+def test_transpose_view_and_the_casting_rule():
+    """Issue 51: op.T is the transpose as an operator (rmatvec's conversion), and x casts by one rule: a float
+    type that widens (float16/float32 to float64, byte order swapped) or a strided x is copied; float64 to a
+    float32 operator and integers are refused with an astype that works."""
+    A = SHAPES["wide"]
+    op = pyspmv.Operator(A, config="cpu/csr/rows", rmatvec=True)
+    x = np.random.default_rng(1).uniform(-1, 1, A.shape[0])
+    T = op.T
+    assert T.shape == (A.shape[1], A.shape[0]) and T.config == op.config
+    close(T @ x, reference(A.T, x), np.float64)
+    close(T.T @ np.ones(A.shape[1]), reference(A, np.ones(A.shape[1])), np.float64)
+    with pytest.raises(ValueError, match="rmatvec=True"):
+        pyspmv.Operator(A, config="cpu/csr/rows").T
+    v = np.random.default_rng(2).uniform(-1, 1, A.shape[1])
+    for given in (v.astype(np.float32), v.astype(np.float16), v.astype(">f8"), np.repeat(v, 2)[::2]):
+        close(op @ given, reference(A, given.astype(np.float64)), np.float64)
+    op32 = pyspmv.Operator(A, config="cpu/csr/rows", dtype=np.float32)
+    with pytest.raises(TypeError, match="casts x only where no precision is lost \\(pass x.astype\\(np.float32\\)"):
+        op32 @ v
+    for bad in (np.arange(A.shape[1]), np.ones(A.shape[1], bool), v.astype(complex)):
+        with pytest.raises(TypeError, match="takes float vectors only \\(pass x.astype\\(np.float32\\)\\)"):
+            op32 @ bad
+        op32 @ bad.real.astype(np.float32)          # the advice works

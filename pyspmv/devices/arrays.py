@@ -78,6 +78,12 @@ class DeviceVector(NamedTuple):
 _TYPESTR = {np.dtype(np.float32): ("<f4", "=f4"), np.dtype(np.float64): ("<f8", "=f8")}
 
 
+#: What the operator casts, as the messages say it: an x only where no precision is lost (CuPy's and PyTorch's,
+#: by their own library), never an out, which is written in place.
+_CASTS = {True: " and casts x only where no precision is lost (float16 and float32 to float64)",
+          False: ", which it writes in place"}
+
+
 def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream: int,
                   writable: bool = False) -> DeviceVector:
     """Read ``v`` (``name`` of ``where``) as a contiguous device vector of ``n`` entries of ``dtype``.
@@ -100,7 +106,7 @@ def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream
             swapped = typestr[:1] == ">" and "<" + typestr[1:] in _TYPESTR[dtype]
             raise TypeError(f"{label} ({kind}) holds {typestr!r}"
                             + ("; its bytes are big-endian, which pyspmv does not swap in place" if swapped else
-                               f"; this operator computes in {dtype} and does not cast")
+                               f"; this operator computes in {dtype}{_CASTS[name == 'x']}")
                             + f" (pass {name}.astype('{dtype}')).")
         if strides is not None and n > 1 and tuple(strides) != (itemsize,):
             raise ValueError(f"{label} ({kind}) has strides {tuple(strides)} bytes; pass a contiguous vector "
@@ -123,7 +129,7 @@ def device_vector(v: Any, name: str, n: int, dtype: np.dtype, where: str, stream
         raise ValueError(f"{label} ({kind}) has shape {tuple(shape)}; it must be 1-D with {n} entries.")
     if (code, bits, lanes) != (2, dtype.itemsize * 8, 1):
         raise TypeError(f"{label} ({kind}) holds DLPack type (code {code}, {bits} bits, {lanes} lanes); this "
-                        f"operator computes in {dtype} and does not cast.")
+                        f"operator computes in {dtype}{_CASTS[name == 'x']} (pass {name}.astype('{dtype}')).")
     if strides is not None and n > 1 and tuple(strides) != (1,):
         raise ValueError(f"{label} ({kind}) has strides {tuple(strides)} entries; pass a contiguous vector.")
     return DeviceVector(int(address), (v, capsule))
@@ -158,6 +164,65 @@ def empty_like(v: Any, n: int, dtype: np.dtype, where: str) -> Any:
         return xp.empty((n,), dtype=getattr(xp, dtype.name), device=getattr(v, "device", None))
     raise TypeError(f"{where}: cannot make a result of the kind of {type(v).__module__}.{type(v).__name__} (it "
                     "offers no array API namespace); pass 'out', a writeable GPU vector.")
+
+
+def column(V: Any, j: int) -> tuple[Any, bool]:
+    """Column ``j`` of a 2-D GPU array ``V`` (CuPy, PyTorch) as a contiguous vector of its library, and whether
+    it is a view of ``V`` (a column-major ``V``) rather than a copy."""
+    c = V[:, j]
+    lib = _library(V)
+    if lib == "cupy":
+        if c.flags.c_contiguous:
+            return c, True
+        return sys.modules["cupy"].ascontiguousarray(c), False
+    if lib == "torch":
+        return (c, True) if c.is_contiguous() else (c.contiguous(), False)
+    raise TypeError(f"A block of vectors on the GPU must be a CuPy array or a PyTorch tensor; got "
+                    f"{type(V).__module__}.{type(V).__name__} (pass its columns one at a time).")
+
+
+def empty_block_like(V: Any, m: int, k: int, dtype: np.dtype) -> Any:
+    """An empty column-major ``m`` x ``k`` array of ``dtype``, of ``V``'s library and on its device (CuPy,
+    PyTorch): each column a contiguous vector that a product writes in place."""
+    lib = _library(V)
+    if lib == "cupy":
+        cp = sys.modules["cupy"]
+        with cp.cuda.Device(V.device.id):
+            return cp.empty((m, k), dtype=dtype, order="F")
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty((k, m), dtype=getattr(torch, dtype.name), device=V.device).T
+    raise TypeError(f"A block of vectors on the GPU must be a CuPy array or a PyTorch tensor; got "
+                    f"{type(V).__module__}.{type(V).__name__}.")
+
+
+def is_contiguous(v: Any) -> bool:
+    """Whether a CuPy or PyTorch vector is contiguous (True for other kinds: their interface says)."""
+    flags = getattr(v, "flags", None)
+    if flags is not None and hasattr(flags, "c_contiguous"):
+        return bool(flags.c_contiguous)
+    test = getattr(v, "is_contiguous", None)
+    return bool(test()) if callable(test) else True
+
+
+def cast_vector(v: Any, dtype: np.dtype) -> Any:
+    """``v`` (CuPy, PyTorch) as a contiguous vector of ``dtype`` made by its own library, on its device."""
+    lib = _library(v)
+    if lib == "cupy":
+        return sys.modules["cupy"].ascontiguousarray(v, dtype=dtype)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        return v.to(getattr(torch, dtype.name)).contiguous()
+    raise TypeError(f"pyspmv casts GPU vectors of CuPy and PyTorch only; pass a {dtype} vector.")
+
+
+def dtype_of(v: Any) -> np.dtype | None:
+    """The NumPy dtype of a GPU array (CuPy's, PyTorch's), or None where it has none NumPy knows."""
+    dt = getattr(v, "dtype", None)
+    try:
+        return np.dtype(str(dt).removeprefix("torch.")) if dt is not None else None
+    except TypeError:
+        return None
 
 
 class DeviceCSR(NamedTuple):
