@@ -364,7 +364,8 @@ def test_a_full_disk_leaves_no_part_file(tmp_path, monkeypatch):
 
 # -- your own matrices and a choice judged against the noise (issue 39) ------------------------------
 def _your_folder(path: Path) -> Path:
-    """Four small Matrix Market files written from pyspmv's generators, and three bad files."""
+    """Four small Matrix Market files written from pyspmv's generators, and four bad files (one named with
+    an escape sequence)."""
     import scipy.io
     path.mkdir()
     for fam, n in (("poisson2d", 12), ("poisson2d", 20), ("banded", 300), ("powerlaw", 200)):
@@ -372,6 +373,7 @@ def _your_folder(path: Path) -> Path:
     (path / "short.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n")
     (path / "empty.mtx").write_text("")
     (path / "notes.txt").write_text("not a matrix")
+    (path / "\x1b[31mred.txt").write_text("not a matrix either")
     return path
 
 
@@ -387,10 +389,12 @@ def test_cli_calibrate_with_your_matrices(tmp_path, monkeypatch, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     skipped = [line for line in out.splitlines() if line.startswith("# skipped")]
-    assert len(skipped) == 3, out
+    assert len(skipped) == 4, out
     assert any("short.mtx: could not be read" in s and "entries" in s for s in skipped)
     assert any("empty.mtx: could not be read" in s for s in skipped)
     assert any("notes.txt: not a Matrix Market file" in s for s in skipped)
+    # issue 45, item 7: file names printed escaped, never their escape sequences
+    assert any("'\\x1b[31mred.txt': not a Matrix Market file" in s for s in skipped) and "\x1b" not in out
     assert "judged on your matrices: 4 of yours of 6 given" in out and "# decision: " in out and "noise" in out
     rm = pyspmv.calibrated_model("cpu")
     j = rm.meta["calibration"]["judged"]
@@ -400,19 +404,63 @@ def test_cli_calibrate_with_your_matrices(tmp_path, monkeypatch, capsys):
     assert j["table"]["shipped"]["yours"]["matrices"] == 4
     assert j["choice"] == rm.meta["calibration"]["choice"] and j["rule"] == adapt.RULE
     assert {"geomean_ratio", "within<5%", "timing", "bootstrap"} <= set(j["noise"])
-    assert len(rm.meta["calibration"]["bad"]) == 3
+    assert len(rm.meta["calibration"]["bad"]) == 4
     assert main(["calibrate", "--report"]) == 0
     report = capsys.readouterr().out
     assert "calibrated cpu model in use" in report and "your matrices" in report and j["decision"] in report
-    assert report.count("# skipped") == 3
+    assert report.count("# skipped") == 4 and "\x1b" not in report and "'\\x1b[31mred.txt'" in report
     # resumed: nothing new fits, only your matrices are judged again, the bad files still said
     assert main([*argv, "--only-matrices", "--time-limit", "0.01"]) == 0
     out = capsys.readouterr().out
-    assert "(0 this run" in out and out.count("# skipped") == 3 and "4 of yours" in out
+    assert "(0 this run" in out and out.count("# skipped") == 4 and "4 of yours" in out
     with pytest.raises(ValueError, match="'only_matrices'"):
         pyspmv.calibrate("cpu", dataset=TINY, only_matrices=True)
     with pytest.raises(FileNotFoundError, match="not a folder"):
         pyspmv.calibrate("cpu", dataset=TINY, matrices=tmp_path / "nowhere")
+
+
+def test_your_files_never_share_measurements(tmp_path, monkeypatch):
+    """Issue 45, items 4, 5 and 7: files whose names gave one part file (``a b.mtx`` and ``a_b.mtx``, ``a;b``,
+    non-ASCII letters, ``NAME.mtx`` and ``NAME.mtx.gz``) shared one measurement, the second never measured and
+    nothing said; ``bcspwr08.mtx`` replaced the shipped real matrix; a name not UTF-8 or of 240 characters
+    stopped every run at the same place with an error naming no file; and the message listing skipped files
+    printed their escape sequences. Each is refused before anything is measured, naming the files."""
+    import os
+
+    import scipy.io
+    monkeypatch.setenv("PYSPMV_HOME", str(tmp_path / "home"))
+    kw = {"dataset": TINY, "max_nnz": 2e4, "budget_s": 0.001, "time_limit_s": 10, "dtypes": ("float64",),
+          "progress": False, "max_drift": 1e6, "folder": tmp_path / "measured", "out": tmp_path / "m.pyspmv"}
+    A = pyspmv.generate("poisson2d", 6).to_scipy()
+
+    def refused(*names: str | bytes, only: bool = True) -> str:
+        mats = tmp_path / f"mats{len(list(tmp_path.glob('mats*')))}"
+        mats.mkdir()
+        scipy.io.mmwrite(mats / "fine.mtx", A)
+        for n in names:
+            scipy.io.mmwrite(mats / "tmp.mtx", A)
+            os.rename(mats / "tmp.mtx", os.fsencode(mats) + b"/" + (n if isinstance(n, bytes) else n.encode()))
+        with pytest.raises(ValueError, match="The 'matrices' folder of calibrate\\(\\) must have unique names") as e:
+            pyspmv.calibrate("cpu", matrices=mats, only_matrices=only, **kw)
+        assert not (tmp_path / "measured").exists() and not (tmp_path / "m.pyspmv").exists()     # nothing measured
+        assert "fine.mtx" not in str(e.value) and "rename" in str(e.value)
+        return str(e.value)
+
+    assert "sharing a file name: 'a b.mtx' and 'a;b.mtx' and 'a_b.mtx' (parts 'a_b')" in refused(
+        "a b.mtx", "a_b.mtx", "a;b.mtx")
+    assert "'aè.mtx' and 'aé.mtx'" in refused("aé.mtx", "aè.mtx")
+    assert "'bcspwr08.mtx' and 'bcspwr08' (real:power)" in refused("bcspwr08.mtx", only=False)
+    # past max_nnz, but an earlier run's measurement of it may be in the folder
+    assert "'NotreDame_www.mtx' and 'NotreDame_www' (real:web)" in refused("NotreDame_www.mtx")
+    msg = refused(b"c\xffd.mtx", "x" * 240 + ".mtx", "\x1b[31mred.mtx", "\x1b[31mred.mtx.gz")
+    assert "'c\\udcffd.mtx' is not UTF-8 text" in msg and "'" + "x" * 240 + ".mtx' is too long" in msg
+    assert "'\\x1b[31mred.mtx' and '\\x1b[31mred.mtx.gz'" in msg and "\x1b" not in msg
+    only_bad = tmp_path / "bad"
+    only_bad.mkdir()
+    (only_bad / "\x1b[31mred.txt").write_text("not a matrix")
+    with pytest.raises(ValueError, match="found no Matrix Market file") as e:
+        pyspmv.calibrate("cpu", matrices=only_bad, **kw)
+    assert "\x1b" not in str(e.value) and "'\\x1b[31mred.txt': not a Matrix Market file" in str(e.value)
 
 
 def _perfect_for_a_correction(tiny, shipped):

@@ -264,6 +264,51 @@ def test_names_that_look_like_part_files_keep_their_timings(tmp_path):
         collect([CorpusEntry(n, "tiny", 0, functools.partial(tiny, 0)) for n in ("a/b", "a_b")], tmp_path / "e", **kw)
 
 
+def _named_file(folder: Path, name: bytes, A) -> Path:
+    """``A`` written as Matrix Market to the file of ``folder`` named by these bytes (any bytes but / and NUL)."""
+    import scipy.io
+    scipy.io.mmwrite(folder / "tmp.mtx", A)
+    path = Path(os.fsdecode(os.fsencode(folder) + b"/" + name))
+    try:
+        os.rename(folder / "tmp.mtx", path)
+    except OSError as exc:                      # a file system that holds only UTF-8 names (APFS)
+        pytest.skip(f"this file system refuses the name {name!r}: {exc}")
+    return path
+
+
+def test_names_without_part_files_of_their_own_are_refused_up_front(tmp_path):
+    """Issue 45, item 5: a file name that is not UTF-8 (UnicodeEncodeError naming no file) or of 240
+    characters (File name too long) stopped every run at the same place, after the matrices before it;
+    later matrices were never measured. Such names, and names sharing their part files, are refused before
+    anything is measured, each file named."""
+    A = tiny(0).to_scipy()
+    files = [_named_file(tmp_path, n, A) for n in (b"c\xffd.mtx", b"x" * 240 + b".mtx", b"a b.mtx", b"a;b.mtx",
+                                                   b"ok.mtx")]
+    kw = {"configs": CFGS[:1], "dtypes": ("float64",), **FAST}
+    with pytest.raises(ValueError, match="unique names") as e:
+        collect(files, tmp_path / "ds", **kw)
+    msg = str(e.value)
+    assert repr(str(files[0])) + " is not UTF-8 text" in msg and "\\udcff" in msg
+    assert repr(str(files[1])) + " is too long: 240 characters" in msg
+    assert f"sharing a file name: {str(files[2])!r} and {str(files[3])!r}" in msg and "rename" in msg
+    assert "ok.mtx" not in msg and not (tmp_path / "ds").exists()          # nothing measured
+    named = [pyspmv.Matrix(A, name=n) for n in ("\udcff", "y" * 232, "é", "è")]
+    with pytest.raises(ValueError, match="unique names") as e:
+        collect(named, tmp_path / "ds", **kw)
+    msg = str(e.value)
+    assert "'\\udcff' is not UTF-8" in msg and "232 characters" in msg and "'é' and 'è' (parts '_')" in msg
+    collect([files[-1], pyspmv.Matrix(A, name="z" * 231)], tmp_path / "ds", **kw)      # the longest that fits
+    assert sorted(read(tmp_path / "ds")[1].matrix) == ["ok", "z" * 231]
+
+
+def test_names_are_printed_escaped(tmp_path, capsys):
+    """Issue 45, item 7: a name's escape sequences reached the terminal through the progress bar."""
+    M = pyspmv.Matrix(tiny(0), name="\x1b[31mred")
+    collect([M], tmp_path, configs=CFGS[:1], dtypes=("float64",), **{**FAST, "progress": True})
+    err = capsys.readouterr().err
+    assert "\x1b[31m" not in err and "'\\x1b[31mred'" in err, err
+
+
 def test_damaged_parts_are_set_aside_and_measured_again(tmp_path):
     """Issue 33, item 9: a truncated part (EOFError), an empty one ("No columns to parse from file") and
     a garbled metadata.json (a JSON error naming no file) stopped every later collect()."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..datasets.collect import printable
 from ..devices.machine import calibrated_path, device_name
 from ..ranking.rank import calibrated_model
 from ..training.calibrate import calibrate
@@ -50,6 +51,13 @@ def judged_lines(cal: dict[str, Any]) -> list[str]:
     return out
 
 
+def skipped(bad: list[Any]) -> None:
+    """Print the files of ``--matrices`` skipped and why, one line each; names from the file system escaped
+    (:func:`~pyspmv.datasets.collect.printable`), so that no escape sequence in a file name reaches the terminal."""
+    for f, why in bad:
+        print(f"# skipped {printable(str(f))}: {printable(str(why))}")
+
+
 def report(device: str) -> int:
     rm = calibrated_model(device)
     if rm is None:
@@ -63,8 +71,7 @@ def report(device: str) -> int:
           f"{cal.get('matrices', '?')} matrices")
     for line in judged_lines(cal):
         print(line)
-    for f, why in cal.get("bad") or []:
-        print(f"# skipped {f}: {why}")
+    skipped(cal.get("bad") or [])
     return 0
 
 
@@ -76,15 +83,15 @@ def run(args: argparse.Namespace) -> int:
                   kind=args.kind, model=args.model, dataset=args.dataset, out=args.out, restart=args.restart,
                   progress=not args.quiet, folder=args.folder, measure=not args.no_measure,
                   matrices=args.matrices, only_matrices=args.only_matrices)
-    for f, why in c.bad:
-        print(f"# skipped {f}: {why}")
+    skipped(c.bad)
     fp = c.model.meta["fingerprint"]
     print(f"# calibrated {args.device} on {device_name(c.model.meta['device_info']) or args.device}, "
           f"{fp.get('threads')} thread(s): {len(c.matrices)} matrices measured ({c.new} this run, measurements in "
           f"{c.folder}), {c.wall_s:.0f} s")
     if len(c.remeasured):
         worst = c.remeasured.sort_values("before", ascending=False).head(3)
-        some = ", ".join(f"{r.matrix} {r.config} ({r.dtype}) {r.before:.2g}->{r.after:.2g}" for r in worst.itertuples())
+        some = ", ".join(f"{printable(r.matrix)} {r.config} ({r.dtype}) {r.before:.2g}->{r.after:.2g}"
+                         for r in worst.itertuples())
         print(f"# re-measured {len(c.remeasured)} configuration(s) whose q75/q25 was above {args.max_spread:g} "
               f"(a busy machine): {some}{' ...' if len(c.remeasured) > 3 else ''}")
     else:

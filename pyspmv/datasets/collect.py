@@ -58,6 +58,66 @@ def _safe(name: str) -> str:
     return base
 
 
+#: The longest file name base (:func:`_safe`) a matrix's parts can have: its longest part file name,
+#: ``B.features.csv.gz.damaged``, within the 255 bytes that common file systems allow a file name.
+MAX_BASE = 255 - len(".features.csv.gz" + _DAMAGED)
+
+
+def printable(text: str) -> str:
+    """``text`` as it may be printed: itself when every character is printable, else its ``repr`` (quoted,
+    with escape sequences, control characters and a file name's undecodable bytes, ``\\udcff``, escaped).
+    Names from the file system are printed through it."""
+    return text if text.isprintable() else repr(text)
+
+
+def check_names(named: Iterable[tuple[str, str]], where: str,
+                fix: str = "rename the files (or matrices) named here") -> None:
+    """Refuse, before anything is measured, names whose matrices could not each have part files of their own:
+    the one check of :func:`collect` and of :func:`pyspmv.calibrate`'s own files.
+
+    Parameters
+    ----------
+    named : iterable of (str, str)
+        Each matrix's name and how a message shows it (its file, or its name; quoted, :func:`repr`).
+    where : str
+        What was given the names, as a message starts: ``"The 'matrices' parameter of collect()"``.
+    fix : str
+        What to do, as the message ends.
+
+    Raises
+    ------
+    ValueError
+        A name that is empty, not UTF-8 text (a file name's bytes that decode to none), too long for its part
+        files' names (a base past :data:`MAX_BASE` characters), repeated, or sharing its part files with another
+        name (:func:`_safe`: ``a b``, ``a;b``, ``a_b`` and ``aé``): each one named, all of a clash.
+    """
+    named = list(named)
+    empty = sum(not n for n, _ in named)
+    if empty:
+        raise ValueError(f"{where} needs a name for every matrix; {empty} have an empty one.")
+    wrong = []
+    for n, shown in named:
+        try:
+            n.encode("utf-8")
+        except UnicodeEncodeError:
+            wrong.append(f"{shown} is not UTF-8 text (bytes that decode to no text show as \\udcXX)")
+            continue
+        if len(_safe(n)) > MAX_BASE:
+            wrong.append(f"{shown} is too long: {len(_safe(n))} characters before its part files' suffixes, past "
+                         f"the {MAX_BASE} that fit in a file name")
+    bases: dict[str, list[tuple[str, str]]] = {}
+    for n, shown in named:
+        bases.setdefault(_safe(n), []).append((n, shown))
+    for b, v in bases.items():
+        if len(v) > 1:
+            same = "the same name" if len({n for n, _ in v}) == 1 else "names sharing a file name"
+            wrong.append(f"{same}: {' and '.join(shown for _, shown in v)} (parts {b!r})")
+    if wrong:
+        raise ValueError(f"{where} must have unique names, each UTF-8 text that gives part files of its own "
+                         f"(characters other than letters, digits and ._+- are saved as _); {'; '.join(wrong)}. "
+                         f"Nothing was measured: {fix}.")
+
+
 def _as_entry(m: Any) -> CorpusEntry:
     if isinstance(m, CorpusEntry):
         return m
@@ -250,9 +310,13 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
     ----------
     matrices : iterable of CorpusEntry, Matrix or path
         Corpus entries (built one at a time), named Matrix objects, or Matrix Market files (name: the
-        file name without extensions and leading dots, group: its folder's name). Names must be
-        unique and not empty; one that would read as another kind of part (``x.failed``,
-        ``.hidden``) is saved under its name between ``=`` (``=x.failed=.csv.gz``).
+        file name without extensions and leading dots, group: its folder's name). A part file's name is
+        the matrix's with characters other than letters, digits and ``._+-`` saved as ``_``; one that would
+        read as another kind of part (``x.failed``, ``.hidden``) is saved under its name between ``=``
+        (``=x.failed=.csv.gz``). Names are checked before anything is measured (:func:`check_names`): an
+        empty name, one that is not UTF-8 text (a file name's undecodable bytes), one too long for its part
+        files (past :data:`MAX_BASE` characters) and names that repeat or share their part files (``a b``
+        and ``a_b``) are refused with a ``ValueError`` that names each file or matrix; nothing is measured.
     out : path
         Output folder (created).
     device : {'cpu', 'cuda'}
@@ -281,19 +345,10 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
     if device not in ("cpu", "cuda"):
         raise ValueError(f"The 'device' parameter of collect() must be 'cpu' or 'cuda'. Got {device!r} instead.")
     cfgs = None if configs is None else [config(c) for c in configs]
-    entries = [_as_entry(m) for m in matrices]
-    if any(not e.name for e in entries):
-        raise ValueError("The 'matrices' parameter of collect() needs a name for every matrix; "
-                         f"{sum(not e.name for e in entries)} have an empty one.")
-    names = [e.name for e in entries]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup or len({_safe(n) for n in names}) != len(names):
-        bases: dict[str, list[str]] = {}
-        for n in dict.fromkeys(names):
-            bases.setdefault(_safe(n), []).append(n)
-        same = [" and ".join(repr(n) for n in v) for v in bases.values() if len(v) > 1]
-        raise ValueError(f"The 'matrices' parameter of collect() must have unique names; repeated: {dup}"
-                         + (f"; names sharing a file name: {'; '.join(same)}" if same else "") + ".")
+    given = list(matrices)
+    entries = [_as_entry(m) for m in given]
+    check_names([(e.name, repr(str(m)) if isinstance(m, (str, os.PathLike)) else repr(e.name))
+                 for m, e in zip(given, entries)], "The 'matrices' parameter of collect()")
     root = Path(out)
     parts = root / "parts"
     parts.mkdir(parents=True, exist_ok=True)
@@ -317,7 +372,7 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
 def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> Iterator[dict[str, Any]]:
     if client is None:
         for e in todo:
-            bar.set_postfix_str(f"{e.name} ({e.nnz:.2g} nnz)")
+            bar.set_postfix_str(f"{printable(e.name)} ({e.nnz:.2g} nnz)")
             yield measure(e, **kw)
         return
     from dask.distributed import as_completed
@@ -334,7 +389,7 @@ def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> 
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             result = {"name": e.name, "timings": None, "features": None, "device_info": None,
                       "failure": {"matrix": e.name, "group": e.group, "stage": "worker", "error": last}}
-        bar.set_postfix_str(e.name)
+        bar.set_postfix_str(printable(e.name))
         yield result
         fut.release()
 

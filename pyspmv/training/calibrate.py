@@ -20,6 +20,7 @@ import os
 import shutil
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ import numpy as np
 
 from .. import datasets
 from ..datasets import folder_corpus, standard_corpus
-from ..datasets.collect import _done, _replace, _safe, _save, _write_csv, measure
+from ..datasets.collect import _done, _replace, _safe, _save, _write_csv, check_names, measure, printable
 from ..datasets.corpus import CorpusEntry, base_matrix, is_real, real_corpus
 from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark, device_info
 from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
@@ -98,31 +99,48 @@ USER_GROUP = "user"
 MTX_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
 
 
+#: How :func:`user_matrices` refuses names (:func:`pyspmv.datasets.collect.check_names`): who was given them, and
+#: what to do.
+_REFUSED = ("The 'matrices' folder of calibrate()", "rename your files named here (a name of pyspmv's own matrices, "
+            "shown with its group, is taken)")
+
+
 def _user_load(path: Path, name: str, group: str) -> Any:
     M = load_mtx(path)
     M.name, M.group = name, group
     return M
 
 
-def user_matrices(path: Any) -> tuple[list[CorpusEntry], list[tuple[str, str]]]:
+def user_matrices(path: Any, taken: Iterable[CorpusEntry] = ()) -> tuple[list[CorpusEntry], list[tuple[str, str]]]:
     """The Matrix Market files of folder ``path`` as corpus entries (group :data:`USER_GROUP`), smallest
     file first, and the files skipped with their reason. With a ``MANIFEST.csv`` the folder is read as
     :func:`pyspmv.datasets.folder_corpus` reads it (its ``kind`` after ``user:``); without one, every
     ``NAME.mtx`` (``.gz``, ``.bz2``) file is a matrix named NAME, and any other file is skipped. A file that
     cannot be read is found when it is measured (its failure recorded as :func:`pyspmv.collect` records it).
+    The names are checked first, as :func:`pyspmv.collect` checks its own
+    (:func:`pyspmv.datasets.collect.check_names`), together with those of ``taken`` (corpus entries:
+    calibration's own matrices, :func:`_candidates`), so that a file never shares its measurements with
+    another file or with one of pyspmv's matrices.
 
     Raises
     ------
     FileNotFoundError
         ``path`` is not a folder.
+    ValueError
+        A matrix name that is not UTF-8 text, is too long for its part files, or shares its part files with
+        another file's or with one of ``taken`` (``a b.mtx`` and ``a_b.mtx``, ``a.mtx`` and ``a.mtx.gz``,
+        ``bcspwr08.mtx`` and the shipped real matrix): each file named; nothing is measured.
     """
     root = Path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"The 'matrices' parameter of calibrate() must be a folder of Matrix Market files; "
                                 f"{str(root)!r} is not a folder.")
+    named = [(e.name, f"{e.name!r} ({e.group})") for e in taken]
     if (root / "MANIFEST.csv").is_file():
-        return [CorpusEntry(e.name, f"{USER_GROUP}:{e.group}", e.nnz, e.build) for e in folder_corpus(root)], []
-    entries, bad = [], []
+        listed = folder_corpus(root)
+        check_names([(e.name, f"{e.name!r} (MANIFEST.csv)") for e in listed] + named, *_REFUSED)
+        return [CorpusEntry(e.name, f"{USER_GROUP}:{e.group}", e.nnz, e.build) for e in listed], []
+    entries, bad, mine = [], [], []
     for f in sorted(root.iterdir()):
         if f.name.startswith("."):
             continue
@@ -136,6 +154,8 @@ def user_matrices(path: Any) -> tuple[list[CorpusEntry], list[tuple[str, str]]]:
         name = f.name[:-len(suffix)]
         size = f.stat().st_size // (24 if suffix == ".mtx" else 8)     # about 24 bytes a text entry
         entries.append(CorpusEntry(name, USER_GROUP, size, lambda f=f, name=name: _user_load(f, name, USER_GROUP)))
+        mine.append((name, repr(f.name)))
+    check_names(mine + named, *_REFUSED)
     return sorted(entries, key=lambda e: (e.nnz, e.name)), bad
 
 
@@ -206,19 +226,23 @@ def _cost_of(nnz: np.ndarray, known: pd.Series, known_nnz: pd.Series) -> np.ndar
     return np.exp(a + b * np.log(np.maximum(nnz, 1.0)))
 
 
+def _candidates(max_nnz: float, seed: int) -> list[CorpusEntry]:
+    """The matrices calibration may measure besides the user's: the real matrices shipped with pyspmv and
+    their scaled copies (:func:`pyspmv.datasets.real_corpus`), then the generated standard corpus."""
+    return real_corpus(max_nnz=max_nnz, seed=seed) + standard_corpus(max_nnz=max_nnz, seed=seed)
+
+
 def _pool(shipped: Any, device: str, max_nnz: float, seed: int, budget_s: float, repeats: int, warmup: int,
           ndtypes: int) -> tuple[list[Any], pd.DataFrame, np.ndarray]:
-    """Candidate entries, their features (the shipped dataset's where it has them, computed otherwise)
-    and their estimated measurement cost (s): the real matrices shipped with pyspmv and their scaled
-    copies (:func:`pyspmv.datasets.real_corpus`), then the generated standard corpus."""
+    """Candidate entries (:func:`_candidates`), their features (the shipped dataset's where it has them,
+    computed otherwise) and their estimated measurement cost (s)."""
     import pandas as pd
 
-    entries = standard_corpus(max_nnz=max_nnz, seed=seed)
-    if not entries:
+    entries = _candidates(max_nnz, seed)
+    if all(is_real(e.group) for e in entries):
         smallest = standard_corpus(seed=seed)[0].nnz
         raise ValueError(f"The 'max_nnz' parameter of calibrate() must be at least {smallest} (the smallest matrix of "
                          f"the standard corpus). Got {max_nnz:g} instead.")
-    entries = real_corpus(max_nnz=max_nnz, seed=seed) + entries
     known = shipped.features.set_index("matrix")
     rows = []
     for e in entries:
@@ -418,7 +442,7 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
                 continue
             if time.monotonic() + est[j] * ratio > deadline:
                 continue
-            bar.set_postfix_str(f"{new} measured, now {e.name}")
+            bar.set_postfix_str(f"{new} measured, now {printable(e.name)}")
             t0 = time.monotonic()
             kept, built = _keeping(e)
             with warnings.catch_warnings():
@@ -498,7 +522,11 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
         beside the generated ones (resumably, as they are); a file that cannot be read or timed is
         skipped and listed in ``Calibration.bad`` with its reason. When at least
         :data:`pyspmv.training.adapt.JUDGE_MIN_MATRICES` of them were measured, the choice is judged on
-        them (:func:`pyspmv.training.adapt.judge`).
+        them (:func:`pyspmv.training.adapt.judge`). Their names are checked before anything is measured, as
+        :func:`pyspmv.collect` checks its own: a file name that is not UTF-8 text or too long for its part
+        files, and files whose names share part files with each other's or with one of pyspmv's matrices
+        (``a b.mtx`` and ``a_b.mtx``; ``bcspwr08.mtx`` and the shipped real matrix) are refused, each named
+        (``ValueError``; rename them).
     only_matrices : bool
         Measure only ``matrices``, no generated ones.
 
@@ -518,6 +546,8 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     ------
     BusyMachineError
         The timings moved by more than ``max_drift`` while measuring (a busy machine): nothing saved.
+    ValueError
+        A bad parameter, or names of ``matrices`` refused (above): nothing measured.
     """
     import pandas as pd
 
@@ -543,10 +573,13 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     if only_matrices and matrices is None:
         raise ValueError("The 'only_matrices' parameter of calibrate() needs 'matrices' (a folder of Matrix Market "
                          "files).")
-    mine, bad = user_matrices(matrices) if matrices is not None else ([], [])
+    mine, bad = [], []
+    if matrices is not None:    # the shipped real matrices of any size too: an earlier run's may be in the folder
+        taken = {e.name: e for e in _candidates(max_nnz, seed) + real_corpus(max_nnz=np.inf, copies=0)}
+        mine, bad = user_matrices(matrices, taken.values())
     if matrices is not None and not mine:
         raise ValueError(f"calibrate() found no Matrix Market file (NAME.mtx, .mtx.gz, .mtx.bz2) in "
-                         f"matrices={str(matrices)!r}" + "".join(f"; {f}: {why}" for f, why in bad))
+                         f"matrices={str(matrices)!r}" + "".join(f"; {printable(f)}: {why}" for f, why in bad))
     if measure:
         if restart and (folder / "parts").is_dir():
             shutil.rmtree(folder / "parts")
