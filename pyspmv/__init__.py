@@ -6,6 +6,8 @@ configuration's runtime, evaluated in C to rank the configurations for a matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _openmp  # noqa: F401 (first: OpenMP's wait policy, before the core loads it)
 from ._core import DeviceUnavailableError, NotApplicableError
 from ._version import version as _version
@@ -16,9 +18,24 @@ from .matrices.configs import FORMATS, Config, config, configs
 from .matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .matrices.formats import FormatMatrix, convert
 from .matrices.matrix import Matrix
+from .ranking.cache import default_model
 from .ranking.portable import portable
-from .ranking.rank import CalibratedModelWarning, Ranking, calibrated_model, default_model, rank
+from .ranking.rank import CalibratedModelWarning, Ranking, calibrated_model, rank
 from .ranking.rankmodel import RankModel
+
+if TYPE_CHECKING:           # what type checkers see of the names imported on first use (_LAZY, _LAZY_MODULES)
+    from . import datasets
+    from . import evaluate as evaluate
+    from . import models as models
+    from . import plot as plot
+    from . import solvers as solvers
+    from .datasets.collect import collect
+    from .matrices.generators import generate
+    from .matrices.mmio import load
+    from .operator import Operator
+    from .ranking.export import export_c
+    from .ranking.modelfile import load_model, save_model
+    from .training.calibrate import Calibration, calibrate
 
 #: Names imported on first use (module ``__getattr__``), by the module that defines them: they load pandas,
 #: scipy.sparse, scikit-learn, threads or matplotlib, which ``import pyspmv`` does not (on the 2-core VM

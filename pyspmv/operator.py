@@ -2,21 +2,34 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import os
 import threading
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 
 from . import _core
 from ._core import NotApplicableError
 from .devices import arrays, gpu
+from .devices.arrays import DeviceArrayT, SparseOnDevice, Stream
 from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
 from .matrices.matrix import Matrix
 from .matrices.mmio import as_matrix
+from .ranking.portable import ModelLike
 from .ranking.rank import Ranking, rank
+
+if TYPE_CHECKING:                  # scipy and CuPy are imported where a LinearOperator is made
+    import cupyx.scipy.sparse.linalg
+    import numpy.typing as npt
+    import scipy.sparse.linalg
+
+    from .matrices.mmio import MatrixLike
+
+#: A NumPy vector of a value type in, one of the same type out (:meth:`Operator.matvec`).
+_F = TypeVar("_F", np.float32, np.float64)
 
 #: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
 _NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
@@ -31,9 +44,10 @@ class _Side:
                  "variant", "xshape")
 
     def __init__(self, F: FormatMatrix | gpu.DeviceMatrix, c: Config, plan: gpu.Plan | None = None):
-        self.F, self.dtype, self.format = F, F.dtype, F.format
-        on_device = isinstance(F, gpu.DeviceMatrix)       # a matrix that lives on the GPU, no host copy
-        self.state = None if on_device else F.state
+        self.F: FormatMatrix | gpu.DeviceMatrix | None = F
+        self.dtype, self.format = F.dtype, F.format
+        # a matrix that lives on the GPU (a DeviceMatrix) has no host copy, no State
+        self.state = F.state if isinstance(F, FormatMatrix) else None
         self.variant = c.variant
         self.xshape = (F.shape[1],)
         self.nrows = F.shape[0]
@@ -120,16 +134,18 @@ class Operator:
         A bad argument; the message names it.
     """
 
-    def __init__(self, A: Any, device: str | None = None, *, config: Config | str | None = None,
-                 dtype: Any = None, n_calls: int | None = None, deterministic: bool = False,
-                 model: Any = None, rmatvec: bool = False, verify: int | None = None):
+    def __init__(self, A: MatrixLike | FormatMatrix | SparseOnDevice, device: str | None = None, *,
+                 config: Config | str | None = None, dtype: npt.DTypeLike | None = None, n_calls: int | None = None,
+                 deterministic: bool = False, model: ModelLike | str | os.PathLike[str] | None = None,
+                 rmatvec: bool = False, verify: int | None = None) -> None:
         self._fwd = self._adj = None
         if device is not None and device not in ("cpu", "cuda"):
             raise ValueError(f"The 'device' parameter of Operator() must be 'cpu', 'cuda' or None. Got {device!r} "
                              "instead.")
         if not isinstance(rmatvec, (bool, np.bool_)):
             raise TypeError(f"The 'rmatvec' parameter of Operator() must be True or False. Got {rmatvec!r} instead.")
-        self.ranking = None
+        self.ranking: Ranking | None = None
+        F: FormatMatrix | gpu.DeviceMatrix
         if arrays.is_device_matrix(A):
             if rmatvec:
                 raise ValueError("'rmatvec': the transpose of a matrix that lives on the GPU is not converted "
@@ -229,8 +245,16 @@ class Operator:
 
     # ---- products ----
 
+    @overload
+    def matvec(self, x: npt.NDArray[_F], out: npt.NDArray[_F] | None = None, alpha: float = 1.0,
+               beta: float = 0.0, stream: None = None) -> npt.NDArray[_F]: ...
+
+    @overload
+    def matvec(self, x: DeviceArrayT, out: DeviceArrayT | None = None, alpha: float = 1.0, beta: float = 0.0,
+               stream: Stream | None = None) -> DeviceArrayT: ...
+
     def matvec(self, x: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
-               stream: Any = None) -> Any:
+               stream: Stream | None = None) -> Any:
         """``y = alpha * A @ x + beta * y``, in ``out`` when given (and returned), else in a new array.
 
         Parameters
@@ -270,8 +294,16 @@ class Operator:
                     return out
         return _apply(side, x, out, alpha, beta, "matvec", stream)
 
+    @overload
+    def rmatvec(self, x: npt.NDArray[_F], out: npt.NDArray[_F] | None = None, alpha: float = 1.0,
+                beta: float = 0.0, stream: None = None) -> npt.NDArray[_F]: ...
+
+    @overload
+    def rmatvec(self, x: DeviceArrayT, out: DeviceArrayT | None = None, alpha: float = 1.0, beta: float = 0.0,
+                stream: Stream | None = None) -> DeviceArrayT: ...
+
     def rmatvec(self, x: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0,
-                stream: Any = None) -> Any:
+                stream: Stream | None = None) -> Any:
         """``y = alpha * A.T @ x + beta * y``, as :meth:`matvec`; needs ``Operator(..., rmatvec=True)``."""
         side = self._adj
         if side is None:
@@ -280,7 +312,14 @@ class Operator:
             raise ValueError("rmatvec() needs the transpose converted: build the Operator with rmatvec=True.")
         return _apply(side, x, out, alpha, beta, "rmatvec", stream)
 
+    @overload
+    def __matmul__(self, x: npt.NDArray[_F]) -> npt.NDArray[_F]: ...
+
+    @overload
+    def __matmul__(self, x: DeviceArrayT) -> DeviceArrayT: ...
+
     def __matmul__(self, x: Any) -> Any:
+        """``A @ x``: :meth:`matvec` of ``x`` into a new vector of its kind (NumPy in, NumPy out)."""
         return _apply(self._fwd, x, None, 1.0, 0.0, "matvec", None)
 
     def matmat(self, X: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0, stream: Any = None) -> Any:
@@ -303,6 +342,14 @@ class Operator:
         return t
 
     # ---- adapters, attributes, lifetime ----
+
+    @overload
+    def aslinearoperator(
+            self, library: Literal["scipy"] = "scipy") -> scipy.sparse.linalg.LinearOperator[np.float32 | np.float64]:
+        ...
+
+    @overload
+    def aslinearoperator(self, library: Literal["cupy"]) -> cupyx.scipy.sparse.linalg.LinearOperator: ...
 
     def aslinearoperator(self, library: str = "scipy") -> Any:
         """A ``LinearOperator`` over this operator, for the solvers of scipy (``library='scipy'``) or of CuPy

@@ -23,17 +23,15 @@ import pandas as pd
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from pages import GPU, README, ROOT, blocks, is_gpu
 
 import pyspmv
 from pyspmv.cli import TOP_DEFAULT, main
 from pyspmv.datasets.corpus import standard_corpus
 from pyspmv.datasets.load import _resolve
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 #: The pages whose blocks run: the README, then every page of the user guide.
 PAGES = (README, *sorted((ROOT / "docs" / "guide").glob("*.md")))
-GPU = "needs a GPU"
 SLOW = re.compile(r"\btakes (minutes|hours)\b")
 #: Shell commands the pages show but this test does not run: installing, the test suite, the docs, studies.
 NOT_RUN = ("pip install", "pytest", "sphinx-build", "python benchmarks/")
@@ -43,13 +41,6 @@ STALE = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 def _name(page: Path) -> str:
     return page.relative_to(ROOT).as_posix()
-
-
-def _blocks(page: Path, lang: str) -> list[tuple[int, str]]:
-    """(line number of the block's first line, text) of every ```lang block of ``page``."""
-    text = page.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1))
-            for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)]
 
 
 @dataclass
@@ -64,7 +55,7 @@ def _commands(pages: tuple[Path, ...] = PAGES) -> tuple[list[Command], list[str]
     """pyspmv commands of the pages' sh blocks, and the lines that are neither those nor NOT_RUN."""
     cmds, unknown = [], []
     for page in pages:
-        for start, block in _blocks(page, "sh"):
+        for start, block in blocks(page, "sh"):
             for i, line in enumerate(block.splitlines()):
                 for part in line.split(" && "):
                     words = shlex.split(part, comments=True)
@@ -99,17 +90,13 @@ def _with_matrices(d: Path) -> Path:
     return d
 
 
-def _is_gpu(block: str) -> bool:
-    return block.lstrip().startswith(f"# {GPU}")
-
-
 def _run_python(page: Path, gpu: bool) -> list[tuple[int, str, BaseException]]:
     """Every python block of ``page`` (GPU blocks only if ``gpu``), statement by statement in one
     namespace: (line, statement, exception) of each statement that failed."""
     ns: dict = {"__name__": "__readme__"}
     failures = []
-    for start, block in _blocks(page, "python"):
-        if _is_gpu(block) and not gpu:
+    for start, block in blocks(page, "python"):
+        if is_gpu(block) and not gpu:
             continue
         tree = ast.parse(block, _name(page))
         sources = [ast.get_source_segment(block, stmt) or "" for stmt in tree.body]
@@ -129,7 +116,7 @@ def _report(page: Path, failures: list) -> str:
 def _pages_with(gpu: bool) -> list:
     """The pages holding python blocks (with a GPU block, if ``gpu``), as pytest parameters."""
     return [pytest.param(p, id=_name(p)) for p in PAGES
-            if any(_is_gpu(b) or not gpu for _, b in _blocks(p, "python"))]
+            if any(is_gpu(b) or not gpu for _, b in blocks(p, "python"))]
 
 
 @pytest.mark.parametrize("page", _pages_with(gpu=False))

@@ -8,11 +8,64 @@ not say (the current stream, an empty array of the same kind)."""
 from __future__ import annotations
 
 import sys
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
 from .. import _core
+
+
+class CudaArray(Protocol):
+    """An array that offers the CUDA array interface (CuPy, PyTorch, Numba): what pyspmv reads a vector on
+    the GPU through, first."""
+
+    @property
+    def __cuda_array_interface__(self) -> Mapping[str, object]: ...
+
+
+class DLPackArray(Protocol):
+    """An array that offers DLPack (CuPy, PyTorch, JAX, any array API library): ``__dlpack__`` and the device
+    it lives on (a CUDA device, for pyspmv to read it)."""
+
+    def __dlpack__(self, *, stream: int | None = None) -> object: ...
+
+    def __dlpack_device__(self) -> tuple[object, int]: ...
+
+
+#: A vector that may live on the GPU, for type checkers: read through one of its protocols, whatever its library.
+DeviceArray: TypeAlias = CudaArray | DLPackArray
+#: A device array in, the same kind out (:meth:`pyspmv.Operator.matvec`).
+DeviceArrayT = TypeVar("DeviceArrayT", bound=DeviceArray)
+
+
+class SparseOnDevice(Protocol):
+    """A sparse matrix that may live on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch sparse tensor): what
+    :func:`is_device_matrix` then reads; its libraries are open-ended, its shape is what they share."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+class _CupyStream(Protocol):
+    @property
+    def ptr(self) -> int: ...
+
+
+class _TorchStream(Protocol):
+    @property
+    def cuda_stream(self) -> int: ...
+
+
+class _NumbaStream(Protocol):
+    @property
+    def handle(self) -> int: ...
+
+
+#: A CUDA stream as :func:`stream_handle` takes it: a handle (int), a ``cupy.cuda.Stream`` (``.ptr``), a
+#: ``torch.cuda.Stream`` (``.cuda_stream``) or a Numba stream (``.handle``).
+Stream: TypeAlias = int | _CupyStream | _TorchStream | _NumbaStream
+
 
 #: DLPack device types (dlpack.h's DLDeviceType) that pyspmv can read: CUDA memory and CUDA managed memory.
 DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED = 2, 3, 13
@@ -40,7 +93,7 @@ def _library(v: Any) -> str:
     return type(v).__module__.partition(".")[0]
 
 
-def stream_handle(v: Any, stream: Any, where: str) -> int:
+def stream_handle(v: Any, stream: Stream | None, where: str) -> int:
     """The CUDA stream (an address) to run on: ``stream`` when given (an int, a CuPy ``Stream`` or a
     PyTorch ``cuda.Stream``), else the current stream of ``v``'s library (CuPy, PyTorch), else the stream
     ``v``'s CUDA array interface names, else the legacy default stream (0)."""

@@ -22,7 +22,10 @@ from .machine import OtherWork, cpu_model, cpu_threads
 from .run import check_x, require_device
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import numpy.typing as npt
     import pandas as pd
+
+    from ..matrices.mmio import MatrixLike
 
 #: A configuration's timings count as disturbed (another process had the cores) when q75 exceeds
 #: NOISE_RATIO times q25 and q25 by more than NOISE_FLOOR_MS (below that, timer jitter on a
@@ -140,9 +143,10 @@ def _spread(t: tuple[float, ...]) -> float:
     return t[2] / t[1] if t[1] > 0 else float("inf")
 
 
-def benchmark(A: Any, configs: Iterable[Config | str] | None = None, *, device: str | None = None,
-              dtype: Any = "float64", repeats: int = 200, warmup: int = 10, budget_s: float = 1.0,
-              check: bool = True, seed: int = 0, progress: bool | None = None) -> pd.DataFrame:
+def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, device: str | None = None,
+              dtype: npt.DTypeLike | list[npt.DTypeLike] | tuple[npt.DTypeLike, ...] = "float64", repeats: int = 200,
+              warmup: int = 10, budget_s: float = 1.0, check: bool = True, seed: int = 0,
+              progress: bool | None = None) -> pd.DataFrame:
     """Time SpMV with each configuration on ``A``.
 
     ``A`` is converted once per format and format parameters (configurations that differ only in

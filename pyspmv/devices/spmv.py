@@ -2,18 +2,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _core
 from ..matrices.configs import Config
+from ..matrices.formats import FormatMatrix
 from ..matrices.matrix import Matrix
 from . import gpu
 from .run import check_x, prepare
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
-def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = None) -> np.ndarray:
+    from ..matrices.matrix import FloatArray
+    from ..matrices.mmio import MatrixLike
+
+
+def spmv(A: MatrixLike | FormatMatrix, x: npt.ArrayLike, config: Config | str = "cpu/csr/rows", *,
+         dtype: npt.DTypeLike | None = None) -> FloatArray:
     """Compute ``y = A @ x`` with one configuration.
 
     Parameters
@@ -54,7 +62,7 @@ def spmv(A: Any, x: Any, config: Config | str = "cpu/csr/rows", *, dtype: Any = 
     return y
 
 
-def _matmul(A: Matrix, x: Any) -> np.ndarray:
+def _matmul(A: Matrix, x: npt.ArrayLike) -> FloatArray:
     """``A @ x``: :func:`spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value type;
     ``x`` must be 1-D with ``ncols`` entries."""
     return spmv(A, x)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import _core
 from .configs import Config, config
@@ -11,7 +11,10 @@ from .matrix import value_dtype
 from .mmio import as_matrix
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import numpy.typing as npt
     import pandas as pd
+
+    from .mmio import MatrixLike
 
 FEATURE_NAMES: tuple[str, ...] = tuple(_core.feature_names())
 #: Every column of a design row, as the C core defines them (csrc/design.c, the one definition):
@@ -25,7 +28,7 @@ assert DESIGN_COLUMNS[:len(FEATURE_NAMES)] == FEATURE_NAMES, "the core's design 
 H100: dict[str, int] = _core.gpu_props_h100()
 
 
-def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
+def features(A: MatrixLike, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
     """Every matrix feature of ``A``, by name.
 
     Parameters
@@ -54,7 +57,7 @@ def features(A: Any, *, gpu: dict[str, int] | None = None) -> dict[str, float]:
 CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
 
 
-def config_features(A: Any, configs: Iterable[Config | str], *, dtype: Any = "float64",
+def config_features(A: MatrixLike, configs: Iterable[Config | str], *, dtype: npt.DTypeLike = "float64",
                     max_fill: float = float(_core.MAX_FILL_DEFAULT)) -> pd.DataFrame:
     """Per-configuration features of ``A``: bytes moved, padding ratio, launches.
 

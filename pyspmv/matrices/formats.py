@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,6 +11,11 @@ from .. import _core
 from .configs import FORMATS, format_param_defaults, format_param_names
 from .matrix import INT32_MAX, Matrix, float32_overflow, value_dtype
 from .mmio import as_matrix
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from .mmio import MatrixLike
 
 INT32_MIN = -INT32_MAX - 1
 
@@ -96,7 +101,7 @@ class FormatMatrix:
         slots = sum(a.size for a in self.value_arrays)
         return slots / self.nnz if self.nnz else 1.0
 
-    def astype(self, dtype: Any) -> FormatMatrix:
+    def astype(self, dtype: npt.DTypeLike) -> FormatMatrix:
         """The same matrix with values of ``dtype``, sharing the (read-only) index arrays: one
         conversion serves both value types.
 
@@ -185,8 +190,8 @@ def format_arguments(fmt: str, max_fill: Any, params: dict[str, Any], where: str
     return code, {k: int(v) for k, v in full.items()}, [int(full[n]) for n in names] + [0, 0]
 
 
-def convert(A: Any, fmt: str, *, dtype: Any = None, max_fill: float = float(_core.MAX_FILL_DEFAULT),
-            **params: int) -> FormatMatrix:
+def convert(A: MatrixLike, fmt: str, *, dtype: npt.DTypeLike | None = None,
+            max_fill: float = float(_core.MAX_FILL_DEFAULT), **params: int) -> FormatMatrix:
     """Convert ``A`` to storage format ``fmt``.
 
     Parameters

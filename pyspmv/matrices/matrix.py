@@ -6,14 +6,21 @@ import base64
 import io
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from .. import _core
 
 if TYPE_CHECKING:                       # imported where a Matrix is made: `import pyspmv` stays fast
+    import numpy.typing as npt
     import scipy.sparse as sp
+
+#: What a :class:`Matrix` is made from, for type checkers: a scipy.sparse matrix or array (any format), or a
+#: 2-D array-like. (A string: scipy.sparse is not imported with pyspmv.)
+SparseLike: TypeAlias = "sp.sparray | sp.spmatrix | npt.ArrayLike"
+#: A NumPy array of one of the value types, float32 or float64 (a product's result).
+FloatArray: TypeAlias = "npt.NDArray[np.float32 | np.float64]"
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 #: Rows a Matrix may have: indptr's nrows + 1 entries must be countable in int32.
@@ -99,7 +106,8 @@ class Matrix:
     ``pyspmv.spmv(A, x)`` with the default CPU configuration.
     """
 
-    def __init__(self, data: Any, *, dtype: Any = None, name: str | None = None, group: str | None = None):
+    def __init__(self, data: Matrix | SparseLike, *, dtype: npt.DTypeLike | None = None, name: str | None = None,
+                 group: str | None = None):
         import scipy.sparse as sp
         if isinstance(data, Matrix):
             name = name if name is not None else data.name

@@ -9,15 +9,24 @@ import gzip
 import os
 import stat
 import zlib
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple, TypeAlias
 
 import numpy as np
 
 from .. import _core
 from .matrix import Matrix, _check_shape
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
-def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
+    from .matrix import SparseLike
+
+#: What every function's matrix argument takes, for type checkers (:func:`as_matrix`): a Matrix, what
+#: :class:`Matrix` is made from, or the path of a Matrix Market file.
+MatrixLike: TypeAlias = "Matrix | SparseLike | str | os.PathLike[str]"
+
+
+def load(path: str | os.PathLike[str], *, dtype: npt.DTypeLike | None = None) -> Matrix:
     """Read a Matrix Market file (``.mtx``, gzip- or bzip2-compressed or not) into a :class:`Matrix`.
 
     Symmetric and skew-symmetric files are expanded to their full pattern; pattern files get values
@@ -89,7 +98,7 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
         raise ValueError(f"pyspmv.load(): {path!r}: {exc}") from None
 
 
-def as_matrix(A: Any, name: str = "A") -> Matrix:
+def as_matrix(A: MatrixLike, name: str = "A") -> Matrix:
     """``A`` if it is a Matrix, :func:`load` of it if it is a path (str or path-like), else
     ``Matrix(A)``; errors name the argument."""
     if isinstance(A, Matrix):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from .checks import check_model
-from .portable import portable
+from .portable import ModelLike, portable
 from .rankmodel import RankModel
 from .schema import FORMAT_VERSION, KINDS, spec_fields
 from .spec import Spec
@@ -210,7 +210,7 @@ def _core_identifiers() -> frozenset[str]:
 _SAFE_ID = re.compile(r"[A-Za-z0-9_/=.-]+")
 
 
-def export_c(model: Any, path: str | os.PathLike[str], *, name: str | None = None, dtype: str = "float64",
+def export_c(model: ModelLike, path: str | os.PathLike[str], *, name: str | None = None, dtype: str = "float64",
              device: str | None = None) -> Path:
     """Write ``model`` as one self-contained header for C99, C++17 and CUDA.
 

@@ -24,7 +24,7 @@ from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES
 from ..matrices.matrix import DTYPES
 from .checks import check_model
-from .portable import portable
+from .portable import ModelLike, portable
 from .rankmodel import RankModel, Table
 from .schema import FORMAT_VERSION, KINDS, ROW_COLUMNS
 from .spec import Spec
@@ -63,7 +63,7 @@ def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str,
             "subs": [_spec_meta(s, f"{key}/sub{i}", arrays) for i, s in enumerate(spec.subs)]}
 
 
-def save_model(model: Any, path: str | os.PathLike[str], *, device: str | None = None) -> Path:
+def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | None = None) -> Path:
     """Save ``model`` in portable form: the one model file format of pyspmv.
 
     The file is a NumPy ``.npz`` archive: ``header.json`` (format version, pyspmv version, device,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -39,7 +39,19 @@ def guess_device(model: Any) -> str:
     return "cpu" if "cpu" in devices else "cuda"
 
 
-def portable(model: Any, device: str | None = None, dtypes: tuple[str, ...] = DTYPES) -> RankModel:
+class FittedEstimator(Protocol):
+    """A fitted estimator of :mod:`pyspmv.models`, as :func:`portable` reads it (for type checkers): it builds
+    its own table for a layout of configurations."""
+
+    def _portable_table(self, layout: Layout) -> object: ...
+
+
+#: What the ``model`` parameters of :func:`portable`, :func:`pyspmv.export_c` and :func:`pyspmv.save_model`
+#: take; :func:`pyspmv.rank` and :class:`pyspmv.Operator` also take the path of a saved model.
+ModelLike: TypeAlias = RankModel | FittedEstimator
+
+
+def portable(model: ModelLike, device: str | None = None, dtypes: tuple[str, ...] = DTYPES) -> RankModel:
     """The portable form of a fitted pyspmv.models estimator, ranking ``configs(device)`` (or, on the
     user's own schema, the configurations it was fitted on).
 

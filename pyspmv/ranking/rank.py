@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterable
 from functools import lru_cache
 from html import escape
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -22,8 +23,15 @@ from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
 from .cache import default_model
 from .modelfile import load_model
-from .portable import portable
+from .portable import ModelLike, portable
 from .rankmodel import RankModel
+
+if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
+    import numpy.typing as npt
+    import pandas as pd
+
+    from ..devices.arrays import SparseOnDevice
+    from ..matrices.mmio import MatrixLike
 
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and above this many
 #: entries: where the estimate would rank within a tolerance of the exact rows, set before measuring (at most 1 point
@@ -295,7 +303,7 @@ class Measured(NamedTuple):
     note: str
 
 
-class Ranking(list):
+class Ranking(list[tuple[str, float]]):
     """What :func:`rank` returns: a list of ``(configuration id, predicted ms)`` pairs in ranked order.
 
     It is a plain list of tuples (iteration, ``len``, ``r[0] -> (id, ms)``, slicing and equality with a list
@@ -354,7 +362,7 @@ class Ranking(list):
     #: over it are what :attr:`baseline` reports.
     BASELINES = {"cuda": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
 
-    def __init__(self, pairs: Any = (), *, device: str | None = None, dtype: str | None = None,
+    def __init__(self, pairs: Iterable[tuple[str, float]] = (), *, device: str | None = None, dtype: str | None = None,
                  score: str = "predicted_ms", matrix: str | None = None, precision: Precision | None = None,
                  bytes_pow: float = 0.0, libraries: tuple[str, ...] | None = None, deterministic: bool = False,
                  best_of_all: tuple[str, float] | None = None):
@@ -478,7 +486,7 @@ class Ranking(list):
         model cannot tell apart. Just the pick where :attr:`precision` is None."""
         return [r.config for r in self.rows() if r.mark in ("pick", "tie")]
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per configuration: ``rank`` (1 = fastest, the index), ``config`` and
         ``predicted_ms`` (or ``score``); ``inf`` where a configuration cannot serve the matrix. Where
         ``rank(verify=k)`` was asked, also ``measured_ms`` (NaN where not measured). What the ranking is for
@@ -605,8 +613,9 @@ def _short(v: Any) -> str:
     return text if len(text) <= 40 else f"an int of {len(text.lstrip('-'))} digits"
 
 
-def rank(A: Any, model: Any = None, device: str | None = None, dtype: Any = None, n_calls: int | None = None,
-         deterministic: bool = False, estimate: bool | None = None, libraries: Any = None,
+def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[str] | None = None,
+         device: str | None = None, dtype: npt.DTypeLike | None = None, n_calls: int | None = None,
+         deterministic: bool = False, estimate: bool | None = None, libraries: str | Iterable[str] | None = None,
          verify: int | None = None) -> Ranking:
     """Every configuration of ``device`` that the model ranks (those it was trained on) for matrix ``A``,
     ranked by predicted time. A configuration registered after the model was trained is in
