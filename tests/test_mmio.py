@@ -68,6 +68,24 @@ def test_value_tokens_are_read_whole_or_refused_with_the_line(tmp_path, body, me
         pyspmv.load(_write(tmp_path, HEAD + "2 2 1\n" + body))
 
 
+def test_long_value_tokens_in_float64_range_are_read(tmp_path):
+    """Issue 45, 9a: 1e308 spelt out (309 digits) was refused as 'not a real number' (tokens were cut
+    at 128 characters); any finite double written out in full is read as strtod reads it, and a
+    token past the limit says the limit and to use an exponent."""
+    full = "1" + "0" * 308
+    tiny = "-0." + "0" * 323 + "4940656458412465441765687928682213723651"  # the smallest subnormal
+    A = pyspmv.load(_write(tmp_path, HEAD + f"2 2 3\n1 1 {full}\n2 2 {tiny}\n2 1 {full}.{'0' * 700}\n"))
+    assert A.to_scipy().toarray().tolist() == [[1e308, 0.0], [1e308, -5e-324]]
+    head = "%%MatrixMarket matrix coordinate integer general\n"
+    assert pyspmv.load(_write(tmp_path, head + f"1 1 1\n1 1 {full}\n")).data[0] == 1e308
+    with pytest.raises(ValueError, match=r"line 3: the value '1000000000000000\.\.\.' has 1200 characters, "
+                                         r"past the limit of 1100 .*use an exponent"):
+        pyspmv.load(_write(tmp_path, HEAD + "1 1 1\n1 1 1" + "0" * 1199 + "\n"))
+    with pytest.raises(ValueError, match=r"line 3: the value '10{23}\.\.\.' is past the float64 limit "
+                                         r"1\.8e\+308 and would become inf"):
+        pyspmv.load(_write(tmp_path, HEAD + "1 1 1\n1 1 1" + "0" * 309 + "\n"))
+
+
 def test_integer_file_holds_integers_and_sums_in_float64(tmp_path):
     head = "%%MatrixMarket matrix coordinate integer general\n"
     with pytest.raises(ValueError, match="line 3: the value '7e3' is not an integer"):
