@@ -7,6 +7,7 @@ import gzip
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -84,6 +85,36 @@ def test_long_value_tokens_in_float64_range_are_read(tmp_path):
     with pytest.raises(ValueError, match=r"line 3: the value '10{23}\.\.\.' is past the float64 limit "
                                          r"1\.8e\+308 and would become inf"):
         pyspmv.load(_write(tmp_path, HEAD + "1 1 1\n1 1 1" + "0" * 309 + "\n"))
+
+
+def test_byte_order_marks_utf16_and_other_compressions_are_named(tmp_path):
+    """Issue 45, 9b: a UTF-8 byte-order mark, UTF-16 text and an .xz file gave "'ascii' codec can't
+    decode byte ...". The mark is skipped; the others are refused saying what the file is."""
+    text = HEAD + "2 2 1\n2 1 3.5\n"
+    A = pyspmv.load(_write(tmp_path, b"\xef\xbb\xbf" + text.encode()))
+    assert A.to_scipy().toarray().tolist() == [[0.0, 0.0], [3.5, 0.0]]
+    for enc in ("utf-16", "utf-16-le", "utf-16-be"):
+        with pytest.raises(ValueError, match="is UTF-16 text; Matrix Market files are ASCII. Convert it"):
+            pyspmv.load(_write(tmp_path, text.encode(enc)))
+    with gzip.open(tmp_path / "u16.mtx.gz", "wb") as f:
+        f.write(text.encode("utf-16"))
+    with pytest.raises(ValueError, match="is UTF-16 text"):
+        pyspmv.load(tmp_path / "u16.mtx.gz")
+    lzma = pytest.importorskip("lzma")
+    with pytest.raises(ValueError, match=r"'[^']*m\.mtx\.xz' is xz-compressed; pyspmv reads Matrix Market files "
+                                         r"plain or gzip- or bzip2-compressed \(\.mtx, \.mtx\.gz, \.mtx\.bz2\)\. "
+                                         r"Extract the \.mtx first \(xz -d\)"):
+        pyspmv.load(_write(tmp_path, lzma.compress(text.encode()), "m.mtx.xz"))
+    with pytest.raises(ValueError, match=r"is a zip archive.*\(unzip\)"):
+        pyspmv.load(_write(tmp_path, b"PK\x03\x04" + bytes(40), "m.zip"))
+    tar = tmp_path / "m.tar.gz"
+    with tarfile.open(tar, "w:gz") as t:
+        t.add(_write(tmp_path, text), arcname="m/m.mtx")
+    with pytest.raises(ValueError, match=r"it is a tar archive .*extract the \.mtx from it first"):
+        pyspmv.load(tar)
+    with pytest.raises(ValueError, match="its first line holds the byte 0xe9 at position 1; Matrix Market files are "
+                                         "ASCII"):
+        pyspmv.load(_write(tmp_path, b"%\xe9" + text.encode()))
 
 
 def test_integer_file_holds_integers_and_sums_in_float64(tmp_path):
