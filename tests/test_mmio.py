@@ -255,6 +255,28 @@ def test_duplicates_are_summed_in_float64_on_every_path():
         assert pyspmv.Matrix(S, dtype="float64").data[0] == pytest.approx(6e38, rel=1e-7)
 
 
+def test_duplicates_whose_sum_overflows_float64_are_refused_on_every_path(tmp_path):
+    """Issue 45, 9c: duplicates 1e308 + 1e308 became inf silently, while a single 1e400 is refused; now
+    refused alike, naming the entry, from a file and from scipy input of every format that holds
+    duplicates. Duplicates that are inf themselves, or that cancel, are summed as before."""
+    msg = (r"2 duplicate entries at row 1, column 0 \(0-based\), each finite, whose float64 sum overflows "
+           r"to -inf \(past the float64 limit 1\.8e\+308\)")
+    with pytest.raises(ValueError, match=r"pyspmv.load\(\): '.*m\.mtx': The matrix holds " + msg):
+        pyspmv.load(_write(tmp_path, HEAD + "2 2 3\n1 1 1\n2 1 -1e308\n2 1 -1e308\n"))
+    row, col = np.array([0, 1, 1]), np.array([0, 0, 0])
+    v = np.array([1.0, -1e308, -1e308])
+    for S in (sp.coo_array((v, (row, col)), shape=(2, 2)), sp.csr_array((v, [0, 0, 0], [0, 1, 3]), shape=(2, 2)),
+              sp.csc_array((v[::-1], [1, 1, 0], [0, 3, 3]), shape=(2, 2)), sp.coo_matrix((v, (row, col)), shape=(2, 2))):
+        for dtype in ("float64", "float32"):
+            with pytest.raises(ValueError, match=msg):
+                pyspmv.Matrix(S, dtype=dtype)
+    for w, want in (([1.0, np.inf, -5.0], np.inf), ([1.0, 1e308, -1e308], 0.0), ([1.0, 1e308, 7e307], 1e308 + 7e307)):
+        A = pyspmv.Matrix(sp.coo_array((np.array(w), (row, col)), shape=(2, 2)))
+        assert A.data.tolist() == [1.0, want]
+    A = pyspmv.load(_write(tmp_path, HEAD + "2 2 3\n1 1 1\n2 1 inf\n2 1 1e308\n"))
+    assert A.data.tolist() == [1.0, np.inf]
+
+
 def test_bsr_shape_not_a_multiple_of_its_block_is_refused_in_a_subprocess():
     """scipy accepts it and its C++ conversion wrote past its arrays (SIGSEGV or double free)."""
     code = ("import numpy as np, scipy.sparse as sp, pyspmv\n"

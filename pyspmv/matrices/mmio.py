@@ -41,18 +41,19 @@ def load(path: str | os.PathLike[str], *, dtype: Any = None) -> Matrix:
     IsADirectoryError
         ``path`` is a directory.
     ValueError
-        ``path`` is not a regular file (a FIFO, a device); it is compressed otherwise than with gzip or
-        bzip2 (xz, zstd, lz4), an archive (zip, 7-Zip, tar) or UTF-16 text (the message says which and
-        how to get an ASCII ``.mtx``); or it is not valid Matrix Market: the message
-        names the line and what is wrong (the banner, the size line, a control byte, a token that is
-        not a whole number such as ``1,5`` or ``0x1p3``, an index outside the matrix, an extra token,
-        more or fewer entries than declared, a finite number past float64 such as ``1e400``: write
-        ``inf`` where inf is meant; a value of more than 1100 characters: any finite double written
-        out in full is shorter, so write it with an exponent). Also: an empty matrix or one past int32; more than
-        :data:`MAX_HEADER_LINES` lines or :data:`MAX_HEADER_BYTES` bytes before the size line; a
+        ``path`` is not a regular file (a FIFO, a device); it is compressed otherwise than with gzip
+        or bzip2 (xz, zstd, lz4), an archive (zip, 7-Zip, tar) or UTF-16 text (the message says which
+        and how to get an ASCII ``.mtx``); or it is not valid Matrix Market: the message names the
+        line and what is wrong (the banner, the size line, a control byte, a token that is not a
+        whole number such as ``1,5`` or ``0x1p3``, an index outside the matrix, an extra token, more
+        or fewer entries than declared, a finite number past float64 such as ``1e400``: write ``inf``
+        where inf is meant; a value of more than 1100 characters: any finite double written out in
+        full is shorter, so write it with an exponent). Also: an empty matrix or one past int32; more
+        than :data:`MAX_HEADER_LINES` lines or :data:`MAX_HEADER_BYTES` bytes before the size line; a
         body longer than :func:`max_body_bytes`; a skew-symmetric file storing a diagonal entry; a
         symmetric, skew-symmetric or hermitian file storing entries on both sides of the diagonal
-        (one triangle is stored, the other implied).
+        (one triangle is stored, the other implied); finite duplicate entries whose sum is past
+        float64 (the message names the entry).
     MemoryError
         Reading the declared matrix would need more memory than is available (the message gives
         both); see :func:`load_bytes`.
