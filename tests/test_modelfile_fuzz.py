@@ -1,7 +1,10 @@
-"""The model-file fuzzer's findings (tests/fuzz/fuzz_modelfile.py, issue 45), replayed."""
+"""A short, seeded run of the model-file fuzzer (tests/fuzz/fuzz_modelfile.py, issue 45): a few hundred
+mutated model files, each read by load_model as documented (a model that ranks, or a ValueError); and
+the fuzzer's findings, replayed."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import warnings
@@ -12,6 +15,22 @@ import numpy as np
 import pytest
 
 import pyspmv
+
+HARNESS = Path(__file__).resolve().parent / "fuzz" / "fuzz_modelfile.py"
+
+
+def _harness():
+    spec = importlib.util.spec_from_file_location("fuzz_modelfile", HARNESS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mutated_model_files_load_or_raise_value_error(tmp_path):
+    log = io.StringIO()
+    n, found = _harness().run(iterations=250, seed=45, findings=tmp_path, default_every=50, log=log)
+    assert not found, log.getvalue()
+    assert n == 250
 
 
 def _default_edited(tmp_path, edit):
