@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Longest value token read: the digits of any double fit many times over; longer is refused
- * rather than cut. */
-#define MM_TOKEN_MAX 128
+/* Longest value token read: any finite double written out exactly in fixed notation fits (the
+ * longest, the smallest subnormal, is "-0." and 1074 decimals: 1077 characters; DBL_MAX spelt out
+ * has 309 digits).  Longer is refused with this limit rather than cut, or read without bound. */
+#define MM_TOKEN_MAX 1100
 
 typedef struct {
     const char *p, *end;
@@ -133,7 +134,12 @@ static int mm_value(const mm_cursor *c, const char *tok, int64_t len, int field,
                     spmv_err *err) {
     int named, integer = field == SPMV_MM_INTEGER;
     const char *kind = integer ? "an integer" : "a real number";
-    if (len > MM_TOKEN_MAX || !mm_number_syntax(tok, len, integer, &named))
+    if (len > MM_TOKEN_MAX)
+        return spmv_fail(err, SPMV_EINVAL, c->line, len, MM_TOKEN_MAX,
+                         "line %lld: the value '%.16s...' has %lld characters, past the limit "
+                         "of %d (any double written out in full fits); use an exponent (1.5e308)",
+                         (long long)c->line, tok, (long long)len, MM_TOKEN_MAX);
+    if (!mm_number_syntax(tok, len, integer, &named))
         return spmv_fail(err, SPMV_EINVAL, c->line, -1, -1,
                          "line %lld: the value '%.*s%s' is not %s%s", (long long)c->line,
                          (int)(len < 40 ? len : 40), tok, len > 40 ? "..." : "", kind,
@@ -147,15 +153,15 @@ static int mm_value(const mm_cursor *c, const char *tok, int64_t len, int field,
     if (stop != buf + len)
         return spmv_fail(
             err, SPMV_EINVAL, c->line, -1, -1,
-            "line %lld: the value '%s' could not be read whole (is LC_NUMERIC set to a "
+            "line %lld: the value '%.24s%s' could not be read whole (is LC_NUMERIC set to a "
             "locale whose decimal point is not '.'?)",
-            (long long)c->line, buf);
+            (long long)c->line, buf, len > 24 ? "..." : "");
     if (isinf(v) && !named)
         return spmv_fail(
             err, SPMV_EINVAL, c->line, -1, -1,
-            "line %lld: the value '%s' is past the float64 limit %.3g and would become "
+            "line %lld: the value '%.24s%s' is past the float64 limit %.3g and would become "
             "inf; write inf where inf is meant",
-            (long long)c->line, buf, DBL_MAX);
+            (long long)c->line, buf, len > 24 ? "..." : "", DBL_MAX);
     *out = v;
     return SPMV_OK;
 }

@@ -285,8 +285,9 @@ SPMV_API int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, doub
 SPMV_API int spmv_warmup_more(int warmup, double first_ms, double budget_s);
 
 /* out = median, quartiles (as spmv_time) and minimum of the n >= 1 times t[n] in ms, runs = n; sorts
- * t in place.  For harnesses that time their own way (the GPU's batched events). */
-SPMV_API void spmv_timing_summary(double *t, int64_t n, spmv_timing *out);
+ * t in place.  For harnesses that time their own way (the GPU's batched events).  Returns 0, or
+ * SPMV_EINVAL (n < 1, t or out NULL) with out untouched.  O(n log n). */
+SPMV_API int spmv_timing_summary(double *t, int64_t n, spmv_timing *out, spmv_err *err);
 
 /* Time spmv_fmt_mv_* of F with spmv_time().  x[ncols], y[nrows] caller-allocated. */
 SPMV_API int spmv_fmt_bench_f32(const spmv_fmt *F, int kernel, const float *x, float *y, int warmup,

@@ -24,13 +24,22 @@ static double quantile(const double *t, int64_t n, double q) {
     return t[lo] + (h - (double)lo) * (t[lo + 1] - t[lo]);
 }
 
-void spmv_timing_summary(double *t, int64_t n, spmv_timing *out) {
+int spmv_timing_summary(double *t, int64_t n, spmv_timing *out, spmv_err *err) {
+    /* qsort takes a size_t count and the quantiles read t[n - 1]: n < 1 would sort a wrapped count
+     * or read before t. */
+    if (n < 1 || t == NULL || out == NULL)
+        return spmv_fail(
+            err, SPMV_EINVAL, -1, n, 1,
+            "spmv_timing_summary: n is %lld (t %s, out %s); it needs n >= 1 times in t "
+            "and an out to write",
+            (long long)n, t == NULL ? "NULL" : "given", out == NULL ? "NULL" : "given");
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     out->median_ms = quantile(t, n, 0.5);
     out->q25_ms = quantile(t, n, 0.25);
     out->q75_ms = quantile(t, n, 0.75);
     out->min_ms = t[0];
     out->runs = n;
+    return SPMV_OK;
 }
 
 int spmv_warmup_more(int warmup, double first_ms, double budget_s) {
@@ -61,7 +70,7 @@ int spmv_time(spmv_work_fn fn, void *ctx, int warmup, int repeats, double budget
         t[n] = own >= 0 ? own : now_ms() - t0;
         spent += t[n++];
     }
-    if (rc == SPMV_OK) spmv_timing_summary(t, n, out);
+    if (rc == SPMV_OK) rc = spmv_timing_summary(t, n, out, err);
     spmv_free(t);
     return rc;
 }

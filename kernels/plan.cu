@@ -437,7 +437,7 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
         for (int k = 0; !rc && k < want; k++) spent += t[n + k];
         if (!rc) n += want;
     }
-    if (!rc) spmv_timing_summary(t, n, out);
+    if (!rc) rc = spmv_timing_summary(t, n, out, err);
     free(t);
     if (!rc && y != NULL) rc = get_y(p, y, err);
     return rc;

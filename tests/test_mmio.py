@@ -7,6 +7,7 @@ import gzip
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -66,6 +67,54 @@ def test_nul_byte_after_a_value_is_refused_in_a_subprocess(tmp_path):
 def test_value_tokens_are_read_whole_or_refused_with_the_line(tmp_path, body, message):
     with pytest.raises(ValueError, match=message):
         pyspmv.load(_write(tmp_path, HEAD + "2 2 1\n" + body))
+
+
+def test_long_value_tokens_in_float64_range_are_read(tmp_path):
+    """Issue 45, 9a: 1e308 spelt out (309 digits) was refused as 'not a real number' (tokens were cut
+    at 128 characters); any finite double written out in full is read as strtod reads it, and a
+    token past the limit says the limit and to use an exponent."""
+    full = "1" + "0" * 308
+    tiny = "-0." + "0" * 323 + "4940656458412465441765687928682213723651"  # the smallest subnormal
+    A = pyspmv.load(_write(tmp_path, HEAD + f"2 2 3\n1 1 {full}\n2 2 {tiny}\n2 1 {full}.{'0' * 700}\n"))
+    assert A.to_scipy().toarray().tolist() == [[1e308, 0.0], [1e308, -5e-324]]
+    head = "%%MatrixMarket matrix coordinate integer general\n"
+    assert pyspmv.load(_write(tmp_path, head + f"1 1 1\n1 1 {full}\n")).data[0] == 1e308
+    with pytest.raises(ValueError, match=r"line 3: the value '1000000000000000\.\.\.' has 1200 characters, "
+                                         r"past the limit of 1100 .*use an exponent"):
+        pyspmv.load(_write(tmp_path, HEAD + "1 1 1\n1 1 1" + "0" * 1199 + "\n"))
+    with pytest.raises(ValueError, match=r"line 3: the value '10{23}\.\.\.' is past the float64 limit "
+                                         r"1\.8e\+308 and would become inf"):
+        pyspmv.load(_write(tmp_path, HEAD + "1 1 1\n1 1 1" + "0" * 309 + "\n"))
+
+
+def test_byte_order_marks_utf16_and_other_compressions_are_named(tmp_path):
+    """Issue 45, 9b: a UTF-8 byte-order mark, UTF-16 text and an .xz file gave "'ascii' codec can't
+    decode byte ...". The mark is skipped; the others are refused saying what the file is."""
+    text = HEAD + "2 2 1\n2 1 3.5\n"
+    A = pyspmv.load(_write(tmp_path, b"\xef\xbb\xbf" + text.encode()))
+    assert A.to_scipy().toarray().tolist() == [[0.0, 0.0], [3.5, 0.0]]
+    for enc in ("utf-16", "utf-16-le", "utf-16-be"):
+        with pytest.raises(ValueError, match="is UTF-16 text; Matrix Market files are ASCII. Convert it"):
+            pyspmv.load(_write(tmp_path, text.encode(enc)))
+    with gzip.open(tmp_path / "u16.mtx.gz", "wb") as f:
+        f.write(text.encode("utf-16"))
+    with pytest.raises(ValueError, match="is UTF-16 text"):
+        pyspmv.load(tmp_path / "u16.mtx.gz")
+    lzma = pytest.importorskip("lzma")
+    with pytest.raises(ValueError, match=r"'[^']*m\.mtx\.xz' is xz-compressed; pyspmv reads Matrix Market files "
+                                         r"plain or gzip- or bzip2-compressed \(\.mtx, \.mtx\.gz, \.mtx\.bz2\)\. "
+                                         r"Extract the \.mtx first \(xz -d\)"):
+        pyspmv.load(_write(tmp_path, lzma.compress(text.encode()), "m.mtx.xz"))
+    with pytest.raises(ValueError, match=r"is a zip archive.*\(unzip\)"):
+        pyspmv.load(_write(tmp_path, b"PK\x03\x04" + bytes(40), "m.zip"))
+    tar = tmp_path / "m.tar.gz"
+    with tarfile.open(tar, "w:gz") as t:
+        t.add(_write(tmp_path, text), arcname="m/m.mtx")
+    with pytest.raises(ValueError, match=r"it is a tar archive .*extract the \.mtx from it first"):
+        pyspmv.load(tar)
+    with pytest.raises(ValueError, match="its first line holds the byte 0xe9 at position 1; Matrix Market files are "
+                                         "ASCII"):
+        pyspmv.load(_write(tmp_path, b"%\xe9" + text.encode()))
 
 
 def test_integer_file_holds_integers_and_sums_in_float64(tmp_path):
@@ -204,6 +253,28 @@ def test_duplicates_are_summed_in_float64_on_every_path():
         with pytest.raises(ValueError, match="past the float32 limit"):
             pyspmv.Matrix(S)
         assert pyspmv.Matrix(S, dtype="float64").data[0] == pytest.approx(6e38, rel=1e-7)
+
+
+def test_duplicates_whose_sum_overflows_float64_are_refused_on_every_path(tmp_path):
+    """Issue 45, 9c: duplicates 1e308 + 1e308 became inf silently, while a single 1e400 is refused; now
+    refused alike, naming the entry, from a file and from scipy input of every format that holds
+    duplicates. Duplicates that are inf themselves, or that cancel, are summed as before."""
+    msg = (r"2 duplicate entries at row 1, column 0 \(0-based\), each finite, whose float64 sum overflows "
+           r"to -inf \(past the float64 limit 1\.8e\+308\)")
+    with pytest.raises(ValueError, match=r"pyspmv.load\(\): '.*m\.mtx': The matrix holds " + msg):
+        pyspmv.load(_write(tmp_path, HEAD + "2 2 3\n1 1 1\n2 1 -1e308\n2 1 -1e308\n"))
+    row, col = np.array([0, 1, 1]), np.array([0, 0, 0])
+    v = np.array([1.0, -1e308, -1e308])
+    for S in (sp.coo_array((v, (row, col)), shape=(2, 2)), sp.csr_array((v, [0, 0, 0], [0, 1, 3]), shape=(2, 2)),
+              sp.csc_array((v[::-1], [1, 1, 0], [0, 3, 3]), shape=(2, 2)), sp.coo_matrix((v, (row, col)), shape=(2, 2))):
+        for dtype in ("float64", "float32"):
+            with pytest.raises(ValueError, match=msg):
+                pyspmv.Matrix(S, dtype=dtype)
+    for w, want in (([1.0, np.inf, -5.0], np.inf), ([1.0, 1e308, -1e308], 0.0), ([1.0, 1e308, 7e307], 1e308 + 7e307)):
+        A = pyspmv.Matrix(sp.coo_array((np.array(w), (row, col)), shape=(2, 2)))
+        assert A.data.tolist() == [1.0, want]
+    A = pyspmv.load(_write(tmp_path, HEAD + "2 2 3\n1 1 1\n2 1 inf\n2 1 1e308\n"))
+    assert A.data.tolist() == [1.0, np.inf]
 
 
 def test_bsr_shape_not_a_multiple_of_its_block_is_refused_in_a_subprocess():

@@ -75,7 +75,9 @@ def calibrated_path(device: str) -> Path:
 def _threads(omp: Any, cores: Any) -> int | None:
     """The OpenMP threads the CPU kernels use: OMP_NUM_THREADS's first number when set, else ``cores``."""
     head = str(omp or "").split(",")[0].strip()
-    if head.isdigit() and int(head) > 0:
+    # ASCII digits, at most 9: str.isdigit() also passes '²', which int() refuses, and a 5000-digit
+    # count is past int()'s limit (a model file's meta['device_info'] is untrusted)
+    if head.isascii() and head.isdigit() and len(head) <= 9 and int(head) > 0:
         return int(head)
     return int(cores) if isinstance(cores, int) and cores > 0 else None
 

@@ -93,7 +93,9 @@ class Matrix:
     ValueError
         An empty shape (no rows or no columns), not 2-D, a dimension or entry count past int32, an
         index array of the wrong length, a column (or row) index outside the matrix, a decreasing
-        ``indptr`` (the message names the row and the limit), or a finite value past ``dtype``'s range.
+        ``indptr`` (the message names the row and the limit), a finite value past ``dtype``'s range, or
+        finite duplicate entries whose sum in float64 is past it (it would be inf; the message names
+        the entry).
     TypeError
         Complex or non-numeric (object, string) values, or non-integer index arrays.
 
@@ -129,7 +131,11 @@ class Matrix:
         # -56; float32 3e38 + 3e38 is past float32, not a silent inf), and the range is checked on
         # the sums.
         A = sp.csr_array(data, dtype=np.float64, copy=True)
+        given_nnz = A.nnz
         A.sum_duplicates()  # sorts indices too
+        if A.nnz < given_nnz:
+            B = sp.csr_array(data)
+            _check_duplicate_sums(A, lambda v: _summed_csr(B.indptr, B.indices, v, B.shape), B.data)
         why = float32_overflow(A.data, dt)
         if why:
             raise ValueError(why)
@@ -294,6 +300,33 @@ def _sparsity_picture(grid: np.ndarray, px: int = 144) -> str:
             f"style='border:1px solid #999;image-rendering:pixelated' alt='sparsity pattern'/>")
 
 
+def _check_duplicate_sums(summed: Any, resum: Any, values: np.ndarray) -> None:
+    """Refuse an entry of ``summed`` (a CSR whose duplicates were summed in float64 from ``values``)
+    that overflowed to inf from finite duplicates, as a single finite value past float64 is refused
+    (``1e400`` in a file); a duplicate that is inf or nan itself sums as scipy sums it. ``resum(v)``
+    sums other values ``v`` over the same pattern, giving the same order."""
+    over = np.isinf(summed.data)
+    if not over.any():
+        return
+    over &= resum((~np.isfinite(values)).astype(np.float64)).data == 0
+    if not over.any():
+        return
+    k = int(np.flatnonzero(over)[0])
+    i, j = int(np.searchsorted(summed.indptr, k, side="right")) - 1, int(summed.indices[k])
+    n = int(resum(np.ones_like(values)).data[k])
+    raise ValueError(f"The matrix holds {n} duplicate entries at row {i}, column {j} (0-based), each finite, whose "
+                     f"float64 sum overflows to {summed.data[k]} (past the float64 limit "
+                     f"{np.finfo(np.float64).max:.3g}), as a single value past it would. Sum them in a wider type "
+                     "and scale the matrix, or give inf where inf is meant.")
+
+
+def _summed_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> Any:
+    import scipy.sparse as sp
+    A = sp.csr_array((values, indices.copy(), indptr.copy()), shape=shape)
+    A.sum_duplicates()
+    return A
+
+
 # -- scipy.sparse input: every index array checked before sparsetools or the C core reads it ------
 
 def _checked_csr(S: Any) -> sp.csr_array:
@@ -330,7 +363,10 @@ def _checked_csr(S: Any) -> sp.csr_array:
     if S.format == "coo":
         row, col = (np.asarray(a) for a in (S.row, S.col))
         _check_coo(row, col, values, nrows, ncols)
-        return sp.coo_array((values, (row, col)), shape=(nrows, ncols)).tocsr()
+        A = sp.coo_array((values, (row, col)), shape=(nrows, ncols)).tocsr()  # sums duplicates
+        if A.nnz < values.size:
+            _check_duplicate_sums(A, lambda v: sp.coo_array((v, (row, col)), shape=(nrows, ncols)).tocsr(), values)
+        return A
     indptr, indices = (np.asarray(a) for a in (S.indptr, S.indices))
     if S.format == "csr":
         nnz = _check_compressed(indptr, indices, values, nrows, ncols, ("row", "column", "ncols"))

@@ -31,9 +31,9 @@ def load(path: str | os.PathLike[str], *, dtype: npt.DTypeLike | None = None) ->
 
     Symmetric and skew-symmetric files are expanded to their full pattern; pattern files get values
     1.0; integer files become float64 (converted before duplicates are summed). The file is
-    untrusted: the header (banner and size line) is read and checked first, so that a file
-    declaring a matrix too large for int32 indices or for the memory available is refused before
-    its body is read; the body is then parsed completely by the C core (``csrc/mmread.c``): every
+    untrusted: the header (banner and size line) is read and checked first (a UTF-8 byte-order
+    mark before the banner is skipped), so that a file declaring a matrix too large for int32
+    indices or for the memory available is refused before its body is read; the body is then parsed completely by the C core (``csrc/mmread.c``): every
     byte and every token of every line, or refused with the line number. Fortran's D exponent
     (``1D3``, ``2.5d-1``) is read as E on purpose, and a pattern file's line may carry one number after
     its indices (SuiteSparse's Pajek graphs list weights so): it is checked, then dropped.
@@ -50,15 +50,19 @@ def load(path: str | os.PathLike[str], *, dtype: npt.DTypeLike | None = None) ->
     IsADirectoryError
         ``path`` is a directory.
     ValueError
-        ``path`` is not a regular file (a FIFO, a device), or not valid Matrix Market: the message
-        names the line and what is wrong (the banner, the size line, a control byte, a token that is
-        not a whole number such as ``1,5`` or ``0x1p3``, an index outside the matrix, an extra token,
-        more or fewer entries than declared, a finite number past float64 such as ``1e400``: write
-        ``inf`` where inf is meant). Also: an empty matrix or one past int32; more than
-        :data:`MAX_HEADER_LINES` lines or :data:`MAX_HEADER_BYTES` bytes before the size line; a
+        ``path`` is not a regular file (a FIFO, a device); it is compressed otherwise than with gzip
+        or bzip2 (xz, zstd, lz4), an archive (zip, 7-Zip, tar) or UTF-16 text (the message says which
+        and how to get an ASCII ``.mtx``); or it is not valid Matrix Market: the message names the
+        line and what is wrong (the banner, the size line, a control byte, a token that is not a
+        whole number such as ``1,5`` or ``0x1p3``, an index outside the matrix, an extra token, more
+        or fewer entries than declared, a finite number past float64 such as ``1e400``: write ``inf``
+        where inf is meant; a value of more than 1100 characters: any finite double written out in
+        full is shorter, so write it with an exponent). Also: an empty matrix or one past int32; more
+        than :data:`MAX_HEADER_LINES` lines or :data:`MAX_HEADER_BYTES` bytes before the size line; a
         body longer than :func:`max_body_bytes`; a skew-symmetric file storing a diagonal entry; a
         symmetric, skew-symmetric or hermitian file storing entries on both sides of the diagonal
-        (one triangle is stored, the other implied).
+        (one triangle is stored, the other implied); finite duplicate entries whose sum is past
+        float64 (the message names the entry).
     MemoryError
         Reading the declared matrix would need more memory than is available (the message gives
         both); see :func:`load_bytes`.
@@ -204,11 +208,40 @@ class MMHeader(NamedTuple):
     entries: int
 
 
+#: Magic numbers of compressions and archives that :func:`load` does not read: what each is, and how to
+#: get the ``.mtx`` out of it.
+_UNREAD_MAGIC = ((b"\xfd7zXZ\x00", "xz-compressed", "xz -d"), (b"(\xb5/\xfd", "zstd-compressed", "zstd -d"),
+                 (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x"),
+                 (b"PK\x03\x04", "a zip archive", "unzip"))
+
+
 def _compression(path: str) -> str:
-    """'gzip', 'bzip2' or '' by the file's magic number."""
+    """'gzip', 'bzip2' or '' by the file's magic number; a compression or archive that :func:`load`
+    does not read is refused saying which it is."""
     with open(path, "rb") as f:
-        magic = f.read(3)
-    return "gzip" if magic[:2] == b"\x1f\x8b" else "bzip2" if magic == b"BZh" else ""
+        magic = f.read(8)
+    for head, what, tool in _UNREAD_MAGIC:
+        if magic.startswith(head):
+            raise ValueError(f"pyspmv.load(): {path!r} is {what}; pyspmv reads Matrix Market files plain or "
+                             f"gzip- or bzip2-compressed (.mtx, .mtx.gz, .mtx.bz2). Extract the .mtx first ({tool}).")
+    return "gzip" if magic[:2] == b"\x1f\x8b" else "bzip2" if magic[:3] == b"BZh" else ""
+
+
+def _banner_text(raw: bytes, bad: str) -> str:
+    """The first line's bytes as text: a UTF-8 byte-order mark before it is skipped (editors on
+    Windows write one); UTF-16 text, a tar archive and other bytes past ASCII are refused saying so."""
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or raw[:4] in (b"%\x00%\x00", b"\x00%\x00%"):
+        raise ValueError(f"{bad}: it is UTF-16 text; Matrix Market files are ASCII. Convert it first "
+                         "(iconv -f UTF-16 -t ASCII).")
+    if raw[257:262] == b"ustar":
+        raise ValueError(f"{bad}: it is a tar archive (SuiteSparse's downloads are .tar.gz); extract the .mtx "
+                         "from it first (tar xzf).")
+    if not raw.isascii():
+        k = next(k for k, b in enumerate(raw) if b >= 0x80)
+        raise ValueError(f"{bad}: its first line holds the byte 0x{raw[k]:02x} at position {k}; Matrix Market "
+                         "files are ASCII text starting '%%MatrixMarket matrix'.")
+    return raw.decode("ascii")
 
 
 def _open_binary(path: str) -> IO[bytes]:
@@ -223,7 +256,7 @@ def _read_header(f: IO[bytes], path: str) -> MMHeader:
     """Banner, comments and size line of the open file ``f``, which is left at the body's start."""
     bad = f"pyspmv.load(): {path!r} is not a valid Matrix Market file"
     try:
-        banner = f.readline(_MAX_LINE).decode("ascii")
+        banner = _banner_text(f.readline(_MAX_LINE), bad)
         words = banner.split()
         if len(words) != 5 or words[0] != "%%MatrixMarket" or words[1].lower() != "matrix":
             raise ValueError(f"{bad}: its first line must read '%%MatrixMarket matrix <format> <field> "

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 
@@ -38,7 +39,7 @@ def check_spec(spec: Spec, where: str, *, kinds: tuple[str, ...] | None = None) 
                                  "instead.")
         elif d.type == "real":
             ok = isinstance(v, float | int | np.floating | np.integer) and not isinstance(v, bool | np.bool_)
-            if not ok or not (np.isfinite(v) or (d.neg_inf and v == -np.inf)):
+            if not ok or not (_finite(v) or (d.neg_inf and v == -np.inf)):
                 raise ValueError(f"The field {d.name!r} of {where} must be a finite float"
                                  f"{' or -inf' if d.neg_inf else ''}. Got {v!r} instead.")
     for k, (dt, length, optional) in arrs.items():
@@ -73,6 +74,15 @@ def check_gpu(gpu: Any, where: str) -> dict[str, int]:
     return {k: int(v) for k, v in gpu.items()}
 
 
+def _finite(v: Any) -> bool:
+    """Whether the number ``v`` is finite in float64: an int past it (a model file's JSON may spell
+    one out in 400 digits) is not, where np.isfinite raises TypeError."""
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def check_convert_fit(fit: Any, where: str) -> dict[str, list[float]]:
     """A conversion-cost fit: per format name, ``[a, b]`` (convert_ms = a + b * nnz), finite and >= 0."""
     if not isinstance(fit, dict):
@@ -82,7 +92,7 @@ def check_convert_fit(fit: Any, where: str) -> dict[str, list[float]]:
         if fmt not in FORMATS:
             raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} names format {fmt!r}; known: {FORMATS}.")
         ok = isinstance(ab, list | tuple) and len(ab) == 2 and all(
-            isinstance(v, float | int) and not isinstance(v, bool) and np.isfinite(v) and v >= 0 for v in ab)
+            isinstance(v, float | int) and not isinstance(v, bool) and _finite(v) and v >= 0 for v in ab)
         if not ok:
             raise ValueError(f"The conversion-cost fit 'convert_ms' of {where} must give format {fmt!r} two finite "
                              f"numbers >= 0 (ms, ms per nonzero). Got {ab!r} instead.")

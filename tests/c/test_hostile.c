@@ -342,6 +342,30 @@ static int test_mm_read(void) {
     return 0;
 }
 
+/* Issue 45: spmv_timing_summary(t, 0, out) read t[-1] (the quantiles' t[n - 1]) and n < 0 became a
+ * huge qsort count; both are SPMV_EINVAL now, out untouched.  t is exactly sized so ASan sees a read
+ * before it. */
+static int test_timing_summary_count(void) {
+    double *t = malloc(3 * sizeof(double));
+    t[0] = 3;
+    t[1] = 1;
+    t[2] = 2;
+    spmv_timing out = {-1, -1, -1, -1, -1};
+    spmv_err err = {0};
+    int rc0 = spmv_timing_summary(t, 0, &out, &err);
+    int bad0 = err.value == 0 && err.limit == 1 && strstr(err.msg, "n >= 1") != NULL;
+    int rcneg = spmv_timing_summary(t, -5, &out, NULL);
+    int rcnull = spmv_timing_summary(NULL, 3, &out, &err) + spmv_timing_summary(t, 3, NULL, &err);
+    int untouched = out.runs == -1 && out.median_ms == -1;
+    int rc = spmv_timing_summary(t, 3, &out, &err);
+    free(t);
+    mu_check(rc0 == SPMV_EINVAL && bad0 && rcneg == SPMV_EINVAL && rcnull == 2 * SPMV_EINVAL);
+    mu_check(untouched);
+    mu_check(rc == SPMV_OK && out.runs == 3 && out.median_ms == 2 && out.min_ms == 1 &&
+             out.q25_ms == 1.5 && out.q75_ms == 2.5);
+    return 0;
+}
+
 int main(void) {
     int failures = 0;
     mu_run(test_csr_check_indptr_first);
@@ -352,5 +376,6 @@ int main(void) {
     mu_run(test_deep_tree);
     mu_run(test_model_products);
     mu_run(test_mm_read);
+    mu_run(test_timing_summary_count);
     return failures != 0;
 }
