@@ -16,8 +16,8 @@ from .. import __version__, _core
 from ..devices import gpu as g
 from ..devices.machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
 from ..matrices.configs import DEVICES
-from ..ranking.cache import DEFAULT_FILES
 from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, precision_of
+from ..ranking.shipped import DEFAULT_FILES
 
 #: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
 SHA_CHARS = 12

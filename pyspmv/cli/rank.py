@@ -14,7 +14,8 @@ from ..matrices.configs import LIBRARIES, device_libraries
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
 from ..ranking.modelfile import load_model
-from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
+from ..ranking.rank import CalibratedModelWarning, calibrated_model, rank, vs_pick
+from ..ranking.shipped import default_for
 from .common import USER_ERRORS, generated, print_json
 
 
@@ -27,7 +28,7 @@ def rank_model(args: argparse.Namespace) -> Any:
     rm = calibrated_model(device)
     if rm is not None and args.dtype in rm.tables:
         return rm
-    return default_model(device)
+    return default_for(device, args.dtype)
 
 
 def ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Exception]]:

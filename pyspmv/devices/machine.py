@@ -50,8 +50,7 @@ def _home_of(given: str | None, xdg: str | None, user: str | None) -> str:
 
 def home() -> Path:
     """The folder of this user's pyspmv files: ``$PYSPMV_HOME``, else ``$XDG_DATA_HOME/pyspmv``, else
-    ``~/.local/share/pyspmv``. Only read here; ``calibrate`` writes its measurements and models there, and
-    the first use of a shipped model its uncompressed copy in ``cache/`` (:mod:`pyspmv.ranking.cache`)."""
+    ``~/.local/share/pyspmv``. Only read here; ``calibrate`` writes its measurements and models there."""
     return Path(_home())
 
 

@@ -20,10 +20,10 @@ from ..devices.run import prepare_on_device, require_device
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
-from .cache import default_model
 from .modelfile import load_model
 from .portable import portable
 from .rankmodel import RankModel
+from .shipped import default_for, default_model  # noqa: F401 (default_model: imported from here)
 
 #: rank(estimate=None) estimates the design rows from a sample (spmv_design_rows_estimate) at and above this many
 #: entries: where the estimate would rank within a tolerance of the exact rows, set before measuring (at most 1 point
@@ -150,7 +150,7 @@ def model_in_use(device: str, dtype: str) -> RankModel:
     """What :func:`rank` uses when given no model: :func:`calibrated_model` where it ranks ``dtype``,
     else :func:`default_model`."""
     cal = calibrated_model(device)
-    return cal if cal is not None and dtype in cal.tables else default_model(device)
+    return cal if cal is not None and dtype in cal.tables else default_for(device, dtype)
 
 
 class _Ranked:
