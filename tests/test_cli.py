@@ -89,7 +89,7 @@ def test_rank_prints_a_labelled_table(capsys):
         assert what in title
     assert head[0] == f"# for: cuda as measured on {H100}, by the shipped cuda default (default_h100.pyspmv)"
     if not gpu.available():
-        assert head[1].startswith("# This machine has no usable GPU") and "--device cpu" in head[1]
+        assert head[1].startswith("# No usable GPU here (") and "--device cpu" in head[1]
     r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
     b = r.baseline
     assert b is not None and b.config == "cusparse/csr/default" and b.gain > 1
@@ -352,7 +352,7 @@ def test_info_says_what_is_built_seen_and_used(capsys):
     if gpu.available():
         assert gpu.device_info()["name"] in gpu_line and "compute capability" in gpu_line
     else:
-        assert gpu_line == f"gpu: none usable: {gpu.unavailable_reason()}"
+        assert gpu_line == f"gpu: no usable GPU: {gpu.unavailable_reason()}"
     for device, file in (("cuda", "default_h100.pyspmv"), ("cpu", "default_cpu.pyspmv")):
         block = out.split(f"model {device}: ")[1].split("\nmodel ")[0]
         assert block.startswith("shipped default, ForestModel") and file in block

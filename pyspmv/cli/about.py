@@ -146,7 +146,7 @@ def text(a: dict[str, Any]) -> str:
                      + f"; driver for CUDA {g['driver_cuda']}, runtime CUDA {g['runtime_cuda']}, "
                        f"cuSPARSE {g['cusparse']}")
     else:
-        lines.append(f"gpu: none usable: {g['reason']}")
+        lines.append(f"gpu: no usable GPU: {g['reason']}")
     lines.append(f"home: {h['path']} (" + (f"${h['set_by']}" if h["set_by"] else f"default; ${HOME_ENV} moves it")
                  + "): where calibrate and train-default write")
     for device, m in a["models"].items():

@@ -246,7 +246,7 @@ def on_this_machine(device: str, there: str, model_fp: dict[str, Any] | None) ->
     if device == "cuda":
         why = gpu.unavailable_reason()
         if why is not None:
-            return (f"this machine has no usable GPU ({why.split('; ')[0].split(' (')[0]}): the "
+            return (f"no usable GPU here ({why.split('; ')[0].split(' (')[0]}): the "
                     f"ranking is for the {there} the model was measured on; device='cpu' (--device cpu) ranks for "
                     "this machine's CPU")
         name = gpu.device_info().get("name")
