@@ -60,7 +60,7 @@ def test_rank_carries_the_precision_of_its_model():
     first = r[0][1]
     assert all(ms <= first * (1 + r.precision.tie_tol) for c, ms in r if c in ties)
     html = r._repr_html_()
-    for s in ("tie", "order only", "fewer bytes", "rank_table_h100.md", "predicted_ms"):
+    for s in ("tie", "order only", "fewer bytes", "rank_table_h100.md", "predicted_us"):
         assert s in html
 
 

@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
     p.add_argument("--out", help=f"fit on every matrix and save the model here (pyspmv.save_model's format; "
                                  f"{MODEL_SUFFIX} is added to a name without a suffix)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON instead: every metric of the held-out evaluation ('held_out') and the file saved")
     p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
 
     p = command("train-default", "train a device's default ranking model from a measured dataset")
