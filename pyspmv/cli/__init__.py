@@ -1,5 +1,5 @@
 """The ``pyspmv`` command (also ``python -m pyspmv``): info, configs, features, bench, collect, calibrate, train,
-train-default, export, rank, config. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
+train-default, export, rank, clib. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
 name (``train-default``: ``train_default``), imported only when it runs. Warnings reach the user as one line each,
 ``pyspmv: warning: ...`` (``pyspmv: note: ...`` for a model measured on another machine), for every command."""
 # SPDX-License-Identifier: BSD-3-Clause
@@ -16,7 +16,7 @@ from ..devices.benchmark import NoisyTimingWarning
 from ..devices.machine import OtherMachineWarning
 from ..ranking.rank import CalibratedModelWarning
 from .common import USER_ERRORS
-from .parser import MODEL_SUFFIX, TOP_DEFAULT, build_parser
+from .parser import ALIASES, MODEL_SUFFIX, TOP_DEFAULT, build_parser
 
 __all__ = ["EXIT_BROKEN_PIPE", "MODEL_SUFFIX", "SAID", "TOP_DEFAULT", "USER_ERRORS", "main", "say_warning"]
 
@@ -79,7 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: Any) -> int:
-    command = importlib.import_module(f"{__name__}.{args.command.replace('-', '_')}")
+    name = ALIASES.get(args.command, args.command)
+    if name != args.command:
+        print(f"pyspmv: warning: `pyspmv {args.command}` is deprecated and goes in pyspmv 0.4: it is now "
+              f"`pyspmv {name}`, which ran.", file=sys.stderr, flush=True)
+    command = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
     status = int(command.run(args))
     sys.stdout.flush()
     return status
