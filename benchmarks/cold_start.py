@@ -20,8 +20,10 @@ in fresh processes:
 
 ``$PYSPMV_HOME`` is an empty temporary folder: one process per installation and device runs first, untimed
 in the medians, and is reported as the first use ever (where pyspmv keeps a copy of the shipped model, this
-is the process that writes it). Medians, quartiles and extremes over ``--repeats`` processes; the 1-minute load
-average is sampled before each process.
+is the process that writes it); the other processes of step 3 share that home. Each repeat also runs step 3's
+process once more per installation and device in a fresh, empty ``$PYSPMV_HOME`` of its own (a new user's
+first call, every time), and records what it wrote there. Medians, quartiles and extremes over ``--repeats``
+processes; the 1-minute load average is sampled before each process.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -32,6 +34,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -102,6 +105,11 @@ def _importtime(python: str, env: dict[str, str]) -> dict[str, float]:
     return got
 
 
+def _written(folder: str) -> int:
+    """Bytes of the files under ``folder``."""
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
+
+
 def _stats(xs: list[float], scale: float = 1.0, fmt: str = "{:.0f}") -> list[str]:
     q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
     def f(v: float) -> str:
@@ -134,7 +142,7 @@ def main() -> None:
     home = tempfile.mkdtemp(prefix="pyspmv-cold-")
     envs = {label: _env(path, home) for label, (_, path) in runs.items()}
     res: dict[str, dict[str, list]] = {label: {"pass": [], "wall": [], "import": [], "heavy": [], "file": [], "itime": [],
-                                               **{f"{d}_{k}": [] for d in DEVICES for k in ("first", "second", "id")}}
+                                               **{f"{d}_{k}": [] for d in DEVICES for k in ("first", "second", "id", "fresh", "written")}}
                                        for label in runs}
     first_ever: dict[tuple[str, str], float] = {}
     loads: list[float] = []
@@ -161,6 +169,13 @@ def main() -> None:
                 r[f"{d}_first"].append(out["first_ms"])
                 r[f"{d}_second"].append(out["second_ms"])
                 r[f"{d}_id"].append(out["ranking"])
+                fresh = tempfile.mkdtemp(prefix="pyspmv-fresh-")       # a new user's first call
+                loads.append(os.getloadavg()[0])
+                _, out = _run(python, {**envs[label], "PYSPMV_HOME": fresh}, "-c", RANK_CHILD, d)
+                r[f"{d}_fresh"].append(out["first_ms"])
+                r[f"{d}_written"].append(_written(fresh))
+                r[f"{d}_id"].append(out["ranking"])
+                shutil.rmtree(fresh)
     for d in DEVICES:                                   # one ranking per device, whatever the installation
         ids = {i for r in res.values() for i in r[f"{d}_id"]}
         if len(ids) != 1:
@@ -177,7 +192,7 @@ def main() -> None:
     if args.note:
         lines += [args.note, ""]
     lines += [("Targets (issue 35): `import pyspmv` at most 0.2 s, the first `rank()` of a fresh process at most 50 ms "
-               "with the default model."), "",
+               "with the default model; (issue 51) also in a fresh `$PYSPMV_HOME`, writing at most 5 MB there."), "",
               "## import pyspmv", "",
               ("Wall: the whole process `python -c \"import pyspmv\"` as the parent measures it (interpreter start-up "
                "included; `python -c pass` beside it); in-process: `time.perf_counter()` around the import. Median, "
@@ -198,16 +213,22 @@ def main() -> None:
                        for label, r in res.items()], "l" + "r" * len(names))
     lines += ["", "## The first rank() of a process", "",
               ("`pyspmv.rank(A, device=D)` with the shipped default model of D, `A` = `pyspmv.generate(\"powerlaw\", "
-               "20000)` (149,239 entries), first and second call of a fresh process, in ms. *First use ever*: the one "
-               "process per installation that ran first on an empty `$PYSPMV_HOME`. Every process ranked alike "
+               "20000)` (149,239 entries), first and second call of a fresh process, in ms. *Fresh home*: each "
+               "process with an empty `$PYSPMV_HOME` of its own, as a new user's first call (median, quartiles, "
+               "extremes; *written*: what it left in that home, MB). *Shared home*: the processes sharing one home, "
+               "where *first use ever* is the one that ran first on it, empty. Every process ranked alike "
                "(checked)."), ""]
     rows = []
     for label, r in res.items():
         for d in DEVICES:
-            rows.append([label, d, f"{first_ever[label, d]:.0f}", *_stats(r[f"{d}_first"], 1.0, "{:.1f}"),
+            w = r[f"{d}_written"]
+            rows.append([label, d, *_stats(r[f"{d}_fresh"], 1.0, "{:.1f}"),
+                         f"{statistics.median(w) / 1e6:.1f}" if w else "–",
+                         f"{first_ever[label, d]:.0f}", *_stats(r[f"{d}_first"], 1.0, "{:.1f}"),
                          _stats(r[f"{d}_second"], 1e3, "{:.0f}")[0]])
-    lines += md_table(["installation", "device", "first use ever", "first median", "q25–q75", "min–max",
-                       "second call median (µs)"], rows, "llrrrrr")
+    lines += md_table(["installation", "device", "fresh home median", "q25–q75", "min–max", "written (MB)",
+                       "shared home: first use ever", "first median", "q25–q75", "min–max",
+                       "second call median (µs)"], rows, "llrrrrrrrrr")
     lines += ["", "Installations: " + "; ".join(f"{label} = `{runs[label][0]}`"
                                                 + (f" with `PYTHONPATH={runs[label][1]}`" if runs[label][1] else "")
                                                 + f" (pyspmv from `{Path(r['file'][0]).parent}`)"

@@ -1,7 +1,9 @@
-"""Shared fixtures: hypothesis profile, the ../shared matrices (skipped where absent)."""
+"""Shared fixtures: hypothesis profile, the ../shared matrices (skipped where absent), GPU tests skipped where no
+GPU is usable."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -50,17 +52,20 @@ def bad_files() -> list[Path]:
     return sorted(d.glob("*.mtx")) if d.is_dir() else []
 
 
+#: The reason every GPU test is skipped with where no GPU is usable: one short reason raised here, so that pytest's
+#: -ra summary says it once, on one line, however many GPU tests there are (`pyspmv info` says why at length).
+GPU_SKIP = "no usable GPU (see pyspmv info)"
+
+
+@functools.cache
 def gpu_skip_reason() -> str | None:
-    """Why GPU tests cannot run here (shown with each skip), or None."""
+    """Why GPU tests cannot run here, or None."""
     from pyspmv.devices import gpu
 
     return gpu.unavailable_reason()
 
 
-def pytest_collection_modifyitems(config, items):
-    reason = None
-    for item in items:
-        if "gpu" in item.keywords:
-            reason = reason or gpu_skip_reason() or ""
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=f"no usable GPU: {reason}"))
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if "gpu" in item.keywords and gpu_skip_reason() is not None:
+        pytest.skip(GPU_SKIP)

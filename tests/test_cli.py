@@ -8,6 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import scipy.io
 import scipy.sparse as sp
@@ -57,11 +58,46 @@ def test_features_of_a_generated_matrix(capsys):
 
 
 def test_bench_writes_csv(tmp_path, capsys):
+    """The table a person reads is in µs (issue 51: it was ms with 4 decimals, 0.0009); the CSV keeps benchmark()'s
+    documented columns, median_ms and the others."""
     out = tmp_path / "b.csv"
     assert main(["bench", "--generate", "banded:200", "--config", "cpu/csr/rows", "--config", "cpu/ell",
                  "--repeats", "5", "--quiet", "--out", str(out)]) == 0
-    assert "cpu/csr/rows" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "cpu/csr/rows" in text and "times in µs" in text.splitlines()[0]
+    head = text.splitlines()[1].split()
+    assert head == ["config", "median_us", "q25_us", "q75_us", "repeats", "convert_us"]
     assert out.read_text().count("\n") == 3
+    csv = pd.read_csv(out).set_index("config")
+    assert {"median_ms", "q25_ms", "q75_ms", "convert_ms"} <= set(csv.columns)
+    shown = {ln.split()[0]: float(ln.split()[1]) for ln in text.splitlines()[2:]}
+    for cfg, us in shown.items():
+        assert us == pytest.approx(csv.loc[cfg, "median_ms"] * 1e3, abs=1e-3)
+
+
+def test_warnings_are_one_line_without_a_path(monkeypatch, capsys):
+    """Every command says a warning as `pyspmv: warning: ...` (a model of another machine: `pyspmv: note: ...`), with
+    no file and line before it; one not of pyspmv's own names its category. Python's filters hold again after."""
+    import warnings
+
+    from pyspmv.cli import features
+
+    def warns(args):
+        warnings.warn("timings   spread\n  widely", pyspmv.NoisyTimingWarning, stacklevel=1)
+        warnings.warn("measured elsewhere", pyspmv.OtherMachineWarning, stacklevel=1)
+        warnings.warn("overflow in exp", RuntimeWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(features, "run", warns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pyspmv.NoisyTimingWarning)   # said anyway: it is about the result printed
+        warnings.simplefilter("default", RuntimeWarning)
+        before = warnings.showwarning
+        assert main(["features", "--generate", "poisson2d:5"]) == 0
+        assert warnings.showwarning is before
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["pyspmv: warning: timings spread widely", "pyspmv: note: measured elsewhere",
+                   "pyspmv: warning: overflow in exp (RuntimeWarning)"]
 
 
 def test_bench_takes_the_device_of_its_config_ids(capsys):
@@ -89,7 +125,7 @@ def test_rank_prints_a_labelled_table(capsys):
         assert what in title
     assert head[0] == f"# for: cuda as measured on {H100}, by the shipped cuda default (default_h100.pyspmv)"
     if not gpu.available():
-        assert head[1].startswith("# This machine has no usable GPU") and "--device cpu" in head[1]
+        assert head[1].startswith("# No usable GPU here (") and "--device cpu" in head[1]
     r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
     b = r.baseline
     assert b is not None and b.config == "cusparse/csr/default" and b.gain > 1
@@ -284,6 +320,25 @@ def test_train_saves_a_model_file_that_load_model_reads(tmp_path, capsys):
     assert "AMD EPYC" in capsys.readouterr().out.splitlines()[1]
 
 
+def test_train_prints_a_short_table_with_a_legend_and_json_has_every_metric(tmp_path, capsys):
+    """Issue 51: `train` printed about 40 metric keys without a legend; now the metrics that matter in a table,
+    the speedups and costs (µs), a legend, and every metric with --json."""
+    assert main(["train", str(TINY), "--model", "linear", "--quiet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [ln.split()[0] for ln in out if ln and not ln.startswith("#")][1:]
+    assert rows == ["matrices", "top-1", "top-3", "within", "beyond", "pick/best"]
+    assert len(out) < 16 and not any("div_median_" in ln or "l2_" in ln for ln in out)
+    legend = out[-1]
+    assert legend.startswith("# top-1: the pick is the measured fastest") and "pick/best:" in legend
+    assert any(ln.startswith("# cost: ranking a matrix ") and " µs " in ln for ln in out)
+    assert main(["train", str(TINY), "--model", "linear", "--quiet", "--json", "--out", str(tmp_path / "m")]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["model"] == "linear" and got["out"] == str(tmp_path / "m.pyspmv") and (tmp_path / "m.pyspmv").is_file()
+    held = got["held_out"]
+    assert {"top1", "top3", "within<5%", "geomean_ratio", "rank_ms", "div_median", "speedup_vs_baseline",
+            "best_single_config", "notes"} <= set(held) and len(held) > 25
+
+
 def test_train_refuses_a_pickle_name_before_the_work(capsys):
     assert main(["train", str(TINY), "--model", "linear", "--out", "m.pkl", "--quiet"]) == 2
     out, err = capsys.readouterr()
@@ -352,7 +407,7 @@ def test_info_says_what_is_built_seen_and_used(capsys):
     if gpu.available():
         assert gpu.device_info()["name"] in gpu_line and "compute capability" in gpu_line
     else:
-        assert gpu_line == f"gpu: none usable: {gpu.unavailable_reason()}"
+        assert gpu_line == f"gpu: no usable GPU: {gpu.unavailable_reason()}"
     for device, file in (("cuda", "default_h100.pyspmv"), ("cpu", "default_cpu.pyspmv")):
         block = out.split(f"model {device}: ")[1].split("\nmodel ")[0]
         assert block.startswith("shipped default, ForestModel") and file in block

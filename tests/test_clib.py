@@ -1,10 +1,10 @@
 """The C library for C and C++ programs (docs/c_api.md): libspmv installed inside the package with its headers, a
 pkg-config file and a CMake package; the examples of examples/ built against it with pkg-config's flags, with
-``pyspmv config``'s and with CMake, run, and compared with pyspmv's own ranking and product.
+``pyspmv clib``'s and with CMake, run, and compared with pyspmv's own ranking and product.
 
 Against a regular install (CI's ``pip install '.[test]'``) the installed package itself is the tree under test;
 against an editable install, the library's files installed from its build folder into a temporary folder
-(``meson install --tags clib --destdir``, what the wheel holds of them), and ``pyspmv config``'s flags pointing
+(``meson install --tags clib --destdir``, what the wheel holds of them), and ``pyspmv clib``'s flags pointing
 into the build. Skipped where neither is there (a copied package, as CI's sanitizer run uses) or where a
 compiler, pkg-config or CMake is missing."""
 # SPDX-License-Identifier: BSD-3-Clause
@@ -39,10 +39,13 @@ STRICT_C = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 STRICT_CXX = ["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
-def config(*args: str) -> str:
-    r = subprocess.run([sys.executable, "-m", "pyspmv", "config", *args], capture_output=True, text=True, check=False,
+def clib(*args: str, command: str = "clib") -> str:
+    r = subprocess.run([sys.executable, "-m", "pyspmv", command, *args], capture_output=True, text=True, check=False,
                        cwd=HERE)      # not the source tree, whose pyspmv/ would shadow the installed package
     assert r.returncode == 0, r.stderr
+    assert r.stderr == ("" if command == "clib" else
+                        f"pyspmv: warning: `pyspmv {command}` is deprecated and goes in pyspmv 0.4: it is now "
+                        "`pyspmv clib`, which ran.\n")
     return r.stdout.strip()
 
 
@@ -145,21 +148,22 @@ def test_library_exports_exactly_the_header_functions_versioned(tree):
 
 
 def test_config_command(tree):
-    """``pyspmv config``: the flags and folders of this installation, its version pyproject's."""
-    lib = json.loads(config("--json"))
+    """``pyspmv clib``: the flags and folders of this installation, its version pyproject's."""
+    lib = json.loads(clib("--json"))
     assert lib["version"] == pyspmv.__version__
     assert (Path(lib["libdir"]) / "libspmv.so").is_file()
     assert any((Path(d) / "spmv.h").is_file() for d in lib["includedirs"])
     assert any((Path(d) / "spmv_version.h").is_file() for d in lib["includedirs"])
-    assert config("--cflags", "--libs") == f"{lib['cflags']} {lib['libs']}"
+    assert clib("--cflags", "--libs") == f"{lib['cflags']} {lib['libs']}"
+    assert clib("--cflags", "--libs", command="config") == f"{lib['cflags']} {lib['libs']}"   # deprecated, until 0.4
     regular = isinstance(resources.files("pyspmv"), Path)
     assert bool(lib["pkgconfigdir"]) == bool(lib["cmakedir"]) == regular
     if regular:                                           # relocatable files beside the library
         assert Path(lib["pkgconfigdir"]) == tree / "lib" / "pkgconfig"
         assert Path(lib["cmakedir"]) == tree / "lib" / "cmake" / "spmv"
-        assert config("--libdir") == str(tree / "lib")
+        assert clib("--libdir") == str(tree / "lib")
     else:                                                 # editable: no relocatable tree to point at
-        r = subprocess.run([sys.executable, "-m", "pyspmv", "config", "--cmakedir"], cwd=HERE, capture_output=True, text=True,
+        r = subprocess.run([sys.executable, "-m", "pyspmv", "clib", "--cmakedir"], cwd=HERE, capture_output=True, text=True,
                            check=False)
         assert r.returncode == 2 and "editable" in r.stderr
 
@@ -168,7 +172,7 @@ def test_config_command(tree):
 @pytest.mark.skipif(PKG_CONFIG is None, reason="no pkg-config on PATH")
 def test_examples_with_pkg_config_and_config_flags(tree, ranker, tmp_path):
     """examples/c/rank.c with pkg-config's flags for spmv.pc (relocated: its paths follow its folder) and
-    examples/cpp/rank.cpp with ``pyspmv config --cflags --libs``, both with warnings as errors; run, their pick
+    examples/cpp/rank.cpp with ``pyspmv clib --cflags --libs``, both with warnings as errors; run, their pick
     and product pyspmv's."""
     env = dict(os.environ, PKG_CONFIG_PATH=str(tree / "lib" / "pkgconfig"))
 
@@ -185,7 +189,7 @@ def test_examples_with_pkg_config_and_config_flags(tree, ranker, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     check_run(exe_c, tmp_path)
 
-    flags = config("--cflags", "--libs").split()
+    flags = clib("--cflags", "--libs").split()
     cflags = [f for f in flags if f.startswith("-I")]
     libs = [f for f in flags if not f.startswith("-I")]
     mtx_o = tmp_path / "mtx.o"

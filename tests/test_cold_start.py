@@ -1,13 +1,14 @@
-"""A fast first call (issue 35): ``import pyspmv`` loads none of the heavy libraries, every public name
-is still there, and the shipped models are read through an uncompressed copy that is trusted only
-where it matches (pyspmv.ranking.cache). Times are benchmarks/cold_start.py's, not asserted here."""
+"""A fast first call (issues 35 and 51): ``import pyspmv`` loads none of the heavy libraries, every public name
+is still there, and the shipped models are stored uncompressed with their leaf vectors once each, read one value
+type's table at a time and never copied anywhere (pyspmv.ranking.shipped). Times are benchmarks/cold_start.py's,
+not asserted here."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
+import threading
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv.ranking import cache, modelfile
+from pyspmv.models.forest import forest_sums, share_leaf_vectors
+from pyspmv.ranking import modelfile, shipped
 
 # Subprocesses start in tests/, not the checkout's root, where the source tree's pyspmv (without its
 # compiled modules) would come first on sys.path and shadow the installed one.
@@ -63,21 +65,10 @@ def test_every_public_name_is_there_and_functions_stay_functions():
         pyspmv.nope  # noqa: B018
 
 
-# -- the uncompressed copies of the shipped models -------------------------------------------------
-
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("PYSPMV_HOME", str(tmp_path / "home"))
     return tmp_path / "home"
-
-
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
-    """A copy of the shipped cpu default (LZMA) and the model load_model reads from it."""
-    src = tmp_path_factory.mktemp("shipped") / "default_cpu.pyspmv"
-    with resources.as_file(resources.files("pyspmv") / "data" / "default_cpu.pyspmv") as p:
-        shutil.copyfile(p, src)
-    return src, modelfile.load_model(src)
 
 
 def _same(a: pyspmv.RankModel, b: pyspmv.RankModel) -> None:
@@ -92,134 +83,135 @@ def _same(a: pyspmv.RankModel, b: pyspmv.RankModel) -> None:
             assert np.array_equal(v, tb.spec.fields[k], equal_nan=True), k
 
 
-def _copies(home):
-    return sorted((home / "cache").glob("default_cpu-*.pyspmv"))
+# -- the shipped models: stored, leaf vectors once each, one table at a time ----------------------------------
+
+def _forests(rm: pyspmv.RankModel):
+    for dtype, t in rm.tables.items():
+        if t.spec.kind == "forest":
+            yield dtype, t.spec.fields
 
 
-def test_copy_is_written_once_and_ranks_as_the_source(shipped, home):
-    src, want = shipped
-    first = cache.load_shipped(src)
-    [copy] = _copies(home)
-    with zipfile.ZipFile(copy) as zc, zipfile.ZipFile(src) as zs:
-        assert {i.compress_type for i in zc.infolist()} == {zipfile.ZIP_STORED}
-        assert [(i.filename, i.CRC, i.file_size) for i in zc.infolist()] == \
-               [(i.filename, i.CRC, i.file_size) for i in zs.infolist()]
-        for i in zs.infolist():                              # byte for byte
-            assert zc.read(i.filename) == zs.read(i.filename)
-    mtime = copy.stat().st_mtime_ns
-    again = cache.load_shipped(src)
-    assert copy.stat().st_mtime_ns == mtime and _copies(home) == [copy]
-    A = pyspmv.generate("powerlaw", 3000, seed=1)
-    for rm in (first, again):
-        _same(rm, want)
-        for dtype in ("float64", "float32"):
-            assert pyspmv.rank(A, rm, dtype=dtype) == pyspmv.rank(A, want, dtype=dtype)
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_shipped_models_are_stored_with_each_leaf_vector_once(device):
+    res = resources.files("pyspmv") / "data" / shipped.DEFAULT_FILES[device]
+    with resources.as_file(res) as path, zipfile.ZipFile(path) as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+        rm = modelfile.load_model(path)
+    assert sorted(rm.tables) == ["float32", "float64"]
+    for dtype, f in _forests(rm):
+        V = f["forest.value"].reshape(f["forest.nleaves"], f["forest.nout"])
+        leaf = f["forest.feature"] < 0
+        used = np.unique(f["forest.left"][leaf])
+        assert len(np.unique(V.view(np.uint64), axis=0)) == len(V), dtype       # no vector twice
+        assert np.array_equal(used, np.arange(len(V))), dtype                   # and every one used
 
 
-def _damage(copy, how):
-    raw = bytearray(copy.read_bytes())
-    if how == "truncated":
-        copy.write_bytes(raw[: len(raw) // 2])
-    elif how == "flipped":                                  # a byte of an array's data: its CRC-32 fails
-        with zipfile.ZipFile(copy) as zf:
-            big = max(zf.infolist(), key=lambda i: i.file_size)
-        at = big.header_offset + 30 + len(big.filename) + 200 + big.file_size // 2
-        raw[at] ^= 0xFF
-        copy.write_bytes(raw)
-    elif how == "empty":
-        copy.write_bytes(b"")
+def test_share_leaf_vectors_keeps_every_sum():
+    """Leaves reached by the same matrices hold equal vectors: kept once, every walk adds the same bits (-0.0
+    and 0.0 kept apart)."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((5, 4))
+    base[1, 2] = -0.0
+    base[2] = base[1]
+    base[2, 2] = 0.0
+    V = base[rng.integers(0, 5, 40)]                       # 40 leaf vectors, at most 5 different
+    # a chain of 40 leaves: node 2k tests feature 0 at threshold k, its left child a leaf
+    n = 79
+    feature = np.full(n, -1, np.int32)
+    left = np.full(n, -1, np.int32)
+    right = np.full(n, -1, np.int32)
+    thr = np.zeros(n)
+    for k in range(39):
+        feature[2 * k], thr[2 * k], left[2 * k], right[2 * k] = 0, k, 2 * k + 1, 2 * k + 2
+        left[2 * k + 1] = k
+    left[78] = 39
+    tb = {"root": np.array([0], np.int32), "feature": feature, "left": left, "right": right, "threshold": thr,
+          "value": V}
+    new_left, W = share_leaf_vectors(feature, left, V)
+    assert len(W) == len(np.unique(V.view(np.uint64), axis=0)) <= 5
+    assert np.array_equal(new_left[feature >= 0], left[feature >= 0])
+    Z = np.arange(-1.0, 41.0)[:, None]
+    want = forest_sums(tb, Z)
+    got = forest_sums({**tb, "left": new_left, "value": W}, Z)
+    assert np.array_equal(want.view(np.uint64), got.view(np.uint64))
 
 
-@pytest.mark.parametrize("how", ["truncated", "flipped", "empty"])
-def test_damaged_copy_is_written_again(shipped, home, how):
-    src, want = shipped
-    cache.load_shipped(src)
-    [copy] = _copies(home)
-    _damage(copy, how)
-    with zipfile.ZipFile(src) as zs:
-        members = cache._members(zs.infolist())
-    assert cache._read_copy(copy, members) is None            # refused, not fatal
-    _same(cache.load_shipped(src), want)
-    assert _copies(home) == [copy] and cache._read_copy(copy, members) is not None
+def test_one_table_is_read_as_the_whole_file_has_it(tmp_path):
+    with resources.as_file(resources.files("pyspmv") / "data" / "default_cpu.pyspmv") as path:
+        whole = modelfile.load_model(path)
+        one = modelfile.load_model(path, dtypes=("float64",))
+        assert list(one.tables) == ["float64"] and one.meta == whole.meta and one.source == whole.source
+        a, b = one.tables["float64"], whole.tables["float64"]
+        assert a.config_ids == b.config_ids and np.array_equal(a.group, b.group)
+        for k, v in b.spec.fields.items():
+            assert np.array_equal(a.spec.fields[k], v), k
+        A = pyspmv.generate("powerlaw", 3000, seed=1)
+        assert pyspmv.rank(A, one, dtype="float64") == pyspmv.rank(A, whole, dtype="float64")
+        with pytest.raises(ValueError, match="float32"):
+            pyspmv.rank(A, one, dtype="float32")
+        small = pyspmv.save_model(one, tmp_path / "f64.pyspmv")
+    with pytest.raises(ValueError, match=r"has no table for value type 'float32'; it has \['float64'\]"):
+        modelfile.load_model(small, dtypes=("float64", "float32"))
 
 
-def test_copy_of_another_model_is_not_trusted(shipped, home, tmp_path):
-    """A readable model file under the copy's name that is not the source's copy (another model, or the
-    right members with other bytes) is replaced, never used."""
-    src, want = shipped
-    cache.load_shipped(src)
-    [copy] = _copies(home)
-    with resources.as_file(resources.files("pyspmv") / "data" / "default_h100.pyspmv") as other:
-        other_copy = cache.cache_dir() / "other.pyspmv"
-        cache._write_copy(other, other_copy)
-    shutil.copyfile(other_copy, copy)
-    assert pyspmv.load_model(copy).device == "cuda"           # a good model file, but not this one
-    _same(cache.load_shipped(src), want)
-    # the same members, names and sizes, one value changed: the declared CRC-32 differs
-    with zipfile.ZipFile(src) as zs:
-        members = {i.filename: zs.read(i.filename) for i in zs.infolist()}
-    key = next(k for k in members if k.endswith("extra.npy"))
-    b = bytearray(members[key])
-    b[-1] ^= 1
-    members[key] = bytes(b)
-    with zipfile.ZipFile(copy, "w") as zf:
-        for k, v in members.items():
-            zf.writestr(k, v)
-    _same(cache.load_shipped(src), want)
-    assert zipfile.ZipFile(copy).read(key) != members[key]
+def test_stored_model_files_are_checked_as_compressed_ones(tmp_path):
+    """save_model(compress=False) reads back the same model; a damaged or cut stored member is refused, as
+    zipfile refuses a compressed one."""
+    with resources.as_file(resources.files("pyspmv") / "data" / "default_cpu.pyspmv") as path:
+        rm = modelfile.load_model(path, dtypes=("float32",))
+    packed = pyspmv.save_model(rm, tmp_path / "packed.pyspmv")
+    stored = pyspmv.save_model(rm, tmp_path / "stored.pyspmv", compress=False)
+    with zipfile.ZipFile(packed) as zp, zipfile.ZipFile(stored) as zs:
+        assert {i.compress_type for i in zs.infolist()} == {zipfile.ZIP_STORED}
+        assert zipfile.ZIP_STORED not in {i.compress_type for i in zp.infolist()}
+        assert [(i.filename, i.CRC) for i in zp.infolist()] == [(i.filename, i.CRC) for i in zs.infolist()]
+        big = max(zs.infolist(), key=lambda i: i.file_size)
+    assert stored.stat().st_size > packed.stat().st_size
+    _same(modelfile.load_model(stored), modelfile.load_model(packed))
+    raw = bytearray(stored.read_bytes())
+    flipped = bytearray(raw)
+    flipped[big.header_offset + 30 + len(big.filename) + 200 + big.file_size // 2] ^= 0xFF
+    (tmp_path / "flipped.pyspmv").write_bytes(bytes(flipped))
+    with pytest.raises(ValueError, match="not a pyspmv model file or is corrupt: .*CRC-32"):
+        modelfile.load_model(tmp_path / "flipped.pyspmv")
+    (tmp_path / "cut.pyspmv").write_bytes(bytes(raw[: big.header_offset + big.file_size // 2]))
+    with pytest.raises(ValueError, match="not a pyspmv model file or is corrupt"):
+        modelfile.load_model(tmp_path / "cut.pyspmv")
 
 
-def test_threads_writing_the_copy_at_once(shipped, home):
-    """The first rank() of a solver's helper thread and of the main thread may both write the copy."""
+def test_first_rank_reads_one_table_and_writes_nothing(home):
+    """A fresh process's first rank() reads the table it ranks with, writes nothing to $PYSPMV_HOME, and ranks as
+    the whole shipped default does; default_model() then completes the same object."""
+    got = _fresh("from pyspmv.ranking import shipped\n"
+                 "A = pyspmv.generate('banded', 2000, seed=0)\n"
+                 "r = pyspmv.rank(A, device='cpu', dtype='float32')\n"
+                 "first = shipped.default_for('cpu', 'float32')\n"
+                 "read = sorted(first.tables)\n"
+                 "whole = pyspmv.default_model('cpu')\n"
+                 "print(json.dumps([read, sorted(whole.tables), whole is first, r[:10],\n"
+                 "                  pyspmv.rank(A, whole, dtype='float32')[:10]]))")
+    read, tables, same, ranked, again = got
+    assert read == ["float32"] and tables == ["float32", "float64"] and same
+    assert ranked == again
+    assert not home.exists() or not any(home.rglob("*"))
+    rm = modelfile.load_model(resources.files("pyspmv") / "data" / "default_cpu.pyspmv")
+    A = pyspmv.generate("banded", 2000, seed=0)
+    assert [list(x) for x in pyspmv.rank(A, rm, dtype="float32")[:10]] == ranked
+
+
+def test_threads_ranking_at_once_share_one_model(monkeypatch):
+    """The first rank() of a solver's helper thread and of the main thread: one read, one model object."""
+    monkeypatch.setattr(shipped, "_MODELS", {})
+    monkeypatch.setattr(shipped, "_WHOLE", set())
     from concurrent.futures import ThreadPoolExecutor
-    src, want = shipped
+    start = threading.Barrier(4)
+
+    def first(dtype):
+        start.wait()
+        return shipped.default_for("cpu", dtype)
+
     with ThreadPoolExecutor(4) as ex:
-        got = list(ex.map(lambda _: cache.load_shipped(src), range(4)))
-    for rm in got:
-        _same(rm, want)
-    assert len(_copies(home)) == 1 and not list((home / "cache").glob(".*.tmp"))
-
-
-def test_unwritable_home_reads_the_source(shipped, tmp_path, monkeypatch):
-    src, want = shipped
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
-    monkeypatch.setenv("PYSPMV_HOME", str(blocker))          # home/cache cannot be made under a file
-    _same(cache.load_shipped(src), want)
-    assert not list(tmp_path.glob(".*.tmp"))
-
-
-def test_bounds_of_load_model_hold_for_the_copy(shipped, home, monkeypatch):
-    """MAX_MODEL_BYTES (issue 33) refuses the copy as it refuses the source: nothing is copied past it,
-    an existing copy is not read past it, and the error names the source."""
-    src, _ = shipped
-    monkeypatch.setattr(modelfile, "MAX_MODEL_BYTES", 1 << 20)
-    with pytest.raises(ValueError, match="MAX_MODEL_BYTES") as e:
-        cache.load_shipped(src)
-    assert str(src) in str(e.value) and not _copies(home)
-    monkeypatch.undo()
-    monkeypatch.setenv("PYSPMV_HOME", str(home))
-    cache.load_shipped(src)
-    assert _copies(home)
-    monkeypatch.setattr(modelfile, "MAX_HEADER_BYTES", 16)
-    with pytest.raises(ValueError, match="MAX_HEADER_BYTES") as e:
-        cache.load_shipped(src)
-    assert str(src) in str(e.value)
-
-
-def test_old_copies_are_pruned(shipped, home):
-    src, _ = shipped
-    (home / "cache").mkdir(parents=True)
-    for i in range(5):
-        (home / "cache" / f"default_cpu-{i:020d}.pyspmv").write_bytes(b"old")
-    cache.load_shipped(src)
-    assert len(_copies(home)) == cache.KEEP
-
-
-def test_default_model_is_read_through_the_copy(home):
-    """rank()'s default: a fresh process writes the copy, the next one reads it (same ranking)."""
-    code = ("A = pyspmv.generate('banded', 2000, seed=0)\n"
-            "print(json.dumps(pyspmv.rank(A, device='cpu')[:10]))")
-    first = _fresh(code)
-    assert len(_copies(home)) == 1
-    assert _fresh(code) == first
+        got = list(ex.map(first, ["float64", "float32", "float64", "float32"]))
+    assert len({id(rm) for rm in got}) == 1
+    assert sorted(got[0].tables) == ["float32", "float64"]
+    assert shipped.default_model("cpu") is got[0]

@@ -80,7 +80,7 @@ def test_ranking_behaves_as_the_list_it_was(A):
     df = r.to_frame()
     assert list(df.columns) == ["config", "predicted_ms"] and df.index[0] == 1 and len(df) == len(r)
     html = r._repr_html_()
-    assert cid in html and "predicted_ms" in html and "cpu" in html
+    assert cid in html and "predicted_us" in html and f"{ms * 1e3:.3f}" in html and "cpu" in html
     assert pyspmv.Ranking().best is None
 
 

@@ -73,10 +73,10 @@ def test_first_k_come_in_measured_order_the_rest_as_the_model_ranked(fake):
     assert df["measured_ms"].iloc[:3].tolist() == [1.0, 2.0, 3.0] and df["measured_ms"].iloc[3:].isna().all()
     note = r.verify_note
     assert note in r.notes() and note.startswith("verify=3: the model's first 3 configurations timed on cpu")
-    assert f"{top[2]} fastest at 1 ms, the model's 3rd" in note and "the model's pick measured 100.0% slower" in note
+    assert f"{top[2]} fastest at 1000.000 µs, the model's 3rd" in note and "the model's pick measured 100.0% slower" in note
     assert r.order.startswith("the first 3 by measured time") and r.verify_weighed is None
     html = r._repr_html_()
-    assert "<th>measured_ms</th>" in html and "<td>1</td>" in html
+    assert "<th>measured_us</th>" in html and "<td>1000.000</td>" in html
 
 
 def test_without_verify_nothing_changes():
@@ -86,7 +86,7 @@ def test_without_verify_nothing_changes():
         r = pyspmv.rank(A, device="cpu", verify=v)
         assert r == r0 and r.verified is None and r.verify_note is None and r.measured == {}
         assert list(r.to_frame().columns) == ["config", "predicted_ms"] and r.notes() == r0.notes()
-        assert r.order == r0.order and "measured_ms" not in r._repr_html_()
+        assert r.order == r0.order and "measured_us" not in r._repr_html_()
 
 
 def test_verify_past_the_usable_configurations(fake):

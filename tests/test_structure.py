@@ -40,7 +40,7 @@ def test_the_low_layers_do_not_reach_up():
     for part in ("schema", "spec", "rankmodel", "layout", "checks", "portable"):   # the portable form
         deps = graph[f"pyspmv.ranking.{part}"]
         assert not {d for d in deps if d.startswith("pyspmv.models")} | (deps & {
-            "pyspmv.ranking.rank", "pyspmv.ranking.cache", "pyspmv.ranking.modelfile", "pyspmv.ranking.export"}), part
+            "pyspmv.ranking.rank", "pyspmv.ranking.shipped", "pyspmv.ranking.modelfile", "pyspmv.ranking.export"}), part
 
 
 def test_a_circle_and_a_late_import_are_found(tmp_path):

@@ -1,21 +1,43 @@
 """The ``pyspmv`` command (also ``python -m pyspmv``): info, configs, features, bench, collect, calibrate, train,
-train-default, export, rank, config. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
-name (``train-default``: ``train_default``), imported only when it runs."""
+train-default, export, rank, clib. The grammar is :mod:`pyspmv.cli.parser`'s; each command runs in the module of its
+name (``train-default``: ``train_default``), imported only when it runs. Warnings reach the user as one line each,
+``pyspmv: warning: ...`` (``pyspmv: note: ...`` for a model measured on another machine), for every command."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any, TextIO
 
+from ..devices.benchmark import NoisyTimingWarning
+from ..devices.machine import OtherMachineWarning
+from ..ranking.rank import CalibratedModelWarning
 from .common import USER_ERRORS
-from .parser import MODEL_SUFFIX, TOP_DEFAULT, build_parser
+from .parser import ALIASES, MODEL_SUFFIX, TOP_DEFAULT, build_parser
 
-__all__ = ["EXIT_BROKEN_PIPE", "MODEL_SUFFIX", "TOP_DEFAULT", "USER_ERRORS", "main"]
+__all__ = ["EXIT_BROKEN_PIPE", "MODEL_SUFFIX", "SAID", "TOP_DEFAULT", "USER_ERRORS", "main", "say_warning"]
 
 #: Exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports a killed writer).
 EXIT_BROKEN_PIPE = 141
+#: Warnings every command says each time they are issued, whatever Python's warning filters (an ignore in
+#: PYTHONWARNINGS, say): what they say is about the result printed (noisy timings, a model measured on another
+#: machine, a calibrated model that cannot be read).
+SAID = (NoisyTimingWarning, OtherMachineWarning, CalibratedModelWarning)
+
+
+def say_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                file: TextIO | None = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` while a command runs: one line on stderr, ``pyspmv: warning: ...`` (``note`` for
+    :class:`OtherMachineWarning`), without the file and line it was issued at; a warning not of pyspmv's own
+    names its category."""
+    kind = "note" if issubclass(category, OtherMachineWarning) else "warning"
+    text = " ".join(str(message).split()) or category.__name__
+    if not category.__module__.startswith("pyspmv."):
+        text = f"{text} ({category.__name__})"
+    print(f"pyspmv: {kind}: {text}", file=sys.stderr if file is None else file, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -29,10 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
-        command = importlib.import_module(f"{__name__}.{args.command.replace('-', '_')}")
-        status = int(command.run(args))
-        sys.stdout.flush()
-        return status
+        with warnings.catch_warnings():      # the caller's filters and showwarning again afterwards
+            for category in SAID:
+                warnings.simplefilter("always", category)
+            warnings.showwarning = say_warning
+            return _run(args)
     except BrokenPipeError:
         # Python's advice (signal docs, "Note on SIGPIPE"): point stdout at devnull so that the
         # flush at exit does not fail again.
@@ -53,6 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"pyspmv: error: {msg}", file=sys.stderr)
         return 2
+
+
+def _run(args: Any) -> int:
+    name = ALIASES.get(args.command, args.command)
+    if name != args.command:
+        print(f"pyspmv: warning: `pyspmv {args.command}` is deprecated and goes in pyspmv 0.4: it is now "
+              f"`pyspmv {name}`, which ran.", file=sys.stderr, flush=True)
+    command = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
+    status = int(command.run(args))
+    sys.stdout.flush()
+    return status
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ from .. import __version__, _core
 from ..devices import gpu as g
 from ..devices.machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
 from ..matrices.configs import DEVICES
-from ..ranking.cache import DEFAULT_FILES
 from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, precision_of
+from ..ranking.shipped import DEFAULT_FILES
 
 #: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
 SHA_CHARS = 12
@@ -146,7 +146,7 @@ def text(a: dict[str, Any]) -> str:
                      + f"; driver for CUDA {g['driver_cuda']}, runtime CUDA {g['runtime_cuda']}, "
                        f"cuSPARSE {g['cusparse']}")
     else:
-        lines.append(f"gpu: none usable: {g['reason']}")
+        lines.append(f"gpu: no usable GPU: {g['reason']}")
     lines.append(f"home: {h['path']} (" + (f"${h['set_by']}" if h["set_by"] else f"default; ${HOME_ENV} moves it")
                  + "): where calibrate and train-default write")
     for device, m in a["models"].items():

@@ -18,6 +18,9 @@ from ..training.defaults import MODELS as DEFAULT_KINDS
 TOP_DEFAULT = 10
 #: The suffix `pyspmv train --out` adds to a name that has none (a save_model file, NumPy .npz).
 MODEL_SUFFIX = ".pyspmv"
+#: Old command names that still run, with a note on stderr, and the commands they run: `pyspmv config` (0.2) is
+#: `pyspmv clib` since 0.3 and goes in 0.4.
+ALIASES = {"config": "clib"}
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -116,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
     p.add_argument("--out", help=f"fit on every matrix and save the model here (pyspmv.save_model's format; "
                                  f"{MODEL_SUFFIX} is added to a name without a suffix)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON instead: every metric of the held-out evaluation ('held_out') and the file saved")
     p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
 
     p = command("train-default", "train a device's default ranking model from a measured dataset")
@@ -241,20 +246,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
     p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type of the header")
 
-    # `pyspmv config` (pyspmv/cli/config.py): the installed C library's flags and folders
-    p = command("config", "print how a C, C++ or CUDA program builds against pyspmv's C library")
+    # `pyspmv clib` (pyspmv/cli/clib.py): the installed C library's flags and folders
+    def clib_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--cflags", action="store_true", help="the compiler flags (-I...)")
+        p.add_argument("--libs", action="store_true", help="the linker flags (-L... -Wl,-rpath,... -lspmv)")
+        p.add_argument("--cuda", action="store_true", help="with --libs: libspmv_cuda too (spmv_cuda.h)")
+        p.add_argument("--includedir", action="store_true", help="the folder of spmv.h")
+        p.add_argument("--libdir", action="store_true", help="the folder of libspmv.so")
+        p.add_argument("--pkgconfigdir", action="store_true", help="the folder of spmv.pc, for PKG_CONFIG_PATH")
+        p.add_argument("--cmakedir", action="store_true",
+                       help="the folder of spmvConfig.cmake, for spmv_DIR or CMAKE_PREFIX_PATH")
+        p.add_argument("--json", action="store_true", help="print all of it as JSON")
+
+    p = command("clib", "print how a C, C++ or CUDA program builds against pyspmv's C library")
     p.description = (
         "Print how a C, C++ or CUDA program builds against the C library this installation holds (libspmv, "
         "libspmv_cuda where CUDA was built; docs/c_api.md): compiler and linker flags, as pkg-config prints them, or "
         "the folders of the headers, the libraries, the pkg-config files and the CMake package. Without options, "
         "all of it.")
-    p.add_argument("--cflags", action="store_true", help="the compiler flags (-I...)")
-    p.add_argument("--libs", action="store_true", help="the linker flags (-L... -Wl,-rpath,... -lspmv)")
-    p.add_argument("--cuda", action="store_true", help="with --libs: libspmv_cuda too (spmv_cuda.h)")
-    p.add_argument("--includedir", action="store_true", help="the folder of spmv.h")
-    p.add_argument("--libdir", action="store_true", help="the folder of libspmv.so")
-    p.add_argument("--pkgconfigdir", action="store_true", help="the folder of spmv.pc, for PKG_CONFIG_PATH")
-    p.add_argument("--cmakedir", action="store_true",
-                   help="the folder of spmvConfig.cmake, for spmv_DIR or CMAKE_PREFIX_PATH")
-    p.add_argument("--json", action="store_true", help="print all of it as JSON")
+    clib_args(p)
+    p = command("config", "deprecated: the old name of clib, which it runs (goes in pyspmv 0.4)")
+    clib_args(p)
     return parser

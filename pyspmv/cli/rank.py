@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ..devices.machine import OtherMachineWarning
 from ..matrices.configs import LIBRARIES, device_libraries
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
 from ..ranking.modelfile import load_model
-from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, rank, vs_pick
+from ..ranking.rank import calibrated_model, rank, vs_pick
+from ..ranking.shipped import default_for
 from .common import USER_ERRORS, generated, print_json
 
 
@@ -27,7 +26,7 @@ def rank_model(args: argparse.Namespace) -> Any:
     rm = calibrated_model(device)
     if rm is not None and args.dtype in rm.tables:
         return rm
-    return default_model(device)
+    return default_for(device, args.dtype)
 
 
 def ranked_matrices(args: argparse.Namespace) -> Iterator[tuple[str, Matrix | Exception]]:
@@ -83,70 +82,60 @@ def run(args: argparse.Namespace) -> int:
              else "conversion not counted (--n-calls)")
     out: list[dict[str, Any]] = []
     status = 0
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", OtherMachineWarning)
-        warnings.simplefilter("always", CalibratedModelWarning)
-        rm = rank_model(args)
-        device = args.device or rm.device
-        libraries = libraries_of(args, device)
-        only = f"; libraries {', '.join(libraries)} only" if libraries else ""
-        for what, A in ranked_matrices(args):
-            if isinstance(A, Exception):
-                msg = " ".join(str(A).split()) or type(A).__name__
-                print(f"pyspmv: error: {what}: {msg}", file=sys.stderr)
-                out.append({"file": what, "error": msg})
-                status = 2
-                continue
-            r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic,
-                     libraries=libraries, verify=args.verify)
-            rows = r.rows(args.top)
-            us = r.score == "predicted_ms"
-            p, best = r.precision, r.best_of_all
-            b = r.baseline
-            out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
-                        "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": r.model,
-                        "measured_on": r.measured_on, "here": r.here, "n_calls": args.n_calls, "order": r.order,
-                        "baseline": None if b is None or not us else {
-                            "config": b.config, "rank": b.rank, "predicted_us": b.predicted * 1e3
-                            if math.isfinite(b.predicted) else None, "gain": b.gain, "gain_at_least": b.understated},
-                        "tie_tol": None if p is None else p.tie_tol,
-                        "order_only_beyond": None if p is None else p.max_gap if best is None else r.order_only_beyond,
-                        "precision_source": None if p is None else p.source,
-                        "libraries": None if r.libraries is None else list(r.libraries),
-                        "deterministic": r.deterministic,
-                        "best_of_all": None if best is None else {
-                            "config": best[0], "predicted_us" if us else "score": best[1] * (1e3 if us else 1.0)},
-                        "configurations": len(r),
-                        "ranking": [{"rank": x.rank, "config": x.config,
-                                     "predicted_us" if us else "score":
-                                         None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
-                                     "vs_pick": x.vs_pick, "mark": x.mark} for x in rows]})
-            if args.verify:
-                t = r.measured
-                out[-1].update(verify=args.verify, verify_note=r.verify_note, verify_weighed=r.verify_weighed)
-                for e in out[-1]["ranking"]:
-                    e["measured_us"] = t[e["config"]] * 1e3 if e["config"] in t else None
-            if args.json:
-                continue
-            if sum("matrix" in o for o in out) > 1:         # a blank line between tables
-                print()
-            title = A.name if what in (args.generate or ()) else f"{what} ({A.name})"    # two files may share a name
-            print(f"# matrix {title}: {A.nrows} x {A.ncols}, {A.nnz} entries; dtype {args.dtype}; {calls}{only}")
-            for line in r.purpose():
-                print(f"# {line}")
-            print("\n".join(rank_table(r, rows, r.score)))
-            more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
-            print(f"# {len(rows)} of {len(r)} configurations{more}")
-            print(f"# order: {r.order}")
-            for note in r.notes(rows):
-                print(f"# {note}")
-    for w in caught:
-        if issubclass(w.category, OtherMachineWarning):
-            print(f"pyspmv: note: {w.message}", file=sys.stderr)
-        elif issubclass(w.category, CalibratedModelWarning):
-            print(f"pyspmv: warning: {w.message}", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    rm = rank_model(args)
+    device = args.device or rm.device
+    libraries = libraries_of(args, device)
+    only = f"; libraries {', '.join(libraries)} only" if libraries else ""
+    for what, A in ranked_matrices(args):
+        if isinstance(A, Exception):
+            msg = " ".join(str(A).split()) or type(A).__name__
+            print(f"pyspmv: error: {what}: {msg}", file=sys.stderr)
+            out.append({"file": what, "error": msg})
+            status = 2
+            continue
+        r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic,
+                 libraries=libraries, verify=args.verify)
+        rows = r.rows(args.top)
+        us = r.score == "predicted_ms"
+        p, best = r.precision, r.best_of_all
+        b = r.baseline
+        out.append({"file": None if what in (args.generate or ()) else what, "matrix": A.name, "nrows": A.nrows,
+                    "ncols": A.ncols, "nnz": A.nnz, "device": r.device, "dtype": r.dtype, "model": r.model,
+                    "measured_on": r.measured_on, "here": r.here, "n_calls": args.n_calls, "order": r.order,
+                    "baseline": None if b is None or not us else {
+                        "config": b.config, "rank": b.rank, "predicted_us": b.predicted * 1e3
+                        if math.isfinite(b.predicted) else None, "gain": b.gain, "gain_at_least": b.understated},
+                    "tie_tol": None if p is None else p.tie_tol,
+                    "order_only_beyond": None if p is None else p.max_gap if best is None else r.order_only_beyond,
+                    "precision_source": None if p is None else p.source,
+                    "libraries": None if r.libraries is None else list(r.libraries),
+                    "deterministic": r.deterministic,
+                    "best_of_all": None if best is None else {
+                        "config": best[0], "predicted_us" if us else "score": best[1] * (1e3 if us else 1.0)},
+                    "configurations": len(r),
+                    "ranking": [{"rank": x.rank, "config": x.config,
+                                 "predicted_us" if us else "score":
+                                     None if x.predicted is None else x.predicted * (1e3 if us else 1.0),
+                                 "vs_pick": x.vs_pick, "mark": x.mark} for x in rows]})
+        if args.verify:
+            t = r.measured
+            out[-1].update(verify=args.verify, verify_note=r.verify_note, verify_weighed=r.verify_weighed)
+            for e in out[-1]["ranking"]:
+                e["measured_us"] = t[e["config"]] * 1e3 if e["config"] in t else None
+        if args.json:
+            continue
+        if sum("matrix" in o for o in out) > 1:         # a blank line between tables
+            print()
+        title = A.name if what in (args.generate or ()) else f"{what} ({A.name})"    # two files may share a name
+        print(f"# matrix {title}: {A.nrows} x {A.ncols}, {A.nnz} entries; dtype {args.dtype}; {calls}{only}")
+        for line in r.purpose():
+            print(f"# {line}")
+        print("\n".join(rank_table(r, rows, r.score)))
+        more = f"; --top all shows all {len(r)}" if len(rows) < len(r) else ""
+        print(f"# {len(rows)} of {len(r)} configurations{more}")
+        print(f"# order: {r.order}")
+        for note in r.notes(rows):
+            print(f"# {note}")
     if args.json:
         print_json(out)
     return status

@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     rm = recipe.train(args.dataset, args.model, args.seed, extra=args.extra or (), argv=args.argv,
                verbose=0 if args.quiet else 1)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save_model(rm, out)
+    save_model(rm, out, compress=not args.into_package)   # the shipped defaults are read uncompressed
     n = {d: int((t.group >= 0).sum()) for d, t in rm.tables.items()}
     use = ("pyspmv rank and rank() use it from now on" if args.into_package
            else f"use it with `pyspmv rank --model {shlex.quote(str(out))}` or pyspmv.rank(A, model=...)")

@@ -24,8 +24,9 @@ from .arrays import DeviceCSR, address
 def _load() -> ModuleType | str:
     """The _cuda module, or the reason it cannot be used."""
     if not HAVE_NVCC:
-        return ("pyspmv was built without CUDA (nvcc was not found at build time, or -Dcuda=disabled); "
-                "reinstall on a machine with the CUDA toolkit to use GPU configurations")
+        return ("pyspmv was built without CUDA (nvcc was not on the PATH when it was built, or -Dcuda=disabled was "
+                "given), so it runs no GPU configuration, whatever GPU this machine has; reinstall it where nvcc is on "
+                "the PATH to run them")
     try:
         from .. import _cuda
     except ImportError as exc:

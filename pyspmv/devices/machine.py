@@ -50,8 +50,7 @@ def _home_of(given: str | None, xdg: str | None, user: str | None) -> str:
 
 def home() -> Path:
     """The folder of this user's pyspmv files: ``$PYSPMV_HOME``, else ``$XDG_DATA_HOME/pyspmv``, else
-    ``~/.local/share/pyspmv``. Only read here; ``calibrate`` writes its measurements and models there, and
-    the first use of a shipped model its uncompressed copy in ``cache/`` (:mod:`pyspmv.ranking.cache`)."""
+    ``~/.local/share/pyspmv``. Only read here; ``calibrate`` writes its measurements and models there."""
     return Path(_home())
 
 
@@ -249,7 +248,7 @@ def on_this_machine(device: str, there: str, model_fp: dict[str, Any] | None) ->
     if device == "cuda":
         why = gpu.unavailable_reason()
         if why is not None:
-            return (f"this machine has no usable GPU ({why.split('; ')[0].split(' (')[0]}): the "
+            return (f"no usable GPU here ({why.split('; ')[0].split(' (')[0]}): the "
                     f"ranking is for the {there} the model was measured on; device='cpu' (--device cpu) ranks for "
                     "this machine's CPU")
         name = gpu.device_info().get("name")

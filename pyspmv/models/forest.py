@@ -312,9 +312,30 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[s
         root.append(off)
         off += len(lc)
         nleaf += int(leaf.sum())
-    return {"keys": np.asarray(keys), "root": np.array(root, np.int32), "feature": np.concatenate(feat),
-            "threshold": np.concatenate(thr), "left": np.concatenate(left), "right": np.concatenate(right),
-            "value": np.ascontiguousarray(np.vstack(vals))}
+    feature, left_, value = np.concatenate(feat), np.concatenate(left), np.vstack(vals)
+    left_, value = share_leaf_vectors(feature, left_, value)
+    return {"keys": np.asarray(keys), "root": np.array(root, np.int32), "feature": feature,
+            "threshold": np.concatenate(thr), "left": left_, "right": np.concatenate(right),
+            "value": np.ascontiguousarray(value)}
+
+
+def share_leaf_vectors(feature: np.ndarray, left: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The leaf vectors ``value`` (leaf vectors x outputs) kept once each, bit for bit, and ``left`` with each
+    leaf's entry (``feature < 0``; a leaf's ``left`` is its row of ``value``) pointing at its one copy, in the
+    order of first use. Leaves reached by the same training matrices hold the same means: the shipped
+    defaults' forests repeat half (cuda) and two thirds (cpu) of their vectors. Every walk then adds the same
+    numbers, so predictions and rankings do not change by one bit; the model file shrinks by the rows saved."""
+    value = np.ascontiguousarray(value)
+    bits = value.view(np.uint64) if value.dtype == np.float64 else value    # -0.0 and 0.0 kept apart, as NaNs
+    _, first, inverse = np.unique(bits, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    order = np.argsort(first, kind="stable")                # the unique rows in the order of first use
+    new_row = np.empty_like(order)
+    new_row[order] = np.arange(len(order))
+    leaf = np.asarray(feature) < 0
+    out = np.array(left, copy=True)
+    out[leaf] = new_row[inverse[out[leaf]]].astype(out.dtype)
+    return out, value[first[order]]
 
 
 def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int) -> np.ndarray:

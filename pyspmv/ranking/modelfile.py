@@ -2,8 +2,8 @@
 archive, :func:`load_model` reads one back, checking it as untrusted input (no pickle, bounded sizes,
 every field against the C core's schema, then the core's own check).
 
-:mod:`pyspmv.ranking.cache` reads the shipped defaults through it, and checks the sizes an archive declares
-with :func:`check_declared` before copying one.
+:mod:`pyspmv.ranking.shipped` reads the shipped defaults through it, one value type's table at a time
+(``load_model(path, dtypes=...)``); they are stored uncompressed (``save_model(..., compress=False)``).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -13,7 +13,9 @@ import io
 import json
 import os
 import stat
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,9 @@ from .schema import FORMAT_VERSION, KINDS, ROW_COLUMNS
 from .spec import Spec
 
 _MAGIC = "pyspmv-model"
-#: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB (two
-#: value types of 9 MB), and a 256-tree ForestModel over the H100's 135 configurations. Reading is
+#: Most bytes of arrays a model file may hold, decompressed: 14 times the shipped defaults' 18 MB as they were
+#: trained (two value types of 9 MB; 9 MB with their leaf vectors once each), and a 256-tree ForestModel over
+#: the H100's 135 configurations. Reading is
 #: LZMA's decompression, about 120 MB/s on a 2-core VM: at most about 2 s. Before, 1 GiB let an 84 KB
 #: file take 20 s and 1.7 GB to be read.
 MAX_MODEL_BYTES = 1 << 28
@@ -63,7 +66,8 @@ def _spec_meta(spec: Spec, key: str, arrays: dict[str, np.ndarray]) -> dict[str,
             "subs": [_spec_meta(s, f"{key}/sub{i}", arrays) for i, s in enumerate(spec.subs)]}
 
 
-def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | None = None) -> Path:
+def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | None = None,
+               compress: bool = True) -> Path:
     """Save ``model`` in portable form: the one model file format of pyspmv.
 
     The file is a NumPy ``.npz`` archive: ``header.json`` (format version, pyspmv version, device,
@@ -76,6 +80,10 @@ def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | 
     path : path of the file to write
     device : {'cpu', 'cuda'}, optional
         For estimators: whose configurations; default the model's.
+    compress : bool, default True
+        LZMA-compress the arrays: a smaller file (the shipped cpu default: 3.1 MB instead of 7.6), most of whose
+        reading is decompressing (a tenth of a second and more). False stores them as they are, as the shipped
+        defaults are, which the first ``rank()`` of a process reads (benchmarks/results/cold_start.md).
 
     Returns
     -------
@@ -113,7 +121,7 @@ def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | 
     # An .npz as np.savez writes it, but LZMA-compressed where Python has lzma: a forest's leaf values
     # compress to a third of deflate's (the shipped cpu default: 8.9 MB deflated, 3.1 MB).  np.load
     # and _read_npz read either.
-    with zipfile.ZipFile(buf, "w", compression=_ZIP_COMPRESSION) as zf:
+    with zipfile.ZipFile(buf, "w", compression=_ZIP_COMPRESSION if compress else zipfile.ZIP_STORED) as zf:
         for key, arr in members.items():
             with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
                 np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
@@ -140,8 +148,7 @@ def _array_limit() -> tuple[int, str]:
 def _check_declared(infos: list[zipfile.ZipInfo], limit: int, what: str) -> None:
     """The members' sizes as the archive's directory declares them (zipfile stops a member there: it
     cannot expand past it), against :data:`MAX_HEADER_BYTES` for ``header.json`` and ``limit`` for the
-    arrays, in all, before anything is decompressed (also :mod:`pyspmv.ranking.cache`'s, before it copies a
-    model file)."""
+    arrays, in all, before anything is decompressed."""
     if len(infos) > _MAX_MEMBERS:
         raise _Corrupt(f"it has {len(infos)} members; a model file has at most {_MAX_MEMBERS}")
     declared = 0
@@ -187,8 +194,9 @@ def _open_regular(path: Path) -> io.BufferedReader:
         raise
 
 
-def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, read without pickle. Before anything is decompressed, the
+def _read_npz(path: Path, keep: Any = None) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file (with ``keep``, a collection of value types: ``header.json`` and the arrays
+    under those value types' folders only), read without pickle. Before anything is decompressed, the
     sizes the archive declares (:func:`_check_declared`: :data:`MAX_HEADER_BYTES` for ``header.json``,
     :data:`MAX_MODEL_BYTES` and the memory available for the arrays); then each array's shape and
     dtype from its ``.npy`` header, before its data is read. The file itself first: a regular file of at most
@@ -204,17 +212,19 @@ def _read_npz(path: Path) -> dict[str, np.ndarray]:
         fh.close()
         raise _Corrupt(f"it is not a zip archive ({type(exc).__name__}: {exc})") from None
     with fh, zf:
-        return _read_members(zf, limit, what)
+        return _read_members(zf, limit, what, keep)
 
 
-def _read_members(zf: zipfile.ZipFile, limit: int, what: str) -> dict[str, np.ndarray]:
-    """Every member of ``zf`` as an array, under the bounds of :func:`_read_npz`."""
+def _read_members(zf: zipfile.ZipFile, limit: int, what: str, keep: Any = None) -> dict[str, np.ndarray]:
+    """Every member of ``zf`` as an array (``keep``: as :func:`_read_npz`), under the bounds of :func:`_read_npz`."""
     out: dict[str, np.ndarray] = {}
     total = 0
     infos = zf.infolist()
     _check_declared(infos, limit, what)
     for info in infos:
         name = info.filename
+        if keep is not None and name != "header.json.npy" and name.split("/", 1)[0] not in keep:
+            continue
         if not name.endswith(".npy") or name[:-4] in out:
             raise _Corrupt(f"member {name!r} is not a NumPy array of its own")
         key = name[:-4]
@@ -222,13 +232,14 @@ def _read_members(zf: zipfile.ZipFile, limit: int, what: str) -> dict[str, np.nd
             with zf.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
                 if version == (1, 0):
-                    shape, _, dt = np.lib.format.read_array_header_1_0(fh)
+                    shape, fortran, dt = np.lib.format.read_array_header_1_0(fh)
                 elif version == (2, 0):
-                    shape, _, dt = np.lib.format.read_array_header_2_0(fh)
+                    shape, fortran, dt = np.lib.format.read_array_header_2_0(fh)
                 else:
                     raise _Corrupt(f"array {key!r} has .npy version {version}; model files use 1.0 or 2.0")
                 if dt.hasobject or dt.kind not in "biuf":
                     raise _Corrupt(f"array {key!r} has dtype {dt}; model files hold numbers only")
+                head = fh.tell()
                 nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
                 if key == "header.json":
                     if nbytes > MAX_HEADER_BYTES:
@@ -239,14 +250,44 @@ def _read_members(zf: zipfile.ZipFile, limit: int, what: str) -> dict[str, np.nd
                 if total > limit:
                     raise _Corrupt(f"array {key!r} of shape {shape} would take the arrays past {limit} bytes, "
                                    f"{what}")
-            with zf.open(info) as fh:
-                a = np.lib.format.read_array(fh, allow_pickle=False)
+            a = _read_stored(zf, info, head, shape, dt) if not fortran else None
+            if a is None:
+                with zf.open(info) as fh:
+                    a = np.lib.format.read_array(fh, allow_pickle=False)
         except (_Corrupt, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 (zlib.error, EOFError, OverflowError, ...: a corrupt member)
             raise _Corrupt(f"array {key!r} cannot be read ({type(exc).__name__}: {exc})") from None
         out[key] = np.ascontiguousarray(native(a))
     return out
+
+
+def _read_stored(zf: zipfile.ZipFile, info: zipfile.ZipInfo, head: int, shape: tuple[int, ...],
+                 dt: np.dtype) -> np.ndarray | None:
+    """The array of a member stored uncompressed that holds its ``.npy`` header (``head`` bytes, already read
+    through zipfile, which checked the member's local header) and its data, nothing more: read from the file
+    straight into the array, and its CRC-32 checked, as zipfile checks it. None for any other member, which
+    np.lib.format.read_array reads through zipfile (its chunks cost a copy and twice the fresh memory: the
+    shipped defaults, stored, are read in about half the time this way)."""
+    count = int(np.prod(shape, dtype=object))
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or info.file_size != head + count * dt.itemsize:
+        return None
+    fp = zf.fp
+    assert fp is not None
+    fp.seek(info.header_offset)
+    local = fp.read(zipfile.sizeFileHeader)
+    if len(local) != zipfile.sizeFileHeader:
+        return None
+    name_len, extra_len = struct.unpack("<2H", local[26:30])
+    fp.seek(info.header_offset + zipfile.sizeFileHeader + name_len + extra_len)
+    prefix = fp.read(head)
+    a = np.empty(count, dtype=dt)
+    got = fp.readinto(memoryview(a).cast("B")) if a.nbytes else 0
+    if len(prefix) != head or got != a.nbytes:
+        raise _Corrupt(f"array {info.filename[:-4]!r} ends before its {a.nbytes} bytes of data")
+    if zlib.crc32(a, zlib.crc32(prefix)) != info.CRC:
+        raise _Corrupt(f"array {info.filename[:-4]!r} fails its CRC-32 (the file is damaged)")
+    return a.reshape(shape)
 
 
 def _want(cond: bool, what: str, expected: str, got: Any) -> None:
@@ -275,8 +316,12 @@ def _spec_load(meta: Any, key: str, arrays: dict[str, np.ndarray], used: set[str
     return Spec(kind, fields, [_spec_load(s, f"{key}/sub{i}", arrays, used, depth + 1) for i, s in enumerate(subs)])
 
 
-def load_model(path: str | os.PathLike[str]) -> RankModel:
+def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel:
     """Load a model saved by :func:`save_model`.
+
+    ``dtypes`` (a collection of value types, e.g. ``("float64",)``) reads only those tables: the arrays of the
+    others are neither read nor checked, and the model ranks those value types alone. A value type the file
+    has no table for is an error.
 
     Model files are untrusted: the file is read without pickle, every array's dtype (big-endian ones
     are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
@@ -315,7 +360,8 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
     path = Path(path)
     where = f"Model file {str(path)!r}"
     try:
-        arrays = _read_npz(path)
+        keep = None if dtypes is None else {str(d) for d in ([dtypes] if isinstance(dtypes, str) else dtypes)}
+        arrays = _read_npz(path, keep)
         raw = arrays.pop("header.json", None)
         _want(raw is not None and raw.dtype == np.uint8 and raw.ndim == 1, "the member 'header.json'",
               "1-D uint8 JSON text", None if raw is None else f"{raw.dtype} of shape {raw.shape}")
@@ -338,7 +384,13 @@ def load_model(path: str | os.PathLike[str]) -> RankModel:
               f"{len(header['source'])} characters")
         used: set[str] = set()
         raw_tables = {}
+        lacking = sorted(keep - set(header["tables"])) if keep is not None else []
+        if lacking:
+            raise _Refused(f"{where} has no table for value type {lacking[0][:64]!r}; it has "
+                           f"{sorted(str(d)[:64] for d in header['tables'])}.")
         for d, m in header["tables"].items():
+            if keep is not None and d not in keep:
+                continue
             _want(isinstance(m, dict) and set(m) == {"config_ids", "spec"}, f"the header's table {d!r}",
                   "a dict of 'config_ids' and 'spec'", m)
             for k in ("group", "extra"):

@@ -100,8 +100,8 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, RankModel]] = weakref.WeakKeyD
 
 #: The shipped default model's conversion-cost fit of a device, or None: what :func:`portable` records for
 #: an estimator fitted without conversion times. The shipped models are read above this module
-#: (:mod:`pyspmv.ranking.cache`, through :mod:`pyspmv.ranking.modelfile`, which builds on it), so the reader is handed
-#: down once, by :mod:`pyspmv.ranking.cache` as it is imported (``import pyspmv`` imports it).
+#: (:mod:`pyspmv.ranking.shipped`, through :mod:`pyspmv.ranking.modelfile`, which builds on it), so the reader is handed
+#: down once, by :mod:`pyspmv.ranking.shipped` as it is imported (``import pyspmv`` imports it).
 _default_convert_fit: Callable[[str], dict[str, list[float]] | None] | None = None
 
 

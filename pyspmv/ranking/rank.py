@@ -21,10 +21,10 @@ from ..devices.run import prepare_on_device, require_device
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
-from .cache import default_model
 from .modelfile import load_model
 from .portable import ModelLike, portable
 from .rankmodel import RankModel
+from .shipped import default_for, default_model  # noqa: F401 (default_model: imported from here)
 
 if TYPE_CHECKING:                       # imported where a table is made: pandas costs 0.4 s to import
     import numpy.typing as npt
@@ -158,7 +158,7 @@ def model_in_use(device: str, dtype: str) -> RankModel:
     """What :func:`rank` uses when given no model: :func:`calibrated_model` where it ranks ``dtype``,
     else :func:`default_model`."""
     cal = calibrated_model(device)
-    return cal if cal is not None and dtype in cal.tables else default_model(device)
+    return cal if cal is not None and dtype in cal.tables else default_for(device, dtype)
 
 
 class _Ranked:
@@ -561,16 +561,20 @@ class Ranking(list[tuple[str, float]]):
                 + (f" (first {self.HTML_ROWS} shown; <code>to_frame()</code> has all)" if len(self) > self.HTML_ROWS
                    else "") + "</p>" + "".join(f"<p>{escape(line)}</p>" for line in self.purpose()))
         t = self.measured if self.verified is not None else None
+        us = self.score == "predicted_ms"           # times in µs, as pyspmv rank prints them; scores as they are
 
         def measured(c: str) -> str:
-            return "" if t is None else f"<td>{f'{t[c]:.6g}' if c in t else ''}</td>"
+            return "" if t is None else f"<td>{f'{t[c] * 1e3:.3f}' if c in t else ''}</td>"
+
+        def predicted(v: float | None) -> str:
+            return "&mdash;" if v is None else f"{v * 1e3:.3f}" if us else f"{v:.6g}"
         body = "".join(
-            f"<tr><th>{r.rank}</th><td>{escape(r.config)}</td>"
-            f"<td>{'&mdash;' if r.predicted is None else f'{r.predicted:.6g}'}</td>"
+            f"<tr><th>{r.rank}</th><td>{escape(r.config)}</td><td>{predicted(r.predicted)}</td>"
             f"<td>{vs_pick(r.vs_pick)}</td>{measured(r.config)}<td>{escape(r.mark)}</td></tr>"
             for r in rows)
-        table = (f"<table><thead><tr><th>rank</th><th>config</th><th>{escape(self.score)}</th><th>vs_pick</th>"
-                 f"{'' if t is None else '<th>measured_ms</th>'}<th>mark</th></tr></thead><tbody>{body}</tbody>"
+        score = "predicted_us" if us else escape(self.score)
+        table = (f"<table><thead><tr><th>rank</th><th>config</th><th>{score}</th><th>vs_pick</th>"
+                 f"{'' if t is None else '<th>measured_us</th>'}<th>mark</th></tr></thead><tbody>{body}</tbody>"
                  "</table>")
         return head + table + "".join(f"<p><small>{escape(n)}</small></p>" for n in self.notes(rows))
 
@@ -870,7 +874,7 @@ def _verify(r: Ranking, k: int, M: Any, on_gpu: arrays.DeviceCSR | None, p: _Ran
     by = "measured time plus measured conversion / n_calls" if n_calls is not None else "measured time"
     if ok:
         b = ok[0]
-        said = f"{b.config} fastest at {b.median_ms:.4g} ms, the model's {_ordinal(model_rank[b.config])}"
+        said = f"{b.config} fastest at {b.median_ms * 1e3:.3f} µs, the model's {_ordinal(model_rank[b.config])}"
         pick = next((m for m in ok if model_rank[m.config] == 1), None)
         if pick is not None and pick is not b and b.median_ms > 0:
             said += f"; the model's pick measured {pick.median_ms / b.median_ms - 1:.1%} slower"

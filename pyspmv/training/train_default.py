@@ -22,8 +22,8 @@ from .._version import version
 from ..devices.machine import HOME_ENV, home
 from ..evaluate import column_for
 from ..models import MODELS as CLASSES
-from ..ranking.cache import DEFAULT_FILES
 from ..ranking.portable import portable
+from ..ranking.shipped import DEFAULT_FILES
 from .defaults import BYTES_PRIOR, MODELS
 
 

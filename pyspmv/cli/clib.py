@@ -1,6 +1,6 @@
-"""``pyspmv config``: how a C, C++ or CUDA program builds against the C library installed inside the package
-(``pyspmv/lib``, ``pyspmv/include``; docs/c_api.md), as ``numpy.get_include()`` or ``pybind11 --cmakedir`` do
-for theirs."""
+"""``pyspmv clib`` (``pyspmv config`` before 0.3, a deprecated alias until 0.4): how a C, C++ or CUDA program
+builds against the C library installed inside the package (``pyspmv/lib``, ``pyspmv/include``; docs/c_api.md), as
+``numpy.get_include()`` or ``pybind11 --cmakedir`` do for theirs."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def relocatable(key: str) -> Path | None:
 
 
 def library() -> dict[str, Any]:
-    """The C library of this installation: version, folders, flags (``pyspmv config --json``)."""
+    """The C library of this installation: version, folders, flags (``pyspmv clib --json``)."""
     need = {k: installed(k) for k in ("spmv.h", "spmv_version.h", "libspmv")}
     missing = [k for k, v in need.items() if v is None]
     if missing:
