@@ -18,7 +18,7 @@ from .matrices.configs import FORMATS, Config, config, configs
 from .matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES, config_features, features
 from .matrices.formats import FormatMatrix, convert
 from .matrices.matrix import Matrix
-from .ranking.cache import default_model
+from .ranking.shipped import default_model
 from .ranking.portable import portable
 from .ranking.rank import CalibratedModelWarning, Ranking, calibrated_model, rank
 from .ranking.rankmodel import RankModel
