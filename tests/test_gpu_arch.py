@@ -23,7 +23,9 @@ NVCC_13 = "sm_75 sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_100 sm_110 sm_103 sm_120
 
 
 def _exe(path: Path, stdout: str, status: int = 0) -> Path:
-    path.write_text(f"#!/bin/sh\ncat <<'EOF'\n{stdout}\nEOF\nexit {status}\n")
+    """A program printing ``stdout`` and exiting with ``status``, by shell builtins alone (PATH holds only fakes)."""
+    lines = "".join(f"printf '%s\\n' {shlex.quote(ln)}\n" for ln in stdout.split("\n"))
+    path.write_text(f"#!/bin/sh\n{lines}exit {status}\n")
     path.chmod(0o755)
     return path
 
@@ -42,7 +44,7 @@ def machine(tmp_path):
             _exe(bin_ / "nvidia-smi", smi, status)
         if query is not None:
             _exe(bin_ / "__nvcc_device_query", query)
-        env = {**os.environ, "PATH": f"{bin_}:/usr/bin:/bin"}
+        env = {**os.environ, "PATH": str(bin_)}      # the fakes only: a real nvidia-smi stays out of sight
 
         def run(*values: str, cuda: str = "enabled") -> subprocess.CompletedProcess:
             return subprocess.run([sys.executable, str(SCRIPT), str(nvcc), cuda, *values], capture_output=True,
