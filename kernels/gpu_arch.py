@@ -9,7 +9,7 @@ Run by meson at configure time (meson.build), once nvcc is found.  Each VALUE is
   the highest. On a machine without a GPU: nothing with ``-Dcuda=auto`` (the default), and PTX of compute
   capability 8.0 alone (:data:`NO_GPU_PTX`) with ``-Dcuda=enabled``, which the driver compiles for the GPU it
   finds when the kernels first load.  Most of the CUDA build's time is nvcc reading CUB's headers, in each of
-  the 9 files that use them (the 16 files as PTX of one architecture took 218 s of CPU on the 2-core dev VM,
+  the 9 files that use them (the 16 files as PTX of one architecture took 217 s of CPU on the 2-core dev VM,
   200 s of it in those 9; machine code adds little to that): a build without a GPU to use it is not made
   unasked.
 * ``90``, ``80`` and ``90``, ...: machine code for each, plus PTX of the highest, which a newer GPU compiles
