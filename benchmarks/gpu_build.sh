@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # benchmarks/gpu_build.sh: on a GPU machine, from the repository root, the build for the default GPU
-# architectures (gpu_arch auto: machine code for this machine's GPUs) against PTX of 8.0 alone (what auto builds
+# architectures (gpu_arch auto: machine code for this machine's GPUs) against PTX of 8.0 alone (what -Dcuda=enabled builds
 # on a machine without a GPU): wall time, size of the _cuda module, the cubins and PTX it holds, `pyspmv info`,
 # the GPU tests of the first, then what each costs at first load (a fresh process's first product of every GPU
 # configuration: the driver compiles the PTX there, once per machine, unless its cache is off); after a
@@ -59,7 +59,7 @@ echo "== GPU tests"
 python3 -P -m pytest -m gpu -q -p no:cacheprovider 2>&1 | tail -25
 echo "== first load, machine code"
 first_load
-echo "== wheel, gpu_arch compute_80 (PTX alone: auto on a machine without a GPU)"
+echo "== wheel, gpu_arch compute_80 (PTX alone: -Dcuda=enabled on a machine without a GPU)"
 time python3 -m pip wheel -q --no-build-isolation --no-deps -w /tmp/wptx . -Csetup-args=-Dgpu_arch=compute_80 -Cbuild-dir=/tmp/bptx
 ls -l /tmp/bptx/_cuda*.so
 modules /tmp/bptx/_cuda*.so
