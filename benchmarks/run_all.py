@@ -66,7 +66,7 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("convert_gpu", "convert_gpu.py", "conversion on the GPU against the format's product and the host's",
           ("--matrices", "{shared}/matrices"), ("--min-nnz", "4e5", "--repeats", "2", "--out", "{out}/convert_gpu.md"),
           needs=("cuda",)),
-    Bench("gpu_build", "gpu_build.sh", "GPU build time and module size per architecture list (docs/results/gpu.md)",
+    Bench("gpu_build", "gpu_build.sh", "GPU build (auto, PTX alone): time, module size, first load (docs/results/gpu.md)",
           needs=("cuda",)),
     Bench("rank_cost", "rank_cost.py", "rank() against one product, C evaluation, break-even (results/rank_cost.*)"),
     Bench("rank_table_h100", "rank_table.py", "how far the cuda default's predicted times can be read",

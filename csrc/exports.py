@@ -3,7 +3,7 @@
 
 Run by meson at build time (csrc/meson.build, kernels/meson.build): every function the headers
 declare (``spmv_...(``, outside comments and preprocessor lines) is exported under the version node
-NODE (``SPMV_0.2``: the major and minor version, so that a program built against one version says so
+NODE (``SPMV_0.3``: the major and minor version, so that a program built against one version says so
 when loaded with another); everything else of the library, the core's internal functions included,
 stays local.  The headers are the one list of the library's interface: a function added there is
 exported, nothing else is.

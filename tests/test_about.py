@@ -26,8 +26,10 @@ def built_for(monkeypatch):
 def test_the_build_records_its_architectures():
     b = about.build()
     assert b["cuda"] == bool(_core.HAVE_NVCC) and b["openmp"] == bool(_core.HAVE_OPENMP)
-    assert (b["gpu_arch"] != []) == bool(_core.HAVE_NVCC) and all(a.isdigit() for a in b["gpu_arch"])
-    assert b["compute_capabilities"] == [f"{a[:-1]}.{a[-1]}" for a in b["gpu_arch"]]
+    assert (b["gpu_arch"] != []) == bool(_core.HAVE_NVCC)
+    assert all(a.removeprefix("compute_").isdigit() for a in b["gpu_arch"])   # kernels/gpu_arch.py's forms
+    assert b["compute_capabilities"] == [f"{a[:-1]}.{a[-1]}" for a in b["gpu_arch"] if a.isdigit()]
+    assert b["ptx"] == [f"{a[8:-1]}.{a[-1]}" for a in b["gpu_arch"] if a.startswith("compute_")]
     assert about.threads()["omp_threads"] == _core.omp_threads() >= 1
 
 
@@ -47,6 +49,25 @@ def test_a_gpu_the_kernels_were_not_built_for_says_how_to_rebuild(built_for):
     assert "NOT among the built 9.0: rebuild with `pip install . -Csetup-args=-Dgpu_arch=86`" in about.text(about.about())
     built_for("90 90-virtual", {**H100, "compute_capability": (10, 0)})   # PTX may serve it: unknown
     assert about.gpu()["built_for_it"] is None
+
+
+def test_a_build_of_ptx_alone_says_the_driver_compiles_it(built_for):
+    """gpu_arch auto on a machine without a GPU: PTX of 8.0, which an H100 runs once compiled at first load, and
+    which `pyspmv info` says how to replace with machine code; a GPU older than the PTX runs none of it."""
+    built_for("compute_80", H100)
+    assert about.build()["compute_capabilities"] == [] and about.build()["ptx"] == ["8.0"]
+    assert about.gpu()["built_for_it"] is None
+    text = about.text(about.about())
+    assert "build: CUDA kernels as PTX of compute capability 8.0 (the driver compiles it for the GPU at first load)" \
+        in text
+    assert "compute capability 9.0 (PTX of 8.0 compiled for it at first load; machine code for it: `pip install . " \
+        "-Csetup-args=-Dgpu_arch=90`)" in text
+    built_for("compute_80", {**H100, "compute_capability": (7, 5)})
+    assert about.gpu()["built_for_it"] is False
+    assert "NOT among the built 8.0: rebuild with `pip install . -Csetup-args=-Dgpu_arch=75`" in about.text(about.about())
+    built_for("90 compute_90", H100)
+    assert about.gpu()["built_for_it"] is True
+    assert "build: CUDA kernels for compute capability 9.0, PTX of 9.0;" in about.text(about.about())
 
 
 def test_no_gpu_gives_the_reason(monkeypatch):

@@ -205,7 +205,7 @@ def test_examples_with_pkg_config_and_config_flags(tree, ranker, tmp_path):
 @needs_cc
 @pytest.mark.skipif(CMAKE is None, reason="no cmake on PATH")
 def test_examples_with_cmake(tree, ranker, tmp_path):
-    """examples/CMakeLists.txt: find_package(spmv 0.2) from the installed CMake package, the C and C++ examples
+    """examples/CMakeLists.txt: find_package(spmv 0.3) from the installed CMake package, the C and C++ examples
     built and run as above; the CUDA one too where a GPU is usable (its pick a GPU configuration, its product
     right; exit 77 would say there is no GPU)."""
     from pyspmv.cli.about import gpu

@@ -146,6 +146,24 @@ def test_every_shell_line_is_run_or_known():
     assert len(_commands((README,))[0]) >= 8 and len(cmds) >= 20, "the pages lost their commands"
 
 
+def test_ci_runs_the_readmes_set_up():
+    """.ci/run runs the README's set-up commands as written (comments aside), in order: the install and the main
+    job, then the tests, so that CI's clean clone is set up the way a newcomer's is."""
+    ci = ROOT / ".ci" / "run"
+    if not ci.is_file():
+        pytest.skip("no .ci/run (an installed package)")
+    setup = [shlex.split(ln, comments=True) for ln in _blocks(README, "sh")[0][1].splitlines()]
+    ran = []
+    for ln in ci.read_text(encoding="utf-8").splitlines():
+        try:
+            ran.append(shlex.split(ln, comments=True))
+        except ValueError:          # a line continued on the next (quotes or a backslash across lines)
+            ran.append([])
+    assert setup[0][:3] == ["pip", "install", ".[test]"] and setup[-1] == ["pytest"]
+    where = [ran.index(words) if words in ran else -1 for words in setup]
+    assert -1 not in where and where == sorted(where), (setup, where)
+
+
 def test_the_guide_is_there():
     """The user guide's pages exist, so that this test cannot pass by finding none."""
     assert {p.name for p in PAGES} >= {"README.md", "ranking.md", "calibration.md", "models.md", "solvers.md"}

@@ -24,21 +24,25 @@ SHA_CHARS = 12
 
 
 def gpu_arch() -> list[str]:
-    """The ``gpu_arch`` values (meson option, ``meson.options``) the CUDA kernels were compiled for, as the
-    build recorded them (``90``: compute capability 9.0); empty where CUDA was not built."""
+    """The architectures the CUDA kernels were compiled for, as the build recorded them (meson option
+    ``gpu_arch``, chosen by ``kernels/gpu_arch.py``): ``90`` machine code for compute capability 9.0,
+    ``compute_80`` PTX of 8.0, which the driver compiles for the GPU at first load; empty without CUDA."""
     return _core.GPU_ARCH.split()
 
 
 def _cc(arch: str) -> str:
-    """``'90'`` -> ``'9.0'``; anything else as given."""
-    return f"{arch[:-1]}.{arch[-1]}" if arch.isdigit() and len(arch) >= 2 else arch
+    """``'90'`` or ``'compute_90'`` -> ``'9.0'``; anything else as given."""
+    digits = arch.removeprefix("compute_")
+    return f"{digits[:-1]}.{digits[-1]}" if digits.isdigit() and len(digits) >= 2 else arch
 
 
 def build() -> dict[str, Any]:
-    """The build: whether the CUDA side was built and for which compute capabilities, OpenMP."""
+    """The build: whether the CUDA side was built, for which compute capabilities as machine code and as
+    PTX (``ptx``: the driver compiles it at first load for a GPU of that capability or newer), OpenMP."""
     arch = gpu_arch()
-    return {"cuda": bool(_core.HAVE_NVCC), "gpu_arch": arch, "compute_capabilities": [_cc(a) for a in arch],
-            "openmp": bool(_core.HAVE_OPENMP)}
+    return {"cuda": bool(_core.HAVE_NVCC), "gpu_arch": arch,
+            "compute_capabilities": [_cc(a) for a in arch if not a.startswith("compute_")],
+            "ptx": [_cc(a) for a in arch if a.startswith("compute_")], "openmp": bool(_core.HAVE_OPENMP)}
 
 
 def threads() -> dict[str, Any]:
@@ -56,15 +60,25 @@ def gpu() -> dict[str, Any]:
         return {"usable": False, "reason": str(exc)}
     cc = info.get("compute_capability")
     cap = f"{cc[0]}.{cc[1]}" if isinstance(cc, list | tuple) and len(cc) == 2 else None
-    built = build()["compute_capabilities"]
-    # True/False where every built entry is a plain compute capability; None where one is not (PTX, a
-    # virtual architecture: a newer GPU may then run them) or nothing is known.
-    plain = bool(built) and all(a.isdigit() for a in gpu_arch())
-    return {"usable": True, "name": info.get("name"), "compute_capability": cap,
-            "built_for_it": (cap in built) if cap is not None and plain else None,
+    b = build()
+    # True: machine code for it; None: PTX the driver compiles for it at first load (or an entry this
+    # version does not read, or nothing known); False: nothing of the build runs on it.
+    jit = cap is not None and any(_version(p) <= _version(cap) for p in b["ptx"])
+    fit = None if cap is None or not _read(b) else True if cap in b["compute_capabilities"] else None if jit else False
+    return {"usable": True, "name": info.get("name"), "compute_capability": cap, "built_for_it": fit,
             "sm_count": info.get("sm_count"), "memory_bytes": info.get("global_mem_bytes"),
             "driver_cuda": info.get("driver_version"), "runtime_cuda": info.get("runtime_version"),
             "cusparse": info.get("cusparse_version")}
+
+
+def _read(b: dict[str, Any]) -> bool:
+    """Whether every entry of the build's architectures is one this version reads (machine code or PTX)."""
+    return bool(b["gpu_arch"]) and all(_cc(a) != a for a in b["gpu_arch"])
+
+
+def _version(cap: str) -> tuple[int, ...]:
+    """``'9.0'`` -> ``(9, 0)``."""
+    return tuple(int(x) for x in cap.split("."))
 
 
 def _sha(path: Path) -> str | None:
@@ -129,18 +143,20 @@ def about() -> dict[str, Any]:
 def text(a: dict[str, Any]) -> str:
     """`pyspmv info`'s text of :func:`about`'s dict."""
     b, t, g, h = a["build"], a["threads"], a["gpu"], a["home"]
-    caps = ", ".join(b["compute_capabilities"])
+    caps, ptx = ", ".join(b["compute_capabilities"]), ", ".join(b["ptx"])
+    cuda = (f"CUDA kernels for compute capability {caps}" + (f", PTX of {ptx}" if ptx else "") if caps
+            else f"CUDA kernels as PTX of compute capability {ptx} (the driver compiles it for the GPU at first load)")
     lines = [f"pyspmv {a['pyspmv']['version']} ({a['pyspmv']['package']}); Python {a['python']}, NumPy {a['numpy']}",
-             "build: " + (f"CUDA kernels for compute capability {caps}" if b["cuda"] else "without CUDA")
-             + f"; {'with' if b['openmp'] else 'without'} OpenMP"]
+             "build: " + (cuda if b["cuda"] else "without CUDA") + f"; {'with' if b['openmp'] else 'without'} OpenMP"]
     why = (f"OMP_NUM_THREADS={t['omp_num_threads']}" if t["omp_num_threads"]
            else f"OMP_NUM_THREADS unset; {t['usable_cores']} usable cores")
     lines.append(f"threads: {t['omp_threads']} for the CPU kernels ({why if b['openmp'] else 'built without OpenMP'})")
     if g["usable"]:
         gib = g["memory_bytes"] / 2**30 if g.get("memory_bytes") else None
-        fit = {True: "built for it", False: f"NOT among the built {caps}: rebuild with `pip install . "
-               f"-Csetup-args=-Dgpu_arch={(g['compute_capability'] or '').replace('.', '')}`",
-               None: f"built for {b['gpu_arch'] and ' '.join(b['gpu_arch']) or 'unknown'}"}
+        rebuild = f"`pip install . -Csetup-args=-Dgpu_arch={(g['compute_capability'] or '').replace('.', '')}`"
+        fit = {True: "built for it", False: f"NOT among the built {caps or ptx}: rebuild with {rebuild}",
+               None: f"PTX of {ptx} compiled for it at first load; machine code for it: {rebuild}" if ptx and _read(b)
+               else f"built for {b['gpu_arch'] and ' '.join(b['gpu_arch']) or 'unknown'}"}
         lines.append(f"gpu: {g['name']}, compute capability {g['compute_capability']} ({fit[g['built_for_it']]}), "
                      f"{g['sm_count']} SMs" + (f", {gib:.1f} GiB" if gib else "")
                      + f"; driver for CUDA {g['driver_cuda']}, runtime CUDA {g['runtime_cuda']}, "

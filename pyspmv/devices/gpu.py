@@ -24,9 +24,10 @@ from .arrays import DeviceCSR, address
 def _load() -> ModuleType | str:
     """The _cuda module, or the reason it cannot be used."""
     if not HAVE_NVCC:
-        return ("pyspmv was built without CUDA (nvcc was not on the PATH when it was built, or -Dcuda=disabled was "
-                "given), so it runs no GPU configuration, whatever GPU this machine has; reinstall it where nvcc is on "
-                "the PATH to run them")
+        return ("pyspmv was built without CUDA (at build time nvcc was not found, or the machine had no GPU, or "
+                "-Dcuda=disabled); reinstall with the CUDA toolkit's nvcc on PATH to use GPU configurations, on a "
+                "machine without a GPU with `pip install . -Csetup-args=-Dcuda=enabled` (or -Dgpu_arch=90 for "
+                "machine code of compute capability 9.0)")
     try:
         from .. import _cuda
     except ImportError as exc:
