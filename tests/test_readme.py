@@ -152,7 +152,7 @@ def test_ci_runs_the_readmes_set_up():
     ci = ROOT / ".ci" / "run"
     if not ci.is_file():
         pytest.skip("no .ci/run (an installed package)")
-    setup = [shlex.split(ln, comments=True) for ln in _blocks(README, "sh")[0][1].splitlines()]
+    setup = [shlex.split(ln, comments=True) for ln in blocks(README, "sh")[0][1].splitlines()]
     ran = []
     for ln in ci.read_text(encoding="utf-8").splitlines():
         try:
