@@ -558,7 +558,7 @@ def test_gpu_device_vector_errors_name_the_argument():
         pyspmv.Operator(A, "cuda", config="cusparse/csr/default", dtype=np.float32) @ cp.ones(300)
     with pytest.raises(TypeError, match="'x'.*'<i8'"):
         op @ cp.ones(300, dtype=cp.int64)
-    with pytest.raises(TypeError, match="'out'.*writes it in place"):
+    with pytest.raises(TypeError, match="'out'.*which it writes in place"):
         op.matvec(cp.ones(300), out=cp.empty(300, dtype=cp.float32))
     with pytest.raises(TypeError, match="'out'.*NumPy"):
         op.matvec(cp.ones(300), out=np.empty(300))

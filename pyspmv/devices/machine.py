@@ -253,9 +253,9 @@ def on_this_machine(device: str, there: str, model_fp: dict[str, Any] | None) ->
                     "this machine's CPU")
         name = gpu.device_info().get("name")
         if model_fp is not None and model_fp.get("gpu_name") not in (None, name):
-            return (f"this machine's GPU is a {name}, not the {there} the model was measured on: the ranking may "
+            return (f"this machine's GPU is the {name}, not the {there} the model was measured on: the ranking may "
                     "not hold here")
-        return f"this machine's GPU, a {name}, is the one the model was measured on"
+        return f"this machine's GPU, the {name}, is the one the model was measured on"
     diff = differences(model_fp, fingerprint(device)) if model_fp is not None else []
     if diff:
         return (f"this machine's processor differs from the one the model was measured on ({'; '.join(diff)}): "
