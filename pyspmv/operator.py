@@ -279,7 +279,7 @@ class Operator:
 
         Returns
         -------
-        ndarray of shape (nrows,), or a GPU vector
+        ndarray of shape (nrows,) or (nrows, k), or a GPU vector or block
             ``out`` when given.
         """
         side = self._fwd
