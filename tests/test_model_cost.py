@@ -267,9 +267,12 @@ def test_headers_of_names_differing_only_in_case_can_both_be_included(tmp_path):
 # or predicts many rows with one; the parent sends SIGINT half a second in. Before, the one C call held
 # the GIL and ran to its end: Python's handler ran after it (and the issue's file, after 15 hours).
 _CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
     import numpy as np
     import pyspmv
+    # Python leaves SIGINT ignored where its parent ignored it (a job started in the background by a shell):
+    # the handler under test is the one Python installs by default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {tests!r})
     from test_model_cost import chain_model
     what = sys.argv[1]

@@ -73,3 +73,11 @@ def test_fuzz_finding_odd_thread_counts_in_a_model_meta_still_rank(tmp_path, thr
         warnings.simplefilter("ignore", pyspmv.OtherMachineWarning)
         r = pyspmv.rank(pyspmv.generate("poisson2d", 8), model=m)
     assert len(r) == len(m.tables["float64"].config_ids)
+
+
+def test_a_device_info_that_is_no_dict_ranks_as_unrecorded(tmp_path):
+    """Found by the fuzzer after rankings came to name the machine a model was measured on (issue 51): a model
+    file whose meta['device_info'] is a number loaded, then rank() raised AttributeError."""
+    m = pyspmv.load_model(_default_edited(tmp_path, lambda h: h["meta"].__setitem__("device_info", 5)))
+    r = pyspmv.rank(pyspmv.generate("poisson2d", 5), model=m)
+    assert r.measured_on == "an unrecorded cpu device" and r.here

@@ -227,7 +227,8 @@ def device_name(info: dict[str, Any]) -> str | None:
 
 def measured_on(rm: Any) -> str:
     """The machine whose timings a RankModel was trained on, from its ``meta['device_info']``."""
-    name = device_name((getattr(rm, "meta", None) or {}).get("device_info") or {})
+    info = (getattr(rm, "meta", None) or {}).get("device_info")
+    name = device_name(info) if isinstance(info, dict) else None        # a model file's meta is anything
     return name or f"an unrecorded {rm.device} device"
 
 
