@@ -44,7 +44,8 @@ def machine(tmp_path):
             _exe(bin_ / "nvidia-smi", smi, status)
         if query is not None:
             _exe(bin_ / "__nvcc_device_query", query)
-        env = {**os.environ, "PATH": str(bin_)}      # the fakes only: a real nvidia-smi stays out of sight
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}     # not ASan into the fakes
+        env["PATH"] = str(bin_)                       # the fakes only: a real nvidia-smi stays out of sight
 
         def run(*values: str, cuda: str = "enabled") -> subprocess.CompletedProcess:
             return subprocess.run([sys.executable, str(SCRIPT), str(nvcc), cuda, *values], capture_output=True,
@@ -131,7 +132,10 @@ def test_meson_configure_passes_the_choice_to_nvcc(tmp_path, option, smi, record
     if smi is None and shutil.which("nvidia-smi"):
         pytest.skip("a machine with a driver: nvcc's own device query, beside the real nvcc, would find its GPUs")
     _exe(bin_ / "nvidia-smi", smi or "NVIDIA-SMI has failed", 0 if smi else 9)
-    env = {**os.environ, "PATH": f"{bin_}:{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    # CI's sanitized run preloads ASan into this process; nvcc and its tools must not inherit it (nvcc "cannot
+    # compile programs" then).
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+    env["PATH"] = f"{bin_}:{Path(sys.executable).parent}:{os.environ['PATH']}"
     build = tmp_path / "build"
     p = subprocess.run([MESON, "setup", str(build), str(ROOT), *option], capture_output=True, text=True, env=env,
                        check=False)

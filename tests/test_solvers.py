@@ -263,9 +263,12 @@ def test_selection_waits_for_select_patience(monkeypatch, policy):
     _x, info, rec = S.cg(A, rhs(400), rtol=1e-8, policy=policy, select_min_nnz=0, select_patience=1e6)
     assert info == 0 and not calls and rec.schedule == [(0, "cpu/csr/rows")] and not rec.ranking
     assert "select_patience" in rec.events[-1][1]
-    # patience of one estimate (about 60 us here): the selection starts after the first iterations
-    # (whether it lands before this short solve ends depends on the machine: not asserted)
-    _x, info, rec = S.cg(A, rhs(400), rtol=1e-12, policy=policy, select_min_nnz=0, select_patience=1.0)
+    # patience of 0.5 ms, far more than the set-up before the first iteration (under ASan too, where one
+    # estimate, about 60 us, was not), far less than this solve: the selection starts after the first iterations
+    # (whether it lands before the solve ends depends on the machine: not asserted)
+    B = spd(60)
+    patience = 0.5e-3 / switching.selection_estimate_s(B.nnz)
+    _x, info, rec = S.cg(B, rhs(3600), rtol=1e-12, policy=policy, select_min_nnz=0, select_patience=patience)
     started = [it for it, e in rec.events if e.startswith("selection started")]
     assert info == 0 and len(started) == 1 and started[0] >= 1
     with pytest.raises(ValueError, match="'select_patience'"):
