@@ -180,6 +180,29 @@ def test_an_interrupted_measurement_resumes(tiny, tmp_path, monkeypatch):
     assert len(list((tmp_path / "parts").glob("*.features.csv.gz"))) == 4
 
 
+def test_one_slow_matrix_does_not_end_the_measuring(tiny, tmp_path, monkeypatch):
+    """CI's failure after issue 45: the first matrix of a cold process (imports, cold caches) took many times
+    its estimate, the run's estimate-to-actual ratio took that in, and every later matrix was skipped as not
+    fitting: a 10 s calibration measured your matrices and no generated one."""
+    collect_mod = importlib.import_module("pyspmv.datasets.collect")
+    entries, F, est = _pool(tiny, "cpu", 2e4, 0, 0.001, 20, 2, 1)
+    order = select(F, tiny.features, est)[:4]
+    real, calls = collect_mod.measure, []
+
+    def cold_first(e, **kw):
+        calls.append(e.name)
+        if len(calls) == 1:
+            time.sleep(2.0)         # a cold start: far past any matrix's estimate here
+        return real(e, **kw)
+    monkeypatch.setattr(CALIBRATE, "measure", cold_first)
+    est = np.full(len(est), 0.2)    # each of the rest fits the 20 s left many times over ...
+    est[order[0]] = 0.001           # ... after a small first matrix (in CI: one of yours, the smallest)
+    kw = {"device": "cpu", "dtypes": ("float64",), "repeats": 20, "warmup": 2, "budget_s": 0.001,
+          "max_spread": 1e9, "retries": 0, "progress": False}
+    new, _, _ = _measure(entries, order, est, tmp_path, time.monotonic() + 20, **kw)
+    assert new == 4 and calls == [entries[j].name for j in order]
+
+
 def _with_fingerprint(rm, **change):
     out = pyspmv.RankModel(rm.device, rm.tables, source=rm.source, gpu=rm.gpu, score=rm.score, meta=dict(rm.meta))
     out.meta["fingerprint"] = {**machine.fingerprint(rm.device), **change}

@@ -430,7 +430,7 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
     parts.mkdir(parents=True, exist_ok=True)
     for stale in parts.glob(".tmp-*"):
         stale.unlink(missing_ok=True)
-    ratio, spent, guessed, new = 1.0, 0.0, 0.0, 0
+    ratio, new, ratios = 1.0, 0, list[float]()
     remeasured: list[dict[str, Any]] = []
     measured: list[tuple[int, float, pd.DataFrame]] = []
     total = max(0.0, deadline - time.monotonic())
@@ -462,8 +462,10 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
             took = time.monotonic() - t0
             if res["timings"] is not None and len(measured) < 2 * REPEAT_MATRICES:
                 measured.append((j, took, res["timings"]))
-            spent, guessed = spent + took, guessed + est[j]
-            ratio = max(1.0, spent / guessed)
+            # How much longer matrices take than estimated: the median over the matrices after the first, whose
+            # time also pays one-off costs (a cold cache, lazy imports) that once stopped a whole run after it.
+            ratios.append(took / max(float(est[j]), 1e-9))
+            ratio = max(1.0, float(np.median(ratios[1:]))) if len(ratios) > 1 else 1.0
             bar.update(min(took, bar.total - bar.n))
         bar.set_postfix_str(f"{new} measured")
     return new, remeasured, measured
