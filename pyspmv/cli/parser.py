@@ -4,6 +4,7 @@ imported to build it, so that ``pyspmv --help`` stays quick)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from .. import __version__
 from ..devices.machine import HOME_ENV
@@ -21,6 +22,10 @@ MODEL_SUFFIX = ".pyspmv"
 #: Old command names that still run, with a note on stderr, and the commands they run: `pyspmv config` (0.2) is
 #: `pyspmv clib` since 0.3 and goes in 0.4.
 ALIASES = {"config": "clib"}
+
+
+#: Adds one command to the parser: ``command(name, help)`` returns its sub-parser.
+_Command = Callable[[str, str], argparse.ArgumentParser]
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -68,17 +73,20 @@ def add_matrix_args(p: argparse.ArgumentParser) -> None:
                    help=f"use a generated matrix instead of FILE; KIND is one of {', '.join(GENERATORS)}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pyspmv", formatter_class=_Help,
-                                     description="Which sparse matrix-vector configuration is fastest for this "
-                                                 "matrix on this device? Features, timings, models, rankings.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def _clib_args(p: argparse.ArgumentParser) -> None:
+    """`pyspmv clib`'s options (pyspmv/cli/clib.py): the installed C library's flags and folders."""
+    p.add_argument("--cflags", action="store_true", help="the compiler flags (-I...)")
+    p.add_argument("--libs", action="store_true", help="the linker flags (-L... -Wl,-rpath,... -lspmv)")
+    p.add_argument("--cuda", action="store_true", help="with --libs: libspmv_cuda too (spmv_cuda.h)")
+    p.add_argument("--includedir", action="store_true", help="the folder of spmv.h")
+    p.add_argument("--libdir", action="store_true", help="the folder of libspmv.so")
+    p.add_argument("--pkgconfigdir", action="store_true", help="the folder of spmv.pc, for PKG_CONFIG_PATH")
+    p.add_argument("--cmakedir", action="store_true",
+                   help="the folder of spmvConfig.cmake, for spmv_DIR or CMAKE_PREFIX_PATH")
+    p.add_argument("--json", action="store_true", help="print all of it as JSON")
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", formatter_class=_Help)
 
+def _info_command(command: _Command) -> None:
     p = command("info", "print what this installation is and uses: version, build, GPU, threads, models")
     p.description = (
         "Print the version; the build (whether the CUDA kernels were built, for which compute capabilities, "
@@ -88,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         "measured on, its training data and command, and how far its ranking table's times can be read.")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _configs_command(command: _Command) -> None:
     p = command("configs", "list the configuration ids with their library, format, kernel and parameters")
     p.description = (
         "List the configuration ids with their device, library, format, kernel, parameters and whether every run "
@@ -96,10 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=DEVICES, help="only this device's (default: every device's)")
     p.add_argument("--json", action="store_true", help="print JSON: a list, an object per configuration")
 
+
+def _features_command(command: _Command) -> None:
     p = command("features", "print every feature of a matrix")
     add_matrix_args(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _bench_command(command: _Command) -> None:
     p = command("bench", "time SpMV with every configuration of a device (or --config ...)")
     add_matrix_args(p)
     p.add_argument("--config", action="append", help="configuration id; repeatable (default: all of --device)")
@@ -111,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the table as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _train_command(command: _Command) -> None:
     p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
     p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
     p.add_argument("--model", default="boosted", choices=DEFAULT_KINDS, help="model kind")
@@ -123,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print JSON instead: every metric of the held-out evaluation ('held_out') and the file saved")
     p.add_argument("--quiet", action="store_true", help="no step lines on stderr")
 
+
+def _train_default_command(command: _Command) -> None:
     p = command("train-default", "train a device's default ranking model from a measured dataset")
     p.description = (
         "Train a device's default ranking model (a ForestModel, as the shipped ones) from a measured dataset. "
@@ -141,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "then uses: for developers retraining the repository's models")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+
+def _collect_command(command: _Command) -> None:
     p = command("collect", "measure a dataset (features, every configuration x dtype), resumably")
     p.add_argument("--corpus", action="append", metavar="standard|FOLDER",
                    help="the generated standard corpus or a Matrix Market folder with MANIFEST.csv; repeatable "
@@ -161,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="spread matrices over this Dask scheduler's workers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _calibrate_command(command: _Command) -> None:
     p = command("calibrate", "measure this machine on a few generated matrices and adapt the model to it")
     p.add_argument("--device", default="cpu", choices=DEVICES, help="whose configurations")
     p.add_argument("--time-limit", type=float, default=TIME_LIMIT_S,
@@ -193,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the decision")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _rank_command(command: _Command) -> None:
     p = command("rank", "rank every configuration for each matrix by a model's predicted time")
     p.description = (
         "Rank every configuration for each matrix by a model's predicted time: one table per matrix (or, with "
@@ -238,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "--verify, measured_us per row, null where not measured, and 'verify_note'); a FILE "
                         "that cannot be read is an object with 'error'")
 
+
+def _export_command(command: _Command) -> None:
     p = command("export", "export a model as a C99 header (OUT.h) or a model file")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out')")
@@ -246,25 +272,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="C prefix of the header's symbols (default: the file name)")
     p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type of the header")
 
-    # `pyspmv clib` (pyspmv/cli/clib.py): the installed C library's flags and folders
-    def clib_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--cflags", action="store_true", help="the compiler flags (-I...)")
-        p.add_argument("--libs", action="store_true", help="the linker flags (-L... -Wl,-rpath,... -lspmv)")
-        p.add_argument("--cuda", action="store_true", help="with --libs: libspmv_cuda too (spmv_cuda.h)")
-        p.add_argument("--includedir", action="store_true", help="the folder of spmv.h")
-        p.add_argument("--libdir", action="store_true", help="the folder of libspmv.so")
-        p.add_argument("--pkgconfigdir", action="store_true", help="the folder of spmv.pc, for PKG_CONFIG_PATH")
-        p.add_argument("--cmakedir", action="store_true",
-                       help="the folder of spmvConfig.cmake, for spmv_DIR or CMAKE_PREFIX_PATH")
-        p.add_argument("--json", action="store_true", help="print all of it as JSON")
 
+def _clib_command(command: _Command) -> None:
     p = command("clib", "print how a C, C++ or CUDA program builds against pyspmv's C library")
     p.description = (
         "Print how a C, C++ or CUDA program builds against the C library this installation holds (libspmv, "
         "libspmv_cuda where CUDA was built; docs/c_api.md): compiler and linker flags, as pkg-config prints them, or "
         "the folders of the headers, the libraries, the pkg-config files and the CMake package. Without options, "
         "all of it.")
-    clib_args(p)
+    _clib_args(p)
     p = command("config", "deprecated: the old name of clib, which it runs (goes in pyspmv 0.4)")
-    clib_args(p)
+    _clib_args(p)
+
+
+#: The commands, in the order ``pyspmv --help`` lists them: one function each adds its arguments.
+_COMMANDS = (_info_command, _configs_command, _features_command, _bench_command, _train_command, _train_default_command,
+             _collect_command, _calibrate_command, _rank_command, _export_command, _clib_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pyspmv", formatter_class=_Help,
+                                     description="Which sparse matrix-vector configuration is fastest for this "
+                                                 "matrix on this device? Features, timings, models, rankings.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", formatter_class=_Help)
+
+    for add in _COMMANDS:
+        add(command)
     return parser
