@@ -1,4 +1,5 @@
-// pyspmv/_cuda.c: thin CPython glue over kernels/spmv_cuda.h (device, plans, checked and timed runs)
+// pyspmv/_ext/_cuda.c: thin CPython glue over kernels/spmv_cuda.h (device, plans, checked and timed
+// runs)
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // A separate module from _core because it links the CUDA runtime and cuSPARSE: where they are
