@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import fingerprint_of, ranking, unit_key
 from _md import provenance
 
 import pyspmv
 from pyspmv import device_info
-from pyspmv.evaluate import ranking, unit_key
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The CPU kernels run on several threads only above this much work (csrc/spmv_internal.h,
@@ -83,7 +83,7 @@ def main() -> None:
     cal = pyspmv.load_model(args.calibrated)
     shipped = pyspmv.default_model(cal.device)
     c = cal.meta.get("calibration", {})
-    there = pyspmv.devices.machine.fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
+    there = fingerprint_of({"device": shipped.device, **shipped.meta.get("device_info", {})})
     meta = json.loads((Path(args.truth) / "metadata.json").read_text(encoding="utf-8"))
     per = {"calibrated": picks(cal, ds), "shipped default": picks(shipped, ds)}
     if args.again:

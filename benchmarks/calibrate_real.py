@@ -43,15 +43,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import REAL_FOLDER, TIME_LIMIT_S, combine_rounds, read_table, train
 from _md import machine, md_header, md_row, provenance
 from calibrate import picks, repeat_picks
 
 import pyspmv
-from pyspmv.datasets.collect import read_table
-from pyspmv.datasets.corpus import REAL_FOLDER, folder_corpus
-from pyspmv.training.defaults import TIME_LIMIT_S
-from pyspmv.training.rounds import combine
-from pyspmv.training.train_default import train
+from pyspmv.datasets import folder_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = {"within<5%": 0.85, "within>20%": 0.03, "geomean": 1.03}
@@ -76,7 +73,7 @@ def combined(folders: list[Path], out: Path) -> pyspmv.datasets.Dataset:
     their timings (:func:`pyspmv.training.rounds.combine`), the first's features and metadata."""
     out.mkdir(parents=True, exist_ok=True)
     first, *later = (read_table(f / "timings.csv.gz") for f in folders)
-    combine(first, later).to_csv(out / "timings.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+    combine_rounds(first, later).to_csv(out / "timings.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
     for name in ("features.csv.gz", "metadata.json"):
         shutil.copyfile(folders[0] / name, out / name)
     return pyspmv.datasets.load(out, dtype=None)

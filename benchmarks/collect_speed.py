@@ -23,11 +23,11 @@ import statistics
 import time
 from pathlib import Path
 
+from _internal import gpu, measure
 from _md import provenance
 
 import pyspmv
 from pyspmv.datasets import CorpusEntry, folder_corpus
-from pyspmv.datasets.collect import measure
 
 
 def main() -> None:
@@ -79,7 +79,6 @@ def breakdown(M: pyspmv.Matrix, repeats: int, warmup: int, n: int = 20) -> None:
     """Mean ms of each GPU step of one configuration, for an own kernel and a cuSPARSE one."""
     import numpy as np
 
-    from pyspmv.devices import gpu
 
     x = np.linspace(-1, 1, M.ncols)
     for cid in ("pyspmv/csr/vector/tpv=4/bs=256", "cusparse/csr/default"):

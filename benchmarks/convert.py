@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import generators
 from _md import csv_provenance
 
 import pyspmv
-from pyspmv.matrices import generators
 
 CASES = [("csr", {}), ("coo", {}), ("ell", {}), ("sell", {"c": 8, "sigma": 64}), ("bro_ell", {"h": 32, "bits": 0}),
          ("hyb", {}), ("dia", {}), ("jad", {}), ("bsr", {"b": 4})]
@@ -59,8 +59,9 @@ def matrices(folder: Path | None) -> list[pyspmv.Matrix]:
     if folder and folder.is_dir():
         files = sorted(folder.glob("*.mtx.gz"), key=lambda p: p.stat().st_size)[-8:]
         out += [pyspmv.load(p) for p in files]
-    out += [generators.poisson2d(1000), generators.poisson3d(100), generators.random(200_000, density=25 / 200_000),
-            generators.pareto_rows(200_000), generators.full_band(1_000_000, 4, 4)]
+    out += [pyspmv.generate("poisson2d", 1000), pyspmv.generate("poisson3d", 100),
+            generators.random(200_000, density=25 / 200_000), pyspmv.generate("powerlaw", 200_000),
+            generators.full_band(1_000_000, 4, 4)]
     return out
 
 

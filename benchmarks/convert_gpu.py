@@ -19,11 +19,11 @@ import statistics
 import time
 
 import numpy as np
+from _internal import arrays, gpu
 from _md import md_table, write_report
 from _timing import folder_matrices, laplacian, uniform
 
 import pyspmv
-from pyspmv.devices import arrays, gpu
 
 
 def matrices(folder: str | None, min_nnz: int) -> list[pyspmv.Matrix]:

@@ -18,11 +18,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _internal import baseline_id
 from _md import md_frame as markdown
 from _md import write_report
 
 from pyspmv import datasets
-from pyspmv.evaluate import baseline_id
 
 
 def best_rows(table: pd.DataFrame) -> pd.DataFrame:

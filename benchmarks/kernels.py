@@ -28,13 +28,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import gpu
 from _md import md_frame as markdown
 from _md import provenance
 from tqdm.auto import tqdm
 
 import pyspmv
-from pyspmv.devices import gpu
-from pyspmv.matrices import generators
 
 BASELINE = "cusparse/csr/default"
 
@@ -42,12 +41,13 @@ BASELINE = "cusparse/csr/default"
 def large_matrices() -> list[pyspmv.Matrix]:
     """The issue's large cases: a 3D 7-point stencil of 49M entries, a power-law matrix of 12M
     entries and a 5-diagonal banded matrix of 20M entries."""
-    return [generators.poisson3d(192), generators.pareto_rows(1_500_000, seed=1), generators.full_band(4_000_000)]
+    return [pyspmv.generate("poisson3d", 192), pyspmv.generate("powerlaw", 1_500_000, seed=1),
+            pyspmv.generate("banded", 4_000_000)]
 
 
 def small_generated() -> list[pyspmv.Matrix]:
-    return [generators.poisson2d(100), generators.poisson3d(30), generators.pareto_rows(20_000, seed=2),
-            generators.full_band(50_000), generators.random(20_000, density=5e-4, seed=3)]
+    return [pyspmv.generate("poisson2d", 100), pyspmv.generate("poisson3d", 30), pyspmv.generate("powerlaw", 20_000, seed=2),
+            pyspmv.generate("banded", 50_000), pyspmv.generate("random", 20_000, seed=3)]  # random: 10 entries a row
 
 
 def floor_bytes(M: pyspmv.Matrix, itemsize: int) -> int:

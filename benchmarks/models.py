@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import column_for, evaluate, evaluate_folds
 from _md import md_header, md_row, provenance
 
 from pyspmv import datasets
-from pyspmv.evaluate import column_for, evaluate, evaluate_folds
 from pyspmv.models import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,13 +32,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import column_for, make_model, split_by_matrix
 from _md import md_header, write_report
 from _timing import c_times, laplacian, product_us, reps_for, timed, uniform
 
 import pyspmv
 from pyspmv import datasets
-from pyspmv.evaluate import column_for, split_by_matrix
-from pyspmv.training.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 RANK = importlib.import_module("pyspmv.ranking.rank")  # the module; pyspmv.rank is the function

@@ -28,11 +28,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import column_for, evaluate, make_model, split_by_matrix
 from _md import md_header, md_row, write_report
 
 from pyspmv import datasets
-from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.training.train_default import make_model
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Rank positions whose median error sets the tie tolerance (the pick is 1).

@@ -1,4 +1,4 @@
-# pyspmv/_core.pyi: types of the private C glue (pyspmv/_core.c)
+# pyspmv/_core.pyi: types of the private C glue (pyspmv/_ext/_core.c and its glue_*.c)
 # SPDX-License-Identifier: BSD-3-Clause
 from collections.abc import Sequence
 from typing import Any
@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-# A matrix in one of the core's formats, checked once when made and immutable (pyspmv/_glue.h): the
+# A matrix in one of the core's formats, checked once when made and immutable (pyspmv/_ext/_glue.h): the
 # products take it without checking it again.  No subclasses.
 class State:
     def __init__(self, format: int | str, nrows: int, ncols: int, nnz: int, params: Sequence[int],

@@ -1,4 +1,4 @@
-# pyspmv/_cuda.pyi: types of the private CUDA glue (pyspmv/_cuda.c)
+# pyspmv/_cuda.pyi: types of the private CUDA glue (pyspmv/_ext/_cuda.c and its glue_cuda_*.c)
 # SPDX-License-Identifier: BSD-3-Clause
 from typing import Any
 

@@ -1,4 +1,5 @@
-"""What the studies share: the benchmarks' helpers (Markdown tables and provenance, timing) and the
+"""What the studies share: the benchmarks' helpers (Markdown tables and provenance, timing), the names of pyspmv
+beyond its public API that they use (benchmarks/_internal.py says why each is needed), and the
 cross-validation inside a dataset's training matrices that the studies of the cuda default's training data
 and recipe use (first written for the study of more large matrices, ``2026-11-24-more-large``).
 
@@ -7,7 +8,7 @@ A study imports it after putting this folder on its path::
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
     from _common import md_header, metrics
 
-Studies import this module and the public API of pyspmv, never each other.
+Studies import this module and the public API of pyspmv, never each other nor pyspmv's deeper modules.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -24,16 +25,26 @@ from sklearn.model_selection import GroupKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _internal import (
+    PARAM_COLUMNS,
+    bytes_per_value,
+    column_for,
+    evaluate,
+    make_model,
+    ranking,
+    split_by_matrix,
+    train,
+    unit_key,
+)
 from _md import md_header, md_row, md_table, provenance, summary, write_report
 from _timing import c_times, cc, laplacian, product_us, reps_for, timed, uniform
 
 from pyspmv import datasets
-from pyspmv.evaluate import column_for, evaluate, split_by_matrix
-from pyspmv.training.train_default import make_model
 
-__all__ = ["LARGE", "ROOT", "c_times", "cc", "laplacian", "md_header", "md_row", "md_table", "metrics", "paired_diff",
-           "pool_of", "product_us", "provenance", "recipe", "repeated_folds", "reps_for", "run", "summary", "timed",
-           "uniform", "write_report"]
+__all__ = ["LARGE", "PARAM_COLUMNS", "ROOT", "bytes_per_value", "c_times", "cc", "evaluate", "laplacian", "make_model",
+           "md_header", "md_row", "md_table", "metrics", "paired_diff", "pool_of", "product_us", "provenance", "ranking",
+           "recipe", "repeated_folds", "reps_for", "run", "split_by_matrix", "summary", "timed", "train", "uniform",
+           "unit_key", "write_report"]
 
 LARGE = 3e6  # entries from which a test matrix counts as large (the candidate's smallest)
 

@@ -9,7 +9,6 @@ import numpy as np
 from .. import _core
 from ..matrices.configs import Config
 from ..matrices.formats import FormatMatrix
-from ..matrices.matrix import Matrix
 from . import gpu
 from .run import check_x, prepare
 
@@ -60,14 +59,3 @@ def spmv(A: MatrixLike | FormatMatrix, x: npt.ArrayLike, config: Config | str = 
     y = np.empty(F.shape[0], dtype=F.dtype)
     _core.mv(F.state, c.variant, xa, y)  # F's state was checked when made: the core does not check it again
     return y
-
-
-def _matmul(A: Matrix, x: npt.ArrayLike) -> FloatArray:
-    """``A @ x``: :func:`spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value type;
-    ``x`` must be 1-D with ``ncols`` entries."""
-    return spmv(A, x)
-
-
-# Matrix sits below this module (it imports nothing above it); its product is given to it here, which
-# ``import pyspmv`` runs.
-Matrix.__matmul__ = _matmul  # type: ignore[method-assign]

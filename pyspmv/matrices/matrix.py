@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -233,9 +232,16 @@ class Matrix:
                 and np.array_equal(self.data, other.data, equal_nan=True))
 
     __hash__ = None  # type: ignore[assignment]
-    #: ``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value
-    #: type; ``x`` must be 1-D with ``ncols`` entries. Given by :mod:`pyspmv.spmv`, which builds on this module.
-    __matmul__: Callable[[Matrix, Any], np.ndarray]
+
+    def __matmul__(self, x: npt.ArrayLike) -> FloatArray:
+        """``A @ x``: :func:`pyspmv.spmv` with its default configuration (``cpu/csr/rows``), in ``A``'s value
+        type; ``x`` must be 1-D with ``ncols`` entries."""
+        # The product belongs to the layer above (pyspmv.devices.spmv: the configuration, the conversion, the
+        # check of x), which builds on this module; it is looked up at the call, as pyspmv's lazy names are,
+        # so that this module imports nothing above it. `import pyspmv` has loaded it already.
+        import importlib
+        product: FloatArray = importlib.import_module("pyspmv.devices.spmv").spmv(self, x)
+        return product
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold
 
 from pyspmv import datasets
-from pyspmv.evaluate import evaluate, split_by_matrix
 from pyspmv.models import MODELS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import evaluate, split_by_matrix
 
 
 def cross_validate(path: str, dtype: str, kind: str, params: dict, n_splits: int = 3) -> dict:

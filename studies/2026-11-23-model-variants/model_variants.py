@@ -33,10 +33,10 @@ from literature_features import CACHE, names
 from sklearn.model_selection import GroupKFold
 
 from pyspmv import FEATURE_NAMES, datasets, device_info
-from pyspmv.evaluate import split_by_matrix
 from pyspmv.models import ForestModel
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py (for --c-eval)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
+from _common import split_by_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -29,10 +29,9 @@ import numpy as np
 import pandas as pd
 
 from pyspmv import FEATURE_NAMES, datasets, device_info
-from pyspmv.matrices.configs import PARAM_COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import md_header, metrics, pool_of, recipe, repeated_folds, run, summary
+from _common import PARAM_COLUMNS, md_header, metrics, pool_of, recipe, repeated_folds, run, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

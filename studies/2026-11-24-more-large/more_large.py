@@ -27,10 +27,9 @@ import numpy as np
 import pandas as pd
 
 from pyspmv import datasets, device_info
-from pyspmv.evaluate import split_by_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import LARGE, md_header, metrics, paired_diff, recipe, repeated_folds, run, summary
+from _common import LARGE, md_header, metrics, paired_diff, recipe, repeated_folds, run, split_by_matrix, summary
 
 HERE = Path(__file__).resolve().parent
 def decision(cv: pd.DataFrame, cand: str) -> str:

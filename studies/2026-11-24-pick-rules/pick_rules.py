@@ -34,12 +34,20 @@ import numpy as np
 import pandas as pd
 
 from pyspmv import datasets, device_info
-from pyspmv.evaluate import ranking
-from pyspmv.models.forest import bytes_per_value
-from pyspmv.training.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import LARGE, md_header, metrics, paired_diff, pool_of, recipe, repeated_folds
+from _common import (
+    LARGE,
+    bytes_per_value,
+    make_model,
+    md_header,
+    metrics,
+    paired_diff,
+    pool_of,
+    ranking,
+    recipe,
+    repeated_folds,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

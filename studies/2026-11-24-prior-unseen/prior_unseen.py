@@ -23,11 +23,9 @@ import numpy as np
 
 import pyspmv
 from pyspmv import datasets, device_info
-from pyspmv.evaluate import ranking
-from pyspmv.models.forest import bytes_per_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import md_header, metrics
+from _common import bytes_per_value, md_header, metrics, ranking
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

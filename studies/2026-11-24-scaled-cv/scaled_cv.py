@@ -23,11 +23,9 @@ import pandas as pd
 from sklearn.model_selection import GroupKFold
 
 from pyspmv import datasets, device_info
-from pyspmv.evaluate import ranking
-from pyspmv.training.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import md_header, metrics, paired_diff, recipe
+from _common import make_model, md_header, metrics, paired_diff, ranking, recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -25,11 +25,9 @@ import pandas as pd
 
 import pyspmv
 from pyspmv import datasets, device_info
-from pyspmv.evaluate import ranking, split_by_matrix, unit_key
-from pyspmv.training.train_default import make_model, train
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import md_header, product_us, reps_for, timed
+from _common import make_model, md_header, product_us, ranking, reps_for, split_by_matrix, timed, train, unit_key
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

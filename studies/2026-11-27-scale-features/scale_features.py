@@ -36,11 +36,9 @@ from sklearn.model_selection import GroupKFold
 from tqdm.auto import tqdm
 
 from pyspmv import FEATURE_NAMES, datasets, device_info
-from pyspmv.evaluate import ranking
-from pyspmv.training.train_default import make_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # studies/_common.py
-from _common import md_header, metrics, paired_diff, recipe
+from _common import make_model, md_header, metrics, paired_diff, ranking, recipe
 
 HERE = Path(__file__).resolve().parent
 CANDIDATES = ("block_nnz_cov", "warp_fill", "top_rows_share", "x_window_mb", "x_window_reuse")

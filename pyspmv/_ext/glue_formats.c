@@ -1,5 +1,5 @@
-// pyspmv/glue_formats.c: _core's format functions — convert and size a CSR matrix, and a State's
-// products: to_csr, mv, mv_scaled, bench, recast
+// pyspmv/_ext/glue_formats.c: _core's format functions — convert and size a CSR matrix, and a
+// State's products: to_csr, mv, mv_scaled, bench, recast
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"

@@ -1,5 +1,5 @@
-// pyspmv/glue_fmtstate.c: _core's State type (glue_fmtstate, _glue.h) — sealed arrays, the check,
-// the constructor, read-only attributes, pickling
+// pyspmv/_ext/glue_fmtstate.c: _core's State type (glue_fmtstate, _glue.h) — sealed arrays, the
+// check, the constructor, read-only attributes, pickling
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"

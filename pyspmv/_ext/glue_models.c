@@ -1,5 +1,6 @@
-// pyspmv/glue_models.c: _core's models — a spec dict of NumPy arrays parsed by the core's field
-// tables into a spmv_model and its spmv_configs, held by a capsule; model_new, _cost, _predict
+// pyspmv/_ext/glue_models.c: _core's models — a spec dict of NumPy arrays parsed by the core's
+// field tables into a spmv_model and its spmv_configs, held by a capsule; model_new, _cost,
+// _predict
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"

@@ -1,5 +1,5 @@
-// pyspmv/glue_registry.c: _core's features and queries of the core's lists — names, format facts,
-// the kernel registry, configurations (parse, expand, ids as UTF-8)
+// pyspmv/_ext/glue_registry.c: _core's features and queries of the core's lists — names, format
+// facts, the kernel registry, configurations (parse, expand, ids as UTF-8)
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"

@@ -1,5 +1,5 @@
-// pyspmv/_glue.h: what the two extension modules (_core, _cuda) share — statuses to exceptions,
-// converters that check NumPy arrays without casting, and the layout of a format state
+// pyspmv/_ext/_glue.h: what the two extension modules (_core, _cuda) share — statuses to
+// exceptions, converters that check NumPy arrays without casting, and the layout of a format state
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Static functions on purpose: each module compiles its own copy, and neither exports a C API.

@@ -1,4 +1,4 @@
-// pyspmv/glue_rank.c: _core's ranking — a model's design rows of a matrix (core_rows) and its
+// pyspmv/_ext/glue_rank.c: _core's ranking — a model's design rows of a matrix (core_rows) and its
 // configurations fastest first (rank)
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY

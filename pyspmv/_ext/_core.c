@@ -1,5 +1,6 @@
-// pyspmv/_core.c: thin CPython glue over csrc/ (NumPy arrays in and out, statuses to exceptions) —
-// the _core module: method table, exceptions, constants, module state; it registers the State type
+// pyspmv/_ext/_core.c: thin CPython glue over csrc/ (NumPy arrays in and out, statuses to
+// exceptions) — the _core module: method table, exceptions, constants, module state; it registers
+// the State type
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Private: the public, keyword-friendly API is Python (pyspmv/*.py), which casts visibly and names

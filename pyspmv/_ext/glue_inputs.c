@@ -1,4 +1,5 @@
-// pyspmv/glue_inputs.c: _core's input checks: CSR structure, finite values, DLPack, Matrix Market
+// pyspmv/_ext/glue_inputs.c: _core's input checks: CSR structure, finite values, DLPack, Matrix
+// Market
 // SPDX-License-Identifier: BSD-3-Clause
 #define NO_IMPORT_ARRAY
 #include "glue_core.h"

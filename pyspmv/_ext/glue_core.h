@@ -1,8 +1,8 @@
-// pyspmv/glue_core.h: what the files of the _core module share — the functions its method table
-// names, the State's makers, the model capsule, and the lengths of CSR arguments
+// pyspmv/_ext/glue_core.h: what the files of the _core module share — the functions its method
+// table names, the State's makers, the model capsule, and the lengths of CSR arguments
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Private to _core (pyspmv/_core.c and pyspmv/glue_*.c); _glue.h is what _core and _cuda share.
+// Private to _core (_core.c and the glue_*.c beside it); _glue.h is what _core and _cuda share.
 // The module's files share one NumPy C-API table (PY_ARRAY_UNIQUE_SYMBOL), which _core.c's
 // core_exec fills: every other file defines NO_IMPORT_ARRAY, then includes this header first.
 #ifndef PYSPMV_GLUE_CORE_H

@@ -1,0 +1,38 @@
+// pyspmv/_ext/glue_cuda_device.c: _cuda's device functions — count, facts and versions, copy bandwidth
+// SPDX-License-Identifier: BSD-3-Clause
+#define NO_IMPORT_ARRAY
+#include "glue_cuda.h"
+
+PyObject *device_count(PyObject *m, PyObject *noargs) {
+    int count = 0;
+    spmv_err err = {0};
+    int rc = spmv_cuda_device_count(&count, &err);
+    if (rc) return raise_spmv_error(m, rc, &err, "");
+    return PyLong_FromLong(count);
+}
+
+PyObject *info(PyObject *m, PyObject *noargs) {
+    spmv_cuda_info d;
+    spmv_err err = {0};
+    int rc = spmv_cuda_get_info(&d, &err);
+    if (rc) return raise_spmv_error(m, rc, &err, "");
+    return Py_BuildValue(
+        "{s:s,s:(ii),s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:L,s:L,s:i,s:i,s:i}", "name", d.name,
+        "compute_capability", d.cc_major, d.cc_minor, "sm_count", d.sm_count, "max_threads_per_sm",
+        d.max_threads_per_sm, "max_threads_per_block", d.max_threads_per_block, "warp_size",
+        d.warp_size, "clock_khz", d.clock_khz, "mem_clock_khz", d.mem_clock_khz, "mem_bus_bits",
+        d.mem_bus_bits, "l2_bytes", (long long)d.l2_bytes, "global_mem_bytes",
+        (long long)d.global_mem_bytes, "driver_version", d.driver_version, "runtime_version",
+        d.runtime_version, "cusparse_version", d.cusparse_version);
+}
+
+PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
+    long long bytes;
+    int repeats, rc;
+    double gbps = 0;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "Li", &bytes, &repeats)) return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_copy_bandwidth(bytes, repeats, &gbps, &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, "copy bandwidth");
+    return PyFloat_FromDouble(gbps);
+}
