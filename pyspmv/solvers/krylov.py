@@ -198,7 +198,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
               select_min_nnz, select_patience, dtype, 1, lambda n, it: it + 1, M)
     if P.device == "cuda":
         return solve_on_gpu("cg", P, callback)
-    x, op, dot, axpy, scal = P.x, P.op, P.dot, P.axpy, P.scal
+    x, op, pol, dot, axpy, scal = P.x, P.op, P.policy, P.dot, P.axpy, P.scal
     pre = P.precond.host() if P.precond is not None else None
     times: list[float] = []
     t_iter = time.perf_counter()
@@ -216,8 +216,8 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                 info = 0
                 break
             times.append(time.perf_counter())
-            if op.active:
-                op.boundary(it)
+            if pol.active:
+                pol.boundary(it)
             z = r
             if pre is not None:
                 z = pre(r)
@@ -243,7 +243,7 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
             rr = P.sqnorm(r)
             info = 0 if math.sqrt(rr) <= P.tol else P.maxiter
     except BaseException:
-        P.op.close(it)
+        P.close(it)
         raise
     return P.finish(info, it, math.sqrt(rr), t_iter, times)
 
@@ -262,7 +262,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
               probe_iters, select_min_nnz, select_patience, dtype, 2, lambda n, it: 2 * it + 1, M)
     if P.device == "cuda":
         return solve_on_gpu("bicgstab", P, callback)
-    x, op, dot, axpy, scal, nrm2 = P.x, P.op, P.dot, P.axpy, P.scal, P.nrm2
+    x, op, pol, dot, axpy, scal, nrm2 = P.x, P.op, P.policy, P.dot, P.axpy, P.scal, P.nrm2
     pre = P.precond.host() if P.precond is not None else None
     tiny = float(np.finfo(P.dtype).eps) ** 2   # scipy's breakdown thresholds
     times: list[float] = []
@@ -283,8 +283,8 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
                 info = 0
                 break
             times.append(time.perf_counter())
-            if op.active:
-                op.boundary(it)
+            if pol.active:
+                pol.boundary(it)
             rho = float(dot(rhat, r))
             if abs(rho) < tiny or not math.isfinite(rho):
                 info = BREAKDOWN
@@ -328,7 +328,7 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
             it = P.maxiter
             info = 0 if rnorm <= P.tol else P.maxiter
     except BaseException:
-        P.op.close(it)
+        P.close(it)
         raise
     return P.finish(info, it, rnorm, t_iter, times)
 
@@ -357,7 +357,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
               select_min_nnz, select_patience, dtype, 1, lambda n, it: it * (min(m_req, n) + 1) + 1, M)
     if P.device == "cuda":
         return solve_on_gpu("gmres", P, callback, restart=min(m_req, P.x.shape[0]), callback_type=callback_type)
-    x, op, nrm2, scal, gemv = P.x, P.op, P.nrm2, P.scal, P.gemv
+    x, op, pol, nrm2, scal, gemv = P.x, P.op, P.policy, P.nrm2, P.scal, P.gemv
     pre = P.precond.host() if P.precond is not None else None
     n = x.shape[0]
     m = min(m_req, n)
@@ -385,8 +385,8 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
             k, stop = m, False
             for j in range(m):
                 times.append(time.perf_counter())
-                if op.active:
-                    op.boundary(inner)
+                if pol.active:
+                    pol.boundary(inner)
                 w = V[:, j + 1]
                 op.mv(V[:, j] if pre is None else pre(V[:, j]), w)
                 Vj = V[:, :j + 1]
@@ -437,6 +437,6 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
             cycle = P.maxiter
             info = 0 if beta <= P.tol else P.maxiter
     except BaseException:
-        P.op.close(inner)
+        P.close(inner)
         raise
     return P.finish(info, inner, beta, t_iter, times)

@@ -21,6 +21,7 @@ from ..matrices.matrix import Matrix
 from ..matrices.mmio import as_matrix
 from ..ranking.rank import model_in_use
 from ..ranking.rankmodel import RankModel
+from .policy import Policy
 from .record import SolveRecord
 from .switching import DEFAULT_CONFIG, POLICIES, SELECT_PATIENCE, Multiplier, can_rank
 
@@ -51,7 +52,7 @@ class Problem:
     bnorm: float
     maxiter: int
     dtype: np.dtype
-    op: Multiplier | None
+    op: Multiplier | None           # the CPU's products (None on the GPU)
     record: SolveRecord
     t0: float
     axpy: Callable[..., Any]
@@ -61,9 +62,11 @@ class Problem:
     gemv: Callable[..., Any]
     device: str = "cpu"
     precond: Precond | None = None
-    #: what the GPU path's policy needs (the CPU's Multiplier took it at set-up): config, model,
-    #: top_k, probe_iters, select_min_nnz, select_patience, n_calls
+    #: what the policy needs: config, model, top_k, probe_iters, select_min_nnz, select_patience, n_calls
+    #: (and rtol, atol: a GPU b's norm is measured on the device)
     policy_args: dict[str, Any] | None = None
+    #: the CPU's policy, started at set-up (the GPU's starts inside the GPU solve)
+    policy: Policy | None = None
     #: the working type's normal range (smallest normal, largest finite), for :meth:`sqnorm`
     normal: tuple[float, float] = field(init=False)
 
@@ -88,14 +91,18 @@ class Problem:
                times: list[float]) -> tuple[np.ndarray, int, SolveRecord]:
         """Close the product (selection thread included) and fill the record."""
         now = time.perf_counter()
-        assert self.op is not None
-        self.op.close(iterations)
+        self.close(iterations)
         rec = self.record
         rec.info, rec.iterations, rec.residual = int(info), int(iterations), float(residual)
         rec.iterate_s = now - t_iter
         rec.iteration_times = np.asarray(times) - self.t0
         rec.wall_s = time.perf_counter() - self.t0
         return self.x, rec.info, rec
+
+    def close(self, iterations: int) -> None:
+        """Close the CPU's policy (selection thread included) after ``iterations`` iterations."""
+        assert self.op is not None and self.policy is not None
+        self.policy.close(iterations, self.op.products)
 
 
 @dataclass
@@ -295,11 +302,12 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         # the helper thread, where no line of the caller's is on the stack; rank() then finds the model checked.
         warn_other_machine(model_in_use(device, dt.name) if model is None else model)
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
+    args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
+            "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
     if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
-        args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
-                "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
         return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, None, record, t0, axpy, dot, nrm2, scal,
                        gemv, device, pre, args)
-    op = Multiplier(M, dt, policy, c, device, model, n_calls or 1, k, probes, min_nnz, record, t0, patience)
+    op = Multiplier(M, dt, device, model, n_calls or 1)
+    pol = Policy(op, M.nnz, policy, args, record, t0)
     return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv,
-                   device, pre)
+                   device, pre, args, pol)

@@ -1,5 +1,6 @@
-"""The product a solver iterates with, and the policies that choose its configuration before or
-while the solver runs (Gao et al.: predict beside the iterations; Li & Suda: profile the top picks)."""
+"""The selection that a solve's policy (:mod:`pyspmv.solvers.policy`) runs before or beside the
+iterations, ranking and converting (Gao et al.: predict beside the iterations; Li & Suda: profile the
+top picks), and the CPU's products that it switches between (:class:`Multiplier`)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from ..matrices.configs import Config, config
 from ..matrices.formats import FormatMatrix, convert
 from ..matrices.matrix import Matrix
 from ..ranking.rank import rank
-from .record import SolveRecord
 
 #: Selection policies, see :func:`pyspmv.solvers.cg`.
 POLICIES = ("fixed", "serial", "async", "online")
@@ -153,68 +153,19 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k:
 
 
 class Multiplier:
-    """``y = A @ x`` for one solve, with the configuration its policy chooses.
-
-    The solver calls :meth:`mv` for products and, while :attr:`active`, :meth:`boundary` between
-    iterations: the only place the configuration changes, so an iteration's products all use one.
+    """``y = A @ x`` for one CPU solve: the CPU's side of :class:`pyspmv.solvers.policy.Device`, whose
+    :class:`~pyspmv.solvers.policy.Policy` chooses the configuration. The solver calls :meth:`mv` for
+    products; the configuration changes only at the policy's boundaries between iterations, so an
+    iteration's products all use one. A probe times each product (the fastest is its time).
     """
 
-    def __init__(self, M: Matrix, dtype: np.dtype, policy: str, start: Config, device: str, model: Any,
-                 n_calls: int, top_k: int, probe_iters: int, select_min_nnz: int, record: SolveRecord, t0: float,
-                 select_patience: float = SELECT_PATIENCE):
-        self.record, self.t0 = record, t0
+    def __init__(self, M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int):
         self.products = 0
-        self.active = False
-        self._M, self._dtype = M, dtype
-        self._future: concurrent.futures.Future[Selection] | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._cancel = threading.Event()
-        self._probe_iters = probe_iters
-        self._queue: list[Prepared] = []
+        self._M, self._dtype, self._device, self._model, self._n_calls = M, dtype, device, model, n_calls
         self._times: list[float] = []
-        self._probed: dict[str, Prepared] = {}
-        self._probe_t0 = 0.0
-        self._probe_it = 0
         self._omp: Any = None
-        self._current: Prepared
-        self._select_args: tuple[Any, ...] | None = None   # a selection waiting for its start time
-        self._select_at = 0.0
-        if policy == "fixed":
-            self._timed_prepare(start, 0)
-        elif policy == "serial":
-            try:
-                sel = select(M, dtype, device, model, n_calls, 1, None)
-            except Exception as exc:  # noqa: BLE001
-                record.events.append((0, f"ranking failed ({type(exc).__name__}: {exc}); running {start.id}"))
-                self._timed_prepare(start, 0)
-            else:
-                self._note(sel, 0)
-                if sel.candidates:
-                    self._use(sel.candidates[0], 0)
-                else:
-                    self._timed_prepare(start, 0)
-        elif not can_rank(policy, M.nnz, select_min_nnz):
-            self._timed_prepare(start, 0)
-            why = f"{M.nnz} stored entries <= select_min_nnz={select_min_nnz}: no ranking beside the iterations"
-            record.events.append((0, f"{why}; running {start.id}"))
-        else:
-            self._timed_prepare(start, 0)
-            k = top_k if policy == "online" else 1
-            self._select_args = (M, dtype, device, model, n_calls, k)
-            self._select_at = time.perf_counter() + select_patience * selection_estimate_s(M.nnz)
-            if select_patience == 0:
-                self._start_selection(0)
-            self.active = True
-
-    def _start_selection(self, it: int) -> None:
-        """Rank and convert on a helper thread from iteration ``it`` on, the products one core fewer."""
-        args, self._select_args = self._select_args, None
-        assert args is not None
-        if it > 0:
-            self.record.events.append((it, "selection started (the solve has outlasted select_patience)"))
-        self._omp = _one_core_less()
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
-        self._future = self._pool.submit(_select_on_one_thread, *args, self._current, self._cancel)
+        self._state: Any = None
+        self._kernel = 0
 
     # -- products ----------------------------------------------------------------------------
     def mv(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -229,129 +180,55 @@ class Multiplier:
         self._times.append(time.perf_counter() - t)
         self.products += 1
 
-    def _all_cores(self) -> None:
-        """The products' OpenMP threads back to what they were before the selection thread started."""
-        if self._omp is not None:
+    # -- the policy's device -----------------------------------------------------------------
+    def prepare(self, cfg: Config) -> Prepared:
+        """``A`` converted for ``cfg``."""
+        return prepare(self._M, cfg, self._dtype)
+
+    def select(self, k: int, current: Prepared | None, cancel: threading.Event, beside: bool) -> Selection:
+        """:func:`select`; beside the iterations on one OpenMP thread, with ``current`` reused and ``cancel``."""
+        if beside:
+            return _select_on_one_thread(self._M, self._dtype, self._device, self._model, self._n_calls, k,
+                                         current, cancel)
+        return select(self._M, self._dtype, self._device, self._model, self._n_calls, k, None)
+
+    def trial(self, p: Prepared) -> None:
+        """Nothing: a converted matrix serves any vector of its size."""
+
+    def use(self, p: Prepared) -> None:
+        """The products from now on run ``p``."""
+        self._state, self._kernel = p.matrix.state, p.config.variant
+
+    def selecting(self, on: bool) -> None:
+        """While the helper thread runs, the products run on one core fewer (:func:`_one_core_less`)."""
+        if on:
+            self._omp = _one_core_less()
+        elif self._omp is not None:
             self._omp.restore_original_limits()
             self._omp = None
 
-    # -- switching ---------------------------------------------------------------------------
-    def _use(self, p: Prepared, it: int) -> None:
-        self._current = p
-        self._state, self._kernel = p.matrix.state, p.config.variant
-        self.record.switched(it, p.config.id)
+    def time_probe(self, on: bool) -> None:
+        """Time each product from now on (True), or stop (False)."""
+        if on:
+            self._times = []
+            self.mv = self._timed_mv  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("mv", None)   # back to the untimed method
 
-    def _timed_prepare(self, cfg: Config, it: int) -> None:
+    def probe_time(self) -> float | None:
+        """The fastest product since the probe began, None before the first."""
+        return min(self._times) if self._times else None
+
+    def release(self, ps: list[Prepared], solving: bool) -> None:
+        """Nothing: a converted matrix goes with its last reference."""
+
+    def late(self, future: concurrent.futures.Future[Selection]) -> str:
+        """Wait for a selection still running at the end of the solve.
+
+        Waited for, not left running: once the products have their cores back, a helper still ranking
+        would oversubscribe them, and every OpenMP region after the return (the caller's own too) would
+        wait at its barrier for a descheduled thread.  The ranking cannot be interrupted; the
+        conversions stop at the cancel."""
         t = time.perf_counter()
-        p = prepare(self._M, cfg, self._dtype)
-        self.record.convert_s += time.perf_counter() - t
-        self._use(p, it)
-
-    def _note(self, sel: Selection, it: int) -> None:
-        rec = self.record
-        rec.ranking = sel.ranking
-        rec.rank_s += sel.rank_s
-        rec.convert_s += sel.convert_s
-        rec.rank_window = (sel.start - self.t0, sel.end - self.t0)
-        rec.events.extend((it, f) for f in sel.failures)
-
-    def boundary(self, it: int) -> None:
-        """Between iterations ``it - 1`` and ``it``: take a landed selection, advance probing.
-
-        Any failure here is recorded and leaves the solve on its current configuration.
-        """
-        if self._select_args is not None:
-            if time.perf_counter() < self._select_at:
-                return
-            self._start_selection(it)
-            return
-        if self._future is not None:
-            if not self._future.done():
-                return
-            fut, self._future = self._future, None
-            self._all_cores()
-            try:
-                self._land(fut.result(), it)
-            except Exception as exc:  # noqa: BLE001 — the ranking thread's or the switch's failure
-                self._queue = []
-                self.record.events.append(
-                    (it, f"ranking failed ({type(exc).__name__}: {exc}); staying on {self._current.config.id}"))
-        if self._queue:
-            self._probe(it)
-        self.active = self._future is not None or bool(self._queue)
-
-    def _land(self, sel: Selection, it: int) -> None:
-        self._note(sel, it)
-        what, cands = after_selection(list(sel.candidates), self._current, self._probe_iters)
-        if what == "switch":
-            self._use(cands[0], it)
-            self.record.events.append((it, f"switched to {cands[0].config.id}"))
-        elif what == "keep":
-            self.record.events.append((it, f"ranking keeps {self._current.config.id}"))
-        elif what == "probe":
-            self._queue = cands
-            self._probe_t0 = time.perf_counter()
-            self._start_probe(it)
-
-    def _start_probe(self, it: int) -> None:
-        self._times = []
-        self._probe_it = it
-        self._use(self._queue[0], it)
-        self.mv = self._timed_mv  # type: ignore[method-assign]
-
-    def _probe(self, it: int) -> None:
-        if it - self._probe_it < self._probe_iters or not self._times:
-            return
-        p = self._queue.pop(0)
-        self.record.probes[p.config.id] = min(self._times)
-        self._probed[p.config.id] = p
-        if self._queue:
-            self._start_probe(it)
-            return
-        self._finish_probe(it)
-
-    def _finish_probe(self, it: int) -> None:
-        del self.mv                      # back to the untimed method
-        rec = self.record
-        best = min(rec.probes, key=rec.probes.__getitem__)
-        self._use(self._probed[best], it)
-        self._probed = {}                # the other candidates' storage goes
-        rec.probe_s += time.perf_counter() - self._probe_t0
-        rec.events.append((it, f"probed {len(rec.probes)} configurations; kept {best}"))
-
-    def close(self, it: int) -> None:
-        """At the end of the solve: note a selection that landed too late or is still running."""
-        if self._queue:
-            if self._times:
-                self.record.probes[self._queue[0].config.id] = min(self._times)
-            self.record.probe_s += time.perf_counter() - self._probe_t0
-            self.record.events.append((it, "the solve ended while probing"))
-            self._queue = []
-            self.__dict__.pop("mv", None)
-        if self._select_args is not None:
-            self._select_args = None
-            self.record.events.append((it, "the solve ended before select_patience ran out; no selection"))
-        if self._future is not None:
-            waited = ""
-            if not self._future.done():
-                # Waited for, not left running: once the products have their cores back, a helper
-                # still ranking would oversubscribe them, and every OpenMP region after the return
-                # (the caller's own too) would wait at its barrier for a descheduled thread.  The
-                # ranking cannot be interrupted; the conversions stop at the cancel.
-                self._cancel.set()
-                t = time.perf_counter()
-                concurrent.futures.wait([self._future])
-                waited = f" (waited {1e3 * (time.perf_counter() - t):.3f} ms for it, conversions cancelled)"
-            exc = self._future.exception()
-            if exc is None:
-                self._note(self._future.result(), it)
-                self.record.events.append((it, f"the selection landed after the last iteration{waited}"))
-            else:
-                self.record.events.append((it, f"ranking failed ({type(exc).__name__}: {exc}){waited}"))
-            self._future = None
-        self._all_cores()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        self.active = False
-        self.record.products = self.products
+        concurrent.futures.wait([future])
+        return f" (waited {1e3 * (time.perf_counter() - t):.3f} ms for it, conversions cancelled)"

@@ -1,0 +1,296 @@
+"""The configuration-switching policy of a solve, written once for both devices: start a selection
+(ranking and conversion) beside the iterations, land it, probe its candidates, switch, and record it
+all in the solve's :class:`SolveRecord`. What a device does for it (convert, select, try, time,
+free) is the :class:`Device` interface: :class:`pyspmv.solvers.switching.Multiplier` on the CPU,
+:class:`pyspmv.solvers.device.Plans` on the GPU."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from typing import Any, Protocol
+
+from ..matrices.configs import Config
+from .record import SolveRecord
+from .switching import Selection, after_selection, can_rank, selection_estimate_s
+
+
+class Device(Protocol):
+    """What :class:`Policy` asks of the device a solve iterates on. A candidate (``p`` below) is what
+    :meth:`prepare` and :meth:`select` make: anything with a ``config``."""
+
+    def prepare(self, cfg: Config) -> Any:
+        """``A`` converted (and uploaded) for ``cfg``; raises what conversion raises."""
+
+    def select(self, k: int, current: Any, cancel: threading.Event, beside: bool) -> Selection:
+        """Rank and make the first ``k`` candidates; ``beside``: on the helper thread, beside the
+        iterations (else before them, ``serial``)."""
+
+    def trial(self, p: Any) -> None:
+        """Raise where a product of ``p`` on the solve's vectors fails."""
+
+    def use(self, p: Any) -> None:
+        """The products from now on run ``p``."""
+
+    def selecting(self, on: bool) -> None:
+        """The helper thread starts (True), or its result was taken or the solve ends (False)."""
+
+    def time_probe(self, on: bool) -> None:
+        """Start timing the products of what runs now (True: a probe begins), or stop (False)."""
+
+    def probe_time(self) -> float | None:
+        """The time measured since :meth:`time_probe` started, or None where none was (the GPU's are
+        reported by :meth:`Policy.ran`)."""
+
+    def release(self, ps: list[Any], solving: bool) -> None:
+        """Free the candidates ``ps``: while the solve runs (``solving``) or after it ended."""
+
+    def late(self, future: concurrent.futures.Future[Selection]) -> str | None:
+        """The solve ended while the selection ``future`` runs (its conversions cancelled): wait for it
+        and return what to add to the record's line, or None where it is left to end on its thread."""
+
+
+class Policy:
+    """The configuration a solve runs, chosen by its policy (``fixed``, ``serial``, ``async``,
+    ``online``). The solver calls :meth:`boundary` between iterations while :attr:`active` (the only
+    place the configuration changes), reports timed chunks of iterations to :meth:`ran` where the device
+    times chunks, and calls :meth:`close` at the end.
+
+    ``args``: the solve's ``config`` (the start), ``top_k``, ``probe_iters``, ``select_min_nnz`` and
+    ``select_patience``.
+    """
+
+    def __init__(self, dev: Device, nnz: int, policy: str, args: dict[str, Any], record: SolveRecord, t0: float):
+        self.dev, self.record, self.t0 = dev, record, t0
+        self.active = False
+        self.current: Any = None
+        self._owned: list[Any] = []
+        self._future: concurrent.futures.Future[Selection] | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._cancel = threading.Event()
+        self.probe_iters: int = args["probe_iters"]
+        self._queue: list[Any] = []
+        self._probed: dict[str, Any] = {}
+        self._probe_t0 = 0.0
+        self._probe_it = 0
+        self._select_k: int | None = None      # a selection waiting for its start time
+        self._select_at = 0.0
+        start: Config = args["config"]
+        if policy == "fixed":
+            self._timed_prepare(start, 0)
+        elif policy == "serial":
+            try:
+                sel = dev.select(1, None, self._cancel, False)
+            except Exception as exc:  # noqa: BLE001
+                record.events.append((0, f"ranking failed ({type(exc).__name__}: {exc}); running {start.id}"))
+                self._timed_prepare(start, 0)
+            else:
+                self._note(sel, 0)
+                self._owned += sel.candidates
+                if sel.candidates and self._trial(sel.candidates[0], 0, f"running {start.id}"):
+                    self._use(sel.candidates[0], 0)
+                else:
+                    self._timed_prepare(start, 0)
+        elif not can_rank(policy, nnz, args["select_min_nnz"]):
+            self._timed_prepare(start, 0)
+            why = f"{nnz} stored entries <= select_min_nnz={args['select_min_nnz']}: no ranking beside the iterations"
+            record.events.append((0, f"{why}; running {start.id}"))
+        else:
+            self._timed_prepare(start, 0)
+            self._select_k = args["top_k"] if policy == "online" else 1
+            self._select_at = time.perf_counter() + args["select_patience"] * selection_estimate_s(nnz)
+            if args["select_patience"] == 0:
+                self._start_selection(0)
+            self.active = True
+
+    @property
+    def probing(self) -> bool:
+        """Whether candidates are being timed."""
+        return bool(self._queue)
+
+    @property
+    def selection_at(self) -> float | None:
+        """When a selection that waits for its start time starts (``time.perf_counter()``); None: none waits."""
+        return self._select_at if self._select_k is not None else None
+
+    # -- configurations ------------------------------------------------------------------------
+    def _use(self, p: Any, it: int) -> None:
+        self.current = p
+        self.dev.use(p)
+        self.record.switched(it, p.config.id)
+
+    def _timed_prepare(self, cfg: Config, it: int) -> None:
+        t = time.perf_counter()
+        p = self.dev.prepare(cfg)
+        self._owned.append(p)
+        self.record.convert_s += time.perf_counter() - t
+        self._use(p, it)
+
+    def _trial(self, p: Any, it: int, instead: str) -> bool:
+        """Whether a product of ``p`` on the solve's vectors succeeds; if not, say why and ``instead``."""
+        try:
+            self.dev.trial(p)
+        except Exception as exc:  # noqa: BLE001 — the switch's failure leaves the solve where it is
+            why = f"switching to {p.config.id} failed ({type(exc).__name__}: {exc})"
+            self.record.events.append((it, f"{why}; {instead}"))
+            return False
+        return True
+
+    def _switch(self, p: Any, it: int) -> bool:
+        """Run on ``p`` from iteration ``it`` if a trial product of it succeeds; else say why and stay."""
+        if p is self.current:
+            return True
+        if not self._trial(p, it, f"staying on {self.current.config.id}"):
+            return False
+        self._use(p, it)
+        return True
+
+    def _note(self, sel: Selection, it: int) -> None:
+        rec = self.record
+        rec.ranking = sel.ranking
+        rec.rank_s += sel.rank_s
+        rec.convert_s += sel.convert_s
+        rec.rank_window = (sel.start - self.t0, sel.end - self.t0)
+        rec.events.extend((it, f) for f in sel.failures)
+
+    def _start_selection(self, it: int) -> None:
+        """Rank and convert on a helper thread from iteration ``it`` on."""
+        k, self._select_k = self._select_k, None
+        assert k is not None
+        if it > 0:
+            self.record.events.append((it, "selection started (the solve has outlasted select_patience)"))
+        self.dev.selecting(True)
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
+        self._future = self._pool.submit(self.dev.select, k, self.current, self._cancel, True)
+
+    # -- boundaries ----------------------------------------------------------------------------
+    def boundary(self, it: int) -> None:
+        """Between iterations ``it - 1`` and ``it``: start the selection when due, take one that landed,
+        advance probing. Any failure here is recorded and leaves the solve on its current configuration."""
+        if self._select_k is not None:
+            if time.perf_counter() >= self._select_at:
+                self._start_selection(it)
+            return
+        if self._future is not None:
+            if not self._future.done():
+                return
+            fut, self._future = self._future, None
+            self.dev.selecting(False)
+            try:
+                self._land(fut.result(), it)
+            except Exception as exc:  # noqa: BLE001 — the ranking thread's or the switch's failure
+                self._queue = []
+                self.record.events.append(
+                    (it, f"ranking failed ({type(exc).__name__}: {exc}); staying on {self.current.config.id}"))
+        if self._queue and it - self._probe_it >= self.probe_iters:
+            seconds = self.dev.probe_time()
+            if seconds is not None:
+                self._measured(it, seconds)
+        self.active = self._future is not None or bool(self._queue)
+
+    def _land(self, sel: Selection, it: int) -> None:
+        self._note(sel, it)
+        landed = list(sel.candidates)
+        self._owned += [c for c in landed if c is not self.current]
+        what, cands = after_selection(landed, self.current, self.probe_iters)
+        if what == "keep":
+            self.record.events.append((it, f"ranking keeps {self.current.config.id}"))
+        elif what == "switch" and self._switch(cands[0], it):
+            self.record.events.append((it, f"switched to {cands[0].config.id}"))
+        elif what == "probe":
+            self._queue = cands
+            self._probe_t0 = time.perf_counter()
+            self._next_probe(it)
+            return
+        if what != "none" and self.probe_iters == 0:
+            self._release()
+
+    def _next_probe(self, it: int) -> None:
+        """Run the first queued candidate that takes a trial product, timed; drop those that fail it."""
+        while self._queue and not self._switch(self._queue[0], it):
+            self._queue.pop(0)
+        if not self._queue:
+            self._finish_probe(it)
+            return
+        self._probe_it = it
+        self.dev.time_probe(True)
+
+    def ran(self, it: int, iterations: int, seconds: float) -> None:
+        """A chunk of ``iterations`` iterations ended at iteration ``it`` after ``seconds`` (the GPU's
+        probes time whole chunks)."""
+        if not self._queue or iterations <= 0:
+            return
+        self._measured(it, seconds / iterations)
+        self.active = self._future is not None or bool(self._queue)
+
+    def _measured(self, it: int, seconds: float) -> None:
+        """The probed candidate took ``seconds``: on to the next one, or keep the fastest."""
+        p = self._queue.pop(0)
+        self.record.probes[p.config.id] = seconds
+        self._probed[p.config.id] = p
+        if self._queue:
+            self._next_probe(it)
+        else:
+            self._finish_probe(it)
+
+    def _finish_probe(self, it: int) -> None:
+        self.dev.time_probe(False)
+        rec = self.record
+        if self._probed:
+            best = min(self._probed, key=rec.probes.__getitem__)
+            self._use(self._probed[best], it)  # tried when its probe began
+            rec.events.append((it, f"probed {len(self._probed)} configurations; kept {best}"))
+        rec.probe_s += time.perf_counter() - self._probe_t0
+        self._probed = {}
+        self._release()
+
+    def _release(self) -> None:
+        """Free the candidates no longer in use."""
+        keep = [p for p in self._owned if p is self.current or any(p is q for q in self._queue)]
+        dropped = [p for p in self._owned if all(p is not q for q in keep)]
+        if dropped:
+            self.dev.release(dropped, True)
+        self._owned = keep
+
+    def close(self, it: int, products: int) -> None:
+        """At the end of the solve: note a probe cut short and a selection that landed too late or still
+        runs; free every candidate."""
+        rec = self.record
+        if self._queue:
+            seconds = self.dev.probe_time()
+            if seconds is not None:
+                rec.probes[self._queue[0].config.id] = seconds
+            rec.probe_s += time.perf_counter() - self._probe_t0
+            rec.events.append((it, "the solve ended while probing"))
+            self._queue = []
+            self.dev.time_probe(False)
+        if self._select_k is not None:
+            self._select_k = None
+            rec.events.append((it, "the solve ended before select_patience ran out; no selection"))
+        wait = True
+        if self._future is not None:
+            waited: str | None = ""
+            if not self._future.done():
+                self._cancel.set()
+                waited = self.dev.late(self._future)
+            if waited is None:
+                why = "the solve ended while the selection ran; left to end on its thread, conversions cancelled"
+                rec.events.append((it, why))
+                wait = False
+            elif (exc := self._future.exception()) is not None:
+                rec.events.append((it, f"ranking failed ({type(exc).__name__}: {exc}){waited}"))
+            else:
+                sel = self._future.result()
+                self._note(sel, it)
+                self._owned += [c for c in sel.candidates if c is not self.current]
+                rec.events.append((it, f"the selection landed after the last iteration{waited}"))
+            self._future = None
+        self.dev.selecting(False)
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait)
+            self._pool = None
+        self.dev.release(self._owned, False)
+        self._owned = []
+        self.active = False
+        rec.products = products
