@@ -1,0 +1,167 @@
+// kernels/krylov_bicgstab.cu: BiCGSTAB on the device — the start and one iteration
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// As CG (kernels/krylov_cg.cu): the scalars of the recurrence, and the breakdown and convergence
+// tests, stay on the device; scipy's breakdown thresholds.  Right preconditioned, as scipy's.
+#include "krylov.cuh"
+
+/* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
+
+/* BiCGSTAB start: r = b - q (or b), rhat = r, acc0 = r . r. */
+template <typename T> struct BiStart {
+    const T *b, *q;
+    T *r, *rhat;
+    __device__ void operator()(int64_t i, double (&acc)[1]) const {
+        T ri = q ? b[i] - q[i] : b[i];
+        r[i] = ri;
+        rhat[i] = ri;
+        acc[0] += (double)ri * ri;
+    }
+};
+struct BiStartEnd {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.rr = tot[0];
+        S->rho_prev = S->alpha = S->omega = 1.0;
+        S->first = 1;
+        if (tot[0] <= S->tol2)
+            S->v.stop = SPMV_KRYLOV_CONVERGED;
+        else if (!isfinite(tot[0]))
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+    }
+};
+/* rho = rhat . r (scipy's thresholds) and the direction's beta. */
+struct BiRho {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        double rho = tot[0];
+        if (fabs(rho) < S->tiny || !isfinite(rho)) {
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+            return;
+        }
+        S->rho = rho;
+        S->beta = rho / S->rho_prev * (S->alpha / S->omega);
+    }
+};
+/* p = r (first) or r + beta (p - omega v); phat = d .* p where d is given. */
+template <typename T> struct BiDir {
+    const T *r, *v, *d;
+    T *p, *phat;
+    __device__ void operator()(int64_t i, const kscal *S) const {
+        T pi = S->first ? r[i] : r[i] + (T)S->beta * (p[i] - (T)S->omega * v[i]);
+        p[i] = pi;
+        if (d) phat[i] = d[i] * pi;
+    }
+};
+/* rhat . v: alpha. */
+struct BiAlpha {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++;
+        if (tot[0] == 0.0 || !isfinite(tot[0]))
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+        else
+            S->alpha = S->rho / tot[0];
+    }
+};
+/* s = r - alpha v (in r), x += alpha phat, shat = d .* s where d is given; acc0 = s . s. */
+template <typename T> struct BiS {
+    const T *v, *phat, *d;
+    T *r, *x, *shat;
+    const kscal *S;
+    __device__ void operator()(int64_t i, double (&acc)[1]) const {
+        T a = (T)S->alpha;
+        T si = r[i] - a * v[i];
+        r[i] = si;
+        x[i] += a * phat[i];
+        if (d) shat[i] = d[i] * si;
+        acc[0] += (double)si * si;
+    }
+};
+struct BiSEnd {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.rr = tot[0];
+        if (tot[0] <= S->tol2) { /* converged half way: x already holds x + alpha phat */
+            S->v.it++;
+            S->v.stop = SPMV_KRYLOV_CONVERGED;
+        }
+    }
+};
+/* t . t and t . s: omega. */
+struct BiOmega {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++;
+        S->omega = tot[0] > 0 ? tot[1] / tot[0] : 0.0;
+    }
+};
+/* x += omega shat, r = s - omega t; acc0 = r . r. */
+template <typename T> struct BiX {
+    const T *shat, *t;
+    T *x, *r;
+    const kscal *S;
+    __device__ void operator()(int64_t i, double (&acc)[1]) const {
+        T w = (T)S->omega;
+        x[i] += w * shat[i];
+        T ri = r[i] - w * t[i];
+        r[i] = ri;
+        acc[0] += (double)ri * ri;
+    }
+};
+struct BiXEnd {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.rr = tot[0];
+        S->v.it++;
+        S->rho_prev = S->rho;
+        S->first = 0;
+        double w = S->omega;
+        if (fabs(w) < S->tiny || !isfinite(w))
+            S->v.stop = tot[0] <= S->tol2 ? SPMV_KRYLOV_CONVERGED : SPMV_KRYLOV_BREAKDOWN_OMEGA;
+        else if (tot[0] <= S->tol2)
+            S->v.stop = SPMV_KRYLOV_CONVERGED;
+        else if (!isfinite(tot[0]))
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+    }
+};
+
+/* ---- host side ---- */
+
+template <typename T>
+int bi_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err) {
+    int rc = SPMV_OK;
+    if (!x_zero) TRY(product(k, A, k->x, k->q, err));
+    CUDA("BiCGSTAB's start", (reduce<1>(k,
+                                        BiStart<T>{(const T *)k->b, x_zero ? NULL : (const T *)k->q,
+                                                   (T *)k->r, (T *)k->rhat},
+                                        BiStartEnd{})));
+done:
+    return rc;
+}
+
+template <typename T> int bi_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
+    int rc = SPMV_OK, jac = k->pre == PRE_JACOBI, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
+    const T *d = jac ? (const T *)k->d : NULL;
+    T *phat = k->pre == PRE_NONE ? (T *)k->p : (T *)k->phat;
+    T *shat = k->pre == PRE_NONE ? (T *)k->r : (T *)k->shat;
+    CUDA("BiCGSTAB's rhat . r",
+         (reduce<1>(k, Dot1<T>{(const T *)k->rhat, (const T *)k->r}, BiRho{})));
+    CUDA("BiCGSTAB's direction",
+         map(k, BiDir<T>{(const T *)k->r, (const T *)k->v, d, (T *)k->p, phat}));
+    if (host) TRY(apply_pre<T>(k, k->p, phat, err));
+    TRY(product(k, A, phat, k->v, err));
+    CUDA("BiCGSTAB's rhat . v",
+         (reduce<1>(k, Dot1<T>{(const T *)k->rhat, (const T *)k->v}, BiAlpha{})));
+    CUDA("BiCGSTAB's s",
+         (reduce<1>(k, BiS<T>{(const T *)k->v, phat, d, (T *)k->r, (T *)k->x, shat, k->S},
+                    BiSEnd{})));
+    if (host) TRY(apply_pre<T>(k, k->r, shat, err));
+    TRY(product(k, A, shat, k->t, err));
+    CUDA("BiCGSTAB's omega",
+         (reduce<2>(k, Dot2<T>{(const T *)k->t, (const T *)k->t, (const T *)k->t, (const T *)k->r},
+                    BiOmega{})));
+    CUDA("BiCGSTAB's update",
+         (reduce<1>(k, BiX<T>{shat, (const T *)k->t, (T *)k->x, (T *)k->r, k->S}, BiXEnd{})));
+done:
+    return rc;
+}
+
+template int bi_start<float>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
+template int bi_start<double>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
+template int bi_iteration<float>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);
+template int bi_iteration<double>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);

@@ -1,0 +1,143 @@
+// kernels/krylov_cg.cu: conjugate gradients on the device — the start and one iteration
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Every scalar of the recurrence stays on the device (kernels/krylov.cuh): rho, alpha and beta are
+// set by the last block of the reduction that produces them, and the convergence test there sets
+// the stop word, so that kernels/krylov.cu may queue iterations ahead (or launch one as a graph).
+#include "krylov.cuh"
+
+/* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
+
+/* CG: p = z (first) or z + beta p. */
+template <typename T> struct CgDir {
+    const T *z;
+    T *p;
+    __device__ void operator()(int64_t i, const kscal *S) const {
+        p[i] = S->first ? z[i] : z[i] + (T)S->beta * p[i];
+    }
+};
+
+/* CG's residual step: start: r = b - q (q = A x0, or b alone when q is NULL); else x += alpha p,
+ * r -= alpha q.  Then z = d .* r (d given), acc0 = r . z, acc1 = r . r (z is r when d is NULL
+ * and not separate: acc0 = acc1). */
+template <typename T> struct CgStep {
+    const T *b, *p, *q, *d;
+    T *x, *r, *z;
+    int start;
+    const kscal *S;
+    __device__ void operator()(int64_t i, double (&acc)[2]) const {
+        T ri;
+        if (start) {
+            ri = q ? b[i] - q[i] : b[i];
+        } else {
+            T a = (T)S->alpha;
+            x[i] += a * p[i];
+            ri = r[i] - a * q[i];
+        }
+        r[i] = ri;
+        T zi = d ? d[i] * ri : ri;
+        if (z != r && d) z[i] = zi;
+        acc[0] += (double)ri * zi;
+        acc[1] += (double)ri * ri;
+    }
+};
+
+/* After CgStep: the iteration is done; test for convergence.  rz_known: acc0 is r . z (no host
+ * preconditioner pending). */
+struct CgStepEnd {
+    int start, rz_known;
+    __device__ void operator()(kscal *S, const double *tot) const {
+        if (!start) {
+            S->v.it++;
+            S->first = 0;
+        }
+        S->v.rr = tot[1];
+        if (rz_known) {
+            S->rho_prev = S->rho;
+            S->rho = tot[0];
+            S->beta = S->rho / S->rho_prev;
+        }
+        if (tot[1] <= S->tol2)
+            S->v.stop = SPMV_KRYLOV_CONVERGED;
+        else if (!isfinite(tot[1]))
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+    }
+};
+
+/* r . z after a host preconditioner. */
+struct CgRho {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->rho_prev = S->rho;
+        S->rho = tot[0];
+        S->beta = S->rho / S->rho_prev;
+    }
+};
+
+/* p . q: breakdown where it vanished or is not finite; else alpha. */
+struct CgAlpha {
+    __device__ void operator()(kscal *S, const double *tot) const {
+        S->v.products++; /* counted here, not when queued: one queued past the stop is not */
+        if (tot[0] == 0.0 || !isfinite(tot[0]))
+            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+        else
+            S->alpha = S->rho / tot[0];
+    }
+};
+
+/* ---- host side ---- */
+
+template <typename T>
+int cg_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err) {
+    int rc = SPMV_OK, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
+    T *z = k->pre == PRE_NONE ? (T *)k->r : (T *)k->z;
+    if (!x_zero) TRY(product(k, A, k->x, k->q, err));
+    {
+        CgStep<T> f{(const T *)k->b,
+                    NULL,
+                    x_zero ? NULL : (const T *)k->q,
+                    (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
+                    (T *)k->x,
+                    (T *)k->r,
+                    z,
+                    1,
+                    k->S};
+        CUDA("CG's start", (reduce<2>(k, f, CgStepEnd{1, !host})));
+    }
+    if (host) {
+        TRY(apply_pre<T>(k, k->r, k->z, err));
+        CUDA("CG's r . z", (reduce<1>(k, Dot1<T>{(const T *)k->r, (const T *)k->z}, CgRho{})));
+    }
+done:
+    return rc;
+}
+
+template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
+    int rc = SPMV_OK, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
+    T *z = k->pre == PRE_NONE ? (T *)k->r : (T *)k->z;
+    CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p}));
+    TRY(product(k, A, k->p, k->q, err));
+    CUDA("CG's p . q", (reduce<1>(k, Dot1<T>{(const T *)k->p, (const T *)k->q}, CgAlpha{})));
+    {
+        CgStep<T> f{(const T *)k->b,
+                    (const T *)k->p,
+                    (const T *)k->q,
+                    (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
+                    (T *)k->x,
+                    (T *)k->r,
+                    z,
+                    0,
+                    k->S};
+        CUDA("CG's update", (reduce<2>(k, f, CgStepEnd{0, !host})));
+    }
+    if (host) {
+        TRY(apply_pre<T>(k, k->r, k->z, err));
+        CUDA("CG's r . z", (reduce<1>(k, Dot1<T>{(const T *)k->r, (const T *)k->z}, CgRho{})));
+    }
+done:
+    return rc;
+}
+
+template int cg_start<float>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
+template int cg_start<double>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
+template int cg_iteration<float>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);
+template int cg_iteration<double>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);
