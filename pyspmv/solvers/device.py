@@ -19,7 +19,7 @@ from ..devices import arrays, gpu
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
-from .policy import Policy
+from ._policy import Policy
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import Problem
 from .switching import Selection, select, threadpools
@@ -81,8 +81,8 @@ def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, 
 
 
 class Plans:
-    """The plans a GPU solve iterates with: the GPU's side of :class:`pyspmv.solvers.policy.Device`, whose
-    :class:`~pyspmv.solvers.policy.Policy` chooses between them (as :class:`switching.Multiplier` on the
+    """The plans a GPU solve iterates with: the GPU's side of :class:`pyspmv.solvers._policy.Device`, whose
+    :class:`~pyspmv.solvers._policy.Policy` chooses between them (as :class:`switching.Multiplier` on the
     CPU). ``K`` is the solve's ``_cuda.Krylov``; a probe times whole chunks of iterations, reported by the
     driver to :meth:`Policy.ran`."""
 

@@ -21,7 +21,7 @@ from ..matrices.matrix import Matrix
 from ..matrices.mmio import as_matrix
 from ..ranking.rank import model_in_use
 from ..ranking.rankmodel import RankModel
-from .policy import Policy
+from ._policy import Policy
 from .record import SolveRecord
 from .switching import DEFAULT_CONFIG, POLICIES, SELECT_PATIENCE, Multiplier, can_rank
 

@@ -1,4 +1,4 @@
-"""The selection that a solve's policy (:mod:`pyspmv.solvers.policy`) runs before or beside the
+"""The selection that a solve's policy (:mod:`pyspmv.solvers._policy`) runs before or beside the
 iterations, ranking and converting (Gao et al.: predict beside the iterations; Li & Suda: profile the
 top picks), and the CPU's products that it switches between (:class:`Multiplier`)."""
 # SPDX-License-Identifier: BSD-3-Clause
@@ -153,8 +153,8 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k:
 
 
 class Multiplier:
-    """``y = A @ x`` for one CPU solve: the CPU's side of :class:`pyspmv.solvers.policy.Device`, whose
-    :class:`~pyspmv.solvers.policy.Policy` chooses the configuration. The solver calls :meth:`mv` for
+    """``y = A @ x`` for one CPU solve: the CPU's side of :class:`pyspmv.solvers._policy.Device`, whose
+    :class:`~pyspmv.solvers._policy.Policy` chooses the configuration. The solver calls :meth:`mv` for
     products; the configuration changes only at the policy's boundaries between iterations, so an
     iteration's products all use one. A probe times each product (the fastest is its time).
     """
