@@ -657,8 +657,10 @@ def test_gpu_device_products_from_threads():
     errors = []
 
     def work(seed):
-        x = cp.random.default_rng(seed).uniform(-1, 1, A.ncols)
         with cp.cuda.Stream(non_blocking=True) as s:
+            # x made on the thread's own stream: a non-blocking stream is not ordered after the legacy default
+            # stream, so an x made there may still be in the making when the product reads it
+            x = cp.random.default_rng(seed).uniform(-1, 1, A.ncols)
             for _ in range(20):
                 y = op @ x
                 s.synchronize()
