@@ -20,7 +20,7 @@ from . import datasets
 
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .matrices.configs import config
-from .matrices.matrix import VALUE_BYTES
+from .matrices.matrix import INDEX_BYTES, VALUE_BYTES
 from .models import MODELS
 from .models._common import unit_key
 from .ranking.modelfile import save_model
@@ -335,7 +335,8 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
         summary["convert_spmv"] = float(np.nanmedian(r)) if np.isfinite(r).any() else np.nan
     f0 = Xte.iloc[first]
     if {"nnz", "nrows"} <= set(f0.columns):
-        nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
+        nbytes = (f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + INDEX_BYTES)
+                  + INDEX_BYTES * (f0["nrows"].to_numpy() + 1))
         small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
         per["l2"] = per["unit"].map(small)
         for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):

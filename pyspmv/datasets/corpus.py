@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_atomically
 from ..matrices import generators as gen
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
@@ -396,11 +397,13 @@ def suitesparse(name: str, group: str, cache_dir: str | os.PathLike[str] | None 
             src = tar.extractfile(member)
             if src is None:
                 raise OSError(f"{url}: {name}/{name}.mtx is not a regular file")
-            part = folder / f".{name}.mtx.part"
-            with src, open(part, "wb") as out:
-                while chunk := src.read(1 << 20):
-                    out.write(chunk)
-            os.replace(part, folder / f"{name}.mtx")
+
+            def copy(part: str) -> None:
+                with open(part, "wb") as out:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+            with src:
+                write_atomically(folder / f"{name}.mtx", copy, ".mtx")
     except (OSError, KeyError, tarfile.TarError) as exc:
         raise OSError(f"suitesparse(): could not fetch {url} into {folder}: {exc}") from exc
     finally:

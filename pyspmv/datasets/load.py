@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 
 from ..matrices.configs import PARAM_COLUMNS, Config, config_frame
-from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
+from ..matrices.features import CONFIG_FEATURE_NAMES, CONFIG_LABELS, FEATURE_NAMES, X_COLUMNS
+from ..matrices.matrix import VALUE_BYTES as _BYTES
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
 #: PARAM_COLUMNS (re-exported): configuration parameter columns of X, in order, p_<name> for each
 #: parameter an id may carry, as the C core's design row names them.
-CONFIG_COLUMNS: tuple[str, ...] = ("config", "library", "format", "kernel")
-#: Every column of X, in order (schema.md).
-X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_COLUMNS, *PARAM_COLUMNS, "value_bytes", *CONFIG_FEATURE_NAMES)
-VALUE_BYTES = {"float32": 4.0, "float64": 8.0}
+#: X_COLUMNS (re-exported): every column of X, in order (schema.md).
+#: The value types by name: X's value_bytes (a float column).
+VALUE_BYTES = {d: float(b) for d, b in _BYTES.items()}
 
 
 @dataclass
@@ -91,7 +91,7 @@ def _assemble(feats: pd.DataFrame, cfg: pd.DataFrame, value_bytes: np.ndarray, c
                    cfg.reset_index(drop=True),
                    pd.DataFrame({"value_bytes": np.asarray(value_bytes, dtype=np.float64)}),
                    cf.reset_index(drop=True)[list(CONFIG_FEATURE_NAMES)].astype(np.float64)], axis=1)
-    for c in CONFIG_COLUMNS:
+    for c in CONFIG_LABELS:
         X[c] = X[c].astype(str)
     for c in PARAM_COLUMNS:
         X[c] = X[c].astype(np.float64)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .matrix import VALUE_BYTES
 
 if TYPE_CHECKING:                       # imported where a frame is made: pandas costs 0.4 s to import
     import pandas as pd
@@ -222,6 +223,6 @@ def config_frame(cfgs: Iterable[Config | str], dtype: str | None = None) -> pd.D
     for k, name in enumerate(names):
         frame[name] = P[:, k]
     if dtype is not None:
-        frame["value_bytes"] = float({"float32": 4, "float64": 8}[dtype])
+        frame["value_bytes"] = float(VALUE_BYTES[dtype])
         frame["launches"] = np.array([float(c.launches) for c in cs], np.float64)
     return frame

@@ -27,6 +27,8 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 MAX_ROWS = INT32_MAX - 1
 #: The value types, by name: bytes per value (the core's entry points for them end in _f32 and _f64).
 VALUE_BYTES = {"float32": 4, "float64": 8}
+#: Bytes per index: the core's indices (indptr, column indices) are int32 everywhere.
+INDEX_BYTES = 4
 DTYPES = tuple(VALUE_BYTES)
 VALUE_DTYPES = tuple(np.dtype(d) for d in DTYPES)
 

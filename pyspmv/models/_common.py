@@ -11,13 +11,12 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..matrices.configs import PARAM_COLUMNS
+from ..matrices.features import CONFIG_NUMERIC, X_COLUMNS
 from ..matrices.matrix import VALUE_BYTES
 from ..ranking.layout import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
-    CONFIG_NUMERIC,
     OWN,
-    X_COLUMNS,
     FeatureTransform,
     Schema,
     check_groups,
