@@ -94,8 +94,8 @@ _KINDS = {"int": "an int ", "float": "a float ", "number": "a number ", None: ""
 class Interval(Constraint):
     """A number from ``low`` to ``high`` (either None: unbounded), ``closed`` ``"left"``, ``"right"``,
     ``"both"`` or ``"neither"``. ``kind``: ``"int"`` (an integral number, NumPy's too; a bool only with
-    ``bools``), ``"number"`` (a real number, no bool), ``"float"`` (anything ``float()`` takes, compared as
-    converted) or None (the value compared as it is). ``note`` follows the bounds in the message
+    ``bools``), ``"number"`` or ``"float"`` (a real number, NumPy's too, no bool: the two differ only in
+    the message's words) or None (the value compared as it is). ``note`` follows the bounds in the message
     (" s", " (a q75/q25 ratio)")."""
 
     kind: str | None
@@ -110,13 +110,8 @@ class Interval(Constraint):
             return False
         if self.kind == "int" and not isinstance(value, numbers.Integral):
             return False
-        if self.kind == "number" and not isinstance(value, numbers.Real):
+        if self.kind in ("number", "float") and not isinstance(value, numbers.Real):
             return False
-        if self.kind == "float":
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                return False
         left, right = self.closed in ("left", "both"), self.closed in ("right", "both")
         if self.low is not None and not (value >= self.low if left else value > self.low):
             return False

@@ -49,7 +49,8 @@ def test_interval_bounds_kinds_and_notes():
         assert fails("f()", one, {"n": bad}) == f"The 'n' parameter of f() must be an int >= 1. Got {bad!r} instead."
     validate("f()", {"v": Interval("int", 0, bools=True)}, {"v": True})
     assert "must be a float in [0, 1)" in fails("M", {"t": Interval("float", 0, 1)}, {"t": 1.0})
-    validate("M", {"t": Interval("float", 0, 1)}, {"t": "0.5"})       # as float() takes it
+    validate("M", {"t": Interval("float", 0, 1)}, {"t": np.float32(0.5)})
+    assert "Got '0.5' instead" in fails("M", {"t": Interval("float", 0, 1)}, {"t": "0.5"})
     assert "must be in (0, 1)" in fails("f()", {"s": Interval(None, 0, 1, "neither")}, {"s": 0})
     assert "must be a number > 0" in fails("f()", {"x": Interval("number", 0, closed="neither")}, {"x": np.nan})
     assert fails("f()", {"t": Interval(None, 0, closed="neither", note=" s")}, {"t": -1}) == \

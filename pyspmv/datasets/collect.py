@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from .._atomic import write_atomically
 from .._core import DeviceUnavailableError
+from .._params import OneOf, validate
 from .._version import version
 from ..devices.benchmark import COLUMNS, benchmark, device_info
 from ..matrices.configs import Config, config
@@ -324,8 +325,7 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
     dts = tuple(value_dtype(d, "dtypes").name for d in dtypes)
     if not dts:
         raise ValueError("The 'dtypes' parameter of collect() must name at least one dtype. Got none.")
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"The 'device' parameter of collect() must be 'cpu' or 'cuda'. Got {device!r} instead.")
+    validate("collect()", {"device": OneOf(("cpu", "cuda"), "or")}, locals())
     cfgs = None if configs is None else [config(c) for c in configs]
     given = list(matrices)
     entries = [_as_entry(m) for m in given]

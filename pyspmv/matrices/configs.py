@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import OneOf, validate
 from .matrix import VALUE_BYTES
 
 if TYPE_CHECKING:                       # imported where a frame is made: pandas costs 0.4 s to import
@@ -174,8 +175,7 @@ def configs(device: str = "cpu") -> list[Config]:
         In registry order. ``configs('cuda')`` lists pyspmv's own CUDA kernels over their thread
         mappings and cuSPARSE's algorithms; listing needs no GPU, running them does.
     """
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of configs() must be one of {DEVICES}. Got {device!r} instead.")
+    validate("configs()", {"device": OneOf(DEVICES)}, locals())
     return [_make(t) for t in _expand(device)]
 
 

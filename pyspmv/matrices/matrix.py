@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from .. import _core
+from .._params import Interval, validate
 
 if TYPE_CHECKING:                       # imported where a Matrix is made: `import pyspmv` stays fast
     import numpy.typing as npt
@@ -254,8 +255,7 @@ class Matrix:
         column). Costs O(min(nnz, DENSITY_SAMPLE) log nrows): a matrix with more entries is drawn from an
         evenly strided sample of them, its counts scaled back by the stride.
         """
-        if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or not 1 <= bins <= 4096:
-            raise ValueError(f"The 'bins' parameter of Matrix.density() must be an int in [1, 4096]. Got {bins!r} instead.")
+        validate("Matrix.density()", {"bins": Interval("int", 1, 4096, "both")}, locals())
         big = max(self.nrows, self.ncols)
         br = max(1, min(self.nrows, round(bins * self.nrows / big)))
         bc = max(1, min(self.ncols, round(bins * self.ncols / big)))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import write_atomically
+from .._params import OneOf, validate
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from .checks import check_model
 from .portable import ModelLike, portable
@@ -264,8 +265,7 @@ def export_c(model: ModelLike, path: str | os.PathLike[str], *, name: str | None
     """
     path = Path(path)
     N = _check_name(path.stem if name is None else name)
-    if dtype not in DTYPES:
-        raise ValueError(f"The 'dtype' parameter of export_c() must be one of {DTYPES}. Got {dtype!r} instead.")
+    validate("export_c()", {"dtype": OneOf(DTYPES)}, locals())
     rm = portable(model, device)
     check_model(rm)
     rm.capsule(dtype)             # the C core's check, its cost within SPMV_MODEL_MAX_STEPS included
