@@ -22,6 +22,14 @@ in an estimator. The constraints:
 
 A check that needs more than one parameter, or a message that says more than "must be ... Got ...",
 stays a few lines of its own where it is used, written once.
+
+Adopting it where checks are still written by hand (``pyspmv/solvers/``, ``pyspmv/ranking/rank.py``): a
+function whose caller is named at run time passes that name as ``fn`` (``validate(f"{fn}()", ...)``);
+``positive_int(v, name, fn, minimum=m)`` is ``Interval("int", m)``; a finite real ``>= 0`` is
+``Interval("number", 0)`` (NaN fails every bound; a TypeError there is :class:`InstanceOf` first, since a
+table stops at its first failure); ``x not in (...)`` with "must be 'a' or 'b'" is ``OneOf((...), "or")``
+and "must be one of ('a', 'b')" is ``OneOf((...))``. Keep the table beside the function, in the order the
+checks ran, so that the first parameter named stays the same.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
