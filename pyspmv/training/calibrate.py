@@ -40,6 +40,7 @@ from ..matrices.matrix import DTYPES
 from ..ranking.modelfile import load_model, save_model
 from ..ranking.rank import default_model, reread_calibrated
 from . import rounds
+from ._yours import MTX_SUFFIXES, USER_GROUP, failed_files, given_matrices, user_matrices  # noqa: F401 (docs)
 from .adapt import Local, adapt, cross_validate, judge
 from .defaults import (
     ADAPT_RESERVE_S,
@@ -52,7 +53,6 @@ from .defaults import (
     RETRIES,
     TIME_LIMIT_S,
 )
-from .yours import MTX_SUFFIXES, USER_GROUP, failed_files, given_matrices, user_matrices  # noqa: F401 (documented here)
 
 if TYPE_CHECKING:                       # imported where used: pandas costs 0.4 s to import
     import pandas as pd
