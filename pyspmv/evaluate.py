@@ -17,10 +17,11 @@ from sklearn.base import clone
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 
 from . import datasets
+from ._params import InstanceOf, Interval, OneOf, validate
 
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
 from .matrices.configs import config
-from .matrices.matrix import VALUE_BYTES
+from .matrices.matrix import INDEX_BYTES, VALUE_BYTES
 from .models import MODELS
 from .models._common import unit_key
 from .ranking.modelfile import save_model
@@ -37,8 +38,7 @@ def split_by_matrix(groups: Any, test_size: float = 0.25, random_state: int = 0)
     if len(np.unique(g)) < 2:
         raise ValueError(f"The 'groups' parameter of split_by_matrix() must name at least 2 matrices. "
                          f"Got {len(np.unique(g))} instead.")
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"The 'test_size' parameter of split_by_matrix() must be in (0, 1). Got {test_size!r} instead.")
+    validate("split_by_matrix()", {"test_size": Interval(None, 0, 1, "neither")}, locals())
     gss = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=random_state)
     return next(gss.split(np.zeros(len(g)), groups=g))
 
@@ -237,9 +237,7 @@ def _choices(ids: set[str], feats: pd.DataFrame, unit: np.ndarray, baseline: str
                          "name your own with 'rules'")
             return out
         rules = free_rules(feats, ids)
-    if not isinstance(rules, dict):
-        raise TypeError(f"The 'rules' parameter of evaluate() must be a dict of name -> id or callable. Got "
-                        f"{type(rules).__name__} instead.")
+    validate("evaluate()", {"rules": InstanceOf(dict, "a dict of name -> id or callable", by_type=True)}, locals())
     for name, rule in rules.items():
         pick = rule(feats) if callable(rule) else rule
         pick = np.broadcast_to(np.asarray(pick, dtype=object), (len(feats),))
@@ -335,7 +333,8 @@ def evaluate(model: Any, X: pd.DataFrame, y: Any, groups: Any, *, q25: Any = Non
         summary["convert_spmv"] = float(np.nanmedian(r)) if np.isfinite(r).any() else np.nan
     f0 = Xte.iloc[first]
     if {"nnz", "nrows"} <= set(f0.columns):
-        nbytes = f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + 4) + 4 * (f0["nrows"].to_numpy() + 1)
+        nbytes = (f0["nnz"].to_numpy() * (f0["value_bytes"].to_numpy() + INDEX_BYTES)
+                  + INDEX_BYTES * (f0["nrows"].to_numpy() + 1))
         small = dict(zip(u_te[first], nbytes < l2_bytes, strict=True))
         per["l2"] = per["unit"].map(small)
         for name, part in (("l2", per[per["l2"]]), ("large", per[~per["l2"]])):
@@ -438,8 +437,7 @@ def train(dataset: str, model: str = "boosted", *, dtype: str | None = "float64"
     on every matrix (with the conversion-cost fit of the dataset's ``convert_ms``) and save it to ``out``
     with :func:`pyspmv.save_model` (when given). ``verbose`` >= 1 shows each fit's progress on stderr.
     Returns the held-out evaluation."""
-    if model not in MODELS:
-        raise ValueError(f"The 'model' parameter of train() must be one of {', '.join(MODELS)}. Got {model!r} instead.")
+    validate("train()", {"model": OneOf(MODELS, "names")}, locals())
     ds = datasets.load(dataset, dtype=dtype)
     est = MODELS[model](verbose=verbose)
     conv = column_for(ds, "convert_ms")

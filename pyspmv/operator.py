@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from ._core import NotApplicableError
+from ._params import InstanceOf, OneOf, validate
 from .devices import arrays, gpu
 from .devices.arrays import DeviceArrayT, SparseOnDevice, Stream
 from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
@@ -65,6 +66,11 @@ class _Side:
             self.plan = self.state = self.F = None
             self.seen = _NOT_SEEN
             self.live = False
+
+
+#: Operator()'s parameters checked at its door (config: :func:`_config_arg`).
+_PARAMS = {"device": OneOf(("cpu", "cuda", None), "or"), "rmatvec": InstanceOf((bool, np.bool_), "True or False")}
+_CONFIG = InstanceOf((Config, str), "a Config or a configuration id", by_type=True)
 
 
 class Operator:
@@ -139,11 +145,7 @@ class Operator:
                  deterministic: bool = False, model: ModelLike | str | os.PathLike[str] | None = None,
                  rmatvec: bool = False, verify: int | None = None) -> None:
         self._fwd = self._adj = None
-        if device is not None and device not in ("cpu", "cuda"):
-            raise ValueError(f"The 'device' parameter of Operator() must be 'cpu', 'cuda' or None. Got {device!r} "
-                             "instead.")
-        if not isinstance(rmatvec, (bool, np.bool_)):
-            raise TypeError(f"The 'rmatvec' parameter of Operator() must be True or False. Got {rmatvec!r} instead.")
+        validate("Operator()", _PARAMS, locals())
         self.ranking: Ranking | None = None
         F: FormatMatrix | gpu.DeviceMatrix
         if arrays.is_device_matrix(A):
@@ -361,9 +363,7 @@ class Operator:
         CuPy's: CuPy vectors of shape (n,) or (n, 1), cast on the GPU where their dtype differs."""
         if library == "cupy":
             return self._cupy_linearoperator()
-        if library != "scipy":
-            raise ValueError(f"The 'library' parameter of aslinearoperator() must be 'scipy' or 'cupy'. Got "
-                             f"{library!r} instead.")
+        validate("aslinearoperator()", {"library": OneOf(("scipy", "cupy"), "or")}, locals())
         from scipy.sparse.linalg import LinearOperator
 
         def cast(v: np.ndarray, n: int, name: str) -> np.ndarray:
@@ -460,10 +460,15 @@ def _config_or_rank(n_calls: Any, deterministic: Any, model: Any, verify: Any) -
 
 
 def _config_arg(cfg: Any) -> Config:
-    if not isinstance(cfg, (Config, str)):
-        raise TypeError(f"The 'config' parameter of Operator() must be a Config or a configuration id. Got "
-                        f"{type(cfg).__name__} instead.")
+    validate("Operator()", {"config": _CONFIG}, {"config": cfg})
     return config(cfg)
+
+
+def _needs_out(beta: Any, what: str) -> None:
+    """A product without ``out`` has no y to update: ``beta`` must be 0."""
+    if beta != 0.0:
+        raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
+                         "(the y to update).")
 
 
 def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
@@ -480,9 +485,7 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
                          f"a {type(x).__name__}.")
     try:
         if out is None:
-            if beta != 0.0:
-                raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs "
-                                 "'out' (the y to update).")
+            _needs_out(beta, what)
             y = np.empty(side.nrows, dtype=side.dtype)
         if side.finite_x and _core.finite_check(x) is not None:
             raise ValueError("non-finite x")
@@ -532,9 +535,7 @@ def _apply_block(side: _Side, X: np.ndarray, out: Any, alpha: Any, beta: Any, wh
         raise ValueError(f"{where} has shape {X.shape}; a vector has {n} entries and a block of vectors {n} rows.")
     k = X.shape[1]
     if out is None:
-        if beta != 0.0:
-            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
-                             "(the y to update).")
+        _needs_out(beta, what)
         Y = np.empty((m, k), dtype=side.dtype, order="F")
     else:
         o = f"The 'out' parameter of {what}()"
@@ -590,9 +591,7 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
         if arrays.fixed_address(x):
             side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
     if out is None:
-        if beta != 0.0:
-            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
-                             "(the y to update).")
+        _needs_out(beta, what)
         y = arrays.empty_like(x, side.nrows, side.dtype, where)
         ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
     elif out is seen[2]:
@@ -621,9 +620,7 @@ def _device_block(side: _Side, X: Any, out: Any, alpha: float, beta: float, what
                          f"{n} rows.")
     k = int(X.shape[1])
     if out is None:
-        if beta != 0.0:
-            raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
-                             "(the y to update).")
+        _needs_out(beta, what)
         Y = arrays.empty_block_like(X, m, k, side.dtype)
     elif tuple(getattr(out, "shape", ())) != (m, k):
         raise ValueError(f"The 'out' parameter of {what}() must have shape ({m}, {k}) for a block x of {k} "

@@ -18,6 +18,7 @@ from sklearn.svm import SVC, SVR
 from pyspmv import _core
 from pyspmv.models._trees import gb_ensembles, tree_fields
 from pyspmv.ranking.rankmodel import RankModel, Table
+from pyspmv.ranking.spec import KNN_WEIGHTING
 from pyspmv.ranking.spec import Spec, head, inputs
 
 D = 5                                     # inputs: design-row columns 0..D-1
@@ -81,7 +82,7 @@ def test_knn_distance_weights_and_exact_matches(data):
     f = {"knn.nsets": 1, "knn.npoints": n, "knn.ntargets": 1, "knn.set_ptr": np.array([0, n], np.int32),
          "knn.points": np.ascontiguousarray(X).reshape(-1), "knn.target": y.astype(np.float64),
          "knn.set": np.zeros(1, np.int32), "knn.k": np.array([4], np.int32), "knn.tcol": np.zeros(1, np.int32),
-         "knn.weighting": 1, "knn.dmin": 0.0}
+         "knn.weighting": KNN_WEIGHTING["sklearn"], "knn.dmin": 0.0}
     ms, _ = c_eval(f, "knn", Xq)
     ref = est.predict(Xq)
     assert np.max(np.abs(ms - ref) / np.abs(ref)) <= TOL

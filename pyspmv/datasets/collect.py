@@ -8,7 +8,6 @@ import gzip
 import json
 import os
 import re
-import tempfile
 import traceback
 import warnings
 import zlib
@@ -19,7 +18,9 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .._atomic import write_atomically
 from .._core import DeviceUnavailableError
+from .._params import OneOf, validate
 from .._version import version
 from ..devices.benchmark import COLUMNS, benchmark, device_info
 from ..matrices.configs import Config, config
@@ -202,8 +203,8 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
-    """Write atomically (:func:`_replace`)."""
-    _replace(path, ".csv.gz", lambda tmp: df.to_csv(tmp, index=False, compression=_GZ))
+    """Write atomically (:func:`pyspmv._atomic.write_atomically`)."""
+    write_atomically(path, lambda tmp: df.to_csv(tmp, index=False, compression=_GZ), ".csv.gz")
 
 
 def _write_json(obj: Any, path: Path) -> None:
@@ -211,25 +212,7 @@ def _write_json(obj: Any, path: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(obj, fh, indent=1, sort_keys=True, default=str)
             fh.write("\n")
-    _replace(path, ".json", write)
-
-
-def _replace(path: Path, suffix: str, write: Any) -> None:
-    """``write(tmp)`` to a temporary file in ``path``'s folder, flushed to the disk, then renamed to
-    ``path``: a reader sees the old file or the whole new one, and a machine that stops just after
-    the rename finds the file whole (a rename can reach the disk before the data). The temporary
-    file is removed when anything fails (a full disk)."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, write, ".json")
 
 
 def _set_aside(path: Path, why: str, then: str) -> None:
@@ -342,8 +325,7 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
     dts = tuple(value_dtype(d, "dtypes").name for d in dtypes)
     if not dts:
         raise ValueError("The 'dtypes' parameter of collect() must name at least one dtype. Got none.")
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"The 'device' parameter of collect() must be 'cpu' or 'cuda'. Got {device!r} instead.")
+    validate("collect()", {"device": OneOf(("cpu", "cuda"), "or")}, locals())
     cfgs = None if configs is None else [config(c) for c in configs]
     given = list(matrices)
     entries = [_as_entry(m) for m in given]

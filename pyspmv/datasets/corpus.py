@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_atomically
+from .._params import Interval, validate
 from ..matrices import generators as gen
 from ..matrices.matrix import Matrix
 from ..matrices.mmio import load
@@ -209,8 +211,7 @@ def scaled_corpus(folder: str | os.PathLike[str], min_nnz: float = 3e6, max_nnz:
     if not 0 < min_nnz <= max_nnz:
         raise ValueError(f"The 'min_nnz' and 'max_nnz' parameters of scaled_corpus() must satisfy "
                          f"0 < min_nnz <= max_nnz. Got {min_nnz!r} and {max_nnz!r} instead.")
-    if isinstance(per_kind, bool) or not isinstance(per_kind, (int, np.integer)) or per_kind < 1:
-        raise ValueError(f"The 'per_kind' parameter of scaled_corpus() must be an int >= 1. Got {per_kind!r} instead.")
+    validate("scaled_corpus()", {"per_kind": Interval("int", 1)}, locals())
     kinds: dict[str, list[tuple[float, CorpusEntry]]] = {}
     for e in folder_corpus(folder):
         rank, u, m = np.random.default_rng([seed, zlib.crc32(e.name.encode())]).random(3)
@@ -260,8 +261,7 @@ def real_corpus(max_nnz: float = 1e6, seed: int = 0, copies: int = 2,
         The originals smallest first, then the copies smallest first; groups ``real:<kind>`` and
         ``real:scaled_<kind>``, copies named ``<matrix>_x<factor><mode>_r<seed>`` (:func:`base_matrix`).
     """
-    if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 0:
-        raise ValueError(f"The 'copies' parameter of real_corpus() must be an int >= 0. Got {copies!r} instead.")
+    validate("real_corpus()", {"copies": Interval("int", 0)}, locals())
     base = folder_corpus(REAL_FOLDER if folder is None else folder)
     originals = [CorpusEntry(e.name, f"{REAL_GROUP}:{e.group}", e.nnz, e.build) for e in base if e.nnz <= max_nnz]
     scaled: dict[str, CorpusEntry] = {}
@@ -396,11 +396,13 @@ def suitesparse(name: str, group: str, cache_dir: str | os.PathLike[str] | None 
             src = tar.extractfile(member)
             if src is None:
                 raise OSError(f"{url}: {name}/{name}.mtx is not a regular file")
-            part = folder / f".{name}.mtx.part"
-            with src, open(part, "wb") as out:
-                while chunk := src.read(1 << 20):
-                    out.write(chunk)
-            os.replace(part, folder / f"{name}.mtx")
+
+            def copy(part: str) -> None:
+                with open(part, "wb") as out:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+            with src:
+                write_atomically(folder / f"{name}.mtx", copy, ".mtx")
     except (OSError, KeyError, tarfile.TarError) as exc:
         raise OSError(f"suitesparse(): could not fetch {url} into {folder}: {exc}") from exc
     finally:

@@ -13,16 +13,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._params import OneOf, validate
 from ..matrices.configs import PARAM_COLUMNS, Config, config_frame
-from ..matrices.features import CONFIG_FEATURE_NAMES, FEATURE_NAMES
+from ..matrices.features import CONFIG_FEATURE_NAMES, CONFIG_LABELS, FEATURE_NAMES, X_COLUMNS
+from ..matrices.matrix import VALUE_BYTES as _BYTES
 from .collect import FEATURE_COLUMNS, TIMING_COLUMNS, read_table
 
 #: PARAM_COLUMNS (re-exported): configuration parameter columns of X, in order, p_<name> for each
 #: parameter an id may carry, as the C core's design row names them.
-CONFIG_COLUMNS: tuple[str, ...] = ("config", "library", "format", "kernel")
-#: Every column of X, in order (schema.md).
-X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_COLUMNS, *PARAM_COLUMNS, "value_bytes", *CONFIG_FEATURE_NAMES)
-VALUE_BYTES = {"float32": 4.0, "float64": 8.0}
+#: X_COLUMNS (re-exported): every column of X, in order (schema.md).
+#: The value types by name: X's value_bytes (a float column).
+VALUE_BYTES = {d: float(b) for d, b in _BYTES.items()}
 
 
 @dataclass
@@ -91,7 +92,7 @@ def _assemble(feats: pd.DataFrame, cfg: pd.DataFrame, value_bytes: np.ndarray, c
                    cfg.reset_index(drop=True),
                    pd.DataFrame({"value_bytes": np.asarray(value_bytes, dtype=np.float64)}),
                    cf.reset_index(drop=True)[list(CONFIG_FEATURE_NAMES)].astype(np.float64)], axis=1)
-    for c in CONFIG_COLUMNS:
+    for c in CONFIG_LABELS:
         X[c] = X[c].astype(str)
     for c in PARAM_COLUMNS:
         X[c] = X[c].astype(np.float64)
@@ -121,8 +122,7 @@ def design_rows(features: Mapping[str, float], cfgs: Iterable[Config | str], con
     missing = [k for k in FEATURE_NAMES if k not in features]
     if missing:
         raise ValueError(f"The 'features' parameter of design_rows() lacks {missing[:5]}; give pyspmv.features(A).")
-    if value_bytes not in (4.0, 8.0):
-        raise ValueError(f"The 'value_bytes' parameter of design_rows() must be 4.0 or 8.0. Got {value_bytes!r} instead.")
+    validate("design_rows()", {"value_bytes": OneOf(tuple(VALUE_BYTES.values()), "or")}, locals())
     ids = [c.id if isinstance(c, Config) else str(c) for c in cfgs]
     cf = config_feats.set_index("config") if "config" in config_feats.columns else config_feats
     absent = [c for c in ids if c not in cf.index]
@@ -176,8 +176,7 @@ def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") ->
     FileNotFoundError
         The folder or one of its tables is missing.
     """
-    if dtype is not None and dtype not in VALUE_BYTES:
-        raise ValueError(f"The 'dtype' parameter of load() must be 'float32', 'float64' or None. Got {dtype!r} instead.")
+    validate("load()", {"dtype": OneOf((*VALUE_BYTES, None), "or")}, locals())
     root = _resolve(name_or_path)
     paths = {k: root / f"{k}.csv.gz" for k in ("timings", "features")}
     for k, p in paths.items():

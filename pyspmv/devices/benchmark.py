@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import Interval, OneOf, validate
 from ..matrices.configs import DEVICES, Config, config
 from ..matrices.configs import configs as all_configs
 from ..matrices.formats import FormatMatrix, convert
-from ..matrices.matrix import float32_overflow, value_dtype
+from ..matrices.matrix import Matrix, float32_overflow, value_dtype
 from ..matrices.mmio import as_matrix
 from . import gpu
 from .machine import OtherWork, cpu_model, cpu_threads
@@ -223,24 +224,9 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
     """
     M = as_matrix(A)
     dts = _dtypes(dtype)
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"The 'repeats' parameter of benchmark() must be an int >= 1. Got {repeats!r} instead.")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"The 'warmup' parameter of benchmark() must be an int >= 0. Got {warmup!r} instead.")
-    given = None if configs is None else [config(c) for c in configs]
-    if device is None:
-        devices = sorted({c.device for c in given or ()})
-        if len(devices) > 1:
-            raise ValueError(f"benchmark() times one device per call; the configurations run on {devices}. Pass "
-                             "device= and that device's configurations.")
-        device = devices[0] if devices else "cpu"
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of benchmark() must be one of {DEVICES}. Got {device!r} instead.")
+    validate("benchmark()", _COUNTS, locals())
+    device, cfgs = _device_configs(device, configs)
     info = device_info(device)
-    cfgs = all_configs(device) if given is None else given
-    for c in cfgs:
-        if c.device != device:
-            raise ValueError(f"Configuration {c.id!r} runs on {c.device}, not on device={device!r}.")
     A64 = M.astype(np.float64).to_scipy() if check else None
     others = OtherWork() if device == "cpu" else None
     runs: dict[np.dtype, _DtypeRun] = {}
@@ -254,53 +240,88 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
                               "status": "not_applicable", "note": run.too_big}
         else:
             runs[dt] = run
-    # One conversion per format key at a time (large matrices cannot keep every format in memory),
-    # cast for the other value type rather than converted again; on the GPU, one upload per format
-    # key and value type, shared by the thread mappings.
-    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
-    for i, c in enumerate(cfgs):
-        groups.setdefault(_format_key(c), []).append(i)
     from tqdm.auto import tqdm
     bar = tqdm(total=len(cfgs) * len(dts), desc=M.name or "benchmark", leave=False,
                disable=progress is False if progress is not None else None)
     with bar:
-        for (fmt, params), members in groups.items():
-            F: FormatMatrix | Exception | None = None
-            convert_ms = 0.0
-            for d, dt in enumerate(dts):
-                if dt not in runs:
-                    bar.update(len(members))
-                    continue
-                if F is None:  # in the widest type wanted, so that casting loses nothing
-                    t0 = time.perf_counter()
-                    try:
-                        F = convert(M, fmt, dtype=max(runs), **dict(params))
-                    except _core.NotApplicableError as exc:
-                        F = exc
-                    convert_ms = (time.perf_counter() - t0) * 1e3
-                # convert_ms stays the conversion's for every type: what a user converting pays
-                Fd = F if isinstance(F, Exception) else F.astype(dt)
-                with _Upload(Fd, device) as on:
-                    for i in members:
-                        rows[d, i] = runs[dt].one(cfgs[i], Fd, on, convert_ms, warmup, repeats, budget_s, check)
-                        bar.update()
-                del Fd
-            del F
+        _time_by_format(M, cfgs, dts, runs, rows, bar, device, (warmup, repeats, budget_s, check))
     ordered = [rows[d, i] for d in range(len(dts)) for i in range(len(cfgs))]
     import pandas as pd
     df = pd.DataFrame(ordered, columns=COLUMNS)
     df.attrs["device_info"] = info
     df.attrs["other_cpus"] = None if others is None else others.cpus()
     _warn_busy(df, others, M.name)
-    spread = [f"{r['config']} ({r['dtype']})" if len(dts) > 1 else r["config"] for r in ordered
+    _warn_noisy(ordered, len(dts) > 1, M.name)
+    return df
+
+
+#: benchmark()'s counts of runs.
+_COUNTS = {"repeats": Interval("int", 1), "warmup": Interval("int", 0)}
+
+
+def _device_configs(device: str | None, configs: Iterable[Any] | None) -> tuple[str, list[Config]]:
+    """benchmark()'s device (None: the one that ``configs`` run on, or the CPU) and its configurations
+    (None: all of the device's), each checked to run there."""
+    given = None if configs is None else [config(c) for c in configs]
+    if device is None:
+        devices = sorted({c.device for c in given or ()})
+        if len(devices) > 1:
+            raise ValueError(f"benchmark() times one device per call; the configurations run on {devices}. Pass "
+                             "device= and that device's configurations.")
+        device = devices[0] if devices else "cpu"
+    validate("benchmark()", {"device": OneOf(DEVICES)}, {"device": device})
+    cfgs = all_configs(device) if given is None else given
+    for c in cfgs:
+        if c.device != device:
+            raise ValueError(f"Configuration {c.id!r} runs on {c.device}, not on device={device!r}.")
+    return device, cfgs
+
+
+def _time_by_format(M: Matrix, cfgs: list[Config], dts: list[np.dtype], runs: dict[np.dtype, _DtypeRun],
+                    rows: dict[tuple[int, int], dict[str, Any]], bar: Any, device: str,
+                    timing: tuple[int, int, float, bool]) -> None:
+    """Fill ``rows[dtype index, configuration index]`` for the value types in ``runs``.
+
+    One conversion per format key at a time (large matrices cannot keep every format in memory), cast
+    for the other value type rather than converted again; on the GPU, one upload per format key and
+    value type, shared by the thread mappings. ``timing``: warmup, repeats, budget_s, check."""
+    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
+    for i, c in enumerate(cfgs):
+        groups.setdefault(_format_key(c), []).append(i)
+    for (fmt, params), members in groups.items():
+        F: FormatMatrix | Exception | None = None
+        convert_ms = 0.0
+        for d, dt in enumerate(dts):
+            if dt not in runs:
+                bar.update(len(members))
+                continue
+            if F is None:  # in the widest type wanted, so that casting loses nothing
+                t0 = time.perf_counter()
+                try:
+                    F = convert(M, fmt, dtype=max(runs), **dict(params))
+                except _core.NotApplicableError as exc:
+                    F = exc
+                convert_ms = (time.perf_counter() - t0) * 1e3
+            # convert_ms stays the conversion's for every type: what a user converting pays
+            Fd = F if isinstance(F, Exception) else F.astype(dt)
+            with _Upload(Fd, device) as on:
+                for i in members:
+                    rows[d, i] = runs[dt].one(cfgs[i], Fd, on, convert_ms, *timing)
+                    bar.update()
+            del Fd
+        del F
+
+
+def _warn_noisy(ordered: list[dict[str, Any]], many: bool, name: str | None) -> None:
+    """:class:`NoisyTimingWarning` naming the configurations (with their dtype when ``many``) still noisy."""
+    spread = [f"{r['config']} ({r['dtype']})" if many else r["config"] for r in ordered
               if r["status"] == "ok" and noisy(r["q25_ms"], r["q75_ms"])]
     if spread:
         names = ", ".join(spread[:5]) + (f" and {len(spread) - 5} more" if len(spread) > 5 else "")
-        warnings.warn(f"benchmark() of {M.name or 'the matrix'}: {len(spread)} configuration(s) kept q75/q25 > "
+        warnings.warn(f"benchmark() of {name or 'the matrix'}: {len(spread)} configuration(s) kept q75/q25 > "
                       f"{NOISE_RATIO:g} after a second timing, so the machine was busy and their median_ms is "
                       f"unreliable: {names}. Close other work, set OMP_NUM_THREADS to the cores you can have, or "
-                      "raise repeats and budget_s.", NoisyTimingWarning, stacklevel=2)
-    return df
+                      "raise repeats and budget_s.", NoisyTimingWarning, stacklevel=3)
 
 
 def _warn_busy(df: pd.DataFrame, others: OtherWork | None, name: str | None) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import OneOf, validate
+from .matrix import VALUE_BYTES
 
 if TYPE_CHECKING:                       # imported where a frame is made: pandas costs 0.4 s to import
     import pandas as pd
@@ -173,8 +175,7 @@ def configs(device: str = "cpu") -> list[Config]:
         In registry order. ``configs('cuda')`` lists pyspmv's own CUDA kernels over their thread
         mappings and cuSPARSE's algorithms; listing needs no GPU, running them does.
     """
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of configs() must be one of {DEVICES}. Got {device!r} instead.")
+    validate("configs()", {"device": OneOf(DEVICES)}, locals())
     return [_make(t) for t in _expand(device)]
 
 
@@ -222,6 +223,6 @@ def config_frame(cfgs: Iterable[Config | str], dtype: str | None = None) -> pd.D
     for k, name in enumerate(names):
         frame[name] = P[:, k]
     if dtype is not None:
-        frame["value_bytes"] = float({"float32": 4, "float64": 8}[dtype])
+        frame["value_bytes"] = float(VALUE_BYTES[dtype])
         frame["launches"] = np.array([float(c.launches) for c in cs], np.float64)
     return frame

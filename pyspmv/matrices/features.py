@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .. import _core
-from .configs import Config, config
+from .configs import PARAM_COLUMNS, Config, config
 from .matrix import value_dtype
 from .mmio import as_matrix
 
@@ -55,6 +55,14 @@ def features(A: MatrixLike, *, gpu: dict[str, int] | None = None) -> dict[str, f
 #: Per-configuration features: what one product must move, how much of it is padding,
 #: and how many kernel launches it takes; the design row's last columns.
 CONFIG_FEATURE_NAMES: tuple[str, ...] = DESIGN_COLUMNS[DESIGN_COLUMNS.index("value_bytes") + 1:]
+#: The design row's numeric per-configuration columns after its parameters: ``value_bytes``, then
+#: :data:`CONFIG_FEATURE_NAMES`.
+CONFIG_NUMERIC: tuple[str, ...] = DESIGN_COLUMNS[len(FEATURE_NAMES) + len(PARAM_COLUMNS):]
+#: A configuration's labels in a table of design rows (text, not numbers): its id, library, format, kernel.
+CONFIG_LABELS: tuple[str, ...] = ("config", "library", "format", "kernel")
+#: Every column of a table of design rows (a dataset's X, schema.md), in order: the design row with the
+#: configuration's labels after the features. The one definition; datasets and models read it.
+X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_LABELS, *PARAM_COLUMNS, *CONFIG_NUMERIC)
 
 
 def config_features(A: MatrixLike, configs: Iterable[Config | str], *, dtype: npt.DTypeLike = "float64",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import Interval, OneOf, validate
 from .configs import FORMATS, format_param_defaults, format_param_names
 from .matrix import INT32_MAX, Matrix, float32_overflow, value_dtype
 from .mmio import as_matrix
@@ -161,8 +162,7 @@ def _state_params(state: _core.State, params: Any) -> dict[str, int]:
 
 def format_code(fmt: str) -> int:
     """Index of format ``fmt`` in the C core's list."""
-    if fmt not in FORMATS:
-        raise ValueError(f"The 'fmt' parameter of convert() must be one of {', '.join(FORMATS)}. Got {fmt!r} instead.")
+    validate("convert()", {"fmt": OneOf(FORMATS, "names")}, locals())
     return FORMATS.index(fmt)
 
 
@@ -172,8 +172,7 @@ def format_arguments(fmt: str, max_fill: Any, params: dict[str, Any], where: str
     the checks every conversion makes (``where`` names the caller in the messages): a known format, ``max_fill``
     a number > 0, known parameter names, int32 values (the core checks each format's own range)."""
     code = format_code(fmt)
-    if isinstance(max_fill, bool) or not (isinstance(max_fill, (int, float)) and max_fill > 0):
-        raise ValueError(f"The 'max_fill' parameter of {where} must be a number > 0. Got {max_fill!r} instead.")
+    validate(where, {"max_fill": Interval("number", 0, closed="neither")}, locals())
     names = format_param_names(fmt)
     given = {k.lower(): v for k, v in params.items()}
     unknown = sorted(set(given) - set(names))

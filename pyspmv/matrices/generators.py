@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._params import Interval, OneOf, validate
 from .features import H100
 from .matrix import Matrix
 from .mmio import as_matrix
@@ -20,9 +21,9 @@ from .mmio import as_matrix
 STENCILS = {(2, 5), (2, 9), (3, 7), (3, 27)}
 
 
-def _positive(name: str, value: Any, fn: str, minimum: float = 1) -> None:
-    if not isinstance(value, (int, float, np.integer, np.floating)) or not value >= minimum:
-        raise ValueError(f"The '{name}' parameter of {fn}() must be a number >= {minimum}. Got {value!r} instead.")
+def _least(minimum: float) -> Interval:
+    """A generator's size or count: a number >= ``minimum``."""
+    return Interval("number", minimum)
 
 
 def _matrix(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], rng: np.random.Generator,
@@ -70,10 +71,8 @@ def guo(strips: int, nnz_per_row: int, *, mapping: str = "warp", sm_count: int =
     with one warp per row (``mapping='warp'``), or ``sm_count * threads_per_sm`` with one thread per row
     (``mapping='thread'``). Square; every row holds exactly ``nnz_per_row`` distinct columns.
     """
-    _positive("strips", strips, "guo")
-    _positive("nnz_per_row", nnz_per_row, "guo")
-    if mapping not in ("warp", "thread"):
-        raise ValueError(f"The 'mapping' parameter of guo() must be 'warp' or 'thread'. Got {mapping!r} instead.")
+    validate("guo()", {"strips": _least(1), "nnz_per_row": _least(1), "mapping": OneOf(("warp", "thread"), "or")},
+             locals())
     strip = sm_count * threads_per_sm // (warp_size if mapping == "warp" else 1)
     n = int(strips) * strip
     rng = np.random.default_rng(seed)
@@ -87,11 +86,8 @@ def row_lengths(nrows: int, mean: float, spread: float, *, dist: str = "normal",
 
     Columns are distinct and uniformly random in each row; ``ncols`` defaults to ``nrows``.
     """
-    _positive("nrows", nrows, "row_lengths")
-    _positive("mean", mean, "row_lengths")
-    _positive("spread", spread, "row_lengths", 0)
-    if dist not in ("normal", "uniform"):
-        raise ValueError(f"The 'dist' parameter of row_lengths() must be 'normal' or 'uniform'. Got {dist!r} instead.")
+    validate("row_lengths()", {"nrows": _least(1), "mean": _least(1), "spread": _least(0),
+                               "dist": OneOf(("normal", "uniform"), "or")}, locals())
     ncols = int(ncols or nrows)
     rng = np.random.default_rng(seed)
     if dist == "normal":
@@ -119,7 +115,7 @@ def stencil(dim: int, points: int, n: int, *, seed: int = 0) -> Matrix:
     if (dim, points) not in STENCILS:
         raise ValueError(f"The (dim, points) parameters of stencil() must be one of {sorted(STENCILS)}. "
                          f"Got {(dim, points)!r} instead.")
-    _positive("n", n, "stencil")
+    validate("stencil()", {"n": _least(1)}, locals())
     n = int(n)
     N = n ** dim
     coords = np.indices((n,) * dim, dtype=np.int32).reshape(dim, -1)       # coords[0] is the slowest axis
@@ -143,9 +139,7 @@ def stencil(dim: int, points: int, n: int, *, seed: int = 0) -> Matrix:
 def banded(n: int, bandwidth: int, nnz_per_row: int, *, seed: int = 0) -> Matrix:
     """Random entries within ``|i - j| <= bandwidth``: each row draws ``nnz_per_row`` distinct columns of its band
     (fewer at the edges, where the band is clipped), plus the diagonal."""
-    _positive("n", n, "banded")
-    _positive("bandwidth", bandwidth, "banded", 0)
-    _positive("nnz_per_row", nnz_per_row, "banded")
+    validate("banded()", {"n": _least(1), "bandwidth": _least(0), "nnz_per_row": _least(1)}, locals())
     n, b = int(n), int(bandwidth)
     rng = np.random.default_rng(seed)
     width = 2 * b + 1
@@ -165,10 +159,7 @@ def fem_blocks(n: int, block: int = 3, *, dim: int = 2, seed: int = 0) -> Matrix
     neighbourhood plus the main diagonal of each cube, 9; that diagonal wraps at the grid's edge), its
     nodes numbered lexicographically.
     """
-    if dim not in (2, 3):
-        raise ValueError(f"The 'dim' parameter of fem_blocks() must be 2 or 3. Got {dim!r} instead.")
-    _positive("n", n, "fem_blocks", 2)
-    _positive("block", block, "fem_blocks")
+    validate("fem_blocks()", {"dim": OneOf((2, 3), "or"), "n": _least(2), "block": _least(1)}, locals())
     n, b = int(n), int(block)
     S = stencil(dim, 2 * dim + 1, n, seed=seed).to_scipy()
     N = n ** dim
@@ -189,10 +180,8 @@ def powerlaw(n: int, mean: float, alpha: float = 2.2, *, seed: int = 0) -> Matri
     slightly fewer stored entries); node ids shuffled so that long rows are not sorted first. Row
     lengths follow a power law with exponent ``alpha`` (a heavy tail of very long rows).
     """
-    _positive("n", n, "powerlaw", 2)
-    _positive("mean", mean, "powerlaw")
-    if not alpha > 2:
-        raise ValueError(f"The 'alpha' parameter of powerlaw() must be > 2. Got {alpha!r} instead.")
+    validate("powerlaw()", {"n": _least(2), "mean": _least(1), "alpha": Interval(None, 2, closed="neither")},
+             locals())
     n = int(n)
     rng = np.random.default_rng(seed)
     w = np.arange(1, n + 1, dtype=np.float64) ** (-1.0 / (alpha - 1.0))
@@ -213,9 +202,7 @@ def circuit(n: int, *, short: float = 3.0, dense: int = 4, dense_len: int | None
     Each dense row and each dense column (power and ground nets) holds ``dense_len`` (default ``n // 4``)
     random entries; the short entries lie mostly near the diagonal (local wiring), some anywhere.
     """
-    _positive("n", n, "circuit", 8)
-    _positive("short", short, "circuit", 0)
-    _positive("dense", dense, "circuit", 0)
+    validate("circuit()", {"n": _least(8), "short": _least(0), "dense": _least(0)}, locals())
     n = int(n)
     dl = int(dense_len if dense_len is not None else n // 4)
     rng = np.random.default_rng(seed)
@@ -236,9 +223,7 @@ def circuit(n: int, *, short: float = 3.0, dense: int = 4, dense_len: int | None
 def diagonal_heavy(n: int, ndiags: int, *, noise: float = 0.5, seed: int = 0) -> Matrix:
     """``ndiags`` full diagonals (the main one and random offsets within ``n // 8``) plus ``noise``
     random entries per row on average."""
-    _positive("n", n, "diagonal_heavy", 16)
-    _positive("ndiags", ndiags, "diagonal_heavy")
-    _positive("noise", noise, "diagonal_heavy", 0)
+    validate("diagonal_heavy()", {"n": _least(16), "ndiags": _least(1), "noise": _least(0)}, locals())
     n = int(n)
     rng = np.random.default_rng(seed)
     reach = max(1, n // 8)
@@ -267,9 +252,7 @@ def scaled(base: Any, factor: int, *, mode: str = "tile", density: float = 0.3, 
     Values: ``A``'s values times standard-normal block values.
     """
     A = as_matrix(base, "base")
-    _positive("factor", factor, "scaled", 1)
-    if mode not in ("tile", "kron"):
-        raise ValueError(f"The 'mode' parameter of scaled() must be 'tile' or 'kron'. Got {mode!r} instead.")
+    validate("scaled()", {"factor": _least(1), "mode": OneOf(("tile", "kron"), "or")}, locals())
     k = int(factor)
     rng = np.random.default_rng(seed)
     mask = rng.random((k, k)) < density

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from .. import _core
+from .._params import Interval, validate
 
 if TYPE_CHECKING:                       # imported where a Matrix is made: `import pyspmv` stays fast
     import numpy.typing as npt
@@ -26,6 +27,8 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 MAX_ROWS = INT32_MAX - 1
 #: The value types, by name: bytes per value (the core's entry points for them end in _f32 and _f64).
 VALUE_BYTES = {"float32": 4, "float64": 8}
+#: Bytes per index: the core's indices (indptr, column indices) are int32 everywhere.
+INDEX_BYTES = 4
 DTYPES = tuple(VALUE_BYTES)
 VALUE_DTYPES = tuple(np.dtype(d) for d in DTYPES)
 
@@ -258,8 +261,7 @@ class Matrix:
         column). Costs O(min(nnz, DENSITY_SAMPLE) log nrows): a matrix with more entries is drawn from an
         evenly strided sample of them, its counts scaled back by the stride.
         """
-        if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or not 1 <= bins <= 4096:
-            raise ValueError(f"The 'bins' parameter of Matrix.density() must be an int in [1, 4096]. Got {bins!r} instead.")
+        validate("Matrix.density()", {"bins": Interval("int", 1, 4096, "both")}, locals())
         big = max(self.nrows, self.ncols)
         br = max(1, min(self.nrows, round(bins * self.nrows / big)))
         bc = max(1, min(self.ncols, round(bins * self.ncols / big)))

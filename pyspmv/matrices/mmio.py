@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, NamedTuple, TypeAlias
 import numpy as np
 
 from .. import _core
-from .matrix import Matrix, _check_shape
+from .matrix import INDEX_BYTES, VALUE_BYTES, Matrix, _check_shape
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -316,7 +316,8 @@ def load_bytes(nrows: int, nnz: int) -> int:
     symmetric expansion), an estimate: the parsed triplets (int32 row and column, float64 value,
     twice while a symmetric file is expanded), then scipy's CSR (int32 index and float64 value per
     entry, indptr of ``nrows + 1``, made twice)."""
-    return nnz * (4 + 4 + 8) * 2 + nnz * (4 + 8) * 2 + (nrows + 1) * (8 + 4)
+    i, v = INDEX_BYTES, VALUE_BYTES["float64"]
+    return nnz * (i + i + v) * 2 + nnz * (i + v) * 2 + (nrows + 1) * (8 + i)
 
 
 def available_memory() -> int | None:

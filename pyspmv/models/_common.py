@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from .._params import Interval, validate
 from ..matrices.configs import PARAM_COLUMNS
+from ..matrices.features import CONFIG_NUMERIC, X_COLUMNS
 from ..matrices.matrix import VALUE_BYTES
 from ..ranking.layout import lookup_keys
 from ._schema import (
     CONFIG_CATEGORICAL,
-    CONFIG_NUMERIC,
     OWN,
-    X_COLUMNS,
     FeatureTransform,
     Schema,
     check_groups,
@@ -139,10 +139,13 @@ def progress(iterable: Iterable[Any] | None = None, *, total: int | None = None,
                 dynamic_ncols=True)
 
 
+#: An estimator's ``verbose``: scikit-learn's convention, an int >= 0 (or a bool).
+VERBOSE = Interval("int", 0, bools=True)
+
+
 def check_verbose(verbose: Any, who: str) -> None:
     """``verbose``: an int >= 0 (or a bool), scikit-learn's convention: 0 silent, >= 1 progress bars."""
-    if not isinstance(verbose, int | np.integer) or verbose < 0:
-        raise ValueError(f"The 'verbose' parameter of {who} must be an int >= 0. Got {verbose!r} instead.")
+    validate(who, {"verbose": VERBOSE}, locals())
 
 
 def conversion_fit(formats: Any, nnz: Any, convert_ms: Any) -> dict[str, list[float]]:

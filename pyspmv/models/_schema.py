@@ -20,18 +20,15 @@ import numpy as np
 import pandas as pd
 
 from ..matrices.configs import PARAM_COLUMNS
-from ..matrices.features import DESIGN_COLUMNS, FEATURE_NAMES
+from ..matrices.features import CONFIG_LABELS, FEATURE_NAMES, X_COLUMNS
 from ..matrices.matrix import VALUE_BYTES
 
 #: The value sizes a ``value_bytes`` column may hold.
 _SIZES = tuple(float(b) for b in VALUE_BYTES.values())
 
-#: Per-configuration numeric columns of pyspmv's table: the design row's (csrc/design.c) after its parameters.
-CONFIG_NUMERIC: tuple[str, ...] = DESIGN_COLUMNS[len(FEATURE_NAMES) + len(PARAM_COLUMNS):]
-#: Categorical configuration columns of pyspmv's table.
-CONFIG_CATEGORICAL: tuple[str, ...] = ("config", "library", "format", "kernel")
-#: Every column a model on pyspmv's schema needs in X.
-X_COLUMNS: tuple[str, ...] = (*FEATURE_NAMES, *CONFIG_CATEGORICAL, *PARAM_COLUMNS, *CONFIG_NUMERIC)
+#: Categorical configuration columns of pyspmv's table (CONFIG_NUMERIC, the numeric ones, and X_COLUMNS,
+#: every column a model on pyspmv's schema needs in X, come from pyspmv.matrices.features).
+CONFIG_CATEGORICAL: tuple[str, ...] = CONFIG_LABELS
 #: Columns X may hold besides the schema's: conversion time per row (:class:`RankMixin`'s fit).
 OPTIONAL_COLUMNS: tuple[str, ...] = ("convert_ms",)
 _BIG = float(np.finfo(np.float64).max)

@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import OneOf, validate
 from ..devices.benchmark import benchmark, device_info
 from ..matrices import generators as gen
 from ..matrices.configs import config as get_config
@@ -31,6 +32,8 @@ from ._common import (
     value_type_suffix,
 )
 
+#: The instruments' value type.
+_DTYPE = OneOf(DTYPES, "or")
 #: The columns these models read from X (they need no tier-2 feature).
 INPUT_COLUMNS: tuple[str, ...] = ("nrows", "nnz", "nnz_mean", "nnz_mode", "nnz_max", "nnz_sd", "hyb_width",
                                   "config", "library", "format", "kernel", *PARAM_COLUMNS, "value_bytes",
@@ -261,9 +264,7 @@ class GuoModel(_BenchmarkModel):
         entries are skipped. ``timer(A, [config], dtype)`` returns benchmark()'s table (default:
         :func:`pyspmv.benchmark` with ``repeats``). ``configs`` maps csr/ell/coo/hyb to configuration ids.
         """
-        if dtype not in DTYPES:
-            raise ValueError(f"The 'dtype' parameter of GuoModel.instrument must be 'float32' or 'float64'. "
-                             f"Got {dtype!r} instead.")
+        validate("GuoModel.instrument", {"dtype": _DTYPE}, locals())
         props = device_props(device) if self.device_props is None else self._props()
         gpu = device != "cpu"
         ids = {"csr": "pyspmv/csr/vector/tpv=32/bs=256", "ell": "pyspmv/ell/bs=256", "coo": "pyspmv/coo/bs=256",
@@ -338,9 +339,7 @@ class WangModel(_BenchmarkModel):
         """Time :func:`pyspmv.matrices.generators.row_lengths` matrices (``s`` strips of rows, row lengths
         normal with sd mean/4 or uniform in mean ± mean/2) with each kernel (CSR vector, CSR scalar, ELL,
         JAD) and fit the relations."""
-        if dtype not in DTYPES:
-            raise ValueError(f"The 'dtype' parameter of WangModel.instrument must be 'float32' or 'float64'. "
-                             f"Got {dtype!r} instead.")
+        validate("WangModel.instrument", {"dtype": _DTYPE}, locals())
         props = device_props(device) if self.device_props is None else self._props()
         gpu = device != "cpu"
         ids = ({"csr_vector": "pyspmv/csr/vector/tpv=8/bs=256", "csr_scalar": "pyspmv/csr/scalar/bs=256",

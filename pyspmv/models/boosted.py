@@ -10,10 +10,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import Interval, OneOf, validate
 from ..ranking.layout import Layout, feature_inputs, lookup_keys
 from ..ranking.rankmodel import Table
 from ..ranking.spec import BIG, Spec, concat_inputs, head, inputs
-from ._common import RankMixin, Schema, check_verbose, check_y, group_index, group_key, log_features, progress, unit_key
+from ._common import VERBOSE, RankMixin, Schema, check_y, group_index, group_key, log_features, progress, unit_key
 from ._trees import gb_ensembles, tree_fields
 
 
@@ -53,6 +54,11 @@ def encoded_names(categories: dict[str, list[str]], model: Any) -> list[str]:
         names += [f"{col}={c}" for c in categories[col]]
     names += [*schema.params, "value_bytes"]
     return names + (["log1p_bytes_moved", "padding_ratio", "launches"] if schema.own else [])
+
+
+#: BoostedModel's parameters, checked when it fits.
+_PARAMS = {"verbose": VERBOSE, "per": OneOf(("global", "format", "mapping", "config"), "list"),
+           "focus": Interval("float", 0)}
 
 
 class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -118,17 +124,12 @@ class BoostedModel(RankMixin, RegressorMixin, BaseEstimator):
         """Fit the ensembles on log(y); ``groups``: the matrix of each row (required; in
         cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
-        check_verbose(self.verbose, "BoostedModel")
-        if self.per not in ("global", "format", "mapping", "config"):
-            raise ValueError("The 'per' parameter of BoostedModel must be one of 'global', 'format', 'mapping', "
-                             f"'config'. Got {self.per!r} instead.")
+        validate("BoostedModel", _PARAMS, vars(self))
         X, mids = self._fit_schema(X, groups, "BoostedModel.fit", min_features=0)
         t = np.log(check_y(y, len(X), "BoostedModel.fit"))
         self.categories_ = {c: sorted(set(X[c].fillna("").astype(str))) for c in categorical_columns(self.schema_)}
         self.feature_names_ = encoded_names(self.categories_, self)
         E = encode(X, self.categories_, self)
-        if not float(self.focus) >= 0.0:
-            raise ValueError(f"The 'focus' parameter of BoostedModel must be a float >= 0. Got {self.focus!r} instead.")
         w = None
         if self.focus:
             unit = unit_key(mids, X["value_bytes"])

@@ -13,10 +13,12 @@ from sklearn.model_selection import KFold
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import Interval, validate
 from ..ranking.layout import Layout, feature_inputs, lookup_keys
 from ..ranking.rankmodel import Table
 from ..ranking.spec import Spec, concat_inputs, head, inputs
 from ._common import (
+    VERBOSE,
     RankMixin,
     check_groups,
     check_verbose,
@@ -45,6 +47,10 @@ def _rbf(Z: np.ndarray, P: np.ndarray, gamma: float) -> np.ndarray:
     """exp(-gamma |z - p|^2) of every row of Z against every landmark P (as csrc/model_svm.c sums it)."""
     d2 = ((Z[:, None, :] - P[None, :, :]) ** 2).sum(axis=2)
     return np.exp(-gamma * d2)
+
+
+#: SVMModel's parameters, checked when it fits.
+_SVM_PARAMS = {"verbose": VERBOSE, "factor": Interval("float", 0, 1, "both"), "n_components": Interval("int", 1)}
 
 
 class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
@@ -118,13 +124,7 @@ class SVMModel(RankMixin, ClassifierMixin, BaseEstimator):
         """Label configurations per matrix from runtimes ``y`` (ms) and fit the SVC and SVR of each;
         ``groups``: the matrix of each row (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
-        check_verbose(self.verbose, "SVMModel")
-        if not 0.0 <= float(self.factor) <= 1.0:
-            raise ValueError(f"The 'factor' parameter of SVMModel must be a float in [0, 1]. Got {self.factor!r} "
-                             "instead.")
-        if not isinstance(self.n_components, int | np.integer) or self.n_components < 1:
-            raise ValueError(f"The 'n_components' parameter of SVMModel must be an int >= 1. Got {self.n_components!r} "
-                             "instead.")
+        validate("SVMModel", _SVM_PARAMS, vars(self))
         X, mids = self._fit_schema(X, groups, "SVMModel.fit")
         ms = check_y(y, len(X), "SVMModel.fit")
         key, first = _units(mids, X)

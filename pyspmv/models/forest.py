@@ -10,13 +10,19 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import AnyOf, Interval, OneOf, validate
 from ..matrices.matrix import VALUE_BYTES
 from ..ranking.layout import feature_inputs, lookup_keys
 from ..ranking.spec import Spec, head
-from ._common import RankMixin, check_verbose, check_y, group_index, group_key, unique_rows
+from ._common import VERBOSE, RankMixin, check_y, group_index, group_key, unique_rows
 
 _DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}
 _FORESTS = ("extra", "random")
+#: ForestModel's parameters, checked when it fits.
+_PARAMS = {"verbose": VERBOSE, "forest": OneOf(_FORESTS), "clip": Interval("float", 0, closed="neither"),
+           "temperature": Interval("float", 0, closed="neither"),
+           "n_estimators": AnyOf((Interval("int", 1), OneOf(("auto",), "or"))),
+           "bytes_prior": Interval("float", 0, 1, "both"), "tie_tol": Interval("float", 0)}
 #: ``n_estimators="auto"``: trees x configurations a forest may cost (one addition per tree and
 #: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 32 to 256. A
 #: device with fewer configurations then gets more trees, which steadies the picks of a forest fitted
@@ -114,25 +120,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _check_params(self) -> None:
-        check_verbose(self.verbose, "ForestModel")
-        if self.forest not in _FORESTS:
-            raise ValueError(f"The 'forest' parameter of ForestModel must be one of {_FORESTS}. "
-                             f"Got {self.forest!r} instead.")
-        for name in ("clip", "temperature"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"The '{name}' parameter of ForestModel must be a float > 0. "
-                                 f"Got {getattr(self, name)!r} instead.")
-        if self.n_estimators != "auto" and not (isinstance(self.n_estimators, (int, np.integer))
-                                                and not isinstance(self.n_estimators, bool) and self.n_estimators >= 1):
-            raise ValueError(f"The 'n_estimators' parameter of ForestModel must be an int >= 1 or 'auto'. "
-                             f"Got {self.n_estimators!r} instead.")
-        bp = self.bytes_prior
-        if isinstance(bp, bool | np.bool_) or not isinstance(bp, int | float | np.integer | np.floating) \
-                or not 0 <= float(bp) <= 1:
-            raise ValueError(f"The 'bytes_prior' parameter of ForestModel must be a float in [0, 1]. Got {bp!r} instead.")
-        if not float(self.tie_tol) >= 0:
-            raise ValueError(f"The 'tie_tol' parameter of ForestModel must be a float >= 0. "
-                             f"Got {self.tie_tol!r} instead.")
+        validate("ForestModel", _PARAMS, vars(self))
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> ForestModel:
         """Fit one forest per value type on the matrices x configurations table of log slowdowns;

@@ -9,10 +9,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import Interval, validate
 from ..ranking.layout import Layout, feature_inputs, lookup_keys
 from ..ranking.rankmodel import Table
 from ..ranking.spec import KNN_WEIGHTING, Spec, head
-from ._common import RankMixin, check_verbose, check_y, group_index, group_key, progress, unique_rows
+from ._common import VERBOSE, RankMixin, check_y, group_index, group_key, progress, unique_rows
 
 _EPS = 1e-12  # distance floor of the inverse-distance weights: a duplicate matrix dominates, no division by 0
 
@@ -29,6 +30,10 @@ def _neighbour_mean(order: np.ndarray, dist: np.ndarray, T: np.ndarray, k: np.nd
     sw = w.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(sw > 0, np.einsum("mnc,mnc->mc", w, np.where(take, V, 0.0)) / sw, np.nan)
+
+
+#: KNNModel's parameters, checked when it fits.
+_PARAMS = {"verbose": VERBOSE, "k": Interval("int", 1)}
 
 
 class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -96,9 +101,7 @@ class KNNModel(RankMixin, RegressorMixin, BaseEstimator):
         """Store the training matrices' scaled features and log runtimes and learn the feature weights;
         ``groups``: the matrix of each row (required; in cross-validation, see scikit-learn's model selection: :mod:`pyspmv.models`);
         ``convert_ms``: conversion time (ms) per row, for the conversion-cost fit (``convert_ms_``)."""
-        check_verbose(self.verbose, "KNNModel")
-        if not isinstance(self.k, int | np.integer) or self.k < 1:
-            raise ValueError(f"The 'k' parameter of KNNModel must be an int >= 1. Got {self.k!r} instead.")
+        validate("KNNModel", _PARAMS, vars(self))
         kbf = {"sell": 2} if self.k_by_format is None else dict(self.k_by_format)
         for f, v in kbf.items():
             if not isinstance(v, int | np.integer) or v < 1:

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._params import Interval, OneOf, validate
 from ..ranking.layout import Layout, feature_inputs, lookup_keys
 from ..ranking.rankmodel import Table
 from ..ranking.spec import BIG, Spec, concat_inputs, head, inputs
@@ -16,8 +17,8 @@ from ._common import (
     CONFIG_FEATURES,
     LEHNERT_FEATURES,
     PARAM_COLUMNS,
+    VERBOSE,
     RankMixin,
-    check_verbose,
     check_y,
     group_index,
     group_key,
@@ -61,6 +62,11 @@ def _lstsq(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
         sol = np.linalg.lstsq(Ak, b - bm, rcond=None)[0]
         coef[keep] = sol
     return coef, float(bm - mean @ coef)
+
+
+#: LinearModel's parameters, checked when it fits.
+_PARAMS = {"group_by": OneOf(("mapping", "config", "format"), "list"), "cv": Interval("int", 2),
+           "tol": Interval("float", 0, 1), "verbose": VERBOSE}
 
 
 class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
@@ -110,14 +116,7 @@ class LinearModel(RankMixin, RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _validate(self) -> None:
-        if self.group_by not in ("mapping", "config", "format"):
-            raise ValueError("The 'group_by' parameter of LinearModel must be one of 'mapping', 'config', 'format'. "
-                             f"Got {self.group_by!r} instead.")
-        if not isinstance(self.cv, int) or self.cv < 2:
-            raise ValueError(f"The 'cv' parameter of LinearModel must be an int >= 2. Got {self.cv!r} instead.")
-        if not 0 <= float(self.tol) < 1:
-            raise ValueError(f"The 'tol' parameter of LinearModel must be a float in [0, 1). Got {self.tol!r} instead.")
-        check_verbose(self.verbose, "LinearModel")
+        validate("LinearModel", _PARAMS, vars(self))
 
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None, convert_ms: Any = None) -> LinearModel:
         """Fit every group's least squares; ``y`` is runtime in ms, ``groups`` the matrix of each row

@@ -10,7 +10,6 @@ only the declarations, so that a solver's own files compile in a fraction of a s
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
@@ -22,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_atomically
+from .._params import OneOf, validate
 from ..matrices.matrix import DTYPES, VALUE_BYTES
 from .checks import check_model
 from .portable import ModelLike, portable
@@ -100,8 +101,8 @@ def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
     if need > free:
         raise OSError(errno.ENOSPC, f"export_c needs up to {need} bytes of disk for {str(path)!r}; {free} are free "
                                     f"there")
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    try:
+
+    def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(head)
             for i, a in enumerate(arrays):
@@ -112,11 +113,7 @@ def _write_header(path: Path, text: str, arrays: list[str | _CArray]) -> None:
                 else:
                     a.write(fh)
             fh.write(tail)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomically(path, write, ".h")
 
 
 def _spec_c(spec: Spec, prefix: str, out: list[str | _CArray], lines: list[str], at: int, used: list[int]) -> None:
@@ -268,8 +265,7 @@ def export_c(model: ModelLike, path: str | os.PathLike[str], *, name: str | None
     """
     path = Path(path)
     N = _check_name(path.stem if name is None else name)
-    if dtype not in DTYPES:
-        raise ValueError(f"The 'dtype' parameter of export_c() must be one of {DTYPES}. Got {dtype!r} instead.")
+    validate("export_c()", {"dtype": OneOf(DTYPES)}, locals())
     rm = portable(model, device)
     check_model(rm)
     rm.capsule(dtype)             # the C core's check, its cost within SPMV_MODEL_MAX_STEPS included

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
+from .._params import OneOf, validate
 from ..matrices.configs import DEVICES, config, configs
 from ..matrices.features import H100
 from ..matrices.matrix import DTYPES
@@ -125,8 +126,7 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
                          f"configurations it was fitted on ({len(model.configs_)}), not pyspmv's. Got {device!r}.")
     if own:
         device = guess_device(model) if device is None else device
-        if device not in DEVICES:
-            raise ValueError(f"The 'device' parameter must be one of {DEVICES}. Got {device!r} instead.")
+        validate(None, {"device": OneOf(DEVICES)}, locals())
         cfgs = configs(device)
     trained = getattr(model, "value_types_", None)          # None: fitted before pyspmv recorded them
     tables = {}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import OneOf, validate
 from ..matrices.configs import DEVICES
 from ..matrices.features import H100
 from ..matrices.matrix import VALUE_BYTES
@@ -78,8 +79,8 @@ class RankModel:
     def __init__(self, device: str | None, tables: dict[str, Table], *, source: str = "",
                  gpu: dict[str, int] | None = None, score: str = "ms", meta: dict[str, Any] | None = None,
                  features: Any = None):
-        if features is None and device not in DEVICES:
-            raise ValueError(f"The 'device' parameter of RankModel must be one of {DEVICES}. Got {device!r} instead.")
+        if features is None:
+            validate("RankModel", {"device": OneOf(DEVICES)}, locals())
         self.device = device
         self.features = None if features is None else list(features)
         self.tables = tables

@@ -13,6 +13,7 @@ import threading
 import zipfile
 from importlib import resources
 
+from .._params import OneOf, validate
 from ..matrices.configs import DEVICES
 from ..matrices.matrix import DTYPES
 from .modelfile import load_model
@@ -78,9 +79,7 @@ def default_model(device: str = "cuda") -> RankModel:
     :func:`rank` uses it unless ``pyspmv calibrate`` saved a model calibrated for this machine
     (:func:`calibrated_model`).
     """
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of default_model() must be one of {DEVICES}. Got {device!r} "
-                         "instead.")
+    validate("default_model()", {"device": OneOf(DEVICES)}, locals())
     return _default(device)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._params import OneOf, validate
 from ..evaluate import column_for, ranking, summarize, unit_key
 from ..matrices.configs import config
 from ..matrices.matrix import VALUE_BYTES
@@ -70,9 +71,7 @@ def _keys(X: pd.DataFrame, by: str) -> np.ndarray:
 def correction_factors(rm: RankModel, local: Local, by: str = "config") -> dict[str, float]:
     """Per ``value bytes|configuration`` (``by='config'``) or ``value bytes|format``: exp of the median
     over local rows of log(measured / predicted). Keys without a finite prediction are left out."""
-    if by not in ("config", "format"):
-        raise ValueError(f"The 'by' parameter of correction_factors() must be 'config' or 'format'. Got {by!r} "
-                         "instead.")
+    validate("correction_factors()", {"by": OneOf(("config", "format"), "or")}, locals())
     r = np.log(local.y) - np.log(rm.predict(local.X))
     ok = np.isfinite(r)
     s = pd.Series(r[ok]).groupby(_keys(local.X, by)[ok]).median()
@@ -256,8 +255,7 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
         if fit:
             out.meta["convert_ms"] = {**(rm.meta.get("convert_ms") or {}), **fit}
         return out
-    if name not in CANDIDATES:
-        raise ValueError(f"The 'name' parameter of adapt() must be one of {CANDIDATES}. Got {name!r} instead.")
+    validate("adapt()", {"name": OneOf(CANDIDATES)}, locals())
     mixed = name == "retrain/mixed"
     est = retrain(kind, local, shipped if mixed else None, correction_factors(rm, local) if mixed else None, seed)
     out = portable(est, rm.device)

@@ -20,7 +20,6 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,18 +27,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import datasets
-from ..datasets import folder_corpus, standard_corpus
-from ..datasets.collect import _done, _replace, _safe, _save, _write_csv, check_names, measure, printable
+from .._atomic import write_atomically
+from .._params import Interval, OneOf, validate
+from ..datasets import standard_corpus
+from ..datasets.collect import _done, _safe, _save, _write_csv, measure, printable
 from ..datasets.corpus import CorpusEntry, base_matrix, is_real, real_corpus
 from ..devices.benchmark import BusyMachineError, NoisyTimingWarning, benchmark, device_info
 from ..devices.machine import calibrated_path, fingerprint, fingerprint_id, fingerprint_of, home
 from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES, features
 from ..matrices.matrix import DTYPES
-from ..matrices.mmio import load as load_mtx
 from ..ranking.modelfile import load_model, save_model
 from ..ranking.rank import default_model, reread_calibrated
 from . import rounds
+from ._yours import MTX_SUFFIXES, USER_GROUP, failed_files, given_matrices, user_matrices  # noqa: F401 (docs)
 from .adapt import Local, adapt, cross_validate, judge
 from .defaults import (
     ADAPT_RESERVE_S,
@@ -91,85 +92,6 @@ class Calibration:
     repeat: dict[str, Any] | None = None
     judged: dict[str, Any] = field(default_factory=dict)
     bad: list[tuple[str, str]] = field(default_factory=list)
-
-
-#: The group of the user's own matrices (``calibrate(matrices=...)``) in the measurements: ``user``, or
-#: ``user:<kind>`` from a MANIFEST.csv; what tells them apart from the generated ones when judging.
-USER_GROUP = "user"
-MTX_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
-
-
-#: How :func:`user_matrices` refuses names (:func:`pyspmv.datasets.collect.check_names`): who was given them, and
-#: what to do.
-_REFUSED = ("The 'matrices' folder of calibrate()", "rename your files named here (a name of pyspmv's own matrices, "
-            "shown with its group, is taken)")
-
-
-def _user_load(path: Path, name: str, group: str) -> Any:
-    M = load_mtx(path)
-    M.name, M.group = name, group
-    return M
-
-
-def user_matrices(path: Any, taken: Iterable[CorpusEntry] = ()) -> tuple[list[CorpusEntry], list[tuple[str, str]]]:
-    """The Matrix Market files of folder ``path`` as corpus entries (group :data:`USER_GROUP`), smallest
-    file first, and the files skipped with their reason. With a ``MANIFEST.csv`` the folder is read as
-    :func:`pyspmv.datasets.folder_corpus` reads it (its ``kind`` after ``user:``); without one, every
-    ``NAME.mtx`` (``.gz``, ``.bz2``) file is a matrix named NAME, and any other file is skipped. A file that
-    cannot be read is found when it is measured (its failure recorded as :func:`pyspmv.collect` records it).
-    The names are checked first, as :func:`pyspmv.collect` checks its own
-    (:func:`pyspmv.datasets.collect.check_names`), together with those of ``taken`` (corpus entries:
-    calibration's own matrices, :func:`_candidates`), so that a file never shares its measurements with
-    another file or with one of pyspmv's matrices.
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path`` is not a folder.
-    ValueError
-        A matrix name that is not UTF-8 text, is too long for its part files, or shares its part files with
-        another file's or with one of ``taken`` (``a b.mtx`` and ``a_b.mtx``, ``a.mtx`` and ``a.mtx.gz``,
-        ``bcspwr08.mtx`` and the shipped real matrix): each file named; nothing is measured.
-    """
-    root = Path(path)
-    if not root.is_dir():
-        raise FileNotFoundError(f"The 'matrices' parameter of calibrate() must be a folder of Matrix Market files; "
-                                f"{str(root)!r} is not a folder.")
-    named = [(e.name, f"{e.name!r} ({e.group})") for e in taken]
-    if (root / "MANIFEST.csv").is_file():
-        listed = folder_corpus(root)
-        check_names([(e.name, f"{e.name!r} (MANIFEST.csv)") for e in listed] + named, *_REFUSED)
-        return [CorpusEntry(e.name, f"{USER_GROUP}:{e.group}", e.nnz, e.build) for e in listed], []
-    entries, bad, mine = [], [], []
-    for f in sorted(root.iterdir()):
-        if f.name.startswith("."):
-            continue
-        if not f.is_file():
-            bad.append((f.name, "not a file"))
-            continue
-        suffix = next((x for x in MTX_SUFFIXES if f.name.endswith(x)), None)
-        if suffix is None:
-            bad.append((f.name, f"not a Matrix Market file (the names read end in {', '.join(MTX_SUFFIXES)})"))
-            continue
-        name = f.name[:-len(suffix)]
-        size = f.stat().st_size // (24 if suffix == ".mtx" else 8)     # about 24 bytes a text entry
-        entries.append(CorpusEntry(name, USER_GROUP, size, lambda f=f, name=name: _user_load(f, name, USER_GROUP)))
-        mine.append((name, repr(f.name)))
-    check_names(mine + named, *_REFUSED)
-    return sorted(entries, key=lambda e: (e.nnz, e.name)), bad
-
-
-def _failures(folder: Path, names: dict[str, str]) -> list[tuple[str, str]]:
-    """The user's files (``names``: matrix -> file) whose measurement failed, with the stage and error."""
-    import pandas as pd
-    f = folder / "failures.csv.gz"
-    if not f.is_file() or not names:
-        return []
-    t = pd.read_csv(f, dtype=str).fillna("")
-    what = {"build": "could not be read", "features": "its features could not be computed",
-            "benchmark": "could not be timed"}
-    return [(names[r.matrix], f"{what.get(r.stage, r.stage)}: {' '.join(str(r.error).split())}") for r in t.itertuples()
-            if r.matrix in names]
 
 
 def feature_space(F: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
@@ -471,6 +393,107 @@ def _measure(entries: list[Any], order: list[int], est: np.ndarray, folder: Path
     return new, remeasured, measured
 
 
+#: calibrate()'s parameters checked at its door.
+_PARAMS = {"device": OneOf(DEVICES), "time_limit_s": Interval(None, 0, closed="neither", note=" s"),
+           "max_spread": Interval(None, 1, closed="neither", note=" (a q75/q25 ratio)"),
+           "max_drift": Interval(None, 0, closed="neither", note=" (0.5: 50 %)")}
+
+
+def _taken(max_nnz: float, seed: int) -> list[CorpusEntry]:
+    """The names the user's matrices may not take: calibration's candidates, and the shipped real matrices
+    of any size too (an earlier run's may be in the folder)."""
+    return list({e.name: e for e in _candidates(max_nnz, seed) + real_corpus(max_nnz=np.inf, copies=0)}.values())
+
+
+def _plan(shipped: Any, mine: list[CorpusEntry], device: str, max_nnz: float, seed: int, budget_s: float,
+          repeats: int, warmup: int, ndtypes: int, only_matrices: bool
+          ) -> tuple[list[CorpusEntry], list[int], np.ndarray]:
+    """What calibrate() measures: the entries, the order to measure them in and each one's estimated
+    cost; the user's matrices first, smallest first, their cost from the shipped timings' fit."""
+    if only_matrices:
+        entries, order, est = [], [], np.zeros(0)
+    else:
+        entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, ndtypes)
+        order = measuring_order(entries, F, shipped.features, est)
+    if mine:
+        cost = matrix_cost(shipped.table, budget_s, repeats, warmup) / max(1, shipped.table["dtype"].nunique())
+        known = shipped.features.set_index("matrix")["nnz"]
+        mest = _cost_of(np.array([e.nnz for e in mine], dtype=np.float64), cost, known) * ndtypes
+        order = list(range(len(mine))) + [len(mine) + j for j in order]
+        entries, est = mine + entries, np.concatenate([mest, est])
+    return entries, order, est
+
+
+def _refuse_drift(repeat: dict[str, Any] | None, max_drift: float, folder: Path) -> None:
+    """BusyMachineError when the matrices timed again moved by more than ``max_drift``."""
+    if repeat is not None and repeat["drift"] is not None and repeat["drift"] > max_drift:
+        raise BusyMachineError(
+            f"calibrate() saved no model: {repeat['matrices']} matrices timed again after measuring moved by a "
+            f"median {repeat['drift']:.1%} (more than max_drift={max_drift:g}), so the machine was busy while "
+            "measuring, and a model adapted to these timings would rank by the load, not by the kernels. When it "
+            "is quiet (close other work; on a shared node, set OMP_NUM_THREADS to the cores you have), run "
+            f"calibrate again with restart=True (pyspmv calibrate --restart) to discard the measurements in "
+            f"{folder}; or accept them with max_drift above {repeat['drift']:.3g} (--max-drift).")
+
+
+def _measurements(folder: Path, device: str, measure: bool, time_limit_s: float, fp: Any,
+                  timing: tuple[Any, int, int, float]) -> tuple[Any, dict[str, Any], Any]:
+    """The dataset of ``folder`` (consolidated first when this run measured, with ``timing``: dtypes,
+    repeats, warmup, budget_s), the machine that measured it and its fingerprint (``fp`` when measured
+    here)."""
+    if not any((folder / "parts").glob("[!.]*.csv.gz")) and not (not measure and (folder / "timings.csv.gz").is_file()):
+        raise ValueError(f"calibrate() found no measured matrix in folder={str(folder)!r}"
+                         + (f" within time_limit_s={time_limit_s:g} s; raise it." if measure else
+                            "; run it with measure=True (the CLI without --no-measure) first."))
+    if measure:
+        dtypes, repeats, warmup, budget_s = timing
+        datasets.consolidate(folder, params={"device": device, "dtypes": list(dtypes), "repeats": repeats,
+                                             "warmup": warmup, "budget_s": budget_s, "configs": "all"})
+    ds = datasets.load(folder, dtype=None)
+    info = device_info(device) if measure else dict(ds.metadata.get("device_info") or {})
+    if not measure:
+        if info.get("device", device) != device:
+            raise ValueError(f"The measurements in folder={str(folder)!r} are of device {info.get('device')!r}; "
+                             f"the 'device' parameter of calibrate() is {device!r}.")
+        fp = fingerprint_of({"device": device, **info})
+    return ds, info, fp
+
+
+def _choose(rm: Any, ds: Any, shipped: Any, folder: Path, repeat: dict[str, Any] | None, kind: str, seed: int,
+            deadline: float) -> tuple[Local, Local, Any, dict[str, Any]]:
+    """The local rows, the shipped ones of the value types measured, the candidates' cross-validation and
+    the judgement between them (:func:`pyspmv.training.adapt.judge`)."""
+    groups = ds.table.drop_duplicates("matrix").set_index("matrix")["group"].astype(str)
+    yours = {str(m) for m, g in groups.items() if g == USER_GROUP or g.startswith(USER_GROUP + ":")}
+    real = {str(m) for m, g in groups.items() if is_real(g)}
+    local, base = Local.of(ds), Local.of(shipped)
+    base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
+    cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=deadline,
+                        folds_by=np.array([base_matrix(g) for g in local.groups]))
+    noise = timing_noise(repeat, local, rounds.read(folder, set(groups.index.astype(str))))
+    return local, base, cv, judge(cv, noise, yours, seed=seed, real=real)
+
+
+def _base(device: str, model: Any, dataset: Any) -> tuple[Any, Any, Any]:
+    """The model to adapt (``model``, a path to one or the default of ``device``), the name of the dataset it
+    was trained on and that dataset."""
+    rm = default_model(device) if model is None else load_model(model) if isinstance(model, (str, os.PathLike)) else model
+    name = dataset if dataset is not None else rm.meta.get("dataset")
+    if name is None:
+        raise ValueError("The 'dataset' parameter of calibrate() is needed: the model records no dataset "
+                         "(meta['dataset']) whose feature space to cover.")
+    return rm, name, datasets.load(name, dtype=None)
+
+
+def _save_calibrated(cal: Any, out: Any, device: str) -> Path:
+    """Save the calibrated model to ``out`` (None: where :func:`pyspmv.rank` looks) and have rank() read it."""
+    path = Path(out) if out is not None else calibrated_path(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, lambda tmp: save_model(cal, tmp), ".pyspmv")   # rank() never reads a half-written model
+    reread_calibrated()
+    return path
+
+
 def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget_s: float = BUDGET_S,
               max_nnz: float = MAX_NNZ, dtypes: tuple[str, ...] = DTYPES, seed: int = 0,
               max_spread: float = MAX_SPREAD, retries: int = RETRIES, max_drift: float = MAX_DRIFT,
@@ -554,105 +577,38 @@ def calibrate(device: str = "cpu", *, time_limit_s: float = TIME_LIMIT_S, budget
     import pandas as pd
 
     t_start = time.monotonic()
-    if device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of calibrate() must be one of {DEVICES}. Got {device!r} instead.")
-    if not time_limit_s > 0:
-        raise ValueError(f"The 'time_limit_s' parameter of calibrate() must be > 0 s. Got {time_limit_s!r} instead.")
-    if not max_spread > 1:
-        raise ValueError(f"The 'max_spread' parameter of calibrate() must be > 1 (a q75/q25 ratio). Got "
-                         f"{max_spread!r} instead.")
-    if not max_drift > 0:
-        raise ValueError(f"The 'max_drift' parameter of calibrate() must be > 0 (0.5: 50 %). Got {max_drift!r} instead.")
-    rm = default_model(device) if model is None else load_model(model) if isinstance(model, (str, os.PathLike)) else model
-    name = dataset if dataset is not None else rm.meta.get("dataset")
-    if name is None:
-        raise ValueError("The 'dataset' parameter of calibrate() is needed: the model records no dataset "
-                         "(meta['dataset']) whose feature space to cover.")
-    shipped = datasets.load(name, dtype=None)
+    validate("calibrate()", _PARAMS, locals())
+    rm, name, shipped = _base(device, model, dataset)
     fp = fingerprint(device)
     folder = Path(folder) if folder is not None else home() / "calibration" / fingerprint_id(fp)
     new, remeasured, repeat = 0, [], None
-    if only_matrices and matrices is None:
-        raise ValueError("The 'only_matrices' parameter of calibrate() needs 'matrices' (a folder of Matrix Market "
-                         "files).")
-    mine, bad = [], []
-    if matrices is not None:    # the shipped real matrices of any size too: an earlier run's may be in the folder
-        taken = {e.name: e for e in _candidates(max_nnz, seed) + real_corpus(max_nnz=np.inf, copies=0)}
-        mine, bad = user_matrices(matrices, taken.values())
-    if matrices is not None and not mine:
-        raise ValueError(f"calibrate() found no Matrix Market file (NAME.mtx, .mtx.gz, .mtx.bz2) in "
-                         f"matrices={str(matrices)!r}" + "".join(f"; {printable(f)}: {why}" for f, why in bad))
+    mine, bad = given_matrices(matrices, only_matrices, _taken(max_nnz, seed) if matrices is not None else [])
     if measure:
         if restart and (folder / "parts").is_dir():
             shutil.rmtree(folder / "parts")
-        if only_matrices:
-            entries, order, est = [], [], np.zeros(0)
-        else:
-            entries, F, est = _pool(shipped, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes))
-            order = measuring_order(entries, F, shipped.features, est)
-        if mine:                    # the user's first, smallest first; their cost from the shipped timings' fit
-            cost = matrix_cost(shipped.table, budget_s, repeats, warmup) / max(1, shipped.table["dtype"].nunique())
-            known = shipped.features.set_index("matrix")["nnz"]
-            mest = _cost_of(np.array([e.nnz for e in mine], dtype=np.float64), cost, known) * len(dtypes)
-            order = list(range(len(mine))) + [len(mine) + j for j in order]
-            entries, est = mine + entries, np.concatenate([mest, est])
+        entries, order, est = _plan(shipped, mine, device, max_nnz, seed, budget_s, repeats, warmup, len(dtypes),
+                                    only_matrices)
         deadline = t_start + time_limit_s - min(ADAPT_RESERVE_S[device], 0.5 * time_limit_s)
         kw = {"device": device, "dtypes": tuple(dtypes), "repeats": repeats, "warmup": warmup, "budget_s": budget_s}
         new, remeasured, measured = _measure(entries, order, est, folder, deadline - REPEAT_SHARE * time_limit_s,
                                              max_spread=max_spread, retries=retries, progress=progress, **kw)
         repeat = _repeat(entries, measured, deadline, **kw)
-        if repeat is not None and repeat["drift"] is not None and repeat["drift"] > max_drift:
-            raise BusyMachineError(
-                f"calibrate() saved no model: {repeat['matrices']} matrices timed again after measuring moved by a "
-                f"median {repeat['drift']:.1%} (more than max_drift={max_drift:g}), so the machine was busy while "
-                "measuring, and a model adapted to these timings would rank by the load, not by the kernels. When it "
-                "is quiet (close other work; on a shared node, set OMP_NUM_THREADS to the cores you have), run "
-                f"calibrate again with restart=True (pyspmv calibrate --restart) to discard the measurements in "
-                f"{folder}; or accept them with max_drift above {repeat['drift']:.3g} (--max-drift).")
-    if not any((folder / "parts").glob("[!.]*.csv.gz")) and not (not measure and (folder / "timings.csv.gz").is_file()):
-        raise ValueError(f"calibrate() found no measured matrix in folder={str(folder)!r}"
-                         + (f" within time_limit_s={time_limit_s:g} s; raise it." if measure else
-                            "; run it with measure=True (the CLI without --no-measure) first."))
-    if measure:
-        datasets.consolidate(folder, params={"device": device, "dtypes": list(dtypes), "repeats": repeats,
-                                             "warmup": warmup, "budget_s": budget_s, "configs": "all"})
-    ds = datasets.load(folder, dtype=None)
-    info = device_info(device) if measure else dict(ds.metadata.get("device_info") or {})
-    if not measure:
-        if info.get("device", device) != device:
-            raise ValueError(f"The measurements in folder={str(folder)!r} are of device {info.get('device')!r}; "
-                             f"the 'device' parameter of calibrate() is {device!r}.")
-        fp = fingerprint_of({"device": device, **info})
-    if mine:
-        root = Path(matrices)
-        files = {e.name: next((e.name + x for x in MTX_SUFFIXES if (root / (e.name + x)).is_file()), e.name)
-                 for e in mine}
-        bad = bad + _failures(folder, files)
-    groups = ds.table.drop_duplicates("matrix").set_index("matrix")["group"].astype(str)
-    yours = {str(m) for m, g in groups.items() if g == USER_GROUP or g.startswith(USER_GROUP + ":")}
-    real = {str(m) for m, g in groups.items() if is_real(g)}
-    local, base = Local.of(ds), Local.of(shipped)
-    base = base.take(np.flatnonzero(np.isin(base.X["value_bytes"].to_numpy(), local.X["value_bytes"].unique())))
-    cv = cross_validate(rm, local, base, kind=kind, seed=seed, deadline=t_start + time_limit_s,
-                        folds_by=np.array([base_matrix(g) for g in local.groups]))
-    noise = timing_noise(repeat, local, rounds.read(folder, set(groups.index.astype(str))))
-    judged = judge(cv, noise, yours, seed=seed, real=real)
+        _refuse_drift(repeat, max_drift, folder)
+    ds, info, fp = _measurements(folder, device, measure, time_limit_s, fp, (dtypes, repeats, warmup, budget_s))
+    bad = bad + failed_files(matrices, mine, folder)
+    local, base, cv, judged = _choose(rm, ds, shipped, folder, repeat, kind, seed, t_start + time_limit_s)
     judged["yours_given"] = len(mine) if mine else None
-    choice = judged["choice"]
-    cal = adapt(choice, rm, local, base, kind=kind, seed=seed)
-    wall = time.monotonic() - t_start
+    cal = adapt(choice := judged["choice"], rm, local, base, kind=kind, seed=seed)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     cal.meta.update({
         "fingerprint": fp, "device_info": info, "dataset": str(name),
-        "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()), "wall_s": round(wall, 1),
-                        "time_limit_s": time_limit_s, "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed,
-                        "remeasured": len(remeasured), "base": rm.source, "measured": measure, "repeat": repeat,
+        "calibration": {"choice": choice, "date": now, "matrices": int(ds.groups.nunique()),
+                        "wall_s": round(time.monotonic() - t_start, 1), "time_limit_s": time_limit_s,
+                        "budget_s": budget_s, "max_nnz": max_nnz, "seed": seed, "remeasured": len(remeasured),
+                        "base": rm.source, "measured": measure, "repeat": repeat,
                         "cv": {k: {c: float(v) for c, v in r.items()} for k, r in cv.to_dict("index").items()},
                         "judged": judged, "bad": [list(b) for b in bad]}})
-    path = Path(out) if out is not None else calibrated_path(device)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, ".pyspmv", lambda tmp: save_model(cal, tmp))   # rank() never reads a half-written model
-    reread_calibrated()
+    path = _save_calibrated(cal, out, device)
     return Calibration(cal, path, choice, cv, sorted(ds.groups.unique()), new,
                        pd.DataFrame(remeasured, columns=["matrix", "dtype", "config", "before", "after"]), folder,
                        time.monotonic() - t_start, cal.meta["calibration"], repeat, judged, bad)

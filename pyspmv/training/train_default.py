@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import datasets
+from .._params import OneOf, validate
 from .._version import version
 from ..devices.machine import HOME_ENV, home
 from ..evaluate import column_for
@@ -51,8 +52,7 @@ def make_model(kind: str, seed: int = 0, device: str | None = None) -> Any:
     ValueError
         ``kind`` is not a model kind.
     """
-    if kind not in CLASSES:
-        raise ValueError(f"The 'model' parameter must be one of {MODELS}. Got {kind!r} instead.")
+    validate(None, {"model": OneOf(MODELS)}, {"model": kind})
     est = CLASSES[kind]()
     if "bytes_prior" in est.get_params() and device in BYTES_PRIOR:
         est.set_params(bytes_prior=BYTES_PRIOR[device])
