@@ -407,7 +407,9 @@ def test_cli_calibrate_with_your_matrices(tmp_path, monkeypatch, capsys):
     mats = _your_folder(tmp_path / "mats")
     assert main(["calibrate", "--report"]) == 0
     assert "no calibrated cpu model in use" in capsys.readouterr().out
-    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "10",
+    # 20 s: half of it measures (the rest adapts), your matrices and the real ones first; with 10 s a loaded
+    # machine measured no generated matrix
+    argv = ["calibrate", "--dataset", str(TINY), "--max-nnz", "2e4", "--budget", "0.001", "--time-limit", "20",
             "--dtypes", "float64", "--quiet", "--matrices", str(mats), "--max-drift", "1e6"]   # drift: its own test
     assert main(argv) == 0
     out = capsys.readouterr().out
