@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .._core import DeviceUnavailableError
+from .._params import Interval, OneOf, Satisfies, validate
 from ..devices import arrays, gpu
 from ..devices.machine import warn_other_machine
 from ..matrices.configs import Config, config
@@ -175,19 +176,22 @@ def precond(M: Any, A: Matrix, dtype: np.dtype, fn: str) -> Precond | None:
     return Precond("callable", apply=apply)
 
 
+#: What a tolerance or a patience must be: first a real number (TypeError), then finite and >= 0.
+_REAL = Satisfies(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_), "a real number >= 0",
+                  error=TypeError)
+_FINITE = Satisfies(lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0")
+
+
 def _real(value: Any, name: str, fn: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"The '{name}' parameter of {fn}() must be a real number >= 0. Got {value!r} instead.")
-    v = float(value)
-    if not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"The '{name}' parameter of {fn}() must be a finite number >= 0. Got {value!r} instead.")
-    return v
+    """``value`` as a finite float >= 0, or an error naming ``name``."""
+    validate(f"{fn}()", {name: _REAL}, {name: value})
+    validate(f"{fn}()", {name: _FINITE}, {name: value})
+    return float(value)
 
 
 def positive_int(value: Any, name: str, fn: str, *, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``, or an error naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"The '{name}' parameter of {fn}() must be an int >= {minimum}. Got {value!r} instead.")
+    validate(f"{fn}()", {name: Interval("int", minimum)}, {name: value})
     return int(value)
 
 
@@ -220,6 +224,11 @@ def _device_dtype(v: Any, name: str, fn: str) -> np.dtype:
     return np.dtype(dt)
 
 
+#: The solvers' parameters checked first, before A and b are read.
+_PARAMS = {"device": OneOf(DEVICES, "or"), "policy": OneOf(POLICIES, "names")}
+_CALLBACK = Satisfies(lambda c: c is None or callable(c), "callable or None", error=TypeError)
+
+
 def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, callback: Any, policy: Any,
           cfg: Any, device: Any, model: Any, top_k: Any, probe_iters: Any, select_min_nnz: Any, select_patience: Any,
           dtype: Any,
@@ -231,11 +240,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     capped by it.
     """
     t0 = time.perf_counter()
-    if not isinstance(device, str) or device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of {fn}() must be 'cpu' or 'cuda'. Got {device!r} instead.")
-    if policy not in POLICIES:
-        raise ValueError(f"The 'policy' parameter of {fn}() must be one of {', '.join(POLICIES)}. Got {policy!r} "
-                         "instead.")
+    validate(f"{fn}()", _PARAMS, locals())
     on_gpu = {name: v is not None and arrays.is_device_array(v) for name, v in (("b", b), ("x0", x0))}
     if device == "cpu" and any(on_gpu.values()):
         name = "b" if on_gpu["b"] else "x0"
@@ -266,8 +271,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     x = np.zeros(n, dt) if x0 is None else x0 if on_gpu["x0"] else _vector(x0, n, "x0", fn, dt)
     rt, at = _real(rtol, "rtol", fn), _real(atol, "atol", fn)
     maxit = 10 * n if maxiter is None else positive_int(maxiter, "maxiter", fn)
-    if callback is not None and not callable(callback):
-        raise TypeError(f"The 'callback' parameter of {fn}() must be callable or None. Got {callback!r} instead.")
+    validate(f"{fn}()", {"callback": _CALLBACK}, locals())
     k = positive_int(top_k, "top_k", fn)
     probes = positive_int(probe_iters, "probe_iters", fn, minimum=0)
     min_nnz = positive_int(select_min_nnz, "select_min_nnz", fn, minimum=0)
