@@ -15,6 +15,7 @@ import pyspmv
 from pyspmv.cli import main
 from pyspmv.devices import benchmark as benchmark_module
 from pyspmv.ranking import rank as rank_module
+from pyspmv.ranking import verify as verify_module
 from pyspmv.ranking.rank import VERIFY_BUDGET_S, VERIFY_REPEATS, VERIFY_WARMUP, Measured, verify_runs, weigh_verify
 
 A = pyspmv.generate("poisson2d", 30)
@@ -224,8 +225,8 @@ def test_restricted_cuda_ranking_times_only_what_it_kept(monkeypatch):
         seen.append((list(cands), device, dtype, on_gpu))
         return [Measured(c, 1.0 + len(cands) - i, 0.9, 1.1, 0.5, "ok", "") for i, c in enumerate(cands)]
 
-    monkeypatch.setattr(rank_module, "require_device", lambda device: None)
-    monkeypatch.setattr(rank_module, "_measure", measure)
+    monkeypatch.setattr(verify_module, "require_device", lambda device: None)
+    monkeypatch.setattr(verify_module, "_measure", measure)
     for kw in ({"libraries": ("cusparse",)}, {"deterministic": True}, {"libraries": "pyspmv", "deterministic": True}):
         r0 = pyspmv.rank(RANDOM, device="cuda", dtype="float32", **kw)
         r = pyspmv.rank(RANDOM, device="cuda", dtype="float32", verify=3, **kw)
@@ -283,11 +284,11 @@ def test_matrix_on_the_gpu_is_converted_there(monkeypatch):
     def host_path(*a, **kw):
         raise AssertionError("benchmark()'s host conversion used for a matrix on the GPU")
 
-    monkeypatch.setattr(rank_module, "require_device", lambda device: None)
-    monkeypatch.setattr(rank_module.gpu.DeviceMatrix, "wrap_csr", staticmethod(wrap))
-    monkeypatch.setattr(rank_module, "prepare_on_device", prepare)
-    monkeypatch.setattr(rank_module._DtypeRun, "one", one)
-    monkeypatch.setattr(rank_module, "benchmark", host_path)
+    monkeypatch.setattr(verify_module, "require_device", lambda device: None)
+    monkeypatch.setattr(verify_module.gpu.DeviceMatrix, "wrap_csr", staticmethod(wrap))
+    monkeypatch.setattr(verify_module, "prepare_on_device", prepare)
+    monkeypatch.setattr(verify_module._DtypeRun, "one", one)
+    monkeypatch.setattr(verify_module, "benchmark", host_path)
     r0 = pyspmv.rank(B, device="cuda")
     r = pyspmv.rank(D, device="cuda", verify=3)
     assert list(r[3:]) == list(r0[3:]) and ids(r, 3) == ids(r0, 3)       # the made-up times keep the order
@@ -303,7 +304,7 @@ def test_matrix_on_the_gpu_is_converted_there(monkeypatch):
              "pyspmv/csr/scalar/bs=128"]
     converted.clear()
     timed.clear()
-    rows = rank_module._time_on_device(pyspmv.Matrix(B), D, cands, "float32")
+    rows = verify_module._time_on_device(pyspmv.Matrix(B), D, cands, "float32")
     assert [c for _, c in converted] == cands[:2] + cands[3:]
     assert [x["status"] for x in rows] == ["error", "ok", "ok", "ok"] and "out of GPU memory" in rows[0]["note"]
     assert rows[1]["convert_ms"] == rows[2]["convert_ms"] and [t[0] for t in timed] == cands[1:]
@@ -408,7 +409,7 @@ def test_gpu_verify_cupy_matrix_converts_on_the_device(dtype, monkeypatch):
         raise AssertionError("rank(verify=) of a CuPy matrix used benchmark()'s host conversion")
 
     monkeypatch.setattr(pyspmv.devices.gpu, "convert_on_device", spy)
-    monkeypatch.setattr(rank_module, "benchmark", host_path)
+    monkeypatch.setattr(verify_module, "benchmark", host_path)
     r0 = pyspmv.rank(B, device="cuda")
     k = 8
     r = pyspmv.rank(D, device="cuda", verify=k)
