@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import re
 from pathlib import Path
 
@@ -35,6 +36,17 @@ def test_marks_follow_the_precision():
     assert len(notes) == 3 and notes[0].startswith("tie: predicted at most 2.0% slower") and "a test" in notes[0]
     assert notes[1].startswith("order only: predicted more than 1.5x") and notes[2].startswith("n/a")
     assert [n.split(":")[0] for n in r.notes(r.rows(2))] == ["tie"]
+
+
+def test_a_ranking_pickled_under_its_old_module_loads():
+    """Rankings pickled before the result and the precision had files of their own name pyspmv.ranking.rank."""
+    r = pyspmv.rank(pyspmv.generate("poisson2d", 12), device="cpu")
+    new = pickle.dumps(r, protocol=0)
+    assert b"pyspmv.ranking.result\nRanking\n" in new and b"pyspmv.ranking.precision\nPrecision\n" in new
+    old = new.replace(b"pyspmv.ranking.result\n", b"pyspmv.ranking.rank\n").replace(
+        b"pyspmv.ranking.precision\n", b"pyspmv.ranking.rank\n")
+    back = pickle.loads(old)
+    assert type(back) is Ranking and back == r and back.precision == r.precision and repr(back) == repr(r)
 
 
 def test_without_a_measured_error_nothing_is_marked_a_tie():

@@ -14,7 +14,6 @@ import scipy.sparse as sp
 import pyspmv
 from pyspmv.cli import main
 from pyspmv.devices import benchmark as benchmark_module
-from pyspmv.ranking import rank as rank_module
 from pyspmv.ranking import verify as verify_module
 from pyspmv.ranking.rank import VERIFY_BUDGET_S, VERIFY_REPEATS, VERIFY_WARMUP, Measured, verify_runs, weigh_verify
 
@@ -186,7 +185,7 @@ def test_a_model_without_a_measured_error_is_measured_without_weighing(fake, mon
     says why."""
     r0 = pyspmv.rank(A, device="cpu", n_calls=1)
     cached = pyspmv.default_model("cpu").__dict__
-    monkeypatch.setattr(rank_module, "precision_of", lambda rm: None)
+    monkeypatch.setitem(cached, "precision", None)
     monkeypatch.setitem(cached, "_ranked", {})          # made again without precision, and put back after
     t = fake({c: 3.0 - i for i, c in enumerate(ids(r0, 3))})
     r = pyspmv.rank(A, device="cpu", n_calls=1, verify=3)

@@ -46,7 +46,7 @@ REVEALED = {
     "op.matvec(np.ones(A.ncols), out=np.empty(A.nrows))": r"numpy\.ndarray\[.*, numpy\.dtype\[numpy\.float64\]\]",
     "op @ OnDevice()": r"user\.OnDevice",
     "op.matvec(OnDevice(), out=OnDevice(), stream=0)": r"user\.OnDevice",
-    "op.ranking": r"pyspmv\.ranking\.rank\.Ranking \| None",
+    "op.ranking": r"pyspmv\.ranking\.result\.Ranking \| None",      # the module that defines it
     "pyspmv.rank(A)[0]": r"tuple\[(builtins\.)?str, (builtins\.)?float\]",
 }
 #: Revealed only with pandas-stubs installed (pandas ships no annotations of its own: Any without them).

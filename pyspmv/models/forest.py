@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._params import AnyOf, Interval, OneOf, validate
 from ..matrices.matrix import VALUE_BYTES
 from ..ranking.layout import feature_inputs, lookup_keys
+from ..ranking.precision import DEFAULT_PRECISION, Precision
 from ..ranking.spec import Spec, head
 from ._common import VERBOSE, RankMixin, check_y, group_index, group_key, unique_rows
 
@@ -98,6 +99,12 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         divided by the number of trees; the last column is log t_best)); ``estimators_`` : dict, value
         type -> the fitted scikit-learn forest.
     """
+
+    #: How far the predicted times of the model it builds can be read, per device (:func:`pyspmv.portable` records
+    #: it in :attr:`pyspmv.RankModel.precision`, model files store it, :func:`pyspmv.rank` marks ties and
+    #: order-only rows by it): the default recipe's error on held-out matrices, measured by
+    #: benchmarks/rank_table.py. The only kind whose error was measured; other estimators state none.
+    _portable_precision: ClassVar[dict[str, Precision]] = DEFAULT_PRECISION
 
     def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import stat
 import struct
@@ -27,6 +28,7 @@ from ..matrices.features import FEATURE_NAMES
 from ..matrices.matrix import DTYPES
 from .checks import check_model
 from .portable import ModelLike, portable
+from .precision import DEFAULT_PRECISION, Precision
 from .rankmodel import RankModel, Table
 from .schema import FORMAT_VERSION, KINDS, ROW_COLUMNS
 from .spec import Spec
@@ -71,8 +73,9 @@ def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | 
     """Save ``model`` in portable form: the one model file format of pyspmv.
 
     The file is a NumPy ``.npz`` archive: ``header.json`` (format version, pyspmv version, device,
-    the feature schema, each value type's configuration ids, scalar fields, the conversion-cost fit
-    and provenance in ``meta``) and the arrays. Load it with :func:`load_model`; no pickle is involved.
+    the feature schema, each value type's configuration ids, scalar fields, the model's precision
+    (:attr:`RankModel.precision`), the conversion-cost fit and provenance in ``meta``) and the arrays.
+    Load it with :func:`load_model`; no pickle is involved.
 
     Parameters
     ----------
@@ -111,6 +114,7 @@ def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | 
     header = {"format": _MAGIC, "version": 3 if by_bytes else 2 if own else 1, "pyspmv": version(),
               "device": rm.device,
               "source": rm.source, "score": rm.score, "gpu": rm.gpu, "meta": rm.meta,
+              "precision": None if rm.precision is None else rm.precision._asdict(),
               "feature_names": list(rm.features if own else FEATURE_NAMES),
               "row_columns": [] if own else list(ROW_COLUMNS), "tables": tables}
     if own:
@@ -316,6 +320,64 @@ def _spec_load(meta: Any, key: str, arrays: dict[str, np.ndarray], used: set[str
     return Spec(kind, fields, [_spec_load(s, f"{key}/sub{i}", arrays, used, depth + 1) for i, s in enumerate(subs)])
 
 
+def _header(raw: np.ndarray | None, where: str) -> dict[str, Any]:
+    """The member ``header.json`` read and its entries' types checked (not the tables' contents)."""
+    _want(raw is not None and raw.dtype == np.uint8 and raw.ndim == 1, "the member 'header.json'",
+          "1-D uint8 JSON text", None if raw is None else f"{raw.dtype} of shape {raw.shape}")
+    assert raw is not None
+    header = json.loads(bytes(raw).decode())
+    _want(isinstance(header, dict) and header.get("format") == _MAGIC, "the header", f"a {_MAGIC!r} header",
+          type(header).__name__)
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _Corrupt(f"its format version must be an int >= 1. Got {version!r} instead")
+    if version > FORMAT_VERSION:
+        raise _Refused(f"{where} has format version {version!r}; this pyspmv reads up to {FORMAT_VERSION}. "
+                       "Upgrade pyspmv or re-export the model.")
+    own = header.get("features")
+    _want(own is None or isinstance(own, list), "the header's 'features'", "a list or absent", own)
+    for k, typ in (("device", type(None) if own is not None else str), ("source", str), ("score", str),
+                   ("gpu", dict), ("meta", dict), ("feature_names", list), ("row_columns", list),
+                   ("tables", dict)):
+        _want(isinstance(header.get(k), typ), f"the header's {k!r}", f"a {typ.__name__}", header.get(k))
+    _want(len(header["source"]) <= _MAX_TEXT, "the header's 'source'", f"at most {_MAX_TEXT} characters",
+          f"{len(header['source'])} characters")
+    return header
+
+
+def _precision(header: dict[str, Any]) -> Precision | None:
+    """The model's :class:`Precision` as the header records it (null: its error was not measured)."""
+    if "precision" not in header:
+        # Files written before model files recorded the precision (pyspmv 0.3.0 and earlier, the shipped defaults
+        # among them): the rule rank() read it by then, from the model's source. A runtime ForestModel has the
+        # default recipe's precision of its device; any other model none.
+        if header["score"] == "ms" and header["source"].startswith("ForestModel("):
+            return DEFAULT_PRECISION.get(header["device"])
+        return None
+    p = header["precision"]
+    if p is None:
+        return None
+    _want(isinstance(p, dict) and set(p) == set(Precision._fields), "the header's 'precision'",
+          "null or a dict of 'tie_tol', 'max_gap' and 'source'", p)
+    tie_tol, max_gap, source = _real(p["tie_tol"]), _real(p["max_gap"]), p["source"]
+    _want(0.0 <= tie_tol < math.inf, "the precision's 'tie_tol'", "a finite number >= 0", p["tie_tol"])
+    _want(1.0 <= max_gap < math.inf, "the precision's 'max_gap'", "a finite number >= 1", p["max_gap"])
+    _want(isinstance(source, str) and len(source) <= _MAX_TEXT, "the precision's 'source'",
+          f"a str of at most {_MAX_TEXT} characters", source)
+    return Precision(tie_tol, max_gap, source)
+
+
+def _real(v: Any) -> float:
+    """A header value as a float: NaN where it is no JSON number (a bool, a str, ...) or an int past float64,
+    which the checks then refuse."""
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return math.nan
+    try:
+        return float(v)
+    except OverflowError:
+        return math.nan
+
+
 def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel:
     """Load a model saved by :func:`save_model`.
 
@@ -324,9 +386,11 @@ def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel
     has no table for is an error.
 
     Model files are untrusted: the file is read without pickle, every array's dtype (big-endian ones
-    are byte-swapped), shape and length, every scalar's type and range, the GPU properties and the
-    conversion-cost fit are checked against the model kind's schema before the C core reads them,
-    and then the C core's own model check runs.
+    are byte-swapped), shape and length, every scalar's type and range, the GPU properties, the
+    precision and the conversion-cost fit are checked against the model kind's schema before the C
+    core reads them, and then the C core's own model check runs. A file written before model files
+    recorded the precision (:attr:`RankModel.precision`) gets the one its model had then: the default
+    recipe's for a runtime ForestModel, else None.
 
     What a file may cost is bounded, and a file past a bound is refused with its figure and the
     bound:
@@ -362,26 +426,9 @@ def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel
     try:
         keep = None if dtypes is None else {str(d) for d in ([dtypes] if isinstance(dtypes, str) else dtypes)}
         arrays = _read_npz(path, keep)
-        raw = arrays.pop("header.json", None)
-        _want(raw is not None and raw.dtype == np.uint8 and raw.ndim == 1, "the member 'header.json'",
-              "1-D uint8 JSON text", None if raw is None else f"{raw.dtype} of shape {raw.shape}")
-        header = json.loads(bytes(raw).decode())
-        _want(isinstance(header, dict) and header.get("format") == _MAGIC, "the header", f"a {_MAGIC!r} header",
-              type(header).__name__)
-        version = header.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise _Corrupt(f"its format version must be an int >= 1. Got {version!r} instead")
-        if version > FORMAT_VERSION:
-            raise _Refused(f"{where} has format version {version!r}; this pyspmv reads up to {FORMAT_VERSION}. "
-                           "Upgrade pyspmv or re-export the model.")
+        header = _header(arrays.pop("header.json", None), where)
         own = header.get("features")                 # format 2: a model on its own features
-        _want(own is None or isinstance(own, list), "the header's 'features'", "a list or absent", own)
-        for k, typ in (("device", type(None) if own is not None else str), ("source", str), ("score", str),
-                       ("gpu", dict), ("meta", dict), ("feature_names", list), ("row_columns", list),
-                       ("tables", dict)):
-            _want(isinstance(header.get(k), typ), f"the header's {k!r}", f"a {typ.__name__}", header.get(k))
-        _want(len(header["source"]) <= _MAX_TEXT, "the header's 'source'", f"at most {_MAX_TEXT} characters",
-              f"{len(header['source'])} characters")
+        precision = _precision(header)
         used: set[str] = set()
         raw_tables = {}
         lacking = sorted(keep - set(header["tables"])) if keep is not None else []
@@ -428,7 +475,7 @@ def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel
             raise ValueError(f"{where} has a table for value type {dtype[:64]!r}; known: {DTYPES}.")
         tables[dtype] = Table(ids, group, extra, spec)
     rm = RankModel(device, tables, source=header["source"], gpu=header["gpu"], score=header["score"],
-                   meta=header["meta"], features=own)
+                   meta=header["meta"], features=own, precision=precision)
     rm.origin = f"the model file {str(path)!r}"
     check_model(rm, where)
     for dtype in tables:

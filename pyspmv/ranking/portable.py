@@ -70,7 +70,8 @@ def portable(model: ModelLike, device: str | None = None, dtypes: tuple[str, ...
     Its ``meta['convert_ms']`` (what :func:`pyspmv.rank`'s ``n_calls`` needs) is the estimator's own
     conversion-cost fit (``convert_ms_``, made when it was fitted with conversion times), else the
     shipped default model's of ``device``, recorded as ``meta['convert_ms_from']``. Value types the
-    estimator was not trained on (``value_types_``) get no table.
+    estimator was not trained on (``value_types_``) get no table. Its ``precision`` is what the estimator
+    states for ``device`` (``_portable_precision``, by device: a ForestModel's is the default recipe's), else None.
 
     Raises
     ------
@@ -142,7 +143,9 @@ def _portable(model: Any, device: str | None, dtypes: tuple[str, ...]) -> RankMo
     src = f"{type(model).__name__}({', '.join(f'{k}={v!r}' for k, v in model.get_params().items())})"
     if not own:
         return RankModel(None, tables, source=src, score=score, features=schema.features)
-    return RankModel(device, tables, source=src, gpu=dict(H100), score=score, meta=_convert_meta(model, device))
+    precision = (getattr(model, "_portable_precision", None) or {}).get(device)   # the estimator's own statement
+    return RankModel(device, tables, source=src, gpu=dict(H100), score=score, meta=_convert_meta(model, device),
+                     precision=precision)
 
 
 def _convert_meta(model: Any, device: str) -> dict[str, Any]:

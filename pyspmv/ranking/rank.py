@@ -21,7 +21,7 @@ from ..matrices.matrix import DTYPES, VALUE_BYTES
 from ..matrices.mmio import as_matrix
 from .modelfile import load_model
 from .portable import ModelLike, portable
-from .precision import DEFAULT_PRECISION, Precision
+from .precision import DEFAULT_PRECISION, Precision  # noqa: F401 (re-exported: below)
 from .rankmodel import RankModel
 from .result import Baseline, Measured, Ranking, RankRow, vs_pick  # noqa: F401 (re-exported: below)
 from .shipped import default_for, default_model  # noqa: F401 (default_model: imported from here)
@@ -58,13 +58,11 @@ _DTYPE_NAMES = {np.dtype(d): d for d in DTYPES}
 
 
 def precision_of(rm: RankModel) -> Precision | None:
-    """The :class:`Precision` that :class:`Ranking` marks ties and order-only rows with for a model:
-    :data:`DEFAULT_PRECISION` of its device for a runtime ForestModel (the default recipe's kind, as
-    the shipped defaults and ``pyspmv calibrate`` make), None for other kinds and classifiers, whose
-    errors were not measured."""
-    if rm.score != "ms" or not str(rm.source).startswith("ForestModel("):
-        return None
-    return DEFAULT_PRECISION.get(str(rm.device))
+    """The :class:`Precision` that :class:`Ranking` marks ties and order-only rows with for a model: the one the
+    model records (:attr:`pyspmv.RankModel.precision`, stated by its estimator and kept by model files: a
+    ForestModel's is :data:`DEFAULT_PRECISION` of its device, as the shipped defaults and ``pyspmv calibrate``
+    have it), None where its error was not measured (other kinds, classifiers)."""
+    return rm.precision
 
 
 class CalibratedModelWarning(UserWarning):

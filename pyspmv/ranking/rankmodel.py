@@ -13,6 +13,7 @@ from ..matrices.configs import DEVICES
 from ..matrices.features import H100
 from ..matrices.matrix import VALUE_BYTES
 from ..matrices.mmio import as_matrix
+from .precision import Precision
 from .schema import ROW_COLUMNS
 from .spec import Spec
 
@@ -72,13 +73,17 @@ class RankModel:
     tables : dict, value type -> Table
     gpu : dict, the GPU properties its features use (Guo's strips)
     score : {'ms', 'score'}, whether its output is a runtime or a ranking score (classifiers)
+    precision : Precision or None, how far its predicted times can be read, as measured on held-out
+        matrices: what :func:`pyspmv.rank` marks ties of the pick and order-only rows by. The estimator
+        states it (a ForestModel: the default recipe's, :data:`pyspmv.ranking.precision.DEFAULT_PRECISION`
+        of its device) and model files record it; None where the model's error was not measured.
     origin : str or None, where it came from, in words (the shipped default, a calibration, a model file);
         None for a model made in this process. Rankings name their model by it.
     """
 
     def __init__(self, device: str | None, tables: dict[str, Table], *, source: str = "",
                  gpu: dict[str, int] | None = None, score: str = "ms", meta: dict[str, Any] | None = None,
-                 features: Any = None):
+                 features: Any = None, precision: Precision | None = None):
         if features is None:
             validate("RankModel", {"device": OneOf(DEVICES)}, locals())
         self.device = device
@@ -87,6 +92,7 @@ class RankModel:
         self.source = source
         self.gpu = dict(H100 if gpu is None else gpu)
         self.score = score
+        self.precision = precision
         self.meta = dict(meta or {})
         self.origin: str | None = None
 

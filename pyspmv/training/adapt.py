@@ -245,7 +245,8 @@ def adapt(name: str, rm: RankModel, local: Local, shipped: Local | None = None, 
     if name == "shipped" or name.startswith("correct/"):
         measured = {b: d for d, b in VALUE_BYTES.items() if (local.X["value_bytes"] == b).any()}.values()
         only = RankModel(rm.device, {d: t for d, t in rm.tables.items() if d in measured}, source=rm.source,
-                         gpu=rm.gpu, score=rm.score, meta=dict(rm.meta), features=rm.features)
+                         gpu=rm.gpu, score=rm.score, meta=dict(rm.meta), features=rm.features,
+                         precision=rm.precision)
         if name == "shipped":    # its own copy: the caller records this machine in its meta
             out = only
         else:
