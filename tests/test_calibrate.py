@@ -15,6 +15,7 @@ import pytest
 import pyspmv
 from pyspmv.cli import main
 from pyspmv.devices import machine
+from pyspmv.ranking.precision import DEFAULT_PRECISION
 from pyspmv.ranking.rank import reread_calibrated
 from pyspmv.training import adapt
 from pyspmv.training.calibrate import _measure, _pool, feature_space, noisy_rows, remeasure, repeatability, select
@@ -106,6 +107,7 @@ def test_a_correction_is_carried_by_the_portable_model(tiny, shipped, tmp_path):
     f = adapt.correction_factors(shipped, local, "config")
     assert len(f) > 20 and all(v > 0 for v in f.values())
     cm = adapt.corrected(shipped, f, "config")
+    assert cm.precision is None                     # its error was not measured (nor was it before models recorded it)
     want = shipped.predict(tiny.X) * adapt.factor_per_row(f, tiny.X, "config")
     assert np.allclose(cm.predict(tiny.X), want, rtol=1e-9)
     pyspmv.save_model(cm, tmp_path / "c.pyspmv")
@@ -137,6 +139,7 @@ def test_the_choice_follows_cross_validation(tiny, shipped):
     assert adapt.best_candidate(flipped) == "retrain/local"
     rm = adapt.adapt("retrain/mixed", shipped, local, adapt.Local.of(tiny), seed=0)
     assert isinstance(rm, pyspmv.RankModel) and rm.device == "cpu"
+    assert rm.precision == DEFAULT_PRECISION["cpu"]                         # a ForestModel's, as it states
 
 
 def test_the_shipped_model_is_kept_where_it_ranks_best(tiny, shipped):
@@ -151,6 +154,7 @@ def test_the_shipped_model_is_kept_where_it_ranks_best(tiny, shipped):
     rm = adapt.adapt("shipped", shipped, local)
     A = pyspmv.generate("poisson2d", 12)
     assert pyspmv.rank(A, rm, device="cpu") == pyspmv.rank(A, shipped, device="cpu")
+    assert rm.precision == shipped.precision == DEFAULT_PRECISION["cpu"]        # its copy keeps the measured error
     rm.meta["fingerprint"] = {"device": "cpu", "processor": "elsewhere", "threads": 3}
     assert "fingerprint" not in shipped.meta or shipped.meta["fingerprint"] != rm.meta["fingerprint"]
 

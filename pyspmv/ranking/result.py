@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from html import escape
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ..devices.machine import on_this_machine
 from .precision import Precision
@@ -145,7 +145,7 @@ class Ranking(list[tuple[str, float]]):
     HTML_ROWS = 20
     #: The configuration a user would run without pyspmv, per device: its predicted time and the pick's gain
     #: over it are what :attr:`baseline` reports.
-    BASELINES = {"cuda": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
+    BASELINES: ClassVar[dict[str, str]] = {"cuda": "cusparse/csr/default", "cpu": "cpu/csr/rows"}
 
     def __init__(self, pairs: Iterable[tuple[str, float]] = (), *, device: str | None = None, dtype: str | None = None,
                  score: str = "predicted_ms", matrix: str | None = None, precision: Precision | None = None,
