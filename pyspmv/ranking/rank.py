@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _core
+from .._params import AnyOf, Interval, OneOf, Satisfies, validate
 from ..devices import arrays
 from ..devices.machine import calibrated_file, measured_on, model_fingerprint, warn_caller, warn_other_machine
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
@@ -325,12 +326,17 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     return r
 
 
+_NONE = OneOf((None,), "or")
+#: rank()'s declared constraints (n_calls and dtype say more than "must be", and stay written out below).
+_ESTIMATE = Satisfies(lambda v: v is None or isinstance(v, bool | np.bool_), "True, False or None")
+_VERIFY = AnyOf((Interval("int", 0, note=" (how many of the first configurations to time; 0: none)"), _NONE))
+
+
 def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any,
                verify: Any) -> tuple[Matrix, str, arrays.DeviceCSR | None, int]:
     """rank()'s matrix and the arguments checked before it is read: ``(A as a Matrix, the value type, A where it
     lives on the GPU or None, verify's count)``."""
-    if device is not None and device not in DEVICES:
-        raise ValueError(f"The 'device' parameter of rank() must be one of {DEVICES} or None. Got {device!r} instead.")
+    validate("rank()", {"device": AnyOf((OneOf(DEVICES), _NONE))}, {"device": device})
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or not 1 <= n_calls <= N_CALLS_MAX):
         raise ValueError(f"The 'n_calls' parameter of rank() must be an int in [1, {N_CALLS_MAX}] (2**63 - 1) or "
@@ -379,8 +385,7 @@ def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None
                              "(model.meta['convert_ms'], made by pyspmv train-default); this model has none.")
         a, b = p.convert
         add = np.nan_to_num((a + b * M.nnz) / n_calls, nan=0.0)
-    if estimate is not None and not isinstance(estimate, bool | np.bool_):
-        raise ValueError(f"The 'estimate' parameter of rank() must be True, False or None. Got {estimate!r} instead.")
+    validate("rank()", {"estimate": _ESTIMATE}, {"estimate": estimate})
     sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
     det = bool(deterministic)
     score = "predicted_ms" if rm.score == "ms" else "score"
@@ -399,7 +404,5 @@ def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None
 
 def _verify_arg(verify: Any) -> int:
     """rank()'s ``verify``, checked: an int >= 0."""
-    if isinstance(verify, bool | np.bool_) or not isinstance(verify, int | np.integer) or verify < 0:
-        raise ValueError(f"The 'verify' parameter of rank() must be an int >= 0 (how many of the first configurations "
-                         f"to time; 0: none) or None. Got {verify!r} instead.")
+    validate("rank()", {"verify": _VERIFY}, {"verify": verify})
     return int(verify)
