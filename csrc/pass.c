@@ -103,6 +103,12 @@ typedef struct {
     char *ts[SPMV_NFORMATS]; /* part j's thread states, nt * tsize bytes */
 } pass_ws;
 
+/* Thread t's state of part j (NULL when the part keeps none: NULL + 0 is undefined in C). */
+static void *thread_state(const pass_ws *W, int32_t j, int t) {
+    int64_t tsize = W->P->part[j]->tsize;
+    return W->ts[j] != NULL ? W->ts[j] + t * tsize : NULL;
+}
+
 /* The parts the pass serves (asked for, and start did not decline) see rows [r0, r1) of thread t. */
 static void parts_block(const pass_ws *W, int t, int32_t r0, int32_t r1, int64_t at,
                         const int32_t *ix, const int32_t *gap) {
@@ -110,7 +116,7 @@ static void parts_block(const pass_ws *W, int t, int32_t r0, int32_t r1, int64_t
     spmv_pass_block B = {W->A, ix, r0, r1, at, gap};
     for (int32_t j = 0; j < P->nparts; j++)
         if (P->done[j] && P->part[j]->block != NULL)
-            P->part[j]->block(P->res[j], W->ts[j] + t * P->part[j]->tsize, &B);
+            P->part[j]->block(P->res[j], thread_state(W, j, t), &B);
 }
 
 /* Rows [r0, r1) (r0 a multiple of BLOCK) of thread t, the first of them at place `at` among the
@@ -339,7 +345,7 @@ static int parts_start(pass_ws *W, spmv_err *err) {
         W->ts[j] = (char *)spmv_calloc(W->V.nt, q->tsize, err);
         if (W->ts[j] == NULL) return SPMV_ENOMEM;
         for (int t = 0; t < W->V.nt && q->open != NULL; t++) {
-            rc = q->open(P->res[j], W->ts[j] + t * q->tsize, &W->V, t, err);
+            rc = q->open(P->res[j], thread_state(W, j, t), &W->V, t, err);
             if (rc) return rc;
         }
     }
@@ -350,14 +356,14 @@ static void parts_merge(const pass_ws *W) {
     const spmv_pass *P = W->P;
     for (int32_t j = 0; j < P->nparts; j++)
         for (int t = 0; P->done[j] && P->part[j]->merge != NULL && t < W->V.nt; t++)
-            P->part[j]->merge(P->res[j], W->ts[j] + t * P->part[j]->tsize, &W->V, t);
+            P->part[j]->merge(P->res[j], thread_state(W, j, t), &W->V, t);
 }
 
 static void parts_close(pass_ws *W) {
     const spmv_pass *P = W->P;
     for (int32_t j = 0; j < P->nparts; j++) {
         for (int t = 0; W->ts[j] != NULL && P->part[j]->close != NULL && t < W->V.nt; t++)
-            P->part[j]->close(W->ts[j] + t * P->part[j]->tsize);
+            P->part[j]->close(thread_state(W, j, t));
         spmv_free(W->ts[j]);
         W->ts[j] = NULL;
     }
