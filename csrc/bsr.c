@@ -159,13 +159,6 @@ static int bsr_pass_open(const void *res, void *ts, const spmv_pass_view *V, int
     return SPMV_OK;
 }
 
-static int64_t popcount64(uint64_t x) {
-    x = x - ((x >> 1) & 0x5555555555555555u);
-    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-    return (int64_t)((x * 0x0101010101010101u) >> 56);
-}
-
 /* w (never 0) into tile ct of bits; list gets ct on its first touch (the store is undone
  * otherwise).  Returns the list's new length.  The length, list and bits stay in the caller's
  * locals: a thread's state shares a cache line with the next thread's, and its fields would be
@@ -189,10 +182,10 @@ static void tiles_flush(bsr_thread *T, int32_t nl, int need1) {
             c0++, c1++, c2++;
             continue;
         }
-        if (need1) c0 += popcount64(x);
+        if (need1) c0 += spmv_popcount64(x);
         x2 = x | x >> 1;
         x2 |= x2 >> TILE;
-        c1 += popcount64(x2 & 0x0055005500550055u);
+        c1 += spmv_popcount64(x2 & 0x0055005500550055u);
         x4 = x2 | x2 >> 2;
         x4 |= x4 >> 2 * TILE;
         x4 &= 0x0000001100000011u; /* corners (0, 0), (0, 4), (4, 0), (4, 4) */

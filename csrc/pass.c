@@ -80,13 +80,6 @@ typedef struct {
     double m2[2];
 } block_stat;
 
-static int64_t popcount64(uint64_t x) {
-    x = x - ((x >> 1) & 0x5555555555555555u);
-    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-    return (int64_t)((x * 0x0101010101010101u) >> 56);
-}
-
 /* The pass's workspace: per thread its marks, stamps, totals and parts' states; the block
  * moments; the row splits. */
 typedef struct {
@@ -272,7 +265,7 @@ static int sample_diagonals(const spmv_csr *A, const spmv_pass *P, int64_t noff,
             }
     for (int64_t w = 0; w < nw; w++)
         if (bit[w] != 0) {
-            ndiag += popcount64(bit[w]);
+            ndiag += spmv_popcount64(bit[w]);
             wfirst = wfirst < 0 ? w : wfirst;
             wlast = w;
         }

@@ -70,6 +70,14 @@ static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi,
     return lo;
 }
 
+/* Set bits of x: portable C (no builtin), for the pass's offsets and BSR's tiles. */
+static inline int64_t spmv_popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555u);
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (int64_t)((x * 0x0101010101010101u) >> 56);
+}
+
 /* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
 SPMV_API int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
 
