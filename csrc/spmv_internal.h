@@ -174,7 +174,8 @@ struct spmv_pass_part {
     /* Before the rows: the result's workspace for V; 1 to sit this pass out (size_summary then
      * counts without it), or SPMV_ENOMEM. */
     int (*start)(void *res, const spmv_pass_view *V, spmv_err *err);
-    /* Thread t's state before its rows (its workspace), or SPMV_ENOMEM. */
+    /* Thread t's state before its rows (its workspace), or SPMV_ENOMEM; only with tsize > 0 (the
+     * other hooks then get ts = NULL). */
     int (*open)(const void *res, void *ts, const spmv_pass_view *V, int t, spmv_err *err);
     /* Rows B of the thread whose state is ts; res may be written only where no other thread's
      * rows write (rows of its own). */
