@@ -111,10 +111,62 @@ static int bro_ell_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return bro_ell_size_sums(A, F, words, vals, err);
 }
 
+/* BRO-ELL's part of the one pass (csrc/pass.c): each passed row's largest symbol, col_0 + 1 or
+ * the largest gap between neighbours (0 for an empty row), sym[rows passed]; and, made on first
+ * use, the largest per window of the summary's (wsym). */
+typedef struct {
+    uint32_t *sym;
+    uint32_t *wsym;
+} bro_ell_syms;
+
+static int bro_ell_pass_start(void *res, const spmv_pass_view *V, spmv_err *err) {
+    bro_ell_syms *r = (bro_ell_syms *)res;
+    r->sym = (uint32_t *)spmv_malloc(V->rows, sizeof(uint32_t), err);
+    return r->sym != NULL ? SPMV_OK : SPMV_ENOMEM;
+}
+
+static void bro_ell_pass_block(void *res, void *ts, const spmv_pass_block *B) {
+    uint32_t *sym = ((bro_ell_syms *)res)->sym + B->at; /* row r0's */
+    const int32_t *ip = B->A->indptr;
+    (void)ts;
+    for (int32_t k = 0; k < B->r1 - B->r0; k++) {
+        int32_t i = B->r0 + k, first = ip[i + 1] > ip[i] ? B->ix[ip[i]] : -1, gap = B->gap[k];
+        sym[k] = first < 0 ? 0 : (uint32_t)(first + 1 > gap ? first + 1 : gap);
+    }
+}
+
+static void bro_ell_pass_free(void *res) {
+    bro_ell_syms *r = (bro_ell_syms *)res;
+    spmv_free(r->sym);
+    spmv_free(r->wsym);
+}
+
+static const spmv_pass_part bro_ell_part = {
+    .size = sizeof(bro_ell_syms),
+    .start = bro_ell_pass_start,
+    .block = bro_ell_pass_block,
+    .free = bro_ell_pass_free,
+};
+
 static int bro_ell_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     (void)err;
-    S->want_symbols = 1;
     if (F->param[0] >= 1) spmv_summary_window(S, F->param[0]);
+    return SPMV_OK;
+}
+
+/* The largest symbol of each window of S->win rows, into r->wsym on first use. */
+static int bro_ell_windows(const spmv_summary *S, bro_ell_syms *r, spmv_err *err) {
+    if (r->wsym != NULL) return SPMV_OK;
+    int32_t n = S->A->nrows, win = S->win;
+    int64_t nw = ((int64_t)n + win - 1) / win;
+    uint32_t *wsym = r->wsym = (uint32_t *)spmv_malloc(nw, sizeof(uint32_t), err);
+    if (wsym == NULL) return SPMV_ENOMEM;
+    for (int64_t k = 0; k < nw; k++) {
+        int32_t i0 = (int32_t)(k * win), i1 = n - i0 < win ? n : i0 + win;
+        uint32_t m = 0;
+        for (int32_t i = i0; i < i1; i++) m = r->sym[i] > m ? r->sym[i] : m;
+        wsym[k] = m;
+    }
     return SPMV_OK;
 }
 
@@ -135,12 +187,14 @@ static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     int rc = bro_ell_params(F, err);
     if (rc) return rc;
     const spmv_csr *A = S->A;
-    const uint32_t *sym = S->pass.symmax;
+    bro_ell_syms *r = (bro_ell_syms *)spmv_pass_found(&S->pass, &bro_ell_part);
     int32_t h = F->param[0], bits = F->param[1], n = A->nrows;
     int64_t words = 0, vals = 0;
-    if (sym == NULL) return bro_ell_size(A, F, err); /* need() not called */
+    if (r == NULL) return bro_ell_size(A, F, err); /* need() not called */
+    const uint32_t *sym = r->sym;
     int use = 0;
     rc = spmv_summary_windows(S, h, &use, err);
+    if (rc == SPMV_OK && use) rc = bro_ell_windows(S, r, err);
     if (rc) return rc;
     int64_t nw = use ? ((int64_t)n + S->win - 1) / S->win : 0, per = use ? h / S->win : 0;
     for (int64_t i0 = 0; i0 < n; i0 += h) {
@@ -149,7 +203,7 @@ static int bro_ell_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
         if (use) /* the slice's windows: its rows' maxima */
             for (int64_t k = i0 / S->win; k < i0 / S->win + per && k < nw; k++) {
                 w = S->wlen[k] > w ? S->wlen[k] : w;
-                maxsym = S->wsym[k] > maxsym ? S->wsym[k] : maxsym;
+                maxsym = r->wsym[k] > maxsym ? r->wsym[k] : maxsym;
             }
         for (int32_t i = (int32_t)i0; !use && i < i1; i++) {
             int32_t len = A->indptr[i + 1] - A->indptr[i];
@@ -273,4 +327,5 @@ SPMV_API const spmv_format_ops spmv_bro_ell_ops = {
     .check = bro_ell_check,
     .size_summary = bro_ell_size_summary,
     .need = bro_ell_need,
+    .pass = &bro_ell_part,
 };

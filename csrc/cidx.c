@@ -3,7 +3,7 @@
 //
 // CSR whose column indices take 8 or 16 bits an entry instead of 32, so that a product moves
 // fewer bytes: row pointers and values stay CSR's, and the entry stream (CSR's order, across
-// rows) is cut into chunks of SPMV_SPAN_CHUNK = 32 entries, each with one 32-bit word `base`.
+// rows) is cut into chunks of CHUNK = 32 entries, each with one 32-bit word `base`.
 //   - An ordinary chunk, whose columns lie in [m, m + 2^bits) with m their smallest: base = m >= 0
 //     and entry p's column is base + off[p].
 //   - An escape chunk (its columns span 2^bits or more): base = -1 - e for the e-th escape chunk
@@ -39,7 +39,7 @@
 
 #include <string.h>
 
-#define CHUNK SPMV_SPAN_CHUNK
+#define CHUNK 32 /* entries per chunk: a warp's worth */
 
 static int32_t cidx_ebits(int32_t bits) { return bits == 16 ? 16 : 32; }
 
@@ -119,20 +119,120 @@ static int cidx_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     return cidx_size_esc(F, nesc, err);
 }
 
-static int cidx_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
-    (void)F;
+/* ---- cidx's part of the one pass (csrc/pass.c): the chunks whose columns span 2^8 or more
+ * (wide[0]) and 2^16 or more (wide[1]), max - min; never when sampling (size_summary then counts
+ * on the sample, which is small).  A thread counts the chunks wholly inside its entries and keeps
+ * apart, as partial records, the (at most two) it shares with the threads before or after it;
+ * merge joins those in thread order: the same counts for any thread count. ---- */
+
+typedef struct {
+    int64_t wide[2];
+    int64_t c; /* while merging: the shared chunk open (-1: none) and its extremes */
+    int32_t lo, hi;
+} cidx_spans;
+
+typedef struct {
+    int64_t first; /* the thread's first entry */
+    int64_t c;     /* the open chunk (-1: none) and its extremes */
+    int32_t lo, hi;
+    int64_t wide[2]; /* chunks counted here */
+    int np;          /* partial records */
+    int64_t pc[2];   /* their chunks and extremes */
+    int32_t plo[2], phi[2];
+} cidx_thread;
+
+static void spans_count(int64_t wide[2], int32_t lo, int32_t hi) {
+    wide[0] += hi - lo >= (1 << 8);
+    wide[1] += hi - lo >= (1 << 16);
+}
+
+/* Close the open chunk; complete: whether it ends within the thread's entries. */
+static void spans_close(cidx_thread *s, int complete) {
+    if (s->c < 0) return;
+    if (complete && s->c * CHUNK >= s->first)
+        spans_count(s->wide, s->lo, s->hi);
+    else {
+        s->pc[s->np] = s->c;
+        s->plo[s->np] = s->lo;
+        s->phi[s->np++] = s->hi;
+    }
+    s->c = -1;
+}
+
+static int cidx_pass_start(void *res, const spmv_pass_view *V, spmv_err *err) {
+    cidx_spans *r = (cidx_spans *)res;
     (void)err;
-    S->pass.spans = 1;
+    r->wide[0] = r->wide[1] = 0;
+    r->c = -1;
+    return V->nrange > 0 ? 1 : SPMV_OK;
+}
+
+static int cidx_pass_open(const void *res, void *ts, const spmv_pass_view *V, int t,
+                          spmv_err *err) {
+    cidx_thread *s = (cidx_thread *)ts;
+    (void)res, (void)err;
+    s->first = V->A->indptr[V->split[t]];
+    s->c = -1;
     return SPMV_OK;
 }
 
-/* The escape chunks from the pass's span counts (csrc/pass.c); a sample's are counted here, on
- * the sample (S->A), which is small. */
+/* The block's entries, in entry order, continuing the thread's chunks. */
+static void cidx_pass_block(void *res, void *ts, const spmv_pass_block *B) {
+    cidx_thread *s = (cidx_thread *)ts;
+    const int32_t *ix = B->ix;
+    (void)res;
+    for (int64_t e = B->A->indptr[B->r0]; e < B->A->indptr[B->r1]; e++) {
+        int64_t c = e / CHUNK;
+        int32_t v = ix[e];
+        if (c != s->c) {
+            spans_close(s, 1);
+            s->c = c;
+            s->lo = s->hi = v;
+        } else {
+            s->lo = v < s->lo ? v : s->lo;
+            s->hi = v > s->hi ? v : s->hi;
+        }
+    }
+}
+
+static void cidx_pass_merge(void *res, void *ts, const spmv_pass_view *V, int t) {
+    cidx_spans *r = (cidx_spans *)res;
+    cidx_thread *s = (cidx_thread *)ts;
+    int64_t end = V->A->indptr[V->split[t + 1]], nnz = V->A->indptr[V->A->nrows];
+    spans_close(s, (s->c + 1) * CHUNK <= end || end == nnz); /* whole if it ends where the
+                                                                 thread's entries do */
+    r->wide[0] += s->wide[0];
+    r->wide[1] += s->wide[1];
+    for (int k = 0; k < s->np; k++) {
+        if (s->pc[k] != r->c) {
+            if (r->c >= 0) spans_count(r->wide, r->lo, r->hi);
+            r->c = s->pc[k];
+            r->lo = s->plo[k];
+            r->hi = s->phi[k];
+        }
+        r->lo = s->plo[k] < r->lo ? s->plo[k] : r->lo;
+        r->hi = s->phi[k] > r->hi ? s->phi[k] : r->hi;
+    }
+    if (t == V->nt - 1 && r->c >= 0) spans_count(r->wide, r->lo, r->hi);
+}
+
+static const spmv_pass_part cidx_part = {
+    .size = sizeof(cidx_spans),
+    .tsize = sizeof(cidx_thread),
+    .start = cidx_pass_start,
+    .open = cidx_pass_open,
+    .block = cidx_pass_block,
+    .merge = cidx_pass_merge,
+};
+
+/* The escape chunks from the pass's span counts; a sample's are counted here, on the sample
+ * (S->A), which is small. */
 static int cidx_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     int rc = cidx_params(F, err);
     if (rc) return rc;
-    if (!S->pass.spans_done) return cidx_size(S->A, F, err);
-    return cidx_size_esc(F, S->pass.wide[F->param[0] == 8 ? 0 : 1], err);
+    const cidx_spans *r = (const cidx_spans *)spmv_pass_found(&S->pass, &cidx_part);
+    if (r == NULL) return cidx_size(S->A, F, err);
+    return cidx_size_esc(F, r->wide[F->param[0] == 8 ? 0 : 1], err);
 }
 
 #define SPMV_REAL float
@@ -203,5 +303,5 @@ SPMV_API const spmv_format_ops spmv_cidx_ops = {
     .nkernels = 1,
     .check = cidx_check,
     .size_summary = cidx_size_summary,
-    .need = cidx_need,
+    .pass = &cidx_part,
 };

@@ -174,15 +174,12 @@ static int features_pattern(const spmv_csr *A, double *out, spmv_summary *S, spm
 
 void spmv_summary_free(spmv_summary *S) {
     spmv_free(S->hist);
-    spmv_free(S->pass.symmax);
+    spmv_pass_free(&S->pass);
     spmv_free(S->runs);
     spmv_free(S->wlen);
-    spmv_free(S->wsym);
     S->hist = NULL;
-    S->pass.symmax = NULL;
     S->runs = NULL;
     S->wlen = NULL;
-    S->wsym = NULL;
 }
 
 void spmv_summary_window(spmv_summary *S, int32_t h) {
@@ -200,30 +197,18 @@ int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
     if (!*use || S->wlen != NULL) return SPMV_OK;
     const spmv_csr *A = S->A;
     const int32_t *ip = A->indptr;
-    const uint32_t *sym = S->pass.symmax;
     int32_t n = A->nrows, win = S->win;
     int64_t nw = ((int64_t)n + win - 1) / win;
-    S->wlen = (int32_t *)spmv_malloc(nw, sizeof(int32_t), err);
-    S->wsym = S->wlen && sym ? (uint32_t *)spmv_malloc(nw, sizeof(uint32_t), err) : NULL;
-    if (S->wlen == NULL || (sym != NULL && S->wsym == NULL)) {
-        spmv_free(S->wlen);
-        S->wlen = NULL;
-        return SPMV_ENOMEM;
-    }
-    int32_t *wlen = S->wlen; /* not S->wlen in the loop: its stores could change S */
-    uint32_t *wsym = S->wsym;
+    /* wlen, not S->wlen, in the loop: its stores could change S */
+    int32_t *wlen = S->wlen = (int32_t *)spmv_malloc(nw, sizeof(int32_t), err);
+    if (wlen == NULL) return SPMV_ENOMEM;
     for (int64_t k = 0; k < nw; k++) {
         int32_t i0 = (int32_t)(k * win), i1 = n - i0 < win ? n : i0 + win, w = 0;
-        uint32_t m = 0;
         for (int32_t i = i0; i < i1; i++) {
             int32_t len = ip[i + 1] - ip[i];
             w = len > w ? len : w;
         }
         wlen[k] = w;
-        if (sym != NULL) {
-            for (int32_t i = i0; i < i1; i++) m = sym[i] > m ? sym[i] : m;
-            wsym[k] = m;
-        }
     }
     return SPMV_OK;
 }
@@ -247,10 +232,6 @@ int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
     S->A = A;
     int rc = features_rows(A, dev, out, S, err);
-    if (rc == SPMV_OK && S->want_symbols) {
-        S->pass.symmax = (uint32_t *)spmv_malloc(A->nrows, sizeof(uint32_t), err);
-        if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
-    }
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
     if (rc) spmv_summary_free(S);
     return rc;
@@ -261,10 +242,6 @@ int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
     S->A = As;
     int rc = features_rows(As, dev, out, S, err);
-    if (rc == SPMV_OK && S->want_symbols) {
-        S->pass.symmax = (uint32_t *)spmv_malloc(As->nrows, sizeof(uint32_t), err);
-        if (S->pass.symmax == NULL) rc = SPMV_ENOMEM;
-    }
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err); /* A's rows: offsets and bands */
     if (rc) {
         spmv_summary_free(S);

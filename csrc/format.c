@@ -73,7 +73,9 @@ int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
 int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
-    return op->need ? op->need(S, F, err) : SPMV_OK;
+    void *res;
+    int rc = op->pass != NULL ? spmv_pass_result(&S->pass, op->pass, &res, err) : SPMV_OK;
+    return rc == SPMV_OK && op->need ? op->need(S, F, err) : rc;
 }
 
 int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err) {

@@ -70,6 +70,14 @@ static inline int64_t spmv_lower_bound(const int32_t *a, int64_t lo, int64_t hi,
     return lo;
 }
 
+/* Set bits of x: portable C (no builtin), for the pass's offsets and BSR's tiles. */
+static inline int64_t spmv_popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555u);
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (int64_t)((x * 0x0101010101010101u) >> 56);
+}
+
 /* Start of thread t's run of COO entries (row[] sorted), moved forward to a row boundary. */
 SPMV_API int64_t spmv_coo_chunk(const int32_t *row, int64_t nnz, int t, int nt);
 
@@ -94,7 +102,8 @@ static inline int spmv_bit_get(const int32_t *w, int64_t k) {
 #define SPMV_OMP_MIN_WORK 250000
 #endif
 
-typedef struct spmv_summary spmv_summary; /* below */
+typedef struct spmv_summary spmv_summary;     /* below */
+typedef struct spmv_pass_part spmv_pass_part; /* below */
 
 /* Operations and facts of one storage format: one const table spmv_<name>_ops per csrc/<name>.c,
  * found through csrc/formats.def.  size() sets F->nnz, scalar[], nidx[], nval[]; the others behave
@@ -117,6 +126,9 @@ typedef struct {
      * for what the format needs; same results and errors as size(). */
     int (*size_summary)(spmv_summary *S, spmv_fmt *F, spmv_err *err);
     int (*need)(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
+    /* NULL, or the format's part of the one pass: what it gathers there for size_summary
+     * (spmv_fmt_need asks for it before need runs). */
+    const spmv_pass_part *pass;
     int32_t unread; /* bit k: no kernel reads idx[k] (spmv_format_unread) */
     int finite_x;   /* kernels multiply padding zeros by x (spmv_format_finite_x) */
 } spmv_format_ops;
@@ -131,31 +143,72 @@ SPMV_API int spmv_configs_resolve(const spmv_configs *C, spmv_configs *R, void *
 
 /* ---- the one pass (csrc/pass.c) and the summary the size_summary ops read ---- */
 
-/* Block sizes one pass can count BSR blocks for. */
-#define SPMV_SUMMARY_MAXB 8
-
-/* What a pass is asked for beyond the features: BSR block counts of b[nb] (into blocks[nb]), and
- * symmax[nrows] (caller-allocated, NULL: not asked) = each row's largest BRO-ELL symbol (col_0 + 1
- * and the gaps between neighbours; 0 for an empty row). */
+/* A format's part of the one pass: what its size_summary needs that only the entries give,
+ * gathered while the pass has them in cache.  The format declares it (its ops' .pass), its need op
+ * asks for it (spmv_pass_result), and the pass runs every part asked for through these hooks
+ * without knowing any by name: a format that needs a new quantity changes its own file only.
+ * Each thread keeps its own state; merge takes them in thread order, so that a result is the same
+ * for any thread count.  NULL hooks do nothing. */
 typedef struct {
-    int32_t nb;
-    int32_t b[SPMV_SUMMARY_MAXB];
-    int64_t blocks[SPMV_SUMMARY_MAXB];
-    uint32_t *symmax;
+    const spmv_csr *A;
+    int64_t rows;         /* rows passed: nrows, or the sampled blocks' */
+    int32_t nrange;       /* > 0: sampling the blocks at range[0..nrange), on one thread */
+    int nt;               /* threads; thread t passes rows [split[t], split[t+1]) */
+    const int32_t *split; /* [nt + 1] */
+} spmv_pass_view;
+
+/* Rows [r0, r1) of A just passed by one thread, r0 a multiple of SPMV_PASS_BLOCK, in row order
+ * within the thread.  Every column is in [0, ncols) and none past its row's last; order is checked
+ * after the pass (a part must stay in bounds on rows out of order; its result is then dropped). */
+typedef struct {
+    const spmv_csr *A;
+    const int32_t *ix; /* A's indices, never NULL (NULL + 0 is undefined in C) */
+    int32_t r0, r1;
+    int64_t at;         /* r0's place among the rows passed (r0 unless sampling) */
+    const int32_t *gap; /* [r1 - r0]: each row's largest gap between neighbours (0: < 2 entries) */
+} spmv_pass_block;
+
+struct spmv_pass_part {
+    int64_t size;  /* bytes of the part's result, zeroed when first asked for */
+    int64_t tsize; /* bytes of one thread's state, zeroed before open (0: none) */
+    /* Before the rows: the result's workspace for V; 1 to sit this pass out (size_summary then
+     * counts without it), or SPMV_ENOMEM. */
+    int (*start)(void *res, const spmv_pass_view *V, spmv_err *err);
+    /* Thread t's state before its rows (its workspace), or SPMV_ENOMEM; only with tsize > 0 (the
+     * other hooks then get ts = NULL). */
+    int (*open)(const void *res, void *ts, const spmv_pass_view *V, int t, spmv_err *err);
+    /* Rows B of the thread whose state is ts; res may be written only where no other thread's
+     * rows write (rows of its own). */
+    void (*block)(void *res, void *ts, const spmv_pass_block *B);
+    /* After the rows, thread t's state into res, t = 0, 1, ... nt - 1 in order. */
+    void (*merge)(void *res, void *ts, const spmv_pass_view *V, int t);
+    void (*close)(void *ts); /* frees a thread's workspace (on every path; its state zeroed or
+                                opened) */
+    void (*free)(void *res); /* frees the result's workspace (spmv_summary_free) */
+};
+
+/* What a pass is asked for beyond the features: the parts the need ops asked for, and whether it
+ * samples.  Zeroed by whoever makes the summary. */
+typedef struct {
     /* nrange > 0: only the blocks of SPMV_PASS_BLOCK rows starting at range[0..nrange) (ascending
-     * multiples of SPMV_PASS_BLOCK), whose indptr the caller has checked; symmax then holds the
-     * sampled rows in order. */
+     * multiples of SPMV_PASS_BLOCK), whose indptr the caller has checked; the parts then see the
+     * sampled rows in order (spmv_pass_block.at). */
     const int32_t *range;
     int32_t nrange;
-    /* spans: count the chunks of SPMV_SPAN_CHUNK consecutive entries (of the whole entry stream,
-     * across rows; the last one shorter) whose columns span 2^8 or more (wide[0]) and 2^16 or more
-     * (wide[1]), max - min; spans_done: the pass counted them (never when sampling: nrange > 0). */
-    int spans, spans_done;
-    int64_t wide[2];
+    int32_t nparts;
+    const spmv_pass_part *part[SPMV_NFORMATS]; /* at most one per format */
+    void *res[SPMV_NFORMATS];                  /* their results */
+    int done[SPMV_NFORMATS];                   /* the pass gathered them (start did not decline) */
 } spmv_pass;
 #define SPMV_PASS_BLOCK 256
-/* Entries per chunk of the compressed-index format (csrc/cidx.c): a warp's worth. */
-#define SPMV_SPAN_CHUNK 32
+
+/* *res = part's result in P, made (zeroed, part->size bytes) on the first ask.  SPMV_OK,
+ * SPMV_ENOMEM, or SPMV_EINVAL past one part per format.  spmv_pass_found: the result once the pass
+ * has gathered it (start did not decline), else NULL. */
+SPMV_API int spmv_pass_result(spmv_pass *P, const spmv_pass_part *part, void **res, spmv_err *err);
+SPMV_API void *spmv_pass_found(const spmv_pass *P, const spmv_pass_part *part);
+/* Frees the parts' results (their free hooks, then the results); P then asks for nothing. */
+SPMV_API void spmv_pass_free(spmv_pass *P);
 
 /* Count, exact sum of value - shift, and the sum of squared deviations of a set of integers. */
 typedef struct {
@@ -187,18 +240,16 @@ struct spmv_summary {
     int64_t *hist;      /* [lmax+1] rows of each length */
     int32_t hyb_width;  /* spmv_hyb_width_hist of hist */
     int64_t ndiag;      /* distinct offsets col - row */
-    spmv_pass pass;     /* BSR block counts, BRO-ELL row symbols: what the need ops asked */
-    int want_symbols;   /* a need op asks for pass.symmax */
+    spmv_pass pass;     /* the formats' parts of the pass: what the need ops asked */
     int32_t *runs;      /* [2 nruns] scratch (NULL until needed): row lengths sorted descending
                              within windows of runs_sigma rows, as (length, rows) pairs */
     int64_t nruns;      /* pairs in runs */
     int32_t runs_sigma; /* 0: runs holds nothing */
     /* Per window of win rows (the gcd of the slice heights the need ops named; 0: none), its
-     * longest row and, with pass.symmax, its largest symbol: every slice of a multiple of win rows
-     * then takes its maxima from height / win windows, not from its rows. */
+     * longest row: every slice of a multiple of win rows then takes its width from height / win
+     * windows, not from its rows. */
     int32_t win;
-    int32_t *wlen;  /* [ceil(nrows / win)], NULL until spmv_summary_windows */
-    uint32_t *wsym; /* [ceil(nrows / win)] when pass.symmax is set */
+    int32_t *wlen; /* [ceil(nrows / win)], NULL until spmv_summary_windows */
 };
 
 /* Features of A (as spmv_features_compute) and S filled for the needs already registered in S
@@ -229,7 +280,7 @@ SPMV_API int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As,
  * must have seen F before the summary was made; S's scratch may change (a cache of sorts). */
 SPMV_API int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err);
 /* Register what F's size_summary needs from the pass.  What a pass cannot hold (more BSR block
- * sizes than SPMV_SUMMARY_MAXB) size_summary computes by the format's size() instead. */
+ * sizes than one pass counts) size_summary computes by the format's size() instead. */
 SPMV_API int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
 
 /* spmv_fmt_size without checking A: for callers that have just validated A themselves

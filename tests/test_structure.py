@@ -56,3 +56,78 @@ def test_a_circle_and_a_late_import_are_found(tmp_path):
     assert any("inside a function" in p and "b.py:2" in p for p in problems)
     assert any("import circle of 2 modules" in p for p in problems)
     assert structure.circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_source_file_or_function_past_the_limits():
+    assert structure.check_sizes(ROOT) == []
+
+
+def test_the_c_parser_finds_top_level_functions_and_their_ends():
+    text = """// a { in a comment
+#define BODY(x) do { x; } while (0)
+#define LONG \\
+    { not code }
+static const int table[] = {1, 2, 3};
+typedef struct { int a; } pair;
+static int SPMV_NAME(fill)(const char *s, int n) {
+    const char *t = "}{";  /* } */
+    char c = '{';
+    return n;
+}
+extern "C" {
+int spmv_cuda_run(int k)
+{
+    if (k) { return 1; }
+    return 0;
+}
+}
+template <int BS> __global__ void row_kernel(const float *x) { (void)x; }
+"""
+    assert structure.c_functions(text) == [("SPMV_NAME(fill)", 7, 11), ("spmv_cuda_run", 13, 17),
+                                           ("row_kernel", 19, 19)]
+    py = "class A:\n    def f(self):\n        def g():\n            pass\n        return g\n"
+    assert structure.py_functions(py) == [("A.f", 2, 5), ("A.f.g", 3, 4)]
+
+
+def test_a_long_file_and_long_functions_fail_the_check(tmp_path):
+    for top in structure.LIBRARY:
+        (tmp_path / top).mkdir()
+    body = "".join(f"    x{k} = {k}\n" for k in range(120))
+    (tmp_path / "pyspmv" / "long.py").write_text(f"def short():\n    pass\n\n\ndef long():\n{body}")
+    c_body = "".join(f"    y += {k}; /* {{ */\n" for k in range(119))
+    (tmp_path / "csrc" / "long.c").write_text(f"static int fits(int y) {{\n{c_body[:-len(c_body) // 2]}    return y;\n}}\n"
+                                              f"int too_long(int y) {{\n{c_body}    return y;\n}}\n")
+    (tmp_path / "kernels" / "big.cuh").write_text("// filler\n" * 701)
+    problems = structure.check_sizes(tmp_path, long_functions={})
+    assert sorted(p.split(":")[0] + ":" + p.split(":")[1] for p in problems) == [
+        "csrc/long.c:too_long", "kernels/big.cuh: 701 lines, past 700", "pyspmv/long.py:long"]
+    assert any("too_long: 122 lines" in p for p in problems)
+    allowed = {"csrc/long.c:too_long": "a reason", "pyspmv/long.py:long": "another", "csrc/long.c:gone": "stale"}
+    problems = structure.check_sizes(tmp_path, long_functions=allowed)
+    assert sorted(problems) == ["csrc/long.c:gone: listed in LONG_FUNCTIONS (stale) but not past 120 lines",
+                                "kernels/big.cuh: 701 lines, past 700"]
+
+
+def test_the_table_and_the_registry_are_checked(tmp_path):
+    for top in ("csrc", "kernels"):
+        shutil.copytree(ROOT / top, tmp_path / top, ignore=shutil.ignore_patterns("*.o", "__pycache__"))
+    shutil.copytree(ROOT / "pyspmv", tmp_path / "pyspmv", ignore=shutil.ignore_patterns("data", "_datasets", "*.so",
+                                                                                         "__pycache__"))
+    (tmp_path / "tests").mkdir()
+    for t in ("test_jad.py", "test_cidx.py", "test_export.py"):
+        shutil.copy(ROOT / "tests" / t, tmp_path / "tests" / t)
+    shutil.copy(ROOT / "ARCHITECTURE.md", tmp_path / "ARCHITECTURE.md")
+    assert structure.check_units(tmp_path, verbose=False) == []
+    arch = tmp_path / "ARCHITECTURE.md"
+    arch.write_text(arch.read_text().replace("| a CPU kernel of an existing format | 3:",
+                                             "| a CPU kernel of an existing format | 2:"))
+    jad = tmp_path / "csrc" / "jad.c"
+    jad.write_text(jad.read_text().replace(".nkernels = 1,", ".nkernels = 2,"))
+    pass_c = tmp_path / "csrc" / "pass.c"
+    pass_c.write_text(pass_c.read_text() + "\nstatic int bsr_blocks_here(void) { return SPMV_FMT_BSR; }\n")
+    (tmp_path / "tests" / "test_cidx.py").unlink()
+    problems = structure.check_units(tmp_path, verbose=False)
+    assert any("says a CPU kernel of an existing format touches 2 files; the code, 3" in p for p in problems)
+    assert any("SPMV_CPU lines of JAD have variants [0]; csrc/jad.c's .nkernels is 2" in p for p in problems)
+    assert any(p.startswith("csrc/pass.c names the formats bsr") for p in problems)
+    assert any("tests/test_cidx.py is missing" in p for p in problems)
