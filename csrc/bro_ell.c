@@ -323,7 +323,6 @@ SPMV_API const spmv_format_ops spmv_bro_ell_ops = {
     .to_csr_f64 = bro_ell_to_csr_f64,
     .mv_f32 = bro_ell_mv_f32,
     .mv_f64 = bro_ell_mv_f64,
-    .nkernels = 1,
     .check = bro_ell_check,
     .size_summary = bro_ell_size_summary,
     .need = bro_ell_need,

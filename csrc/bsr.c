@@ -365,7 +365,6 @@ SPMV_API const spmv_format_ops spmv_bsr_ops = {
     .to_csr_f64 = bsr_to_csr_f64,
     .mv_f32 = bsr_mv_f32,
     .mv_f64 = bsr_mv_f64,
-    .nkernels = 1,
     .check = bsr_check,
     .size_summary = bsr_size_summary,
     .need = bsr_need,

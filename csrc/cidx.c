@@ -300,7 +300,6 @@ SPMV_API const spmv_format_ops spmv_cidx_ops = {
     .to_csr_f64 = cidx_to_csr_f64,
     .mv_f32 = cidx_mv_f32,
     .mv_f64 = cidx_mv_f64,
-    .nkernels = 1,
     .check = cidx_check,
     .size_summary = cidx_size_summary,
     .pass = &cidx_part,

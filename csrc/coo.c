@@ -66,7 +66,6 @@ SPMV_API const spmv_format_ops spmv_coo_ops = {
     .to_csr_f64 = coo_to_csr_f64,
     .mv_f32 = coo_mv_f32,
     .mv_f64 = coo_mv_f64,
-    .nkernels = 1,
     .check = coo_check,
     .size_summary = coo_size_summary,
 };

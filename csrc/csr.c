@@ -72,7 +72,6 @@ SPMV_API const spmv_format_ops spmv_csr_ops = {
     .to_csr_f64 = csr_to_csr_f64,
     .mv_f32 = csr_mv_f32,
     .mv_f64 = csr_mv_f64,
-    .nkernels = 2,
     .check = csr_check_fmt,
     .size_summary = csr_size_summary,
 };

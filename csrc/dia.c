@@ -130,7 +130,6 @@ SPMV_API const spmv_format_ops spmv_dia_ops = {
     .to_csr_f64 = dia_to_csr_f64,
     .mv_f32 = dia_mv_f32,
     .mv_f64 = dia_mv_f64,
-    .nkernels = 1,
     .check = dia_check,
     .size_summary = dia_size_summary,
     .unread = 1 << 1, /* presence bits (idx[1]) exist for exact round trips only */

@@ -85,7 +85,6 @@ SPMV_API const spmv_format_ops spmv_ell_ops = {
     .to_csr_f64 = ell_to_csr_f64,
     .mv_f32 = ell_mv_f32,
     .mv_f64 = ell_mv_f64,
-    .nkernels = 1,
     .check = ell_check,
     .size_summary = ell_size_summary,
 };

@@ -102,25 +102,36 @@ int spmv_fmt_to_csr_f64(const spmv_fmt *F, int32_t *indptr, int32_t *indices, do
     return op ? op->to_csr_f64(F, indptr, indices, values, err) : SPMV_EINVAL;
 }
 
-static int kernel_ok(const spmv_format_ops *op, const spmv_fmt *F, int kernel, spmv_err *err) {
-    if (kernel < 0 || kernel >= op->nkernels)
-        return spmv_fail(err, SPMV_EINVAL, -1, kernel, op->nkernels,
+/* How many CPU kernel variants a format has: those of its SPMV_CPU lines in csrc/kernels.def, which
+ * are 0 .. n-1 (tools/structure.py checks), so that a new kernel touches its case and its line only. */
+static int cpu_variants(int format) {
+    int n = 0;
+#define SPMV_CPU(id, CODE, variant, ...)                                                           \
+    if (format == SPMV_FMT_##CODE && (variant) + 1 > n) n = (variant) + 1;
+#include "kernels.def"
+    return n;
+}
+
+static int kernel_ok(const spmv_fmt *F, int kernel, spmv_err *err) {
+    const int n = cpu_variants(F->format);
+    if (kernel < 0 || kernel >= n)
+        return spmv_fail(err, SPMV_EINVAL, -1, kernel, n,
                          "kernel variant %d of format %s is not in [0, %d)", kernel,
-                         names[F->format], op->nkernels);
+                         names[F->format], n);
     return SPMV_OK;
 }
 
 int spmv_fmt_mv_f32(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
-    int rc = kernel_ok(op, F, kernel, err);
+    int rc = kernel_ok(F, kernel, err);
     return rc ? rc : op->mv_f32(F, kernel, x, y, err);
 }
 
 int spmv_fmt_mv_f64(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
-    int rc = kernel_ok(op, F, kernel, err);
+    int rc = kernel_ok(F, kernel, err);
     return rc ? rc : op->mv_f64(F, kernel, x, y, err);
 }
 

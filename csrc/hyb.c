@@ -114,7 +114,6 @@ SPMV_API const spmv_format_ops spmv_hyb_ops = {
     .to_csr_f64 = hyb_to_csr_f64,
     .mv_f32 = hyb_mv_f32,
     .mv_f64 = hyb_mv_f64,
-    .nkernels = 1,
     .check = hyb_check,
     .size_summary = hyb_size_summary,
 };

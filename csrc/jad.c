@@ -113,7 +113,6 @@ SPMV_API const spmv_format_ops spmv_jad_ops = {
     .to_csr_f64 = jad_to_csr_f64,
     .mv_f32 = jad_mv_f32,
     .mv_f64 = jad_mv_f64,
-    .nkernels = 1,
     .check = jad_check,
     .size_summary = jad_size_summary,
 };

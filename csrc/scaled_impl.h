@@ -9,7 +9,7 @@ int SPMV_NAME(spmv_fmt_mv_scaled)(const spmv_fmt *F, int kernel, SPMV_REAL alpha
                                   spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     if (op == NULL) return SPMV_EINVAL;
-    int rc = kernel_ok(op, F, kernel, err);
+    int rc = kernel_ok(F, kernel, err);
     if (rc) return rc;
     const int32_t n = F->nrows;
     if (alpha == 0) { /* BLAS: A x is not computed; y is not read when beta == 0 */

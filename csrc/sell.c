@@ -276,7 +276,6 @@ SPMV_API const spmv_format_ops spmv_sell_ops = {
     .to_csr_f64 = sell_to_csr_f64,
     .mv_f32 = sell_mv_f32,
     .mv_f64 = sell_mv_f64,
-    .nkernels = 1,
     .check = sell_check,
     .size_summary = sell_size_summary,
     .need = sell_need,

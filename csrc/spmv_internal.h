@@ -118,7 +118,6 @@ typedef struct {
                       spmv_err *err);
     int (*mv_f32)(const spmv_fmt *F, int kernel, const float *x, float *y, spmv_err *err);
     int (*mv_f64)(const spmv_fmt *F, int kernel, const double *x, double *y, spmv_err *err);
-    int nkernels; /* variants mv accepts: 0 .. nkernels-1 */
     /* spmv_fmt_check's part for this format (shape and nnz already checked): lengths first, then
      * scalars and parameters, then the arrays' contents, each before anything it makes readable. */
     int (*check)(const spmv_fmt *F, spmv_err *err);

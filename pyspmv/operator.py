@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
-from numbers import Real
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 
 from . import _core
 from ._core import NotApplicableError
+from ._operator_checks import diagnose, needs_out, scalars
 from ._params import InstanceOf, OneOf, validate
 from .devices import arrays, gpu
 from .devices.arrays import DeviceArrayT, SparseOnDevice, Stream
@@ -464,18 +464,11 @@ def _config_arg(cfg: Any) -> Config:
     return config(cfg)
 
 
-def _needs_out(beta: Any, what: str) -> None:
-    """A product without ``out`` has no y to update: ``beta`` must be 0."""
-    if beta != 0.0:
-        raise ValueError(f"The 'beta' parameter of {what}() is {beta!r}: y = alpha A x + beta y needs 'out' "
-                         "(the y to update).")
-
-
 def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stream: Any) -> Any:
     """``alpha * A @ x + beta * out`` of ``side`` into ``out`` (or a new array).
 
     The core checks x and y itself (type, dtype, length, contiguity, overlap) and the product costs nothing
-    else; only when it refuses them does :func:`_diagnose` work out which argument is wrong and say so."""
+    else; only when it refuses them does :func:`pyspmv._operator_checks.diagnose` work out which argument is wrong and say so."""
     state = side.state
     y = out
     if side.plan is not None and not isinstance(x, np.ndarray) and arrays.is_device_array(x):
@@ -485,7 +478,7 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
                          f"a {type(x).__name__}.")
     try:
         if out is None:
-            _needs_out(beta, what)
+            needs_out(beta, what)
             y = np.empty(side.nrows, dtype=side.dtype)
         if side.finite_x and _core.finite_check(x) is not None:
             raise ValueError("non-finite x")
@@ -509,7 +502,7 @@ def _apply(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str, stre
         xc = _safe_cast(side, x)
         if xc is not None:
             return _apply(side, xc, out, alpha, beta, what, stream)
-        _diagnose(side, x, out, alpha, beta, what)
+        diagnose(side, x, out, alpha, beta, what)
         raise
     return y
 
@@ -535,7 +528,7 @@ def _apply_block(side: _Side, X: np.ndarray, out: Any, alpha: Any, beta: Any, wh
         raise ValueError(f"{where} has shape {X.shape}; a vector has {n} entries and a block of vectors {n} rows.")
     k = X.shape[1]
     if out is None:
-        _needs_out(beta, what)
+        needs_out(beta, what)
         Y = np.empty((m, k), dtype=side.dtype, order="F")
     else:
         o = f"The 'out' parameter of {what}()"
@@ -569,7 +562,7 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
     much as a small product: the last CuPy ``x`` and ``out`` are remembered with their addresses (a CuPy
     array's address and shape never change), so that a solver's loop over the same vectors reads them once."""
     if type(alpha) is not float or type(beta) is not float:
-        _scalars(alpha, beta, what)
+        scalars(alpha, beta, what)
         alpha, beta = float(alpha), float(beta)
     if getattr(x, "ndim", 1) == 2:
         return _device_block(side, x, out, alpha, beta, what, stream)
@@ -591,7 +584,7 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
         if arrays.fixed_address(x):
             side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
     if out is None:
-        _needs_out(beta, what)
+        needs_out(beta, what)
         y = arrays.empty_like(x, side.nrows, side.dtype, where)
         ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
     elif out is seen[2]:
@@ -620,7 +613,7 @@ def _device_block(side: _Side, X: Any, out: Any, alpha: float, beta: float, what
                          f"{n} rows.")
     k = int(X.shape[1])
     if out is None:
-        _needs_out(beta, what)
+        needs_out(beta, what)
         Y = arrays.empty_block_like(X, m, k, side.dtype)
     elif tuple(getattr(out, "shape", ())) != (m, k):
         raise ValueError(f"The 'out' parameter of {what}() must have shape ({m}, {k}) for a block x of {k} "
@@ -654,64 +647,3 @@ def _gpu_product(side: _Side, x: np.ndarray, y: np.ndarray, alpha: Any, beta: An
     else:
         np.multiply(y, beta, out=y)
         y += alpha * t
-
-
-def _diagnose(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: str) -> None:
-    """Raise the error that names what is wrong with the arguments of a product the core refused; return
-    when nothing is (the core's own error then stands)."""
-    if not side.live:
-        raise ValueError("This Operator has been closed.")
-    _scalars(alpha, beta, what)
-    _check_vector(x, "x", side.xshape[0], side, what)
-    if out is not None:
-        _check_vector(out, "out", side.nrows, side, what)
-        if out.flags.writeable is False:
-            raise ValueError(f"The 'out' parameter of {what}() is read-only; pass a writeable array.")
-        if np.may_share_memory(x, out):
-            raise ValueError(f"The 'out' parameter of {what}() overlaps 'x'; the product would read what it "
-                             "writes. Pass another array.")
-    if side.finite_x:
-        bad = _core.finite_check(x)
-        if bad is not None:
-            raise ValueError(f"x[{bad}] is {x[bad]}: the {side.format} format multiplies its padding zeros "
-                             "by x, which would turn them into NaN. Use a finite x or another format.")
-
-
-def _scalars(alpha: Any, beta: Any, what: str) -> None:
-    for name, v in (("alpha", alpha), ("beta", beta)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.floating, np.integer)):
-            raise TypeError(f"The '{name}' parameter of {what}() must be a real number. Got {v!r} instead.")
-        try:
-            float(v)
-        except OverflowError:
-            raise ValueError(f"The '{name}' parameter of {what}() is past float64's range (|{name}| <= "
-                             f"{np.finfo(np.float64).max:.4g}); the product computes in float64 at most. Got an "
-                             f"int of {int(v).bit_length()} bits.") from None
-
-
-def _check_vector(v: Any, name: str, n: int, side: _Side, what: str) -> None:
-    """Raise the error that says what is wrong with vector ``v`` (``x`` or ``out``), if anything is."""
-    dt = side.dtype
-    where = f"The '{name}' parameter of {what}()"
-    if not isinstance(v, np.ndarray):
-        if arrays.is_device_array(v):
-            raise TypeError(f"{where} is a {type(v).__module__}.{type(v).__name__}, which may live on a GPU; "
-                            "this operator runs on the CPU: pass a NumPy array, or build it with device='cuda'.")
-        raise TypeError(f"{where} must be a NumPy array. Got {type(v).__name__} instead (np.asarray() it).")
-    if v.shape != (n,):
-        raise ValueError(f"{where} has shape {v.shape}; it must be ({n},), or ({n}, k) for a block of k vectors.")
-    if name == "out" and v.dtype != dt and v.dtype.newbyteorder("=") == dt:
-        raise TypeError(f"{where} has dtype {v.dtype.str!r}: {dt} in the other byte order, which this operator "
-                        f"would write as other numbers: it writes {dt} in place (pass an array of dtype {dt}).")
-    if v.dtype.kind != "f":
-        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and takes float vectors only "
-                        f"(pass {name}.astype(np.{dt})).")
-    if name == "out" and v.dtype != dt:
-        raise TypeError(f"{where} has dtype {v.dtype}; the product writes {dt} in place (pass an array of dtype "
-                        f"{dt}, or build the Operator with dtype={v.dtype.name!r}).")
-    if v.dtype != dt and not np.can_cast(v.dtype, dt, "safe"):
-        raise TypeError(f"{where} has dtype {v.dtype}; this operator computes in {dt} and casts x only where no "
-                        f"precision is lost (pass {name}.astype(np.{dt}), or build the Operator with "
-                        f"dtype={v.dtype.name!r}).")
-    if not v.flags.c_contiguous:
-        raise ValueError(f"{where} is not contiguous (strides {v.strides}); pass np.ascontiguousarray({name}).")

@@ -119,15 +119,15 @@ def test_the_table_and_the_registry_are_checked(tmp_path):
     shutil.copy(ROOT / "ARCHITECTURE.md", tmp_path / "ARCHITECTURE.md")
     assert structure.check_units(tmp_path, verbose=False) == []
     arch = tmp_path / "ARCHITECTURE.md"
-    arch.write_text(arch.read_text().replace("| a CPU kernel of an existing format | 3:",
-                                             "| a CPU kernel of an existing format | 2:"))
-    jad = tmp_path / "csrc" / "jad.c"
-    jad.write_text(jad.read_text().replace(".nkernels = 1,", ".nkernels = 2,"))
+    arch.write_text(arch.read_text().replace("| a CPU kernel of an existing format | 2:",
+                                             "| a CPU kernel of an existing format | 3:"))
+    kdef = tmp_path / "csrc" / "kernels.def"
+    kdef.write_text(kdef.read_text().replace('SPMV_CPU("cpu/jad", JAD, 0,', 'SPMV_CPU("cpu/jad", JAD, 1,'))
     pass_c = tmp_path / "csrc" / "pass.c"
     pass_c.write_text(pass_c.read_text() + "\nstatic int bsr_blocks_here(void) { return SPMV_FMT_BSR; }\n")
     (tmp_path / "tests" / "test_cidx.py").unlink()
     problems = structure.check_units(tmp_path, verbose=False)
-    assert any("says a CPU kernel of an existing format touches 2 files; the code, 3" in p for p in problems)
-    assert any("SPMV_CPU lines of JAD have variants [0]; csrc/jad.c's .nkernels is 2" in p for p in problems)
+    assert any("says a CPU kernel of an existing format touches 3 files; the code, 2" in p for p in problems)
+    assert any("SPMV_CPU lines of JAD have variants [1], not 0 .. 0" in p for p in problems)
     assert any(p.startswith("csrc/pass.c names the formats bsr") for p in problems)
     assert any("tests/test_cidx.py is missing" in p for p in problems)
