@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import tempfile
 import zipfile
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 
 import pyspmv
 from pyspmv import _core
+from pyspmv._atomic import write_atomically
 from pyspmv.models.forest import share_leaf_vectors
 
 
@@ -110,9 +110,7 @@ def main() -> None:
             old, new = pyspmv.load_model(src), pyspmv.load_model(new_path)
             n = same_predictions(old, new)
         before = src.stat().st_size
-        tmp_path = src.with_name(f".{src.name}.tmp")
-        tmp_path.write_bytes(data)
-        os.replace(tmp_path, src)
+        write_atomically(src, lambda tmp: Path(tmp).write_bytes(data), src.suffix)
         print(f"{src}: {before} -> {len(data)} bytes; {n} rankings and every prediction bit for bit the same")
 
 

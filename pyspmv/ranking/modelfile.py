@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_atomically
 from .._version import version
 from ..matrices.configs import DEVICES
 from ..matrices.features import FEATURE_NAMES
@@ -129,7 +130,7 @@ def save_model(model: ModelLike, path: str | os.PathLike[str], *, device: str | 
         for key, arr in members.items():
             with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
                 np.lib.format.write_array(fh, np.asanyarray(arr), allow_pickle=False)
-    path.write_bytes(buf.getvalue())
+    write_atomically(path, lambda tmp: Path(tmp).write_bytes(buf.getvalue()), path.suffix)   # never read half-written
     return path
 
 
