@@ -326,8 +326,10 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     return r
 
 
+#: rank()'s declared constraints (n_calls and dtype say more than "must be", and stay written out below),
+#: made once: rank() runs in microseconds.
 _NONE = OneOf((None,), "or")
-#: rank()'s declared constraints (n_calls and dtype say more than "must be", and stay written out below).
+_DEVICE = AnyOf((OneOf(DEVICES), _NONE))
 _ESTIMATE = Satisfies(lambda v: v is None or isinstance(v, bool | np.bool_), "True, False or None")
 _VERIFY = AnyOf((Interval("int", 0, note=" (how many of the first configurations to time; 0: none)"), _NONE))
 
@@ -336,7 +338,7 @@ def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any,
                verify: Any) -> tuple[Matrix, str, arrays.DeviceCSR | None, int]:
     """rank()'s matrix and the arguments checked before it is read: ``(A as a Matrix, the value type, A where it
     lives on the GPU or None, verify's count)``."""
-    validate("rank()", {"device": AnyOf((OneOf(DEVICES), _NONE))}, {"device": device})
+    validate("rank()", {"device": _DEVICE}, {"device": device})
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or not 1 <= n_calls <= N_CALLS_MAX):
         raise ValueError(f"The 'n_calls' parameter of rank() must be an int in [1, {N_CALLS_MAX}] (2**63 - 1) or "
