@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "ell_coo.cuh"
 #include "kern.h"
 
 /* The lanes of this thread's aligned group of w (a power of two <= 32) within its warp. */
@@ -124,17 +125,120 @@ static int check_block(const spmv_launch *L, const char *kernel, spmv_err *err) 
     return SPMV_OK;
 }
 
+static int check_tpv(const spmv_launch *L, const char *kernel, spmv_err *err) {
+    int32_t v = L->tpv;
+    if (v != 2 && v != 4 && v != 8 && v != 16 && v != 32)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "The 'tpv' parameter of %s must be 2, 4, 8, 16 or 32. "
+                              "Got %d instead.",
+                              kernel, (int)v);
+    return check_block(L, kernel, err);
+}
+
 static int vector_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                           spmv_err *err) {
     (void)H;
     *aux_bytes = 0;
-    int32_t v = L->tpv;
-    if (v != 2 && v != 4 && v != 8 && v != 16 && v != 32)
-        return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "The 'tpv' parameter of csr/vector must be 2, 4, 8, 16 or 32. "
-                              "Got %d instead.",
-                              (int)v);
-    return check_block(L, "csr/vector", err);
+    return check_tpv(L, "csr/vector", err);
+}
+
+/* ---- wide: vector with 128-bit loads --------------------------------------------------------- */
+
+/* Words of T in 16 bytes, and the vector types of V values and V indices. */
+template <typename T> struct wide_t;
+template <> struct wide_t<float> {
+    enum { V = 4 };
+    typedef float4 vals;
+    typedef int4 cols;
+    static __device__ __forceinline__ float dot(float4 v, int4 c, const float *__restrict__ x) {
+        return v.x * __ldg(x + c.x) + v.y * __ldg(x + c.y) + v.z * __ldg(x + c.z) +
+               v.w * __ldg(x + c.w);
+    }
+};
+template <> struct wide_t<double> {
+    enum { V = 2 };
+    typedef double2 vals;
+    typedef int2 cols;
+    static __device__ __forceinline__ double dot(double2 v, int2 c, const double *__restrict__ x) {
+        return v.x * __ldg(x + c.x) + v.y * __ldg(x + c.y);
+    }
+};
+
+/* vector's mapping (TPV lanes a row), but the lanes read the row's aligned middle V entries at a
+ * time (16 bytes of values, V indices) and two such loads each before using them: four times the
+ * bytes in flight of vector's loads for float, twice for double.  The unaligned head and tail (fewer
+ * than V entries each) go one entry a lane.  A lane's sum runs in a fixed order: deterministic. */
+template <typename T, int TPV>
+__global__ void __launch_bounds__(1024)
+    csr_wide_kernel(int32_t nrows, const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
+                    const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y) {
+    typedef wide_t<T> W;
+    const int V = W::V;
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, row = t / TPV;
+    if (row >= nrows) return;
+    int lane = (int)(t & (TPV - 1));
+    int64_t p0 = __ldg(ptr + row), p1 = __ldg(ptr + row + 1);
+    int64_t a = (p0 + V - 1) / V * V, b = p1 / V * V;
+    if (a > b) a = b = p1; /* no aligned middle: all head */
+    T sum = 0;
+    for (int64_t h = p0 + lane; h < a; h += TPV) sum += __ldg(val + h) * __ldg(x + __ldg(col + h));
+    const typename W::vals *vv = reinterpret_cast<const typename W::vals *>(val);
+    const typename W::cols *cv = reinterpret_cast<const typename W::cols *>(col);
+    int64_t q = a / V + lane, qe = b / V;
+    for (; q + TPV < qe; q += 2 * TPV) {
+        typename W::vals v0 = __ldg(vv + q), v1 = __ldg(vv + q + TPV);
+        typename W::cols c0 = __ldg(cv + q), c1 = __ldg(cv + q + TPV);
+        sum += W::dot(v0, c0, x);
+        sum += W::dot(v1, c1, x);
+    }
+    if (q < qe) sum += W::dot(__ldg(vv + q), __ldg(cv + q), x);
+    for (int64_t h = b + lane; h < p1; h += TPV) sum += __ldg(val + h) * __ldg(x + __ldg(col + h));
+    sum = group_sum(sum, TPV, group_mask(TPV));
+    if (lane == 0) y[row] = sum;
+}
+
+template <typename T, int TPV>
+static void wide_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
+                        cudaStream_t s) {
+    csr_wide_kernel<T, TPV>
+        <<<spmv_cuda_blocks((int64_t)D->nrows * TPV, L->block), L->block, 0, s>>>(
+            D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
+}
+
+static int wide_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
+                        spmv_err *err) {
+    (void)H;
+    *aux_bytes = 0;
+    return check_tpv(L, "csr/wide", err);
+}
+
+/* A CSR that lives on the device may start anywhere (a view into a larger array): without 16-byte
+ * alignment of both arrays, vector's loads run instead. */
+template <typename T>
+static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                            T *y, cudaStream_t s) {
+    if (((uintptr_t)D->idx[1] | (uintptr_t)D->val[0]) % 16 != 0)
+        return vector_run<T>(D, L, aux, x, y, s);
+    switch (L->tpv) {
+    case 2:
+        wide_launch<T, 2>(D, L, x, y, s);
+        break;
+    case 4:
+        wide_launch<T, 4>(D, L, x, y, s);
+        break;
+    case 8:
+        wide_launch<T, 8>(D, L, x, y, s);
+        break;
+    case 16:
+        wide_launch<T, 16>(D, L, x, y, s);
+        break;
+    case 32:
+        wide_launch<T, 32>(D, L, x, y, s);
+        break;
+    default:
+        return cudaErrorInvalidValue; /* prepare refused it */
+    }
+    return cudaGetLastError();
 }
 
 /* ---- adaptive -------------------------------------------------------------------------------- */
@@ -375,9 +479,181 @@ static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const 
     return cudaGetLastError();
 }
 
+/* ---- merge ----------------------------------------------------------------------------------- */
+
+/* The merge path of the rows' ends (indptr[1..nrows]) and the entries 0 .. nnz-1: tile b is items
+ * [b MERGE_TILE, (b+1) MERGE_TILE) of it, whatever rows they fall in.  A row end is taken before
+ * entry k when it is <= k.  The rows taken before diagonal d (the first d items): the least i with
+ * end[i] > d - 1 - i, found by bisection; entries taken are d - i. */
+#define MERGE_TILE 2048
+
+__host__ __device__ __forceinline__ int64_t merge_tiles(int64_t nrows, int64_t nnz) {
+    int64_t n = (nrows + nnz + MERGE_TILE - 1) / MERGE_TILE;
+    return n > 0 ? n : 1;
+}
+
+__device__ __forceinline__ int64_t merge_search(int64_t d, const int32_t *end, int64_t n,
+                                                int64_t nnz) {
+    int64_t lo = d > nnz ? d - nnz : 0, hi = d < n ? d : n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) >> 1;
+        if ((int64_t)end[mid] <= d - 1 - mid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Workspace: COO's ticket and carries (kernels/ell_coo.cuh) for nb tiles, then the rows taken
+ * before each tile's start, tile_row[nb + 1] (int32), found once at setup. */
+__host__ __device__ __forceinline__ int64_t merge_rows_offset(int64_t nb) {
+    return coo_carry_sum_offset(nb) + 8 * nb;
+}
+
+__global__ void merge_search_kernel(int32_t nrows, int64_t nnz, int64_t nb,
+                                    const int32_t *__restrict__ ptr, int32_t *__restrict__ rows) {
+    for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b <= nb;
+         b += (int64_t)gridDim.x * blockDim.x) {
+        int64_t d = b * MERGE_TILE < nrows + nnz ? b * MERGE_TILE : nrows + nnz;
+        rows[b] = (int32_t)merge_search(d, ptr + 1, nrows, nnz);
+    }
+}
+
+/* Tile blockIdx.x: its row ends and its entries' products into shared memory (coalesced), then
+ * thread t walks the merge path from its diagonal t * items, and COO's scan and carries
+ * (kernels/ell_coo.cuh) join the rows split between threads and between tiles: one launch,
+ * deterministic.  Every row end is an item, so an empty row costs as much as an entry and no
+ * thread waits on a long row. */
+template <typename T>
+__global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any block size */
+    csr_merge_kernel(int32_t nrows, int64_t nnz, const int32_t *__restrict__ ptr,
+                     const int32_t *__restrict__ col, const T *__restrict__ val,
+                     const T *__restrict__ x, T *__restrict__ y, void *aux) {
+    extern __shared__ __align__(16) unsigned char merge_smem[];
+    __shared__ coo_scan_smem<T> sm;
+    __shared__ int last;
+    const int tid = threadIdx.x, bs = blockDim.x, items = MERGE_TILE / bs;
+    const int64_t nb = gridDim.x, b = blockIdx.x;
+    const int32_t *tile_row = (const int32_t *)((const char *)aux + merge_rows_offset(nb));
+    T *prod = (T *)merge_smem;
+    int32_t *end = (int32_t *)(prod + coo_pad(MERGE_TILE));
+    const int64_t total_items = (int64_t)nrows + nnz, d0 = b * MERGE_TILE;
+    const int64_t d1 = d0 + MERGE_TILE < total_items ? d0 + MERGE_TILE : total_items;
+    const int32_t r0 = __ldg(tile_row + b), r1 = __ldg(tile_row + b + 1);
+    const int64_t k0 = d0 - r0;
+    const int nr = r1 - r0, nk = (int)(d1 - r1 - k0);
+    for (int i = tid; i < nr; i += bs) end[coo_pad(i)] = __ldg(ptr + r0 + 1 + i);
+    for (int j = 0; j < items; j += COO_UNROLL) {
+        int32_t c[COO_UNROLL];
+        T v[COO_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COO_UNROLL; u++) {
+            int k = (j + u) * bs + tid;
+            c[u] = k < nk ? __ldcs(col + k0 + k) : 0;
+            v[u] = k < nk ? __ldcs(val + k0 + k) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < COO_UNROLL; u++) {
+            int k = (j + u) * bs + tid;
+            if (k < nk) prod[coo_pad(k)] = v[u] * __ldg(x + c[u]);
+        }
+    }
+    __syncthreads();
+    /* this thread's start on the tile's own path: rows i taken, entries j */
+    const int dt = min(tid * items, nr + nk);
+    int lo = dt > nk ? dt - nk : 0, hi = dt < nr ? dt : nr;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (end[coo_pad(mid)] - k0 <= dt - 1 - mid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int i = lo, j = dt - lo, ended = 0;
+    const int stop = min(dt + items, nr + nk);
+    int32_t first = -1;
+    T s0 = 0, s = 0;
+    for (int it = dt; it < stop; it++) {
+        if (i < nr && end[coo_pad(i)] - k0 <= j) { /* row r0 + i ends */
+            if (!ended) {
+                first = r0 + i;
+                s0 = s;
+                ended = 1;
+            } else {
+                y[r0 + i] = s;
+            }
+            s = 0;
+            i++;
+        } else {
+            s += prod[coo_pad(j)];
+            j++;
+        }
+    }
+    T total, cin = block_seg_scan(ended, s, &total, sm);
+    if (ended) y[first] = cin + s0;
+    if (nb == 1) return;
+    unsigned *ticket = (unsigned *)aux;
+    int32_t *crow = (int32_t *)((char *)aux + COO_AUX_ALIGN);
+    T *csum = (T *)((char *)aux + coo_carry_sum_offset(nb));
+    if (tid == 0) { /* the row open at the tile's end, if any of it is here */
+        crow[b] = r1 < nrows ? r1 : -1;
+        csum[b] = total;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == nb - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    coo_fixup(crow, csum, (int)nb, y, sm);
+    if (tid == 0) *ticket = 0;
+}
+
+static int merge_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
+                         spmv_err *err) {
+    *aux_bytes = 0;
+    int rc = coo_check_block(L, "pyspmv/csr/merge", err);
+    if (!rc && MERGE_TILE % L->block != 0)
+        rc =
+            spmv_cuda_fail(err, SPMV_EINVAL,
+                           "The 'bs' parameter of pyspmv/csr/merge must divide %d. Got %d instead.",
+                           MERGE_TILE, (int)L->block);
+    if (!rc)
+        *aux_bytes = merge_rows_offset(merge_tiles(H->nrows, H->nnz)) +
+                     4 * (merge_tiles(H->nrows, H->nnz) + 1);
+    return rc;
+}
+
+static int merge_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_launch *L, void *aux,
+                       cudaStream_t s, spmv_err *err) {
+    (void)L;
+    int64_t nb = merge_tiles(H->nrows, H->nnz);
+    const char *what = "csr/merge's search for its tiles' starts";
+    int rc = spmv_cuda_status(cudaMemsetAsync(aux, 0, sizeof(unsigned), s), what, err);
+    if (rc) return rc;
+    merge_search_kernel<<<spmv_cuda_blocks(nb + 1, 256), 256, 0, s>>>(
+        D->nrows, D->nnz, nb, D->idx[0], (int32_t *)((char *)aux + merge_rows_offset(nb)));
+    return spmv_cuda_status(cudaGetLastError(), what, err);
+}
+
+template <typename T>
+static cudaError_t merge_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                             T *y, cudaStream_t s) {
+    size_t smem = (size_t)coo_pad(MERGE_TILE) * (sizeof(T) + sizeof(int32_t));
+    csr_merge_kernel<T><<<(unsigned)merge_tiles(D->nrows, D->nnz), L->block, smem, s>>>(
+        D->nrows, D->nnz, D->idx[0], D->idx[1], (const T *)D->val[0], x, y,
+        const_cast<void *>(aux));
+    return cudaGetLastError();
+}
+
 SPMV_CUDA_KERNEL(csr_scalar, NULL, NULL, scalar_run);
 SPMV_CUDA_KERNEL(csr_vector, vector_prepare, NULL, vector_run);
-SPMV_CUDA_KERNEL(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
+SPMV_CUDA_KERNEL_HOST_ROWS(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
+SPMV_CUDA_KERNEL(csr_merge, merge_prepare, merge_setup, merge_run);
+SPMV_CUDA_KERNEL(csr_wide, wide_prepare, NULL, wide_run);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 

@@ -50,6 +50,9 @@ typedef struct {
                            const float *x, float *y, cudaStream_t s);
     cudaError_t (*run_f64)(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                            const double *x, double *y, cudaStream_t s);
+    /* 1: setup reads the host matrix's row pointers (H->idx[0]), which a matrix that lives on the
+     * device must first copy down (spmv_cuda_plan_create_dev); 0: setup reads sizes only. */
+    int host_rows;
 } spmv_cuda_kernel;
 
 /* The own kernels, one or more per kernels/<format>.cu: csrc/kernels.def's SPMV_OWN lines. */
@@ -140,7 +143,10 @@ int spmv_cusparse_version(int *version, spmv_err *err);
  * template over the value type with run_f32's parameters: run<float> and run<double> are its two
  * entry points. */
 #define SPMV_CUDA_KERNEL(sym, prepare, setup, run)                                                 \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>}
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>, 0}
+/* The same for a kernel whose setup reads the host row pointers (host_rows). */
+#define SPMV_CUDA_KERNEL_HOST_ROWS(sym, prepare, setup, run)                                       \
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>, 1}
 #endif
 
 #endif /* SPMV_KERN_H */

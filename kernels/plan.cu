@@ -601,13 +601,13 @@ int spmv_cuda_plan_create_dev(spmv_cuda_matrix *M, const spmv_config *c, spmv_cu
     spmv_cuda_matrix_header(M, &F);
     *out = NULL;
     const spmv_kernel_desc *K = c != NULL ? spmv_kernel_get(c->kernel) : NULL;
-    /* csr/adaptive plans its work items from the row pointers on the host (kernels/csr.cu): the
-     * one kernel whose setup reads an array, nrows + 1 int32 copied down once here */
+    /* a kernel whose setup plans from the row pointers on the host (csr/adaptive's work items,
+     * kernels/csr.cu): nrows + 1 int32 copied down once here */
     int32_t *ptr = NULL;
     int rc = SPMV_OK;
     if (K != NULL && K->library == SPMV_LIB_PYSPMV && F.format == SPMV_FMT_CSR && c->kernel >= 0 &&
         c->kernel < (int)(sizeof own / sizeof own[0]) && own[c->kernel] &&
-        own[c->kernel]->setup != NULL) {
+        own[c->kernel]->host_rows) {
         size_t b = (size_t)(F.nrows + 1) * sizeof(int32_t);
         ptr = (int32_t *)malloc(b);
         if (ptr == NULL) return spmv_cuda_fail(err, SPMV_ENOMEM, "row pointers (%zu bytes)", b);

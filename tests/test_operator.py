@@ -619,6 +619,28 @@ def test_gpu_cupy_matrix_read_in_place(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_cupy_matrix_views_at_any_alignment(dtype):
+    """A CuPy CSR whose indices and values are views starting mid-array (not 16-byte aligned) is read in
+    place by the kernels whose loads want alignment (csr/wide falls back to one entry a lane) and by
+    csr/merge, with the same products as on an aligned copy."""
+    cp = pytest.importorskip("cupy")
+    csp = pytest.importorskip("cupyx.scipy.sparse")
+    A = sp.csr_matrix(SHAPES["random"]).astype(dtype)
+    x = np.random.default_rng(5).uniform(-1, 1, A.shape[1]).astype(dtype)
+    for shift in (0, 1, 3):
+        data = cp.zeros(A.nnz + shift, dtype)
+        data[shift:] = cp.asarray(A.data)
+        idx = cp.zeros(A.nnz + shift, np.int32)
+        idx[shift:] = cp.asarray(A.indices)
+        Ad = csp.csr_matrix((data[shift:], idx[shift:], cp.asarray(A.indptr)), shape=A.shape)
+        assert (Ad.data.data.ptr % 16 != 0) == (shift > 0)     # CuPy kept the views
+        for cid in ("pyspmv/csr/wide/tpv=4/bs=128", "pyspmv/csr/wide/tpv=32/bs=256", "pyspmv/csr/merge/bs=256"):
+            op = pyspmv.Operator(Ad, config=cid)
+            close(cp.asnumpy(op @ cp.asarray(x)), reference(A, x), dtype)
+
+
+@pytest.mark.gpu
 @pytest.mark.filterwarnings("ignore::UserWarning")     # PyTorch's own about its sparse tensors (beta, checks)
 def test_gpu_torch_sparse_matrix_read_on_the_device():
     torch = pytest.importorskip("torch")

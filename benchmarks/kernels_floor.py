@@ -1,0 +1,197 @@
+"""Large matrices against the memory floor: how close the best configuration comes to the GPU's copy
+bandwidth, and whether our own kernels beat cuSPARSE where the structure is irregular.
+
+Usage: python benchmarks/kernels_floor.py --corpus DIR [--prior DATASET ...] [--top 8] [--generated]
+                                          [--out benchmarks/results] [--dtypes float32 float64]
+                                          [--repeats 100] [--budget 0.2] [--limit N]
+
+Matrices: the large real-structured ones, ``pyspmv.datasets.scaled_corpus(DIR, 3e6, 1.6e7, per_kind=3,
+seed=1)`` (``DIR``: the real matrices of ``../shared/corpus``), and with ``--generated`` a 2-D stencil of
+4.5e7 entries, a power-law matrix of 1e6 rows and a banded one. Each matrix and value type is timed in
+one run together with the copy bandwidth, on these configurations:
+
+- every cuSPARSE configuration;
+- every configuration of the new families (:data:`NEW_FAMILIES`);
+- the ``--top`` fastest of our other own configurations for that matrix and type in the ``--prior``
+  datasets (collections of the same matrices on the same GPU) and the fastest of each other family
+  (kernel) there, or all of them where there is no prior.
+  The prior only chooses what to time again: every number here is from this run.
+
+Writes ``kernels_floor_<gpu>.csv.gz`` (one row per matrix, type and configuration, appended matrix by
+matrix, so that an interrupted run resumes where it stopped) and ``kernels_floor_<gpu>.md``:
+
+- ``floor_bytes``: what a CSR product must move (int32 row pointers and indices, values, x read once,
+  y written once); ``eff_frac = floor_bytes / median / copy``: the fraction of the copy bandwidth
+  (bytes read + written, measured in the same run) at the CSR floor;
+- ``bytes_ratio = bytes_moved / floor_bytes``: what the configuration's format moves against CSR;
+- ``irregular``: the coefficient of variation of the row lengths is above 1.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _internal import gpu, read_table
+from _md import md_frame as markdown
+from _md import provenance
+from tqdm.auto import tqdm
+
+import pyspmv
+from pyspmv.datasets import scaled_corpus
+
+#: The kernel families this benchmark exists to judge: every configuration of them is timed.
+NEW_FAMILIES: tuple[str, ...] = ("pyspmv/csr/merge", "pyspmv/csr/wide")
+#: Targets of the issue, checked in the summary.
+TARGET_MEDIAN, TARGET_MIN, TARGET_IRREGULAR, TARGET_BYTES = 0.80, 0.55, 1.25, 0.8
+
+
+def generated() -> list[pyspmv.Matrix]:
+    """The large generated cases: a 2-D 5-point stencil of 4.5e7 entries, a power-law matrix of 1e6
+    rows, a banded matrix of 2e7 entries."""
+    return [pyspmv.generate("poisson2d", 3000), pyspmv.generate("powerlaw", 1_000_000, seed=1),
+            pyspmv.generate("banded", 4_000_000)]
+
+
+def floor_bytes(M: pyspmv.Matrix, itemsize: int) -> int:
+    return 4 * (M.nrows + 1) + (4 + itemsize) * M.nnz + itemsize * (M.nrows + M.ncols)
+
+
+def row_cv(M: pyspmv.Matrix) -> float:
+    lens = np.diff(M.indptr).astype(np.float64)
+    return float(lens.std() / lens.mean()) if lens.size and lens.mean() > 0 else 0.0
+
+
+def family(cid: str) -> str:
+    return pyspmv.config(cid).kernel_id
+
+
+def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int) -> list[pyspmv.Config]:
+    """What to time for one matrix and type (the module's docstring says why)."""
+    every = pyspmv.configs("cuda")
+    keep = [c for c in every if c.library == "cusparse" or c.kernel_id in NEW_FAMILIES]
+    others = [c for c in every if c.library == "pyspmv" and c.kernel_id not in NEW_FAMILIES]
+    if prior is not None:
+        p = prior[(prior.matrix == name) & (prior.dtype == dtype) & (prior.status == "ok")]
+        p = p[p.config.str.startswith("pyspmv/")]
+        if len(p):
+            fam = p.config.map(family)
+            best = set(p.nsmallest(top, "median_ms").config) | set(p.loc[p.groupby(fam).median_ms.idxmin(), "config"])
+            others = [c for c in others if c.id in best]
+    return keep + others
+
+
+def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
+            budget_s: float) -> pd.DataFrame:
+    df = pyspmv.benchmark(M, cfgs, device="cuda", dtype=dtype, repeats=repeats, budget_s=budget_s,
+                          progress=False)
+    cf = pyspmv.config_features(M, cfgs, dtype=dtype)
+    df["nrows"], df["nnz"], df["row_cv"] = M.nrows, M.nnz, row_cv(M)
+    df["floor_bytes"] = floor_bytes(M, np.dtype(dtype).itemsize)
+    df["bytes_moved"] = df.config.map(cf.bytes_moved)
+    df["bytes_ratio"] = df.bytes_moved / df.floor_bytes
+    df["eff_frac"] = df.floor_bytes / (df.median_ms * 1e6) / copy_gbs
+    df["copy_gbs"] = copy_gbs
+    return df
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per matrix and type: the best configuration, the best own against the best cuSPARSE."""
+    rows = []
+    for (name, dtype), g in df[df.status == "ok"].groupby(["matrix", "dtype"], sort=False):
+        g = g.sort_values("median_ms")
+        own, cus = g[g.config.str.startswith("pyspmv/")], g[g.config.str.startswith("cusparse/")]
+        if own.empty or cus.empty:
+            continue
+        b, o, c = g.iloc[0], own.iloc[0], cus.iloc[0]
+        rows.append({
+            "matrix": name, "dtype": dtype, "nnz": int(b.nnz), "row_cv": b.row_cv, "best": b.config,
+            "best_us": b.median_ms * 1e3, "eff_frac": b.eff_frac, "best_bytes_ratio": b.bytes_ratio,
+            "best_own": o.config, "best_cusparse": c.config, "own_vs_cusparse": c.median_ms / o.median_ms,
+            "min_bytes_ratio": g.bytes_ratio.min(),
+        })
+    return pd.DataFrame(rows)
+
+
+def targets(s: pd.DataFrame) -> str:
+    """The issue's targets, read off the summary."""
+    irr = s[s.row_cv > 1]
+    geo = float(np.exp(np.log(irr.own_vs_cusparse).mean())) if len(irr) else float("nan")
+    wins = s.best.map(family).value_counts()
+    small = int((s.min_bytes_ratio < TARGET_BYTES).sum())
+    return "\n".join([
+        f"- Best configuration, fraction of copy bandwidth at the CSR floor over {len(s)} matrix/type pairs: "
+        f"median {s.eff_frac.median():.3f} (target {TARGET_MEDIAN}), minimum {s.eff_frac.min():.3f} "
+        f"(target {TARGET_MIN}); float32 median {s[s.dtype == 'float32'].eff_frac.median():.3f}, float64 "
+        f"{s[s.dtype == 'float64'].eff_frac.median():.3f}.",
+        f"- Irregular pairs (row-length CV > 1): {len(irr)}; best own against best cuSPARSE, geometric mean "
+        f"{geo:.3f}x (target {TARGET_IRREGULAR}x), range {irr.own_vs_cusparse.min():.3f}-"
+        f"{irr.own_vs_cusparse.max():.3f}x." if len(irr) else "- No irregular pair.",
+        f"- A configuration moving < {TARGET_BYTES} of CSR's bytes: {small} of {len(s)} pairs (target: half).",
+        "- Wins by family: " + ", ".join(f"{k} {v} ({v / len(s):.0%})" for k, v in wins.items()) + ".",
+    ]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, help="folder of the real matrices scaled_corpus() scales")
+    ap.add_argument("--prior", type=Path, nargs="*", default=[], help="collections of the same matrices")
+    ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--generated", action="store_true", help="add the large generated matrices")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    ap.add_argument("--repeats", type=int, default=100)
+    ap.add_argument("--budget", type=float, default=0.2, help="seconds of timed runs per configuration")
+    ap.add_argument("--limit", type=int, help="at most this many matrices")
+    args = ap.parse_args(argv)
+
+    info = gpu.device_info()
+    tag = re.sub(r"[^a-z0-9]+", "_", info["name"].lower()).strip("_")
+    args.out.mkdir(parents=True, exist_ok=True)
+    csv, md = args.out / f"kernels_floor_{tag}.csv.gz", args.out / f"kernels_floor_{tag}.md"
+    prior = pd.concat([read_table(p) for p in args.prior]) if args.prior else None
+    done = set()
+    if csv.exists():
+        old = pd.read_csv(csv)
+        done = set(old.matrix + "/" + old.dtype)
+    sources: list = list(scaled_corpus(args.corpus, 3e6, 1.6e7, per_kind=3, seed=1)) if args.corpus else []
+    if args.generated:
+        sources += generated()
+    sources = sources[:args.limit] if args.limit else sources
+    t0 = time.perf_counter()
+    for src in tqdm(sources, desc="matrices"):
+        name = src.name
+        todo = [d for d in args.dtypes if f"{name}/{d}" not in done]
+        if not todo:
+            continue
+        M = src if isinstance(src, pyspmv.Matrix) else src.build()
+        copy_gbs = gpu.copy_bandwidth(1 << 30, repeats=20)  # per matrix: the same run, the card as it is now
+        for dtype in todo:
+            df = measure(M, dtype, candidates(name, dtype, prior, args.top), copy_gbs, args.repeats, args.budget)
+            df.to_csv(csv, mode="a", header=not csv.exists(), index=False, float_format="%.6g")
+    full = pd.read_csv(csv)
+    s = summary(full)
+    with open(md, "w", encoding="utf-8") as f:
+        f.write(f"# Large matrices against the memory floor on {info['name']}\n\n{provenance('cuda')}\n\n")
+        f.write(f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
+                f"cuSPARSE {info['cusparse_version']}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
+                f"the matrices, each measured beside its own timings; read + write); median of up to "
+                f"{args.repeats} event-timed runs per configuration (fewer where {args.budget} s ran out). "
+                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, and our "
+                f"other own configurations "
+                + (f"that were among the {args.top} fastest for the pair in the prior collection, or the "
+                   f"fastest of their kernel there."
+                   if prior is not None else "(all of them).") + "\n\n")
+        f.write(targets(s) + "\n")
+        f.write(markdown(s))
+    print(targets(s))
+    print(s.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(f"{len(full)} rows in {csv}; {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
