@@ -11,7 +11,8 @@ seed=1)`` (``DIR``: the real matrices of ``../shared/corpus``), and with ``--gen
 one run together with the copy bandwidth, on these configurations:
 
 - every cuSPARSE configuration;
-- every configuration of the new families (:data:`NEW_FAMILIES`);
+- every configuration of the new families (:data:`NEW_FAMILIES`) and every one in a locality order
+  (``order=1``);
 - the ``--top`` fastest of our other own configurations for that matrix and type in the ``--prior``
   datasets (collections of the same matrices on the same GPU) and the fastest of each other family
   (kernel) there, or all of them where there is no prior.
@@ -67,14 +68,18 @@ def row_cv(M: pyspmv.Matrix) -> float:
 
 
 def family(cid: str) -> str:
-    return pyspmv.config(cid).kernel_id
+    """The kernel, with ``+order`` where the matrix is in a locality order (``order=1``)."""
+    c = pyspmv.config(cid)
+    return c.kernel_id + ("+order" if c.format_kwargs.get("order") else "")
 
 
 def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int) -> list[pyspmv.Config]:
     """What to time for one matrix and type (the module's docstring says why)."""
     every = pyspmv.configs("cuda")
-    keep = [c for c in every if c.library == "cusparse" or c.kernel_id in NEW_FAMILIES]
-    others = [c for c in every if c.library == "pyspmv" and c.kernel_id not in NEW_FAMILIES]
+    new = [c.library == "cusparse" or c.kernel_id in NEW_FAMILIES or bool(c.format_kwargs.get("order"))
+           for c in every]
+    keep = [c for c, n in zip(every, new) if n]
+    others = [c for c, n in zip(every, new) if c.library == "pyspmv" and not n]
     if prior is not None:
         p = prior[(prior.matrix == name) & (prior.dtype == dtype) & (prior.status == "ok")]
         p = p[p.config.str.startswith("pyspmv/")]
@@ -181,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"cuSPARSE {info['cusparse_version']}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
                 f"the matrices, each measured beside its own timings; read + write); median of up to "
                 f"{args.repeats} event-timed runs per configuration (fewer where {args.budget} s ran out). "
-                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, and our "
+                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, every one "
+                f"in a locality order (order=1: its time includes gathering x and scattering y), and our "
                 f"other own configurations "
                 + (f"that were among the {args.top} fastest for the pair in the prior collection, or the "
                    f"fastest of their kernel there."

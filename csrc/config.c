@@ -12,13 +12,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The parameter names ids may give, and each one's design-row column (-1: none). */
+/* The parameter names ids may give, each one's design-row column (-1: none), and whether it is an
+ * axis: a slot at its default is then not "given" (never printed, no column), so that adding the
+ * axis to a kernel keeps the ids it had. */
 static const struct {
     const char *name;
     int col;
+    int axis;
 } params[] = {
-#define SPMV_PARAM(CODE, name) {#name, SPMV_COL_P_##CODE},
-#define SPMV_PARAM_NO_COLUMN(CODE, name) {#name, -1},
+#define SPMV_PARAM(CODE, name) {#name, SPMV_COL_P_##CODE, 0},
+#define SPMV_PARAM_NO_COLUMN(CODE, name) {#name, -1, 0},
+#define SPMV_PARAM_AXIS(CODE, name) {#name, -1, 1},
 #include "kernels.def"
 };
 #define NPARAMS ((int)(sizeof params / sizeof params[0]))
@@ -28,6 +32,13 @@ static int param_index(const char *name, size_t len) {
     for (int i = 0; i < NPARAMS; i++)
         if (strlen(params[i].name) == len && memcmp(params[i].name, name, len) == 0) return i;
     return -1;
+}
+
+/* Whether slot k of K holds value v as a given parameter: always, except an axis at its default. */
+static int slot_given(const spmv_kernel_desc *K, int k, int32_t v) {
+    const char *name = K->param_name[k];
+    int i = name != NULL ? param_index(name, strlen(name)) : -1;
+    return !(i >= 0 && params[i].axis && v == K->param_default[k]);
 }
 
 /* s[len] quoted as Python's repr quotes a str (single quotes unless it holds one and no double
@@ -116,6 +127,7 @@ int spmv_config_parse(const char *id, spmv_config *c, spmv_err *err) {
         return spmv_fail(err, SPMV_EINVAL, 0, -1, -1, "Unknown configuration id %s.", qid);
     memset(c, 0, sizeof *c);
     c->kernel = ki;
+    int32_t seen = 0; /* slots named so far (an axis at its default is named but not given) */
     for (int k = 0; k < SPMV_NPARAM; k++) c->param[k] = K->param_default[k];
     /* The kernel's names as Python lists them: ['c', 'sigma'], or none. */
     size_t o = 0;
@@ -146,7 +158,7 @@ int spmv_config_parse(const char *id, spmv_config *c, spmv_err *err) {
             return spmv_fail(err, SPMV_EINVAL, at, -1, -1,
                              "Configuration %s: '%.*s' is not a parameter of %s; it takes %s.", qid,
                              (int)(nlen < 32 ? nlen : 32), s, K->id, o ? list : "none");
-        if ((c->given >> k) & 1)
+        if ((seen >> k) & 1)
             return spmv_fail(err, SPMV_EINVAL, at, -1, -1,
                              "Configuration %s: parameter '%s' is given twice; give each at most "
                              "once.",
@@ -185,7 +197,8 @@ int spmv_config_parse(const char *id, spmv_config *c, spmv_err *err) {
                              d);
         }
         c->param[k] = v;
-        c->given |= 1 << k;
+        seen |= 1 << k;
+        if (slot_given(K, k, v)) c->given |= 1 << k;
         s = end ? end + 1 : NULL;
     }
     return SPMV_OK;
@@ -226,7 +239,7 @@ int32_t spmv_config_expand(int device, spmv_config *out) {
                 c->param[k] = K->param_default[k];
                 if (K->param_name[k] == NULL || K->ngrid[k] == 0) continue;
                 c->param[k] = K->grid[k][r % K->ngrid[k]];
-                c->given |= 1 << k;
+                if (slot_given(K, k, c->param[k])) c->given |= 1 << k;
                 r /= K->ngrid[k];
             }
         }

@@ -2,7 +2,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Layout (spmv_fmt with format SPMV_FMT_CSR): idx[0] = indptr[nrows+1], idx[1] = indices[nnz],
-// val[0] = values[nnz]; no parameters, no scalars.  Kernel variants: 0 = row-parallel (rows split
+// val[0] = values[nnz]; no scalars.  param[0] is the order (the configuration's `order`): 0 the
+// matrix's own; 1 a locality order (reverse Cuthill-McKee, csrc/order.c) of a square matrix, kept
+// in idx[2] = perm[nrows] (new -> old): the arrays then hold B = P A P^T, row k of B being row
+// perm[k] of A with every column j renumbered inv[j], each row's columns ascending.  A product
+// gathers xp[k] = x[perm[k]], multiplies, and scatters y[perm[k]] = yp[k]; back-conversion
+// undoes the order.  Kernel variants: 0 = row-parallel (rows split
 // evenly across threads), 1 = nnz-balanced (each thread gets a contiguous run of rows holding about
 // nnz/threads entries, so a few long rows do not leave the other threads idle).
 #include "spmv_internal.h"
@@ -36,11 +41,69 @@ int spmv_hyb_width(const spmv_csr *A, int32_t *width, spmv_err *err) {
     return SPMV_OK;
 }
 
+static int csr_params(const spmv_fmt *F, spmv_err *err) {
+    if (F->param[0] != 0 && F->param[0] != 1)
+        return spmv_fail(err, SPMV_EINVAL, -1, F->param[0], 1,
+                         "The 'order' parameter of csr must be 0 (the matrix's own) or 1 (reverse "
+                         "Cuthill-McKee). Got %d instead.",
+                         (int)F->param[0]);
+    if (F->param[1] != 0)
+        return spmv_fail(err, SPMV_EINVAL, -1, F->param[1], 0,
+                         "csr has one parameter, 'order'; its second slot must be 0, not %d",
+                         (int)F->param[1]);
+    if (F->param[0] == 1 && F->nrows != F->ncols)
+        return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, F->ncols, F->nrows,
+                         "csr with order=1 renumbers rows and columns alike: the matrix must be "
+                         "square, and it is %d x %d",
+                         (int)F->nrows, (int)F->ncols);
+    return SPMV_OK;
+}
+
 static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    (void)err;
+    int rc = csr_params(F, err);
+    if (rc) return rc;
     F->nidx[0] = (int64_t)A->nrows + 1;
     F->nidx[1] = F->nnz;
+    F->nidx[2] = F->param[0] == 1 ? A->nrows : 0;
     F->nval[0] = F->nnz;
+    return SPMV_OK;
+}
+
+static int cmp_key(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* inv[perm[k]] = k into inv[n] (a fresh allocation, the caller's to spmv_free), or NULL. */
+static int32_t *inverse(const int32_t *perm, int32_t n, spmv_err *err) {
+    int32_t *inv = (int32_t *)spmv_malloc((int64_t)n + 1, sizeof(int32_t), err);
+    if (inv != NULL)
+        for (int32_t k = 0; k < n; k++) inv[perm[k]] = k;
+    return inv;
+}
+
+/* Row k of the result is row rows[k] of (ptr, col), each column j renamed cols[j], the row's
+ * entries then sorted by column: key[] orders a row's entries as (new column, place). */
+static int permuted_rows(int32_t n, const int32_t *ptr, const int32_t *col, const int32_t *rows,
+                         const int32_t *cols, int32_t *optr, int32_t *ocol, int64_t *place,
+                         spmv_err *err) {
+    int32_t maxlen = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (ptr[i + 1] - ptr[i] > maxlen) maxlen = ptr[i + 1] - ptr[i];
+    int64_t *key = (int64_t *)spmv_malloc((int64_t)maxlen + 1, sizeof(int64_t), err);
+    if (key == NULL) return SPMV_ENOMEM;
+    optr[0] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = rows[k], p0 = ptr[r], len = ptr[r + 1] - p0;
+        for (int32_t q = 0; q < len; q++) key[q] = (int64_t)cols[col[p0 + q]] << 32 | q;
+        qsort(key, (size_t)len, sizeof(int64_t), cmp_key);
+        for (int32_t q = 0; q < len; q++) {
+            ocol[optr[k] + q] = (int32_t)(key[q] >> 32);
+            place[optr[k] + q] = p0 + (key[q] & 0xffffffff);
+        }
+        optr[k + 1] = optr[k] + len;
+    }
+    spmv_free(key);
     return SPMV_OK;
 }
 
@@ -52,9 +115,12 @@ static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
 #include "csr_impl.h"
 
 static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"indptr", "indices", NULL, NULL, "values", NULL};
-    int64_t nidx[SPMV_MAXIDX] = {(int64_t)F->nrows + 1, F->nnz}, nval[SPMV_MAXVAL] = {F->nnz};
-    int rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    static const char *const what[] = {"indptr", "indices", "perm", NULL, "values", NULL};
+    int rc = csr_params(F, err);
+    int64_t nidx[SPMV_MAXIDX] = {(int64_t)F->nrows + 1, F->nnz, F->param[0] == 1 ? F->nrows : 0},
+            nval[SPMV_MAXVAL] = {F->nnz};
+    if (!rc) rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    if (!rc && F->param[0] == 1) rc = spmv_fmt_perm(F, F->idx[2], F->nrows, "perm", err);
     spmv_csr A = {F->nrows, F->ncols, F->idx[0], F->idx[1]};
     return rc ? rc : spmv_csr_check(&A, nidx[0], F->nnz, err);
 }

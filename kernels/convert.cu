@@ -385,6 +385,11 @@ extern "C" int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int form
         if (err) err->value = format, err->limit = SPMV_NFORMATS;
         return rc;
     }
+    if (format == SPMV_FMT_CSR && (param[0] != 0 || param[1] != 0))
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                              "csr with order=%d (a locality order) is converted on the host, not "
+                              "on the device: pass the matrix from the host",
+                              (int)param[0]);
     int es = 0;
     const spmv_dfmt *A = spmv_cuda_matrix_dfmt(S, &es);
     if (A->format != SPMV_FMT_CSR)

@@ -107,6 +107,13 @@ static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
  * does not read y and t == NULL stands for zeros.  Returns the launch's error. */
 cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, const void *t, double beta,
                             void *y, cudaStream_t s);
+/* A locality order's permutations (CSR's order=1, csrc/csr.c), perm[n] new -> old, on stream s,
+ * asynchronous: gather xp[k] = x[perm[k]]; scatter y[perm[k]] = alpha yp[k] + beta y[perm[k]]
+ * (beta == 0 does not read y).  Return the launch's error. */
+cudaError_t spmv_cuda_gather(int elem_size, int64_t n, const int32_t *perm, const void *x, void *xp,
+                             cudaStream_t s);
+cudaError_t spmv_cuda_scatter(int elem_size, int64_t n, const int32_t *perm, double alpha,
+                              const void *yp, double beta, void *y, cudaStream_t s);
 /* Check a CSR matrix on the device (the rules of spmv_cuda_matrix_wrap_csr), synchronously:
  * SPMV_EINVAL naming the first bad entry (err->where its index), SPMV_ECUDA, SPMV_ENOMEM. */
 int spmv_cuda_csr_check(int32_t nrows, int32_t ncols, int64_t nnz, const int32_t *ptr,

@@ -52,6 +52,10 @@ struct spmv_cuda_plan {
     int used;          /* done has been recorded */
     const void *ok_x;  /* the last x and y found to be memory of the plan's device: asking the */
     const void *ok_y;  /* runtime again costs about a microsecond a pointer, per product */
+    /* a matrix in a locality order (CSR's order=1, csrc/csr.c): x gathered into xp, the kernel
+     * writes yp, yp scattered into y, all three in every product and in its time */
+    const int32_t *perm;
+    void *xp, *yp;
 };
 
 /* The own kernel of each registry entry, in registry order (csrc/kernels.def: NULL for a CPU or
@@ -183,6 +187,34 @@ static int check_args(const spmv_fmt *F, const spmv_cuda_matrix *M, const spmv_k
     return SPMV_OK;
 }
 
+/* The locality order of M, or NULL: CSR's layout with order=1 keeps it in idx[2] (csrc/csr.c). */
+static const int32_t *order_of(const spmv_cuda_matrix *M) {
+    const spmv_dfmt *D = &M->D;
+    return D->format == SPMV_FMT_CSR && D->param[0] == 1 && D->nidx[2] == D->nrows ? D->idx[2]
+                                                                                   : NULL;
+}
+
+/* The kernel's product of x into y on stream s, through the locality order where there is one. */
+static cudaError_t run_on(spmv_cuda_plan *p, const void *x, void *y, double alpha, double beta,
+                          cudaStream_t s) {
+    const spmv_cuda_matrix *M = p->M;
+    const int es = M->elem_size;
+    const void *xin = x;
+    void *yout = y;
+    cudaError_t e = cudaSuccess;
+    if (p->perm) {
+        e = spmv_cuda_gather(es, M->D.ncols, p->perm, x, p->xp, s);
+        xin = p->xp;
+        yout = p->yp;
+    }
+    if (e == cudaSuccess)
+        e = es == 4 ? p->ops->run_f32(&M->D, &p->L, p->aux, (const float *)xin, (float *)yout, s)
+                    : p->ops->run_f64(&M->D, &p->L, p->aux, (const double *)xin, (double *)yout, s);
+    if (e == cudaSuccess && p->perm)
+        e = spmv_cuda_scatter(es, M->D.nrows, p->perm, alpha, p->yp, beta, y, s);
+    return e;
+}
+
 static int setup_kernel(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
     spmv_cuda_matrix *M = p->M;
     if (p->K->library == SPMV_LIB_CUSPARSE)
@@ -195,6 +227,13 @@ static int setup_kernel(spmv_cuda_plan *p, const spmv_fmt *F, spmv_err *err) {
     int64_t aux = 0;
     int rc = p->ops->prepare ? p->ops->prepare(F, &p->L, &aux, err) : SPMV_OK;
     if (!rc) rc = dev_alloc(&p->bytes, aux, "the kernel's workspace", &p->aux, err);
+    p->perm = order_of(M);
+    if (!rc && p->perm)
+        rc = dev_alloc(&p->bytes, (int64_t)M->D.ncols * M->elem_size, "x in the matrix's order",
+                       &p->xp, err);
+    if (!rc && p->perm)
+        rc = dev_alloc(&p->bytes, (int64_t)M->D.nrows * M->elem_size, "y in the matrix's order",
+                       &p->yp, err);
     if (!rc && p->ops->setup) rc = p->ops->setup(F, &M->D, &p->L, p->aux, p->s, err);
     return rc;
 }
@@ -313,12 +352,7 @@ static int mark_end(spmv_cuda_plan *p, cudaStream_t s, spmv_err *err) {
 /* One product on the plan's stream, asynchronous. */
 static int launch(spmv_cuda_plan *p, spmv_err *err) {
     if (p->cs) return spmv_cusparse_run(p->cs, err);
-    const spmv_cuda_matrix *M = p->M;
-    cudaError_t e =
-        M->elem_size == 4
-            ? p->ops->run_f32(&M->D, &p->L, p->aux, (const float *)M->x, (float *)M->y, p->s)
-            : p->ops->run_f64(&M->D, &p->L, p->aux, (const double *)M->x, (double *)M->y, p->s);
-    return spmv_cuda_status(e, p->K->id, err);
+    return spmv_cuda_status(run_on(p, p->M->x, p->M->y, 1.0, 0.0, p->s), p->K->id, err);
 }
 
 static int put_x(spmv_cuda_plan *p, const void *x, spmv_err *err) {
@@ -459,6 +493,8 @@ void spmv_cuda_plan_free(spmv_cuda_plan *p) {
     if (p->gate) cudaFreeHost((void *)p->gate);
     if (p->done) cudaEventDestroy(p->done);
     cudaFree(p->tmp);
+    cudaFree(p->xp);
+    cudaFree(p->yp);
     if (p->s) cudaStreamDestroy(p->s);
     if (p->owns_matrix) spmv_cuda_matrix_free(p->M);
     cudaGetLastError();
@@ -515,6 +551,8 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
     } else if (alpha == 0.0) {
         rc = spmv_cuda_status(spmv_cuda_axpby((int)es, M->D.nrows, 0.0, NULL, beta, y, s),
                               "y = beta y", err);
+    } else if (p->perm) { /* the scatter applies alpha and beta */
+        rc = spmv_cuda_status(run_on(p, x, y, alpha, beta, s), p->K->id, err);
     } else {
         int direct = alpha == 1.0 && beta == 0.0;
         void *t = y;

@@ -1,5 +1,5 @@
-// kernels/vec.cu: vector work around a product on the caller's vectors — alpha/beta, checks of a
-// CSR matrix that lives on the device
+// kernels/vec.cu: vector work around a product on the caller's vectors — alpha/beta, a locality
+// order's gather and scatter, checks of a CSR matrix that lives on the device
 // SPDX-License-Identifier: BSD-3-Clause
 #include "kern.h"
 
@@ -24,6 +24,54 @@ extern "C" cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, c
             <<<blocks, bs, 0, s>>>(n, (float)alpha, (const float *)t, (float)beta, (float *)y);
     else
         axpby_kernel<double><<<blocks, bs, 0, s>>>(n, alpha, (const double *)t, beta, (double *)y);
+    return cudaGetLastError();
+}
+
+template <typename T>
+__global__ void gather_kernel(int64_t n, const int32_t *__restrict__ perm, const T *__restrict__ x,
+                              T *__restrict__ xp) {
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x)
+        xp[k] = __ldg(x + __ldg(perm + k));
+}
+
+template <typename T>
+__global__ void scatter_kernel(int64_t n, const int32_t *__restrict__ perm, T alpha,
+                               const T *__restrict__ yp, T beta, T *__restrict__ y) {
+    for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int32_t i = __ldg(perm + k);
+        T v = alpha * yp[k];
+        y[i] = beta == T(0) ? v : v + beta * y[i]; /* BLAS's rule: beta == 0 does not read y */
+    }
+}
+
+static unsigned vec_blocks(int64_t n) {
+    unsigned blocks = spmv_cuda_blocks(n, 256);
+    return blocks > 65535u * 8 ? 65535u * 8 : blocks; /* grid-stride past that */
+}
+
+extern "C" cudaError_t spmv_cuda_gather(int elem_size, int64_t n, const int32_t *perm,
+                                        const void *x, void *xp, cudaStream_t s) {
+    if (n <= 0) return cudaSuccess;
+    if (elem_size == 4)
+        gather_kernel<float><<<vec_blocks(n), 256, 0, s>>>(n, perm, (const float *)x, (float *)xp);
+    else
+        gather_kernel<double>
+            <<<vec_blocks(n), 256, 0, s>>>(n, perm, (const double *)x, (double *)xp);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spmv_cuda_scatter(int elem_size, int64_t n, const int32_t *perm,
+                                         double alpha, const void *yp, double beta, void *y,
+                                         cudaStream_t s) {
+    if (n <= 0) return cudaSuccess;
+    if (elem_size == 4)
+        scatter_kernel<float><<<vec_blocks(n), 256, 0, s>>>(
+            n, perm, (float)alpha, (const float *)yp, (float)beta, (float *)y);
+    else
+        scatter_kernel<double>
+            <<<vec_blocks(n), 256, 0, s>>>(n, perm, alpha, (const double *)yp, beta, (double *)y);
     return cudaGetLastError();
 }
 

@@ -256,7 +256,7 @@ def test_float32_x_overflow_is_refused():
     ("cpu/sell/c=8/", "'' follows the parameters"),
     (" cpu/csr/rows", "Unknown configuration id ' cpu/csr/rows'.*pyspmv.configs\\('cpu'\\)"),
     ("cpu/c=8/sell", "Unknown configuration id"),
-    ("cpu/csr/rows/q=1", "'q' is not a parameter of cpu/csr/rows; it takes none"),
+    ("cpu/coo/q=1", "'q' is not a parameter of cpu/coo; it takes none"),
 ])
 def test_configuration_ids_are_strict(cid, message):
     with pytest.raises(ValueError, match=message):

@@ -416,7 +416,9 @@ def test_gpu_operator_threads_take_turns():
 
 GPU_CONFIGS = ["cusparse/csr/default", "cusparse/csr/alg2", "pyspmv/csr/vector/tpv=8/bs=256",
                "pyspmv/csr/adaptive/bs=256", "pyspmv/coo/bs=256", "pyspmv/sell/c=32/sigma=1/bs=128",
-               "cusparse/bsr/b=2", "pyspmv/cidx/vector/bits=8/tpv=8/bs=256"]
+               "cusparse/bsr/b=2", "pyspmv/cidx/vector/bits=8/tpv=8/bs=256", "pyspmv/csr/merge/bs=128",
+               "pyspmv/csr/wide/tpv=16/bs=256", "pyspmv/csr/merge/order=1/bs=256",
+               "pyspmv/csr/adaptive/order=1/bs=128"]
 
 
 def _gpu_configs():
@@ -638,6 +640,8 @@ def test_gpu_cupy_matrix_views_at_any_alignment(dtype):
         for cid in ("pyspmv/csr/wide/tpv=4/bs=128", "pyspmv/csr/wide/tpv=32/bs=256", "pyspmv/csr/merge/bs=256"):
             op = pyspmv.Operator(Ad, config=cid)
             close(cp.asnumpy(op @ cp.asarray(x)), reference(A, x), dtype)
+    with pytest.raises(pyspmv.NotApplicableError, match="host"):      # a locality order is made on the host
+        pyspmv.Operator(Ad, config="pyspmv/csr/merge/order=1/bs=256")
 
 
 @pytest.mark.gpu

@@ -512,7 +512,7 @@ def check_registry(root: Path = ROOT) -> tuple[dict[str, int], list[str]]:
     counted["a CUDA kernel of an existing format"] = 2
     # a parameter name: its line in kernels.def; the columns and the grammar come from it (spmv.h, config.c)
     for code, name in _declared(root, "kernels.def", "SPMV_PARAM") + \
-            _declared(root, "kernels.def", "SPMV_PARAM_NO_COLUMN"):
+            _declared(root, "kernels.def", "SPMV_PARAM_NO_COLUMN") + _declared(root, "kernels.def", "SPMV_PARAM_AXIS"):
         named = [f for f in touches(f"SPMV_COL_P_{code}", root) if f != "csrc/kernels.def"]
         if named:
             problems.append(f"the parameter {name}'s column SPMV_COL_P_{code} is named in {' '.join(named)}")

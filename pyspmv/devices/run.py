@@ -48,7 +48,9 @@ def prepare_on_device(DM: gpu.DeviceMatrix, cfg: Config | str) -> tuple[Config, 
     if c.device != "cuda":
         raise ValueError(f"Configuration {c.id!r} runs on {c.device}; a matrix that lives on the GPU is converted "
                          "for cuda configurations.")
-    return c, DM if c.format == "csr" else gpu.convert_on_device(DM, c.format, **c.format_kwargs)
+    # CSR in its own order is DM itself; any other layout (CSR in a locality order included) is converted
+    return c, DM if c.format == "csr" and not any(c.format_params) else \
+        gpu.convert_on_device(DM, c.format, **c.format_kwargs)
 
 
 def check_x(x: Any, ncols: int, dtype: np.dtype, fmt: str) -> np.ndarray:
