@@ -115,6 +115,13 @@ def machine(device: str = "cpu") -> str:
             f"pyspmv {pyspmv.__version__}")
 
 
+def gpu_software(info: dict) -> str:
+    """The GPU's SM count and software versions, as a results page states them under its provenance line
+    (``info``: ``pyspmv.devices.gpu.device_info()``)."""
+    return (f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
+            f"cuSPARSE {info['cusparse_version']}")
+
+
 def provenance(device: str = "cpu", *, host: str | None = None, argv: Sequence[str] | None = None) -> str:
     """The provenance line a table starts with, under its title: command, machine, date (UTC), git commit.
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _internal import gpu
+from _md import gpu_software
 from _md import md_frame as markdown
 from _md import provenance
 from tqdm.auto import tqdm
@@ -146,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     s = summary(full)
     with open(md, "w", encoding="utf-8") as f:
         f.write(f"# CUDA kernels on {info['name']}\n\n{provenance('cuda')}\n\n")
-        f.write(f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
-                f"cuSPARSE {info['cusparse_version']}; device copy bandwidth {copy_gbs:.0f} GB/s (read + write, "
+        f.write(f"{gpu_software(info)}; device copy bandwidth {copy_gbs:.0f} GB/s (read + write, "
                 f"measured in the same run); median of up to {args.repeats} event-timed runs per configuration "
                 f"(fewer where {args.budget} s of runs ran out), each queued behind a wait kernel so the events "
                 f"time the GPU's work, not the host's launch latency.\n\n")

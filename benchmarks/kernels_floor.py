@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _internal import gpu, read_table
+from _md import gpu_software
 from _md import md_frame as markdown
 from _md import provenance
 from tqdm.auto import tqdm
@@ -182,8 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     s = summary(full)
     with open(md, "w", encoding="utf-8") as f:
         f.write(f"# Large matrices against the memory floor on {info['name']}\n\n{provenance('cuda')}\n\n")
-        f.write(f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
-                f"cuSPARSE {info['cusparse_version']}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
+        f.write(f"{gpu_software(info)}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
                 f"the matrices, each measured beside its own timings; read + write); median of up to "
                 f"{args.repeats} event-timed runs per configuration (fewer where {args.budget} s ran out). "
                 f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, every one "

@@ -23,6 +23,7 @@
 // Every sum runs in an order fixed by the matrix and the block size: all three are deterministic.
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 #include "ell_coo.cuh"
 #include "kern.h"
@@ -89,30 +90,35 @@ static void vector_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, 
             D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
 }
 
+/* f(std::integral_constant<int, tpv>()) for a threads-per-row of the grid; prepare refused others. */
+template <typename F> static cudaError_t by_tpv(int32_t tpv, F f) {
+    switch (tpv) {
+    case 2:
+        f(std::integral_constant<int, 2>());
+        break;
+    case 4:
+        f(std::integral_constant<int, 4>());
+        break;
+    case 8:
+        f(std::integral_constant<int, 8>());
+        break;
+    case 16:
+        f(std::integral_constant<int, 16>());
+        break;
+    case 32:
+        f(std::integral_constant<int, 32>());
+        break;
+    default:
+        return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
 template <typename T>
 static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                               T *y, cudaStream_t s) {
     (void)aux;
-    switch (L->tpv) {
-    case 2:
-        vector_launch<T, 2>(D, L, x, y, s);
-        break;
-    case 4:
-        vector_launch<T, 4>(D, L, x, y, s);
-        break;
-    case 8:
-        vector_launch<T, 8>(D, L, x, y, s);
-        break;
-    case 16:
-        vector_launch<T, 16>(D, L, x, y, s);
-        break;
-    case 32:
-        vector_launch<T, 32>(D, L, x, y, s);
-        break;
-    default:
-        return cudaErrorInvalidValue; /* prepare refused it */
-    }
-    return cudaGetLastError();
+    return by_tpv(L->tpv, [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, s); });
 }
 
 /* Block sizes every kernel here can take: whole warps, at most 32 of them. */
@@ -219,26 +225,7 @@ static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void
                             T *y, cudaStream_t s) {
     if (((uintptr_t)D->idx[1] | (uintptr_t)D->val[0]) % 16 != 0)
         return vector_run<T>(D, L, aux, x, y, s);
-    switch (L->tpv) {
-    case 2:
-        wide_launch<T, 2>(D, L, x, y, s);
-        break;
-    case 4:
-        wide_launch<T, 4>(D, L, x, y, s);
-        break;
-    case 8:
-        wide_launch<T, 8>(D, L, x, y, s);
-        break;
-    case 16:
-        wide_launch<T, 16>(D, L, x, y, s);
-        break;
-    case 32:
-        wide_launch<T, 32>(D, L, x, y, s);
-        break;
-    default:
-        return cudaErrorInvalidValue; /* prepare refused it */
-    }
-    return cudaGetLastError();
+    return by_tpv(L->tpv, [&](auto w) { wide_launch<T, decltype(w)::value>(D, L, x, y, s); });
 }
 
 /* ---- adaptive -------------------------------------------------------------------------------- */
@@ -544,21 +531,7 @@ __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any blo
     const int64_t k0 = d0 - r0;
     const int nr = r1 - r0, nk = (int)(d1 - r1 - k0);
     for (int i = tid; i < nr; i += bs) end[coo_pad(i)] = __ldg(ptr + r0 + 1 + i);
-    for (int j = 0; j < items; j += COO_UNROLL) {
-        int32_t c[COO_UNROLL];
-        T v[COO_UNROLL];
-#pragma unroll
-        for (int u = 0; u < COO_UNROLL; u++) {
-            int k = (j + u) * bs + tid;
-            c[u] = k < nk ? __ldcs(col + k0 + k) : 0;
-            v[u] = k < nk ? __ldcs(val + k0 + k) : T(0);
-        }
-#pragma unroll
-        for (int u = 0; u < COO_UNROLL; u++) {
-            int k = (j + u) * bs + tid;
-            if (k < nk) prod[coo_pad(k)] = v[u] * __ldg(x + c[u]);
-        }
-    }
+    coo_stream<T, false>(nullptr, col, val, x, k0, nk, items, prod, nullptr);
     __syncthreads();
     /* this thread's start on the tile's own path: rows i taken, entries j */
     const int dt = min(tid * items, nr + nk);

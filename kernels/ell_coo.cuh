@@ -211,6 +211,33 @@ __device__ void coo_fixup(const int32_t *crow, const T *csum, int nb, T *y, coo_
     if (ended && r0 >= 0) y[r0] = __ldcg(y + r0) + (cin + s0);
 }
 
+/* Entries [base, base + n) of (col, val) times x into prod[coo_pad(k)], streamed coalesced (thread t
+ * takes entries t, t + bs, ..., `items` of them, COO_UNROLL loads in flight); with ROWS, their rows
+ * into srow[coo_pad(k)] too.  CSR's merge kernel (kernels/csr.cu) streams its tiles so, without. */
+template <typename T, bool ROWS>
+__device__ __forceinline__ void coo_stream(const int32_t *__restrict__ row,
+                                           const int32_t *__restrict__ col,
+                                           const T *__restrict__ val, const T *__restrict__ x,
+                                           int64_t base, int n, int items, T *prod, int32_t *srow) {
+    const int bs = blockDim.x, tid = threadIdx.x;
+    for (int j = 0; j < items; j += COO_UNROLL) {
+        int32_t c[COO_UNROLL];
+        T v[COO_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COO_UNROLL; u++) {
+            int k = (j + u) * bs + tid; /* k < n implies j+u < items */
+            if (ROWS && k < n) srow[coo_pad(k)] = __ldcs(row + base + k);
+            c[u] = k < n ? __ldcs(col + base + k) : 0;
+            v[u] = k < n ? __ldcs(val + base + k) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < COO_UNROLL; u++) {
+            int k = (j + u) * bs + tid;
+            if (k < n) prod[coo_pad(k)] = v[u] * __ldg(x + c[u]);
+        }
+    }
+}
+
 template <typename T, bool ADD> __device__ __forceinline__ void coo_put(T *y, int32_t r, T s) {
     if (ADD)
         y[r] = __ldcg(y + r) + s;
@@ -237,22 +264,7 @@ __global__ void __launch_bounds__(1024)
         ngaps = 0;
         srow[coo_pad(n)] = base + n < nnz ? __ldcs(row + base + n) : nrows; /* nrows: the end */
     }
-    for (int j = 0; j < items; j += COO_UNROLL) {
-        int32_t c[COO_UNROLL];
-        T v[COO_UNROLL];
-#pragma unroll
-        for (int u = 0; u < COO_UNROLL; u++) {
-            int k = (j + u) * bs + tid; /* k < n implies j+u < items */
-            if (k < n) srow[coo_pad(k)] = __ldcs(row + base + k);
-            c[u] = k < n ? __ldcs(col + base + k) : 0;
-            v[u] = k < n ? __ldcs(val + base + k) : T(0);
-        }
-#pragma unroll
-        for (int u = 0; u < COO_UNROLL; u++) {
-            int k = (j + u) * bs + tid;
-            if (k < n) sval[coo_pad(k)] = v[u] * __ldg(x + c[u]);
-        }
-    }
+    coo_stream<T, true>(row, col, val, x, base, n, items, sval, srow);
     __syncthreads();
 
     /* Zero rows [a, b): here if few, else queue them for the whole block. */
