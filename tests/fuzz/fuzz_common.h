@@ -263,6 +263,9 @@ static inline void fz_fmt_params(fz_in *in, int format, int32_t param[2]) {
         return;
     }
     switch (format) {
+    case SPMV_FMT_CSR: /* its order: the matrix's own, or a locality order (square matrices) */
+        param[0] = b & 1;
+        break;
     case SPMV_FMT_SELL:
         param[0] = 1 << (b % 11);
         param[1] = v % 4 == 0 ? 1 : param[0] * (1 + v % 8);
