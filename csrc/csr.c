@@ -13,6 +13,7 @@
 #include "spmv_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
