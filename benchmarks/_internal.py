@@ -16,6 +16,7 @@ from pyspmv.datasets.collect import (
     read_table,  # a collection's timings.csv.gz as collect() wrote it
 )
 from pyspmv.datasets.corpus import REAL_FOLDER  # the real matrices calibration measures (pyspmv/data/real)
+from pyspmv.datasets.corpus import base_matrix  # a scaled copy's real matrix: folds keep the two on one side
 
 # The GPU directly: plans timed on one uploaded matrix, conversion on the device, the copy-bandwidth floor.
 from pyspmv.devices import (
@@ -53,6 +54,6 @@ from pyspmv.training.train_default import (
     train,  # the recipe's whole training (unseen_large retrains with it)
 )
 
-__all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "TIME_LIMIT_S", "arrays", "baseline_id", "bytes_per_value", "column_for",
+__all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "TIME_LIMIT_S", "arrays", "base_matrix", "baseline_id", "bytes_per_value", "column_for",
            "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of", "generators", "gpu", "make_model",
            "measure", "ranking", "read_table", "split_by_matrix", "train", "unit_key"]

@@ -1,6 +1,7 @@
 """Ranking quality of the default model kind on held-out matrices, real and generated apart.
 
-Usage: python benchmarks/default_quality.py [DATASET] [--models forest boosted] [--out benchmarks/results]
+Usage: python benchmarks/default_quality.py [DATASET] [--models forest boosted] [--extra DATASET ...]
+                                          [--cv K] [--out benchmarks/results]
 
 For each value type: the model (train_default's defaults for the dataset's device, as ``make_model(kind, device=...)``
 gives them: the cuda forest ranks near-ties by bytes moved) is fitted on 75 % of the dataset's matrices
@@ -9,6 +10,11 @@ of the measured best (a pick whose [q25, q75] overlaps the best's counts as the 
 geomean t_pick / t_best are reported for all held-out matrices, the real ones and the generated ones
 (the names of ``pyspmv.datasets.standard_corpus()``). Writes ``default_quality_<dataset>.md`` and the
 per-matrix picks as ``default_quality_<dataset>.csv``.
+
+With ``--cv K`` every matrix of the dataset and of ``--extra`` is held out once instead: grouped K-fold over
+base matrices (a scaled copy, ``<matrix>_x<k>tile_r<seed>``, and its real matrix always on one side), and the
+table gives issue 48's size bands beside its targets: real matrices below 1e6 stored entries, every matrix
+at 1e6 or more, generated ones below 1e6.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -18,12 +24,65 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import column_for, evaluate, make_model, split_by_matrix
+from _internal import base_matrix, column_for, evaluate, evaluate_folds, make_model, split_by_matrix
 from _md import md_header, summary, write_report
 
 from pyspmv import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Issue 48's size bands and targets: (label, which matrices, within 5 % at least, beyond 20 % at most, geomean at
+#: most), the band a function of the per-matrix frame (``real``, ``nnz``).
+BANDS = (("real < 1e6", lambda f: f["real"] & (f["nnz"] < 1e6), 0.95, 0.0, 1.01),
+         ("all >= 1e6", lambda f: f["nnz"] >= 1e6, 0.90, 0.01, 1.02),
+         ("generated < 1e6", lambda f: ~f["real"] & (f["nnz"] < 1e6), None, None, None))
+
+
+def base_folds(groups: pd.Series, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Grouped K-fold (shuffled, seed 0) over the base matrix of each row's matrix."""
+    from sklearn.model_selection import GroupKFold
+    bases = np.asarray(pd.Series(np.asarray(groups)).map(base_matrix))
+    return list(GroupKFold(n_splits=k, shuffle=True, random_state=0).split(np.zeros(len(bases)), groups=bases))
+
+
+def verdict(sub: pd.DataFrame, within: float | None, beyond: float | None, geo: float | None) -> str:
+    """Whether a band meets its targets, in words ('met', or what is missed)."""
+    if within is None or sub.empty:
+        return "–"
+    got = ((sub["slowdown"] < 0.05) | (sub["bucket"] == "<5%")).mean(), (sub["slowdown"] > 0.20).mean(), \
+        float(np.exp(np.mean(np.log(sub["ratio"]))))
+    miss = [f"{name} {g:.3f} vs {t}" for name, g, t, worse in (
+        ("within 5 %", got[0], within, got[0] < within), ("beyond 20 %", got[1], beyond, got[1] > beyond + 1e-12),
+        ("geomean", got[2], geo, got[2] > geo)) if worse]
+    return "met" if not miss else "missed: " + "; ".join(miss)
+
+
+def cross_validated(args: argparse.Namespace, generated: set[str]) -> tuple[list[str], list[pd.DataFrame]]:
+    """``--cv``: every matrix held out once, the bands' table lines and the per-matrix frames."""
+    lines = [f"Fitted on this machine, each kind as train-default makes it for the dataset's device; every matrix of "
+             f"{', '.join(f'`{Path(d).name}`' for d in [args.dataset, *args.extra])} held out once, grouped {args.cv}-fold "
+             "over base matrices (a scaled copy and its real matrix on one side; shuffled, seed 0). Columns: picks "
+             "within 5 % of the measured best (ties within [q25, q75] count as the best), beyond 20 %, geomean "
+             "t_pick / t_best, held-out matrices; the targets of issue 48 for the band.", "",
+             *md_header(["dtype", "model", "band", "within 5 %", "beyond 20 %", "geomean", "n", "target"], "lllrrrrl")]
+    rows = []
+    for dtype in ("float64", "float32"):
+        ds = datasets.combine(args.dataset, *args.extra, dtype=dtype)
+        nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
+        for kind in args.models:
+            ev = evaluate_folds(make_model(kind, device=str(ds.table["device"].iloc[0])), ds.X, ds.y, ds.groups,
+                                folds=base_folds(ds.groups, args.cv), q25=ds.q25, q75=ds.q75,
+                                convert_ms=column_for(ds, "convert_ms"))
+            per = ev.per_matrix.copy()
+            per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
+            per["real"] = ~per["matrix"].isin(generated)
+            per["nnz"] = per["matrix"].map(nnz).to_numpy()
+            per["dtype"], per["model"] = dtype, kind
+            rows.append(per)
+            for label, band, within, beyond, geo in BANDS:
+                sub = per[band(per)]
+                lines.append(f"| {dtype} | {kind} | {label} | {summary(sub)} | {verdict(sub, within, beyond, geo)} |")
+            print("\n".join(lines[-len(BANDS):]), flush=True)
+    return lines, rows
 
 
 def main() -> None:
@@ -32,10 +91,19 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["forest"])
     ap.add_argument("--extra", nargs="*", default=[], help="datasets whose new matrices join every training side only "
                     "(as train-default --extra); the held-out matrices stay the dataset's own split")
+    ap.add_argument("--cv", type=int, default=0, help="hold out every matrix once: grouped K-fold over base "
+                    "matrices, with --extra's matrices in the folds too, reported by size band")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
-    generated = {e.name for e in datasets.standard_corpus()}
+    generated = {e.name for e in datasets.standard_corpus()} | {e.name for e in datasets.standard_corpus(seed=1)}
     name = Path(args.dataset).name
+    if args.cv:
+        lines, rows = cross_validated(args, generated)
+        out = Path(args.out)
+        pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
+        write_report(out / f"default_quality_{name}.md", f"The default model kinds on every matrix of `{name}`, held "
+                     "out by grouped folds, by size band", lines)
+        return
     title = f"Default model kinds on held-out matrices of `{name}`, real and generated apart"
     lines = [(f"Fitted on this machine, each kind as "
              "train-default makes it for the dataset's device (`train_default.make_model`; for cuda the forest's "

@@ -17,9 +17,13 @@ import pyspmv
 import pyspmv.training.train_default
 from pyspmv.cli import EXIT_BROKEN_PIPE, TOP_DEFAULT, main
 from pyspmv.devices import gpu
+from pyspmv.ranking.targets import DEFAULT_FILES, target_for, target_gpu
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
-H100 = "NVIDIA H100 80GB HBM3"          # the GPU datasets/h100, and so the shipped cuda default, was measured on
+H100 = "NVIDIA H100 80GB HBM3"          # the GPU datasets/h100, and so the shipped h100 default, was measured on
+#: The shipped cuda default this machine ranks with (the GPU present's, else the newest: h200) and its GPU.
+CUDA_TARGET = target_for("cuda").target
+CUDA_GPU = target_gpu(CUDA_TARGET).name
 
 
 def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -123,7 +127,7 @@ def test_rank_prints_a_labelled_table(capsys):
     title, head = lines[0], lines[1:lines.index(next(ln for ln in lines if ln.startswith("rank ")))]
     for what in ("poisson2d_20", "float64", "--n-calls"):
         assert what in title
-    assert head[0] == f"# for: cuda as measured on {H100}, by the shipped cuda default (default_h100.pyspmv)"
+    assert head[0] == f"# for: cuda as measured on {CUDA_GPU}, by the shipped cuda default ({DEFAULT_FILES[CUDA_TARGET]})"
     if not gpu.available():
         assert head[1].startswith("# No usable GPU here (") and "--device cpu" in head[1]
     r = pyspmv.rank(pyspmv.generate("poisson2d", 20))
@@ -409,11 +413,11 @@ def test_info_says_what_is_built_seen_and_used(capsys):
         assert gpu.device_info()["name"] in gpu_line and "compute capability" in gpu_line
     else:
         assert gpu_line == f"gpu: no usable GPU: {gpu.unavailable_reason()}"
-    for device, file in (("cuda", "default_h100.pyspmv"), ("cpu", "default_cpu.pyspmv")):
+    for device, file in (("cuda", DEFAULT_FILES[CUDA_TARGET]), ("cpu", "default_cpu.pyspmv")):
         block = out.split(f"model {device}: ")[1].split("\nmodel ")[0]
         assert block.startswith("shipped default, ForestModel") and file in block
         assert "command: pyspmv train-default" in block and "calibrated: none at" in block
-    assert f"measured on: {H100}" in out
+    assert f"measured on: {CUDA_GPU}" in out
 
 
 def test_info_json_and_a_calibrated_model(tmp_path, monkeypatch, capsys):
@@ -437,9 +441,9 @@ def test_info_json_and_a_calibrated_model(tmp_path, monkeypatch, capsys):
     cpu, cuda = a["models"]["cpu"], a["models"]["cuda"]
     assert cpu["model"] == "calibrated for this machine" and cpu["path"] == str(tmp_path / "calibrated_cpu.pyspmv")
     assert cpu["sha256"] == hashlib.sha256((tmp_path / "calibrated_cpu.pyspmv").read_bytes()).hexdigest()[:12]
-    assert cuda["model"] == "shipped default" and cuda["path"].endswith("default_h100.pyspmv")
-    assert "not a pyspmv model file" in cuda["calibrated_problem"] and cuda["measured_on"] == H100
-    assert cuda["command"].startswith("pyspmv train-default") and cuda["dataset"] == "h100"
+    assert cuda["model"] == "shipped default" and cuda["path"].endswith(DEFAULT_FILES[CUDA_TARGET])
+    assert "not a pyspmv model file" in cuda["calibrated_problem"] and cuda["measured_on"] == CUDA_GPU
+    assert cuda["command"].startswith("pyspmv train-default") and cuda["dataset"] == CUDA_TARGET
     assert cuda["tie_tol"] == 0.021 and cuda["max_gap"] == 1.5
 
 

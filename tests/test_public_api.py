@@ -77,6 +77,7 @@ PUBLIC_MODULES = [
     "pyspmv.ranking.schema",
     "pyspmv.ranking.shipped",
     "pyspmv.ranking.spec",
+    "pyspmv.ranking.targets",
     "pyspmv.ranking.verify",
     "pyspmv.solvers",
     "pyspmv.solvers.device",

@@ -14,6 +14,7 @@ import pyspmv
 from pyspmv.devices import gpu
 from pyspmv.ranking.rank import DEFAULT_PRECISION, Precision, Ranking
 from pyspmv.ranking.rankmodel import RankModel, Table
+from pyspmv.ranking.targets import target_for, target_gpu
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
@@ -61,7 +62,8 @@ def test_without_a_measured_error_nothing_is_marked_a_tie():
 def test_rank_carries_the_precision_of_its_model():
     """The shipped forests (and a ForestModel of the user's) get their device's measured figures; other kinds none."""
     A = pyspmv.generate("powerlaw", 2000)
-    r = pyspmv.rank(A)
+    assert pyspmv.rank(A).precision == DEFAULT_PRECISION["cuda"]
+    r = pyspmv.rank(A, target="h100")
     assert r.precision == DEFAULT_PRECISION["cuda"] and r.bytes_pow == 0.05
     assert pyspmv.rank(A, device="cpu").precision == DEFAULT_PRECISION["cpu"]
     ds = pyspmv.datasets.load(TINY, dtype="float64")
@@ -175,7 +177,8 @@ def test_a_ranking_says_what_it_is_for():
     row-parallel CSR on the CPU): in its repr, its notes above the table, and to_frame().attrs."""
     A = pyspmv.generate("poisson2d", 60)
     r = pyspmv.rank(A)
-    assert r.model == "the shipped cuda default (default_h100.pyspmv)" and r.measured_on == "NVIDIA H100 80GB HBM3"
+    target = target_for("cuda").target
+    assert r.model == f"the shipped cuda default (default_{target}.pyspmv)" and r.measured_on == target_gpu(target).name
     if not gpu.available():
         assert r.here.startswith("no usable GPU here (") and "device='cpu'" in r.here
     b = r.baseline
@@ -183,9 +186,9 @@ def test_a_ranking_says_what_it_is_for():
     assert b.config == "cusparse/csr/default" and b.rank == i + 1 and b.predicted == r[i][1]
     assert b.gain == pytest.approx(r[i][1] / r[0][1])
     assert b.understated == (b.gain > r.order_only_beyond)
-    assert "NVIDIA H100" in repr(r) and f"{b.gain:.2f}x faster than 'cusparse/csr/default'" in repr(r)
+    assert target_gpu(target).name in repr(r) and f"{b.gain:.2f}x faster than 'cusparse/csr/default'" in repr(r)
     lines = r.purpose()
-    assert lines[0].startswith("for: cuda as measured on NVIDIA H100") and lines[-1].startswith("baseline cusparse")
+    assert lines[0].startswith(f"for: cuda as measured on {target_gpu(target).name}") and lines[-1].startswith("baseline cusparse")
     attrs = r.to_frame().attrs
     assert attrs["model"] == r.model and attrs["here"] == r.here and attrs["baseline"]["config"] == b.config
     assert "for: cuda" in r._repr_html_()

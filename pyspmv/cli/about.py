@@ -17,7 +17,7 @@ from ..devices import gpu as g
 from ..devices.machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
 from ..matrices.configs import DEVICES
 from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, precision_of
-from ..ranking.shipped import DEFAULT_FILES
+from ..ranking.targets import DEFAULT_FILES, TARGETS, target_for, target_gpu
 
 #: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
 SHA_CHARS = 12
@@ -107,10 +107,13 @@ def _describe(rm: Any, path: Path, what: str) -> dict[str, Any]:
 def models() -> dict[str, dict[str, Any]]:
     """Per device, the model :func:`pyspmv.rank` uses when given none: the calibrated one where
     ``pyspmv calibrate`` saved one that can be read (``calibrated_problem`` says why one cannot), else
-    the shipped default; ``shipped``: the shipped default's path."""
+    the shipped default of the target this machine uses (``target``, ``target_why``:
+    :func:`pyspmv.ranking.targets.target_for`); ``shipped``: that default's path; ``targets``: every shipped
+    default of the device (target, file, the GPU it was measured on)."""
     out = {}
     for device in DEVICES:
-        shipped = Path(str(resources.files("pyspmv").joinpath("data", DEFAULT_FILES[device])))
+        choice = target_for(device)
+        shipped = _data(DEFAULT_FILES[choice.target])
         cal_path = calibrated_path(device)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CalibratedModelWarning)
@@ -123,10 +126,18 @@ def models() -> dict[str, dict[str, Any]]:
         else:
             entry = _describe(default_model(device), shipped, "shipped default")
         entry["shipped"] = str(shipped)
+        entry["target"], entry["target_why"] = choice.target, choice.why
+        entry["targets"] = [{"target": t, "file": str(_data(DEFAULT_FILES[t])),
+                             "measured_on": None if (tg := target_gpu(t)) is None else tg.name}
+                            for t in TARGETS[device]]
         entry["calibrated_path"] = str(cal_path)
         entry["calibrated_problem"] = problem
         out[device] = entry
     return out
+
+
+def _data(name: str) -> Path:
+    return Path(str(resources.files("pyspmv").joinpath("data", name)))
 
 
 def about() -> dict[str, Any]:
@@ -168,6 +179,9 @@ def text(a: dict[str, Any]) -> str:
     for device, m in a["models"].items():
         lines.append(f"model {device}: {m['model']}, {m['kind']} ({', '.join(m['dtypes'])})")
         lines.append(f"    file: {m['path']} (sha256 {m['sha256']})")
+        if len(m["targets"]) > 1:
+            each = ", ".join(f"{t['target']} ({t['measured_on'] or 'GPU unrecorded'})" for t in m["targets"])
+            lines.append(f"    shipped defaults: {each}; this machine would use {m['target']}: {m['target_why']}")
         if m.get("shipped_for"):
             lines.append(f"    {', '.join(m['shipped_for'])}: the shipped default ({m['shipped']}); the calibration "
                          "did not measure it")

@@ -12,6 +12,7 @@ from ..matrices.configs import DEVICES, LIBRARIES
 from ..matrices.generators import GENERATORS
 from ..matrices.matrix import DTYPES
 from ..ranking.rank import DEFAULT_PRECISION
+from ..ranking.targets import TARGET_DEVICE, TARGETS
 from ..training.defaults import BUDGET_S, BYTES_PRIOR, MAX_DRIFT, MAX_NNZ, MAX_SPREAD, TIME_LIMIT_S
 from ..training.defaults import MODELS as DEFAULT_KINDS
 
@@ -128,7 +129,7 @@ def _bench_command(command: _Command) -> None:
 
 def _train_command(command: _Command) -> None:
     p = command("train", "evaluate a model on held-out matrices of a dataset, then fit and save it")
-    p.add_argument("dataset", help="dataset name (h100, cpu) or folder")
+    p.add_argument("dataset", help=f"dataset name ({', '.join(TARGET_DEVICE)}) or folder")
     p.add_argument("--model", default="boosted", choices=DEFAULT_KINDS, help="model kind")
     p.add_argument("--dtype", default="float64", choices=[*DTYPES, "both"], help="value type(s)")
     p.add_argument("--test-size", type=float, default=0.25, help="fraction of matrices held out")
@@ -144,18 +145,19 @@ def _train_default_command(command: _Command) -> None:
     p = command("train-default", "train a device's default ranking model from a measured dataset")
     p.description = (
         "Train a device's default ranking model (a ForestModel, as the shipped ones) from a measured dataset. "
-        f"Without --out it is written to ${HOME_ENV}/default_<dataset>.pyspmv (h100 and cpu; a dataset folder "
+        f"Without --out it is written to ${HOME_ENV}/default_<dataset>.pyspmv ({', '.join(TARGET_DEVICE)}; a dataset folder "
         "needs --out), never into the installed package: an --out inside it is refused. --into-package "
         "overwrites the shipped default (pyspmv/data/) instead; it is for the repository's own retraining.")
-    p.add_argument("--dataset", default="h100", help="shipped dataset name (h100, cpu) or a dataset folder")
+    p.add_argument("--dataset", default=TARGETS["cuda"][0],
+                   help=f"shipped dataset name ({', '.join(TARGET_DEVICE)}) or a dataset folder")
     p.add_argument("--extra", action="append", metavar="DATASET",
                    help="a further dataset of the same device whose new matrices join the training; repeatable")
     p.add_argument("--model", default="forest", choices=DEFAULT_KINDS, help="model kind")
     p.add_argument("--seed", type=int, default=0, help="seed of the model")
-    p.add_argument("--out", help=f"model file (default: ${HOME_ENV}/default_<dataset>.pyspmv for h100 and cpu); "
+    p.add_argument("--out", help=f"model file (default: ${HOME_ENV}/default_<dataset>.pyspmv for {', '.join(TARGET_DEVICE)}); "
                                  "not inside the installed package")
     p.add_argument("--into-package", action="store_true",
-                   help="write the shipped default of h100 or cpu inside the package (pyspmv/data/), which rank() "
+                   help=f"write the shipped default of {', '.join(TARGET_DEVICE)} inside the package (pyspmv/data/), which rank() "
                         "then uses: for developers retraining the repository's models")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -243,7 +245,11 @@ def _rank_command(command: _Command) -> None:
                    help=f"rank a generated matrix too (first); repeatable; KIND is one of {', '.join(GENERATORS)}")
     p.add_argument("--model", help="model file (pyspmv.save_model's, e.g. from 'pyspmv train --out'); default: "
                                    "the shipped default of --device")
-    p.add_argument("--device", choices=DEVICES, help="default: the device of --model, else cuda")
+    p.add_argument("--device", choices=DEVICES, help="default: the device of --model or --target, else cuda")
+    p.add_argument("--target", choices=list(TARGET_DEVICE),
+                   help=f"rank for this machine's shipped default ({', '.join(TARGETS['cuda'])}: GPUs; cpu); default: "
+                        "the one of the GPU present (by name, else the nearest by memory bandwidth and SMs), without "
+                        f"a GPU the newest ({TARGETS['cuda'][0]}); with --model, a check that it was measured there")
     p.add_argument("--dtype", default="float64", choices=DTYPES, help="value type")
     p.add_argument("--n-calls", type=int, help="amortise each configuration's conversion over N SpMV calls")
     p.add_argument("--deterministic", action="store_true", help="only run-to-run deterministic configurations")

@@ -14,14 +14,19 @@ from ..matrices.mmio import load
 from ..ranking.modelfile import load_model
 from ..ranking.rank import calibrated_model, rank, vs_pick
 from ..ranking.shipped import default_for
+from ..ranking.targets import TARGET_DEVICE, check_target
 from .common import USER_ERRORS, generated, print_json
 
 
 def rank_model(args: argparse.Namespace) -> Any:
-    """The model `pyspmv rank` uses: --model, else the model rank() would use for --device and --dtype
-    (calibrated for this machine, else the shipped default). Its ``label`` names it in the tables."""
+    """The model `pyspmv rank` uses: --model, else --target's shipped default, else the model rank() would use
+    for --device and --dtype (calibrated for this machine, else the shipped default of the GPU present). Its
+    ``label`` names it in the tables."""
     if args.model:
         return load_model(args.model)
+    if args.target:
+        target = check_target(args.target, args.device, "pyspmv rank")
+        return default_for(TARGET_DEVICE[target], args.dtype, target)
     device = args.device or "cuda"
     rm = calibrated_model(device)
     if rm is not None and args.dtype in rm.tables:
@@ -84,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     rm = rank_model(args)
     device = args.device or rm.device
+    if args.target:
+        device = TARGET_DEVICE[args.target]
     libraries = libraries_of(args, device)
     only = f"; libraries {', '.join(libraries)} only" if libraries else ""
     for what, A in ranked_matrices(args):
@@ -94,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             status = 2
             continue
         r = rank(A, rm, device=device, dtype=args.dtype, n_calls=args.n_calls, deterministic=args.deterministic,
-                 libraries=libraries, verify=args.verify)
+                 libraries=libraries, verify=args.verify, target=args.target)
         rows = r.rows(args.top)
         us = r.score == "predicted_ms"
         p, best = r.precision, r.best_of_all

@@ -23,7 +23,8 @@ _FORESTS = ("extra", "random")
 _PARAMS = {"verbose": VERBOSE, "forest": OneOf(_FORESTS), "clip": Interval("float", 0, closed="neither"),
            "temperature": Interval("float", 0, closed="neither"),
            "n_estimators": AnyOf((Interval("int", 1), OneOf(("auto",), "or"))),
-           "bytes_prior": Interval("float", 0, 1, "both"), "tie_tol": Interval("float", 0)}
+           "bytes_prior": Interval("float", 0, 1, "both"), "tie_tol": Interval("float", 0),
+           "stake_weight": Interval("float", 0, 1, "both")}
 #: ``n_estimators="auto"``: trees x configurations a forest may cost (one addition per tree and
 #: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 32 to 256. A
 #: device with fewer configurations then gets more trees, which steadies the picks of a forest fitted
@@ -76,6 +77,10 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         by the bytes it moves, which the forest's neighbours (smaller matrices, mostly) do not see. In [0, 1];
         needs pyspmv's schema. The cuda default uses 0.05, kept by cross-validation inside the training
         matrices (studies/2026-11-24-pick-rules/pick_rules_h100.md); on datasets/cpu no value ranked better.
+    stake_weight : float, default=0.0
+        Weighs each training matrix by its best measured product time to this power (relative to the median
+        matrix's), in [0, 1]: the time at stake. A corpus holds many small matrices and few large ones, whose
+        products cost 100 to 10,000 times as much; 0 weighs every matrix alike.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
     matrices of benchmarks/default_quality.py's split, by the geomean t_pick / t_best averaged over
@@ -109,7 +114,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
                  clip: float = 0.5, temperature: float = 0.1, tie_tol: float = 0.0, bytes_prior: float = 0.0,
-                 random_state: int = 0,
+                 stake_weight: float = 0.0, random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
@@ -123,6 +128,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.temperature = temperature
         self.tie_tol = tie_tol
         self.bytes_prior = bytes_prior
+        self.stake_weight = stake_weight
         self.random_state = random_state
         self.verbose = verbose
 
@@ -158,7 +164,8 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             parts[_DTYPES[b]] = (self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, best)
         self.tables_, self.estimators_ = {}, {}
         for dt, (L, S, Z, ks, best) in parts.items():
-            est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0])
+            w = np.exp(float(self.stake_weight) * (best - np.median(best))) if self.stake_weight else None
+            est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0], sample_weight=w)
             self.estimators_[dt] = est
             self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])

@@ -487,6 +487,29 @@ def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel
     return rm
 
 
+def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A model file's ``device`` and ``meta`` (provenance: the measured machine, the dataset), from its
+    ``header.json`` alone, under the bounds :func:`load_model` reads with; no table is read or checked.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        The file is not a pyspmv model file or is corrupt (as :func:`load_model` says).
+    """
+    path = Path(path)
+    try:
+        header = _header(_read_npz(path, keep=()).pop("header.json", None), f"Model file {str(path)!r}")
+    except _Refused:
+        raise
+    except FileNotFoundError:
+        raise
+    except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.") from None
+    return {"device": header["device"], "meta": header["meta"]}
+
+
 class _Refused(ValueError):
     """A readable file that this version refuses (kept apart from corruption)."""
 

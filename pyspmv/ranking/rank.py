@@ -26,6 +26,7 @@ from .precision import DEFAULT_PRECISION, Precision  # noqa: F401 (re-exported: 
 from .rankmodel import RankModel
 from .result import Baseline, Measured, Ranking, RankRow, vs_pick  # noqa: F401 (re-exported: below)
 from .shipped import default_for, default_model  # noqa: F401 (default_model: imported from here)
+from .targets import TARGET_DEVICE, check_target, target_gpu
 from .verify import VERIFY_BUDGET_S, VERIFY_REPEATS, VERIFY_WARMUP, verify_first, verify_runs, weigh_verify  # noqa: F401
 
 # Precision and DEFAULT_PRECISION, the result's types and the verification's settings are imported from here too:
@@ -108,9 +109,12 @@ def reread_calibrated() -> None:
     _calibrated.cache_clear()
 
 
-def model_in_use(device: str, dtype: str) -> RankModel:
-    """What :func:`rank` uses when given no model: :func:`calibrated_model` where it ranks ``dtype``,
-    else :func:`default_model`."""
+def model_in_use(device: str, dtype: str, target: str | None = None) -> RankModel:
+    """What :func:`rank` uses when given no model: with ``target``, that shipped default; else
+    :func:`calibrated_model` where it ranks ``dtype``, else :func:`default_model` (of the target
+    :func:`pyspmv.ranking.targets.target_for` chooses)."""
+    if target is not None:
+        return default_for(device, dtype, target)
     cal = calibrated_model(device)
     return cal if cal is not None and dtype in cal.tables else default_for(device, dtype)
 
@@ -211,7 +215,7 @@ def _short(v: Any) -> str:
 def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[str] | None = None,
          device: str | None = None, dtype: npt.DTypeLike | None = None, n_calls: int | None = None,
          deterministic: bool = False, estimate: bool | None = None, libraries: str | Iterable[str] | None = None,
-         verify: int | None = None) -> Ranking:
+         verify: int | None = None, target: str | None = None) -> Ranking:
     """Every configuration of ``device`` that the model ranks (those it was trained on) for matrix ``A``,
     ranked by predicted time. A configuration registered after the model was trained is in
     :func:`pyspmv.configs` and :func:`pyspmv.benchmark` but not in this ranking until a model is trained
@@ -226,14 +230,14 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): its
         structure is read to the host once for the features (computing them on the GPU is to come).
     model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
-        None: the model ``pyspmv calibrate`` saved for this machine (:func:`calibrated_model`), else
-        :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
+        None: the shipped default of ``target`` where given; else the model ``pyspmv calibrate`` saved for
+        this machine (:func:`calibrated_model`), else :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
         estimator is converted on every call; convert it once with :func:`pyspmv.portable` where
         speed matters.
     device : {'cuda', 'cpu'}, optional
         Whose configurations to rank. Default: the model's device (a RankModel's ``device``, an
-        estimator's from the configurations it was trained on); with no model, ``'cuda'``. Given
-        with a model of another device, it is an error.
+        estimator's from the configurations it was trained on); with no model, the device of ``target``,
+        else ``'cuda'``. Given with a model or target of another device, it is an error.
     dtype : {'float64', 'float32'}, optional
         The value type the configurations will compute in. Default: ``A``'s (a float32 Matrix is
         ranked for float32).
@@ -286,6 +290,9 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         in products of the pick's predicted time (also :attr:`Ranking.verify_weighed`). A model whose
         error was not measured (:attr:`Ranking.precision` None) cannot be weighed: it is measured, and
         the note says so.
+    target : str, optional
+        Rank with the shipped default of this machine (:data:`pyspmv.ranking.targets.TARGETS`: ``'h200'``, ``'h100'``,
+        ``'cpu'``), not a calibrated one; with a model, a check that it was measured there. None: the GPU present's.
 
     Returns
     -------
@@ -304,7 +311,7 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     ------
     ValueError
         An argument outside what it takes (the message names it and what is allowed), a model of
-        another device, a ``libraries`` of which the device or the model has no configuration.
+        another device, a ``libraries`` of which it has no configuration, an unknown ``target``, a model of another GPU.
     pyspmv.DeviceUnavailableError
         ``verify`` on ``'cuda'`` where no GPU is usable (whether or not ``n_calls`` would have it measure).
 
@@ -317,8 +324,9 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     pyspmv.NoisyTimingWarning, pyspmv.BusyMachineWarning
         With ``verify``, as :func:`pyspmv.benchmark` warns: its timings were disturbed by other work.
     """
+    device = device if target is None else TARGET_DEVICE[check_target(target, device, "rank()")]
     M, dtype, on_gpu, k = _arguments(A, device, dtype, n_calls, verify)
-    rm = _model(model, device, dtype)
+    rm = _model(model, device, dtype, target)
     p = _prepared(rm, dtype)
     r = _order(p, rm, M, dtype, n_calls, estimate, deterministic, libraries)
     if k:
@@ -361,12 +369,14 @@ def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any,
     return M, dtype, on_gpu, k
 
 
-def _model(model: Any, device: str | None, dtype: str) -> RankModel:
-    """The model rank() ranks with (given, or :func:`model_in_use`), checked against ``device``; it warns where the
-    model was measured on another machine."""
+def _model(model: Any, device: str | None, dtype: str, target: str | None = None) -> RankModel:
+    """The model rank() ranks with (given, or :func:`model_in_use`), checked against ``device`` and ``target``; it
+    warns where the model was measured on another machine."""
     if model is not None and isinstance(model, (str, os.PathLike)):
         model = load_model(model)
-    rm = model_in_use(device or "cuda", dtype) if model is None else portable(model, device)
+    rm = model_in_use(device or "cuda", dtype, target) if model is None else portable(model, device)
+    if model is not None and target is not None:
+        _same_gpu(rm, target)
     if rm.features is not None:
         raise ValueError("The 'model' parameter of rank() takes its own features, not a matrix's: rank its "
                          "configurations with pyspmv.portable(model).rank_features(features).")
@@ -374,6 +384,16 @@ def _model(model: Any, device: str | None, dtype: str) -> RankModel:
         raise ValueError(f"The model ranks {rm.device!r} configurations; rank() was asked for device {device!r}.")
     warn_other_machine(rm)
     return rm
+
+
+def _same_gpu(rm: RankModel, target: str) -> None:
+    """Refuse a model measured on another GPU than ``target``'s (a model that records none is taken as it is)."""
+    want = target_gpu(target)
+    fp = model_fingerprint(rm)
+    have = None if fp is None else fp.get("gpu_name")
+    if want is not None and have is not None and have != want.name:
+        raise ValueError(f"The model was measured on the {have}; target={target!r} ranks for the {want.name}. Give "
+                         "the model without target, or target without the model (its shipped default).")
 
 
 def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None, estimate: Any, deterministic: Any,

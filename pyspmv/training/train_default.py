@@ -1,9 +1,10 @@
 """Train the default ranking model of a device from a measured dataset (``pyspmv train-default``).
 
-``pyspmv train-default --dataset h100`` writes ``$PYSPMV_HOME/default_h100.pyspmv`` (the ``cuda``
-recipe), ``--dataset cpu`` ``$PYSPMV_HOME/default_cpu.pyspmv``, ``--out FILE`` anywhere but inside the
-installed package; ``--into-package`` replaces the shipped default (``pyspmv/data/default_h100.pyspmv``,
-``default_cpu.pyspmv``), as the repository's own retraining does. ``--dataset PATH`` trains from any
+``pyspmv train-default --dataset h200`` writes ``$PYSPMV_HOME/default_h200.pyspmv`` (the ``cuda``
+recipe; ``h100`` likewise), ``--dataset cpu`` ``$PYSPMV_HOME/default_cpu.pyspmv``, ``--out FILE`` anywhere but
+inside the installed package; ``--into-package`` replaces the shipped default of that target
+(``pyspmv/data/default_<target>.pyspmv``, :data:`pyspmv.ranking.targets.DEFAULT_FILES`), as the repository's own
+retraining does. ``--dataset PATH`` trains from any
 folder :func:`pyspmv.collect` wrote. Reproducible: the models are seeded, so the same dataset and
 options give the same model; the file records the dataset, its size and dates, and the command.
 """
@@ -24,7 +25,7 @@ from ..devices.machine import HOME_ENV, home
 from ..evaluate import column_for
 from ..models import MODELS as CLASSES
 from ..ranking.portable import portable
-from ..ranking.shipped import DEFAULT_FILES
+from ..ranking.targets import DEFAULT_FILES
 from .defaults import BYTES_PRIOR, MODELS
 
 
@@ -136,7 +137,7 @@ def output_path(dataset: str, out: str | os.PathLike[str] | None = None, *, into
     """Where ``pyspmv train-default`` writes the model of ``dataset``.
 
     ``out`` where given; with ``into_package``, the shipped default's own file (``pyspmv/data/``, the
-    shipped datasets h100 and cpu only: the repository's retraining); else
+    datasets named as a shipped target only: h200, h100, cpu; the repository's retraining); else
     ``$PYSPMV_HOME/default_<dataset>.pyspmv`` (:func:`pyspmv.devices.machine.home`; a dataset folder needs
     ``out``). An ``out`` inside the installed package is refused without ``into_package``, so that no
     command overwrites the shipped models by accident.
@@ -147,7 +148,7 @@ def output_path(dataset: str, out: str | os.PathLike[str] | None = None, *, into
         ``out`` inside the package; ``out`` with ``into_package``; ``into_package`` or no ``out`` for a
         dataset folder.
     """
-    shipped = {"h100": DEFAULT_FILES["cuda"], "cpu": DEFAULT_FILES["cpu"]}
+    shipped = DEFAULT_FILES                 # a shipped default's target is its dataset's name
     if into_package:
         if out is not None:
             raise ValueError("--into-package writes the shipped default's own file; give it or --out, not both.")
