@@ -210,17 +210,21 @@ def test_readme_counts_are_read_from_the_code():
         return pd.read_csv(_resolve(name) / "timings.csv.gz", usecols=["matrix", "dtype", "config"])
 
     generated = {e.name for e in standard_corpus()}
+    h200, t = matrices("h200"), timings("h200")
+    n, configs, dtypes, real, scaled = _readme_count(
+        r"datasets \((\d+) matrices × (\d+) configurations × (\d+) value types on an NVIDIA H200, (\d+) of them real, "
+        r"and (\d+) real ones scaled up")
+    assert (n, configs, dtypes, real) == (len(h200), t.config.nunique(), t.dtype.nunique(),
+                                          int((~h200.matrix.isin(generated)).sum()))
+    assert scaled == len(matrices("h200_scaled_seed1")) + len(matrices("h200_scaled"))
     gpu = pd.concat([matrices("h100"), matrices("h100_large")]).drop_duplicates("matrix")
-    t = timings("h100")
-    n, configs, dtypes, real = _readme_count(r"datasets \((\d+) matrices × (\d+) configurations × (\d+) value types "
-                                             r"on an NVIDIA H100, (\d+) of them real")
-    assert (n, configs, dtypes, real) == (len(gpu), t.config.nunique(), t.dtype.nunique(),
-                                          int((~gpu.matrix.isin(generated)).sum()))
+    assert _readme_count(r"(\d+) matrices × (\d+) configurations on an NVIDIA H100") == (
+        len(gpu), timings("h100").config.nunique())
     assert _readme_count(r"and (\d+) matrices on a CPU") == (len(matrices("cpu")),)
     A = pyspmv.generate("poisson2d", 5)
     assert _readme_count(r"# (\d+) features, tiers 0-2") == (len(pyspmv.features(A)),)
     assert _readme_count(r"# (\d+) CPU configurations read from the C registry") == (len(pyspmv.configs("cpu")),)
-    ranked = len(pyspmv.default_model("cuda").tables["float64"].ranked().config_ids)
-    assert _readme_count(r"# (\d+) GPU configurations \(the shipped default ranks (\d+)\)") == (
-        len(pyspmv.configs("cuda")), ranked)
-    assert _readme_count(r"no GPU needed to rank\): the top (\d+)") == (TOP_DEFAULT,)
+    ranked = len(pyspmv.default_model(target="h200").tables["float64"].ranked().config_ids)
+    assert _readme_count(r"# (\d+) GPU configurations, all ranked by the H200 default") == (
+        len(pyspmv.configs("cuda")),) == (ranked,)
+    assert _readme_count(r"the H200's\): the top (\d+)") == (TOP_DEFAULT,)
