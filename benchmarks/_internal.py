@@ -16,7 +16,7 @@ from pyspmv.datasets.collect import (
     read_table,  # a collection's timings.csv.gz as collect() wrote it
 )
 from pyspmv.datasets.corpus import REAL_FOLDER  # the real matrices calibration measures (pyspmv/data/real)
-from pyspmv.datasets.corpus import base_matrix  # a scaled copy's real matrix: folds keep the two on one side
+from pyspmv.datasets.corpus import base_matrix  # a scaled copy's real matrix (studies leave both out together)
 
 # The GPU directly: plans timed on one uploaded matrix, conversion on the device, the copy-bandwidth floor.
 from pyspmv.devices import (
@@ -28,10 +28,13 @@ from pyspmv.devices.machine import fingerprint_of  # the machine a shipped model
 # The evaluation's parts: the tables score models and rankings exactly as `pyspmv train` and evaluate() do, so
 # that a benchmark's number and the evaluation's are the same number.
 from pyspmv.evaluate import (
+    SIZE_BANDS,  # the size bands of issue 48's held-out quality and their targets
+    base_folds,  # grouped folds over base matrices: a scaled copy and its real matrix on one side
     baseline_id,  # the configuration a dataset's speedups are measured against
     column_for,  # a timings column (convert_ms, ...) aligned with a dataset's rows
     evaluate,  # one train/test split scored as the evaluation scores it
     evaluate_folds,  # the same over grouped folds (benchmarks/models.py's table)
+    in_band,  # the rows of a per-matrix frame in one of SIZE_BANDS
     ranking,  # ranking quality per matrix (pick, best, ratio) of a variant's scores
     split_by_matrix,  # the held-out split of a dataset (twins on one side)
     unit_key,  # the unit a ranking is scored on: a matrix and its value type
@@ -54,6 +57,7 @@ from pyspmv.training.train_default import (
     train,  # the recipe's whole training (unseen_large retrains with it)
 )
 
-__all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "TIME_LIMIT_S", "arrays", "base_matrix", "baseline_id", "bytes_per_value", "column_for",
-           "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of", "generators", "gpu", "make_model",
-           "measure", "ranking", "read_table", "split_by_matrix", "train", "unit_key"]
+__all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "SIZE_BANDS", "TIME_LIMIT_S", "arrays", "base_folds", "base_matrix", "baseline_id",
+           "bytes_per_value", "column_for", "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of",
+           "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "split_by_matrix",
+           "train", "unit_key"]

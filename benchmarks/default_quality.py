@@ -24,26 +24,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import base_matrix, column_for, evaluate, evaluate_folds, make_model, split_by_matrix
+from _internal import SIZE_BANDS, base_folds, column_for, evaluate, evaluate_folds, in_band, make_model, split_by_matrix
 from _md import md_header, summary, write_report
 
 from pyspmv import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Issue 48's size bands and targets: (label, which matrices, within 5 % at least, beyond 20 % at most, geomean at
-#: most), the band a function of the per-matrix frame (``real``, ``nnz``).
-BANDS = (("real < 1e6", lambda f: f["real"] & (f["nnz"] < 1e6), 0.95, 0.0, 1.01),
-         ("all >= 1e6", lambda f: f["nnz"] >= 1e6, 0.90, 0.01, 1.02),
-         ("generated < 1e6", lambda f: ~f["real"] & (f["nnz"] < 1e6), None, None, None))
-
-
-def base_folds(groups: pd.Series, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Grouped K-fold (shuffled, seed 0) over the base matrix of each row's matrix."""
-    from sklearn.model_selection import GroupKFold
-    bases = np.asarray(pd.Series(np.asarray(groups)).map(base_matrix))
-    return list(GroupKFold(n_splits=k, shuffle=True, random_state=0).split(np.zeros(len(bases)), groups=bases))
-
-
 def verdict(sub: pd.DataFrame, within: float | None, beyond: float | None, geo: float | None) -> str:
     """Whether a band meets its targets, in words ('met', or what is missed)."""
     if within is None or sub.empty:
@@ -78,10 +64,10 @@ def cross_validated(args: argparse.Namespace, generated: set[str]) -> tuple[list
             per["nnz"] = per["matrix"].map(nnz).to_numpy()
             per["dtype"], per["model"] = dtype, kind
             rows.append(per)
-            for label, band, within, beyond, geo in BANDS:
-                sub = per[band(per)]
-                lines.append(f"| {dtype} | {kind} | {label} | {summary(sub)} | {verdict(sub, within, beyond, geo)} |")
-            print("\n".join(lines[-len(BANDS):]), flush=True)
+            for band in SIZE_BANDS:
+                sub = per[in_band(per, band)]
+                lines.append(f"| {dtype} | {kind} | {band[0]} | {summary(sub)} | {verdict(sub, *band[4:])} |")
+            print("\n".join(lines[-len(SIZE_BANDS):]), flush=True)
     return lines, rows
 
 

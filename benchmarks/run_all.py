@@ -81,6 +81,10 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("h100", "--models", "forest", "boosted", "--extra", "h100_large", "h100_scaled")),
     Bench("default_quality_cpu", "default_quality.py", "the cpu default kinds on held-out matrices",
           ("cpu", "--models", "forest", "boosted")),
+    Bench("default_quality_h200", "default_quality.py", "the H200 default on every matrix held out once, by size band",
+          ("h200", "--extra", "h200_scaled_seed1", "h200_scaled", "--cv", "5")),
+    Bench("break_even_h200", "break_even.py", "the H200 default's held-out picks against cuSPARSE's CSR default, "
+          "by size band (results/break_even_h200.*; reads default_quality_h200.csv)"),
     Bench("models", "models.py", "every model kind's held-out metrics (results/models_*)",
           ("datasets/h100", "datasets/cpu"),
           ("datasets/cpu", "--models", "linear", "--dtypes", "float64", "--out", "{out}")),

@@ -20,6 +20,7 @@ from . import datasets
 from ._params import InstanceOf, Interval, OneOf, validate
 
 # unit_key, the (matrix, value type) key of each row, is the models' own (they rank per unit too).
+from .datasets.corpus import base_matrix
 from .matrices.configs import config
 from .matrices.matrix import INDEX_BYTES, VALUE_BYTES
 from .models import MODELS
@@ -50,6 +51,32 @@ def family_folds(families: Any, n_splits: int = 5) -> list[tuple[np.ndarray, np.
     if k < 2:
         raise ValueError(f"The 'families' parameter of family_folds() must name at least 2 families. Got {k} instead.")
     return list(GroupKFold(n_splits=k).split(np.zeros(len(f)), groups=f))
+
+
+def base_folds(groups: Any, n_splits: int = 5, random_state: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Grouped k-fold (shuffled) over each row's base matrix (:func:`pyspmv.datasets.corpus.base_matrix`): a real
+    matrix and its scaled copies (``<matrix>_x<k>tile_r<seed>``) are never on both sides of a fold."""
+    bases = np.asarray(pd.Series(np.asarray(groups)).map(base_matrix))
+    k = min(n_splits, len(np.unique(bases)))
+    if k < 2:
+        raise ValueError(f"The 'groups' parameter of base_folds() must name at least 2 base matrices. Got {k} instead.")
+    return list(GroupKFold(n_splits=k, shuffle=True, random_state=random_state).split(np.zeros(len(bases)),
+                                                                                      groups=bases))
+
+
+#: Size bands of the held-out quality tables (issue 48) and their targets: (label, matrices, fewest stored entries,
+#: most (excluded), within 5 % at least, beyond 20 % at most, geomean at most; None: no target). ``matrices``:
+#: 'real', 'generated' (those of :func:`pyspmv.datasets.standard_corpus`) or 'all'.
+SIZE_BANDS = (("real < 1e6", "real", 0.0, 1e6, 0.95, 0.0, 1.01),
+              ("all >= 1e6", "all", 1e6, np.inf, 0.90, 0.01, 1.02),
+              ("generated < 1e6", "generated", 0.0, 1e6, None, None, None))
+
+
+def in_band(per: pd.DataFrame, band: tuple[Any, ...]) -> pd.Series:
+    """Rows of a per-matrix frame (with ``real`` and ``nnz`` columns) in one of :data:`SIZE_BANDS`."""
+    _, which, lo, hi = band[:4]
+    size = (per["nnz"] >= lo) & (per["nnz"] < hi)
+    return size & (per["real"] if which == "real" else ~per["real"] if which == "generated" else True)
 
 
 def divergence(y_true: Any, y_pred: Any, formats: Any = None) -> dict[str, Any]:

@@ -169,3 +169,19 @@ def test_auto_trees_spend_the_evaluation_budget():
     assert {dt: len(e.estimators_) for dt, e in m.estimators_.items()} == {"float32": want, "float64": want}
     assert m._trees(135) == 32 and m._trees(23) == 188 and m._trees(1) == AUTO_TREES[1] and m._trees(10**6) == 32
     assert len(ForestModel(n_estimators=3).fit(d.X, d.y, d.groups).estimators_["float64"].estimators_) == 3
+
+
+def test_stake_weight_weighs_the_matrices_by_their_best_time():
+    """stake_weight=0 is the unweighted fit (the same tables); a weight changes the forest's leaves, never the
+    schema; a weight outside [0, 1] is refused naming it."""
+    d = distinct()
+    base = ForestModel(n_estimators=8, random_state=0).fit(d.X, d.y, d.groups)
+    zero = ForestModel(n_estimators=8, random_state=0, stake_weight=0.0).fit(d.X, d.y, d.groups)
+    one = ForestModel(n_estimators=8, random_state=0, stake_weight=1.0).fit(d.X, d.y, d.groups)
+    for dt, tb in base.tables_.items():
+        assert np.array_equal(tb["value"], zero.tables_[dt]["value"])
+        assert list(tb["keys"]) == list(one.tables_[dt]["keys"])
+        a, b = tb["value"], one.tables_[dt]["value"]
+        assert a.shape != b.shape or not np.array_equal(a, b)
+    with pytest.raises(ValueError, match=r"'stake_weight' parameter of ForestModel must be a float in \[0, 1\]"):
+        ForestModel(stake_weight=2.0).fit(d.X, d.y, d.groups)
