@@ -35,6 +35,7 @@ from pyspmv.evaluate import (
     evaluate,  # one train/test split scored as the evaluation scores it
     evaluate_folds,  # the same over grouped folds (benchmarks/models.py's table)
     in_band,  # the rows of a per-matrix frame in one of SIZE_BANDS
+    with_sizes,  # a per-matrix frame with what in_band reads (matrix, real, nnz)
     ranking,  # ranking quality per matrix (pick, best, ratio) of a variant's scores
     split_by_matrix,  # the held-out split of a dataset (twins on one side)
     unit_key,  # the unit a ranking is scored on: a matrix and its value type
@@ -60,4 +61,4 @@ from pyspmv.training.train_default import (
 __all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "SIZE_BANDS", "TIME_LIMIT_S", "arrays", "base_folds", "base_matrix", "baseline_id",
            "bytes_per_value", "column_for", "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of",
            "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "split_by_matrix",
-           "train", "unit_key"]
+           "train", "unit_key", "with_sizes"]

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import SIZE_BANDS, base_folds, column_for, evaluate, evaluate_folds, in_band, make_model, split_by_matrix
+from _internal import (SIZE_BANDS, base_folds, column_for, evaluate, evaluate_folds, in_band, make_model,
+                       split_by_matrix, with_sizes)
 from _md import md_header, summary, write_report
 
 from pyspmv import datasets
@@ -42,7 +43,7 @@ def verdict(sub: pd.DataFrame, within: float | None, beyond: float | None, geo: 
     return "met" if not miss else "missed: " + "; ".join(miss)
 
 
-def cross_validated(args: argparse.Namespace, generated: set[str]) -> tuple[list[str], list[pd.DataFrame]]:
+def cross_validated(args: argparse.Namespace) -> tuple[list[str], list[pd.DataFrame]]:
     """``--cv``: every matrix held out once, the bands' table lines and the per-matrix frames."""
     lines = [f"Fitted on this machine, each kind as train-default makes it for the dataset's device; every matrix of "
              f"{', '.join(f'`{Path(d).name}`' for d in [args.dataset, *args.extra])} held out once, grouped {args.cv}-fold "
@@ -53,15 +54,11 @@ def cross_validated(args: argparse.Namespace, generated: set[str]) -> tuple[list
     rows = []
     for dtype in ("float64", "float32"):
         ds = datasets.combine(args.dataset, *args.extra, dtype=dtype)
-        nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
         for kind in args.models:
             ev = evaluate_folds(make_model(kind, device=str(ds.table["device"].iloc[0])), ds.X, ds.y, ds.groups,
                                 folds=base_folds(ds.groups, args.cv), q25=ds.q25, q75=ds.q75,
                                 convert_ms=column_for(ds, "convert_ms"))
-            per = ev.per_matrix.copy()
-            per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
-            per["real"] = ~per["matrix"].isin(generated)
-            per["nnz"] = per["matrix"].map(nnz).to_numpy()
+            per = with_sizes(ev.per_matrix, ds.features)
             per["dtype"], per["model"] = dtype, kind
             rows.append(per)
             for band in SIZE_BANDS:
@@ -81,15 +78,15 @@ def main() -> None:
                     "matrices, with --extra's matrices in the folds too, reported by size band")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
-    generated = {e.name for e in datasets.standard_corpus()} | {e.name for e in datasets.standard_corpus(seed=1)}
     name = Path(args.dataset).name
     if args.cv:
-        lines, rows = cross_validated(args, generated)
+        lines, rows = cross_validated(args)
         out = Path(args.out)
         pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
         write_report(out / f"default_quality_{name}.md", f"The default model kinds on every matrix of `{name}`, held "
                      "out by grouped folds, by size band", lines)
         return
+    generated = {e.name for e in datasets.standard_corpus()}
     title = f"Default model kinds on held-out matrices of `{name}`, real and generated apart"
     lines = [(f"Fitted on this machine, each kind as "
              "train-default makes it for the dataset's device (`train_default.make_model`; for cuda the forest's "

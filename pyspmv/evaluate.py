@@ -72,6 +72,19 @@ SIZE_BANDS = (("real < 1e6", "real", 0.0, 1e6, 0.95, 0.0, 1.01),
               ("generated < 1e6", "generated", 0.0, 1e6, None, None, None))
 
 
+def with_sizes(per: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
+    """A copy of an evaluation's per-matrix frame (``per_matrix``) with what :func:`in_band` reads: each unit's
+    ``matrix``, ``real`` (not one of :func:`pyspmv.datasets.standard_corpus`'s, seeds 0 and 1) and ``nnz`` (from
+    a dataset's ``features``)."""
+    generated = {e.name for seed in (0, 1) for e in datasets.standard_corpus(seed=seed)}
+    nnz = features.drop_duplicates("matrix").set_index("matrix")["nnz"]
+    out = per.copy()
+    out["matrix"] = out["unit"].str.rsplit("@", n=1).str[0]
+    out["real"] = ~out["matrix"].isin(generated)
+    out["nnz"] = out["matrix"].map(nnz).to_numpy()
+    return out
+
+
 def in_band(per: pd.DataFrame, band: tuple[Any, ...]) -> pd.Series:
     """Rows of a per-matrix frame (with ``real`` and ``nnz`` columns) in one of :data:`SIZE_BANDS`."""
     _, which, lo, hi = band[:4]

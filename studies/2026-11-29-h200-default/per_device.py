@@ -29,7 +29,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
-from _internal import SIZE_BANDS, base_folds, base_matrix, column_for, evaluate, in_band, make_model  # noqa: E402
+from _internal import SIZE_BANDS, base_folds, base_matrix, column_for, evaluate, in_band, make_model, with_sizes  # noqa: E402,E501
 from _md import md_header, summary, write_report  # noqa: E402
 
 from pyspmv import datasets  # noqa: E402
@@ -40,7 +40,6 @@ VARIANTS = ("h200", "h100 only", "pooled", "pooled, leaky", "h200, stake_weight=
 
 
 def main() -> None:
-    generated = {e.name for e in datasets.standard_corpus()} | {e.name for e in datasets.standard_corpus(seed=1)}
     lines = md_header(["dtype", "trained on", "band", "within 5 %", "beyond 20 %", "geomean", "n"], "lllrrrr")
     frames = []
     for dtype in ("float64", "float32"):
@@ -50,7 +49,6 @@ def main() -> None:
         y, q25, q75 = np.r_[h2.y, h1.y], np.r_[h2.q25, h1.q25], np.r_[h2.q75, h1.q75]
         groups = np.r_[np.asarray(h2.groups), np.asarray(["h100:" + str(g) for g in np.asarray(h1.groups)])]
         conv = np.r_[np.asarray(column_for(h2, "convert_ms")), np.asarray(column_for(h1, "convert_ms"))]
-        nnz = h2.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
         h1_rows = np.arange(n2, len(X))
         h1_base = pd.Series(np.asarray(h1.groups)).map(base_matrix).to_numpy()
         h1_configs = set(h1.X["config"].astype(str))
@@ -70,10 +68,7 @@ def main() -> None:
                     model.set_params(**{key: float(value)})
                 ev = evaluate(model, X, y, groups, q25=q25, q75=q75, convert_ms=conv, train_index=tr, test_index=te)
                 pers.append(ev.per_matrix)
-            per = pd.concat(pers, ignore_index=True)
-            per["matrix"] = per["unit"].str.rsplit("@", n=1).str[0]
-            per["real"] = ~per["matrix"].isin(generated)
-            per["nnz"] = per["matrix"].map(nnz).to_numpy()
+            per = with_sizes(pd.concat(pers, ignore_index=True), h2.features)
             per["dtype"], per["variant"] = dtype, variant
             frames.append(per)
             for band in SIZE_BANDS:
