@@ -246,16 +246,17 @@ def test_bytes_moved_below_csr_on_a_narrow_band():
 
 def test_registered_benchmarked_and_ranked_where_the_default_was_trained_with_it():
     """configs() and benchmark() take cidx's configurations; a default model ranks only the configurations
-    listed in its file: the cpu default, retrained on datasets/cpu of 2026-11-27, ranks cidx; the cuda
-    default came before cidx and does not."""
+    listed in its file: the cpu default, retrained on datasets/cpu of 2026-11-27, ranks cidx; the H100's
+    came before cidx and does not; the H200's, trained on datasets/h200, does."""
     assert [c.id for c in pyspmv.configs("cpu") if c.format == "cidx"] == ["cpu/cidx/bits=8", "cpu/cidx/bits=16"]
     cuda = [c.id for c in pyspmv.configs("cuda") if c.format == "cidx"]
     assert len(cuda) == 2 * 5 + 2 * 25 and "pyspmv/cidx/vector/bits=16/tpv=8/bs=256" in cuda
     A = pyspmv.generate("poisson2d", 30)
     cpu = [i for i, _ in pyspmv.rank(A, device="cpu")]
     assert {"cpu/cidx/bits=8", "cpu/cidx/bits=16"} <= set(cpu)
-    ids = [i for i, _ in pyspmv.rank(A, device="cuda")]
+    ids = [i for i, _ in pyspmv.rank(A, target="h100")]
     assert ids and not any("cidx" in i for i in ids)
+    assert set(cuda) <= {i for i, _ in pyspmv.rank(A, target="h200")}
     df = pyspmv.benchmark(A, device="cpu", repeats=3, warmup=1)
     got = df[df["config"].str.contains("cidx")]
     assert sorted(got["config"]) == ["cpu/cidx/bits=16", "cpu/cidx/bits=8"] and (got["median_ms"] > 0).all()
