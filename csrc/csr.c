@@ -60,14 +60,17 @@ static int csr_params(const spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
-static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    int rc = csr_params(F, err);
-    if (rc) return rc;
+static void csr_lengths(const spmv_csr *A, spmv_fmt *F) {
     F->nidx[0] = (int64_t)A->nrows + 1;
     F->nidx[1] = F->nnz;
     F->nidx[2] = F->param[0] == 1 ? A->nrows : 0;
     F->nval[0] = F->nnz;
-    return SPMV_OK;
+}
+
+static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    int rc = csr_params(F, err);
+    if (!rc) csr_lengths(A, F);
+    return rc;
 }
 
 static int cmp_key(const void *a, const void *b) {
@@ -126,9 +129,14 @@ static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
     return rc ? rc : spmv_csr_check(&A, nidx[0], F->nnz, err);
 }
 
-/* Nothing beyond the shape: the size query itself. */
+/* Nothing beyond the shape: the size query itself, whether the order applies asked of the matrix
+ * itself (where the rows are estimated, S->A is a sample of its rows, never square). */
 static int csr_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
-    return csr_size(S->A, F, err);
+    spmv_fmt whole = *F;
+    if (S->whole != NULL) whole.nrows = S->whole->nrows;
+    int rc = csr_params(&whole, err);
+    if (!rc) csr_lengths(S->A, F);
+    return rc;
 }
 
 SPMV_API const spmv_format_ops spmv_csr_ops = {

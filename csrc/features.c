@@ -230,7 +230,7 @@ int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *
                          "warp_size %d",
                          dev->sm_count, dev->threads_per_sm, dev->warp_size);
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
-    S->A = A;
+    S->A = S->whole = A;
     int rc = features_rows(A, dev, out, S, err);
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
     if (rc) spmv_summary_free(S);
@@ -241,6 +241,7 @@ int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu
                            double *out, spmv_summary *S, spmv_err *err) {
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
     S->A = As;
+    S->whole = A;
     int rc = features_rows(As, dev, out, S, err);
     if (rc == SPMV_OK) rc = features_pattern(A, out, S, err); /* A's rows: offsets and bands */
     if (rc) {

@@ -234,7 +234,10 @@ SPMV_API int spmv_pattern_pass(const spmv_csr *A, spmv_pass *P, spmv_pattern *R,
 /* A valid matrix summarised by one pass, for the formats' size_summary ops: what they need to
  * give the same sizes as their size() without reading the entries again. */
 struct spmv_summary {
-    const spmv_csr *A;  /* passed spmv_features_compute's checks */
+    const spmv_csr *A; /* passed spmv_features_compute's checks */
+    /* The matrix itself: A where the pass read every row, the matrix A's rows were sampled from
+     * where the rows are estimated (spmv_features_estimate); NULL: A. */
+    const spmv_csr *whole;
     int32_t lmax;       /* longest row */
     int64_t *hist;      /* [lmax+1] rows of each length */
     int32_t hyb_width;  /* spmv_hyb_width_hist of hist */

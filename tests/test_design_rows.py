@@ -196,6 +196,23 @@ def test_estimate_stencil_close_to_exact():
     assert pyspmv.rank(M, estimate=True).best in exact      # near-ties (block sizes) may swap
 
 
+def test_estimate_asks_the_matrix_itself_whether_the_order_applies():
+    """A sample of a matrix's rows is never square: CSR's locality order (order=1, square matrices only) is
+    applicable in the estimate where it is in the exact rows, and not where the matrix is rectangular."""
+    p = _prepared(default_model(target="h200"), "float64")
+    order = np.array(["/order=1/" in i for i in p.ids])
+    assert order.any()
+    rng = np.random.default_rng(1)
+    rows = np.repeat(np.arange(160_000), 6)
+    wide = sp.csr_matrix((np.ones(rows.size), (rows, rng.integers(0, 150_000, rows.size))), shape=(160_000, 150_000))
+    for M in (_laplacian(400), pyspmv.Matrix(wide)):
+        args = (p.capsule, M.nrows, M.ncols, M.indptr, M.indices, 8)
+        ex = _core.core_rows(*args).reshape(len(p.ids), -1)[:, COL["bytes_moved"]]
+        es = _core.core_rows(*args, 4096).reshape(len(p.ids), -1)[:, COL["bytes_moved"]]
+        np.testing.assert_array_equal(np.isnan(ex), np.isnan(es))
+        assert np.isnan(ex[order]).all() == (M.nrows != M.ncols)
+
+
 def test_estimate_refuses_bad_sampled_rows():
     M = _laplacian(400)
     p = _prepared(default_model("cuda"), "float64")
