@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _md import md_header, write_report
-from _timing import laplacian, reps_for, timed, uniform
+from _timing import laplacian, product_us, reps_for, timed, uniform
 
 import pyspmv
 from pyspmv import datasets
@@ -32,10 +32,12 @@ BANDS = ((0, 1e4), (1e4, 1e5), (1e5, 1e6), (1e6, 1e7), (1e7, np.inf))
 
 
 def rank_times(target: str) -> pd.DataFrame:
-    """rank()'s median µs on generated matrices from 1e3 to 1e7 entries."""
+    """rank()'s median µs on generated matrices from 1e3 to 1e7 entries, and one single-thread CSR product's (the
+    host's speed: rank() costs a few of them, and a dev VM's products vary from day to day)."""
     mats = [laplacian(k) for k in (14, 45, 142, 447, 1414)] + [uniform(n, 10) for n in (100, 1000, 10_000, 100_000,
                                                                                         1_000_000)]
-    rows = [{"nnz": M.nnz, "rank_us": timed(lambda M=M: pyspmv.rank(M, target=target), reps_for(M.nnz))} for M in mats]
+    rows = [{"nnz": M.nnz, "rank_us": timed(lambda M=M: pyspmv.rank(M, target=target), reps_for(M.nnz)),
+             "product_us": product_us(M, reps_for(M.nnz))} for M in mats]
     return pd.DataFrame(rows).sort_values("nnz")
 
 
@@ -90,8 +92,11 @@ def main() -> None:
                      f"{np.median(pays['extra_convert_ms']) if len(pays) else np.nan:.3g} | "
                      f"{'met' if med <= 100 else 'missed'} |")
         print(lines[-1], flush=True)
-    lines += ["", "rank() on this machine:", "", *md_header(["nnz", "rank µs"], "rr"),
-              *[f"| {int(r.nnz):,} | {r.rank_us:.3g} |" for r in cost.itertuples()]]
+    lines += ["", "rank() on this machine, beside one single-thread `cpu/csr/rows` product of the same matrix (the "
+              "host's speed: the break-even scales with it):", "",
+              *md_header(["nnz", "rank µs", "1-thread CSR product µs", "rank in products"], "rrrr"),
+              *[f"| {int(r.nnz):,} | {r.rank_us:.3g} | {r.product_us:.3g} | {r.rank_us / r.product_us:.2f} |"
+                for r in cost.itertuples()]]
     write_report(a.out, "Break-even of the H200 default's held-out picks against cuSPARSE's CSR default, by size band",
                  lines)
 
