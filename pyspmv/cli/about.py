@@ -6,7 +6,6 @@ import hashlib
 import os
 import platform
 import warnings
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from ..devices import gpu as g
 from ..devices.machine import HOME_ENV, _usable_cores, calibrated_path, home, measured_on, other_machine
 from ..matrices.configs import DEVICES
 from ..ranking.rank import CalibratedModelWarning, calibrated_model, default_model, precision_of
-from ..ranking.targets import DEFAULT_FILES, TARGETS, target_for, target_gpu
+from ..ranking.targets import TARGETS, default_file, target_for, target_gpu
 
 #: How much of a model file's SHA-256 names it (``pyspmv info``): enough to tell two files apart.
 SHA_CHARS = 12
@@ -113,7 +112,7 @@ def models() -> dict[str, dict[str, Any]]:
     out = {}
     for device in DEVICES:
         choice = target_for(device)
-        shipped = _data(DEFAULT_FILES[choice.target])
+        shipped = Path(str(default_file(choice.target)))
         cal_path = calibrated_path(device)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CalibratedModelWarning)
@@ -127,17 +126,13 @@ def models() -> dict[str, dict[str, Any]]:
             entry = _describe(default_model(device), shipped, "shipped default")
         entry["shipped"] = str(shipped)
         entry["target"], entry["target_why"] = choice.target, choice.why
-        entry["targets"] = [{"target": t, "file": str(_data(DEFAULT_FILES[t])),
+        entry["targets"] = [{"target": t, "file": str(default_file(t)),
                              "measured_on": None if (tg := target_gpu(t)) is None else tg.name}
                             for t in TARGETS[device]]
         entry["calibrated_path"] = str(cal_path)
         entry["calibrated_problem"] = problem
         out[device] = entry
     return out
-
-
-def _data(name: str) -> Path:
-    return Path(str(resources.files("pyspmv").joinpath("data", name)))
 
 
 def about() -> dict[str, Any]:

@@ -88,9 +88,7 @@ def run(args: argparse.Namespace) -> int:
     out: list[dict[str, Any]] = []
     status = 0
     rm = rank_model(args)
-    device = args.device or rm.device
-    if args.target:
-        device = TARGET_DEVICE[args.target]
+    device = args.device or rm.device           # --target's model is of its device (checked in rank_model)
     libraries = libraries_of(args, device)
     only = f"; libraries {', '.join(libraries)} only" if libraries else ""
     for what, A in ranked_matrices(args):

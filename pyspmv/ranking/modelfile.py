@@ -453,7 +453,7 @@ def load_model(path: str | os.PathLike[str], *, dtypes: Any = None) -> RankModel
         raise
     except FileNotFoundError:
         raise
-    except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
+    except _UNREADABLE as exc:
         hint = ""
         # Sniffed only in a regular file: opening a FIFO would block, and its content is not what was refused.
         with contextlib.suppress(OSError, _Corrupt), _open_regular(path) as fh:
@@ -505,13 +505,17 @@ def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise
     except FileNotFoundError:
         raise
-    except (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
+    except _UNREADABLE as exc:
         raise ValueError(f"{str(path)!r} is not a pyspmv model file or is corrupt: {exc}.") from None
     return {"device": header["device"], "meta": header["meta"]}
 
 
 class _Refused(ValueError):
     """A readable file that this version refuses (kept apart from corruption)."""
+
+
+#: What reading a file that is not a model, or a damaged one, raises (each turned into one ValueError).
+_UNREADABLE = (_Corrupt, OSError, ValueError, zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError)
 
 
 def read_model(path: str | os.PathLike[str]) -> RankModel:

@@ -19,7 +19,7 @@ from ..matrices.matrix import DTYPES
 from .modelfile import load_model
 from .portable import set_default_convert_fit
 from .rankmodel import RankModel
-from .targets import DEFAULT_FILES, TARGET_DEVICE, check_target, target_for
+from .targets import DEFAULT_FILES, TARGET_DEVICE, check_target, default_file, target_for
 
 #: target -> its shipped default, holding the tables read so far: one object per target and process, whose
 #: tables are completed as value types are asked for (a model's warnings and prepared rankings go by the object).
@@ -46,7 +46,7 @@ def _default(target: str, dtype: str | None = None) -> RankModel:
         if rm is not None:
             return rm
         device, file = TARGET_DEVICE[target], DEFAULT_FILES[target]
-        res = resources.files("pyspmv").joinpath("data", file)
+        res = default_file(target)
         if not res.is_file():
             raise FileNotFoundError(f"pyspmv ships no default model for target {target!r} ({file} is missing); train "
                                     f"one with `pyspmv train-default --dataset {target} --into-package` or pass model=.")

@@ -30,6 +30,11 @@ DEFAULT_FILES = {t: f"default_{t}.pyspmv" for names in TARGETS.values() for t in
 TARGET_DEVICE = {t: d for d, names in TARGETS.items() for t in names}
 
 
+def default_file(target: str) -> Any:
+    """The shipped default of ``target`` in the installed package (an importlib resource; it may not exist)."""
+    return resources.files("pyspmv").joinpath("data", DEFAULT_FILES[target])
+
+
 class Choice(NamedTuple):
     """The target a device's shipped default is chosen for (:func:`target_for`) and why, in words."""
 
@@ -88,7 +93,7 @@ def target_gpu(target: str) -> TargetGPU | None:
     """The GPU the shipped default of ``target`` was measured on (its file's header alone is read), or None where
     the file is missing or records no GPU."""
     if target not in _GPUS:
-        res = resources.files("pyspmv").joinpath("data", DEFAULT_FILES[target])
+        res = default_file(target)
         found = None
         if res.is_file():
             with resources.as_file(res) as path:
