@@ -85,6 +85,8 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("h200", "--extra", "h200_scaled_seed1", "h200_scaled", "--cv", "5")),
     Bench("break_even_h200", "break_even.py", "the H200 default's held-out picks against cuSPARSE's CSR default, "
           "by size band (results/break_even_h200.*; reads default_quality_h200.csv)"),
+    Bench("verify_auto_h200", "verify_auto.py", 'rank(verify="auto") replayed on held-out H200 matrices by size '
+          "band, and the model's error by size it reads (results/verify_auto_h200.*)"),
     Bench("models", "models.py", "every model kind's held-out metrics (results/models_*)",
           ("datasets/h100", "datasets/cpu"),
           ("datasets/cpu", "--models", "linear", "--dtypes", "float64", "--out", "{out}")),

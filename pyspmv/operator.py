@@ -17,10 +17,11 @@ from .devices.arrays import DeviceArrayT, SparseOnDevice, Stream
 from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
-from .matrices.matrix import Matrix
+from .matrices.matrix import Matrix, value_dtype
 from .matrices.mmio import as_matrix
 from .ranking.portable import ModelLike
-from .ranking.rank import Ranking, rank
+from .ranking.rank import Ranking, rank, rank_uploaded
+from .ranking.verify import upload_csr
 
 if TYPE_CHECKING:                  # scipy and CuPy are imported where a LinearOperator is made
     import cupyx.scipy.sparse.linalg
@@ -94,9 +95,11 @@ class Operator:
         Arithmetic type; default ``A``'s value type.
     n_calls, deterministic, model, verify
         :func:`pyspmv.rank`'s, for the ranked pick (not with ``config``). ``verify=k`` times the model's
-        first k configurations on the device (converted on the GPU for a matrix that lives there) and
-        runs the fastest measured; with ``n_calls`` only where the expected gain pays for the measuring
-        (:attr:`ranking` says what was done: :attr:`pyspmv.Ranking.verified`, its notes).
+        first k configurations on the device (on the GPU converted there) and runs the fastest measured;
+        with ``n_calls`` only where the expected gain pays for the measuring (:attr:`ranking` says what was
+        done: :attr:`pyspmv.Ranking.verified`, its notes). On the GPU ``verify`` defaults to ``'auto'``:
+        with ``n_calls``, as many of the first ten as pay for their measuring over ``n_calls`` products
+        (none without ``n_calls``); ``verify=0`` keeps the model's pick unmeasured.
     rmatvec : bool, default False
         Also convert ``A.T`` with the same configuration, so that :meth:`rmatvec` is offered (twice the
         memory; a transposed product without it would convert per call, which this class exists to avoid).
@@ -124,7 +127,8 @@ class Operator:
     (and, for a vector, contiguous). :meth:`aslinearoperator` casts for the solvers. On the GPU (``device='cuda'``) vectors that live there
     (CuPy, PyTorch, JAX, Numba: ``__cuda_array_interface__`` or ``__dlpack__``) are used in place, on the
     caller's stream, and the result is a vector of the same kind; NumPy vectors are uploaded and the result
-    downloaded on every product. A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
+    downloaded on every product. A host matrix for the GPU is uploaded once as CSR and converted there (CSR in a
+    locality order is made on the host and uploaded). A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
     sparse tensor) is read in place as CSR and converted on the GPU for the configuration's format, never
     through the host; its ranked pick is computed from its structure read to the host once. Products on one
     operator may run from several threads at once (the CPU product releases the GIL from 50,000 entries up;
@@ -143,7 +147,7 @@ class Operator:
     def __init__(self, A: MatrixLike | FormatMatrix | SparseOnDevice, device: str | None = None, *,
                  config: Config | str | None = None, dtype: npt.DTypeLike | None = None, n_calls: int | None = None,
                  deterministic: bool = False, model: ModelLike | str | os.PathLike[str] | None = None,
-                 rmatvec: bool = False, verify: int | None = None) -> None:
+                 rmatvec: bool = False, verify: int | Literal["auto"] | None = None) -> None:
         self._fwd = self._adj = None
         validate("Operator()", _PARAMS, locals())
         self.ranking: Ranking | None = None
@@ -155,25 +159,33 @@ class Operator:
             c, F, plan = self._on_device(A, device, config, dtype, n_calls, deterministic, model, verify)
         else:
             plan = None
+        self._host: Matrix | None = None     # the host matrix of a GPU operator converted on the GPU
         if plan is None and config is not None:
             _config_or_rank(n_calls, deterministic, model, verify)
             c = _config_arg(config)
             if device is not None and c.device != device:
                 raise ValueError(f"The 'config' parameter of Operator() names {c.id!r}, which runs on {c.device}, "
                                  f"not on device {device!r}.")
-            c, F = prepare(A, c, dtype)
+            if c.device == "cuda" and not isinstance(A, FormatMatrix):
+                self._host = as_matrix(A)
+                c, F, plan = _first_on_device(_upload(self._host, dtype), [c], self._host, True)
+            else:
+                c, F = prepare(A, c, dtype)
         elif plan is None:
             if isinstance(A, FormatMatrix):
                 raise ValueError("Operator() of a FormatMatrix needs 'config' (its format's configuration); "
                                  "pass the Matrix to have one picked.")
-            c, F = self._pick(A, device or "cpu", dtype, n_calls, deterministic, model, verify)
+            if device == "cuda":
+                c, F, plan = self._pick_on_device(A, dtype, n_calls, deterministic, model, verify)
+            else:
+                c, F = self._pick(A, device or "cpu", dtype, n_calls, deterministic, model, verify)
         self.config: Config = c
         self.device: str = c.device
         self.dtype: np.dtype = F.dtype
         self.shape: tuple[int, int] = F.shape
         self._fwd = _Side(F, c, plan)
         if rmatvec:
-            T = F.to_csr().to_scipy().T
+            T = (F.to_csr() if isinstance(F, FormatMatrix) else self._host).to_scipy().T
             try:
                 _, FT = prepare(T, c, F.dtype)
             except NotApplicableError as exc:
@@ -187,6 +199,8 @@ class Operator:
         side = self._fwd
         if side is None or not side.live:
             raise TypeError("This Operator has been closed; a closed operator cannot be pickled.")
+        if self._host is not None:
+            return (_unpickle, (self._host, self.config.id, self.dtype.name, self._adj is not None, self.ranking))
         if not isinstance(side.F, FormatMatrix):
             raise TypeError("An Operator of a matrix that lives on the GPU cannot be pickled: pyspmv holds no host "
                             "copy of it. Pickle the matrix (CuPy: A.get()) and the configuration (op.config.id), "
@@ -229,21 +243,22 @@ class Operator:
                                  f"{candidates[0].device}; 'A' lives on the GPU.")
         else:
             r = rank(D, model=model, device="cuda", dtype=D.dtype, n_calls=n_calls, deterministic=deterministic,
-                     verify=verify)
+                     verify="auto" if verify is None else verify)
             self.ranking = r
             candidates = [config(cid) for cid, ms in r if np.isfinite(ms)]
-        DM = gpu.DeviceMatrix.wrap_csr(D)
-        why = []
-        for c in candidates:
-            try:
-                c, F = prepare_on_device(DM, c)
-                return c, F, gpu.Plan(F, c)       # its setup says whether the configuration can serve A
-            except NotApplicableError as exc:
-                why.append(f"{c.id}: {exc}")
-        if cfg is not None:
-            raise NotApplicableError(f"Operator(): {why[0]}")
-        raise NotApplicableError("no ranked cuda configuration can serve this matrix on the device"
-                                 + (f" ({'; '.join(why[:3])})" if why else ""))
+        return _first_on_device(gpu.DeviceMatrix.wrap_csr(D), candidates, None, cfg is not None)
+
+    def _pick_on_device(self, A: Any, dtype: Any, n_calls: Any, deterministic: Any, model: Any,
+                        verify: Any) -> tuple[Config, gpu.DeviceMatrix | FormatMatrix, gpu.Plan]:
+        """A host matrix on the GPU: uploaded once as CSR, ranked (``verify``, default ``'auto'``, timing its
+        candidates converted from that CSR on the GPU), the first ranked configuration that can serve it
+        converted there."""
+        M = self._host = as_matrix(A)
+        DM = _upload(M, dtype)
+        r = rank_uploaded(M, DM, model=model, device="cuda", dtype=DM.dtype, n_calls=n_calls,
+                          deterministic=deterministic, verify="auto" if verify is None else verify)
+        self.ranking = r
+        return _first_on_device(DM, [config(cid) for cid, ms in r if np.isfinite(ms)], M, False)
 
     # ---- products ----
 
@@ -443,6 +458,35 @@ class Operator:
         state = "closed" if self.closed else f"{self.nbytes} bytes"
         return (f"<pyspmv.Operator {self.shape[0]}x{self.shape[1]} {self.dtype} on {self.device}: "
                 f"{self.config.id} ({how}){t}, {state}>")
+
+
+def _upload(M: Matrix, dtype: Any) -> gpu.DeviceMatrix:
+    """``M`` uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there."""
+    return upload_csr(M, M.dtype if dtype is None else value_dtype(dtype))
+
+
+def _first_on_device(DM: gpu.DeviceMatrix, candidates: list[Config], M: Matrix | None,
+                     given: bool) -> tuple[Config, gpu.DeviceMatrix | FormatMatrix, gpu.Plan]:
+    """The first of ``candidates`` that can serve the CSR matrix ``DM`` on the GPU: converted there, a layout the
+    device does not make (CSR in a locality order) converted from ``M``, the host copy, where there is one; with
+    its plan (whose setup says whether the configuration can serve the matrix). ``given``: one configuration the
+    caller named."""
+    why = []
+    for c in candidates:
+        try:
+            try:
+                c, F = prepare_on_device(DM, c)
+            except NotApplicableError:
+                if M is None or c.format != "csr":
+                    raise
+                c, F = prepare(M, c, DM.dtype)          # made on the host alone; the plan uploads it
+            return c, F, gpu.Plan(F, c)
+        except NotApplicableError as exc:
+            why.append(f"{c.id}: {exc}")
+    if given:
+        raise NotApplicableError(f"Operator(): {why[0]}")
+    raise NotApplicableError("no ranked cuda configuration can serve this matrix on the device"
+                             + (f" ({'; '.join(why[:3])})" if why else ""))
 
 
 def _unpickle(M: Matrix, cid: str, dtype: str, rmatvec: bool, ranking: Ranking | None) -> Operator:

@@ -220,7 +220,7 @@ def test_restricted_cuda_ranking_times_only_what_it_kept(monkeypatch):
     ranking (the device and the timer stand in: no GPU here), best_of_all and the restriction's note kept."""
     seen = []
 
-    def measure(M, on_gpu, cands, device, dtype):
+    def measure(M, on_gpu, cands, device, dtype, auto=False):
         seen.append((list(cands), device, dtype, on_gpu))
         return [Measured(c, 1.0 + len(cands) - i, 0.9, 1.1, 0.5, "ok", "") for i, c in enumerate(cands)]
 
@@ -232,7 +232,7 @@ def test_restricted_cuda_ranking_times_only_what_it_kept(monkeypatch):
         assert seen[-1] == (ids(r0, 3), "cuda", "float32", None)
         assert ids(r, 3) == ids(r0, 3)[::-1] and list(r[3:]) == list(r0[3:])
         assert r.best_of_all == r0.best_of_all and r.notes()[0].startswith("only the")
-        assert "converted on the host and uploaded" in r.verify_note
+        assert "converted on the GPU" in r.verify_note
         if "libraries" in kw:
             assert all(c.startswith(kw["libraries"] if isinstance(kw["libraries"], str) else "cusparse/")
                        for c in seen[-1][0])
@@ -425,3 +425,103 @@ def test_gpu_verify_cupy_matrix_converts_on_the_device(dtype, monkeypatch):
                                atol=1e-4 * float(np.abs(ref).max()))
     r32 = pyspmv.rank(D, device="cuda", dtype="float32" if dtype == np.float64 else "float64", verify=2)
     assert len(r32.verified) == 2 and all(m.status == "ok" for m in r32.verified), r32.verified
+
+
+# ---- verify="auto" ----
+
+
+def test_choose_k_grows_with_the_margin_and_stays_in_bounds():
+    """choose_k: nothing where no k pays (few calls), k in [2, AUTO_MAX] where some does, never fewer with more
+    calls or a larger error; the k it gives is the best net gain of all k it weighs."""
+    t = [1.0 + 0.01 * i for i in range(15)]
+    conv = [verify_module.DEVICE_CONVERT_MS + verify_module.DEVICE_CONVERT_PRODUCTS * x for x in t]
+    assert verify_module.choose_k(t, conv, 10, 0.05)[0] == 0
+    ks = [verify_module.choose_k(t, conv, n, 0.05)[0] for n in (10**3, 10**4, 10**5, 10**7)]
+    assert ks == sorted(ks) and ks[-1] == verify_module.AUTO_MAX and all(k == 0 or k >= 2 for k in ks)
+    assert verify_module.choose_k(t, conv, 10**4, 0.02)[0] <= verify_module.choose_k(t, conv, 10**4, 0.08)[0]
+    k, cost, gain = verify_module.choose_k(t, conv, 10**4, 0.05)
+    nets = {j: (lambda c, g: g - c)(*verify_module.weigh_verify(t[:j], conv[:j], 10**4, 0.05, auto=True))
+            for j in range(2, verify_module.AUTO_MAX + 1)}
+    assert k == max(nets, key=nets.get) and gain - cost == pytest.approx(nets[k])
+    assert verify_module.choose_k([1.0], [0.0], 10**9, 0.05)[0] == 0          # one candidate: nothing to compare
+    assert verify_runs(1e-3, auto=True) == verify_module.AUTO_WARMUP + verify_module.AUTO_REPEATS
+
+
+def test_the_error_read_grows_with_size():
+    """tie_tol_at reads the cuda band of the matrix's size, never below the model's own error; the cpu has no
+    bands."""
+    from pyspmv.ranking.precision import SIZE_TIE_TOL, Precision, tie_tol_at
+    p = Precision(0.001, 1.5, "test")
+    bands = SIZE_TIE_TOL["cuda"]
+    assert [tie_tol_at(p, "cuda", n) for n in (10, 10**5, 10**8)] == [tol for _, tol in bands]
+    assert tie_tol_at(Precision(0.5, 1.5, "test"), "cuda", 10) == 0.5 and tie_tol_at(p, "cpu", 10**8) == 0.001
+
+
+def test_auto_without_n_calls_measures_nothing(fake):
+    t = fake({})
+    r0 = pyspmv.rank(A, device="cpu")
+    r = pyspmv.rank(A, device="cpu", verify="auto")
+    assert t.calls == [] and r == r0 and r.verified == ()
+    assert "verify='auto': nothing measured: without n_calls" in r.verify_note
+
+
+def test_auto_times_the_k_its_rule_chooses_with_fewer_runs(fake):
+    """With few calls nothing pays: nothing timed, the note gives the best k's numbers; with many, the k of
+    choose_k (ranked times, the model's fit for conversions on the CPU) is timed with the auto settings."""
+    t = fake({})
+    r = pyspmv.rank(A, device="cpu", n_calls=1, verify="auto")
+    assert t.calls == [] and "nothing measured: timing the first 2 to" in r.verify_note
+    big = 10**9
+    r0 = pyspmv.rank(A, device="cpu", n_calls=big)
+    t = fake({c: 3.0 - 0.1 * i for i, c in enumerate(ids(r0, 10))})
+    r = pyspmv.rank(A, device="cpu", n_calls=big, verify="auto")
+    k = len(t.calls)
+    assert 2 <= k <= verify_module.AUTO_MAX and sorted(t.timed) == sorted(ids(r0, k))
+    assert all(c[2] <= verify_module.AUTO_WARMUP and c[3] == verify_module.AUTO_REPEATS for c in t.calls)
+    assert ids(r, k) == ids(r0, k)[::-1] and f"k={k}, where the expected gain over the cost is largest" in \
+        r.verify_note
+
+
+@pytest.mark.parametrize("bad", ["Auto", "all", -1, 1.5, True])
+def test_verify_refuses_what_is_neither_a_count_nor_auto(bad):
+    with pytest.raises((ValueError, TypeError), match="verify"):
+        pyspmv.rank(A, device="cpu", verify=bad)
+
+
+def test_host_matrix_on_the_gpu_is_uploaded_once_and_converted_there(monkeypatch):
+    """verify on cuda of a host matrix: uploaded once as CSR (upload_csr), each candidate converted from it by
+    prepare_on_device, never benchmark()'s host conversion; a locality-ordered CSR, which the device refuses, made
+    on the host (the GPU parts stand in: no GPU here)."""
+    B = RANDOM.astype(np.float32)
+    uploads, converted, host_made = [], [], []
+
+    class Up:
+        dtype = np.dtype(np.float32)
+
+    def upload(M, dtype):
+        uploads.append((M.shape, np.dtype(dtype)))
+        return Up()
+
+    def prepare(DM, c):
+        converted.append(c.id)
+        if c.format == "csr" and any(c.format_params):
+            raise pyspmv.NotApplicableError("converted on the host, not on the device")
+        return c, "F"
+
+    def host_prepare(M, c, dt):
+        host_made.append(c.id)
+        return c, "H"
+
+    def one(run, c, F, on, convert_ms, warmup, repeats, budget_s, check):
+        return {"config": c.id, "median_ms": 1.0, "q25_ms": 1.0, "q75_ms": 1.0, "convert_ms": convert_ms,
+                "status": "ok", "note": ""}
+
+    monkeypatch.setattr(verify_module, "upload_csr", upload)
+    monkeypatch.setattr(verify_module, "prepare_on_device", prepare)
+    monkeypatch.setattr(verify_module, "prepare", host_prepare)
+    monkeypatch.setattr(verify_module._DtypeRun, "one", one)
+    monkeypatch.setattr(verify_module, "benchmark", lambda *a, **k: pytest.fail("host conversion used"))
+    cands = ["pyspmv/ell/bs=128", "pyspmv/csr/adaptive/order=1/bs=256", "pyspmv/csr/scalar/bs=128"]
+    rows = verify_module._time_on_device(pyspmv.Matrix(B), None, cands, "float32", 2, 8)
+    assert uploads == [(B.shape, np.dtype(np.float32))] and converted == cands
+    assert host_made == [cands[1]] and [x["status"] for x in rows] == ["ok"] * 3

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from .. import _core
 from .._params import AnyOf, Interval, OneOf, Satisfies, validate
-from ..devices import arrays
+from ..devices import arrays, gpu
 from ..devices.machine import calibrated_file, measured_on, model_fingerprint, warn_caller, warn_other_machine
 from ..matrices.configs import DEVICES, LIBRARIES, config, device_libraries
 from ..matrices.matrix import DTYPES, VALUE_BYTES
@@ -215,7 +215,7 @@ def _short(v: Any) -> str:
 def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[str] | None = None,
          device: str | None = None, dtype: npt.DTypeLike | None = None, n_calls: int | None = None,
          deterministic: bool = False, estimate: bool | None = None, libraries: str | Iterable[str] | None = None,
-         verify: int | None = None, target: str | None = None) -> Ranking:
+         verify: int | Literal["auto"] | None = None, target: str | None = None) -> Ranking:
     """Every configuration of ``device`` that the model ranks (those it was trained on) for matrix ``A``,
     ranked by predicted time. A configuration registered after the model was trained is in
     :func:`pyspmv.configs` and :func:`pyspmv.benchmark` but not in this ranking until a model is trained
@@ -266,15 +266,16 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         order and with the predictions they have in the whole ranking, and the Ranking says what was
         left out (:attr:`Ranking.libraries`, :attr:`Ranking.best_of_all`, a note); the same holds for
         ``deterministic``.
-    verify : int, optional
+    verify : int or "auto", optional
         Measure what the model is unsure of: time the first ``verify`` configurations of the ranking that
         can serve ``A`` (all of them where fewer can) on ``device`` and return them re-ordered by measured
         time, fastest first, the rest after them in the model's order; 0 or None (default): the model's
         order alone. They are timed as :func:`pyspmv.benchmark` times (its noise checks and warnings
         included, results not checked against scipy), with at most :data:`VERIFY_WARMUP` untimed and
-        :data:`VERIFY_REPEATS` timed runs each within :data:`VERIFY_BUDGET_S` seconds. On ``'cuda'`` a
-        matrix that lives on the GPU is converted there (:func:`pyspmv.devices.gpu.convert_on_device`),
-        any other on the host and uploaded. With ``n_calls`` the order is by measured time plus the
+        :data:`VERIFY_REPEATS` timed runs each within :data:`VERIFY_BUDGET_S` seconds. On ``'cuda'`` each is
+        converted on the GPU (:func:`pyspmv.devices.gpu.convert_on_device`) from a CSR there: a matrix that
+        lives on the GPU read in place, any other uploaded once as CSR (CSR in a locality order is made on the
+        host and uploaded). With ``n_calls`` the order is by measured time plus the
         measured conversion divided by ``n_calls``. The Ranking says what was done:
         :attr:`Ranking.verified` (ids, measured ms and quartiles), :attr:`Ranking.verify_note` (also in
         :meth:`Ranking.notes`), ``measured_ms`` in ``to_frame()``.
@@ -290,6 +291,16 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         in products of the pick's predicted time (also :attr:`Ranking.verify_weighed`). A model whose
         error was not measured (:attr:`Ranking.precision` None) cannot be weighed: it is measured, and
         the note says so.
+
+        ``'auto'``: with ``n_calls``, as many of the first :data:`~pyspmv.ranking.verify.AUTO_MAX` (10) as pay
+        most: the k in 2..10 whose expected gain exceeds its cost by the most (:func:`~pyspmv.ranking.verify.choose_k`),
+        none where no k pays; without ``n_calls``, none. The model's error is read at the matrix's size
+        (:func:`~pyspmv.ranking.precision.tie_tol_at`: at 1e6+ entries the default's is about three times its error
+        below 1e5), a conversion on the GPU counted as :data:`~pyspmv.ranking.verify.DEVICE_CONVERT_MS` plus
+        :data:`~pyspmv.ranking.verify.DEVICE_CONVERT_PRODUCTS` products, and each candidate timed with
+        :data:`~pyspmv.ranking.verify.AUTO_WARMUP` and :data:`~pyspmv.ranking.verify.AUTO_REPEATS` runs. On
+        held-out H200 matrices of 1e6+ entries with ``n_calls=10000`` it keeps a configuration within 5 % of the
+        measured best for 91.7 % (68.6 % without measuring; benchmarks/results/verify_auto_h200.md).
     target : str, optional
         Rank with the shipped default of this machine (:data:`pyspmv.ranking.targets.TARGETS`: ``'h200'``, ``'h100'``,
         ``'cpu'``), not a calibrated one; with a model, a check that it was measured there. None: the GPU present's.
@@ -324,13 +335,27 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     pyspmv.NoisyTimingWarning, pyspmv.BusyMachineWarning
         With ``verify``, as :func:`pyspmv.benchmark` warns: its timings were disturbed by other work.
     """
+    return _rank(A, model, device, dtype, n_calls, deterministic, estimate, libraries, verify, target, None)
+
+
+def rank_uploaded(M: Matrix, uploaded: gpu.DeviceMatrix, *, model: Any = None, device: str | None = None,
+                  dtype: Any = None, n_calls: int | None = None, deterministic: bool = False,
+                  verify: int | str | None = None) -> Ranking:
+    """:func:`rank` of the host matrix ``M`` whose CSR copy ``uploaded`` is on the GPU already (an Operator's):
+    ``verify`` converts its candidates from that copy instead of uploading ``M`` again."""
+    return _rank(M, model, device, dtype, n_calls, deterministic, None, None, verify, None, uploaded)
+
+
+def _rank(A: Any, model: Any, device: str | None, dtype: Any, n_calls: Any, deterministic: Any, estimate: Any,
+          libraries: Any, verify: Any, target: str | None, uploaded: gpu.DeviceMatrix | None) -> Ranking:
+    """rank()'s body; ``uploaded``: :func:`rank_uploaded`'s."""
     device = device if target is None else TARGET_DEVICE[check_target(target, device, "rank()")]
     M, dtype, on_gpu, k = _arguments(A, device, dtype, n_calls, verify)
     rm = _model(model, device, dtype, target)
     p = _prepared(rm, dtype)
     r = _order(p, rm, M, dtype, n_calls, estimate, deterministic, libraries)
     if k:
-        verify_first(r, k, M, on_gpu, p, n_calls)
+        verify_first(r, k, M, on_gpu if on_gpu is not None else uploaded, p, n_calls)
     return r
 
 
@@ -339,11 +364,12 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
 _NONE = OneOf((None,), "or")
 _DEVICE = AnyOf((OneOf(DEVICES), _NONE))
 _ESTIMATE = Satisfies(lambda v: v is None or isinstance(v, bool | np.bool_), "True, False or None")
-_VERIFY = AnyOf((Interval("int", 0, note=" (how many of the first configurations to time; 0: none)"), _NONE))
+_VERIFY = AnyOf((Interval("int", 0, note=" (how many of the first configurations to time; 0: none)"),
+                 OneOf(("auto",), "or"), _NONE))
 
 
 def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any,
-               verify: Any) -> tuple[Matrix, str, arrays.DeviceCSR | None, int]:
+               verify: Any) -> tuple[Matrix, str, arrays.DeviceCSR | None, int | str]:
     """rank()'s matrix and the arguments checked before it is read: ``(A as a Matrix, the value type, A where it
     lives on the GPU or None, verify's count)``."""
     validate("rank()", {"device": _DEVICE}, {"device": device})
@@ -424,7 +450,7 @@ def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None
     return Ranking._of(pairs, rm.device, dtype, score, M.name, p, libraries, det, best)
 
 
-def _verify_arg(verify: Any) -> int:
-    """rank()'s ``verify``, checked: an int >= 0."""
+def _verify_arg(verify: Any) -> int | str:
+    """rank()'s ``verify``, checked: an int >= 0 or 'auto'."""
     validate("rank()", {"verify": _VERIFY}, {"verify": verify})
-    return int(verify)
+    return "auto" if isinstance(verify, str) else int(verify)

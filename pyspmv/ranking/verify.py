@@ -1,6 +1,6 @@
 """``rank(verify=k)``: the first k configurations of a ranking timed on the device, as :func:`pyspmv.benchmark`
 times them, and re-ordered by measurement; with ``n_calls``, the rule that weighs measuring against its expected
-gain first (:func:`weigh_verify`)."""
+gain first (:func:`weigh_verify`), and ``verify="auto"``, which chooses k by that rule (:func:`choose_k`)."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import numpy as np
 from .. import _core
 from ..devices import arrays, gpu
 from ..devices.benchmark import _DtypeRun, benchmark
-from ..devices.run import prepare_on_device, require_device
+from ..devices.run import prepare, prepare_on_device, require_device
 from ..matrices.configs import config
+from ..matrices.formats import FormatMatrix, convert
+from .precision import tie_tol_at
 from .result import Measured, Ranking
 
 # rank(verify=k) times each configuration as pyspmv.benchmark() does (its noise checks included), with fewer runs
@@ -29,6 +31,16 @@ VERIFY_BUDGET_S = 0.1
 #: The median of |e| for a normal e is this many standard deviations: rank(verify=k, n_calls=...) reads the
 #: model's median error on the ratio to the pick (Precision.tie_tol) as a log-normal error of that median.
 _MEDIAN_ABS_NORMAL = 0.6744897501960817
+#: The most configurations ``rank(verify="auto")`` times.
+AUTO_MAX = 10
+#: Untimed and timed runs ``rank(verify="auto")`` makes of each configuration, at most: fewer than verify=k's,
+#: since it measures only where the products are long enough to pay, and there the GPU's run-to-run spread is a
+#: few per cent (the H200 datasets' median q75/q25 at 1e6+ entries); within :data:`VERIFY_BUDGET_S` still.
+AUTO_WARMUP, AUTO_REPEATS = 2, 8
+#: ``rank(verify="auto")`` on the GPU counts a candidate's conversion there as this many ms plus
+#: :data:`DEVICE_CONVERT_PRODUCTS` of its products: the device conversions measured on the H200 took 0.06-0.65 ms,
+#: at most 21.6 products, for 2e5-1.5e6 entries (benchmarks/results/convert_gpu.md), launch-bound below 1e6.
+DEVICE_CONVERT_MS, DEVICE_CONVERT_PRODUCTS = 0.2, 10.0
 
 
 class _Fits(Protocol):
@@ -43,15 +55,32 @@ def _normal_cdf(z: float) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
-def verify_runs(t_ms: float) -> float:
+def verify_runs(t_ms: float, auto: bool = False) -> float:
     """The products ``rank(verify=k)`` makes of a configuration whose product takes ``t_ms``: the warm-up and
     timed runs :func:`pyspmv.benchmark` makes with :data:`VERIFY_WARMUP`, :data:`VERIFY_REPEATS` and
-    :data:`VERIFY_BUDGET_S` (as many as fit in the budget, at least one of each)."""
+    :data:`VERIFY_BUDGET_S` (as many as fit in the budget, at least one of each); ``auto``: with
+    :data:`AUTO_WARMUP` and :data:`AUTO_REPEATS`."""
     fit = max(1.0, VERIFY_BUDGET_S * 1e3 / t_ms)
-    return min(float(VERIFY_WARMUP), fit) + min(float(VERIFY_REPEATS), fit)
+    warm, reps = (AUTO_WARMUP, AUTO_REPEATS) if auto else (VERIFY_WARMUP, VERIFY_REPEATS)
+    return min(float(warm), fit) + min(float(reps), fit)
 
 
-def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float) -> tuple[float, float]:
+def choose_k(t: list[float], conv: list[float], n_calls: int, tie_tol: float) -> tuple[int, float, float]:
+    """``rank(verify="auto")``'s rule: ``(k, cost, gain)`` for the k in 2..len(t) (at most :data:`AUTO_MAX`) whose
+    expected gain over its cost (:func:`weigh_verify`, runs at the ``auto`` settings) is largest, or ``(0, cost,
+    gain)`` of the best k where none pays: timing more candidates is worth it while the next one's expected
+    saving exceeds its conversion and runs, so k grows with the margin the model's error leaves."""
+    best = (0, math.inf, 0.0)
+    margin = -math.inf
+    for k in range(2, min(len(t), AUTO_MAX) + 1):
+        cost, gain = weigh_verify(t[:k], conv[:k], n_calls, tie_tol, auto=True)
+        if gain - cost > margin:
+            margin, best = gain - cost, (k, cost, gain)
+    return best if margin > 0 else (0, best[1], best[2])
+
+
+def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float,
+                 auto: bool = False) -> tuple[float, float]:
     """``(cost, gain)`` in ms of timing the candidates whose predicted product times are ``t`` (``t[0]`` the
     pick's) and predicted conversions ``conv``, for ``n_calls`` products: the rule of ``rank(verify=k,
     n_calls=...)`` (its docstring). The cost is every candidate's conversion and :func:`verify_runs`
@@ -59,7 +88,7 @@ def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float
     pick, summed, its measured time being its prediction times a log-normal factor whose median error is
     ``tie_tol`` (``E[(K - X)+]`` of a log-normal ``X``, Black's formula)."""
     s = max(tie_tol, 1e-12) / _MEDIAN_ABS_NORMAL
-    cost = sum(c + verify_runs(ti) * ti for ti, c in zip(t, conv))
+    cost = sum(c + verify_runs(ti, auto) * ti for ti, c in zip(t, conv))
     v1 = t[0] + conv[0] / n_calls
     per_call = 0.0
     for ti, c in zip(t[1:], conv[1:]):
@@ -71,38 +100,65 @@ def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float
     return cost, n_calls * max(per_call, 0.0)
 
 
-def verify_first(r: Ranking, k: int, M: Any, on_gpu: arrays.DeviceCSR | None, p: _Fits, n_calls: int | None) -> None:
+def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, p: _Fits,
+                 n_calls: int | None) -> None:
     """rank(verify=k): time the first k usable configurations of ``r`` (unless n_calls says it does not pay) and
-    re-order them in place by measurement; set ``verified``, ``verify_note`` and ``verify_weighed``."""
+    re-order them in place by measurement; ``k='auto'``: as many as :func:`choose_k` says pay for ``n_calls``
+    products (none without n_calls). Sets ``verified``, ``verify_note`` and ``verify_weighed``."""
     r.verified = ()
     require_device(r.device)              # whether or not n_calls has it measure: the same answer every time
+    auto = k == "auto"
+    most = AUTO_MAX if auto else int(k)
     n = 0
-    while n < len(r) and n < k and math.isfinite(r[n][1]):     # inf (cannot serve A) only last
+    while n < len(r) and n < most and math.isfinite(r[n][1]):     # inf (cannot serve A) only last
         n += 1
-    asked = f"verify={k}" + (f" with n_calls={n_calls}" if n_calls is not None else "")
-    fewer = f" (only {n} can serve the matrix)" if n < k else ""
+    asked = (f"verify={k!r}" if auto else f"verify={k}") + (f" with n_calls={n_calls}" if n_calls is not None else "")
+    fewer = f" (only {n} can serve the matrix)" if n < most and not auto else ""
     if n == 0:
         r.verify_note = f"{asked}: nothing measured: no configuration of the ranking can serve the matrix."
         return
+    if auto and n_calls is None:
+        r.verify_note = (f"{asked}: nothing measured: without n_calls (how many products the matrix will serve) the "
+                         "gain of measuring cannot be weighed against its cost; the model's order stands.")
+        return
+    on_device = r.device == "cuda"
     weighed = ""
     if n_calls is not None:
         why = _unweighable(r)
+        if why and auto:
+            r.verify_note = f"{asked}: nothing measured: {why}; the model's order stands."
+            return
         if why:
             weighed = f"; measured without weighing its cost: {why}"
         else:
-            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls)
-            cost, gain = weigh_verify(t, conv, n_calls, r.precision.tie_tol)
+            tol = tie_tol_at(r.precision, r.device, M.nnz)
+            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls, on_device)
+            if auto:
+                n, cost, gain = choose_k(t, conv, n_calls, tol)
+                if n == 0:
+                    r.verify_weighed = (cost / t[0], gain / t[0]) if math.isfinite(cost) else None
+                    r.verify_note = (f"{asked}: nothing measured: timing the first 2 to {min(len(t), AUTO_MAX)} "
+                                     "configurations was estimated to cost more than its expected gain over "
+                                     f"{n_calls} products (the best: {cost / t[0]:.3g} against {gain / t[0]:.3g} "
+                                     f"products of the pick's predicted time; the model's measured error on the ratio "
+                                     f"to the pick at {M.nnz:,} entries: {tol:.1%}); the model's order stands.")
+                    return
+                t, conv = t[:n], conv[:n]
+            else:
+                cost, gain = weigh_verify(t, conv, n_calls, tol)
             r.verify_weighed = (cost / t[0], gain / t[0])
-            runs = sum(verify_runs(x) for x in t)
+            runs = sum(verify_runs(x, auto) for x in t)
+            where = "on the GPU" if on_device else ""
             nums = (f"measuring was estimated to cost {cost / t[0]:.3g} products of the pick's predicted time "
-                    f"({n} conversion{'s' if n > 1 else ''} and {runs:.0f} timed products), against an expected gain "
-                    f"of {gain / t[0]:.3g} over {n_calls} product{'s' if n_calls > 1 else ''} (the model's measured "
-                    f"error on the ratio to the pick: {r.precision.tie_tol:.1%})")
+                    f"({n} conversion{'s' if n > 1 else ''}{' ' + where if where else ''} and {runs:.0f} timed "
+                    f"products), against an expected gain of {gain / t[0]:.3g} over {n_calls} "
+                    f"product{'s' if n_calls > 1 else ''} (the model's measured error on the ratio to the pick at "
+                    f"{M.nnz:,} entries: {tol:.1%})")
             if gain <= cost:
                 r.verify_note = f"{asked}: nothing measured{fewer}: {nums}: it does not pay; the model's order stands."
                 return
-            weighed = f"; {nums}"
-    rows = _measure(M, on_gpu, [c for c, _ in r[:n]], r.device, r.dtype)
+            weighed = f"; {nums}" + (f"; k={n}, where the expected gain over the cost is largest" if auto else "")
+    rows = _measure(M, on_gpu, [c for c, _ in r[:n]], r.device, r.dtype, auto)
 
     def key(m: Measured) -> float:
         conv = m.convert_ms / n_calls if n_calls is not None and math.isfinite(m.convert_ms) else 0.0
@@ -114,8 +170,7 @@ def verify_first(r: Ranking, k: int, M: Any, on_gpu: arrays.DeviceCSR | None, p:
     model_rank = {c: i for i, (c, _) in enumerate(r[:n], 1)}
     r[:n] = [(m.config, predicted[m.config]) for m in ok + bad]
     r.verified = tuple(ok + bad)
-    where = (" converted on the GPU" if on_gpu is not None and r.device == "cuda" else
-             " converted on the host and uploaded" if r.device == "cuda" else "")
+    where = " converted on the GPU" if r.device == "cuda" else ""
     by = "measured time plus measured conversion / n_calls" if n_calls is not None else "measured time"
     if ok:
         b = ok[0]
@@ -130,17 +185,21 @@ def verify_first(r: Ranking, k: int, M: Any, on_gpu: arrays.DeviceCSR | None, p:
                      f"re-ordered by {by}: {said}{failed}{weighed}.")
 
 
-def _predicted_parts(r: Ranking, p: _Fits, n: int, nnz: int, n_calls: int) -> tuple[list[float], list[float]]:
+def _predicted_parts(r: Ranking, p: _Fits, n: int, nnz: int, n_calls: int,
+                     on_device: bool = False) -> tuple[list[float], list[float]]:
     """The predicted product times and conversion times (ms) of the first ``n`` configurations of ``r``, ranked
-    with ``n_calls``: each conversion by the model's fit, as rank() added it (no fit: 0), the product time
-    what remains of the prediction."""
+    with ``n_calls``: the product time what remains of the prediction once the model's conversion fit (as rank()
+    added it; no fit: 0) is taken out; the conversion that fit, or, converted on the GPU (``on_device``),
+    :data:`DEVICE_CONVERT_MS` plus :data:`DEVICE_CONVERT_PRODUCTS` products."""
     fits = {f: (a, b) for f, a, b in zip(p.formats, *p.convert)}
-    conv = []
+    host = []
     for c, _ in r[:n]:
         a, b = fits.get(config(c).format, (math.nan, math.nan))
         ms = a + b * nnz
-        conv.append(float(ms) if math.isfinite(ms) else 0.0)
-    return [max(v - c / n_calls, 1e-12) for (_, v), c in zip(r[:n], conv)], conv
+        host.append(float(ms) if math.isfinite(ms) else 0.0)
+    t = [max(v - c / n_calls, 1e-12) for (_, v), c in zip(r[:n], host)]
+    conv = [DEVICE_CONVERT_MS + DEVICE_CONVERT_PRODUCTS * x for x in t] if on_device else host
+    return t, conv
 
 
 def _unweighable(r: Ranking) -> str:
@@ -162,14 +221,17 @@ def _ordinal(i: int) -> str:
     return f"{i}{suffix}"
 
 
-def _measure(M: Any, on_gpu: arrays.DeviceCSR | None, ids: list[str], device: str, dtype: str) -> list[Measured]:
-    """The configurations ``ids`` timed on ``device`` by pyspmv.benchmark's machinery: on the GPU, a matrix that
-    lives there converted there; any other converted on the host (and uploaded, on the GPU)."""
-    if on_gpu is not None and device == "cuda":
-        recs = _time_on_device(M, on_gpu, ids, dtype)
+def _measure(M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: list[str], device: str, dtype: str,
+             auto: bool = False) -> list[Measured]:
+    """The configurations ``ids`` timed on ``device`` by pyspmv.benchmark's machinery (``auto``: with
+    verify='auto''s fewer runs): on the GPU converted there (a host matrix uploaded once as CSR first), on the CPU
+    converted on the host."""
+    warm, reps = (AUTO_WARMUP, AUTO_REPEATS) if auto else (VERIFY_WARMUP, VERIFY_REPEATS)
+    if device == "cuda":
+        recs = _time_on_device(M, on_gpu, ids, dtype, warm, reps)
         cols = [[x[f] for x in recs] for f in _MEASURED_COLUMNS]
     else:
-        df = benchmark(M, ids, device=device, dtype=dtype, repeats=VERIFY_REPEATS, warmup=VERIFY_WARMUP,
+        df = benchmark(M, ids, device=device, dtype=dtype, repeats=reps, warmup=warm,
                        budget_s=VERIFY_BUDGET_S, check=False, progress=False)
         cols = [df[f].tolist() for f in _MEASURED_COLUMNS]        # a third of to_dict()'s time
     return [Measured(c, float(m), float(q25), float(q75), float(cv), str(st), str(nt))
@@ -180,14 +242,24 @@ def _measure(M: Any, on_gpu: arrays.DeviceCSR | None, ids: list[str], device: st
 _MEASURED_COLUMNS = ("config", "median_ms", "q25_ms", "q75_ms", "convert_ms", "status", "note")
 
 
-def _time_on_device(M: Any, D: arrays.DeviceCSR, ids: list[str], dtype: str) -> list[dict[str, Any]]:
-    """benchmark()'s rows of ``ids`` for a CSR matrix that lives on the GPU: converted there as an Operator of it
-    converts (``prepare_on_device``; once per format and format parameters, as benchmark() converts, kept until
-    its last configuration is timed), timed by benchmark()'s own runner; ``M`` is its host copy."""
+def upload_csr(M: Any, dtype: Any) -> gpu.DeviceMatrix:
+    """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype``, for conversion there."""
+    return gpu.DeviceMatrix(convert(M, "csr", dtype=dtype))
+
+
+def _time_on_device(M: Any, D: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: list[str], dtype: str,
+                    warmup: int = VERIFY_WARMUP, repeats: int = VERIFY_REPEATS) -> list[dict[str, Any]]:
+    """benchmark()'s rows of ``ids`` for a CSR matrix on the GPU (``D``; None: ``M`` uploaded as CSR once),
+    converted there as an Operator converts (``prepare_on_device``; once per format and format parameters, as
+    benchmark() converts, kept until its last configuration is timed; a layout the device does not make, CSR in
+    a locality order, converted on the host), timed by benchmark()'s own runner; ``M`` is its host copy."""
     dt = np.dtype(dtype)
-    if D.dtype != dt:
-        D = arrays.device_csr(D.owner, dt)
-    DM = gpu.DeviceMatrix.wrap_csr(D)
+    if isinstance(D, gpu.DeviceMatrix) and D.dtype == dt:
+        DM = D
+    elif isinstance(D, arrays.DeviceCSR):
+        DM = gpu.DeviceMatrix.wrap_csr(D if D.dtype == dt else arrays.device_csr(D.owner, dt))
+    else:
+        DM = upload_csr(M, dt)
     run = _DtypeRun(M, dt, "cuda", 0, None)
     cfgs = [config(c) for c in ids]
     keys = [(c.format, tuple(sorted(c.format_kwargs.items()))) for c in cfgs]
@@ -199,12 +271,19 @@ def _time_on_device(M: Any, D: arrays.DeviceCSR, ids: list[str], dtype: str) -> 
             t0 = time.perf_counter()
             try:
                 F: Any = prepare_on_device(DM, c)[1]
-            except (_core.NotApplicableError, MemoryError) as exc:     # MemoryError: the GPU's, for this format
+            except _core.NotApplicableError as exc:
+                F = exc
+                if c.format == "csr":                   # a locality order: made on the host alone
+                    try:
+                        F = prepare(M, c, dt)[1]
+                    except _core.NotApplicableError as exc2:
+                        F = exc2
+            except MemoryError as exc:                  # the GPU's, for this format
                 F = exc
             held[key] = (F, (time.perf_counter() - t0) * 1e3)
         F, ms = held[key]
-        row = run.one(c, F, None if isinstance(F, Exception) else F, ms, VERIFY_WARMUP, VERIFY_REPEATS,
-                      VERIFY_BUDGET_S, False)
+        on = None if isinstance(F, Exception | FormatMatrix) else F        # a host-made layout: the plan uploads it
+        row = run.one(c, F, on, ms, warmup, repeats, VERIFY_BUDGET_S, False)
         if isinstance(F, MemoryError):
             row.update(status="error", note=f"MemoryError: {F}")
         rows.append(row)
