@@ -629,8 +629,7 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
             side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
     if out is None:
         needs_out(beta, what)
-        y = arrays.empty_like(x, side.nrows, side.dtype, where)
-        ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
+        y, ya = arrays.new_vector(x, side.nrows, side.dtype, where, s)
     elif out is seen[2]:
         y, ya = out, seen[3]
     elif isinstance(out, np.ndarray):

@@ -109,6 +109,24 @@ def test_empty_like_needs_a_namespace_or_out():
         arrays.empty_like(FakeCAI(3), 3, np.dtype(np.float64), "matvec()")
 
 
+def test_new_vector_of_a_kind_without_a_namespace_asks_for_out():
+    with pytest.raises(TypeError, match="pass 'out'"):
+        arrays.new_vector(FakeCAI(3), 3, np.dtype(np.float64), "matvec()", 0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_new_vector_is_the_callers_kind_on_its_device(lib):
+    """op @ x's result: of x's library, on x's device, contiguous, of the type and length asked, and the address
+    returned is the one its interface gives (read without it)."""
+    mod = pytest.importorskip(lib)
+    x = mod.ones(5, dtype=mod.float32) if lib == "cupy" else mod.ones(5, dtype=mod.float32, device="cuda")
+    y, ya = arrays.new_vector(x, 7, np.dtype(np.float64), "matvec()", 0)
+    assert type(y) is type(x) and tuple(y.shape) == (7,) and str(y.dtype).endswith("float64")
+    assert ya == arrays.device_vector(y, "out", 7, np.dtype(np.float64), "t()", 0, writable=True).address
+    assert str(y.device) == str(x.device)
+
+
 def test_cpu_operator_refuses_device_vectors():
     A = pyspmv.generate("poisson2d", 5).to_scipy()
     op = pyspmv.Operator(A, config="cpu/csr/rows")

@@ -395,6 +395,37 @@ def test_gpu_operator_numpy_vectors(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_operator_of_a_host_matrix_converts_on_the_device(dtype, monkeypatch):
+    """A scipy matrix for the GPU: uploaded once as CSR and the pick converted there; verify='auto' by default,
+    which with many calls times candidates converted on the GPU (the ranking says so), with one call measures
+    nothing, and verify=0 keeps the model's pick; pickled from its host copy."""
+    A = (sp.random_array((3000, 3000), density=0.002, format="csr", rng=np.random.default_rng(3))
+         + sp.eye_array(3000, format="csr")).tocsr()
+    made = []
+    real = pyspmv.devices.gpu.convert_on_device
+
+    def spy(M, fmt, **kw):
+        made.append(fmt)
+        return real(M, fmt, **kw)
+
+    monkeypatch.setattr(pyspmv.devices.gpu, "convert_on_device", spy)
+    x = np.random.default_rng(4).uniform(-1, 1, 3000).astype(dtype)
+    op = pyspmv.Operator(A, "cuda", dtype=dtype, n_calls=10**7)
+    r = op.ranking
+    assert r.verified and "verify='auto' with n_calls=10000000" in r.verify_note, r.verify_note
+    assert "converted on the GPU" in r.verify_note and op.config.id == r[0][0]
+    close(op @ x, reference(A, x), dtype)
+    plain_csr = op.config.format == "csr" and not any(op.config.format_params)
+    assert plain_csr or op.config.format in made
+    close(pickle.loads(pickle.dumps(op)) @ x, reference(A, x), dtype)
+    one = pyspmv.Operator(A, "cuda", dtype=dtype, n_calls=1)
+    assert one.ranking.verified == () and "nothing measured" in one.ranking.verify_note
+    close(one @ x, reference(A, x), dtype)
+    assert pyspmv.Operator(A, "cuda", dtype=dtype, n_calls=10**7, verify=0).ranking.verified is None
+
+
+@pytest.mark.gpu
 def test_gpu_operator_threads_take_turns():
     A = pyspmv.generate("poisson2d", 60)
     op = pyspmv.Operator(A, "cuda", config="cusparse/csr/default")

@@ -219,6 +219,30 @@ def empty_like(v: Any, n: int, dtype: np.dtype, where: str) -> Any:
                     "offers no array API namespace); pass 'out', a writeable GPU vector.")
 
 
+def new_vector(v: Any, n: int, dtype: np.dtype, where: str, stream: int) -> tuple[Any, int]:
+    """A new vector of ``n`` entries of ``dtype`` of ``v``'s kind on its device, and its address, for a product's
+    result: CuPy's and PyTorch's from their own pools (CuPy's memory pool, PyTorch's caching allocator, each
+    stream-aware: the memory is the current stream's), read without their interface dicts, since a vector just
+    made is contiguous, of the type and length asked (reading the interface costs microseconds, as much as a
+    small product); others through :func:`empty_like` and :func:`device_vector` (on ``stream``)."""
+    lib = _library(v)
+    if lib == "cupy":
+        cp = sys.modules["cupy"]
+        dev = v.device.id
+        if dev == cp.cuda.runtime.getDevice():
+            y = cp.empty(n, dtype=dtype)
+        else:
+            with cp.cuda.Device(dev):
+                y = cp.empty(n, dtype=dtype)
+        return y, int(y.data.ptr)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        y = torch.empty(n, dtype=getattr(torch, dtype.name), device=v.device)
+        return y, int(y.data_ptr())
+    y = empty_like(v, n, dtype, where)
+    return y, device_vector(y, "out", n, dtype, where, stream, writable=True).address
+
+
 def column(V: Any, j: int) -> tuple[Any, bool]:
     """Column ``j`` of a 2-D GPU array ``V`` (CuPy, PyTorch) as a contiguous vector of its library, and whether
     it is a view of ``V`` (a column-major ``V``) rather than a copy."""
