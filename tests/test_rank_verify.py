@@ -1,6 +1,6 @@
 """rank(verify=k): the model's first k configurations timed on the device and re-ordered by measurement, the
 rule that weighs measuring against its gain when n_calls is given, the Operator's and the CLI's verify; on the
-GPU (marker gpu) a scipy matrix converted on the host and a CuPy matrix converted on the device."""
+GPU (marker gpu) a scipy matrix uploaded once as CSR and a CuPy matrix, both converted on the device."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
@@ -378,11 +378,12 @@ def _check_verified(r, r0, k, where):
 @pytest.mark.filterwarnings("ignore::pyspmv.NoisyTimingWarning")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gpu_verify_scipy_matrix(dtype):
-    """A host matrix on cuda: converted on the host, uploaded, timed between CUDA events."""
+    """A host matrix on cuda: uploaded once as CSR, each candidate converted on the GPU, timed between CUDA
+    events."""
     B = pyspmv.generate("poisson2d", 200).to_scipy()
     r0 = pyspmv.rank(B, device="cuda", dtype=dtype)
     r = pyspmv.rank(B, device="cuda", dtype=dtype, verify=3)
-    _check_verified(r, r0, 3, "timed on cuda converted on the host and uploaded")
+    _check_verified(r, r0, 3, "timed on cuda converted on the GPU")
     op = pyspmv.Operator(B, device="cuda", dtype=dtype, verify=3)
     assert op.config.id == op.ranking.best and op.ranking.verified, op.ranking.verify_note
 
