@@ -173,7 +173,16 @@ def test_dask_path_gives_the_same_table(collected, tmp_path):
              "padding_ratio", "launches"]
     pd.testing.assert_frame_equal(t1[fixed], t2[fixed])
     pd.testing.assert_frame_equal(f1, f2)
-    assert json.loads((tmp_path / "metadata.json").read_text())["device_info"]["device"] == "cpu"
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["device_info"]["device"] == "cpu"
+    # each worker named, with the matrices it measured: two processes, every matrix counted once
+    workers = meta["workers"]
+    assert 1 <= len(workers) <= 2 and sum(w["matrices"] for w in workers) == meta["n_matrices"]
+    assert all(w["dask_worker"].startswith("tcp://") and w["host"] for w in workers)
+    assert len({w["dask_worker"] for w in workers}) == len(workers)
+    # without Dask: the one process, no worker address
+    (solo,) = json.loads((collected / "metadata.json").read_text())["workers"]
+    assert solo["dask_worker"] == "" and solo["matrices"] == meta["n_matrices"]
 
 
 def test_load_returns_the_schema(collected):

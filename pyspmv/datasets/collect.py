@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import socket
 import traceback
 import warnings
 import zlib
@@ -167,7 +168,8 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
     dict
         ``name``, ``timings`` (a DataFrame of ``TIMING_COLUMNS``, the rows of a dataset's timings
         table), ``features`` (a one-row DataFrame), ``failure`` (None, or a dict of
-        ``FAILURE_COLUMNS`` with the stage that failed) and ``device_info``.
+        ``FAILURE_COLUMNS`` with the stage that failed), ``device_info`` and ``worker`` (who measured it: host,
+        Dask worker, ``CUDA_VISIBLE_DEVICES``, GPU name; None where nothing was timed).
 
     Raises
     ------
@@ -175,7 +177,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         ``device`` cannot run here (a bad matrix is recorded in ``failure`` instead).
     """
     out: dict[str, Any] = {"name": entry.name, "timings": None, "features": None, "failure": None,
-                           "device_info": None}
+                           "device_info": None, "worker": None}
     stage = "build"
     try:
         M = entry.build()
@@ -189,6 +191,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         df = benchmark(M, cfgs, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup,
                        budget_s=budget_s, progress=False)
         out["device_info"] = df.attrs["device_info"]
+        out["worker"] = _worker(out["device_info"])
         parts = []
         for dt in dtypes:
             cf = config_features(M, cfgs, dtype=dt)[list(CONFIG_FEATURE_NAMES)]
@@ -200,6 +203,28 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         out.update(timings=None, failure={"matrix": entry.name, "group": entry.group, "stage": stage, "error": last})
     return out
+
+
+def _worker(info: dict[str, Any]) -> dict[str, Any]:
+    """Who measured a matrix: the host, the Dask worker's address (empty outside one), ``CUDA_VISIBLE_DEVICES`` as
+    the process saw it (which GPU of the host a worker started with it owns) and the GPU's name."""
+    try:
+        from distributed import get_worker       # only on a Dask worker; optional dependency
+        address = get_worker().address
+    except (ImportError, ValueError):             # ValueError: not running on a worker
+        address = ""
+    return {"host": socket.gethostname(), "dask_worker": address,
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "gpu_name": info.get("gpu_name", "")}
+
+
+def _count_worker(worker: dict[str, Any], parts: Path) -> None:
+    """Add one matrix to its worker's count in ``parts/workers.json`` (the collection's metadata lists them)."""
+    path = parts / "workers.json"
+    seen = _read_json(path, "and begun anew from the next matrix (the earlier counts are lost)") or {}
+    key = " ".join(f"{k}={worker.get(k, '')}" for k in ("host", "dask_worker", "cuda_visible_devices", "gpu_name"))
+    entry = seen.setdefault(key, {**worker, "matrices": 0})
+    entry["matrices"] = int(entry.get("matrices", 0)) + 1
+    _write_json(seen, path)
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
@@ -245,6 +270,8 @@ def _save(result: dict[str, Any], parts: Path) -> None:
         _write_csv(result["features"], parts / f"{base}.features.csv.gz")
     if result["device_info"] is not None:
         _write_json(result["device_info"], parts / "device_info.json")
+    if result.get("worker") is not None:
+        _count_worker(result["worker"], parts)
     if result["failure"] is not None:
         _write_csv(pd.DataFrame([result["failure"]], columns=FAILURE_COLUMNS), parts / f"{base}.failed.csv.gz")
     else:
@@ -315,7 +342,8 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
         and the driver writes the parts as tasks complete (same files, same resume semantics). For
         GPUs, start one single-threaded worker per GPU with ``CUDA_VISIBLE_DEVICES`` set to it (e.g.
         ``CUDA_VISIBLE_DEVICES=i dask worker SCHEDULER --nworkers 1 --nthreads 1``), so that no two
-        measurements share a device.
+        measurements share a device. Matrices go largest first. ``metadata.json``'s ``workers`` lists who
+        measured (host, Dask worker address, ``CUDA_VISIBLE_DEVICES``, GPU name) and how many matrices each.
 
     Returns
     -------
@@ -359,7 +387,10 @@ def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> 
         return
     from dask.distributed import as_completed
 
-    futures = {client.submit(measure, e, pure=False, **kw): e for e in todo}
+    # largest first, and ahead in the scheduler's queue: a large matrix (tens of seconds) left to the end would
+    # keep one worker busy while the others idle (longest-processing-time-first balances the workers' loads)
+    order = sorted(todo, key=lambda e: -e.nnz)
+    futures = {client.submit(measure, e, pure=False, priority=int(e.nnz), **kw): e for e in order}
     bar.set_postfix_str(f"{len(futures)} tasks")
     for fut in as_completed(futures):
         e = futures[fut]
@@ -369,7 +400,7 @@ def _run(todo: list[CorpusEntry], kw: dict[str, Any], client: Any, bar: Any) -> 
             raise
         except Exception as exc:  # noqa: BLE001 (a lost worker, e.g. a crashed kernel, fails its matrix only)
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            result = {"name": e.name, "timings": None, "features": None, "device_info": None,
+            result = {"name": e.name, "timings": None, "features": None, "device_info": None, "worker": None,
                       "failure": {"matrix": e.name, "group": e.group, "stage": "worker", "error": last}}
         bar.set_postfix_str(printable(e.name))
         yield result
@@ -449,6 +480,9 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
     info = _read_json(parts / "device_info.json", "(the next matrix measured writes it again)")
     if info is not None:
         meta["device_info"] = info
+    workers = _read_json(parts / "workers.json", "and begun anew from the next matrix (the earlier counts are lost)")
+    if workers:
+        meta["workers"] = [workers[k] for k in sorted(workers)]
     elif "device_info" not in meta and params is not None:
         try:
             meta["device_info"] = device_info(params["device"])
