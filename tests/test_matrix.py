@@ -162,3 +162,33 @@ def test_shared_bad_file(path):
         except pyspmv.NotApplicableError:
             continue
         np.testing.assert_allclose(y, S @ x, rtol=1e-12, atol=1e-12, err_msg=cfg.id)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "bsr"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_canonical_input_is_copied_once_into_its_type(fmt, dtype):
+    """A sorted, duplicate-free float input skips the float64 round trip: the same values, bit for bit, in
+    arrays of the Matrix's own (the caller's stay writeable and unshared)."""
+    S = sp.random_array((60, 40), density=0.2, format="csr", dtype=dtype, rng=np.random.default_rng(5))
+    S.data[::7] = 0.0                                      # explicit zeros are kept
+    given = S.asformat(fmt) if fmt != "bsr" else S.tobsr(blocksize=(2, 2))
+    M = pyspmv.Matrix(given)
+    ref = S.tocsr()
+    ref.sort_indices()
+    assert M.dtype == dtype
+    if fmt != "bsr":                                       # bsr stores its blocks' zeros too
+        assert M.nnz == ref.nnz
+        np.testing.assert_array_equal(M.data, ref.data)
+        np.testing.assert_array_equal(M.indices, ref.indices)
+    np.testing.assert_array_equal(M.to_scipy().toarray(), S.toarray())
+    for a in ("data", "indices", "indptr"):
+        arr = getattr(given, a)
+        assert arr.flags.writeable and not np.shares_memory(getattr(M, a), arr)
+
+
+def test_canonical_float64_past_float32_refused_as_float32():
+    S = sp.csr_array(np.array([[1e39, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="past the float32 limit"):
+        pyspmv.Matrix(S, dtype=np.float32)
+    S.data[0] = np.inf                                     # inf is no finite value past the range: kept
+    assert np.isinf(pyspmv.Matrix(S, dtype=np.float32).data[0])

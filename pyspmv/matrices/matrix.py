@@ -50,8 +50,10 @@ def float32_overflow(values: np.ndarray, dtype: Any = np.float32, what: str = "T
     dt = np.dtype(dtype)
     if values.size == 0 or values.dtype == dt or not np.issubdtype(values.dtype, np.number):
         return None
-    finite = np.abs(values[np.isfinite(values)]) if np.issubdtype(values.dtype, np.floating) else np.abs(values)
-    big = finite.max(initial=0)
+    if np.issubdtype(values.dtype, np.floating):      # inf and NaN stay what they are: only finite values count
+        big = np.max(np.abs(values), where=np.isfinite(values), initial=0)
+    else:
+        big = np.abs(values).max(initial=0)
     limit = np.finfo(dt).max
     if big > limit:
         wider = "; use dtype='float64'" if dt == np.float32 else ""
@@ -132,13 +134,22 @@ class Matrix:
         # Duplicates are summed in float64, whatever the input's type (int8 100 + 100 is 200, not
         # -56; float32 3e38 + 3e38 is past float32, not a silent inf), and the range is checked on
         # the sums.
-        A = sp.csr_array(data, dtype=np.float64, copy=True)
-        given_nnz = A.nnz
-        A.sum_duplicates()  # sorts indices too
-        if A.nnz < given_nnz:
-            B = sp.csr_array(data)
-            _check_duplicate_sums(A, lambda v: _summed_csr(B.indptr, B.indices, v, B.shape), B.data)
-        why = float32_overflow(A.data, dt)
+        if data.dtype.kind == "f" and data.has_canonical_format:
+            # Sorted, without duplicates (scipy checks it in C): nothing to sum, so no float64 copy; a float
+            # input no wider than the result cannot pass its range. Own copies of the index arrays (for scipy
+            # input they are the caller's).
+            why = None if given.kind == "f" and given.itemsize <= dt.itemsize else float32_overflow(data.data, dt)
+            if why:
+                raise ValueError(why)
+            A = sp.csr_array((data.data.astype(dt), data.indices.copy(), data.indptr.copy()), shape=data.shape)
+        else:
+            A = sp.csr_array(data, dtype=np.float64, copy=True)
+            given_nnz = A.nnz
+            A.sum_duplicates()  # sorts indices too
+            if A.nnz < given_nnz:
+                B = sp.csr_array(data, dtype=np.float64)
+                _check_duplicate_sums(A, lambda v: _summed_csr(B.indptr, B.indices, v, B.shape), B.data)
+            why = float32_overflow(A.data, dt)
         if why:
             raise ValueError(why)
         if dt != A.dtype:
@@ -338,8 +349,9 @@ def _summed_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, sha
 # -- scipy.sparse input: every index array checked before sparsetools or the C core reads it ------
 
 def _checked_csr(S: Any) -> sp.csr_array:
-    """scipy.sparse ``S`` (any format) as a CSR array of float64 values whose index arrays have been
-    checked (duplicates may remain; the caller sums them)."""
+    """scipy.sparse ``S`` (any format) as a CSR array whose index arrays have been checked (duplicates may
+    remain; the caller sums them), of float64 values, or of S's own float32 or float64 values where S is not COO
+    (those may be S's own arrays: the caller copies)."""
     import scipy.sparse as sp
     if S.ndim != 2:
         raise ValueError(f"The 'data' parameter of Matrix() must be 2-D. Got a {S.ndim}-D scipy.sparse array "
@@ -366,8 +378,11 @@ def _checked_csr(S: Any) -> sp.csr_array:
         why = float32_overflow(raw, np.float64, "The 'data' parameter of Matrix()")
         if why:
             raise ValueError(why)
-    # float64 before scipy sums anything: COO's tocsr sums duplicates in the values' own type.
-    values = raw.astype(np.float64)
+    # float64 before scipy sums anything: COO's tocsr sums duplicates in the values' own type. The compressed
+    # formats' conversions only move values (Matrix() sums their duplicates in float64): float32 and float64
+    # values stay as given, uncopied (Matrix() copies them once, into the type it keeps).
+    keep = raw.dtype.kind == "f" and raw.dtype.itemsize <= 8 and S.format != "coo"
+    values = raw if keep else raw.astype(np.float64)
     if S.format == "coo":
         row, col = (np.asarray(a) for a in (S.row, S.col))
         _check_coo(row, col, values, nrows, ncols)
