@@ -84,9 +84,10 @@ def orchestrate(a: argparse.Namespace) -> None:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     time.sleep(3)
     addr = f"tcp://127.0.0.1:{port}"
+    share = str(max(1, (os.cpu_count() or 2) // 2))     # each worker its half of the host's cores (OpenMP)
     for i in range(2):
         procs.append(subprocess.Popen(["dask", "worker", addr, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
-                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(i)},
+                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(i), "OMP_NUM_THREADS": share},
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     time.sleep(5)
     try:
@@ -123,9 +124,11 @@ def report(a: argparse.Namespace, work: Path, wall: dict[str, float], wrote: int
     metak = json.loads((work / "killed" / "metadata.json").read_text())
     n = meta2["n_matrices"]
     speed = wall["single"] / wall["two"]
-    workers = md_table(["host", "Dask worker", "CUDA_VISIBLE_DEVICES", "GPU", "matrices"],
-                       [[w["host"], w["dask_worker"], w["cuda_visible_devices"], w["gpu_name"], w["matrices"]]
-                        for w in meta2.get("workers", [])], "llllr")
+    workers = md_table(["host", "Dask worker", "CUDA_VISIBLE_DEVICES", "GPU", "matrices", "busy s", "busy / wall"],
+                       [[w["host"], w["dask_worker"], w["cuda_visible_devices"], w["gpu_name"], w["matrices"],
+                         f"{w.get('seconds', float('nan')):.1f}", f"{w.get('seconds', float('nan')) / wall['two']:.2f}"]
+                        for w in meta2.get("workers", [])], "llllrrr")
+    solo = json.loads((work / "single" / "metadata.json").read_text()).get("workers", [{}])[0]
     lines = [
         (f"Corpus: {n} matrices ({meta2['n_rows']:,} rows: every {a.device} configuration, float32 and float64), the "
          f"{a.small} smallest real matrices of the bases folder and {a.big} of the standard corpus from 1e6 to 1e7 "
@@ -145,7 +148,10 @@ def report(a: argparse.Namespace, work: Path, wall: dict[str, float], wrote: int
         f"- Killed with {done_at_kill} of {n} matrices written; after the resume {metak['n_matrices']} matrices, "
         f"{metak['n_rows']:,} rows; the workers' counts add to {sum(w['matrices'] for w in metak.get('workers', []))} "
         "(a matrix in flight when killed is measured again by the resume, never twice in the table).", "",
-        "Who measured the two-GPU run (its `metadata.json`'s `workers`):", "", *workers,
+        "Who measured the two-GPU run (its `metadata.json`'s `workers`; busy: the seconds its matrices took, "
+        "against the run's wall time):", "", *workers, "",
+        f"One GPU alone: busy {solo.get('seconds', float('nan')):.1f} s of {wall['single']:.1f} s wall. Each Dask "
+        "worker ran with `OMP_NUM_THREADS` half the host's cores (conversions and features are threaded on the host).",
     ]
     write_report(a.out, "A collection on one GPU and on two", lines, device=a.device)
     print("\n".join(lines))

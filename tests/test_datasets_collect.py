@@ -178,7 +178,7 @@ def test_dask_path_gives_the_same_table(collected, tmp_path):
     # each worker named, with the matrices it measured: two processes, every matrix counted once
     workers = meta["workers"]
     assert 1 <= len(workers) <= 2 and sum(w["matrices"] for w in workers) == meta["n_matrices"]
-    assert all(w["dask_worker"].startswith("tcp://") and w["host"] for w in workers)
+    assert all(w["dask_worker"].startswith("tcp://") and w["host"] and w["seconds"] > 0 for w in workers)
     assert len({w["dask_worker"] for w in workers}) == len(workers)
     # without Dask: the one process, no worker address
     (solo,) = json.loads((collected / "metadata.json").read_text())["workers"]

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import time
 import traceback
 import warnings
 import zlib
@@ -169,7 +170,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         ``name``, ``timings`` (a DataFrame of ``TIMING_COLUMNS``, the rows of a dataset's timings
         table), ``features`` (a one-row DataFrame), ``failure`` (None, or a dict of
         ``FAILURE_COLUMNS`` with the stage that failed), ``device_info`` and ``worker`` (who measured it: host,
-        Dask worker, ``CUDA_VISIBLE_DEVICES``, GPU name; None where nothing was timed).
+        Dask worker, ``CUDA_VISIBLE_DEVICES``, GPU name, and the seconds it took; None where nothing was timed).
 
     Raises
     ------
@@ -178,6 +179,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
     """
     out: dict[str, Any] = {"name": entry.name, "timings": None, "features": None, "failure": None,
                            "device_info": None, "worker": None}
+    t0 = time.perf_counter()
     stage = "build"
     try:
         M = entry.build()
@@ -192,6 +194,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
                        budget_s=budget_s, progress=False)
         out["device_info"] = df.attrs["device_info"]
         out["worker"] = _worker(out["device_info"])
+        out["worker"]["seconds"] = time.perf_counter() - t0
         parts = []
         for dt in dtypes:
             cf = config_features(M, cfgs, dtype=dt)[list(CONFIG_FEATURE_NAMES)]
@@ -218,12 +221,14 @@ def _worker(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _count_worker(worker: dict[str, Any], parts: Path) -> None:
-    """Add one matrix to its worker's count in ``parts/workers.json`` (the collection's metadata lists them)."""
+    """Add one matrix and its seconds to its worker's counts in ``parts/workers.json`` (the collection's metadata
+    lists them)."""
     path = parts / "workers.json"
     seen = _read_json(path, "and begun anew from the next matrix (the earlier counts are lost)") or {}
     key = " ".join(f"{k}={worker.get(k, '')}" for k in ("host", "dask_worker", "cuda_visible_devices", "gpu_name"))
-    entry = seen.setdefault(key, {**worker, "matrices": 0})
+    entry = seen.setdefault(key, {**worker, "matrices": 0, "seconds": 0.0})
     entry["matrices"] = int(entry.get("matrices", 0)) + 1
+    entry["seconds"] = round(float(entry.get("seconds", 0.0)) + float(worker.get("seconds", 0.0)), 3)
     _write_json(seen, path)
 
 
@@ -342,8 +347,10 @@ def collect(matrices: Iterable[Any], out: str | os.PathLike[str], device: str = 
         and the driver writes the parts as tasks complete (same files, same resume semantics). For
         GPUs, start one single-threaded worker per GPU with ``CUDA_VISIBLE_DEVICES`` set to it (e.g.
         ``CUDA_VISIBLE_DEVICES=i dask worker SCHEDULER --nworkers 1 --nthreads 1``), so that no two
-        measurements share a device. Matrices go largest first. ``metadata.json``'s ``workers`` lists who
-        measured (host, Dask worker address, ``CUDA_VISIBLE_DEVICES``, GPU name) and how many matrices each.
+        measurements share a device, and with ``OMP_NUM_THREADS`` its share of the host's cores (conversions
+        and features run threaded on the host). Matrices go largest first. ``metadata.json``'s ``workers``
+        lists who measured (host, Dask worker address, ``CUDA_VISIBLE_DEVICES``, GPU name), how many matrices
+        each and the seconds they took (busy time, against the run's wall time: the idle share).
 
     Returns
     -------
