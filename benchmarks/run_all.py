@@ -64,6 +64,13 @@ BENCHMARKS: tuple[Bench, ...] = (
           needs=("cuda", "corpus")),
     Bench("operator_gpu", "operator_gpu.py", "Operator on CuPy vectors against the kernel and CuPy's A @ x",
           ("--matrices", "{shared}/matrices"), ("--quick", "--out", "{out}/operator_gpu.md"), needs=("cuda",)),
+    Bench("operator_build", "operator_build.py", "a GPU Operator's build in products of its pick: scipy with and "
+          "without verify='auto', CuPy, beside CuPy's upload", ("--bases", "{shared}/matrices"),
+          ("--quick", "--out", "{out}/operator_build.md"), needs=("cuda",)),
+    Bench("collect_two_gpus", "collect_two_gpus.py", "one collection on one GPU and on two Dask workers (needs two "
+          "GPUs and dask[distributed])", ("--bases", "{shared}/matrices"),
+          ("--bases", "{shared}/matrices", "--small", "4", "--big", "0", "--kill-after", "5", "--work", "{out}/c2",
+           "--out", "{out}/collect_two_gpus.md"), needs=("cuda",)),
     Bench("solvers_gpu", "solvers_gpu.py", "GPU solves: async against fixed cuSPARSE and CuPy's solvers",
           ("--matrices", "{shared}/corpus", "{shared}/matrices"),
           ("--matrices", "{shared}/matrices", "--limit", "2", "--repeats", "1", "--out", "{out}/solvers_gpu.md"),
