@@ -9,7 +9,9 @@ from __future__ import annotations
 import statistics
 import subprocess
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -131,3 +133,20 @@ def product_us(M: pyspmv.Matrix, reps: int) -> float:
 def reps_for(nnz: int) -> int:
     """Timed calls for a matrix of ``nnz`` entries: about 2e7 entries in all, 20 to 2000."""
     return int(np.clip(2e7 / max(nnz, 1), 20, 2000))
+
+
+def each_pair(mats: Iterable[pyspmv.Matrix], measure: Callable[[pyspmv.Matrix, str], dict[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """``measure(M, dtype)`` of every matrix in float64 and float32, each row printed as it comes; a pair whose
+    values pass float32's range (``measure`` raises ValueError) is skipped, saying so."""
+    rows = []
+    for M in mats:
+        for dtype in ("float64", "float32"):
+            try:
+                r = measure(M, dtype)
+            except ValueError as exc:
+                print(f"{M.name} {dtype}: skipped ({exc})", flush=True)
+                continue
+            rows.append(r)
+            print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+    return rows

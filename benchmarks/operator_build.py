@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from _md import md_table, write_report
-from _timing import laplacian, uniform
+from _timing import each_pair, laplacian, uniform
 from tqdm import tqdm
 
 import pyspmv
@@ -101,16 +101,8 @@ def main() -> None:
     import cupyx.scipy.sparse as csp
 
     pyspmv.Operator(laplacian(20), "cuda", n_calls=a.n_calls).close()       # loads the model: not a build's cost
-    rows = []
-    for M in tqdm(matrices(a.bases, a.quick), desc="matrices", unit="matrix"):
-        for dtype in ("float64", "float32"):
-            try:
-                r = measure(cp, csp, M, dtype, a.n_calls)
-            except ValueError as exc:          # values past float32's range: that pair is not run
-                print(f"{M.name} {dtype}: skipped ({exc})", flush=True)
-                continue
-            rows.append(r)
-            print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+    rows = each_pair(tqdm(matrices(a.bases, a.quick), desc="matrices", unit="matrix"),
+                     lambda M, dtype: measure(cp, csp, M, dtype, a.n_calls))
     p = [r["products"] for r in rows]
     table = md_table(["matrix", "nnz", "dtype", "pick", "kernel ms", "rank ms", "upload ms", "scipy ms",
                       "scipy auto ms", "k", "cupy ms", "upload / kernel", "scipy / kernel", "scipy auto / kernel",

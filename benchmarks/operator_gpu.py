@@ -19,7 +19,7 @@ import statistics
 
 import numpy as np
 from _md import md_table, write_report
-from _timing import folder_matrices, laplacian, uniform
+from _timing import each_pair, folder_matrices, laplacian, uniform
 
 import pyspmv
 
@@ -75,16 +75,7 @@ def main() -> None:
     import cupy as cp
     import cupyx.scipy.sparse as csp
 
-    rows = []
-    for M in matrices(a.matrices, a.quick):
-        for dtype in ("float64", "float32"):
-            try:
-                r = measure(cp, csp, M, dtype, a.calls)
-            except ValueError as exc:          # values past float32's range: that pair is not run
-                print(f"{M.name} {dtype}: skipped ({exc})", flush=True)
-                continue
-            rows.append(r)
-            print({k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+    rows = each_pair(matrices(a.matrices, a.quick), lambda M, dtype: measure(cp, csp, M, dtype, a.calls))
     over = [r["out"] - r["kernel"] for r in rows]
     over_new = [r["new"] - r["kernel"] for r in rows if r["nnz"] < 100_000]
     speed = [r["cupy"] / r["out"] for r in rows]

@@ -292,15 +292,10 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         error was not measured (:attr:`Ranking.precision` None) cannot be weighed: it is measured, and
         the note says so.
 
-        ``'auto'``: with ``n_calls``, as many of the first :data:`~pyspmv.ranking.verify.AUTO_MAX` (10) as pay
-        most: the k in 2..10 whose expected gain exceeds its cost by the most (:func:`~pyspmv.ranking.verify.choose_k`),
-        none where no k pays; without ``n_calls``, none. The model's error is read at the matrix's size
-        (:func:`~pyspmv.ranking.precision.tie_tol_at`: at 1e6+ entries the default's is about three times its error
-        below 1e5), a conversion on the GPU counted as :data:`~pyspmv.ranking.verify.DEVICE_CONVERT_MS` plus
-        :data:`~pyspmv.ranking.verify.DEVICE_CONVERT_PRODUCTS` products, and each candidate timed with
-        :data:`~pyspmv.ranking.verify.AUTO_WARMUP` and :data:`~pyspmv.ranking.verify.AUTO_REPEATS` runs. On
-        held-out H200 matrices of 1e6+ entries with ``n_calls=10000`` it keeps a configuration within 5 % of the
-        measured best for 91.7 % (68.6 % without measuring; benchmarks/results/verify_auto_h200.md).
+        ``'auto'``: with ``n_calls``, the k in 2..10 whose expected gain exceeds its cost by the most
+        (:func:`~pyspmv.ranking.verify.choose_k`: the model's error read at the matrix's size, GPU conversions at
+        their measured cost, fewer runs each), none where no k pays or without ``n_calls``. On held-out H200
+        matrices of 1e6+ entries with ``n_calls=10000``: 91.7 % within 5 % of the measured best, 68.6 % unmeasured.
     target : str, optional
         Rank with the shipped default of this machine (:data:`pyspmv.ranking.targets.TARGETS`: ``'h200'``, ``'h100'``,
         ``'cpu'``), not a calibrated one; with a model, a check that it was measured there. None: the GPU present's.
