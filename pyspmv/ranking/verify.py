@@ -33,14 +33,19 @@ VERIFY_BUDGET_S = 0.1
 _MEDIAN_ABS_NORMAL = 0.6744897501960817
 #: The most configurations ``rank(verify="auto")`` times.
 AUTO_MAX = 10
-#: Untimed and timed runs ``rank(verify="auto")`` makes of each configuration, at most: fewer than verify=k's,
-#: since it measures only where the products are long enough to pay, and there the GPU's run-to-run spread is a
-#: few per cent (the H200 datasets' median q75/q25 at 1e6+ entries); within :data:`VERIFY_BUDGET_S` still.
-AUTO_WARMUP, AUTO_REPEATS = 2, 8
+#: Untimed runs ``rank(verify="auto")`` makes of each configuration, at most: fewer than verify=k's, since it
+#: measures only where products are long enough to pay, and there the GPU's run-to-run spread is a few per cent
+#: (the median q75/q25 of the H200 datasets' configurations at 1.1e6-1.4e7 entries: 1.015-1.027).
+AUTO_WARMUP = 2
+#: Timed runs ``rank(verify="auto")`` makes of each configuration, at most (within :data:`VERIFY_BUDGET_S`).
+AUTO_REPEATS = 8
 #: ``rank(verify="auto")`` on the GPU counts a candidate's conversion there as this many ms plus
 #: :data:`DEVICE_CONVERT_PRODUCTS` of its products: the device conversions measured on the H200 took 0.06-0.65 ms,
 #: at most 21.6 products, for 2e5-1.5e6 entries (benchmarks/results/convert_gpu.md), launch-bound below 1e6.
-DEVICE_CONVERT_MS, DEVICE_CONVERT_PRODUCTS = 0.2, 10.0
+DEVICE_CONVERT_MS = 0.2
+#: Products of a candidate that ``rank(verify="auto")`` adds to :data:`DEVICE_CONVERT_MS` for its conversion on
+#: the GPU.
+DEVICE_CONVERT_PRODUCTS = 10.0
 
 
 class _Fits(Protocol):
