@@ -483,6 +483,16 @@ def test_auto_times_the_k_its_rule_chooses_with_fewer_runs(fake):
         r.verify_note
 
 
+def test_auto_with_only_the_pick_usable_measures_nothing(fake, monkeypatch):
+    """One configuration can serve the matrix: nothing to compare it with, so nothing is timed, and the note
+    says why."""
+    t = fake({})
+    r0 = pyspmv.rank(A, device="cpu", n_calls=10**9)
+    monkeypatch.setattr(verify_module, "AUTO_MAX", 1)
+    r = pyspmv.rank(A, device="cpu", n_calls=10**9, verify="auto")
+    assert t.calls == [] and r == r0 and "only the pick can serve the matrix" in r.verify_note
+
+
 @pytest.mark.parametrize("bad", ["Auto", "all", -1, 1.5, True])
 def test_verify_refuses_what_is_neither_a_count_nor_auto(bad):
     with pytest.raises((ValueError, TypeError), match="verify"):

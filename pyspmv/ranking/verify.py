@@ -138,10 +138,14 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
         else:
             tol = tie_tol_at(r.precision, r.device, M.nnz)
             t, conv = _predicted_parts(r, p, n, M.nnz, n_calls, on_device)
+            if auto and n == 1:
+                r.verify_note = (f"{asked}: nothing measured: only the pick can serve the matrix, nothing to compare "
+                                 "it with; the model's order stands.")
+                return
             if auto:
                 n, cost, gain = choose_k(t, conv, n_calls, tol)
                 if n == 0:
-                    r.verify_weighed = (cost / t[0], gain / t[0]) if math.isfinite(cost) else None
+                    r.verify_weighed = (cost / t[0], gain / t[0])
                     r.verify_note = (f"{asked}: nothing measured: timing the first 2 to {min(len(t), AUTO_MAX)} "
                                      "configurations was estimated to cost more than its expected gain over "
                                      f"{n_calls} products (the best: {cost / t[0]:.3g} against {gain / t[0]:.3g} "
