@@ -135,10 +135,10 @@ class Matrix:
         # -56; float32 3e38 + 3e38 is past float32, not a silent inf), and the range is checked on
         # the sums.
         if data.dtype.kind == "f" and data.has_canonical_format:
-            # Sorted, without duplicates (scipy checks it in C): nothing to sum, so no float64 copy; a float
-            # input no wider than the result cannot pass its range. Own copies of the index arrays (for scipy
-            # input they are the caller's).
-            why = None if given.kind == "f" and given.itemsize <= dt.itemsize else float32_overflow(data.data, dt)
+            # Sorted, without duplicates (scipy checks it in C): nothing left to sum, so no float64 copy; values
+            # no wider than the result cannot pass its range (COO's duplicates were summed into float64 before:
+            # those are checked). Own copies of the index arrays (for scipy input they are the caller's).
+            why = None if data.dtype.itemsize <= dt.itemsize else float32_overflow(data.data, dt)
             if why:
                 raise ValueError(why)
             A = sp.csr_array((data.data.astype(dt), data.indices.copy(), data.indptr.copy()), shape=data.shape)
