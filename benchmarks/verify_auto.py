@@ -79,13 +79,12 @@ def replay(g: pd.DataFrame, n_calls: int | None, k_fixed: int, tol: float) -> tu
     g = g[np.isfinite(g["ms"]) & np.isfinite(g["pred_ms"])].sort_values("pred_ms", kind="stable")
     t = g["pred_ms"].to_numpy()[:verify.AUTO_MAX]
     m = g["ms"].to_numpy()
-    conv = [verify.DEVICE_CONVERT_MS + verify.DEVICE_CONVERT_PRODUCTS * x for x in t]
+    conv = [verify.device_convert_ms(x) for x in t]
     k = k_fixed if n_calls is None else verify.choose_k(list(t), conv, n_calls, tol)[0]
     if k < 2:
         return float(m[0]), 0, 0.0
     auto = n_calls is not None
-    cost = sum(verify.DEVICE_CONVERT_MS + (verify.DEVICE_CONVERT_PRODUCTS + verify.verify_runs(x, auto)) * x
-               for x in m[:k])
+    cost = sum(verify.device_convert_ms(x) + verify.verify_runs(x, auto) * x for x in m[:k])
     return float(m[:k].min()), k, cost / m[0]
 
 

@@ -17,7 +17,7 @@ from .devices.arrays import DeviceArrayT, SparseOnDevice, Stream
 from .devices.run import PADDING_TIMES_X, prepare, prepare_on_device
 from .matrices.configs import Config, config
 from .matrices.formats import FormatMatrix
-from .matrices.matrix import Matrix, value_dtype
+from .matrices.matrix import Matrix
 from .matrices.mmio import as_matrix
 from .ranking.portable import ModelLike
 from .ranking.rank import Ranking, rank, rank_uploaded
@@ -168,7 +168,7 @@ class Operator:
                                  f"not on device {device!r}.")
             if c.device == "cuda" and not isinstance(A, FormatMatrix):
                 self._host = as_matrix(A)
-                c, F, plan = _first_on_device(_upload(self._host, dtype), [c], self._host, True)
+                c, F, plan = _first_on_device(upload_csr(self._host, dtype), [c], self._host, True)
             else:
                 c, F = prepare(A, c, dtype)
         elif plan is None:
@@ -243,7 +243,7 @@ class Operator:
                                  f"{candidates[0].device}; 'A' lives on the GPU.")
         else:
             r = rank(D, model=model, device="cuda", dtype=D.dtype, n_calls=n_calls, deterministic=deterministic,
-                     verify="auto" if verify is None else verify)
+                     verify=_gpu_verify(verify))
             self.ranking = r
             candidates = [config(cid) for cid, ms in r if np.isfinite(ms)]
         return _first_on_device(gpu.DeviceMatrix.wrap_csr(D), candidates, None, cfg is not None)
@@ -254,9 +254,9 @@ class Operator:
         candidates converted from that CSR on the GPU), the first ranked configuration that can serve it
         converted there."""
         M = self._host = as_matrix(A)
-        DM = _upload(M, dtype)
+        DM = upload_csr(M, dtype)
         r = rank_uploaded(M, DM, model=model, device="cuda", dtype=DM.dtype, n_calls=n_calls,
-                          deterministic=deterministic, verify="auto" if verify is None else verify)
+                          deterministic=deterministic, verify=_gpu_verify(verify))
         self.ranking = r
         return _first_on_device(DM, [config(cid) for cid, ms in r if np.isfinite(ms)], M, False)
 
@@ -460,9 +460,9 @@ class Operator:
                 f"{self.config.id} ({how}){t}, {state}>")
 
 
-def _upload(M: Matrix, dtype: Any) -> gpu.DeviceMatrix:
-    """``M`` uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there."""
-    return upload_csr(M, M.dtype if dtype is None else value_dtype(dtype))
+def _gpu_verify(verify: Any) -> Any:
+    """A GPU operator's ``verify``: ``'auto'`` where not given."""
+    return "auto" if verify is None else verify
 
 
 def _first_on_device(DM: gpu.DeviceMatrix, candidates: list[Config], M: Matrix | None,

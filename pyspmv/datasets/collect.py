@@ -193,8 +193,7 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
         df = benchmark(M, cfgs, device=device, dtype=list(dtypes), repeats=repeats, warmup=warmup,
                        budget_s=budget_s, progress=False)
         out["device_info"] = df.attrs["device_info"]
-        out["worker"] = _worker(out["device_info"])
-        out["worker"]["seconds"] = time.perf_counter() - t0
+        out["worker"] = _worker(out["device_info"], time.perf_counter() - t0)
         parts = []
         for dt in dtypes:
             cf = config_features(M, cfgs, dtype=dt)[list(CONFIG_FEATURE_NAMES)]
@@ -208,23 +207,30 @@ def measure(entry: CorpusEntry, *, device: str, dtypes: tuple[str, ...], configs
     return out
 
 
-def _worker(info: dict[str, Any]) -> dict[str, Any]:
-    """Who measured a matrix: the host, the Dask worker's address (empty outside one), ``CUDA_VISIBLE_DEVICES`` as
-    the process saw it (which GPU of the host a worker started with it owns) and the GPU's name."""
+def _worker(info: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """Who measured a matrix, and in how many ``seconds``: the host, the Dask worker's address (empty outside one),
+    ``CUDA_VISIBLE_DEVICES`` as the process saw it (which GPU of the host a worker started with it owns) and the
+    GPU's name."""
     try:
         from distributed import get_worker       # only on a Dask worker; optional dependency
         address = get_worker().address
     except (ImportError, ValueError):             # ValueError: not running on a worker
         address = ""
     return {"host": socket.gethostname(), "dask_worker": address,
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "gpu_name": info.get("gpu_name", "")}
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "gpu_name": info.get("gpu_name", ""),
+            "seconds": seconds}
+
+
+#: Who measured the collection's matrices (:func:`_count_worker`), in ``<out>/parts``; what a damaged one costs.
+_WORKERS = "workers.json"
+_WORKERS_LOST = "and begun anew from the next matrix (the earlier counts are lost)"
 
 
 def _count_worker(worker: dict[str, Any], parts: Path) -> None:
     """Add one matrix and its seconds to its worker's counts in ``parts/workers.json`` (the collection's metadata
     lists them)."""
-    path = parts / "workers.json"
-    seen = _read_json(path, "and begun anew from the next matrix (the earlier counts are lost)") or {}
+    path = parts / _WORKERS
+    seen = _read_json(path, _WORKERS_LOST) or {}
     key = " ".join(f"{k}={worker.get(k, '')}" for k in ("host", "dask_worker", "cuda_visible_devices", "gpu_name"))
     entry = seen.setdefault(key, {**worker, "matrices": 0, "seconds": 0.0})
     entry["matrices"] = int(entry.get("matrices", 0)) + 1
@@ -487,14 +493,14 @@ def consolidate(out: str | os.PathLike[str], *, params: dict[str, Any] | None = 
     info = _read_json(parts / "device_info.json", "(the next matrix measured writes it again)")
     if info is not None:
         meta["device_info"] = info
-    workers = _read_json(parts / "workers.json", "and begun anew from the next matrix (the earlier counts are lost)")
-    if workers:
-        meta["workers"] = [workers[k] for k in sorted(workers)]
     elif "device_info" not in meta and params is not None:
         try:
             meta["device_info"] = device_info(params["device"])
         except Exception as exc:  # noqa: BLE001 (metadata without a device is still written)
             meta["device_info"] = {"device": params["device"], "error": str(exc)}
+    workers = _read_json(parts / _WORKERS, _WORKERS_LOST)
+    if workers:
+        meta["workers"] = [workers[k] for k in sorted(workers)]
 
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     meta.update({

@@ -60,13 +60,24 @@ def _normal_cdf(z: float) -> float:
     return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
+def _runs(auto: bool) -> tuple[int, int]:
+    """Untimed and timed runs per configuration, at most: verify='auto''s or verify=k's."""
+    return (AUTO_WARMUP, AUTO_REPEATS) if auto else (VERIFY_WARMUP, VERIFY_REPEATS)
+
+
+def device_convert_ms(t_ms: float) -> float:
+    """What ``rank(verify="auto")`` counts for converting on the GPU a configuration whose product takes ``t_ms``:
+    :data:`DEVICE_CONVERT_MS` plus :data:`DEVICE_CONVERT_PRODUCTS` products."""
+    return DEVICE_CONVERT_MS + DEVICE_CONVERT_PRODUCTS * t_ms
+
+
 def verify_runs(t_ms: float, auto: bool = False) -> float:
     """The products ``rank(verify=k)`` makes of a configuration whose product takes ``t_ms``: the warm-up and
     timed runs :func:`pyspmv.benchmark` makes with :data:`VERIFY_WARMUP`, :data:`VERIFY_REPEATS` and
     :data:`VERIFY_BUDGET_S` (as many as fit in the budget, at least one of each); ``auto``: with
     :data:`AUTO_WARMUP` and :data:`AUTO_REPEATS`."""
     fit = max(1.0, VERIFY_BUDGET_S * 1e3 / t_ms)
-    warm, reps = (AUTO_WARMUP, AUTO_REPEATS) if auto else (VERIFY_WARMUP, VERIFY_REPEATS)
+    warm, reps = _runs(auto)
     return min(float(warm), fit) + min(float(reps), fit)
 
 
@@ -136,12 +147,12 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
         if why:
             weighed = f"; measured without weighing its cost: {why}"
         else:
-            tol = tie_tol_at(r.precision, r.device, M.nnz)
-            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls, on_device)
             if auto and n == 1:
                 r.verify_note = (f"{asked}: nothing measured: only the pick can serve the matrix, nothing to compare "
                                  "it with; the model's order stands.")
                 return
+            tol = tie_tol_at(r.precision, r.device, M.nnz)
+            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls, on_device)
             if auto:
                 n, cost, gain = choose_k(t, conv, n_calls, tol)
                 if n == 0:
@@ -199,7 +210,7 @@ def _predicted_parts(r: Ranking, p: _Fits, n: int, nnz: int, n_calls: int,
     """The predicted product times and conversion times (ms) of the first ``n`` configurations of ``r``, ranked
     with ``n_calls``: the product time what remains of the prediction once the model's conversion fit (as rank()
     added it; no fit: 0) is taken out; the conversion that fit, or, converted on the GPU (``on_device``),
-    :data:`DEVICE_CONVERT_MS` plus :data:`DEVICE_CONVERT_PRODUCTS` products."""
+    :func:`device_convert_ms`."""
     fits = {f: (a, b) for f, a, b in zip(p.formats, *p.convert)}
     host = []
     for c, _ in r[:n]:
@@ -207,7 +218,7 @@ def _predicted_parts(r: Ranking, p: _Fits, n: int, nnz: int, n_calls: int,
         ms = a + b * nnz
         host.append(float(ms) if math.isfinite(ms) else 0.0)
     t = [max(v - c / n_calls, 1e-12) for (_, v), c in zip(r[:n], host)]
-    conv = [DEVICE_CONVERT_MS + DEVICE_CONVERT_PRODUCTS * x for x in t] if on_device else host
+    conv = [device_convert_ms(x) for x in t] if on_device else host
     return t, conv
 
 
@@ -235,7 +246,7 @@ def _measure(M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: li
     """The configurations ``ids`` timed on ``device`` by pyspmv.benchmark's machinery (``auto``: with
     verify='auto''s fewer runs): on the GPU converted there (a host matrix uploaded once as CSR first), on the CPU
     converted on the host."""
-    warm, reps = (AUTO_WARMUP, AUTO_REPEATS) if auto else (VERIFY_WARMUP, VERIFY_REPEATS)
+    warm, reps = _runs(auto)
     if device == "cuda":
         recs = _time_on_device(M, on_gpu, ids, dtype, warm, reps)
         cols = [[x[f] for x in recs] for f in _MEASURED_COLUMNS]
@@ -251,8 +262,8 @@ def _measure(M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: li
 _MEASURED_COLUMNS = ("config", "median_ms", "q25_ms", "q75_ms", "convert_ms", "status", "note")
 
 
-def upload_csr(M: Any, dtype: Any) -> gpu.DeviceMatrix:
-    """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype``, for conversion there."""
+def upload_csr(M: Any, dtype: Any = None) -> gpu.DeviceMatrix:
+    """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there."""
     return gpu.DeviceMatrix(convert(M, "csr", dtype=dtype))
 
 
