@@ -38,7 +38,7 @@ def rhs(n: int, seed: int = 0) -> np.ndarray:
 
 def fake_rank(ids, log=None, wait=None):
     """A stand-in for pyspmv.rank returning ``ids`` (fastest first) after ``wait`` is set."""
-    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False):
+    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False, estimate=None):
         if log is not None:
             log.append(n_calls)
         if wait is not None:

@@ -18,15 +18,24 @@ def cand(cid):
 class Recorder:
     """A Device whose selection lands the candidates ``picks``; ``failing``: ids whose trial fails."""
 
-    def __init__(self, picks, failing=()):
-        self.picks, self.failing, self.calls = picks, set(failing), []
+    def __init__(self, picks, failing=(), cost=None, predicted=None):
+        self.picks, self.failing, self.calls, self.cost = picks, set(failing), [], cost
+        self.predicted = predicted or {}
 
     def prepare(self, cfg):
         self.calls.append(("prepare", cfg.id))
         return cand(cfg.id)
 
-    def select(self, k, current, cancel, beside):
-        return Selection([(c, 0.01) for c in self.picks], candidates=[cand(c) for c in self.picks[:k]])
+    def select(self, k, current, cancel, beside, gate):
+        ranking = [(c, self.predicted.get(c, 0.01)) for c in self.picks]
+        if gate is not None and current is not None and current.config.id in self.predicted:
+            held = gate(ranking[0][1], self.predicted[current.config.id])
+            if held is not None:
+                return Selection(ranking, held=held)
+        return Selection(ranking, candidates=[cand(c) for c in self.picks[:k]])
+
+    def switch_cost_s(self, pick_ms):
+        return self.cost
 
     def trial(self, p):
         self.calls.append(("trial", p.config.id))
@@ -52,9 +61,9 @@ class Recorder:
         return None
 
 
-def start(dev, policy="online", probe_iters=2):
+def start(dev, policy="online", probe_iters=2, **more):
     args = {"config": SimpleNamespace(id="a"), "top_k": 2, "probe_iters": probe_iters, "select_min_nnz": 0,
-            "select_patience": 0}
+            "select_patience": 0, **more}
     rec = SolveRecord("cg", policy, "cpu", "float64")
     pol = Policy(dev, 100, policy, args, rec, 0.0)
     if pol._future is not None:
@@ -87,3 +96,43 @@ def test_a_failed_trial_drops_the_candidate_and_says_so():
     assert rec.schedule == [(0, "a")]
     assert (0, "switching to b failed (RuntimeError: injected); staying on a") in rec.events
     assert ("release", ["b"], True) in dev.calls and dev.calls[-1] == ("release", ["a"], False)
+
+
+def test_a_pick_that_cannot_repay_its_switch_is_not_converted_and_the_record_says_why():
+    # 100 iterations expected, 0.01 ms saved a product: 1 ms saved, against a 1 ms switch (2 ms needed)
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.09, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=100, products_per_iteration=1, limit=1000)
+    pol.boundary(0)
+    pol.close(100, 100)
+    assert rec.schedule == [(0, "a")] and not any(c[0] == "trial" for c in dev.calls)
+    assert rec.events[0][1].startswith("ranking picks b; staying on a: the pick would save 0.001 s") and \
+        "not 2x the switch's 0.001 s" in rec.events[0][1]
+
+
+def test_a_pick_that_repays_its_switch_is_probed():
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})    # 100 x 0.05 ms = 5 ms saved
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=100, products_per_iteration=1, limit=1000)
+    pol.boundary(0)
+    assert ("trial", "b") in dev.calls and pol.probing
+    pol.close(3, 3)
+
+
+def test_the_residuals_trend_projects_the_iterations_left():
+    pol, _ = start(Recorder(["a"]), policy="fixed", n_calls=5000, products_per_iteration=1, limit=3000, tol=1e-8)
+    assert pol.remaining(0) == 3000                    # the prior, capped at the limit
+    for it, res in ((10, 1e-1), (20, 1e-2), (30, 1e-3)):
+        pol.ran(it, 10, 1e-3, res)
+    assert abs(pol.remaining(30) - 50) < 1e-6          # a decade every 10 iterations, 5 decades to go
+    pol.ran(40, 10, 1e-3, 1e-3)                        # no progress since: 2 decades in 30 iterations
+    assert abs(pol.remaining(40) - 75) < 1e-6          # 5 decades to go at 15 iterations each
+
+
+def test_a_probe_within_noise_keeps_what_runs():
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.boundary(0)
+    pol.ran(3, 3, 3 * 0.99e-3)       # b: 1 % faster than a, within the 2 % noise
+    pol.ran(6, 3, 3 * 1.0e-3)        # a
+    pol.close(6, 6)
+    assert rec.schedule == [(0, "b"), (3, "a")]          # b probed from the start, then back on a, staying
+    assert "kept a (b measured 0.990x a's time, within the 2% noise)" in rec.events[-1][1]

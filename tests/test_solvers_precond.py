@@ -21,6 +21,8 @@ from pyspmv.devices import gpu
 from pyspmv.solvers import device as D
 from pyspmv.solvers import switching
 
+#: the GPU's estimate of a switch's cost, before the stand-in's fixture makes switches free
+REAL_SWITCH_COST = D.Plans.switch_cost_s
 SOLVERS = {"cg": (S.cg, spla.cg), "bicgstab": (S.bicgstab, spla.bicgstab), "gmres": (S.gmres, spla.gmres)}
 RTOL = {"float64": 1e-8, "float32": 1e-4}
 
@@ -278,14 +280,35 @@ class FakeKrylov:
         self.closed = True
 
 
+class FakeMatrix:
+    """A matrix on the stand-in's device: uploaded once as CSR, converted there (recorded); the plans multiply
+    by the test's matrix."""
+
+    converted: ClassVar[list] = []
+
+    def __init__(self, state=None):
+        self.format = "csr" if state is None else state.format_name
+
+    def convert(self, fmt, p0, p1, max_fill):
+        FakeMatrix.converted.append(fmt)
+        return FakeMatrix()
+
+
 class FakeCuda:
     A = None
     Plan = FakePlan
     Krylov = FakeKrylov
+    Matrix = FakeMatrix
 
     @staticmethod
     def device_count():
         return 1
+
+    @staticmethod
+    def info():
+        """An H200's facts (the default model the solve ranks with is chosen by them, run alone or not)."""
+        return {"name": "NVIDIA H200", "sm_count": 132, "mem_clock_khz": 2619000, "mem_bus_bits": 6144,
+                "driver_version": 13000, "runtime_version": 13000, "cusparse_version": 12603}
 
 
 @pytest.fixture
@@ -298,8 +321,10 @@ def fake_gpu(monkeypatch):
         real_init(self, F, cfg)
         self._plan.id = cfg.id
     monkeypatch.setattr(gpu.Plan, "__init__", init)
-    FakePlan.made, FakePlan.fail_ids = [], set()
+    FakePlan.made, FakePlan.fail_ids, FakeMatrix.converted = [], set(), []
     FakeKrylov.gate = None
+    # the stand-in's switches cost nothing, so these small solves switch (the real cost's gate: below)
+    monkeypatch.setattr(D.Plans, "switch_cost_s", lambda self, pick_ms: 0.0)
     return FakeCuda
 
 
@@ -309,10 +334,46 @@ def selection_lands_first(monkeypatch):
 
 
 def fake_rank(ids):
-    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False):
+    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False, estimate=None):
         assert device == "cuda"
         return [(c, 0.01 * (k + 1)) for k, c in enumerate(ids)]
     return rank
+
+
+def test_driver_converts_the_pick_on_the_device(fake_gpu, monkeypatch):
+    """The matrix goes up once as CSR; the pick is converted there, not on the host and uploaded again."""
+    A = spd()
+    fake_gpu.A = A.to_scipy()
+    monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/ell/bs=128", "cusparse/csr/default"]))
+    selection_lands_first(monkeypatch)
+    uploads = []
+    real = FakeMatrix.__init__
+
+    def init(self, state=None):
+        uploads.append(state)
+        real(self, state)
+    monkeypatch.setattr(FakeMatrix, "__init__", init)
+    _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
+                         select_patience=0, probe_iters=0)
+    assert info == 0 and rec.schedule[-1][1] == "pyspmv/ell/bs=128", rec
+    assert FakeMatrix.converted == ["ell"]
+    assert [u.format_name for u in uploads if u is not None] == ["csr"]
+
+
+def test_driver_stays_where_a_switch_cannot_pay(fake_gpu, monkeypatch):
+    """With the GPU's estimated switch cost, a solve of a few dozen iterations is not worth a conversion: the
+    record says so, and nothing is converted."""
+    monkeypatch.setattr(D.Plans, "switch_cost_s", REAL_SWITCH_COST)
+    A = spd()
+    fake_gpu.A = A.to_scipy()
+    monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/ell/bs=128", "cusparse/csr/default"]))
+    selection_lands_first(monkeypatch)
+    _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
+                         select_patience=0)
+    assert info == 0 and rec.schedule == [(0, "cusparse/csr/default")], rec
+    assert FakeMatrix.converted == []
+    held = [e for _, e in rec.events if e.startswith("ranking picks pyspmv/ell/bs=128; staying on")]
+    assert held and "not 2x the switch's" in held[0], rec.events
 
 
 @pytest.mark.parametrize("M", [None, "jacobi", "callable", "matrix"])

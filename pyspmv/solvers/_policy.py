@@ -7,13 +7,32 @@ free) is the :class:`Device` interface: :class:`pyspmv.solvers.switching.Multipl
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..matrices.configs import Config
 from .record import SolveRecord
 from .switching import Selection, after_selection, can_rank, selection_estimate_s
+
+#: A pick is converted and tried only where its predicted saving over the iterations the solve is expected to run
+#: still exceeds this many times what the switch is expected to cost (:meth:`Device.switch_cost_s`): the saving is
+#: a prediction (the model's error at scale is several per cent, studies/2026-11-29-h200-default), the cost is
+#: paid for sure, and a solve that converges sooner than projected saves less.
+SWITCH_MARGIN = 2.0
+#: A probed candidate replaces the configuration that runs only where it measured faster by more than this
+#: fraction (a chunk's timing noise), and the time it saves over the remaining iterations exceeds
+#: ``SWITCH_MARGIN`` times the switch's cost beyond the conversion (already paid by then).
+PROBE_NOISE = 0.02
+#: Residuals seen at the ends of chunks before their trend projects the iterations left (fewer: the set-up's
+#: prior, ``n_calls``).
+TREND_POINTS = 3
+
+#: What a selection asks before it converts its pick: None where switching is expected to pay, else why not
+#: (:meth:`Policy.worth`). Arguments: the pick's and the running configuration's predicted ms per product.
+Gate = Callable[[float, float], "str | None"]
 
 
 class Device(Protocol):
@@ -23,9 +42,13 @@ class Device(Protocol):
     def prepare(self, cfg: Config) -> Any:
         """``A`` converted (and uploaded) for ``cfg``; raises what conversion raises."""
 
-    def select(self, k: int, current: Any, cancel: threading.Event, beside: bool) -> Selection:
+    def select(self, k: int, current: Any, cancel: threading.Event, beside: bool, gate: Gate | None) -> Selection:
         """Rank and make the first ``k`` candidates; ``beside``: on the helper thread, beside the
-        iterations (else before them, ``serial``)."""
+        iterations (else before them, ``serial``); ``gate``: asked before converting, see :data:`Gate`."""
+
+    def switch_cost_s(self, pick_ms: float) -> float | None:
+        """What converting and switching to a pick predicted at ``pick_ms`` per product is expected to cost the
+        solve, in seconds; None where the device does not estimate it (then every pick is tried)."""
 
     def trial(self, p: Any) -> None:
         """Raise where a product of ``p`` on the solve's vectors fails."""
@@ -58,7 +81,9 @@ class Policy:
     times chunks, and calls :meth:`close` at the end.
 
     ``args``: the solve's ``config`` (the start), ``top_k``, ``probe_iters``, ``select_min_nnz`` and
-    ``select_patience``.
+    ``select_patience``; where given, ``n_calls`` (the products the set-up expects), ``products_per_iteration``,
+    ``limit`` (iterations at most) and ``tol`` (the residual norm that ends it): what :meth:`worth` weighs a
+    switch by.
     """
 
     def __init__(self, dev: Device, nnz: int, policy: str, args: dict[str, Any], record: SolveRecord, t0: float):
@@ -76,12 +101,15 @@ class Policy:
         self._probe_it = 0
         self._select_k: int | None = None      # a selection waiting for its start time
         self._select_at = 0.0
+        self._args = args
+        self._it = 0                            # the last iteration reported by ran()
+        self._trend: list[tuple[int, float]] = []  # (iteration, residual) at the ends of chunks
         start: Config = args["config"]
         if policy == "fixed":
             self._timed_prepare(start, 0)
         elif policy == "serial":
             try:
-                sel = dev.select(1, None, self._cancel, False)
+                sel = dev.select(1, None, self._cancel, False, self.worth)
             except Exception as exc:  # noqa: BLE001
                 record.events.append((0, f"ranking failed ({type(exc).__name__}: {exc}); running {start.id}"))
                 self._timed_prepare(start, 0)
@@ -162,7 +190,7 @@ class Policy:
             self.record.events.append((it, "selection started (the solve has outlasted select_patience)"))
         self.dev.selecting(True)
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
-        self._future = self._pool.submit(self.dev.select, k, self.current, self._cancel, True)
+        self._future = self._pool.submit(self.dev.select, k, self.current, self._cancel, True, self.worth)
 
     # -- boundaries ----------------------------------------------------------------------------
     def boundary(self, it: int) -> None:
@@ -191,6 +219,9 @@ class Policy:
 
     def _land(self, sel: Selection, it: int) -> None:
         self._note(sel, it)
+        if sel.held is not None:
+            self.record.events.append((it, f"ranking picks {sel.ranking[0][0]}; staying on "
+                                           f"{self.current.config.id}: {sel.held}"))
         landed = list(sel.candidates)
         self._owned += [c for c in landed if c is not self.current]
         what, cands = after_selection(landed, self.current, self.probe_iters)
@@ -216,9 +247,12 @@ class Policy:
         self._probe_it = it
         self.dev.time_probe(True)
 
-    def ran(self, it: int, iterations: int, seconds: float) -> None:
-        """A chunk of ``iterations`` iterations ended at iteration ``it`` after ``seconds`` (the GPU's
-        probes time whole chunks)."""
+    def ran(self, it: int, iterations: int, seconds: float, residual: float | None = None) -> None:
+        """A chunk of ``iterations`` iterations ended at iteration ``it`` after ``seconds`` with the residual norm
+        ``residual`` (the GPU's probes time whole chunks; the residuals project the iterations left)."""
+        self._it = it
+        if residual is not None and math.isfinite(residual) and residual > 0 and iterations > 0:
+            self._trend.append((it, residual))
         if not self._queue or iterations <= 0:
             return
         self._measured(it, seconds / iterations)
@@ -239,11 +273,65 @@ class Policy:
         rec = self.record
         if self._probed:
             best = min(self._probed, key=rec.probes.__getitem__)
+            why = self._not_worth_keeping(best, it)
+            if why is not None:
+                best = self.current.config.id
             self._use(self._probed[best], it)  # tried when its probe began
-            rec.events.append((it, f"probed {len(self._probed)} configurations; kept {best}"))
+            rec.events.append((it, f"probed {len(self._probed)} configurations; kept {best}" +
+                               (f" ({why})" if why else "")))
         rec.probe_s += time.perf_counter() - self._probe_t0
         self._probed = {}
         self._release()
+
+    def _not_worth_keeping(self, best: str, it: int) -> str | None:
+        """Why the probe's fastest, ``best``, should not replace the configuration running now (probed too),
+        or None: it must measure faster beyond :data:`PROBE_NOISE`, and save more than ``SWITCH_MARGIN`` times
+        the switch's fixed cost over the iterations left."""
+        cur = self.current.config.id
+        t = self.record.probes
+        if best == cur or cur not in t or cur not in self._probed:
+            return None
+        if t[best] > (1.0 - PROBE_NOISE) * t[cur]:
+            return f"{best} measured {t[best] / t[cur]:.3f}x {cur}'s time, within the {PROBE_NOISE:.0%} noise"
+        fixed = self.dev.switch_cost_s(0.0)
+        left = self.remaining(it)
+        if fixed is not None and left * (t[cur] - t[best]) <= SWITCH_MARGIN * fixed:
+            return (f"{best} would save {left * (t[cur] - t[best]):.3g} s over about {left:.0f} iterations left, "
+                    f"not {SWITCH_MARGIN:g}x the switch's {fixed:.3g} s")
+        return None
+
+    # -- whether a switch pays -----------------------------------------------------------------
+    def remaining(self, it: int) -> float:
+        """Iterations the solve is expected to run from ``it``: projected from its residuals' geometric trend
+        where :data:`TREND_POINTS` chunks reported one, else the set-up's prior (``n_calls`` over the products
+        per iteration); never past ``limit``."""
+        a = self._args
+        left = float(a.get("limit", math.inf)) - it
+        prior = a.get("n_calls", 0) / max(1, a.get("products_per_iteration", 1)) - it
+        tol = a.get("tol", 0.0)
+        pts = self._trend
+        if len(pts) >= TREND_POINTS and tol > 0 and pts[-1][0] > pts[0][0]:
+            (i0, r0), (i1, r1) = pts[0], pts[-1]
+            rate = math.log(r1 / r0) / (i1 - i0)
+            if rate < 0:
+                return max(0.0, min(left, math.log(tol / r1) / rate))
+            return max(0.0, left)
+        return max(0.0, min(left, prior))
+
+    def worth(self, pick_ms: float, current_ms: float) -> str | None:
+        """:data:`Gate`: None where a pick predicted at ``pick_ms`` per product (``current_ms`` for what runs now)
+        saves more than :data:`SWITCH_MARGIN` times the device's switch cost over the iterations left; else why
+        not, for the record."""
+        cost = self.dev.switch_cost_s(pick_ms)
+        if cost is None or not (math.isfinite(pick_ms) and math.isfinite(current_ms)):
+            return None
+        it = self._it
+        left = self.remaining(it)
+        gain = left * self._args.get("products_per_iteration", 1) * (current_ms - pick_ms) / 1e3
+        if gain > SWITCH_MARGIN * cost:
+            return None
+        return (f"the pick would save {gain:.3g} s (predicted {pick_ms:.4g} against {current_ms:.4g} ms a product) "
+                f"over about {left:.0f} iterations left, not {SWITCH_MARGIN:g}x the switch's {cost:.3g} s")
 
     def _release(self) -> None:
         """Free the candidates no longer in use."""

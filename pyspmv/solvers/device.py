@@ -16,10 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..devices import arrays, gpu
+from .._core import NotApplicableError
+from ..devices.run import prepare_on_device
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
-from ._policy import Policy
+from ..ranking.verify import device_convert_ms
+from ._policy import Gate, Policy
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import Problem
 from .switching import Selection, select, threadpools
@@ -37,47 +40,59 @@ BOUNDARY_S = 2e-3
 USE_GRAPHS = True
 #: The configuration a matrix preconditioner runs as.
 PRECOND_CONFIG = "cusparse/csr/default"
+#: A GPU solve's selection ranks from sampled features (``rank(estimate=True)``) at and above this many stored
+#: entries: the exact pass costs the host about 7-10 ns an entry (0.14-0.21 s for 2e7 on the dev VM, 0.2 s on
+#: the H200's host), during which the solve iterates on its start, while the sample costs about 2 ms; a wrong
+#: pick is caught by the probe against the start that follows, which keeps the faster.
+ESTIMATE_MIN_NNZ = 1_000_000
+#: What a switch costs beyond the conversion, in seconds: the boundary that drains the iterations queued ahead,
+#: the trial product and the iteration's graph captured for the new plan (a few launches' worth of host time).
+SWITCH_FIXED_S = 1e-3
 
 
 @dataclass
 class DevicePrepared:
-    """A configuration and its plan on the GPU (``A`` converted and uploaded for it)."""
+    """A configuration and its plan on the GPU (``A`` converted and uploaded for it); ``matrix``: the
+    converted matrix on the device the plan reads."""
 
     config: Config
     plan: gpu.Plan
+    matrix: Any = None
 
 
-def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> DevicePrepared:
-    """Convert ``M`` for ``cfg`` and upload it; raises what :func:`pyspmv.convert` and
+def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | None = None) -> DevicePrepared:
+    """``M`` converted for ``cfg`` and on the GPU: from ``csr`` (``M`` uploaded once as CSR of ``dtype``)
+    on the device, with no trip through the host, where given; else (and for CSR in a locality order, a layout
+    the device does not make) on the host and uploaded. Raises what :func:`pyspmv.convert` and
     :class:`pyspmv.devices.gpu.Plan` raise."""
-    F = convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs)
-    return DevicePrepared(cfg, gpu.Plan(F, cfg))
-
-
-def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared,
-                  cancel: threading.Event) -> Selection:
-    """Rank ``M``'s CUDA configurations, convert the first ``k`` that can serve it and make their plans;
-    a failure to upload one is noted and it is skipped. On the host's cores but two: one launches the
-    GPU's iterations, one is left for the rest of the machine (the CPU's solves take one, since there the
-    products need the others)."""
-    with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
-        sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel)   # type: ignore[arg-type]
-    cands: list[Any] = []
-    for p in sel.candidates:
-        if p is current:
-            cands.append(p)
-            continue
-        if cancel.is_set():
-            break
-        t = time.perf_counter()
+    if csr is not None:
         try:
-            cands.append(DevicePrepared(p.config, gpu.Plan(p.matrix, p.config)))
-        except Exception as exc:  # noqa: BLE001 — any failure leaves the solve on its configuration
-            sel.failures.append(f"uploading {p.config.id} failed ({type(exc).__name__}: {exc})")
-        sel.convert_s += time.perf_counter() - t
-    sel.candidates = cands
-    sel.end = time.perf_counter()
+            c, D = prepare_on_device(csr, cfg)
+            return DevicePrepared(c, gpu.Plan(D, c), D)
+        except NotApplicableError:
+            if cfg.format != "csr":
+                raise
+    F = convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs)
+    return DevicePrepared(cfg, gpu.Plan(F, cfg), F)
+
+
+def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared | None,
+                  cancel: threading.Event, gate: Gate | None = None,
+                  csr: gpu.DeviceMatrix | None = None) -> Selection:
+    """Rank ``M``'s CUDA configurations (from sampled features at :data:`ESTIMATE_MIN_NNZ` entries and above) and
+    make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
+    (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` as :func:`select`'s. On the
+    host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the CPU's
+    solves take one, since there the products need the others)."""
+    with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
+        sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel, gate,
+                     functools.partial(_make, M, dtype, csr), M.nnz >= ESTIMATE_MIN_NNZ)
     return sel
+
+
+def _make(M: Matrix, dtype: np.dtype, csr: gpu.DeviceMatrix | None, cfg: Config) -> DevicePrepared:
+    """:func:`prepare`, with a failure named as the plan's (the conversion's own messages say what they are)."""
+    return prepare(M, cfg, dtype, csr)
 
 
 class Plans:
@@ -90,19 +105,34 @@ class Plans:
         self.K = K
         self.current: DevicePrepared
         self._M, self._dtype, self._model, self._n_calls = M, dtype, args["model"], args["n_calls"]
+        self._csr: gpu.DeviceMatrix | None = None
 
     @property
     def plan(self) -> Any:
         """The ``_cuda.Plan`` the next iterations run with."""
         return self.current.plan._plan
 
-    def prepare(self, cfg: Config) -> DevicePrepared:
-        """``A`` converted and uploaded for ``cfg``."""
-        return prepare(self._M, cfg, self._dtype)
+    @property
+    def csr(self) -> gpu.DeviceMatrix:
+        """``M`` uploaded once as CSR (by the first :meth:`prepare`, the start's, on the solve's thread): the
+        start's plan reads it, and every candidate is converted from it on the GPU."""
+        if self._csr is None:
+            self._csr = gpu.DeviceMatrix(convert(self._M, "csr", dtype=self._dtype))
+        return self._csr
 
-    def select(self, k: int, current: DevicePrepared | None, cancel: threading.Event, beside: bool) -> Selection:
+    def prepare(self, cfg: Config) -> DevicePrepared:
+        """``A`` converted for ``cfg`` on the GPU, from the CSR copy there."""
+        return prepare(self._M, cfg, self._dtype, self.csr)
+
+    def select(self, k: int, current: DevicePrepared | None, cancel: threading.Event, beside: bool,
+               gate: Gate | None) -> Selection:
         """:func:`select_device`, before the iterations or beside them alike."""
-        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel)  # type: ignore
+        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, gate, self.csr)
+
+    def switch_cost_s(self, pick_ms: float) -> float:
+        """Converting on the GPU (:func:`pyspmv.ranking.verify.device_convert_ms`: a fixed part and some products'
+        worth of passes over the matrix) and :data:`SWITCH_FIXED_S`."""
+        return (device_convert_ms(pick_ms) if pick_ms > 0 else 0.0) / 1e3 + SWITCH_FIXED_S
 
     def trial(self, p: DevicePrepared) -> None:
         """A product of ``p`` on the solve's vectors; it also captures the iteration's graph for ``p``, so
@@ -215,8 +245,9 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             K.set_precond(pre_plan.plan._plan)
         else:
             K.set_precond(pre.apply)
+        limit = P.maxiter * (restart if gmres else 1)     # inner iterations at most
         plans = Plans(K, P.M, dt, P.policy_args)
-        sw = Policy(plans, P.M.nnz, rec.policy, P.policy_args, rec, P.t0)
+        sw = Policy(plans, P.M.nnz, rec.policy, {**P.policy_args, "limit": limit, "tol": P.tol}, rec, P.t0)
         t_iter = time.perf_counter()
         K.start(plans.plan, P.tol, not x_dev and not P.x.any())
         state, residual = K.status()[3], K.status()[4]
@@ -224,7 +255,6 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
         cb_pr = callback if callback is not None and gmres and callback_type != "x" else None
         cycles = 0
         per_iter: float | None = None
-        limit = P.maxiter * (restart if gmres else 1)     # inner iterations at most
         while state == RUNNING and it < limit:
             if sw.active:
                 sw.boundary(it)
@@ -239,7 +269,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             chunks.append((t, t_end, it, iters))
             if ran > 0:
                 per_iter = (t_end - t) / ran
-            sw.ran(iters, ran, t_end - t)
+            sw.ran(iters, ran, t_end - t, residual)
             it = iters
             if cb_pr is not None and ran > 0 and state != BROKE:
                 cb_pr(estimate / P.bnorm if P.bnorm > 0 else estimate)

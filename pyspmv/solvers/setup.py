@@ -307,7 +307,8 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
         warn_other_machine(model_in_use(device, dt.name) if model is None else model)
     record = SolveRecord(fn, policy, device, dt.name, n_calls=n_calls, start_time=t0)
     args = {"config": c, "model": model, "top_k": k, "probe_iters": probes, "select_min_nnz": min_nnz,
-            "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at}
+            "select_patience": patience, "n_calls": n_calls or 1, "rtol": rt, "atol": at,
+            "products_per_iteration": products_per_iteration}
     if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
         return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, None, record, t0, axpy, dot, nrm2, scal,
                        gemv, device, pre, args)

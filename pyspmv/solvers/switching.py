@@ -8,6 +8,7 @@ import concurrent.futures
 import functools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,8 @@ class Selection:
     convert_s: float = 0.0
     start: float = 0.0
     end: float = 0.0
+    #: why nothing was converted although the ranking picks another configuration (the policy's gate), or None
+    held: str | None = None
 
 
 def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
@@ -124,18 +127,28 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
     return Prepared(cfg, convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs))
 
 
-def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k: int, current: Prepared | None,
-           cancel: threading.Event | None = None) -> Selection:
+def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k: int, current: Any | None,
+           cancel: threading.Event | None = None, gate: Callable[[float, float], str | None] | None = None,
+           make: Callable[[Config], Any] | None = None, estimate: bool | None = None) -> Selection:
     """Rank the configurations of ``device`` for ``M`` and convert the first ``k`` that can serve it.
 
     A ranking failure raises; a conversion failure (not applicable, out of memory, anything) is
     noted in ``failures`` and that candidate skipped. ``current`` is reused, not converted again.
-    Stops converting once ``cancel`` is set.
+    Stops converting once ``cancel`` is set. ``gate(pick_ms, current_ms)``, asked where the ranking's first
+    differs from ``current``, returns why converting would not pay (then nothing is, said in ``held``) or None.
+    ``make(cfg)`` makes a candidate (default :func:`prepare` on the host); ``estimate`` as :func:`pyspmv.rank`'s.
     """
     start = time.perf_counter()
-    ranked = rank(M, model=model, device=device, dtype=dtype.name, n_calls=n_calls)
-    sel = Selection([(c, float(ms)) for c, ms in ranked if np.isfinite(ms)][:max(k, 5)], start=start)
+    ranked = rank(M, model=model, device=device, dtype=dtype.name, n_calls=n_calls, estimate=estimate)
+    finite = [(c, float(ms)) for c, ms in ranked if np.isfinite(ms)]
+    sel = Selection(finite[:max(k, 5)], start=start)
     sel.rank_s = time.perf_counter() - start
+    if gate is not None and current is not None and sel.ranking and sel.ranking[0][0] != current.config.id:
+        now = next((ms for c, ms in finite if c == current.config.id), None)
+        sel.held = None if now is None else gate(sel.ranking[0][1], now)
+        if sel.held is not None:
+            sel.end = time.perf_counter()
+            return sel
     for cid, _ms in sel.ranking[:k]:
         if cancel is not None and cancel.is_set():
             break
@@ -144,7 +157,7 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k:
             continue
         t = time.perf_counter()
         try:
-            sel.candidates.append(prepare(M, config(cid), dtype))
+            sel.candidates.append(make(config(cid)) if make is not None else prepare(M, config(cid), dtype))
         except Exception as exc:  # noqa: BLE001 — any failure leaves the solve on its configuration
             sel.failures.append(f"converting to {cid} failed ({type(exc).__name__}: {exc})")
         sel.convert_s += time.perf_counter() - t
@@ -185,12 +198,18 @@ class Multiplier:
         """``A`` converted for ``cfg``."""
         return prepare(self._M, cfg, self._dtype)
 
-    def select(self, k: int, current: Prepared | None, cancel: threading.Event, beside: bool) -> Selection:
-        """:func:`select`; beside the iterations on one OpenMP thread, with ``current`` reused and ``cancel``."""
+    def select(self, k: int, current: Prepared | None, cancel: threading.Event, beside: bool,
+               gate: Callable[[float, float], str | None] | None) -> Selection:
+        """:func:`select`; beside the iterations on one OpenMP thread, with ``current`` reused and ``cancel``.
+        ``gate`` is not asked: the CPU's switch cost is not estimated (:meth:`switch_cost_s`)."""
         if beside:
             return _select_on_one_thread(self._M, self._dtype, self._device, self._model, self._n_calls, k,
                                          current, cancel)
         return select(self._M, self._dtype, self._device, self._model, self._n_calls, k, None)
+
+    def switch_cost_s(self, pick_ms: float) -> float | None:
+        """None: a host conversion's cost is not estimated here; every pick the ranking lands is probed."""
+        return None
 
     def trial(self, p: Prepared) -> None:
         """Nothing: a converted matrix serves any vector of its size."""
