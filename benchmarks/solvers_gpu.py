@@ -1,16 +1,23 @@
 """GPU solves that choose their SpMV while they run: ``policy="async"`` against ``fixed`` on
-``cusparse/csr/default``, and both against CuPy's own ``cg``/``gmres``, on real matrices.
+``cusparse/csr/default``, and both against CuPy's own ``cg``/``gmres``, on real matrices and on large
+generated and real-structured problems.
 
-    python benchmarks/solvers_gpu.py --matrices DIR [DIR ...] [--rtol 1e-8] [--maxiter 2000] [--repeats 3]
-                                     [--min-iters 200] [--out benchmarks/results/solvers_gpu.md]
+    python benchmarks/solvers_gpu.py [--matrices DIR ...] [--generated KIND:SIZE,...] [--scaled FOLDER]
+                                     [--rtol 1e-8] [--maxiter 3000] [--repeats 3] [--min-iters 200]
+                                     [--out benchmarks/results/solvers_gpu.md]
 
-Matrices (``pyspmv.load``; a folder's MANIFEST.csv, where present, drops ``pattern`` files): square, real,
-finite, 1e4 to 5e6 entries. Symmetric with a positive diagonal: CG (positive definiteness presumed; a
-breakdown shows in ``info``). Not symmetric: BiCGSTAB and GMRES(30). Right-hand side uniform in [-1, 1]
-(seeded) scaled to unit norm: ``A @ ones`` would be an eigenvector of the shifted graph Laplacians of the
-corpus (CG then ends in one iteration). ``x0 = 0``, float64, ``rtol``; ``maxiter`` iterations for CG and
-BiCGSTAB, ``--gmres-cycles`` restart cycles for GMRES (CuPy's ``gmres`` counts inner iterations: it gets
-cycles x 30). Solves whose fixed run needs fewer than ``--min-iters`` iterations are left out (the issue's
+Real matrices (``--matrices``; ``pyspmv.load``; a folder's MANIFEST.csv, where present, drops ``pattern`` files):
+square, real, finite, 1e4 to 5e6 entries. Symmetric with a positive diagonal: CG (positive definiteness presumed; a
+breakdown shows in ``info``). Not symmetric: BiCGSTAB and GMRES(30). Large problems, CG alone: ``--generated``
+(``pyspmv.generate(kind, size)``: the 2-D and 3-D Poisson stencils, 5e6 to 2.8e7 entries by default), and
+``--scaled FOLDER``: the real matrices of FOLDER scaled up by ``pyspmv.datasets.scaled_corpus(FOLDER,
+*--scaled-range, per_kind=--scaled-per-kind, seed=--scaled-seed)`` and made symmetric positive definite as
+shifted graph Laplacians of their pattern (``D - W + I / 100`` with ``W = |A| + |A|^T`` off the diagonal and ``D``
+its row sums): a real matrix's structure, a solve CG can run.
+Right-hand side uniform in [-1, 1] (seeded) scaled to unit norm: ``A @ ones`` would be an eigenvector of the
+shifted graph Laplacians (CG then ends in one iteration). ``x0 = 0``, float64, ``rtol``; ``maxiter`` iterations
+for CG and BiCGSTAB, ``--gmres-cycles`` restart cycles for GMRES (CuPy's ``gmres`` counts inner iterations: it
+gets cycles x 30). Solves whose fixed run needs fewer than ``--min-iters`` iterations are left out (the issue's
 targets are about solves of 200 iterations and more).
 
 Per (matrix, solver): one untimed round, then ``--repeats`` rounds each running fixed, async and CuPy's solver
@@ -30,9 +37,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from _md import md_table, write_report
 
 import pyspmv
+import pyspmv.datasets
 import pyspmv.solvers as S
 
 FIXED = "cusparse/csr/default"
@@ -73,6 +82,33 @@ def problems(paths: list[Path]) -> list[tuple[str, object, list[str]]]:
     return out
 
 
+def shifted_laplacian(A: sp.csr_array) -> sp.csr_array:
+    """``D - W + I / 100``: symmetric positive definite on the pattern of ``A`` (``W = |A| + |A|^T`` off the diagonal,
+    scaled to unit mean weight; ``D`` its row sums)."""
+    W = abs(A).tocsr()
+    W = (W + W.T).tocsr()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.data /= W.data.mean()
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel() + 0.01) - W
+    return sp.csr_array(L).sorted_indices()
+
+
+def large_problems(generated: str, scaled: str | None, lo: float, hi: float, per_kind: int,
+                   seed: int) -> list[tuple[str, object, list[str]]]:
+    """The large CG problems: generated stencils and scaled real matrices as shifted Laplacians."""
+    out = []
+    for item in filter(None, generated.split(",")):
+        kind, size = item.split(":")
+        out.append((f"{kind}_{size}", pyspmv.generate(kind, int(size)).to_scipy().tocsr(), ["cg"]))
+    if scaled:
+        for e in pyspmv.datasets.scaled_corpus(scaled, lo, hi, per_kind=per_kind, seed=seed):
+            A = e.build().to_scipy().tocsr()
+            if A.shape[0] == A.shape[1]:          # a rectangular one (an LP's) has no Laplacian
+                out.append((f"{e.name}_lap", shifted_laplacian(A), ["cg"]))
+    return out
+
+
 def timed(fn, sync) -> tuple[float, object]:
     t0 = time.perf_counter()
     r = fn()
@@ -82,9 +118,15 @@ def timed(fn, sync) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--matrices", nargs="+", required=True, help="folders of Matrix Market files")
+    ap.add_argument("--matrices", nargs="*", default=[], help="folders of Matrix Market files")
+    ap.add_argument("--generated", default="poisson2d:1000,poisson2d:1400,poisson2d:2000,poisson3d:100,poisson3d:150",
+                    help="large CG problems KIND:SIZE,... of pyspmv.generate ('' for none)")
+    ap.add_argument("--scaled", help="a folder of real matrices to scale up into large CG problems")
+    ap.add_argument("--scaled-range", type=float, nargs=2, default=(1e6, 1.2e7))
+    ap.add_argument("--scaled-per-kind", type=int, default=1)
+    ap.add_argument("--scaled-seed", type=int, default=4)
     ap.add_argument("--rtol", type=float, default=1e-8)
-    ap.add_argument("--maxiter", type=int, default=2000)
+    ap.add_argument("--maxiter", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--min-iters", type=int, default=200)
     ap.add_argument("--gmres-cycles", type=int, default=60, help="GMRES(30) restart cycles (default 60)")
@@ -101,6 +143,7 @@ def main() -> None:
     probs = problems(files(a.matrices))
     if a.limit:
         probs = probs[:a.limit]
+    probs += large_problems(a.generated, a.scaled, *a.scaled_range, a.scaled_per_kind, a.scaled_seed)
     for name, A, solvers in probs:
         n = A.shape[0]
         b = np.random.default_rng(0).uniform(-1, 1, n)
@@ -142,40 +185,64 @@ def main() -> None:
             if xc is not None:
                 res["cupy"] = float(np.linalg.norm(A @ cp.asnumpy(xc) - b))
             med = {k: statistics.median(v) for k, v in t.items()}
+            rec_f = last["fixed"][2]
+            switched = next((it for it, _c in rec_a.schedule[1:]), None)
+            held = next((e.split(": ", 1)[1] for _i, e in rec_a.events if e.startswith("ranking picks")), "")
             row = {"matrix": name, "n": n, "nnz": A.nnz, "solver": solver, "iters": rec.iterations,
                    "info": last["fixed"][1], "info_async": info_a, "info_cupy": int(info_c),
                    "final": rec_a.schedule[-1][1], "fixed_s": med["fixed"], "async_s": med["async"],
-                   "cupy_s": med.get("cupy", math.nan), "spread_async": (min(t["async"]), max(t["async"])), "res": res}
+                   "cupy_s": med.get("cupy", math.nan), "spread_async": (min(t["async"]), max(t["async"])),
+                   "spread_fixed": (min(t["fixed"]), max(t["fixed"])), "res": res, "switched": switched,
+                   "held": held, "setup_fixed": rec_f.wall_s - rec_f.iterate_s,
+                   "iter_fixed_us": 1e6 * rec_f.iterate_s / max(1, rec_f.iterations),
+                   "iter_async_us": 1e6 * rec_a.iterate_s / max(1, rec_a.iterations)}
             rows.append(row)
-            print(row, flush=True)
+            print({k: v for k, v in row.items() if k != "res"}, flush=True)
     if not rows:
         raise SystemExit("no matrix gave a solve of --min-iters iterations")
-    sp_async = [r["fixed_s"] / r["async_s"] for r in rows]
-    same = [r["fixed_s"] / r["async_s"] for r in rows if r["info"] == r["info_async"]]
-    sp_cupy = [r["cupy_s"] / r["async_s"] for r in rows if not math.isnan(r["cupy_s"])] or [math.nan]
-    sp_cupy_fixed = [r["cupy_s"] / r["fixed_s"] for r in rows if not math.isnan(r["cupy_s"])] or [math.nan]
-    def gm(v: list[float]) -> float:
-        return math.exp(statistics.fmean(map(math.log, v)))
+    write_report(a.out, "GPU solves: async against fixed and CuPy", report(rows, a), device="cuda")
+
+
+def gm(v: list[float]) -> float:
+    return math.exp(statistics.fmean(map(math.log, v))) if v else math.nan
+
+
+def report(rows: list[dict], a: argparse.Namespace) -> list[str]:
+    """The results page's lines: the table, then the summary per size band."""
     table = md_table(
-        ["matrix", "nnz", "solver", "iterations (fixed)", "info fixed/async/CuPy", "async's last configuration",
-         "fixed s", "async s [min-max]", "CuPy s", "fixed / async", "CuPy / async"],
+        ["matrix", "nnz", "solver", "iterations (fixed)", "info fixed/async/CuPy", "async's last configuration (from)",
+         "fixed s [min-max]", "async s [min-max]", "CuPy s", "fixed / async", "CuPy / async",
+         "fixed: set-up s, µs/iteration", "async µs/iteration"],
         [[r["matrix"], f"{r['nnz']:,}", r["solver"], r["iters"], f"{r['info']}/{r['info_async']}/{r['info_cupy']}",
-          f"`{r['final']}`", f"{r['fixed_s']:.4f}", (f"{r['async_s']:.4f} [{r['spread_async'][0]:.4f}-"
-           f"{r['spread_async'][1]:.4f}]"), f"{r['cupy_s']:.4f}", f"{r['fixed_s'] / r['async_s']:.2f}",
-          f"{r['cupy_s'] / r['async_s']:.2f}"] for r in rows], "lrlrllrrrrr")
+          f"`{r['final']}`" + (f" (it {r['switched']})" if r["switched"] is not None else ""),
+          f"{r['fixed_s']:.4f} [{r['spread_fixed'][0]:.4f}-{r['spread_fixed'][1]:.4f}]",
+          f"{r['async_s']:.4f} [{r['spread_async'][0]:.4f}-{r['spread_async'][1]:.4f}]", f"{r['cupy_s']:.4f}",
+          f"{r['fixed_s'] / r['async_s']:.2f}", f"{r['cupy_s'] / r['async_s']:.2f}",
+          f"{r['setup_fixed']:.3f}, {r['iter_fixed_us']:.0f}", f"{r['iter_async_us']:.0f}"] for r in rows],
+        "lrlrllrrrrrrr")
     lines = [
         (f"float64, rtol {a.rtol}, maxiter {a.maxiter}, GMRES restart 30; each cell the median of {a.repeats} "
-         "rounds (fixed, async, CuPy in turn), seconds end to end with the device synchronised after the call."),
+         "rounds (fixed, async, CuPy in turn), seconds end to end with the device synchronised after the call. "
+         "Set-up: the fixed solve's wall time less its iterations (checks, upload, the plan); µs/iteration: the "
+         "iterations' time over their count (async's includes its selection and probe)."),
         "",
         *table,
         "",
-        (f"Over {len(rows)} solves: async against fixed on `{FIXED}` {gm(sp_async):.2f}x in geometric mean "
-         f"(min {min(sp_async):.2f}x, max {max(sp_async):.2f}x); {gm(same):.2f}x over the {len(same)} that ended "
-         f"the same way (same info); CuPy's solver (cg, gmres: {len(sp_cupy)} solves) "
-         f"against async {gm(sp_cupy):.2f}x (min {min(sp_cupy):.2f}x), against fixed {gm(sp_cupy_fixed):.2f}x."),
     ]
-    write_report(a.out, "GPU solves: async against fixed and CuPy", lines, device="cuda")
-    print(lines[-1])
+    for band, keep in (("below 1e6 entries", lambda r: r["nnz"] < 1e6), ("at 1e6 entries and more",
+                                                                          lambda r: r["nnz"] >= 1e6), ("all", None)):
+        rs = [r for r in rows if keep is None or keep(r)]
+        if not rs:
+            continue
+        f = [r["fixed_s"] / r["async_s"] for r in rs]
+        # within the noise: async's fastest round at least as fast as fixed's slowest
+        lost = [r["matrix"] for r in rs if r["spread_async"][0] > r["spread_fixed"][1]]
+        c = [r["cupy_s"] / r["async_s"] for r in rs if not math.isnan(r["cupy_s"])]
+        lines.append(f"- {band} ({len(rs)} solves): async against fixed on `{FIXED}` {gm(f):.2f}x in geometric "
+                     f"mean (min {min(f):.2f}x, max {max(f):.2f}x); slower than fixed beyond the rounds' spread: "
+                     f"{', '.join(lost) or 'none'}; CuPy's solver against async {gm(c):.2f}x over {len(c)}"
+                     + (f" (min {min(c):.2f}x)." if c else "."))
+    return lines
 
 
 if __name__ == "__main__":

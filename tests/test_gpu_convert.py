@@ -446,3 +446,36 @@ def test_every_format_has_a_device_conversion():
     for name in pyspmv.FORMATS:
         src = root / "kernels" / f"{name}.cu"
         assert src.is_file() and f"int spmv_conv_{name}(spmv_conv *C, spmv_err *err)" in src.read_text(), name
+
+
+# ---- a host Matrix uploaded from its own arrays ----
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_upload_from_the_matrix_arrays_matches_the_host_csr(name, dtype):
+    """DeviceMatrix.upload_csr (no host copy first) holds exactly the CSR that convert() makes, and converts on
+    the device as that one does."""
+    M = pyspmv.Matrix(MATRICES[name], name=name, dtype=dtype)
+    D = gpu.DeviceMatrix.upload_csr(M)
+    assert D.dtype == M.dtype and D.shape == M.shape and D.format == "csr"
+    back, host = gpu.download(D).state, pyspmv.convert(M, "csr").state
+    for a, b in zip((*back.index_arrays, *back.value_arrays), (*host.index_arrays, *host.value_arrays)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    ell = gpu.download(gpu.convert_on_device(D, "ell")).state
+    want = pyspmv.convert(M, "ell").state
+    assert all(np.array_equal(a, b) for a, b in zip((*ell.index_arrays, *ell.value_arrays),
+                                                    (*want.index_arrays, *want.value_arrays)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ptr, col, val, msg", [
+    ([0, 2, 3], [1, 0, 2], [1.0, 2.0, 3.0], "column"),                  # unsorted in row 0
+    ([0, 1, 3], [0, 1, 9], [1.0, 2.0, 3.0], "column"),                  # column 9 of 4
+    ([0, 1, 3], [0, 1, 2], [1.0, 2.0], "as many values as columns"),     # lengths differ
+    ([0, 1], [0], [1.0], "nrows \\+ 1 row pointers"),                    # too few row pointers
+    ([0, 3, 1], [0, 1, 2], [1.0, 2.0, 3.0], "")])                        # row pointers that go back
+def test_upload_csr_refuses_a_bad_csr(ptr, col, val, msg):
+    """The raw upload checks the arrays as a State is checked, before anything is uploaded."""
+    with pytest.raises(ValueError, match=msg):
+        gpu.cuda().upload_csr(2, 4, np.array(ptr, np.int32), np.array(col, np.int32), np.array(val))

@@ -285,6 +285,7 @@ class FakeMatrix:
     by the test's matrix."""
 
     converted: ClassVar[list] = []
+    uploads: ClassVar[list] = []
 
     def __init__(self, state=None):
         self.format = "csr" if state is None else state.format_name
@@ -294,11 +295,18 @@ class FakeMatrix:
         return FakeMatrix()
 
 
+def fake_upload_csr(nrows, ncols, indptr, indices, values):
+    """The stand-in's upload of a host CSR from its own arrays (recorded by their dtype)."""
+    FakeMatrix.uploads.append(values.dtype.name)
+    return FakeMatrix()
+
+
 class FakeCuda:
     A = None
     Plan = FakePlan
     Krylov = FakeKrylov
     Matrix = FakeMatrix
+    upload_csr = staticmethod(fake_upload_csr)
 
     @staticmethod
     def device_count():
@@ -321,7 +329,7 @@ def fake_gpu(monkeypatch):
         real_init(self, F, cfg)
         self._plan.id = cfg.id
     monkeypatch.setattr(gpu.Plan, "__init__", init)
-    FakePlan.made, FakePlan.fail_ids, FakeMatrix.converted = [], set(), []
+    FakePlan.made, FakePlan.fail_ids, FakeMatrix.converted, FakeMatrix.uploads = [], set(), [], []
     FakeKrylov.gate = None
     # the stand-in's switches cost nothing, so these small solves switch (the real cost's gate: below)
     monkeypatch.setattr(D.Plans, "switch_cost_s", lambda self, pick_ms: 0.0)
@@ -346,18 +354,10 @@ def test_driver_converts_the_pick_on_the_device(fake_gpu, monkeypatch):
     fake_gpu.A = A.to_scipy()
     monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/ell/bs=128", "cusparse/csr/default"]))
     selection_lands_first(monkeypatch)
-    uploads = []
-    real = FakeMatrix.__init__
-
-    def init(self, state=None):
-        uploads.append(state)
-        real(self, state)
-    monkeypatch.setattr(FakeMatrix, "__init__", init)
     _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
                          select_patience=0, probe_iters=0)
     assert info == 0 and rec.schedule[-1][1] == "pyspmv/ell/bs=128", rec
-    assert FakeMatrix.converted == ["ell"]
-    assert [u.format_name for u in uploads if u is not None] == ["csr"]
+    assert FakeMatrix.converted == ["ell"] and FakeMatrix.uploads == ["float64"]
 
 
 def test_driver_stays_where_a_switch_cannot_pay(fake_gpu, monkeypatch):

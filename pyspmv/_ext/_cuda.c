@@ -16,6 +16,8 @@ static PyMethodDef cuda_methods[] = {
     {"info", info, METH_NOARGS, "info() -> dict of device and software versions"},
     {"wrap_csr", wrap_csr, METH_VARARGS,
      "wrap_csr(nrows, ncols, nnz, ptr, col, val, elem_size, keep) -> Matrix read in place"},
+    {"upload_csr", upload_csr, METH_VARARGS,
+     "upload_csr(nrows, ncols, indptr, indices, values) -> Matrix of this host CSR, uploaded as it is"},
     {"copy_bandwidth", copy_bandwidth, METH_VARARGS,
      "copy_bandwidth(bytes, repeats) -> GB/s of device-to-device copies (read + write)"},
     {NULL, NULL, 0, NULL},

@@ -52,6 +52,7 @@ PyObject *copy_bandwidth(PyObject *m, PyObject *args);
 extern PyType_Spec matrix_spec;
 int matrix_live(MatrixObject *self);
 PyObject *wrap_csr(PyObject *module, PyObject *args);
+PyObject *upload_csr(PyObject *module, PyObject *args);
 
 /* ---- glue_cuda_plan.c ---- */
 extern PyType_Spec plan_spec;

@@ -82,6 +82,51 @@ PyObject *wrap_csr(PyObject *module, PyObject *args) {
     return (PyObject *)self;
 }
 
+/* upload_csr(nrows, ncols, indptr, indices, values): a Matrix holding this host CSR (int32 row
+ * pointers and columns, float32 or float64 values) uploaded as it is: no converted copy on the host
+ * first, which for a Matrix's own arrays would only repeat them (a fresh copy of 2e7 entries costs the
+ * host about 0.3 s, most of it the kernel zeroing new pages).  Checked by spmv_cuda_matrix_create
+ * as any state is (lengths, sorted columns in range), before the upload. */
+PyObject *upload_csr(PyObject *module, PyObject *args) {
+    int nrows, ncols;
+    PyArrayObject *indptr, *indices, *values;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "iiO&O&O&:upload_csr", &nrows, &ncols, int32_array, &indptr,
+                          int32_array, &indices, real_array, &values))
+        return NULL;
+    if (nrows < 0 || ncols < 0 || PyArray_SIZE(indptr) != (npy_intp)nrows + 1 ||
+        PyArray_SIZE(values) != PyArray_SIZE(indices))
+        return PyErr_Format(PyExc_ValueError,
+                            "upload_csr: a %d x %d CSR needs nrows + 1 row pointers and as many "
+                            "values as columns; got %zd, %zd columns and %zd values",
+                            nrows, ncols, (Py_ssize_t)PyArray_SIZE(indptr),
+                            (Py_ssize_t)PyArray_SIZE(indices), (Py_ssize_t)PyArray_SIZE(values));
+    spmv_fmt F = {0};
+    F.format = SPMV_FMT_CSR;
+    F.nrows = nrows;
+    F.ncols = ncols;
+    F.nnz = PyArray_SIZE(indices);
+    F.idx[0] = (int32_t *)PyArray_DATA(indptr);
+    F.nidx[0] = nrows + 1;
+    F.idx[1] = (int32_t *)PyArray_DATA(indices);
+    F.nidx[1] = F.nnz;
+    F.val[0] = PyArray_DATA(values);
+    F.nval[0] = F.nnz;
+    glue_state *st = get_state(module);
+    PyTypeObject *type = (PyTypeObject *)st->MatrixType;
+    MatrixObject *self = (MatrixObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->module = Py_NewRef(module);
+    self->typenum = PyArray_TYPE(values);
+    int rc, elem = self->typenum == NPY_FLOAT32 ? 4 : 8;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_matrix_create(&F, elem, &self->M, &err);
+    Py_END_ALLOW_THREADS if (rc) {
+        Py_DECREF(self);
+        return raise_spmv_error(module, rc, &err, "upload");
+    }
+    return (PyObject *)self;
+}
+
 static void matrix_dealloc(MatrixObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);

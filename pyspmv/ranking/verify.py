@@ -263,7 +263,10 @@ _MEASURED_COLUMNS = ("config", "median_ms", "q25_ms", "q75_ms", "convert_ms", "s
 
 
 def upload_csr(M: Any, dtype: Any = None) -> gpu.DeviceMatrix:
-    """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there."""
+    """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there:
+    from its own arrays where the type is its own, else converted on the host first."""
+    if dtype is None or np.dtype(dtype) == M.dtype:
+        return gpu.DeviceMatrix.upload_csr(M)
     return gpu.DeviceMatrix(convert(M, "csr", dtype=dtype))
 
 

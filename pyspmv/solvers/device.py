@@ -21,7 +21,7 @@ from ..devices.run import prepare_on_device
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
-from ..ranking.verify import device_convert_ms
+from ..ranking.verify import device_convert_ms, upload_csr
 from ._policy import Gate, Policy
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
 from .setup import Problem
@@ -117,7 +117,7 @@ class Plans:
         """``M`` uploaded once as CSR (by the first :meth:`prepare`, the start's, on the solve's thread): the
         start's plan reads it, and every candidate is converted from it on the GPU."""
         if self._csr is None:
-            self._csr = gpu.DeviceMatrix(convert(self._M, "csr", dtype=self._dtype))
+            self._csr = upload_csr(self._M, self._dtype)
         return self._csr
 
     def prepare(self, cfg: Config) -> DevicePrepared:
