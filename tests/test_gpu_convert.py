@@ -462,9 +462,9 @@ def test_upload_from_the_matrix_arrays_matches_the_host_csr(name, dtype):
     back, host = gpu.download(D).state, pyspmv.convert(M, "csr").state
     for a, b in zip((*back.index_arrays, *back.value_arrays), (*host.index_arrays, *host.value_arrays)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
-    ell = gpu.download(gpu.convert_on_device(D, "ell")).state
-    want = pyspmv.convert(M, "ell").state
-    assert all(np.array_equal(a, b) for a, b in zip((*ell.index_arrays, *ell.value_arrays),
+    jad = gpu.download(gpu.convert_on_device(D, "jad")).state
+    want = pyspmv.convert(M, "jad").state
+    assert all(np.array_equal(a, b) for a, b in zip((*jad.index_arrays, *jad.value_arrays),
                                                     (*want.index_arrays, *want.value_arrays)))
 
 
@@ -474,7 +474,7 @@ def test_upload_from_the_matrix_arrays_matches_the_host_csr(name, dtype):
     ([0, 1, 3], [0, 1, 9], [1.0, 2.0, 3.0], "column"),                  # column 9 of 4
     ([0, 1, 3], [0, 1, 2], [1.0, 2.0], "as many values as columns"),     # lengths differ
     ([0, 1], [0], [1.0], "nrows \\+ 1 row pointers"),                    # too few row pointers
-    ([0, 3, 1], [0, 1, 2], [1.0, 2.0, 3.0], "")])                        # row pointers that go back
+    ([0, 3, 1], [0, 1, 2], [1.0, 2.0, 3.0], "indptr")])                  # row pointers that go back
 def test_upload_csr_refuses_a_bad_csr(ptr, col, val, msg):
     """The raw upload checks the arrays as a State is checked, before anything is uploaded."""
     with pytest.raises(ValueError, match=msg):

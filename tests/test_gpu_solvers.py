@@ -195,7 +195,7 @@ def wait_for_selection(monkeypatch):
 
 
 def fake_rank(ids):
-    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False):
+    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False, estimate=None):
         return [(c, 0.01 * (k + 1)) for k, c in enumerate(ids)]
     return rank
 
@@ -208,7 +208,9 @@ def test_online_probes_and_keeps_the_fastest(monkeypatch):
                          probe_iters=2, callback=wait_for_selection(monkeypatch))
     assert info == 0, rec
     assert set(rec.probes) <= set(ids) | {"cusparse/csr/default"} and len(rec.probes) >= 2, rec
-    assert rec.config == min(rec.probes, key=rec.probes.__getitem__), rec
+    best, start = min(rec.probes, key=rec.probes.__getitem__), "cusparse/csr/default"
+    # the fastest is kept, or the start where the fastest beat it by no more than the noise (or too little to pay)
+    assert rec.config == best or (rec.config == start and "kept cusparse/csr/default (" in rec.events[-1][1]), rec
 
 
 def test_a_failed_switch_stays_and_says_so(monkeypatch):
@@ -216,8 +218,8 @@ def test_a_failed_switch_stays_and_says_so(monkeypatch):
     A, b = spd(), rhs(400)
     pick = pyspmv.config("cusparse/csr/alg2")
 
-    def select_device(M, dtype, model, n_calls, k, current, cancel):
-        p = D.prepare(M, pick, dtype)
+    def select_device(M, dtype, model, n_calls, k, current, cancel, gate=None, csr=None):
+        p = D.prepare(M, pick, dtype, csr)
         p.plan.close()
         return Selection([(pick.id, 0.01)], candidates=[p])
     monkeypatch.setattr(D, "select_device", select_device)
@@ -240,7 +242,7 @@ def test_ranking_and_conversion_failures_are_recorded(monkeypatch):
     assert info == 0 and rec.config == "cusparse/csr/default", rec
     assert any("ranking failed (MemoryError: no room to rank)" in e for _, e in rec.events), rec.events
     monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/dia/bs=256"]))
-    monkeypatch.setattr(switching, "convert", lambda *a, **k: (_ for _ in ()).throw(MemoryError("no room")))
+    monkeypatch.setattr(D, "prepare_on_device", lambda *a, **k: (_ for _ in ()).throw(MemoryError("no room")))
     _x, info, rec = S.cg(A, b, rtol=1e-8, device="cuda", policy="serial")
     assert info == 0 and rec.config == "cusparse/csr/default", rec
     assert any("converting to pyspmv/dia/bs=256 failed (MemoryError: no room)" in e for _, e in rec.events), rec

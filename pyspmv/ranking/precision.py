@@ -57,8 +57,12 @@ SIZE_TIE_TOL: dict[str, tuple[tuple[float, float], ...]] = {
 }
 
 
+def size_tol(device: str, nnz: int) -> float:
+    """The device's measured model error at ``nnz`` stored entries (:data:`SIZE_TIE_TOL`; 0 where none is)."""
+    return next((tol for hi, tol in SIZE_TIE_TOL.get(device, ()) if nnz < hi), 0.0)
+
+
 def tie_tol_at(p: Precision, device: str, nnz: int) -> float:
     """The model's error on the ratio to the pick for a matrix of ``nnz`` stored entries: the larger of its own
-    :attr:`Precision.tie_tol` and the device's measured error at that size (:data:`SIZE_TIE_TOL`; none: its own)."""
-    band = next((tol for hi, tol in SIZE_TIE_TOL.get(device, ()) if nnz < hi), 0.0)
-    return max(p.tie_tol, band)
+    :attr:`Precision.tie_tol` and the device's measured error at that size (:func:`size_tol`; none: its own)."""
+    return max(p.tie_tol, size_tol(device, nnz))

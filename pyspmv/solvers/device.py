@@ -21,6 +21,7 @@ from ..devices.run import prepare_on_device
 from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
+from ..ranking.precision import size_tol
 from ..ranking.verify import device_convert_ms, upload_csr
 from ._policy import Gate, Policy
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
@@ -45,9 +46,11 @@ PRECOND_CONFIG = "cusparse/csr/default"
 #: the H200's host), during which the solve iterates on its start, while the sample costs about 2 ms; a wrong
 #: pick is caught by the probe against the start that follows, which keeps the faster.
 ESTIMATE_MIN_NNZ = 1_000_000
-#: What a switch costs beyond the conversion, in seconds: the boundary that drains the iterations queued ahead,
-#: the trial product and the iteration's graph captured for the new plan (a few launches' worth of host time).
-SWITCH_FIXED_S = 1e-3
+#: What a switch costs beyond the conversion, in seconds: the boundaries that drain the iterations queued ahead,
+#: the trial products and the iteration's graphs captured for the pick, for the start again when the probe times
+#: it, and for the one kept. Measured on the H200 (benchmarks/results/solvers_gpu.md, 2026-11-29): a 1.8e5-entry
+#: CG solve that converted its pick, probed it and went back to its start lost 2.1 ms against the fixed solve.
+SWITCH_FIXED_S = 3e-3
 
 
 @dataclass
@@ -126,8 +129,12 @@ class Plans:
 
     def select(self, k: int, current: DevicePrepared | None, cancel: threading.Event, beside: bool,
                gate: Gate | None) -> Selection:
-        """:func:`select_device`, before the iterations or beside them alike."""
-        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, gate, self.csr)
+        """:func:`select_device`, before the iterations or beside them alike; ``gate`` is asked with the pick's
+        predicted time raised by the model's measured error at this size (:func:`pyspmv.ranking.precision.size_tol`):
+        a predicted gain within it is no gain to pay a conversion for."""
+        err = size_tol("cuda", self._M.nnz)
+        honest = None if gate is None else (lambda pick_ms, now_ms: gate(pick_ms * (1.0 + err), now_ms))
+        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, honest, self.csr)
 
     def switch_cost_s(self, pick_ms: float) -> float:
         """Converting on the GPU (:func:`pyspmv.ranking.verify.device_convert_ms`: a fixed part and some products'
