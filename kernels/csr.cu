@@ -39,87 +39,7 @@ template <typename T> __device__ __forceinline__ T group_sum(T s, int w, unsigne
     return s;
 }
 
-/* ---- scalar ---------------------------------------------------------------------------------- */
-
-template <typename T>
-__global__ void __launch_bounds__(1024)
-    csr_scalar_kernel(int32_t nrows, const int32_t *__restrict__ ptr,
-                      const int32_t *__restrict__ col, const T *__restrict__ val,
-                      const T *__restrict__ x, T *__restrict__ y) {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nrows) return;
-    int32_t end = __ldg(ptr + i + 1);
-    T sum = 0;
-    for (int32_t p = __ldg(ptr + i); p < end; p++)
-        sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
-    y[i] = sum;
-}
-
-template <typename T>
-static cudaError_t scalar_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                              T *y, cudaStream_t s) {
-    (void)aux;
-    csr_scalar_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
-    return cudaGetLastError();
-}
-
-/* ---- vector ---------------------------------------------------------------------------------- */
-
-template <typename T, int TPV>
-__global__ void __launch_bounds__(1024)
-    csr_vector_kernel(int32_t nrows, const int32_t *__restrict__ ptr,
-                      const int32_t *__restrict__ col, const T *__restrict__ val,
-                      const T *__restrict__ x, T *__restrict__ y) {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, row = t / TPV;
-    if (row >= nrows) return; /* the whole group leaves: its mask stays whole */
-    int lane = (int)(t & (TPV - 1));
-    int32_t end = __ldg(ptr + row + 1);
-    T sum = 0;
-    for (int64_t p = __ldg(ptr + row) + lane; p < end; p += TPV) /* int64: end may near 2^31 */
-        sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
-    sum = group_sum(sum, TPV, group_mask(TPV));
-    if (lane == 0) y[row] = sum;
-}
-
-template <typename T, int TPV>
-static void vector_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                          cudaStream_t s) {
-    csr_vector_kernel<T, TPV>
-        <<<spmv_cuda_blocks((int64_t)D->nrows * TPV, L->block), L->block, 0, s>>>(
-            D->nrows, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
-}
-
-/* f(std::integral_constant<int, tpv>()) for a threads-per-row of the grid; prepare refused others. */
-template <typename F> static cudaError_t by_tpv(int32_t tpv, F f) {
-    switch (tpv) {
-    case 2:
-        f(std::integral_constant<int, 2>());
-        break;
-    case 4:
-        f(std::integral_constant<int, 4>());
-        break;
-    case 8:
-        f(std::integral_constant<int, 8>());
-        break;
-    case 16:
-        f(std::integral_constant<int, 16>());
-        break;
-    case 32:
-        f(std::integral_constant<int, 32>());
-        break;
-    default:
-        return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
-}
-
-template <typename T>
-static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                              T *y, cudaStream_t s) {
-    (void)aux;
-    return by_tpv(L->tpv, [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, s); });
-}
+#include "csr_rows.cuh" /* scalar and vector */
 
 /* Block sizes every kernel here can take: whole warps, at most 32 of them. */
 static int check_block(const spmv_launch *L, const char *kernel, spmv_err *err) {
@@ -622,8 +542,8 @@ static cudaError_t merge_run(const spmv_dfmt *D, const spmv_launch *L, const voi
     return cudaGetLastError();
 }
 
-SPMV_CUDA_KERNEL(csr_scalar, NULL, NULL, scalar_run);
-SPMV_CUDA_KERNEL(csr_vector, vector_prepare, NULL, vector_run);
+SPMV_CUDA_KERNEL_DOT(csr_scalar, NULL, NULL, scalar_run, scalar_run_dot, scalar_blocks);
+SPMV_CUDA_KERNEL_DOT(csr_vector, vector_prepare, NULL, vector_run, vector_run_dot, vector_blocks);
 SPMV_CUDA_KERNEL_HOST_ROWS(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
 SPMV_CUDA_KERNEL(csr_merge, merge_prepare, merge_setup, merge_run);
 SPMV_CUDA_KERNEL(csr_wide, wide_prepare, NULL, wide_run);

@@ -8,43 +8,76 @@
 // whole warp, so L1 hits) finds it first, and the loop over the row's entries then has no
 // data-dependent exit and keeps several loads in flight.  Row sums run in diagonal order:
 // deterministic.
+#include "dot.cuh"
 #include "kern.h"
 
-template <typename T>
+/* DOT: x . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
+template <typename T, bool DOT>
 __global__ void __launch_bounds__(1024)
     jad_row_kernel(int32_t nrows, int32_t njd, const int32_t *__restrict__ perm,
                    const int32_t *__restrict__ jd_ptr, const int32_t *__restrict__ col,
-                   const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y) {
+                   const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
+                   spmv_cuda_dot d) {
     int64_t r64 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r64 >= nrows) return;
-    int32_t r = (int32_t)r64, len = 0, hi = njd;
-    while (len < hi) { /* first diagonal not longer than r */
-        int32_t mid = len + (hi - len) / 2;
-        if (__ldg(jd_ptr + mid + 1) - __ldg(jd_ptr + mid) > r)
-            len = mid + 1;
-        else
-            hi = mid;
-    }
-    T sum = 0;
+    double acc = 0;
+    if (r64 < nrows) {
+        int32_t r = (int32_t)r64, len = 0, hi = njd;
+        while (len < hi) { /* first diagonal not longer than r */
+            int32_t mid = len + (hi - len) / 2;
+            if (__ldg(jd_ptr + mid + 1) - __ldg(jd_ptr + mid) > r)
+                len = mid + 1;
+            else
+                hi = mid;
+        }
+        T sum = 0;
 #pragma unroll 4
-    for (int32_t k = 0; k < len; k++) {
-        int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
-        sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
+        for (int32_t k = 0; k < len; k++) {
+            int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
+            sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
+        }
+        int32_t i = __ldg(perm + r);
+        y[i] = sum;
+        if (DOT) acc = (double)__ldg(x + i) * sum;
+    } else if (!DOT) {
+        return;
     }
-    y[__ldg(perm + r)] = sum;
+    if (DOT) spmv_dot_finish(acc, d);
+}
+
+template <typename T>
+static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
+                              const spmv_cuda_dot *d, cudaStream_t s) {
+    const unsigned g = spmv_cuda_blocks(D->nrows, L->block);
+    const int32_t njd = (int32_t)D->scalar[0];
+    const T *val = (const T *)D->val[0];
+    if (d)
+        jad_row_kernel<T, true><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
+                                                       D->idx[2], val, x, y, *d);
+    else
+        jad_row_kernel<T, false><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
+                                                        D->idx[2], val, x, y, spmv_cuda_dot{});
+    return cudaGetLastError();
 }
 
 template <typename T>
 static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                            T *y, cudaStream_t s) {
     (void)aux;
-    jad_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, (int32_t)D->scalar[0], D->idx[0], D->idx[1], D->idx[2], (const T *)D->val[0], x,
-        y);
-    return cudaGetLastError();
+    return jad_launch<T>(D, L, x, y, NULL, s);
 }
 
-SPMV_CUDA_KERNEL(jad, NULL, NULL, jad_run);
+template <typename T>
+static cudaError_t jad_run_dot(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const T *x, T *y, spmv_cuda_dot d, cudaStream_t s) {
+    (void)aux;
+    return jad_launch<T>(D, L, x, y, &d, s);
+}
+
+static int64_t row_blocks(const spmv_dfmt *D, const spmv_launch *L) {
+    return spmv_cuda_blocks(D->nrows, L->block);
+}
+
+SPMV_CUDA_KERNEL_DOT(jad, NULL, NULL, jad_run, jad_run_dot, row_blocks);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 

@@ -35,6 +35,16 @@ typedef struct {
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
 } spmv_launch;
 
+/* Where a product's dot x . y goes when a kernel makes it in the same pass (run_dot_*): each of the
+ * launch's blocks writes its partial sum to part[blockIdx.x] (dot_blocks of them); the last block to
+ * finish sums them in index order into *out and sets *count back to 0 (kernels/dot.cuh): the same
+ * bits for the same launch, and nothing else to launch for the dot (kernels/krylov_cg.cu). */
+typedef struct {
+    double *part;
+    unsigned *count;
+    double *out;
+} spmv_cuda_dot;
+
 /* One own kernel, spmv_cu_<sym>, named by a SPMV_OWN line of csrc/kernels.def. */
 typedef struct {
     /* Bytes of device workspace for host matrix H with mapping L (0: none).  Refuses a mapping it
@@ -53,6 +63,14 @@ typedef struct {
     /* 1: setup reads the host matrix's row pointers (H->idx[0]), which a matrix that lives on the
      * device must first copy down (spmv_cuda_plan_create_dev); 0: setup reads sizes only. */
     int host_rows;
+    /* y = A x (A square) and *d.out = x . y summed in double, in one pass over the matrix, on stream
+     * s, asynchronous; dot_blocks: the blocks it launches (d.part's length).  NULL where the kernel
+     * offers none (the dot is then a pass of its own). */
+    cudaError_t (*run_dot_f32)(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const float *x, float *y, spmv_cuda_dot d, cudaStream_t s);
+    cudaError_t (*run_dot_f64)(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                               const double *x, double *y, spmv_cuda_dot d, cudaStream_t s);
+    int64_t (*dot_blocks)(const spmv_dfmt *D, const spmv_launch *L);
 } spmv_cuda_kernel;
 
 /* The own kernels, one or more per kernels/<format>.cu: csrc/kernels.def's SPMV_OWN lines. */
@@ -100,6 +118,16 @@ static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
     int64_t b = (n + block - 1) / block;
     return (unsigned)(b > 0 ? b : 1);
 }
+
+/* ---- Products that make x . y in their pass (kernels/plan.cu; for kernels/krylov_cg.cu) ---- */
+
+/* The blocks of plan p's product with the dot (d.part's length); 0 where p makes none: a cuSPARSE
+ * configuration, a locality order, a kernel without run_dot, a matrix that is not square. */
+int64_t spmv_cuda_plan_dot_blocks(const struct spmv_cuda_plan *p);
+/* y = A x and *d.out = x . y on device vectors, on stream (as spmv_cuda_plan_mv_dev with alpha 1,
+ * beta 0, the same checks); SPMV_ENOTAPPLICABLE where spmv_cuda_plan_dot_blocks is 0. */
+int spmv_cuda_plan_mv_dot_dev(struct spmv_cuda_plan *p, const void *x, void *y, spmv_cuda_dot d,
+                              void *stream, spmv_err *err);
 
 /* ---- Vectors (kernels/vec.cu) ---- */
 
@@ -150,10 +178,17 @@ int spmv_cusparse_version(int *version, spmv_err *err);
  * template over the value type with run_f32's parameters: run<float> and run<double> are its two
  * entry points. */
 #define SPMV_CUDA_KERNEL(sym, prepare, setup, run)                                                 \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>, 0}
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
+        prepare, setup, run<float>, run<double>, 0, NULL, NULL, NULL}
+/* The same for a kernel that also makes x . y in its pass: run_dot, a template as run with a last
+ * spmv_cuda_dot parameter before the stream, and blocks, its launch's block count. */
+#define SPMV_CUDA_KERNEL_DOT(sym, prepare, setup, run, run_dot, blocks)                            \
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
+        prepare, setup, run<float>, run<double>, 0, run_dot<float>, run_dot<double>, blocks}
 /* The same for a kernel whose setup reads the host row pointers (host_rows). */
 #define SPMV_CUDA_KERNEL_HOST_ROWS(sym, prepare, setup, run)                                       \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>, 1}
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
+        prepare, setup, run<float>, run<double>, 1, NULL, NULL, NULL}
 #endif
 
 #endif /* SPMV_KERN_H */

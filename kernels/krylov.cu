@@ -79,8 +79,8 @@ extern "C" void spmv_cuda_krylov_free(spmv_cuda_krylov *k) {
     if (k == NULL) return;
     if (k->s) cudaStreamSynchronize(k->s);
     if (k->graph) cudaGraphExecDestroy(k->graph);
-    void *vecs[] = {k->b,    k->x, k->r, k->z, k->q, k->p,  k->rhat, k->phat, k->v,
-                    k->shat, k->t, k->V, k->u, k->d, k->hy, k->S,    k->part};
+    void *vecs[] = {k->b, k->x, k->r, k->z,  k->q,  k->p, k->rhat, k->phat, k->v,
+                    k->shat, k->t, k->V, k->u, k->d, k->hy, k->S, k->part, k->dpart};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) cudaFree(vecs[i]);
     for (int i = 0; i < LAG; i++)
         if (k->ev[i]) cudaEventDestroy(k->ev[i]);
@@ -250,6 +250,15 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     k->prepared = NULL;
     int rc = spmv_cuda_krylov_try(k, A, err);
     if (!rc && k->pre == PRE_PLAN) rc = spmv_cuda_krylov_try(k, k->Mplan, err);
+    int64_t blocks = k->method == SPMV_KRYLOV_CG ? spmv_cuda_plan_dot_blocks(A) : 0;
+    if (!rc && blocks > k->dpart_len) { /* before any capture: no allocation inside one */
+        cudaFree(k->dpart);
+        k->dpart = NULL;
+        k->dpart_len = 0;
+        rc = spmv_cuda_malloc((void **)&k->dpart, blocks * (int64_t)sizeof(double),
+                              "the partial sums of a product's dot", err);
+        if (!rc) k->dpart_len = blocks;
+    }
     if (rc) return rc;
     k->prepared = A;
     if (!k->graphs || k->pre == PRE_FN || k->method == SPMV_KRYLOV_GMRES) return SPMV_OK;

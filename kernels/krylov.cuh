@@ -48,6 +48,8 @@ struct kscal {
     int first;      /* the next direction is the (preconditioned) residual itself */
     unsigned count; /* blocks of the running reduction that are done */
     double hn;      /* GMRES: norm of the new basis vector */
+    double pq;      /* CG: p . q made in the product's pass (spmv_cuda_plan_mv_dot_dev) */
+    unsigned dcount; /* its blocks that are done */
 };
 
 enum { PRE_NONE = 0, PRE_JACOBI = 1, PRE_PLAN = 2, PRE_FN = 3 };
@@ -83,6 +85,10 @@ struct spmv_cuda_krylov {
     int graphs;
     cudaGraphExec_t graph;
     spmv_cuda_plan *prepared; /* the plan capture() last made ready (and the graph's, if any) */
+    /* CG: the partial sums of a product that makes p . q in its own pass (kernels/dot.cuh), sized
+     * by capture() for the plan it makes ready; dpart_len 0: none yet */
+    double *dpart;
+    int64_t dpart_len;
 };
 
 /* ---- reductions ---- */

@@ -1,5 +1,5 @@
-// kernels/plan.cu: a configuration bound to a matrix on the device — upload, setup, checked and timed
-// products
+// kernels/plan.cu: a configuration bound to a matrix on the device (kernels/matrix.cu uploads it) —
+// setup, checked and timed products
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Creation does everything once (uploads, the kernel's workspace, cuSPARSE's handle and buffer, x
@@ -10,20 +10,8 @@
 #include <ctime>
 
 #include "kern.h"
+#include "matrix.cuh"
 #include "spmv_cuda.h"
-
-/* A converted matrix on the device: its arrays, x and y.  Shared by the plans of every thread
- * mapping of one format (benchmarks upload once per format, not once per configuration). */
-struct spmv_cuda_matrix {
-    spmv_dfmt D;
-    int elem_size;
-    void *dev[SPMV_MAXIDX + SPMV_MAXVAL]; /* uploaded arrays */
-    void *x, *y;
-    int64_t bytes;
-    double upload_ms;
-    int borrowed; /* dev[] are the caller's (spmv_cuda_matrix_wrap_csr): never freed here */
-    int pooled;   /* dev[], x and y come from device conversion's pool (cudaMallocFromPoolAsync) */
-};
 
 /* Products of one timed batch: each between its own pair of events, all queued behind one gate. */
 #define BATCH 32
@@ -66,172 +54,6 @@ static const spmv_cuda_kernel *const own[] = {
 #define SPMV_CUSPARSE(id, CODE, alg, ...) NULL,
 #include "kernels.def"
 };
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int dev_alloc(int64_t *held, int64_t bytes, const char *what, void **out, spmv_err *err) {
-    int rc = spmv_cuda_malloc(out, bytes, what, err);
-    if (rc == SPMV_OK && bytes > 0) *held += bytes;
-    return rc;
-}
-
-/* An upload of at least STAGE_MIN bytes goes through two pinned buffers of STAGE_CHUNK bytes in
- * turn: the host copies one chunk in while the DMA engine sends the other, where cudaMemcpy from
- * pageable memory stages through the driver's own buffer one chunk at a time, waiting for each
- * (measured on the H200's host: 2.8 GB/s for a 2e7-entry CSR).  Smaller uploads keep cudaMemcpy:
- * the pinned buffers cost more than they save there. */
-#define STAGE_MIN ((int64_t)16 << 20)
-#define STAGE_CHUNK ((int64_t)8 << 20)
-
-typedef struct {
-    char *buf[2]; /* pinned, STAGE_CHUNK bytes each; NULL: no staging, plain cudaMemcpy */
-    cudaEvent_t ev[2];
-    cudaStream_t s;
-    int slot;
-} stager;
-
-/* Staging for an upload of `bytes` in all (none below STAGE_MIN, or where pinned memory is short:
- * the upload then goes by cudaMemcpy, as before). */
-static void stage_open(stager *g, int64_t bytes) {
-    memset(g, 0, sizeof *g);
-    if (bytes < STAGE_MIN) return;
-    int ok = cudaHostAlloc((void **)&g->buf[0], 2 * STAGE_CHUNK, cudaHostAllocDefault) ==
-                 cudaSuccess &&
-             cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking) == cudaSuccess &&
-             cudaEventCreateWithFlags(&g->ev[0], cudaEventDisableTiming) == cudaSuccess &&
-             cudaEventCreateWithFlags(&g->ev[1], cudaEventDisableTiming) == cudaSuccess;
-    if (ok) {
-        g->buf[1] = g->buf[0] + STAGE_CHUNK;
-        return;
-    }
-    cudaGetLastError();
-    if (g->ev[1]) cudaEventDestroy(g->ev[1]);
-    if (g->ev[0]) cudaEventDestroy(g->ev[0]);
-    if (g->s) cudaStreamDestroy(g->s);
-    if (g->buf[0]) cudaFreeHost(g->buf[0]);
-    memset(g, 0, sizeof *g);
-}
-
-/* Wait for the staged copies, then free the staging; the first failure of the copies is returned. */
-static int stage_close(stager *g, int rc, spmv_err *err) {
-    if (g->buf[0] == NULL) return rc;
-    int sync = spmv_cuda_status(cudaStreamSynchronize(g->s), "an upload", rc ? NULL : err);
-    cudaEventDestroy(g->ev[0]);
-    cudaEventDestroy(g->ev[1]);
-    cudaStreamDestroy(g->s);
-    cudaFreeHost(g->buf[0]);
-    return rc ? rc : sync;
-}
-
-static int put(stager *g, void *dst, const void *src, int64_t bytes, const char *what,
-               spmv_err *err) {
-    if (bytes <= 0) return SPMV_OK;
-    if (g->buf[0] == NULL)
-        return spmv_cuda_status(cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyHostToDevice), what,
-                                err);
-    for (int64_t off = 0; off < bytes; off += STAGE_CHUNK) {
-        size_t n = (size_t)(bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK);
-        char *b = g->buf[g->slot];
-        /* the buffer's last copy has left it (the event of a fresh stager counts as done) */
-        int rc = spmv_cuda_status(cudaEventSynchronize(g->ev[g->slot]), what, err);
-        if (rc) return rc;
-        memcpy(b, (const char *)src + off, n);
-        rc = spmv_cuda_status(
-            cudaMemcpyAsync((char *)dst + off, b, n, cudaMemcpyHostToDevice, g->s), what, err);
-        if (!rc) rc = spmv_cuda_status(cudaEventRecord(g->ev[g->slot], g->s), what, err);
-        if (rc) return rc;
-        g->slot ^= 1;
-    }
-    return SPMV_OK;
-}
-
-static int upload(spmv_cuda_matrix *M, const spmv_fmt *F, spmv_err *err) {
-    int64_t total = 0;
-    for (int k = 0; k < SPMV_MAXIDX; k++) total += F->nidx[k] * (int64_t)sizeof(int32_t);
-    for (int k = 0; k < SPMV_MAXVAL; k++) total += F->nval[k] * (int64_t)M->elem_size;
-    stager g;
-    stage_open(&g, total);
-    spmv_dfmt *D = &M->D;
-    D->format = F->format;
-    D->nrows = F->nrows;
-    D->ncols = F->ncols;
-    D->nnz = F->nnz;
-    memcpy(D->param, F->param, sizeof D->param);
-    memcpy(D->scalar, F->scalar, sizeof D->scalar);
-    int rc = SPMV_OK;
-    for (int k = 0; k < SPMV_MAXIDX && !rc; k++) {
-        int64_t b = F->nidx[k] * (int64_t)sizeof(int32_t);
-        D->nidx[k] = F->nidx[k];
-        rc = dev_alloc(&M->bytes, b, "a matrix index array", &M->dev[k], err);
-        if (!rc) rc = put(&g, M->dev[k], F->idx[k], b, "upload of an index array", err);
-        D->idx[k] = (const int32_t *)M->dev[k];
-    }
-    for (int k = 0; k < SPMV_MAXVAL && !rc; k++) {
-        int64_t b = F->nval[k] * (int64_t)M->elem_size;
-        D->nval[k] = F->nval[k];
-        rc = dev_alloc(&M->bytes, b, "a matrix value array", &M->dev[SPMV_MAXIDX + k], err);
-        if (!rc)
-            rc = put(&g, M->dev[SPMV_MAXIDX + k], F->val[k], b, "upload of a value array", err);
-        D->val[k] = M->dev[SPMV_MAXIDX + k];
-    }
-    return stage_close(&g, rc, err);
-}
-
-int spmv_cuda_matrix_create(const spmv_fmt *F, int elem_size, spmv_cuda_matrix **out,
-                            spmv_err *err) {
-    *out = NULL;
-    int n, rc = spmv_cuda_device_count(&n, err);
-    if (rc) return rc;
-    if (elem_size != 4 && elem_size != 8)
-        return spmv_cuda_fail(err, SPMV_EINVAL, "elem_size %d is not 4 or 8", elem_size);
-    rc = spmv_fmt_check(F, err); /* a state from Python: lengths, ranges, before any upload */
-    if (rc) return rc;
-    spmv_cuda_matrix *M = (spmv_cuda_matrix *)calloc(1, sizeof *M);
-    if (M == NULL)
-        return spmv_cuda_fail(err, SPMV_ENOMEM, "a device matrix (%zu bytes)", sizeof *M);
-    M->elem_size = elem_size;
-    double t0 = now_ms();
-    rc = upload(M, F, err);
-    if (!rc) rc = dev_alloc(&M->bytes, (int64_t)F->ncols * elem_size, "x", &M->x, err);
-    if (!rc) rc = dev_alloc(&M->bytes, (int64_t)F->nrows * elem_size, "y", &M->y, err);
-    M->upload_ms = now_ms() - t0;
-    if (rc) {
-        spmv_cuda_matrix_free(M);
-        return rc;
-    }
-    *out = M;
-    return SPMV_OK;
-}
-
-int64_t spmv_cuda_matrix_bytes(const spmv_cuda_matrix *M) { return M->bytes; }
-
-double spmv_cuda_matrix_upload_ms(const spmv_cuda_matrix *M) { return M->upload_ms; }
-
-/* Arrays from cudaMalloc (uploads) go with cudaFree, which waits for the device.  Arrays from
- * device conversion's pool go back to the pool (cudaFreeAsync: the next conversion reuses them,
- * no driver call), after the same wait made explicit: cudaFree does not wait for pool memory, and
- * a product may still read them on any stream (a plan's, or the caller's through
- * spmv_cuda_plan_mv_dev). */
-void spmv_cuda_matrix_free(spmv_cuda_matrix *M) {
-    if (M == NULL) return;
-    if (M->pooled) {
-        cudaDeviceSynchronize();
-        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL; k++)
-            if (M->dev[k]) cudaFreeAsync(M->dev[k], 0);
-        if (M->x) cudaFreeAsync(M->x, 0);
-        if (M->y) cudaFreeAsync(M->y, 0);
-    } else {
-        for (int k = 0; k < SPMV_MAXIDX + SPMV_MAXVAL && !M->borrowed; k++) cudaFree(M->dev[k]);
-        cudaFree(M->x);
-        cudaFree(M->y);
-    }
-    cudaGetLastError();
-    free(M);
-}
 
 static int check_args(const spmv_fmt *F, const spmv_cuda_matrix *M, const spmv_kernel_desc *K,
                       const int32_t launch[2], spmv_err *err) {
@@ -598,11 +420,12 @@ static int device_vector(const spmv_cuda_plan *p, const void *v, const char *nam
     return SPMV_OK;
 }
 
-int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alpha, double beta,
-                          void *stream, spmv_err *err) {
+/* The checks of a product on the caller's device vectors x and y (x unread where alpha is 0), and
+ * its order after this plan's last product on another stream. */
+static int dev_args(spmv_cuda_plan *p, const void *x, void *y, double alpha, cudaStream_t s,
+                    spmv_err *err) {
     const spmv_cuda_matrix *M = p->M;
     const int64_t es = M->elem_size, xb = (int64_t)M->D.ncols * es, yb = (int64_t)M->D.nrows * es;
-    cudaStream_t s = (cudaStream_t)stream;
     if ((yb > 0 && y == NULL) || (xb > 0 && x == NULL && alpha != 0.0))
         return spmv_cuda_fail(err, SPMV_EINVAL, "x or y is a NULL pointer");
     const char *xs = (const char *)x, *ys = (const char *)y;
@@ -615,7 +438,40 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
         rc = device_vector(p, x, "x", err);
         if (!rc) p->ok_x = x;
     }
-    if (!rc) rc = order_after_last(p, s, err);
+    return rc ? rc : order_after_last(p, s, err);
+}
+
+int64_t spmv_cuda_plan_dot_blocks(const spmv_cuda_plan *p) {
+    const spmv_cuda_matrix *M = p->M;
+    if (p->cs != NULL || p->perm != NULL || p->ops == NULL || p->ops->run_dot_f64 == NULL ||
+        M->D.nrows != M->D.ncols || M->D.nrows < 1)
+        return 0;
+    return p->ops->dot_blocks(&M->D, &p->L);
+}
+
+int spmv_cuda_plan_mv_dot_dev(spmv_cuda_plan *p, const void *x, void *y, spmv_cuda_dot d,
+                              void *stream, spmv_err *err) {
+    if (spmv_cuda_plan_dot_blocks(p) == 0)
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE, "%s makes no dot product in its pass",
+                              p->K->id);
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = dev_args(p, x, y, 1.0, s, err);
+    if (rc) return rc;
+    const spmv_cuda_matrix *M = p->M;
+    cudaError_t e = M->elem_size == 4 ? p->ops->run_dot_f32(&M->D, &p->L, p->aux, (const float *)x,
+                                                            (float *)y, d, s)
+                                      : p->ops->run_dot_f64(&M->D, &p->L, p->aux,
+                                                            (const double *)x, (double *)y, d, s);
+    rc = spmv_cuda_status(e, p->K->id, err);
+    return rc ? rc : mark_end(p, s, err);
+}
+
+int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alpha, double beta,
+                          void *stream, spmv_err *err) {
+    const spmv_cuda_matrix *M = p->M;
+    const int64_t es = M->elem_size, yb = (int64_t)M->D.nrows * es;
+    cudaStream_t s = (cudaStream_t)stream;
+    int rc = dev_args(p, x, y, alpha, s, err);
     if (rc) return rc;
     if (p->cs != NULL) {
         rc = spmv_cusparse_run_vec(p->cs, x, y, alpha, beta, s, err);

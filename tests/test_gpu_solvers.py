@@ -291,3 +291,30 @@ def test_torch_vectors_in_place():
     assert info == 0, rec
     xs, _ = spla.cg(A.to_scipy(), b, rtol=1e-8)
     np.testing.assert_allclose(x.cpu().numpy(), xs, rtol=1e-5, atol=1e-6)
+
+
+#: CG configurations whose product makes p . q in its own pass (kernels/dot.cuh), and two whose dot is a pass of its
+#: own (ELL: no fused variant; cuSPARSE).
+FUSED = ("pyspmv/jad/bs=256", "pyspmv/csr/scalar/bs=128", "pyspmv/csr/vector/tpv=4/bs=64",
+         "pyspmv/csr/vector/tpv=32/bs=1024")
+SEPARATE = ("pyspmv/ell/bs=128", "cusparse/csr/default")
+
+
+@pytest.mark.parametrize("M", [None, "jacobi"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cg_with_the_dot_in_the_product_follows_the_separate_pass(dtype, M):
+    """p . q summed in the product's launch (many blocks: 3,600 rows) gives the iterations and the solution of the
+    dot made by a reduction of its own, and scipy's to tolerance."""
+    A = spd(60)
+    b = rhs(A.nrows)
+    rtol = RTOL[dtype]
+    xs, _ = spla.cg(A.to_scipy(), b, rtol=rtol, maxiter=5000)
+    runs = {c: S.cg(A, b, rtol=rtol, device="cuda", policy="fixed", config=c, dtype=dtype, M=M)
+            for c in FUSED + SEPARATE}
+    its = {c: rec.iterations for c, (_x, _i, rec) in runs.items()}
+    for c, (x, info, rec) in runs.items():
+        assert info == 0, rec
+        check_solution(c, A, b, x, xs, rtol, dtype, rec)
+    ref = its["pyspmv/ell/bs=128"]
+    assert all(abs(i - ref) <= max(2, 0.02 * ref) for i in its.values()), its
+

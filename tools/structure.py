@@ -497,7 +497,7 @@ def check_registry(root: Path = ROOT) -> tuple[dict[str, int], list[str]]:
     # nowhere else
     registered = {}
     for p in sorted((root / "kernels").glob("*.cu")):
-        for sym in re.findall(r"^\s*SPMV_CUDA_KERNEL(?:_HOST_ROWS)?\s*\(\s*(\w+)", _blank_c(p.read_text()), re.MULTILINE):
+        for sym in re.findall(r"^\s*SPMV_CUDA_KERNEL(?:_HOST_ROWS|_DOT)?\s*\(\s*(\w+)", _blank_c(p.read_text()), re.MULTILINE):
             registered.setdefault(sym, []).append(f"kernels/{p.name}")
     for sym, id_, code, *_ in _declared(root, "kernels.def", "SPMV_OWN"):
         where = [f"kernels/{formats.get(code)}.cu"]
