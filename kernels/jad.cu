@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(1024)
     } else if (!DOT) {
         return;
     }
-    if (DOT) spmv_dot_finish(acc, d);
+    if (DOT) spmv_dot_partial(acc, d);
 }
 
 template <typename T>

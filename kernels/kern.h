@@ -36,13 +36,11 @@ typedef struct {
 } spmv_launch;
 
 /* Where a product's dot x . y goes when a kernel makes it in the same pass (run_dot_*): each of the
- * launch's blocks writes its partial sum to part[blockIdx.x] (dot_blocks of them); the last block to
- * finish sums them in index order into *out and sets *count back to 0 (kernels/dot.cuh): the same
- * bits for the same launch, and nothing else to launch for the dot (kernels/krylov_cg.cu). */
+ * launch's blocks writes its partial sum to part[blockIdx.x] (dot_blocks of them), and the caller
+ * adds them in index order (kernels/dot.cuh's spmv_sum_partials): the same bits for the same launch,
+ * and no pass of its own over x and y (kernels/krylov_cg.cu). */
 typedef struct {
     double *part;
-    unsigned *count;
-    double *out;
 } spmv_cuda_dot;
 
 /* One own kernel, spmv_cu_<sym>, named by a SPMV_OWN line of csrc/kernels.def. */

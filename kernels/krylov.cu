@@ -332,6 +332,8 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
                                  k->s));
             CUDA("cudaEventRecord", cudaEventRecord(k->ev[slot], k->s));
         }
+        if (k->method == SPMV_KRYLOV_CG) /* x as the host may read it */
+            TRY(k->es == 4 ? cg_flush<float>(k, err) : cg_flush<double>(k, err));
         kview v;
         TRY(view_now(k, &v, err));
         k->state = v.stop;

@@ -48,8 +48,7 @@ struct kscal {
     int first;      /* the next direction is the (preconditioned) residual itself */
     unsigned count; /* blocks of the running reduction that are done */
     double hn;      /* GMRES: norm of the new basis vector */
-    double pq;      /* CG: p . q made in the product's pass (spmv_cuda_plan_mv_dot_dev) */
-    unsigned dcount; /* its blocks that are done */
+    int pending;    /* CG: x lacks the last step's alpha p (the next CgDir adds it, or cg_flush) */
 };
 
 enum { PRE_NONE = 0, PRE_JACOBI = 1, PRE_PLAN = 2, PRE_FN = 3 };
@@ -85,8 +84,8 @@ struct spmv_cuda_krylov {
     int graphs;
     cudaGraphExec_t graph;
     spmv_cuda_plan *prepared; /* the plan capture() last made ready (and the graph's, if any) */
-    /* CG: the partial sums of a product that makes p . q in its own pass (kernels/dot.cuh), sized
-     * by capture() for the plan it makes ready; dpart_len 0: none yet */
+    /* CG: the blocks' partial sums of a product that makes p . q in its own pass (kernels/dot.cuh),
+     * sized by capture() for the plan it makes ready; dpart_len 0: none yet */
     double *dpart;
     int64_t dpart_len;
 };
@@ -246,6 +245,7 @@ static inline int gm_read(spmv_cuda_krylov *k, const double *dev, double *host, 
 template <typename T>
 int cg_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err);
 template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err);
+template <typename T> int cg_flush(spmv_cuda_krylov *k, spmv_err *err);
 /* kernels/krylov_bicgstab.cu */
 template <typename T>
 int bi_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err);

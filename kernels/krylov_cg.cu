@@ -4,36 +4,50 @@
 // Every scalar of the recurrence stays on the device (kernels/krylov.cuh): rho, alpha and beta are
 // set by the last block of the reduction that produces them, and the convergence test there sets
 // the stop word, so that kernels/krylov.cu may queue iterations ahead (or launch one as a graph).
+// x lags one step behind the recurrence: the direction update, which reads p anyway, adds the last
+// step's alpha p to x before it overwrites p (one pass over p fewer an iteration than adding it in
+// the residual step), and cg_flush adds the last one when the host is to see x.  The same
+// operations on the same values: x is what it was, bit for bit.
+#include "dot.cuh"
 #include "krylov.cuh"
 
 /* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
 
-/* CG: p = z (first) or z + beta p. */
+/* CG: x += alpha p where the last step's is pending, then p = z (first) or z + beta p. */
 template <typename T> struct CgDir {
     const T *z;
-    T *p;
+    T *p, *x;
     __device__ void operator()(int64_t i, const kscal *S) const {
-        p[i] = S->first ? z[i] : z[i] + (T)S->beta * p[i];
+        T pi = p[i];
+        if (S->pending) x[i] += (T)S->alpha * pi;
+        p[i] = S->first ? z[i] : z[i] + (T)S->beta * pi;
     }
 };
 
-/* CG's residual step: start: r = b - q (q = A x0, or b alone when q is NULL); else x += alpha p,
- * r -= alpha q.  Then z = d .* r (d given), acc0 = r . z, acc1 = r . r (z is r when d is NULL
- * and not separate: acc0 = acc1). */
+/* The pending x += alpha p, whatever the stop word says (the host is to read x). */
+template <typename T>
+__global__ void cg_flush_kernel(int64_t n, const kscal *S, const T *__restrict__ p,
+                                T *__restrict__ x) {
+    if (!S->pending) return;
+    T a = (T)S->alpha;
+    for (int64_t i = blockIdx.x * (int64_t)BS + threadIdx.x; i < n; i += (int64_t)gridDim.x * BS)
+        x[i] += a * p[i];
+}
+
+/* CG's residual step: start: r = b - q (q = A x0, or b alone when q is NULL); else r -= alpha q
+ * (x's share is pending: CgDir).  Then z = d .* r (d given), acc0 = r . z, acc1 = r . r (z is r
+ * when d is NULL and not separate: acc0 = acc1). */
 template <typename T> struct CgStep {
-    const T *b, *p, *q, *d;
-    T *x, *r, *z;
+    const T *b, *q, *d;
+    T *r, *z;
     int start;
     const kscal *S;
     __device__ void operator()(int64_t i, double (&acc)[2]) const {
         T ri;
-        if (start) {
+        if (start)
             ri = q ? b[i] - q[i] : b[i];
-        } else {
-            T a = (T)S->alpha;
-            x[i] += a * p[i];
-            ri = r[i] - a * q[i];
-        }
+        else
+            ri = r[i] - (T)S->alpha * q[i];
         r[i] = ri;
         T zi = d ? d[i] * ri : ri;
         if (z != r && d) z[i] = zi;
@@ -50,6 +64,7 @@ struct CgStepEnd {
         if (!start) {
             S->v.it++;
             S->first = 0;
+            S->pending = 1;
         }
         S->v.rr = tot[1];
         if (rz_known) {
@@ -77,6 +92,7 @@ struct CgRho {
 struct CgAlpha {
     __device__ void operator()(kscal *S, const double *tot) const {
         S->v.products++; /* counted here, not when queued: one queued past the stop is not */
+        S->pending = 0;  /* this iteration's CgDir has added it */
         if (tot[0] == 0.0 || !isfinite(tot[0]))
             S->v.stop = SPMV_KRYLOV_BREAKDOWN;
         else
@@ -84,12 +100,12 @@ struct CgAlpha {
     }
 };
 
-/* CgAlpha on the p . q that a product made in its pass (unless stopped). */
-__global__ void cg_alpha_kernel(kscal *S) {
-    if (threadIdx.x == 0 && !S->v.stop) {
-        const double tot[1] = {S->pq};
-        CgAlpha{}(S, tot);
-    }
+/* CgAlpha on the p . q that a product made in its pass, from its n blocks' partials (unless
+ * stopped); one block. */
+__global__ void cg_alpha_kernel(kscal *S, const double *part, int64_t n) {
+    if (S->v.stop) return;
+    const double tot[1] = {spmv_sum_partials(part, n)};
+    if (threadIdx.x == 0) CgAlpha{}(S, tot);
 }
 
 /* ---- host side ---- */
@@ -101,9 +117,9 @@ template <typename T> static int cg_product(spmv_cuda_krylov *k, spmv_cuda_plan 
     int64_t blocks = spmv_cuda_plan_dot_blocks(A);
     if (blocks > 0 && blocks <= k->dpart_len) {
         k->products++;
-        spmv_cuda_dot d = {k->dpart, &k->S->dcount, &k->S->pq};
+        spmv_cuda_dot d = {k->dpart};
         TRY(spmv_cuda_plan_mv_dot_dev(A, k->p, k->q, d, (void *)k->s, err));
-        cg_alpha_kernel<<<1, 32, 0, k->s>>>(k->S);
+        cg_alpha_kernel<<<1, 1024, 0, k->s>>>(k->S, k->dpart, blocks);
         CUDA("CG's alpha", cudaGetLastError());
     } else {
         TRY(product(k, A, k->p, k->q, err));
@@ -120,10 +136,8 @@ int cg_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err) 
     if (!x_zero) TRY(product(k, A, k->x, k->q, err));
     {
         CgStep<T> f{(const T *)k->b,
-                    NULL,
                     x_zero ? NULL : (const T *)k->q,
                     (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
-                    (T *)k->x,
                     (T *)k->r,
                     z,
                     1,
@@ -141,14 +155,12 @@ done:
 template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     int rc = SPMV_OK, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
     T *z = k->pre == PRE_NONE ? (T *)k->r : (T *)k->z;
-    CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p}));
+    CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p, (T *)k->x}));
     TRY(cg_product<T>(k, A, err));
     {
         CgStep<T> f{(const T *)k->b,
-                    (const T *)k->p,
                     (const T *)k->q,
                     (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
-                    (T *)k->x,
                     (T *)k->r,
                     z,
                     0,
@@ -163,7 +175,18 @@ done:
     return rc;
 }
 
+template <typename T> int cg_flush(spmv_cuda_krylov *k, spmv_err *err) {
+    int rc = SPMV_OK;
+    cg_flush_kernel<T><<<grid_of(k->n), BS, 0, k->s>>>(k->n, k->S, (const T *)k->p, (T *)k->x);
+    CUDA("CG's last step of x", cudaGetLastError());
+    CUDA("CG's last step of x", cudaMemsetAsync(&k->S->pending, 0, sizeof(int), k->s));
+done:
+    return rc;
+}
+
 template int cg_start<float>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
 template int cg_start<double>(spmv_cuda_krylov *, spmv_cuda_plan *, int, spmv_err *);
 template int cg_iteration<float>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);
 template int cg_iteration<double>(spmv_cuda_krylov *, spmv_cuda_plan *, spmv_err *);
+template int cg_flush<float>(spmv_cuda_krylov *, spmv_err *);
+template int cg_flush<double>(spmv_cuda_krylov *, spmv_err *);

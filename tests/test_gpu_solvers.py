@@ -242,7 +242,13 @@ def test_ranking_and_conversion_failures_are_recorded(monkeypatch):
     assert info == 0 and rec.config == "cusparse/csr/default", rec
     assert any("ranking failed (MemoryError: no room to rank)" in e for _, e in rec.events), rec.events
     monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/dia/bs=256"]))
-    monkeypatch.setattr(D, "prepare_on_device", lambda *a, **k: (_ for _ in ()).throw(MemoryError("no room")))
+    real = D.prepare_on_device
+
+    def no_room_for_dia(DM, cfg):      # the start (CSR) is still made
+        if pyspmv.config(cfg).format == "dia":
+            raise MemoryError("no room")
+        return real(DM, cfg)
+    monkeypatch.setattr(D, "prepare_on_device", no_room_for_dia)
     _x, info, rec = S.cg(A, b, rtol=1e-8, device="cuda", policy="serial")
     assert info == 0 and rec.config == "cusparse/csr/default", rec
     assert any("converting to pyspmv/dia/bs=256 failed (MemoryError: no room)" in e for _, e in rec.events), rec
@@ -277,6 +283,10 @@ def test_cupy_vectors_in_place(name, dtype):
         SOLVERS[name][0](A, cp.asarray(b, dtype=np.float16), device="cuda")
     with pytest.raises(ValueError, match="'x0'"):
         SOLVERS[name][0](A, bd, x0=cp.zeros(3, dtype=dtype), device="cuda")
+    with pytest.raises(ValueError, match="'b'"):
+        SOLVERS[name][0](A, bd[:-1], device="cuda")
+    with pytest.raises(ValueError, match="'b'.*(stride|contiguous)"):
+        SOLVERS[name][0](A, cp.repeat(bd, 2)[::2], device="cuda")
     with pytest.raises(TypeError, match="'b'.*GPU array.*device='cuda'"):
         SOLVERS[name][0](A, bd)
 

@@ -59,10 +59,17 @@ _COMMON = """
         iteration, waited for a few iterations later; the work queued past convergence does nothing
         that shows). Python acts only between chunks of iterations: to take a landed selection, to
         probe, to call ``callback`` (which makes chunks of one iteration and copies ``x`` to the host
-        for each call). The policies are the CPU's: ``async`` and ``online`` rank and convert (and
-        upload) on a helper thread while the GPU iterates; a configuration is switched to only after a
+        for each call). The policies are the CPU's: ``async`` and ``online`` rank on a helper thread
+        while the GPU iterates (from sampled features at 1e6 stored entries and more,
+        :data:`pyspmv.solvers.device.ESTIMATE_MIN_NNZ`), and convert on the GPU from the CSR copy of
+        ``A`` uploaded once (no second upload); where the kernel offers it, CG's product makes the
+        iteration's ``p . q`` in its own pass (kernels/dot.cuh). A pick is converted only where its predicted
+        saving over the iterations the solve is expected to run still (projected from its residuals)
+        exceeds twice the switch's estimated cost; else the solve stays, and ``record.events`` says
+        why (Gao et al.'s switch, made one that pays). A configuration is switched to only after a
         trial product of it succeeded, else the solve stays on its current one (``record.events`` says
-        why), and probes time whole iterations (``record.probes``: seconds per iteration). ``b`` and
+        why), and probes time whole iterations (``record.probes``: seconds per iteration); a probed
+        pick replaces the start only where it measured more than 2 % faster. ``b`` and
         ``x0`` may be NumPy arrays (copied up once) or GPU vectors (CuPy, PyTorch, anything with
         ``__cuda_array_interface__`` or DLPack: read in place on their library's current stream,
         float32 or float64, not cast; a GPU ``b`` sets the default ``dtype`` and is not checked for
