@@ -125,6 +125,9 @@ def test_the_residuals_trend_projects_the_iterations_left():
     assert abs(pol.remaining(30) - 50) < 1e-6          # a decade every 10 iterations, 5 decades to go
     pol.ran(40, 10, 1e-3, 1e-3)                        # no progress since: 2 decades in 30 iterations
     assert abs(pol.remaining(40) - 75) < 1e-6          # 5 decades to go at 15 iterations each
+    pol._args["n_calls"] = 100                         # a prior of 100 iterations: 60 left, fewer than projected
+    assert abs(pol.remaining(40) - 60) < 1e-6
+    assert abs(pol.remaining(140) - 75) < 1e-6         # past its prior: the projection alone
 
 
 def test_a_probe_within_noise_keeps_what_runs():
