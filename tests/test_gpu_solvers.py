@@ -203,6 +203,7 @@ def fake_rank(ids):
 def test_online_probes_and_keeps_the_fastest(monkeypatch):
     ids = ["pyspmv/csr/vector/tpv=4/bs=128", "cusparse/csr/alg2", "pyspmv/ell/bs=256"]
     monkeypatch.setattr(switching, "rank", fake_rank(ids))
+    monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)      # probes of probe_iters: all four within this short solve
     A, b = spd(), rhs(400)
     _x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="online", select_min_nnz=0, select_patience=0,
                          probe_iters=2, callback=wait_for_selection(monkeypatch))
@@ -210,7 +211,7 @@ def test_online_probes_and_keeps_the_fastest(monkeypatch):
     assert set(rec.probes) <= set(ids) | {"cusparse/csr/default"} and len(rec.probes) >= 2, rec
     best, start = min(rec.probes, key=rec.probes.__getitem__), "cusparse/csr/default"
     # the fastest is kept, or the start where the fastest beat it by no more than the noise (or too little to pay)
-    assert rec.config == best or (rec.config == start and "kept cusparse/csr/default (" in rec.events[-1][1]), rec
+    assert rec.config == best or (rec.config == start and any("kept cusparse/csr/default (" in e for _, e in rec.events)), rec
 
 
 def test_a_failed_switch_stays_and_says_so(monkeypatch):

@@ -227,7 +227,10 @@ def test_online_keeps_the_fastest_probe(monkeypatch, name):
                                     select_min_nnz=0, select_patience=0, **kw)
     assert info == 0
     assert set(rec.probes) == {"cpu/dia", "cpu/csr/nnz", "cpu/csr/rows"}, rec
-    assert rec.config == min(rec.probes, key=rec.probes.get)
+    # the fastest, or the start where the fastest beat it by no more than the noise
+    best = min(rec.probes, key=rec.probes.get)
+    assert rec.config == best or (rec.config == "cpu/csr/rows" and any("2% noise" in e for _, e in rec.events) and
+                                  rec.probes[best] > 0.98 * rec.probes["cpu/csr/rows"]), rec
     assert rec.probe_s > 0 and any("kept" in e for _, e in rec.events)
     ran = [c for _, c in rec.schedule]
     assert ran[-1] == rec.config and "cpu/coo" not in ran

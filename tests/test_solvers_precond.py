@@ -333,6 +333,7 @@ def fake_gpu(monkeypatch):
     FakeKrylov.gate = None
     # the stand-in's switches cost nothing, so these small solves switch (the real cost's gate: below)
     monkeypatch.setattr(D.Plans, "switch_cost_s", lambda self, pick_ms: 0.0)
+    monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)      # probes of probe_iters iterations (the stand-in's are slow)
     return FakeCuda
 
 

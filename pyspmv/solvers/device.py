@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import math
 import os
 import threading
 import time
@@ -46,6 +47,10 @@ PRECOND_CONFIG = "cusparse/csr/default"
 #: the H200's host), during which the solve iterates on its start, while the sample costs about 2 ms; a wrong
 #: pick is caught by the probe against the start that follows, which keeps the faster.
 ESTIMATE_MIN_NNZ = 1_000_000
+#: A probe times at least this long a chunk of iterations (more than ``probe_iters`` where those are shorter): the
+#: host's return at each end of a chunk blurs a chunk of a few iterations (on the H200, probes of 3 iterations of a
+#: 5e6-entry CG, 0.2 ms each, kept the slower configuration in one round of three).
+PROBE_MIN_S = 2e-3
 #: What a switch costs beyond the conversion, in seconds: the boundaries that drain the iterations queued ahead,
 #: the trial products and the iteration's graphs captured for the pick, for the start again when the probe times
 #: it, and for the one kept. Measured on the H200 (benchmarks/results/solvers_gpu.md, 2026-11-29): a 1.8e5-entry
@@ -176,9 +181,11 @@ class Plans:
 
 
 def chunk(sw: Policy, per_iteration_s: float | None) -> int | None:
-    """Iterations to run before the next boundary of ``sw`` (None: as many as the solve needs)."""
+    """Iterations to run before the next boundary of ``sw`` (None: as many as the solve needs); a probe's chunk
+    lasts at least :data:`PROBE_MIN_S`."""
     if sw.probing:
-        return max(1, sw.probe_iters)
+        least = 1 if per_iteration_s is None else math.ceil(PROBE_MIN_S / max(per_iteration_s, 1e-7))
+        return max(1, sw.probe_iters, min(1 << 20, least))
     if not sw.active:
         return None
     if per_iteration_s is None:
