@@ -300,6 +300,13 @@ extern "C" int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on) {
     return was;
 }
 
+extern "C" void spmv_cuda_krylov_set_wake(spmv_cuda_krylov *k, const volatile int *wake) {
+    k->wake = wake;
+}
+
+/* Whether the caller's wake word asks iterate to return now. */
+static inline int woken(const spmv_cuda_krylov *k) { return k->wake != NULL && *k->wake != 0; }
+
 extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, int64_t max_iters,
                                         int64_t max_cycles, spmv_cuda_krylov_status *st,
                                         spmv_err *err) {
@@ -309,7 +316,7 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
     if (k->method == SPMV_KRYLOV_GMRES) {
         TRY(capture(k, A, err));
         for (int64_t q = 0; q < max_iters && k->state == SPMV_KRYLOV_RUNNING; q++) {
-            if (k->j == 0 && k->cycles >= max_cycles) break;
+            if ((k->j == 0 && k->cycles >= max_cycles) || woken(k)) break;
             TRY(k->es == 4 ? gm_inner<float>(k, A, err) : gm_inner<double>(k, A, err));
         }
     } else if (k->state == SPMV_KRYLOV_RUNNING) {
@@ -323,6 +330,7 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
                 CUDA("the solver's iteration", cudaEventSynchronize(k->ev[slot]));
                 if (k->ring[slot].stop) break;
             }
+            if (woken(k)) break;
             if (k->graph != NULL)
                 CUDA("an iteration's graph", cudaGraphLaunch(k->graph, k->s));
             else

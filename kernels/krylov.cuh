@@ -88,6 +88,7 @@ struct spmv_cuda_krylov {
      * sized by capture() for the plan it makes ready; dpart_len 0: none yet */
     double *dpart;
     int64_t dpart_len;
+    const volatile int *wake; /* set by another thread: return before the next iteration */
 };
 
 /* ---- reductions ---- */

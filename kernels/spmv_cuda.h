@@ -241,6 +241,12 @@ int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *e
  * plan the solve iterated with, so that a new plan at the same address is captured anew.  Returns
  * the previous setting. */
 int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on);
+/* A host word that another thread sets (non-zero) to have spmv_cuda_krylov_iterate return before it
+ * queues its next iteration, as if max_iters were reached: a caller can then run long chunks and
+ * still act as soon as something it waits for is ready (a selection of the next configuration),
+ * instead of coming back every few milliseconds to look.  The caller resets it; NULL: none.  The
+ * word must outlive the solver or the next call with NULL. */
+void spmv_cuda_krylov_set_wake(spmv_cuda_krylov *k, const volatile int *wake);
 void spmv_cuda_krylov_get_status(const spmv_cuda_krylov *k, spmv_cuda_krylov_status *st);
 /* One product of A's plan from x into a scratch vector, synchronised: whether a plan works before
  * the solve switches to it.  The solve's state is not touched. */

@@ -4,6 +4,7 @@ CUDA module that iterates in NumPy, so that it runs everywhere."""
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import ctypes
 import math
 import threading
 import time
@@ -181,6 +182,9 @@ class FakeKrylov:
     def set_graphs(self, on):
         return True
 
+    def set_wake(self, address):
+        self.wake = ctypes.c_int.from_address(address) if address else None
+
     def set_precond(self, M):
         self.M = M
 
@@ -267,6 +271,8 @@ class FakeKrylov:
         self.plan = plan
         for _ in range(max_iters):
             if self.state != 0 or (self.method == 2 and self.j == 0 and self.cycles >= max_cycles):
+                break
+            if getattr(self, "wake", None) is not None and self.wake.value:
                 break
             next(self.gen)
         return self.status()

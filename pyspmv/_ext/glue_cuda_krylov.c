@@ -250,6 +250,15 @@ static PyObject *krylov_norm_b(KrylovObject *self, PyObject *noargs) {
     return PyFloat_FromDouble(nb);
 }
 
+/* set_wake(address): the address of a C int another thread sets to have iterate return (0: none);
+ * the caller keeps its memory alive while the solver may read it */
+static PyObject *krylov_set_wake(KrylovObject *self, PyObject *args) {
+    unsigned long long address;
+    if (!krylov_live(self) || !PyArg_ParseTuple(args, "K", &address)) return NULL;
+    spmv_cuda_krylov_set_wake(self->k, (const volatile int *)(uintptr_t)address);
+    Py_RETURN_NONE;
+}
+
 /* set_graphs(on) -> the previous setting */
 static PyObject *krylov_set_graphs(KrylovObject *self, PyObject *args) {
     int on;
@@ -302,6 +311,8 @@ static PyMethodDef krylov_methods[] = {
     {"prepare", (PyCFunction)krylov_prepare, METH_VARARGS,
      "prepare(plan): a trial product, synchronised, and the iteration's graph for it"},
     {"norm_b", (PyCFunction)krylov_norm_b, METH_NOARGS, "norm_b() -> the 2-norm of the loaded b"},
+    {"set_wake", (PyCFunction)krylov_set_wake, METH_VARARGS,
+     "set_wake(address): iterate returns before its next iteration once the int there is set"},
     {"set_graphs", (PyCFunction)krylov_set_graphs, METH_VARARGS,
      "set_graphs(on) -> previous: CG and BiCGSTAB iterations as CUDA graphs"},
     {"close", (PyCFunction)krylov_close, METH_NOARGS, "free the device memory now"},

@@ -66,6 +66,9 @@ class Device(Protocol):
         """The time measured since :meth:`time_probe` started, or None where none was (the GPU's are
         reported by :meth:`Policy.ran`)."""
 
+    def landed(self) -> None:
+        """The selection beside the iterations has returned (called on whichever thread completes it)."""
+
     def release(self, ps: list[Any], solving: bool) -> None:
         """Free the candidates ``ps``: while the solve runs (``solving``) or after it ended."""
 
@@ -138,6 +141,12 @@ class Policy:
         return bool(self._queue)
 
     @property
+    def awaiting(self) -> bool:
+        """Whether a selection runs beside the iterations, or has returned and waits for the next boundary
+        (the device hears :meth:`Device.landed` when it returns)."""
+        return self._future is not None
+
+    @property
     def selection_at(self) -> float | None:
         """When a selection that waits for its start time starts (``time.perf_counter()``); None: none waits."""
         return self._select_at if self._select_k is not None else None
@@ -191,6 +200,7 @@ class Policy:
         self.dev.selecting(True)
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pyspmv-solvers-select")
         self._future = self._pool.submit(self.dev.select, k, self.current, self._cancel, True, self.worth)
+        self._future.add_done_callback(lambda _f: self.dev.landed())
 
     # -- boundaries ----------------------------------------------------------------------------
     def boundary(self, it: int) -> None:

@@ -32,10 +32,8 @@ from .switching import Selection, select, threadpools
 #: ``pyspmv._cuda.Krylov``'s methods and states (``SPMV_KRYLOV_*`` of ``kernels/spmv_cuda.h``).
 METHODS = {"cg": 0, "bicgstab": 1, "gmres": 2}
 RUNNING, CONVERGED, BROKE, BROKE_OMEGA = 0, 1, 2, 3
-#: While a selection runs, the solve comes back to Python about this often to see whether it landed:
-#: each return drains the iterations queued ahead and idles the GPU for a Python call and the next
-#: launch (some tens of microseconds), so 2 ms keeps that near 1-2 % while a landed pick waits at most
-#: about 2 ms.
+#: While a selection waits for its start time (``select_patience``), the solve comes back to Python at least this
+#: often to start it; while one runs, its return wakes the iterations (:meth:`Plans.landed`) instead.
 BOUNDARY_S = 2e-3
 #: CG and BiCGSTAB iterations launched as one CUDA graph each (captured once per plan; a capture that
 #: fails falls back to launching the kernels one by one, with the same result). False: always one by one.
@@ -114,6 +112,12 @@ class Plans:
         self.current: DevicePrepared
         self._M, self._dtype, self._model, self._n_calls = M, dtype, args["model"], args["n_calls"]
         self._csr: gpu.DeviceMatrix | None = None
+        #: K's wake word (``Krylov.set_wake``): set when a selection beside the iterations returns, so that the
+        #: solve runs one long chunk meanwhile instead of coming back every few milliseconds to look (each return
+        #: idles the GPU until this thread has the GIL again, which the selection's thread may hold for up to the
+        #: interpreter's switch interval, 5 ms); the solve resets it
+        self.wake = np.zeros(1, np.int32)
+        K.set_wake(self.wake.ctypes.data)
 
     @property
     def plan(self) -> Any:
@@ -155,6 +159,10 @@ class Plans:
         """The next iterations run ``p`` (tried before)."""
         self.current = p
 
+    def landed(self) -> None:
+        """Wake the iterations (their C loop returns before its next iteration)."""
+        self.wake[0] = 1
+
     def selecting(self, on: bool) -> None:
         """Nothing: the selection runs on the host's cores, the iterations on the GPU."""
 
@@ -186,7 +194,7 @@ def chunk(sw: Policy, per_iteration_s: float | None) -> int | None:
     if sw.probing:
         least = 1 if per_iteration_s is None else math.ceil(PROBE_MIN_S / max(per_iteration_s, 1e-7))
         return max(1, sw.probe_iters, min(1 << 20, least))
-    if not sw.active:
+    if not sw.active or sw.awaiting:       # a selection that returns wakes the iterations (Plans.landed)
         return None
     if per_iteration_s is None:
         return 8
@@ -279,6 +287,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             t = time.perf_counter()
             iters, products, cyc, state, residual, estimate = K.iterate(plans.plan, want, P.maxiter)
             t_end = time.perf_counter()
+            woken, plans.wake[0] = bool(plans.wake[0]), 0
             ran = iters - it
             chunks.append((t, t_end, it, iters))
             if ran > 0:
@@ -291,7 +300,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
                 read_x()
                 cb_x(out)
             cycles = cyc
-            if ran == 0 or (gmres and cycles >= P.maxiter):
+            if (ran == 0 and not woken) or (gmres and cycles >= P.maxiter):
                 break
         t_done = time.perf_counter()
         read_x()

@@ -238,6 +238,9 @@ class Multiplier:
         """The fastest product since the probe began, None before the first."""
         return min(self._times) if self._times else None
 
+    def landed(self) -> None:
+        """Nothing: the CPU's solve looks at every boundary between iterations."""
+
     def release(self, ps: list[Prepared], solving: bool) -> None:
         """Nothing: a converted matrix goes with its last reference."""
 
