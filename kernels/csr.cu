@@ -144,7 +144,7 @@ template <typename T>
 static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                             T *y, cudaStream_t s) {
     if (((uintptr_t)D->idx[1] | (uintptr_t)D->val[0]) % 16 != 0)
-        return vector_run<T>(D, L, aux, x, y, s);
+        return vector_launch_any<T>(D, L, aux, x, y, NULL, s);
     return by_tpv(L->tpv, [&](auto w) { wide_launch<T, decltype(w)::value>(D, L, x, y, s); });
 }
 
@@ -542,8 +542,8 @@ static cudaError_t merge_run(const spmv_dfmt *D, const spmv_launch *L, const voi
     return cudaGetLastError();
 }
 
-SPMV_CUDA_KERNEL_DOT(csr_scalar, NULL, NULL, scalar_run, scalar_run_dot, scalar_blocks);
-SPMV_CUDA_KERNEL_DOT(csr_vector, vector_prepare, NULL, vector_run, vector_run_dot, vector_blocks);
+SPMV_CUDA_KERNEL_DOT(csr_scalar, NULL, NULL, scalar_launch, scalar_blocks);
+SPMV_CUDA_KERNEL_DOT(csr_vector, vector_prepare, NULL, vector_launch_any, vector_blocks);
 SPMV_CUDA_KERNEL_HOST_ROWS(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
 SPMV_CUDA_KERNEL(csr_merge, merge_prepare, merge_setup, merge_run);
 SPMV_CUDA_KERNEL(csr_wide, wide_prepare, NULL, wide_run);

@@ -27,8 +27,7 @@ __global__ void __launch_bounds__(1024)
         T sum = 0;
         for (int32_t p = __ldg(ptr + i); p < end; p++)
             sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
-        y[i] = sum;
-        if (DOT) acc = (double)__ldg(x + i) * sum;
+        acc = spmv_row_store<DOT>(y, x, i, sum);
     } else if (!DOT) {
         return;
     }
@@ -36,8 +35,9 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <typename T>
-static cudaError_t scalar_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                                 const spmv_cuda_dot *d, cudaStream_t s) {
+static cudaError_t scalar_launch(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                                 const T *x, T *y, const spmv_cuda_dot *d, cudaStream_t s) {
+    (void)aux;
     const unsigned g = spmv_cuda_blocks(D->nrows, L->block);
     const T *val = (const T *)D->val[0];
     if (d)
@@ -47,20 +47,6 @@ static cudaError_t scalar_launch(const spmv_dfmt *D, const spmv_launch *L, const
         scalar_row_kernel<T, false>
             <<<g, L->block, 0, s>>>(D->nrows, D->idx[0], D->idx[1], val, x, y, spmv_cuda_dot{});
     return cudaGetLastError();
-}
-
-template <typename T>
-static cudaError_t scalar_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                              T *y, cudaStream_t s) {
-    (void)aux;
-    return scalar_launch<T>(D, L, x, y, NULL, s);
-}
-
-template <typename T>
-static cudaError_t scalar_run_dot(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const T *x, T *y, spmv_cuda_dot d, cudaStream_t s) {
-    (void)aux;
-    return scalar_launch<T>(D, L, x, y, &d, s);
 }
 
 static int64_t scalar_blocks(const spmv_dfmt *D, const spmv_launch *L) {
@@ -83,10 +69,7 @@ __global__ void __launch_bounds__(1024)
         for (int64_t p = __ldg(ptr + row) + lane; p < end; p += TPV) /* int64: end may near 2^31 */
             sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
         sum = group_sum(sum, TPV, group_mask(TPV));
-        if (lane == 0) {
-            y[row] = sum;
-            if (DOT) acc = (double)__ldg(x + row) * sum;
-        }
+        if (lane == 0) acc = spmv_row_store<DOT>(y, x, row, sum);
     } else if (!DOT) {
         return;
     }
@@ -131,19 +114,11 @@ template <typename F> static cudaError_t by_tpv(int32_t tpv, F f) {
 }
 
 template <typename T>
-static cudaError_t vector_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                              T *y, cudaStream_t s) {
+static cudaError_t vector_launch_any(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
+                                     const T *x, T *y, const spmv_cuda_dot *d, cudaStream_t s) {
     (void)aux;
     return by_tpv(L->tpv,
-                  [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, NULL, s); });
-}
-
-template <typename T>
-static cudaError_t vector_run_dot(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                                  const T *x, T *y, spmv_cuda_dot d, cudaStream_t s) {
-    (void)aux;
-    return by_tpv(L->tpv,
-                  [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, &d, s); });
+                  [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, d, s); });
 }
 
 static int64_t vector_blocks(const spmv_dfmt *D, const spmv_launch *L) {

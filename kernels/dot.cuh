@@ -27,6 +27,13 @@ __device__ __forceinline__ double spmv_block_sum(double v, double *ws) {
     return s;
 }
 
+/* y[i] = sum; returns the row's share of x . y where DOT (x_i sum, A square), else 0. */
+template <bool DOT, typename T>
+__device__ __forceinline__ double spmv_row_store(T *y, const T *__restrict__ x, int64_t i, T sum) {
+    y[i] = sum;
+    return DOT ? (double)__ldg(x + i) * sum : 0.0;
+}
+
 /* Every thread of the block calls this once with its share acc; the block's sum goes to
  * d.part[blockIdx.x]. */
 __device__ __forceinline__ void spmv_dot_partial(double acc, spmv_cuda_dot d) {

@@ -35,9 +35,7 @@ __global__ void __launch_bounds__(1024)
             int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
             sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
         }
-        int32_t i = __ldg(perm + r);
-        y[i] = sum;
-        if (DOT) acc = (double)__ldg(x + i) * sum;
+        acc = spmv_row_store<DOT>(y, x, __ldg(perm + r), sum);
     } else if (!DOT) {
         return;
     }
@@ -45,8 +43,9 @@ __global__ void __launch_bounds__(1024)
 }
 
 template <typename T>
-static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
-                              const spmv_cuda_dot *d, cudaStream_t s) {
+static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                              T *y, const spmv_cuda_dot *d, cudaStream_t s) {
+    (void)aux;
     const unsigned g = spmv_cuda_blocks(D->nrows, L->block);
     const int32_t njd = (int32_t)D->scalar[0];
     const T *val = (const T *)D->val[0];
@@ -59,25 +58,11 @@ static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const T 
     return cudaGetLastError();
 }
 
-template <typename T>
-static cudaError_t jad_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                           T *y, cudaStream_t s) {
-    (void)aux;
-    return jad_launch<T>(D, L, x, y, NULL, s);
-}
-
-template <typename T>
-static cudaError_t jad_run_dot(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
-                               const T *x, T *y, spmv_cuda_dot d, cudaStream_t s) {
-    (void)aux;
-    return jad_launch<T>(D, L, x, y, &d, s);
-}
-
 static int64_t row_blocks(const spmv_dfmt *D, const spmv_launch *L) {
     return spmv_cuda_blocks(D->nrows, L->block);
 }
 
-SPMV_CUDA_KERNEL_DOT(jad, NULL, NULL, jad_run, jad_run_dot, row_blocks);
+SPMV_CUDA_KERNEL_DOT(jad, NULL, NULL, jad_launch, row_blocks);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 

@@ -178,11 +178,28 @@ int spmv_cusparse_version(int *version, spmv_err *err);
 #define SPMV_CUDA_KERNEL(sym, prepare, setup, run)                                                 \
     extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
         prepare, setup, run<float>, run<double>, 0, NULL, NULL, NULL}
-/* The same for a kernel that also makes x . y in its pass: run_dot, a template as run with a last
- * spmv_cuda_dot parameter before the stream, and blocks, its launch's block count. */
-#define SPMV_CUDA_KERNEL_DOT(sym, prepare, setup, run, run_dot, blocks)                            \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
-        prepare, setup, run<float>, run<double>, 0, run_dot<float>, run_dot<double>, blocks}
+/* The same for a kernel that also makes x . y in its pass, from one function template launch: run's
+ * parameters and, before the stream, a const spmv_cuda_dot * (NULL: no dot); blocks, the launch's
+ * block count. */
+#define SPMV_CUDA_KERNEL_DOT(sym, prepare, setup, launch, blocks)                                  \
+    template <typename T>                                                                          \
+    static cudaError_t sym##_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,        \
+                                 const T *x, T *y, cudaStream_t s) {                               \
+        return launch<T>(D, L, aux, x, y, NULL, s);                                                \
+    }                                                                                              \
+    template <typename T>                                                                          \
+    static cudaError_t sym##_run_dot(const spmv_dfmt *D, const spmv_launch *L, const void *aux,    \
+                                     const T *x, T *y, spmv_cuda_dot d, cudaStream_t s) {          \
+        return launch<T>(D, L, aux, x, y, &d, s);                                                  \
+    }                                                                                              \
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare,                                    \
+                                                       setup,                                      \
+                                                       sym##_run<float>,                           \
+                                                       sym##_run<double>,                          \
+                                                       0,                                          \
+                                                       sym##_run_dot<float>,                       \
+                                                       sym##_run_dot<double>,                      \
+                                                       blocks}
 /* The same for a kernel whose setup reads the host row pointers (host_rows). */
 #define SPMV_CUDA_KERNEL_HOST_ROWS(sym, prepare, setup, run)                                       \
     extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
