@@ -51,7 +51,7 @@ ESTIMATE_MIN_NNZ = 1_000_000
 PROBE_MIN_S = 2e-3
 #: What a switch costs beyond the conversion, in seconds: the boundaries that drain the iterations queued ahead,
 #: the trial products and the iteration's graphs captured for the pick, for the start again when the probe times
-#: it, and for the one kept. Measured on the H200 (benchmarks/results/solvers_gpu.md, 2026-11-29): a 1.8e5-entry
+#: it, and for the one kept. Measured on the H200 (a run of benchmarks/solvers_gpu.py, 2026-11-29): a 1.8e5-entry
 #: CG solve that converted its pick, probed it and went back to its start lost 2.1 ms against the fixed solve.
 SWITCH_FIXED_S = 3e-3
 
@@ -92,13 +92,8 @@ def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, 
     solves take one, since there the products need the others)."""
     with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
         sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel, gate,
-                     functools.partial(_make, M, dtype, csr), M.nnz >= ESTIMATE_MIN_NNZ)
+                     functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ)
     return sel
-
-
-def _make(M: Matrix, dtype: np.dtype, csr: gpu.DeviceMatrix | None, cfg: Config) -> DevicePrepared:
-    """:func:`prepare`, with a failure named as the plan's (the conversion's own messages say what they are)."""
-    return prepare(M, cfg, dtype, csr)
 
 
 class Plans:
@@ -113,9 +108,9 @@ class Plans:
         self._M, self._dtype, self._model, self._n_calls = M, dtype, args["model"], args["n_calls"]
         self._csr: gpu.DeviceMatrix | None = None
         #: K's wake word (``Krylov.set_wake``): set when a selection beside the iterations returns, so that the
-        #: solve runs one long chunk meanwhile instead of coming back every few milliseconds to look (each return
-        #: idles the GPU until this thread has the GIL again, which the selection's thread may hold for up to the
-        #: interpreter's switch interval, 5 ms); the solve resets it
+        #: solve runs one long chunk meanwhile instead of coming back every 2 ms to look (each return idles the GPU
+        #: until this thread has the GIL again from the selection's thread; on the H200 async solves that did not
+        #: switch lost up to 6 % that way); the solve resets it
         self.wake = np.zeros(1, np.int32)
         K.set_wake(self.wake.ctypes.data)
 
