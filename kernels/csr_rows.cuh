@@ -117,8 +117,7 @@ template <typename T>
 static cudaError_t vector_launch_any(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                      const T *x, T *y, const spmv_cuda_dot *d, cudaStream_t s) {
     (void)aux;
-    return by_tpv(L->tpv,
-                  [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, d, s); });
+    return by_tpv(L->tpv, [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, d, s); });
 }
 
 static int64_t vector_blocks(const spmv_dfmt *D, const spmv_launch *L) {

@@ -50,8 +50,8 @@ static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const vo
     const int32_t njd = (int32_t)D->scalar[0];
     const T *val = (const T *)D->val[0];
     if (d)
-        jad_row_kernel<T, true><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
-                                                       D->idx[2], val, x, y, *d);
+        jad_row_kernel<T, true>
+            <<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val, x, y, *d);
     else
         jad_row_kernel<T, false><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
                                                         D->idx[2], val, x, y, spmv_cuda_dot{});

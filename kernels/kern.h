@@ -176,8 +176,8 @@ int spmv_cusparse_version(int *version, spmv_err *err);
  * template over the value type with run_f32's parameters: run<float> and run<double> are its two
  * entry points. */
 #define SPMV_CUDA_KERNEL(sym, prepare, setup, run)                                                 \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
-        prepare, setup, run<float>, run<double>, 0, NULL, NULL, NULL}
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>,    \
+                                                       0,       NULL,  NULL,       NULL}
 /* The same for a kernel that also makes x . y in its pass, from one function template launch: run's
  * parameters and, before the stream, a const spmv_cuda_dot * (NULL: no dot); blocks, the launch's
  * block count. */
@@ -202,8 +202,8 @@ int spmv_cusparse_version(int *version, spmv_err *err);
                                                        blocks}
 /* The same for a kernel whose setup reads the host row pointers (host_rows). */
 #define SPMV_CUDA_KERNEL_HOST_ROWS(sym, prepare, setup, run)                                       \
-    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {                                            \
-        prepare, setup, run<float>, run<double>, 1, NULL, NULL, NULL}
+    extern "C" const spmv_cuda_kernel spmv_cu_##sym = {prepare, setup, run<float>, run<double>,    \
+                                                       1,       NULL,  NULL,       NULL}
 #endif
 
 #endif /* SPMV_KERN_H */

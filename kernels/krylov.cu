@@ -79,8 +79,8 @@ extern "C" void spmv_cuda_krylov_free(spmv_cuda_krylov *k) {
     if (k == NULL) return;
     if (k->s) cudaStreamSynchronize(k->s);
     if (k->graph) cudaGraphExecDestroy(k->graph);
-    void *vecs[] = {k->b, k->x, k->r, k->z,  k->q,  k->p, k->rhat, k->phat, k->v,
-                    k->shat, k->t, k->V, k->u, k->d, k->hy, k->S, k->part, k->dpart};
+    void *vecs[] = {k->b,    k->x, k->r, k->z, k->q, k->p,  k->rhat, k->phat, k->v,
+                    k->shat, k->t, k->V, k->u, k->d, k->hy, k->S,    k->part, k->dpart};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) cudaFree(vecs[i]);
     for (int i = 0; i < LAG; i++)
         if (k->ev[i]) cudaEventDestroy(k->ev[i]);

@@ -88,4 +88,3 @@ void spmv_cuda_matrix_free(spmv_cuda_matrix *M) {
     cudaGetLastError();
     free(M);
 }
-

@@ -28,7 +28,8 @@ static inline double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static inline int dev_alloc(int64_t *held, int64_t bytes, const char *what, void **out, spmv_err *err) {
+static inline int dev_alloc(int64_t *held, int64_t bytes, const char *what, void **out,
+                            spmv_err *err) {
     int rc = spmv_cuda_malloc(out, bytes, what, err);
     if (rc == SPMV_OK && bytes > 0) *held += bytes;
     return rc;

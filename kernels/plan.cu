@@ -458,10 +458,10 @@ int spmv_cuda_plan_mv_dot_dev(spmv_cuda_plan *p, const void *x, void *y, spmv_cu
     int rc = dev_args(p, x, y, 1.0, s, err);
     if (rc) return rc;
     const spmv_cuda_matrix *M = p->M;
-    cudaError_t e = M->elem_size == 4 ? p->ops->run_dot_f32(&M->D, &p->L, p->aux, (const float *)x,
-                                                            (float *)y, d, s)
-                                      : p->ops->run_dot_f64(&M->D, &p->L, p->aux,
-                                                            (const double *)x, (double *)y, d, s);
+    cudaError_t e =
+        M->elem_size == 4
+            ? p->ops->run_dot_f32(&M->D, &p->L, p->aux, (const float *)x, (float *)y, d, s)
+            : p->ops->run_dot_f64(&M->D, &p->L, p->aux, (const double *)x, (double *)y, d, s);
     rc = spmv_cuda_status(e, p->K->id, err);
     return rc ? rc : mark_end(p, s, err);
 }

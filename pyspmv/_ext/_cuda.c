@@ -17,7 +17,8 @@ static PyMethodDef cuda_methods[] = {
     {"wrap_csr", wrap_csr, METH_VARARGS,
      "wrap_csr(nrows, ncols, nnz, ptr, col, val, elem_size, keep) -> Matrix read in place"},
     {"upload_csr", upload_csr, METH_VARARGS,
-     "upload_csr(nrows, ncols, indptr, indices, values) -> Matrix of this host CSR, uploaded as it is"},
+     "upload_csr(nrows, ncols, indptr, indices, values) -> Matrix of this host CSR, uploaded as it "
+     "is"},
     {"copy_bandwidth", copy_bandwidth, METH_VARARGS,
      "copy_bandwidth(bytes, repeats) -> GB/s of device-to-device copies (read + write)"},
     {NULL, NULL, 0, NULL},
