@@ -58,12 +58,11 @@ SWITCH_FIXED_S = 3e-3
 
 @dataclass
 class DevicePrepared:
-    """A configuration and its plan on the GPU (``A`` converted and uploaded for it); ``matrix``: the
-    converted matrix on the device the plan reads."""
+    """A configuration and its plan on the GPU (``A`` converted and uploaded for it; the plan holds the matrix it
+    reads)."""
 
     config: Config
     plan: gpu.Plan
-    matrix: Any = None
 
 
 def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | None = None) -> DevicePrepared:
@@ -74,12 +73,12 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | Non
     if csr is not None:
         try:
             c, D = prepare_on_device(csr, cfg)
-            return DevicePrepared(c, gpu.Plan(D, c), D)
+            return DevicePrepared(c, gpu.Plan(D, c))
         except NotApplicableError:
             if cfg.format != "csr":
                 raise
     F = convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs)
-    return DevicePrepared(cfg, gpu.Plan(F, cfg), F)
+    return DevicePrepared(cfg, gpu.Plan(F, cfg))
 
 
 def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared | None,
