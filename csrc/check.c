@@ -5,7 +5,14 @@
 // (csrc/format.c), CSR's state check (csrc/csr.c) and the glue call it; it calls nothing of theirs,
 // so the files that use it depend on it and it on none of them.  The features and the one pass over
 // indices (csrc/features.c, csrc/pass.c) check the same things fused into their own loops.
+// spmv_csr_copy is the same check fused into the copy a caller keeps (Matrix() of scipy arrays):
+// on many threads, and where anything fails, spmv_csr_check itself names it.
 #include "spmv_internal.h"
+
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, spmv_err *err) {
     if (A == NULL || A->indptr == NULL || (A->indices == NULL && indices_len > 0))
@@ -52,4 +59,79 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
         }
     }
     return SPMV_OK;
+}
+
+/* Values [p0, p1) of in (in_size bytes each) into out (out_size bytes each). */
+static void copy_values(const void *in, int in_size, void *out, int out_size, int64_t p0,
+                        int64_t p1) {
+    if (in_size == out_size) {
+        memcpy((char *)out + p0 * out_size, (const char *)in + p0 * in_size,
+               (size_t)(p1 - p0) * (size_t)out_size);
+    } else if (in_size == 8) {
+        const double *v = in;
+        float *w = out;
+        for (int64_t p = p0; p < p1; p++) w[p] = (float)v[p];
+    } else {
+        const float *v = in;
+        double *w = out;
+        for (int64_t p = p0; p < p1; p++) w[p] = v[p];
+    }
+}
+
+/* Rows [r0, r1) of A (whose indptr is valid) copied; 0 where every index is in range and the rows
+ * are strictly increasing, else 1. */
+static int copy_rows(const spmv_csr *A, int32_t r0, int32_t r1, int32_t *indices_out) {
+    int bad = 0;
+    for (int32_t i = r0; i < r1; i++) {
+        int32_t p0 = A->indptr[i], p1 = A->indptr[i + 1], last = -1;
+        for (int32_t p = p0; p < p1; p++) {
+            int32_t j = A->indices[p];
+            bad |= (j <= last) | (j >= A->ncols);
+            last = j;
+            indices_out[p] = j;
+        }
+    }
+    return bad;
+}
+
+int spmv_csr_copy(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, const void *values,
+                  int value_size, int32_t *indptr_out, int32_t *indices_out, void *values_out,
+                  int out_size, spmv_err *err) {
+    if ((value_size != 4 && value_size != 8) || (out_size != 4 && out_size != 8))
+        return spmv_fail(err, SPMV_EINVAL, -1, value_size, out_size,
+                         "value sizes %d and %d bytes: each must be 4 or 8", value_size, out_size);
+    if (A == NULL || A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
+        indptr_len != (int64_t)A->nrows + 1 || A->indptr[0] != 0 ||
+        (int64_t)A->indptr[A->nrows] != indices_len || (indices_len > 0 && values == NULL))
+        return spmv_csr_check(A, indptr_len, indices_len, err); /* names what is wrong */
+    int bad = 0, nt = 1;
+    int32_t n = A->nrows;
+#ifdef _OPENMP
+    if (indices_len + n > SPMV_OMP_MIN_WORK) nt = omp_get_max_threads();
+#endif
+        /* indptr first, whole: rows are read by their bounds only once every bound is known good */
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad)
+    for (int32_t i = 0; i < n; i++) {
+        indptr_out[i + 1] = A->indptr[i + 1];
+        bad |= A->indptr[i + 1] < A->indptr[i];
+    }
+    indptr_out[0] = 0;
+    if (!bad) {
+        /* rows in chunks of about equal entries, so a few long rows do not hold one thread */
+#pragma omp parallel num_threads(nt) reduction(| : bad)
+        {
+            int t = 0, T = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            T = omp_get_num_threads();
+#endif
+            int64_t e0 = indices_len * t / T, e1 = indices_len * (t + 1) / T;
+            int32_t r0 = (int32_t)spmv_lower_bound(A->indptr, 0, (int64_t)n + 1, e0);
+            int32_t r1 =
+                t == T - 1 ? n : (int32_t)spmv_lower_bound(A->indptr, 0, (int64_t)n + 1, e1);
+            bad |= copy_rows(A, r0, r1, indices_out);
+            copy_values(values, value_size, values_out, out_size, A->indptr[r0], A->indptr[r1]);
+        }
+    }
+    return bad ? spmv_csr_check(A, indptr_len, indices_len, err) : SPMV_OK;
 }

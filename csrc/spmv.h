@@ -89,6 +89,16 @@ typedef struct {
 SPMV_API int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len,
                             spmv_err *err);
 
+/* A's pattern copied into indptr_out[nrows+1] and indices_out[indptr[nrows]], and its values
+ * (value_size 4 or 8 bytes: float or double) into values_out, converted to out_size bytes, as
+ * spmv_csr_check checks them: one pass over the arrays, on the threads where they are large.  The
+ * outputs are the caller's, of those lengths (the caller's arrays may be read-only; a copy is what
+ * a library that keeps a matrix takes of them).  Returns 0 or spmv_csr_check's status and message;
+ * on failure the outputs hold partial copies.  SPMV_EINVAL for a size that is not 4 or 8. */
+SPMV_API int spmv_csr_copy(const spmv_csr *A, int64_t indptr_len, int64_t indices_len,
+                           const void *values, int value_size, int32_t *indptr_out,
+                           int32_t *indices_out, void *values_out, int out_size, spmv_err *err);
+
 /* perm[nrows] = a reverse Cuthill-McKee order of the square matrix A (which spmv_csr_check
  * accepts): perm[k] is the row (and column) of A that comes k-th, the graph of A + A^T numbered
  * breadth first from a vertex of least degree in each component, neighbours by increasing degree

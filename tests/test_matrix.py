@@ -192,3 +192,46 @@ def test_canonical_float64_past_float32_refused_as_float32():
         pyspmv.Matrix(S, dtype=np.float32)
     S.data[0] = np.inf                                     # inf is no finite value past the range: kept
     assert np.isinf(pyspmv.Matrix(S, dtype=np.float32).data[0])
+
+
+@pytest.mark.parametrize("given", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
+def test_canonical_csr_is_checked_and_copied_in_one_pass(monkeypatch, given, dtype):
+    """A canonical CSR of int32 indices takes the one threaded pass (spmv_csr_copy) and gives the arrays of the
+    general path, bit for bit; a CSR that fails the pass (unsorted, duplicate, out-of-range indices) takes the
+    general path: sorted and summed, or refused naming the row, as before."""
+    from pyspmv import _core
+    calls = []
+    real = _core.csr_copy
+    monkeypatch.setattr(_core, "csr_copy", lambda *a: calls.append(a[5]) or real(*a))
+    rng = np.random.default_rng(3)
+    C = sp.random_array((500, 300), density=0.05, format="coo", dtype=given, rng=rng)
+    keep = C.row % 7 != 0                                  # empty rows
+    S = sp.coo_array((C.data[keep], (C.row[keep], C.col[keep])), shape=C.shape).tocsr()
+    S.indices, S.indptr = S.indices.astype(np.int32), S.indptr.astype(np.int32)
+    S.data[::9] = 0.0                                      # explicit zeros
+    M = pyspmv.Matrix(S, dtype=dtype)
+    assert len(calls) == 1
+    wide = S.copy()
+    wide.indices = wide.indices.astype(np.int64)           # not int32: the general path
+    G = pyspmv.Matrix(wide, dtype=dtype)
+    assert len(calls) == 1
+    for a in ("indptr", "indices", "data"):
+        assert getattr(M, a).dtype == getattr(G, a).dtype and not getattr(M, a).flags.writeable
+        np.testing.assert_array_equal(getattr(M, a), getattr(G, a))
+    r = int(np.argmax(np.diff(S.indptr)))                  # the longest row: reversed, then a duplicate
+    a, b = int(S.indptr[r]), int(S.indptr[r + 1])
+    U = S.copy()
+    U.indices[a:b], U.data[a:b] = U.indices[a:b][::-1].copy(), U.data[a:b][::-1].copy()
+    np.testing.assert_array_equal(pyspmv.Matrix(U).to_scipy().toarray(), S.toarray())
+    D = S.copy()
+    D.indices[a + 1] = D.indices[a]
+    dense = S.toarray().astype(np.float64)
+    dense[r, S.indices[a]] += S.data[a + 1]
+    dense[r, S.indices[a + 1]] -= S.data[a + 1]
+    np.testing.assert_allclose(pyspmv.Matrix(D, dtype=np.float64).to_scipy().toarray(), dense, rtol=1e-6)
+    B = S.copy()
+    B.indices[b - 1] = 300
+    with pytest.raises(ValueError, match=rf"column index 300 in row {r} is outside \[0, ncols = 300\)"):
+        pyspmv.Matrix(B)
+    assert len(calls) == 4

@@ -26,6 +26,8 @@
 
 static PyMethodDef core_methods[] = {
     {"csr_check", csr_check, METH_VARARGS, "csr_check(nrows, ncols, indptr, indices)"},
+    {"csr_copy", csr_copy, METH_VARARGS,
+     "csr_copy(nrows, ncols, indptr, indices, data, out_typenum) -> (indptr, indices, data)"},
     {"finite_check", finite_check, METH_VARARGS,
      "finite_check(values) -> None, or the position of the first non-finite entry"},
     {"dlpack_info", dlpack_info, METH_VARARGS,

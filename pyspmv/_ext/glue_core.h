@@ -43,6 +43,7 @@ static inline int csr_lengths(int nrows, PyArrayObject *indptr, PyArrayObject *i
 
 /* ---- glue_inputs.c ---- */
 PyObject *csr_check(PyObject *m, PyObject *args);
+PyObject *csr_copy(PyObject *m, PyObject *args);
 PyObject *mm_read(PyObject *m, PyObject *args);
 PyObject *finite_check(PyObject *m, PyObject *args);
 PyObject *dlpack_info(PyObject *m, PyObject *args);

@@ -121,6 +121,13 @@ class Matrix:
             data = data.to_scipy()
         if sp.issparse(data):
             given = data.dtype
+            copied = _canonical_copy(data, dtype)
+            if copied is not None:  # the common large input, checked and copied in one threaded pass
+                self._indptr, self._indices, self._data = (_frozen(a) for a in copied)
+                self._shape = (int(data.shape[0]), int(data.shape[1]))
+                self.name = name
+                self.group = group
+                return
             data = _checked_csr(data)
         else:
             arr = np.asarray(data)
@@ -337,6 +344,31 @@ def _check_duplicate_sums(summed: Any, resum: Any, values: np.ndarray) -> None:
                      f"float64 sum overflows to {summed.data[k]} (past the float64 limit "
                      f"{np.finfo(np.float64).max:.3g}), as a single value past it would. Sum them in a wider type "
                      "and scale the matrix, or give inf where inf is meant.")
+
+
+def _canonical_copy(S: Any, dtype: npt.DTypeLike | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Copies of a canonical CSR's arrays (int32 indices, float32 or float64 values in the type
+    Matrix() keeps), checked and copied in one pass on the core's threads; None where ``S`` is not
+    such a CSR (another format or index type, unsorted or duplicate indices, an index out of range,
+    a shape past the limits): Matrix()'s general path then sums, checks and names what is wrong."""
+    arrays = (getattr(S, "indptr", None), getattr(S, "indices", None), getattr(S, "data", None))
+    if S.format != "csr" or S.ndim != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in arrays):
+        return None
+    indptr, indices, values = arrays
+    if (indptr.dtype != np.int32 or indices.dtype != np.int32 or values.dtype not in (np.float32, np.float64)
+            or not all(a.flags.c_contiguous and a.dtype.isnative for a in arrays)):
+        return None
+    try:
+        _check_shape(S.shape, indices.size)
+    except ValueError:
+        return None
+    dt = value_dtype(dtype if dtype is not None else values.dtype)
+    if values.dtype.itemsize > dt.itemsize and float32_overflow(values, dt):
+        return None
+    try:
+        return _core.csr_copy(int(S.shape[0]), int(S.shape[1]), indptr, indices, values, dt.num)
+    except ValueError:
+        return None
 
 
 def _summed_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> Any:

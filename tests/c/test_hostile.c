@@ -366,9 +366,61 @@ static int test_timing_summary_count(void) {
     return 0;
 }
 
+/* spmv_csr_copy on a large matrix (threaded past SPMV_OMP_MIN_WORK): a good one copied exactly, in
+ * both value sizes; one bad entry at a time (out of range, duplicate, unsorted, far in the matrix)
+ * refused with spmv_csr_check's own status and message, and an indptr that points past indices
+ * refused before any index is read (ASan sees a read past the exact allocations). */
+static int test_csr_copy(void) {
+    const int32_t n = 40000, per = 9, nnz = n * per;
+    int32_t *ip = malloc(sizeof(int32_t) * (size_t)(n + 1)), *ix = malloc(sizeof(int32_t) * nnz);
+    int32_t *ip2 = malloc(sizeof(int32_t) * (size_t)(n + 1)), *ix2 = malloc(sizeof(int32_t) * nnz);
+    double *v = malloc(sizeof(double) * nnz), *v2 = malloc(sizeof(double) * nnz);
+    float *f = malloc(sizeof(float) * nnz);
+    for (int32_t i = 0; i <= n; i++) ip[i] = i * per;
+    for (int32_t p = 0; p < nnz; p++) {
+        ix[p] = (p % per) * 7 + (p / per) % 3;
+        v[p] = 0.5 * p - 3.0;
+    }
+    spmv_csr A = {n, 70, ip, ix};
+    spmv_err err = {0}, want = {0};
+    int rc = spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, v2, 8, &err);
+    mu_check(rc == SPMV_OK && memcmp(ip, ip2, sizeof(int32_t) * (size_t)(n + 1)) == 0 &&
+             memcmp(ix, ix2, sizeof(int32_t) * nnz) == 0 &&
+             memcmp(v, v2, sizeof(double) * nnz) == 0);
+    rc = spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, f, 4, &err);
+    mu_check(rc == SPMV_OK && f[nnz - 1] == (float)v[nnz - 1] && f[17] == (float)v[17]);
+    rc = spmv_csr_copy(&A, n + 1, nnz, f, 4, ip2, ix2, v2, 8, &err);
+    mu_check(rc == SPMV_OK && v2[nnz - 1] == (double)f[nnz - 1]);
+    const int32_t at[4] = {nnz - 1, 5 * per + 3, 31000 * per + 8, 12345 * per + 1};
+    const int32_t bad[4] = {70, 0, -1, 20};
+    for (int k = 0; k < 4; k++) {
+        int32_t keep = ix[at[k]];
+        ix[at[k]] =
+            k == 1 ? ix[at[k] - 1] : bad[k]; /* out of range, duplicate, negative, unsorted */
+        rc = spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, v2, 8, &err);
+        int rcw = spmv_csr_check(&A, n + 1, nnz, &want);
+        ix[at[k]] = keep;
+        mu_check(rc != SPMV_OK && rc == rcw && err.where == want.where && err.value == want.value &&
+                 strcmp(err.msg, want.msg) == 0);
+    }
+    ip[n / 2] = nnz + 5; /* decreasing after, and past indices */
+    rc = spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, v2, 8, &err);
+    mu_check(rc == SPMV_EINDEX && strstr(err.msg, "indptr decreases") != NULL);
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 2, ip2, ix2, v2, 8, &err) == SPMV_EINVAL);
+    free(ip);
+    free(ix);
+    free(ip2);
+    free(ix2);
+    free(v);
+    free(v2);
+    free(f);
+    return 0;
+}
+
 int main(void) {
     int failures = 0;
     mu_run(test_csr_check_indptr_first);
+    mu_run(test_csr_copy);
     mu_run(test_features_validate);
     mu_run(test_convert_and_rank_validate);
     mu_run(test_fmt_check);
