@@ -1,4 +1,5 @@
-// tests/fuzz/fuzz_csr_features.c: libFuzzer harness — spmv_csr_check at the door, then features
+// tests/fuzz/fuzz_csr_features.c: libFuzzer harness — spmv_csr_check at the door (and its copying
+// twin spmv_csr_copy), then features
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // Byte 0 picks the path.  Even: a valid CSR from fz_csr_decode, which the check must accept, and
@@ -182,6 +183,24 @@ static void raw_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
                   (f & 8) && ilen == 0 && (fz_modes & FZ_NULL_EMPTY) ? NULL : indices};
     int rc = spmv_csr_check(&A, iplen, ilen, err);
     if (err) FZ_ERR_AGREES(rc, *err);
+    {
+        /* the copying check (Matrix()'s): the same verdict, writing only inside exact outputs */
+        int32_t *ip2 = fz_alloc(iplen > 0 ? iplen : 1, sizeof(int32_t));
+        int32_t *ix2 = fz_alloc(ilen > 0 ? ilen : 1, sizeof(int32_t));
+        double *v = fz_alloc(ilen > 0 ? ilen : 1, sizeof(double));
+        float *v2 = fz_alloc(ilen > 0 ? ilen : 1, sizeof(float));
+        for (int64_t k = 0; k < ilen; k++) v[k] = (double)k;
+        spmv_err e2;
+        int rc2 = spmv_csr_copy(&A, iplen, ilen, v, 8, ip2, ix2, v2, 4, &e2);
+        FZ_ASSERT(rc2 == rc, "spmv_csr_copy %d where spmv_csr_check %d", rc2, rc);
+        FZ_ASSERT(rc != 0 || ilen == 0 ||
+                      (ix2[ilen - 1] == A.indices[ilen - 1] && v2[ilen - 1] == (float)(ilen - 1)),
+                  "spmv_csr_copy's copy differs");
+        free(ip2);
+        free(ix2);
+        free(v);
+        free(v2);
+    }
     if (rc == 0) {
         FZ_ASSERT(iplen == (int64_t)nrows + 1 && indptr[nrows] == ilen && nrows >= 1 && ncols >= 1,
                   "accepted: nrows %d, ncols %d, indptr_len %lld, indices_len %lld", nrows, ncols,
