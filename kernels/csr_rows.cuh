@@ -13,7 +13,7 @@
 
 /* ---- scalar ---------------------------------------------------------------------------------- */
 
-/* DOT (here and in the vector kernel): x . y too (A square), into d (kernels/dot.cuh); every
+/* DOT (here and in the vector kernel): w . y too (A square), into d (kernels/dot.cuh); every
  * thread reaches its finish. */
 template <typename T, bool DOT>
 __global__ void __launch_bounds__(1024)
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(1024)
         T sum = 0;
         for (int32_t p = __ldg(ptr + i); p < end; p++)
             sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
-        acc = spmv_row_store<DOT>(y, x, i, sum);
+        acc = spmv_row_store<DOT>(y, x, d, i, sum);
     } else if (!DOT) {
         return;
     }
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(1024)
         for (int64_t p = __ldg(ptr + row) + lane; p < end; p += TPV) /* int64: end may near 2^31 */
             sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
         sum = group_sum(sum, TPV, group_mask(TPV));
-        if (lane == 0) acc = spmv_row_store<DOT>(y, x, row, sum);
+        if (lane == 0) acc = spmv_row_store<DOT>(y, x, d, row, sum);
     } else if (!DOT) {
         return;
     }

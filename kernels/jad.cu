@@ -11,7 +11,7 @@
 #include "dot.cuh"
 #include "kern.h"
 
-/* DOT: x . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
+/* DOT: w . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
 template <typename T, bool DOT>
 __global__ void __launch_bounds__(1024)
     jad_row_kernel(int32_t nrows, int32_t njd, const int32_t *__restrict__ perm,
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(1024)
             int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
             sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
         }
-        acc = spmv_row_store<DOT>(y, x, __ldg(perm + r), sum);
+        acc = spmv_row_store<DOT>(y, x, d, __ldg(perm + r), sum);
     } else if (!DOT) {
         return;
     }

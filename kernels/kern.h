@@ -35,12 +35,14 @@ typedef struct {
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
 } spmv_launch;
 
-/* Where a product's dot x . y goes when a kernel makes it in the same pass (run_dot_*): each of the
+/* Where a product's dot w . y goes when a kernel makes it in the same pass (run_dot_*): each of the
  * launch's blocks writes its partial sum to part[blockIdx.x] (dot_blocks of them), and the caller
  * adds them in index order (kernels/dot.cuh's spmv_sum_partials): the same bits for the same launch,
- * and no pass of its own over x and y (kernels/krylov_cg.cu). */
+ * and no pass of its own over w and y (kernels/krylov_cg.cu, krylov_bicgstab.cu).  w: a vector of
+ * nrows values of the product's type, not y; NULL: x (CG's p . A p). */
 typedef struct {
     double *part;
+    const void *w;
 } spmv_cuda_dot;
 
 /* One own kernel, spmv_cu_<sym>, named by a SPMV_OWN line of csrc/kernels.def. */
@@ -117,13 +119,14 @@ static inline unsigned spmv_cuda_blocks(int64_t n, int block) {
     return (unsigned)(b > 0 ? b : 1);
 }
 
-/* ---- Products that make x . y in their pass (kernels/plan.cu; for kernels/krylov_cg.cu) ---- */
+/* ---- Products that make w . y in their pass (kernels/plan.cu; for kernels/krylov_*.cu) ---- */
 
 /* The blocks of plan p's product with the dot (d.part's length); 0 where p makes none: a cuSPARSE
  * configuration, a locality order, a kernel without run_dot, a matrix that is not square. */
 int64_t spmv_cuda_plan_dot_blocks(const struct spmv_cuda_plan *p);
-/* y = A x and *d.out = x . y on device vectors, on stream (as spmv_cuda_plan_mv_dev with alpha 1,
- * beta 0, the same checks); SPMV_ENOTAPPLICABLE where spmv_cuda_plan_dot_blocks is 0. */
+/* y = A x and the blocks' partials of w . y into d.part (w = d.w, or x), on device vectors, on
+ * stream (as spmv_cuda_plan_mv_dev with alpha 1, beta 0, the same checks); SPMV_ENOTAPPLICABLE
+ * where spmv_cuda_plan_dot_blocks is 0. */
 int spmv_cuda_plan_mv_dot_dev(struct spmv_cuda_plan *p, const void *x, void *y, spmv_cuda_dot d,
                               void *stream, spmv_err *err);
 

@@ -250,7 +250,7 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     k->prepared = NULL;
     int rc = spmv_cuda_krylov_try(k, A, err);
     if (!rc && k->pre == PRE_PLAN) rc = spmv_cuda_krylov_try(k, k->Mplan, err);
-    int64_t blocks = k->method == SPMV_KRYLOV_CG ? spmv_cuda_plan_dot_blocks(A) : 0;
+    int64_t blocks = k->method != SPMV_KRYLOV_GMRES ? spmv_cuda_plan_dot_blocks(A) : 0;
     if (!rc && blocks > k->dpart_len) { /* before any capture: no allocation inside one */
         cudaFree(k->dpart);
         k->dpart = NULL;
@@ -268,7 +268,8 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     cudaGraph_t g = NULL;
     cudaError_t e = cudaStreamBeginCapture(k->s, cudaStreamCaptureModeRelaxed);
     if (e == cudaSuccess) {
-        int irc = iteration(k, A, &scratch);
+        int irc = SPMV_OK;
+        for (int u = 0; u < BATCH && irc == SPMV_OK; u++) irc = iteration(k, A, &scratch);
         e = cudaStreamEndCapture(k->s, &g);
         if (irc != SPMV_OK && e == cudaSuccess) e = cudaErrorStreamCaptureInvalidated;
     }
@@ -320,21 +321,25 @@ extern "C" int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
             TRY(k->es == 4 ? gm_inner<float>(k, A, err) : gm_inner<double>(k, A, err));
         }
     } else if (k->state == SPMV_KRYLOV_RUNNING) {
-        /* LAG iterations in flight: before queueing iteration q, wait for q - LAG's scalars */
-        int lag = k->pre == PRE_FN ? 1 : LAG;
-        int64_t q = 0;
+        /* lag launches in flight (LAG_BATCH graphs of BATCH iterations, or LAG single iterations:
+         * the last few of a chunk, or no graph): before queueing launch l, wait for the scalars of
+         * launch l - lag */
         TRY(capture(k, A, err));
-        for (; q < max_iters; q++) {
-            int slot = (int)(q % lag);
-            if (q >= lag) {
+        int lag = k->pre == PRE_FN ? 1 : k->graph != NULL ? LAG_BATCH : LAG;
+        for (int64_t q = 0, l = 0; q < max_iters; l++) {
+            int slot = (int)(l % lag);
+            if (l >= lag) {
                 CUDA("the solver's iteration", cudaEventSynchronize(k->ev[slot]));
                 if (k->ring[slot].stop) break;
             }
             if (woken(k)) break;
-            if (k->graph != NULL)
+            if (k->graph != NULL && max_iters - q >= BATCH) {
                 CUDA("an iteration's graph", cudaGraphLaunch(k->graph, k->s));
-            else
+                q += BATCH;
+            } else {
                 TRY(iteration(k, A, err));
+                q++;
+            }
             CUDA("reading the solver's scalars",
                  cudaMemcpyAsync(&k->ring[slot], &k->S->v, sizeof(kview), cudaMemcpyDeviceToHost,
                                  k->s));

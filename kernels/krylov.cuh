@@ -8,9 +8,9 @@
 // by the last block of the reduction that produces it (the threadfence reduction), and a `stop`
 // word that the convergence test and the breakdown checks set there: every kernel after it returns
 // at once, so the host may queue iterations ahead without reading anything.  It reads the few
-// scalars of each iteration back into pinned memory asynchronously and waits only for the one of
-// LAG iterations earlier, so the GPU never idles for the host's launch latency; an iteration queued
-// past convergence does nothing but one product into scratch.  GMRES needs the Hessenberg column
+// scalars of each launch (BATCH iterations in a graph) back into pinned memory asynchronously and
+// waits only for those of a launch a few earlier, so the GPU never idles for the host's launch
+// latency; an iteration queued past convergence does nothing but one product into scratch.  GMRES needs the Hessenberg column
 // on the host for its Givens rotations (m + 2 scalars an inner iteration, one wait each); the
 // restart's least squares is solved there too.  Reductions accumulate in double in a fixed order:
 // the same launch gives the same bits.  Kernels of one value type are templates; the C face is
@@ -24,12 +24,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dot.cuh"
 #include "kern.h"
 #include "spmv_cuda.h"
 
 #define BS 256          /* threads per block of every vector kernel */
 #define BLOCKS_MAX 1024 /* blocks of a reduction: its last block sums this many partials */
-#define LAG 4 /* iterations in flight before the host waits for the oldest one's scalars */
+#define LAG 4           /* launches in flight before the host waits for the oldest one's scalars */
+/* Iterations in one graph, whose scalars the host reads once: on the H200 a CG iteration of a
+ * 1e4-entry matrix took 24 us at one iteration a graph, 18 us at four, 17 us at eight (4e6 rows:
+ * 183, 176, 175 us); iterations queued past the stop cost their products only (every other kernel
+ * returns at once), fewer than (LAG_BATCH + 1) * BATCH of them. */
+#define BATCH 4
+#define LAG_BATCH 2 /* LAG for graphs of BATCH iterations */
 
 /* What the host reads back after each iteration (one copy into pinned memory). */
 struct kview {
@@ -77,15 +84,15 @@ struct spmv_cuda_krylov {
     int j;
     double beta_r, *g, *cs, *sn, *R; /* host: g[m + 1], cs[m], sn[m], R[m * m] column-major */
     int started;
-    /* CG, BiCGSTAB: one iteration captured as a CUDA graph for the plan `prepared`, launched
-     * instead of its kernels one by one (a few microseconds of host time per iteration instead of
+    /* CG, BiCGSTAB: BATCH iterations captured as a CUDA graph for the plan `prepared`, launched
+     * instead of their kernels one by one (a few microseconds of host time per iteration instead of
      * tens); made again when the plan changes.  graphs = 0: never (the caller's choice, or a capture
      * that failed: then the iterations are launched directly). */
     int graphs;
     cudaGraphExec_t graph;
     spmv_cuda_plan *prepared; /* the plan capture() last made ready (and the graph's, if any) */
-    /* CG: the blocks' partial sums of a product that makes p . q in its own pass (kernels/dot.cuh),
-     * sized by capture() for the plan it makes ready; dpart_len 0: none yet */
+    /* CG, BiCGSTAB: the blocks' partial sums of a product that makes a dot in its own pass (p . q,
+     * rhat . v; kernels/dot.cuh), sized by capture() for the plan it makes ready; 0: none yet */
     double *dpart;
     int64_t dpart_len;
     const volatile int *wake; /* set by another thread: return before the next iteration */
@@ -187,6 +194,15 @@ struct SqEnd {
     __device__ void operator()(kscal *S, const double *tot) const { S->hn = tot[0]; }
 };
 
+/* e(S, {sum}) on one thread, the sum of the n partials a product made of its dot in its own pass
+ * (kernels/dot.cuh), unless stopped; one block of 1024 threads. */
+template <class E>
+__global__ void partials_end_kernel(kscal *S, const double *part, int64_t n, E e) {
+    if (S->v.stop) return;
+    const double tot[1] = {spmv_sum_partials(part, n)};
+    if (threadIdx.x == 0) e(S, tot);
+}
+
 /* ---- host side ---- */
 
 #define TRY(call)                                                                                  \
@@ -200,6 +216,28 @@ static inline int product(spmv_cuda_krylov *k, spmv_cuda_plan *A, const void *x,
                           spmv_err *err) {
     k->products++;
     return spmv_cuda_plan_mv_dev(A, x, y, 1.0, 0.0, (void *)k->s, err);
+}
+
+/* y = A x, then e(S, {w . y}): the dot made in the product's own pass where the plan offers it and
+ * capture() sized its partials (one pass over w and y fewer, kernels/dot.cuh), else a reduction of
+ * its own.  w: x or a vector other than y. */
+template <typename T, class E>
+static int product_dot(spmv_cuda_krylov *k, spmv_cuda_plan *A, const void *x, void *y,
+                       const void *w, E e, const char *what, spmv_err *err) {
+    int rc = SPMV_OK;
+    int64_t blocks = spmv_cuda_plan_dot_blocks(A);
+    if (blocks > 0 && blocks <= k->dpart_len) {
+        k->products++;
+        spmv_cuda_dot d = {k->dpart, w == x ? NULL : w};
+        TRY(spmv_cuda_plan_mv_dot_dev(A, x, y, d, (void *)k->s, err));
+        partials_end_kernel<<<1, 1024, 0, k->s>>>(k->S, k->dpart, blocks, e);
+        CUDA(what, cudaGetLastError());
+    } else {
+        TRY(product(k, A, x, y, err));
+        CUDA(what, (reduce<1>(k, Dot1<T>{(const T *)w, (const T *)y}, e)));
+    }
+done:
+    return rc;
 }
 
 /* The view of the device scalars now (synchronous). */

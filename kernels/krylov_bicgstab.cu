@@ -7,7 +7,14 @@
 
 /* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
 
-/* BiCGSTAB start: r = b - q (or b), rhat = r, acc0 = r . r. */
+/* Where an iteration's rho = rhat . r is taken: in the pass that makes r (BiStart, BiX), whose end
+ * (bi_rho_of) tests it against scipy's threshold and sets beta, as scipy's next iteration would do
+ * first: one pass over rhat and r and one launch fewer an iteration.  So a breakdown of the next
+ * rho stops the solve at the end of the iteration that made it, where scipy's loop would have
+ * returned at the iteration limit instead (the same iterations either way).  rhat . v is made in
+ * the product's pass where the plan offers it (product_dot, kernels/krylov.cuh). */
+
+/* BiCGSTAB start: r = b - q (or b), rhat = r, acc0 = r . r (= rhat . r). */
 template <typename T> struct BiStart {
     const T *b, *q;
     T *r, *rhat;
@@ -18,27 +25,27 @@ template <typename T> struct BiStart {
         acc[0] += (double)ri * ri;
     }
 };
+/* rho = rhat . r for the next iteration, unless stopped: breakdown below scipy's threshold, else
+ * beta (which the first iteration does not read). */
+__device__ inline void bi_rho_of(kscal *S, double rho) {
+    if (S->v.stop) return;
+    if (fabs(rho) < S->tiny || !isfinite(rho)) {
+        S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+        return;
+    }
+    S->beta = rho / S->rho * (S->alpha / S->omega);
+    S->rho = rho;
+}
 struct BiStartEnd {
     __device__ void operator()(kscal *S, const double *tot) const {
         S->v.rr = tot[0];
-        S->rho_prev = S->alpha = S->omega = 1.0;
+        S->rho = S->alpha = S->omega = 1.0;
         S->first = 1;
         if (tot[0] <= S->tol2)
             S->v.stop = SPMV_KRYLOV_CONVERGED;
         else if (!isfinite(tot[0]))
             S->v.stop = SPMV_KRYLOV_BREAKDOWN;
-    }
-};
-/* rho = rhat . r (scipy's thresholds) and the direction's beta. */
-struct BiRho {
-    __device__ void operator()(kscal *S, const double *tot) const {
-        double rho = tot[0];
-        if (fabs(rho) < S->tiny || !isfinite(rho)) {
-            S->v.stop = SPMV_KRYLOV_BREAKDOWN;
-            return;
-        }
-        S->rho = rho;
-        S->beta = rho / S->rho_prev * (S->alpha / S->omega);
+        bi_rho_of(S, tot[0]);
     }
 };
 /* p = r (first) or r + beta (p - omega v); phat = d .* p where d is given. */
@@ -91,24 +98,24 @@ struct BiOmega {
         S->omega = tot[0] > 0 ? tot[1] / tot[0] : 0.0;
     }
 };
-/* x += omega shat, r = s - omega t; acc0 = r . r. */
+/* x += omega shat, r = s - omega t; acc0 = r . r, acc1 = rhat . r (the next rho). */
 template <typename T> struct BiX {
-    const T *shat, *t;
+    const T *shat, *t, *rhat;
     T *x, *r;
     const kscal *S;
-    __device__ void operator()(int64_t i, double (&acc)[1]) const {
+    __device__ void operator()(int64_t i, double (&acc)[2]) const {
         T w = (T)S->omega;
         x[i] += w * shat[i];
         T ri = r[i] - w * t[i];
         r[i] = ri;
         acc[0] += (double)ri * ri;
+        acc[1] += (double)rhat[i] * ri;
     }
 };
 struct BiXEnd {
     __device__ void operator()(kscal *S, const double *tot) const {
         S->v.rr = tot[0];
         S->v.it++;
-        S->rho_prev = S->rho;
         S->first = 0;
         double w = S->omega;
         if (fabs(w) < S->tiny || !isfinite(w))
@@ -117,6 +124,7 @@ struct BiXEnd {
             S->v.stop = SPMV_KRYLOV_CONVERGED;
         else if (!isfinite(tot[0]))
             S->v.stop = SPMV_KRYLOV_BREAKDOWN;
+        bi_rho_of(S, tot[1]);
     }
 };
 
@@ -139,14 +147,10 @@ template <typename T> int bi_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, s
     const T *d = jac ? (const T *)k->d : NULL;
     T *phat = k->pre == PRE_NONE ? (T *)k->p : (T *)k->phat;
     T *shat = k->pre == PRE_NONE ? (T *)k->r : (T *)k->shat;
-    CUDA("BiCGSTAB's rhat . r",
-         (reduce<1>(k, Dot1<T>{(const T *)k->rhat, (const T *)k->r}, BiRho{})));
     CUDA("BiCGSTAB's direction",
          map(k, BiDir<T>{(const T *)k->r, (const T *)k->v, d, (T *)k->p, phat}));
     if (host) TRY(apply_pre<T>(k, k->p, phat, err));
-    TRY(product(k, A, phat, k->v, err));
-    CUDA("BiCGSTAB's rhat . v",
-         (reduce<1>(k, Dot1<T>{(const T *)k->rhat, (const T *)k->v}, BiAlpha{})));
+    TRY((product_dot<T>(k, A, phat, k->v, k->rhat, BiAlpha{}, "BiCGSTAB's rhat . v", err)));
     CUDA("BiCGSTAB's s",
          (reduce<1>(k, BiS<T>{(const T *)k->v, phat, d, (T *)k->r, (T *)k->x, shat, k->S},
                     BiSEnd{})));
@@ -155,8 +159,10 @@ template <typename T> int bi_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, s
     CUDA("BiCGSTAB's omega",
          (reduce<2>(k, Dot2<T>{(const T *)k->t, (const T *)k->t, (const T *)k->t, (const T *)k->r},
                     BiOmega{})));
-    CUDA("BiCGSTAB's update",
-         (reduce<1>(k, BiX<T>{shat, (const T *)k->t, (T *)k->x, (T *)k->r, k->S}, BiXEnd{})));
+    CUDA(
+        "BiCGSTAB's update",
+        (reduce<2>(k, BiX<T>{shat, (const T *)k->t, (const T *)k->rhat, (T *)k->x, (T *)k->r, k->S},
+                   BiXEnd{})));
 done:
     return rc;
 }

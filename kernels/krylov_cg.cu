@@ -8,7 +8,6 @@
 // step's alpha p to x before it overwrites p (one pass over p fewer an iteration than adding it in
 // the residual step), and cg_flush adds the last one when the host is to see x.  The same
 // operations on the same values: x is what it was, bit for bit.
-#include "dot.cuh"
 #include "krylov.cuh"
 
 /* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
@@ -100,34 +99,7 @@ struct CgAlpha {
     }
 };
 
-/* CgAlpha on the p . q that a product made in its pass, from its n blocks' partials (unless
- * stopped); one block. */
-__global__ void cg_alpha_kernel(kscal *S, const double *part, int64_t n) {
-    if (S->v.stop) return;
-    const double tot[1] = {spmv_sum_partials(part, n)};
-    if (threadIdx.x == 0) CgAlpha{}(S, tot);
-}
-
 /* ---- host side ---- */
-
-/* q = A p, then alpha = rho / p . q: the dot made in the product's own pass where the plan offers
- * it (one pass over p and q fewer an iteration, kernels/dot.cuh), else a reduction of its own. */
-template <typename T> static int cg_product(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
-    int rc = SPMV_OK;
-    int64_t blocks = spmv_cuda_plan_dot_blocks(A);
-    if (blocks > 0 && blocks <= k->dpart_len) {
-        k->products++;
-        spmv_cuda_dot d = {k->dpart};
-        TRY(spmv_cuda_plan_mv_dot_dev(A, k->p, k->q, d, (void *)k->s, err));
-        cg_alpha_kernel<<<1, 1024, 0, k->s>>>(k->S, k->dpart, blocks);
-        CUDA("CG's alpha", cudaGetLastError());
-    } else {
-        TRY(product(k, A, k->p, k->q, err));
-        CUDA("CG's p . q", (reduce<1>(k, Dot1<T>{(const T *)k->p, (const T *)k->q}, CgAlpha{})));
-    }
-done:
-    return rc;
-}
 
 template <typename T>
 int cg_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err) {
@@ -156,7 +128,7 @@ template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, s
     int rc = SPMV_OK, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
     T *z = k->pre == PRE_NONE ? (T *)k->r : (T *)k->z;
     CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p, (T *)k->x}));
-    TRY(cg_product<T>(k, A, err));
+    TRY((product_dot<T>(k, A, k->p, k->q, k->p, CgAlpha{}, "CG's p . q", err)));
     {
         CgStep<T> f{(const T *)k->b,
                     (const T *)k->q,
