@@ -32,7 +32,8 @@ class Recorder:
             held = gate(ranking[0][1], self.predicted[current.config.id])
             if held is not None:
                 return Selection(ranking, held=held)
-        return Selection(ranking, candidates=[cand(c) for c in self.picks[:k]])
+        return Selection(ranking, candidates=[current if current is not None and c == current.config.id else cand(c)
+                                              for c in self.picks[:k]])   # as select(): what runs is reused
 
     def switch_cost_s(self, pick_ms):
         return self.cost
@@ -60,6 +61,9 @@ class Recorder:
     def late(self, future):
         return None
 
+    def landed(self):
+        self.calls.append(("landed",))
+
 
 def start(dev, policy="online", probe_iters=2, **more):
     args = {"config": SimpleNamespace(id="a"), "top_k": 2, "probe_iters": probe_iters, "select_min_nnz": 0,
@@ -82,7 +86,7 @@ def test_online_probes_each_candidate_and_keeps_the_fastest():
     assert rec.schedule == [(0, "b"), (2, "c"), (4, "a"), (6, "c")]
     assert rec.events[-1] == (6, "probed 3 configurations; kept c") and rec.products == 10
     assert dev.calls == [
-        ("prepare", "a"), ("use", "a"), ("selecting", True), ("selecting", False),
+        ("prepare", "a"), ("use", "a"), ("selecting", True), ("landed",), ("selecting", False),
         ("trial", "b"), ("use", "b"), ("time_probe", True), ("trial", "c"), ("use", "c"), ("time_probe", True),
         ("trial", "a"), ("use", "a"), ("time_probe", True), ("time_probe", False), ("use", "c"),
         ("release", ["a", "b"], True), ("selecting", False), ("release", ["c"], False)]
@@ -139,3 +143,24 @@ def test_a_probe_within_noise_keeps_what_runs():
     pol.close(6, 6)
     assert rec.schedule == [(0, "b"), (3, "a")]          # b probed from the start, then back on a, staying
     assert "kept a (b measured 0.990x a's time, within the 2% noise)" in rec.events[-1][1]
+
+
+def test_only_a_selection_that_acts_wakes_the_iterations():
+    """A held pick (or one that keeps what runs) does not wake the iterations (on the GPU a wake drains the queued
+    iterations): it lands at the next boundary, or at the end, where the record says why the solve stayed."""
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.09, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=100, products_per_iteration=1, limit=1000)
+    assert ("landed",) not in dev.calls
+    pol.close(100, 100)                                   # the solve ended without another boundary
+    assert rec.events[-1][0] == 100 and rec.events[-1][1].startswith("ranking picks b; staying on a: the pick would")
+    dev = Recorder(["a"])
+    pol, rec = start(dev, policy="async", probe_iters=3)
+    assert ("landed",) not in dev.calls
+    pol.close(50, 50)
+    assert rec.events[-1] == (50, "ranking keeps a")
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=100, products_per_iteration=1, limit=1000)
+    assert ("landed",) in dev.calls                       # a pick to probe wakes them
+    pol.boundary(0)
+    assert pol.probing
+    pol.close(3, 3)
