@@ -48,14 +48,30 @@ struct BiStartEnd {
         bi_rho_of(S, tot[0]);
     }
 };
-/* p = r (first) or r + beta (p - omega v); phat = d .* p where d is given. */
+/* p = r (first) or r + beta (p - omega v); phat = d .* p where d is given.  Two-phase. */
 template <typename T> struct BiDir {
     const T *r, *v, *d;
     T *p, *phat;
-    __device__ void operator()(int64_t i, const kscal *S) const {
-        T pi = S->first ? r[i] : r[i] + (T)S->beta * (p[i] - (T)S->omega * v[i]);
+    struct Sc {
+        T beta, omega;
+        int first;
+    };
+    struct Reg {
+        T r, v, p, d;
+    };
+    __device__ Sc scalars(const kscal *S) const { return Sc{(T)S->beta, (T)S->omega, S->first}; }
+    __device__ void load(int64_t i, Reg &g, const Sc &s) const {
+        g.r = r[i];
+        if (!s.first) {
+            g.v = v[i];
+            g.p = p[i];
+        }
+        if (d) g.d = d[i];
+    }
+    __device__ void store(int64_t i, const Reg &g, const Sc &s) const {
+        T pi = s.first ? g.r : g.r + s.beta * (g.p - s.omega * g.v);
         p[i] = pi;
-        if (d) phat[i] = d[i] * pi;
+        if (d) phat[i] = g.d * pi;
     }
 };
 /* rhat . v: alpha. */
@@ -68,17 +84,30 @@ struct BiAlpha {
             S->alpha = S->rho / tot[0];
     }
 };
-/* s = r - alpha v (in r), x += alpha phat, shat = d .* s where d is given; acc0 = s . s. */
+/* s = r - alpha v (in r), x += alpha phat, shat = d .* s where d is given; acc0 = s . s.
+ * Two-phase. */
 template <typename T> struct BiS {
     const T *v, *phat, *d;
     T *r, *x, *shat;
-    const kscal *S;
-    __device__ void operator()(int64_t i, double (&acc)[1]) const {
-        T a = (T)S->alpha;
-        T si = r[i] - a * v[i];
+    struct Sc {
+        T alpha;
+    };
+    struct Reg {
+        T r, v, ph, x, d;
+    };
+    __device__ Sc scalars(const kscal *S) const { return Sc{(T)S->alpha}; }
+    __device__ void load(int64_t i, Reg &g, const Sc &) const {
+        g.r = r[i];
+        g.v = v[i];
+        g.ph = phat[i];
+        g.x = x[i];
+        if (d) g.d = d[i];
+    }
+    __device__ void store(int64_t i, const Reg &g, const Sc &s, double (&acc)[1]) const {
+        T si = g.r - s.alpha * g.v;
         r[i] = si;
-        x[i] += a * phat[i];
-        if (d) shat[i] = d[i] * si;
+        x[i] = g.x + s.alpha * g.ph;
+        if (d) shat[i] = g.d * si;
         acc[0] += (double)si * si;
     }
 };
@@ -98,18 +127,30 @@ struct BiOmega {
         S->omega = tot[0] > 0 ? tot[1] / tot[0] : 0.0;
     }
 };
-/* x += omega shat, r = s - omega t; acc0 = r . r, acc1 = rhat . r (the next rho). */
+/* x += omega shat, r = s - omega t; acc0 = r . r, acc1 = rhat . r (the next rho).  Two-phase. */
 template <typename T> struct BiX {
     const T *shat, *t, *rhat;
     T *x, *r;
-    const kscal *S;
-    __device__ void operator()(int64_t i, double (&acc)[2]) const {
-        T w = (T)S->omega;
-        x[i] += w * shat[i];
-        T ri = r[i] - w * t[i];
+    struct Sc {
+        T omega;
+    };
+    struct Reg {
+        T sh, t, x, r, rh;
+    };
+    __device__ Sc scalars(const kscal *S) const { return Sc{(T)S->omega}; }
+    __device__ void load(int64_t i, Reg &g, const Sc &) const {
+        g.sh = shat[i];
+        g.t = t[i];
+        g.x = x[i];
+        g.r = r[i];
+        g.rh = rhat[i];
+    }
+    __device__ void store(int64_t i, const Reg &g, const Sc &s, double (&acc)[2]) const {
+        x[i] = g.x + s.omega * g.sh;
+        T ri = g.r - s.omega * g.t;
         r[i] = ri;
         acc[0] += (double)ri * ri;
-        acc[1] += (double)rhat[i] * ri;
+        acc[1] += (double)g.rh * ri;
     }
 };
 struct BiXEnd {
@@ -148,21 +189,19 @@ template <typename T> int bi_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, s
     T *phat = k->pre == PRE_NONE ? (T *)k->p : (T *)k->phat;
     T *shat = k->pre == PRE_NONE ? (T *)k->r : (T *)k->shat;
     CUDA("BiCGSTAB's direction",
-         map(k, BiDir<T>{(const T *)k->r, (const T *)k->v, d, (T *)k->p, phat}));
+         map2(k, BiDir<T>{(const T *)k->r, (const T *)k->v, d, (T *)k->p, phat}));
     if (host) TRY(apply_pre<T>(k, k->p, phat, err));
     TRY((product_dot<T>(k, A, phat, k->v, k->rhat, BiAlpha{}, "BiCGSTAB's rhat . v", err)));
     CUDA("BiCGSTAB's s",
-         (reduce<1>(k, BiS<T>{(const T *)k->v, phat, d, (T *)k->r, (T *)k->x, shat, k->S},
-                    BiSEnd{})));
+         (reduce2<1>(k, BiS<T>{(const T *)k->v, phat, d, (T *)k->r, (T *)k->x, shat}, BiSEnd{})));
     if (host) TRY(apply_pre<T>(k, k->r, shat, err));
     TRY(product(k, A, shat, k->t, err));
     CUDA("BiCGSTAB's omega",
          (reduce<2>(k, Dot2<T>{(const T *)k->t, (const T *)k->t, (const T *)k->t, (const T *)k->r},
                     BiOmega{})));
-    CUDA(
-        "BiCGSTAB's update",
-        (reduce<2>(k, BiX<T>{shat, (const T *)k->t, (const T *)k->rhat, (T *)k->x, (T *)k->r, k->S},
-                   BiXEnd{})));
+    CUDA("BiCGSTAB's update",
+         (reduce2<2>(k, BiX<T>{shat, (const T *)k->t, (const T *)k->rhat, (T *)k->x, (T *)k->r},
+                     BiXEnd{})));
 done:
     return rc;
 }

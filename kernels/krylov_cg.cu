@@ -12,7 +12,9 @@
 
 /* ---- element-wise parts (functors: no extended lambdas in this build) ---- */
 
-/* CG: x += alpha p where the last step's is pending, then p = z (first) or z + beta p. */
+/* CG: x += alpha p where the last step's is pending, then p = z (first) or z + beta p.  One element
+ * a turn (map): the two-phase pass of BiCGSTAB's steps made CG's iteration no faster at 4e6 rows
+ * and 5 % slower at 1e6 on the H200. */
 template <typename T> struct CgDir {
     const T *z;
     T *p, *x;
