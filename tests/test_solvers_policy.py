@@ -164,3 +164,26 @@ def test_only_a_selection_that_acts_wakes_the_iterations():
     pol.boundary(0)
     assert pol.probing
     pol.close(3, 3)
+
+
+def test_the_gpu_selection_waits_for_the_iterations():
+    """On the GPU a selection beside the iterations starts only once they run (the GIL released in the solve's C
+    loop), and one whose solve ended first returns empty at once (its solve freed, nothing ranked)."""
+    import threading
+
+    import numpy as np
+
+    import pyspmv
+    from pyspmv.solvers.device import Plans
+
+    K = SimpleNamespace(set_wake=lambda address: None)
+    M = pyspmv.generate("poisson2d", 10)
+    plans = Plans(K, M, np.dtype(np.float64), {"model": None, "n_calls": 10})
+    cancel = threading.Event()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(plans.select, 1, None, cancel, True, None)
+        assert not concurrent.futures.wait([fut], timeout=0.2).done   # no iteration yet: it waits
+        cancel.set()
+        plans.selecting(False)                                         # the solve ended
+        sel = fut.result(timeout=5)
+    assert sel.ranking == [] and sel.candidates == []

@@ -112,6 +112,11 @@ class Plans:
         #: switch lost up to 6 % that way); the solve resets it
         self.wake = np.zeros(1, np.int32)
         K.set_wake(self.wake.ctypes.data)
+        #: Set when the iterations run (inside ``K.iterate``, the GIL released), or the solve ends: a selection beside
+        #: them waits for it before its first Python line. Started before the first iteration, the selection's
+        #: thread took the GIL from the solve's set-up (CPython hands it over after its 5 ms switch interval): on
+        #: the H200, async solves that then held their configuration lost about 2 ms against fixed.
+        self.iterating = threading.Event()
 
     @property
     def plan(self) -> Any:
@@ -135,6 +140,10 @@ class Plans:
         """:func:`select_device`, before the iterations or beside them alike; ``gate`` is asked with the pick's
         predicted time raised by the model's measured error at this size (:func:`pyspmv.ranking.precision.size_tol`):
         a predicted gain within it is no gain to pay a conversion for."""
+        if beside:
+            self.iterating.wait()
+            if cancel.is_set():                  # the solve ended before it iterated
+                return Selection([])
         err = size_tol("cuda", self._M.nnz)
         honest = None if gate is None else (lambda pick_ms, now_ms: gate(pick_ms * (1.0 + err), now_ms))
         return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, honest, self.csr)
@@ -158,7 +167,10 @@ class Plans:
         self.wake[0] = 1
 
     def selecting(self, on: bool) -> None:
-        """Nothing: the selection runs on the host's cores, the iterations on the GPU."""
+        """The selection runs on the host's cores, the iterations on the GPU; once it is over (``on`` False), a
+        selection still waiting for the iterations (:attr:`iterating`) waits no more."""
+        if not on:
+            self.iterating.set()
 
     def time_probe(self, on: bool) -> None:
         """Nothing: the driver times whole chunks of iterations."""
@@ -279,6 +291,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
                 want = 1
             want = limit - it if want is None else min(want, limit - it)
             t = time.perf_counter()
+            plans.iterating.set()
             iters, products, cyc, state, residual, estimate = K.iterate(plans.plan, want, P.maxiter)
             t_end = time.perf_counter()
             woken, plans.wake[0] = bool(plans.wake[0]), 0
