@@ -67,13 +67,13 @@ static void copy_values(const void *in, int in_size, void *out, int out_size, in
     if (in_size == out_size) {
         memcpy((char *)out + p0 * out_size, (const char *)in + p0 * in_size,
                (size_t)(p1 - p0) * (size_t)out_size);
-    } else if (in_size == 8) {
-        const double *v = in;
-        float *w = out;
+    } else if (in_size == 8) { /* the casts: the exported headers compile this file as C++ too */
+        const double *v = (const double *)in;
+        float *w = (float *)out;
         for (int64_t p = p0; p < p1; p++) w[p] = (float)v[p];
     } else {
-        const float *v = in;
-        double *w = out;
+        const float *v = (const float *)in;
+        double *w = (double *)out;
         for (int64_t p = p0; p < p1; p++) w[p] = v[p];
     }
 }
@@ -104,31 +104,29 @@ int spmv_csr_copy(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, co
         indptr_len != (int64_t)A->nrows + 1 || A->indptr[0] != 0 ||
         (int64_t)A->indptr[A->nrows] != indices_len || (indices_len > 0 && values == NULL))
         return spmv_csr_check(A, indptr_len, indices_len, err); /* names what is wrong */
+    /* indptr first, whole: rows are read by their bounds only once every bound is known good */
     int bad = 0, nt = 1;
     int32_t n = A->nrows;
 #ifdef _OPENMP
     if (indices_len + n > SPMV_OMP_MIN_WORK) nt = omp_get_max_threads();
 #endif
-        /* indptr first, whole: rows are read by their bounds only once every bound is known good */
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad)
-    for (int32_t i = 0; i < n; i++) {
-        indptr_out[i + 1] = A->indptr[i + 1];
-        bad |= A->indptr[i + 1] < A->indptr[i];
+#pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(| : bad)
+    for (int t = 0; t < nt; t++) {
+        int32_t i0 = (int32_t)((int64_t)n * t / nt), i1 = (int32_t)((int64_t)n * (t + 1) / nt);
+        for (int32_t i = i0; i < i1; i++) {
+            indptr_out[i + 1] = A->indptr[i + 1];
+            bad |= A->indptr[i + 1] < A->indptr[i];
+        }
     }
     indptr_out[0] = 0;
     if (!bad) {
-        /* rows in chunks of about equal entries, so a few long rows do not hold one thread */
-#pragma omp parallel num_threads(nt) reduction(| : bad)
-        {
-            int t = 0, T = 1;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-            T = omp_get_num_threads();
-#endif
-            int64_t e0 = indices_len * t / T, e1 = indices_len * (t + 1) / T;
+        /* rows in pieces of about equal entries, so a few long rows do not hold one thread */
+#pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(| : bad)
+        for (int t = 0; t < nt; t++) {
+            int64_t e0 = indices_len * t / nt, e1 = indices_len * (t + 1) / nt;
             int32_t r0 = (int32_t)spmv_lower_bound(A->indptr, 0, (int64_t)n + 1, e0);
             int32_t r1 =
-                t == T - 1 ? n : (int32_t)spmv_lower_bound(A->indptr, 0, (int64_t)n + 1, e1);
+                t == nt - 1 ? n : (int32_t)spmv_lower_bound(A->indptr, 0, (int64_t)n + 1, e1);
             bad |= copy_rows(A, r0, r1, indices_out);
             copy_values(values, value_size, values_out, out_size, A->indptr[r0], A->indptr[r1]);
         }
