@@ -57,6 +57,8 @@ extern "C" int spmv_cuda_krylov_create(int method, int64_t n, int elem_size, int
     TRY(spmv_cuda_malloc((void **)&k->part, (BLOCKS_MAX * (m + 1) + 2 * (m + 1)) * sizeof(double),
                          "the reductions' partials", err));
     CUDA("cudaGetDevice", cudaGetDevice(&k->device));
+    CUDA("cudaDeviceGetAttribute",
+         cudaDeviceGetAttribute(&k->sms, cudaDevAttrMultiProcessorCount, k->device));
     CUDA("cudaStreamCreate", cudaStreamCreateWithFlags(&k->s, cudaStreamNonBlocking));
     CUDA("cudaHostAlloc", cudaHostAlloc((void **)&k->ring, LAG * sizeof(kview), 0));
     /* h, h2, hn, y in double, y in the value type */

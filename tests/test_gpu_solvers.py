@@ -329,3 +329,21 @@ def test_cg_with_the_dot_in_the_product_follows_the_separate_pass(dtype, M):
     ref = its["pyspmv/ell/bs=128"]
     assert all(abs(i - ref) <= max(2, 0.02 * ref) for i in its.values()), its
 
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("scale", [1e19, 1e-25])
+def test_float32_on_the_gpu_never_claims_convergence_where_norms_leave_the_type(name, scale):
+    """Issue 49's bad input on the GPU: float32 entries whose squares leave float32 (1e19: b . b past its range;
+    1e-25: below its smallest normal) must either converge for real or report failure; a non-finite b and a
+    preconditioner of the wrong shape are refused naming the argument."""
+    A = spd(6).to_scipy()
+    b = np.full(A.shape[0], scale, np.float32)
+    x, info, rec = SOLVERS[name][0](A, b, dtype="float32", rtol=1e-4, device="cuda", policy="fixed")
+    residual = np.linalg.norm(b.astype(np.float64) - A @ x.astype(np.float64))
+    if info == 0:
+        assert x.any() and residual <= 1e-3 * np.linalg.norm(b.astype(np.float64)), rec
+    with pytest.raises(ValueError, match="'b'.*non-finite"):
+        SOLVERS[name][0](A, np.full(A.shape[0], np.nan), device="cuda")
+    with pytest.raises(ValueError, match="'M'"):
+        SOLVERS[name][0](A, b.astype(np.float64), M=sp.identity(A.shape[0] + 1, format="csr"), device="cuda")
