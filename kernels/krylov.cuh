@@ -165,38 +165,34 @@ template <class F> __global__ void map_kernel(int64_t n, F f, const kscal *S) {
  * three vectors, none less at 2e7 and 5 % more at 5e6 (so CG's steps stay one element a turn). */
 #define UNROLL 4
 
+/* The two-phase loop over this thread's elements; f.store also gets acc (reduce2's sums), if any. */
+template <class F, class... Acc>
+__device__ __forceinline__ void two_phase(int64_t n, const F &f, const kscal *S, Acc &...acc) {
+    const typename F::Sc sc = f.scalars(S);
+    const int64_t stride = (int64_t)gridDim.x * BS;
+    for (int64_t i0 = blockIdx.x * (int64_t)BS + threadIdx.x; i0 < n; i0 += UNROLL * stride) {
+        typename F::Reg r[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (i0 + u * stride < n) f.load(i0 + u * stride, r[u], sc);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (i0 + u * stride < n) f.store(i0 + u * stride, r[u], sc, acc...);
+    }
+}
+
 template <int K, class F, class E>
 __global__ void reduce2_kernel(int64_t n, F f, E e, kscal *S, double *part) {
     if (S->v.stop) return;
     double acc[K];
     for (int k = 0; k < K; k++) acc[k] = 0;
-    const typename F::Sc sc = f.scalars(S);
-    const int64_t stride = (int64_t)gridDim.x * BS;
-    for (int64_t i0 = blockIdx.x * (int64_t)BS + threadIdx.x; i0 < n; i0 += UNROLL * stride) {
-        typename F::Reg r[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-            if (i0 + u * stride < n) f.load(i0 + u * stride, r[u], sc);
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-            if (i0 + u * stride < n) f.store(i0 + u * stride, r[u], sc, acc);
-    }
+    two_phase(n, f, S, acc);
     block_finish<K>(acc, S, part, e);
 }
 
 template <class F> __global__ void map2_kernel(int64_t n, F f, const kscal *S) {
     if (S->v.stop) return;
-    const typename F::Sc sc = f.scalars(S);
-    const int64_t stride = (int64_t)gridDim.x * BS;
-    for (int64_t i0 = blockIdx.x * (int64_t)BS + threadIdx.x; i0 < n; i0 += UNROLL * stride) {
-        typename F::Reg r[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-            if (i0 + u * stride < n) f.load(i0 + u * stride, r[u], sc);
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-            if (i0 + u * stride < n) f.store(i0 + u * stride, r[u], sc);
-    }
+    two_phase(n, f, S);
 }
 
 static inline unsigned grid_of(int64_t n) {
