@@ -232,10 +232,10 @@ int spmv_cuda_krylov_iterate(spmv_cuda_krylov *k, spmv_cuda_plan *A, int64_t max
                              int64_t max_cycles, spmv_cuda_krylov_status *st, spmv_err *err);
 /* Make A's plan ready for the iterations, as the first spmv_cuda_krylov_iterate with it does: a
  * trial product of A (and of M's plan) on the solver's vectors, synchronised, whose failure it
- * returns, then (CG, BiCGSTAB) one iteration captured as a CUDA graph.  Lets a caller switch plans
+ * returns, then (CG, BiCGSTAB) four iterations captured as a CUDA graph.  Lets a caller switch plans
  * only after this succeeded, and keeps that work out of the first iterations it times. */
 int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err);
-/* Whether CG and BiCGSTAB iterations run as one CUDA graph per iteration (on, the default: captured
+/* Whether CG and BiCGSTAB iterations run four to a CUDA graph (on, the default: captured
  * at the first iterate with a plan; a capture that fails turns it off) or kernel by kernel (off).
  * Drops the graph captured so far, which is bound to its plan's address: call it before freeing a
  * plan the solve iterated with, so that a new plan at the same address is captured anew.  Returns

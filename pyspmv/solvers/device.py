@@ -35,7 +35,7 @@ RUNNING, CONVERGED, BROKE, BROKE_OMEGA = 0, 1, 2, 3
 #: While a selection waits for its start time (``select_patience``), the solve comes back to Python at least this
 #: often to start it; while one runs, its return wakes the iterations (:meth:`Plans.landed`) instead.
 BOUNDARY_S = 2e-3
-#: CG and BiCGSTAB iterations launched as one CUDA graph each (captured once per plan; a capture that
+#: CG and BiCGSTAB iterations launched four to a CUDA graph (captured once per plan; a capture that
 #: fails falls back to launching the kernels one by one, with the same result). False: always one by one.
 USE_GRAPHS = True
 #: The configuration a matrix preconditioner runs as.
