@@ -473,13 +473,17 @@ def test_driver_does_not_wait_for_a_late_selection(fake_gpu, monkeypatch):
     makes afterwards are freed on its thread."""
     A = spd()
     fake_gpu.A = A.to_scipy()
-    release, returned = threading.Event(), threading.Event()
+    release, returned, ranking = threading.Event(), threading.Event(), threading.Event()
     pick = "pyspmv/csr/vector/tpv=4/bs=128"
 
     def rank(*args, **kwargs):
+        ranking.set()
         release.wait(10)
         return [(pick, 0.01)]
     monkeypatch.setattr(switching, "rank", rank)
+    # the selection starts once the iterations run (Plans.iterating), and one whose solve ended first never ranks:
+    # the stand-in's iterations (which keep the GIL) wait until it ranks, so that the solve ends while it does
+    monkeypatch.setattr(FakeKrylov, "gate", ranking)
     real = D.select_device
 
     def select_device(*args, **kwargs):
