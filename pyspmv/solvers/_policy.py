@@ -205,8 +205,8 @@ class Policy:
     def _returned(self, fut: concurrent.futures.Future[Selection]) -> None:
         """The selection returned (on its thread): wake the iterations only where it has something for them to
         do. A selection that holds or keeps the running configuration lands at the solve's next boundary, or
-        its end (on the GPU each wake drains the queued iterations, a loss a solve that does not switch cannot
-        repay: on the H200 such async solves lost 1-3 % against fixed when the return woke them)."""
+        its end: on the GPU each wake drains the queued iterations until the host queues more, a loss that a
+        solve which does not switch cannot repay."""
         if fut.cancelled() or fut.exception() is not None or self._acts(fut.result()):
             self.dev.landed()
 
