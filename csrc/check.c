@@ -43,7 +43,11 @@ int spmv_csr_check(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, s
             return spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, A->indptr[i + 1], A->indptr[i],
                              "indptr decreases at position %lld: %d after %d", (long long)i + 1,
                              A->indptr[i + 1], A->indptr[i]);
-    for (int32_t i = 0; i < A->nrows; i++) {
+    return spmv_csr_check_rows(A, 0, A->nrows, err);
+}
+
+int spmv_csr_check_rows(const spmv_csr *A, int32_t r0, int32_t r1, spmv_err *err) {
+    for (int32_t i = r0; i < r1; i++) {
         int32_t p0 = A->indptr[i], p1 = A->indptr[i + 1];
         for (int32_t p = p0; p < p1; p++) {
             int32_t j = A->indices[p];

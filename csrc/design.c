@@ -254,26 +254,45 @@ static int32_t sample_start(int64_t b, int64_t k, int64_t nblk) {
     return (int32_t)((2 * b + 1) * nblk / (2 * k) * SPMV_PASS_BLOCK);
 }
 
-/* Entries of the block of SPMV_PASS_BLOCK rows starting at row r0, from indptr at its ends clamped
- * to [0, nnz] (unchecked rows may be read: the sampled ones are checked afterwards). */
-static int64_t block_entries(const int32_t *ip, int32_t n, int32_t r0) {
-    int64_t nnz = ip[n];
-    int32_t r1 = n - r0 < SPMV_PASS_BLOCK ? n : r0 + SPMV_PASS_BLOCK;
-    int64_t a = ip[r0] < 0 ? 0 : ip[r0] > nnz ? nnz : ip[r0];
-    int64_t z = ip[r1] < a ? a : ip[r1] > nnz ? nnz : ip[r1];
+/* Where the sample's strata read indptr: at the start of each block of SPMV_PASS_BLOCK rows and at
+ * nrows, from A's own indptr, or from coarse[nblk + 1], the caller's copy of exactly those values
+ * (a matrix whose other rows are not in host memory: one that lives on the GPU). */
+typedef struct {
+    const int32_t *ip, *coarse;
+    int32_t n;
+    int64_t nblk;
+} strata;
+
+static strata strata_of(const int32_t *indptr, const int32_t *coarse, int32_t n) {
+    strata s = {indptr, coarse, n, ((int64_t)n + SPMV_PASS_BLOCK - 1) / SPMV_PASS_BLOCK};
+    return s;
+}
+
+/* indptr at the start of block b (b = nblk: at nrows). */
+static int64_t block_ptr(const strata *s, int64_t b) {
+    if (s->coarse != NULL) return s->coarse[b];
+    return s->ip[b * SPMV_PASS_BLOCK < s->n ? b * SPMV_PASS_BLOCK : s->n];
+}
+
+/* Entries of block b, from indptr at its ends clamped to [0, nnz] (unchecked rows may be read:
+ * the sampled ones are checked afterwards). */
+static int64_t block_entries(const strata *s, int64_t b) {
+    int64_t nnz = block_ptr(s, s->nblk), p = block_ptr(s, b), q = block_ptr(s, b + 1);
+    int64_t a = p < 0 ? 0 : p > nnz ? nnz : p;
+    int64_t z = q < a ? a : q > nnz ? nnz : q;
     return z - a;
 }
 
 /* Entries of the k sampled blocks. */
-static int64_t sample_entries(const int32_t *ip, int32_t n, int64_t k, int64_t nblk) {
+static int64_t sample_entries(const strata *s, int64_t k) {
     int64_t e = 0;
-    for (int64_t b = 0; b < k; b++) e += block_entries(ip, n, sample_start(b, k, nblk));
+    for (int64_t b = 0; b < k; b++)
+        e += block_entries(s, sample_start(b, k, s->nblk) / SPMV_PASS_BLOCK);
     return e;
 }
 
-int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_rows,
-                           int64_t sample_nnz) {
-    int64_t nblk = ((int64_t)nrows + SPMV_PASS_BLOCK - 1) / SPMV_PASS_BLOCK, nnz = indptr[nrows],
+static int64_t sample_blocks(const strata *s, int32_t sample_rows, int64_t sample_nnz) {
+    int64_t nblk = s->nblk, nnz = block_ptr(s, nblk),
             k = sample_rows > 0 ? ((int64_t)sample_rows + SPMV_PASS_BLOCK - 1) / SPMV_PASS_BLOCK
                                 : 0;
     /* The entry budget: as many blocks as hold sample_nnz entries at A's mean, then fewer while
@@ -281,8 +300,7 @@ int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_
     if (k > 0 && sample_nnz > 0 && nnz > sample_nnz) {
         int64_t e, kn = (int64_t)((double)sample_nnz / ((double)nnz / (double)nblk));
         k = kn < 1 ? 1 : kn < k ? kn : k;
-        while (k > 1 && 2 * k <= nblk &&
-               (e = sample_entries(indptr, nrows, k, nblk)) > sample_nnz) {
+        while (k > 1 && 2 * k <= nblk && (e = sample_entries(s, k)) > sample_nnz) {
             int64_t kk = (int64_t)((double)k * (double)sample_nnz / (double)e);
             k = kk < 1 ? 1 : kk < k ? kk : k - 1;
         }
@@ -290,40 +308,89 @@ int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_
     return k < 1 || 2 * k > nblk ? 0 : k; /* a sample of half of A: exact is cheaper */
 }
 
-static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                                int value_bytes, double max_fill, int32_t sample_rows,
-                                int64_t sample_nnz, double *rows, spmv_err *err) {
+int64_t spmv_sample_blocks(const int32_t *indptr, int32_t nrows, int32_t sample_rows,
+                           int64_t sample_nnz) {
+    strata s = strata_of(indptr, NULL, nrows);
+    return sample_blocks(&s, sample_rows, sample_nnz);
+}
+
+/* The k blocks sampled into range[k] (k <= sample_rows / SPMV_PASS_BLOCK + 1), or 0 where the exact
+ * path is taken: no sample, or one of A's blocks holds more than SPMV_ESTIMATE_TAIL times the
+ * entries of the fullest sampled one (the sample missed A's long rows).  Reads indptr only at the
+ * blocks' starts and at nrows (through s), O(nrows / 256). */
+static int64_t sample_plan(const strata *s, int32_t sample_rows, int64_t sample_nnz,
+                           int32_t *range) {
+    int64_t k = sample_blocks(s, sample_rows, sample_nnz), full = 0, full_s = 0, e;
+    for (int64_t b = 0; b < k; b++) {
+        range[b] = sample_start(b, k, s->nblk);
+        full_s = (e = block_entries(s, range[b] / SPMV_PASS_BLOCK)) > full_s ? e : full_s;
+    }
+    for (int64_t b = 0; k > 0 && b < s->nblk; b++)
+        full = (e = block_entries(s, b)) > full ? e : full;
+    return full > (int64_t)SPMV_ESTIMATE_TAIL * full_s ? 0 : k;
+}
+
+int64_t spmv_sample_plan(const int32_t *coarse, int32_t nrows, int32_t sample_rows,
+                         int64_t sample_nnz, int32_t *range) {
+    if (coarse == NULL || nrows < 1 || range == NULL) return 0;
+    strata s = strata_of(NULL, coarse, nrows);
+    return sample_plan(&s, sample_rows, sample_nnz, range);
+}
+
+static int design_rows_estimate(const spmv_csr *A, const int32_t *coarse, const spmv_gpu_props *dev,
+                                const spmv_configs *C, int value_bytes, double max_fill,
+                                int32_t sample_rows, int64_t sample_nnz, double *rows,
+                                spmv_err *err) {
     int rc = design_args(A, dev, C, value_bytes, rows, err);
     if (rc) return rc;
-    if (A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
-        (A->indices == NULL && A->indptr[A->nrows] > 0) || dev->sm_count < 1 ||
-        dev->threads_per_sm < 1 || dev->warp_size < 1)
-        return design_rows(A, dev, C, value_bytes, max_fill, rows, err); /* it refuses */
-    const int32_t *ip = A->indptr;
+    int bad = A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
+              (A->indices == NULL && A->indptr[A->nrows] > 0) || dev->sm_count < 1 ||
+              dev->threads_per_sm < 1 || dev->warp_size < 1;
+    if (bad && coarse == NULL) return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
     int32_t n = A->nrows, B = SPMV_PASS_BLOCK;
-    int64_t nblk = ((int64_t)n + B - 1) / B, k = spmv_sample_blocks(ip, n, sample_rows, sample_nnz);
-    if (k == 0) return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    strata s = strata_of(A->indptr, coarse, n);
+    int64_t kmax = sample_rows > 0 ? ((int64_t)sample_rows + B - 1) / B : 1, k = 0;
+    int32_t *range = bad ? NULL : (int32_t *)spmv_malloc(kmax, sizeof(int32_t), err);
+    if (range != NULL) k = sample_plan(&s, sample_rows, sample_nnz, range);
+    if (coarse != NULL && k == 0) { /* the exact path would read rows the caller does not have */
+        spmv_free(range);
+        if (!bad && range == NULL) return SPMV_ENOMEM;
+        return spmv_fail(
+            err, SPMV_EINVAL, -1, n, -1,
+            "a sample of a matrix given by its coarse indptr needs A with nrows, ncols "
+            ">= 1, a GPU's properties, and sampled blocks that stand for A's (this one "
+            "takes the exact path: spmv_sample_plan returns 0 for it)");
+    }
+    if (k == 0) {
+        spmv_free(range);
+        return range == NULL ? SPMV_ENOMEM
+                             : design_rows(A, dev, C, value_bytes, max_fill, rows, err);
+    }
     /* One block in the middle of each of k equal strata; their indptr checked (the rows not
-     * sampled are not read). */
-    int32_t *range = (int32_t *)spmv_malloc(k, sizeof(int32_t), err), ns = 0;
-    int32_t *ips = range ? (int32_t *)spmv_malloc(k * B + 1, sizeof(int32_t), err) : NULL,
-            *ixs = NULL;
-    int64_t full = 0, full_s = 0, e;
+     * sampled are not read), and found where the coarse copy says. */
+    const int32_t *ip = A->indptr;
+    int32_t ns = 0, *ips = (int32_t *)spmv_malloc(k * B + 1, sizeof(int32_t), err), *ixs = NULL;
     if (ips == NULL) {
         rc = SPMV_ENOMEM;
         goto done;
     }
-    if (ip[0] != 0 || ip[n] < 0) {
-        rc = spmv_fail(err, SPMV_EINDEX, ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n], 0,
-                       "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0",
-                       ip[0] != 0 ? 0 : n, ip[ip[0] != 0 ? 0 : n]);
+    if (ip[0] != 0 || ip[n] < 0 || ip[n] != block_ptr(&s, s.nblk)) {
+        int32_t at = ip[0] != 0 ? 0 : n;
+        rc = spmv_fail(err, SPMV_EINDEX, at, ip[at], 0,
+                       "indptr[%d] = %d; indptr[0] must be 0 and indptr[nrows] >= 0 (and equal to "
+                       "the coarse copy's last)",
+                       at, ip[at]);
         goto done;
     }
     ips[0] = 0;
     for (int64_t b = 0; b < k; b++) {
-        int32_t r0 = sample_start(b, k, nblk);
-        int32_t r1 = n - r0 < B ? n : r0 + B;
-        range[b] = r0;
+        int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
+        if (ip[r0] != block_ptr(&s, r0 / B) || ip[r1] != block_ptr(&s, r1 == n ? s.nblk : r1 / B)) {
+            rc = spmv_fail(err, SPMV_EINDEX, r0, ip[r0], block_ptr(&s, r0 / B),
+                           "indptr[%d] = %d, but the coarse copy says %lld", r0, ip[r0],
+                           (long long)block_ptr(&s, r0 / B));
+            goto done;
+        }
         for (int32_t i = r0; i < r1; i++) {
             if (ip[i + 1] < ip[i] || ip[i] < 0 || ip[i + 1] > ip[n]) {
                 rc = spmv_fail(err, SPMV_EINDEX, (int64_t)i + 1, ip[i + 1], ip[i],
@@ -336,16 +403,6 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
             ns++;
         }
     }
-    /* The fullest block of A against the fullest sampled one. */
-    for (int64_t b = 0; b < k; b++)
-        full_s = (e = block_entries(ip, n, range[b])) > full_s ? e : full_s;
-    for (int64_t b = 0; b < nblk; b++)
-        full = (e = block_entries(ip, n, (int32_t)(b * B))) > full ? e : full;
-    if (full > (int64_t)SPMV_ESTIMATE_TAIL * full_s) { /* the sample missed A's long rows */
-        spmv_free(ips);
-        spmv_free(range);
-        return design_rows(A, dev, C, value_bytes, max_fill, rows, err);
-    }
     ixs = (int32_t *)spmv_malloc(ips[ns] > 0 ? ips[ns] : 1, sizeof(int32_t), err);
     if (ixs == NULL) {
         rc = SPMV_ENOMEM;
@@ -353,6 +410,9 @@ static int design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, co
     }
     for (int64_t b = 0, at = 0; b < k; b++) {
         int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
+        /* A that holds only these rows: a fault in them is named here, by its own row, where the
+         * pass's would be named by spmv_csr_check of the whole A */
+        if (coarse != NULL && (rc = spmv_csr_check_rows(A, r0, r1, err)) != SPMV_OK) goto done;
         if (ip[r1] > ip[r0]) /* indices may be NULL when A has no entries; NULL + 0 is undefined */
             memcpy(ixs + at, A->indices + ip[r0], sizeof(int32_t) * (size_t)(ip[r1] - ip[r0]));
         at += ip[r1] - ip[r0];
@@ -397,7 +457,23 @@ int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, cons
     void *block = NULL;
     int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
     if (rc == SPMV_OK)
-        rc = design_rows_estimate(A, dev, C ? &R : NULL, value_bytes, max_fill, sample_rows,
+        rc = design_rows_estimate(A, NULL, dev, C ? &R : NULL, value_bytes, max_fill, sample_rows,
+                                  sample_nnz, rows, err);
+    spmv_free(block);
+    return rc;
+}
+
+int spmv_design_rows_sampled(const spmv_csr *A, const int32_t *coarse, const spmv_gpu_props *dev,
+                             const spmv_configs *C, int value_bytes, double max_fill,
+                             int32_t sample_rows, int64_t sample_nnz, double *rows, spmv_err *err) {
+    if (coarse == NULL)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "a sampled matrix needs its coarse indptr, not NULL");
+    spmv_configs R;
+    void *block = NULL;
+    int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
+    if (rc == SPMV_OK)
+        rc = design_rows_estimate(A, coarse, dev, C ? &R : NULL, value_bytes, max_fill, sample_rows,
                                   sample_nnz, rows, err);
     spmv_free(block);
     return rc;

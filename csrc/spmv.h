@@ -471,6 +471,27 @@ SPMV_API int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *
                                        int32_t sample_rows, int64_t sample_nnz, double *rows,
                                        spmv_err *err);
 
+/* Rows per block of the one pass, of a sample's blocks, and the step of a coarse indptr. */
+#define SPMV_SAMPLE_BLOCK 256
+
+/* For a matrix whose rows are not all in host memory (one that lives on the GPU): coarse[nblk + 1]
+ * holds its indptr at the start of each block of SPMV_SAMPLE_BLOCK rows (rows 0, 256, ...) and at
+ * nrows, nblk = ceil(nrows / 256).  spmv_sample_plan writes the start rows of the blocks spmv_design_rows_estimate
+ * would sample into range[] (room for sample_rows / 256 + 1 items) and returns their count k, or 0 where
+ * it would take the exact path (then the whole matrix is needed).  O(nrows / 256); coarse is read
+ * as it comes (hostile values clamp to [0, coarse[nblk]]). */
+SPMV_API int64_t spmv_sample_plan(const int32_t *coarse, int32_t nrows, int32_t sample_rows,
+                                  int64_t sample_nnz, int32_t *range);
+/* spmv_design_rows_estimate of A given by coarse and, in A, only the sampled rows: A->indptr at
+ * rows 0, nrows and the rows of each block spmv_sample_plan names (its last row's end included),
+ * A->indices at those rows' entries; nothing else of A is read.  The same rows, bit for bit, as
+ * spmv_design_rows_estimate of the whole A.  Each sampled block's ends are checked against coarse
+ * (SPMV_EINDEX); SPMV_EINVAL where the plan is 0 (the exact path). */
+SPMV_API int spmv_design_rows_sampled(const spmv_csr *A, const int32_t *coarse,
+                                      const spmv_gpu_props *dev, const spmv_configs *C,
+                                      int value_bytes, double max_fill, int32_t sample_rows,
+                                      int64_t sample_nnz, double *rows, spmv_err *err);
+
 /* Name of design-row column i in [0, SPMV_NCOLS): the features, then "p_tpv" .. "p_b",
  * "value_bytes", "bytes_moved", "padding_ratio", "launches"; NULL outside.  The one definition of
  * the schema: pyspmv reads its column names from here. */

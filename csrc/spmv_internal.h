@@ -199,7 +199,7 @@ typedef struct {
     void *res[SPMV_NFORMATS];                  /* their results */
     int done[SPMV_NFORMATS];                   /* the pass gathered them (start did not decline) */
 } spmv_pass;
-#define SPMV_PASS_BLOCK 256
+#define SPMV_PASS_BLOCK SPMV_SAMPLE_BLOCK
 
 /* *res = part's result in P, made (zeroed, part->size bytes) on the first ask.  SPMV_OK,
  * SPMV_ENOMEM, or SPMV_EINVAL past one part per format.  spmv_pass_found: the result once the pass
@@ -264,6 +264,9 @@ SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
 /* *use: whether slices of h rows can take their maxima from S's windows (h a multiple of
  * S->win), which are built on first use (O(nrows)).  SPMV_OK or SPMV_ENOMEM. */
 SPMV_API int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
+/* spmv_csr_check's check of the columns of rows [r0, r1) of A, whose indptr there the caller has
+ * checked (non-decreasing, within A's indices): each in [0, ncols) and after the one before it. */
+int spmv_csr_check_rows(const spmv_csr *A, int32_t r0, int32_t r1, spmv_err *err);
 /* The blocks of SPMV_PASS_BLOCK rows spmv_design_rows_estimate samples from A (nrows >= 1,
  * indptr[nrows+1] with indptr[nrows] = nnz; the rest read clamped, unchecked): 0 for the exact path
  * (sample_rows <= 0, or half of A's blocks or more), else k >= 1 whose blocks hold at most

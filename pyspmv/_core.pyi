@@ -40,6 +40,7 @@ GPU_ARCH: str            # the meson option gpu_arch the CUDA kernels were built
 HAVE_OPENMP: int
 NFEATURES: int
 NCOLS: int
+SAMPLE_BLOCK: int
 NOGIL_MIN_WORK: int
 MODEL_MAX_STEPS: int
 MAX_FILL_DEFAULT: int
@@ -90,9 +91,12 @@ def model_cost(model: Any, /) -> tuple[int, int]: ...
 def model_predict(model: Any, rows: npt.NDArray[np.float64], stride: int, group: npt.NDArray[np.int32],
                   /) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def core_rows(model: Any, nrows: int, ncols: int, indptr: npt.NDArray[np.int32], indices: npt.NDArray[np.int32],
-              value_bytes: int, sample_rows: int = 0, sample_nnz: int = 0, /) -> npt.NDArray[np.float64]: ...
+              value_bytes: int, sample_rows: int = 0, sample_nnz: int = 0, coarse: npt.NDArray[np.int32] | None = None,
+              /) -> npt.NDArray[np.float64]: ...
+def sample_plan(coarse: npt.NDArray[np.int32], nrows: int, sample_rows: int, sample_nnz: int, /) -> npt.NDArray[np.int32]: ...
 def rank(model: Any, nrows: int, ncols: int, indptr: npt.NDArray[np.int32], indices: npt.NDArray[np.int32],
          value_bytes: int, add_ms: npt.NDArray[np.float64] | None, sample_rows: int = 0,
          ids: tuple[Any, ...] | None = None, keep: tuple[bool, ...] | None = None, sample_nnz: int = 0,
-         first: bool = False, /) -> (tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]] | list[tuple[Any, float]]
+         first: bool = False, coarse: npt.NDArray[np.int32] | None = None,
+         /) -> (tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]] | list[tuple[Any, float]]
                                      | tuple[list[tuple[Any, float]], int, float]): ...

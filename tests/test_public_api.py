@@ -74,6 +74,7 @@ PUBLIC_MODULES = [
     "pyspmv.ranking.rank",
     "pyspmv.ranking.rankmodel",
     "pyspmv.ranking.result",
+    "pyspmv.ranking.sampled",
     "pyspmv.ranking.schema",
     "pyspmv.ranking.shipped",
     "pyspmv.ranking.spec",

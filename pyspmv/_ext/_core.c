@@ -78,11 +78,15 @@ static PyMethodDef core_methods[] = {
     {"model_predict", model_predict, METH_VARARGS,
      "model_predict(model, rows, stride, group) -> (ms, raw)"},
     {"core_rows", core_rows, METH_VARARGS,
-     "core_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows[, sample_nnz]]) "
-     "-> rows (flat); sample_rows > 0: estimated (spmv_design_rows_estimate)"},
+     "core_rows(model, nrows, ncols, indptr, indices, value_bytes[, sample_rows[, sample_nnz[, "
+     "coarse]]]) -> rows (flat); sample_rows > 0: estimated (spmv_design_rows_estimate); coarse: "
+     "from the sampled rows alone (spmv_design_rows_sampled)"},
+    {"sample_plan", sample_plan, METH_VARARGS,
+     "sample_plan(coarse, nrows, sample_rows, sample_nnz) -> start rows of the blocks a sample "
+     "reads (spmv_sample_plan); empty: the exact path"},
     {"rank", rank, METH_VARARGS,
      "rank(model, nrows, ncols, indptr, indices, value_bytes, add_ms, sample=0, ids=None, "
-     "keep=None, sample_nnz=0) "
+     "keep=None, sample_nnz=0, first=False, coarse=None) "
      "-> (order, ms), or with ids the list of (id, ms) pairs fastest first"},
     {NULL, NULL, 0, NULL},
 };
@@ -115,6 +119,7 @@ static int core_exec(PyObject *m) {
         PyModule_AddIntConstant(m, "HAVE_OPENMP", HAVE_OPENMP) < 0 ||
         PyModule_AddIntConstant(m, "NFEATURES", SPMV_NFEATURES) < 0 ||
         PyModule_AddIntConstant(m, "NCOLS", SPMV_NCOLS) < 0 ||
+        PyModule_AddIntConstant(m, "SAMPLE_BLOCK", SPMV_SAMPLE_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "NOGIL_MIN_WORK", NOGIL_MIN_WORK) < 0 ||
         PyModule_AddIntConstant(m, "MODEL_MAX_STEPS", (long)SPMV_MODEL_MAX_STEPS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_FILL_DEFAULT", (long)SPMV_DEFAULT_MAX_FILL) < 0 ||

@@ -109,5 +109,6 @@ PyObject *model_predict(PyObject *m, PyObject *args);
 /* ---- glue_rank.c ---- */
 PyObject *core_rows(PyObject *m, PyObject *args);
 PyObject *rank(PyObject *m, PyObject *args);
+PyObject *sample_plan(PyObject *m, PyObject *args);
 
 #endif /* PYSPMV_GLUE_CORE_H */

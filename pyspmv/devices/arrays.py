@@ -320,8 +320,20 @@ class DeviceCSR(NamedTuple):
         import scipy.sparse as sp
 
         def get(a: Any) -> np.ndarray:
-            return a.get() if hasattr(a, "get") else a.cpu().numpy()
+            return a.get() if hasattr(a, "get") else a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
         return sp.csr_matrix((get(self.data), get(self.indices), get(self.indptr)), shape=self.shape)
+
+
+def take(a: Any, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` on the host: the items of the GPU array ``a`` (CuPy, PyTorch) at the host indices ``idx``, gathered
+    on the GPU by ``a``'s library and read back in one copy."""
+    if isinstance(a, np.ndarray):           # a host array (the GPU's stand-ins in tests): indexed in place
+        return a[idx]
+    if _library(a) == "torch":
+        torch = sys.modules["torch"]
+        return a[torch.from_numpy(np.ascontiguousarray(idx, np.int64)).to(a.device)].cpu().numpy()
+    cupy = sys.modules["cupy"]
+    return a[cupy.asarray(idx)].get()
 
 
 def is_device_matrix(A: Any) -> bool:

@@ -24,6 +24,7 @@ from .modelfile import load_model
 from .portable import ModelLike, portable
 from .precision import DEFAULT_PRECISION, Precision  # noqa: F401 (re-exported: below)
 from .rankmodel import RankModel
+from .sampled import SampledRows, sample_on_device
 from .result import Baseline, Measured, Ranking, RankRow, vs_pick  # noqa: F401 (re-exported: below)
 from .shipped import default_for, default_model  # noqa: F401 (default_model: imported from here)
 from .targets import TARGET_DEVICE, check_target, target_gpu
@@ -47,6 +48,11 @@ if TYPE_CHECKING:
 #: send it to the exact path): studies/2026-11-24-estimated-ranking/estimate.md. So the default mode stays exact past
 #: the largest matrix of the datasets (9.8e7 entries); estimate=True asks for the sample.
 ESTIMATE_MIN_NNZ = 100_000_000
+#: rank(estimate=None) of a matrix that lives on the GPU ranks it from a sample of its rows at and above this many
+#: entries: only the sampled rows come to the host (:mod:`pyspmv.ranking.sampled`), where the exact features would
+#: read the whole structure back (0.6-1.2 ms per 1e6 entries on the H200's host, against 10-80 us for a product of
+#: them); the cost in ranking quality: studies/2026-11-30-sampled-rank.
+DEVICE_ESTIMATE_MIN_NNZ = 1_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
 ESTIMATE_ROWS = 16384
@@ -345,7 +351,7 @@ def _rank(A: Any, model: Any, device: str | None, dtype: Any, n_calls: Any, dete
           libraries: Any, verify: Any, target: str | None, uploaded: gpu.DeviceMatrix | None) -> Ranking:
     """rank()'s body; ``uploaded``: :func:`rank_uploaded`'s."""
     device = device if target is None else TARGET_DEVICE[check_target(target, device, "rank()")]
-    M, dtype, on_gpu, k = _arguments(A, device, dtype, n_calls, verify)
+    M, dtype, on_gpu, k = _arguments(A, device, dtype, n_calls, verify, estimate)
     rm = _model(model, device, dtype, target)
     p = _prepared(rm, dtype)
     r = _order(p, rm, M, dtype, n_calls, estimate, deterministic, libraries)
@@ -363,21 +369,27 @@ _VERIFY = AnyOf((Interval("int", 0, note=" (how many of the first configurations
                  OneOf(("auto",), "or"), _NONE))
 
 
-def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any,
-               verify: Any) -> tuple[Matrix, str, arrays.DeviceCSR | None, int | str]:
-    """rank()'s matrix and the arguments checked before it is read: ``(A as a Matrix, the value type, A where it
-    lives on the GPU or None, verify's count)``."""
+def _arguments(A: Any, device: str | None, dtype: Any, n_calls: Any, verify: Any,
+               estimate: Any = None) -> tuple[Matrix | SampledRows, str, arrays.DeviceCSR | None, int | str]:
+    """rank()'s matrix and the arguments checked before it is read: ``(A as a Matrix, or as its sampled rows where
+    it lives on the GPU and is estimated, the value type, A where it lives on the GPU or None, verify's count)``."""
     validate("rank()", {"device": _DEVICE}, {"device": device})
     if n_calls is not None and (isinstance(n_calls, bool) or not isinstance(n_calls, int | np.integer)
                                 or not 1 <= n_calls <= N_CALLS_MAX):
         raise ValueError(f"The 'n_calls' parameter of rank() must be an int in [1, {N_CALLS_MAX}] (2**63 - 1) or "
                          f"None. Got {_short(n_calls)} instead.")
+    validate("rank()", {"estimate": _ESTIMATE}, {"estimate": estimate})
     on_gpu = None
+    k = 0 if verify is None else _verify_arg(verify)
+    M: Matrix | SampledRows | None = None
     if isinstance(A, arrays.DeviceCSR) or arrays.is_device_matrix(A):     # a DeviceCSR: Operator's read of one
         on_gpu = A if isinstance(A, arrays.DeviceCSR) else arrays.device_csr(A, None)
-        A = on_gpu.to_host()
-    k = 0 if verify is None else _verify_arg(verify)
-    M = as_matrix(A)
+        if on_gpu.nnz >= DEVICE_ESTIMATE_MIN_NNZ if estimate is None else estimate:
+            M = sample_on_device(on_gpu, ESTIMATE_ROWS, ESTIMATE_NNZ)
+        if M is None:                       # exact: the whole structure read to the host
+            A = on_gpu.to_host()
+    if M is None:
+        M = as_matrix(A)
     if dtype is None:
         dtype = _DTYPE_NAMES.get(M.dtype) or M.dtype.name
     else:
@@ -417,7 +429,7 @@ def _same_gpu(rm: RankModel, target: str) -> None:
                          "the model without target, or target without the model (its shipped default).")
 
 
-def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None, estimate: Any, deterministic: Any,
+def _order(p: _Ranked, rm: RankModel, M: Matrix | SampledRows, dtype: str, n_calls: int | None, estimate: Any, deterministic: Any,
            libraries: Any) -> Ranking:
     """The model's ranking of ``M`` (one C call), with rank()'s ``n_calls``, ``estimate``, ``deterministic`` and
     ``libraries``."""
@@ -428,19 +440,20 @@ def _order(p: _Ranked, rm: RankModel, M: Matrix, dtype: str, n_calls: int | None
                              "(model.meta['convert_ms'], made by pyspmv train-default); this model has none.")
         a, b = p.convert
         add = np.nan_to_num((a + b * M.nnz) / n_calls, nan=0.0)
-    validate("rank()", {"estimate": _ESTIMATE}, {"estimate": estimate})
-    sample = ESTIMATE_ROWS if (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
+    sampled = isinstance(M, SampledRows)
+    sample = ESTIMATE_ROWS if sampled or (M.nnz >= ESTIMATE_MIN_NNZ if estimate is None else estimate) else 0
+    coarse = M.coarse if sampled else None
     det = bool(deterministic)
     score = "predicted_ms" if rm.score == "ms" else "score"
     if libraries is None and not det:
         pairs = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add, sample,
-                           p.id_tuple, p.keep[False], ESTIMATE_NNZ)
+                           p.id_tuple, p.keep[False], ESTIMATE_NNZ, False, coarse)
         return Ranking._of(pairs, rm.device, dtype, score, M.name, p)
     if libraries is not None:
         libraries = _libraries(libraries, rm.device, p)
     keep = p.keep[True] if libraries is None else p.keep_of(det, libraries)
     pairs, i, ms = _core.rank(p.capsule, M.nrows, M.ncols, M.indptr, M.indices, VALUE_BYTES[dtype], add,
-                              sample, p.id_tuple, keep, ESTIMATE_NNZ, True)
+                              sample, p.id_tuple, keep, ESTIMATE_NNZ, True, coarse)
     best = (p.id_tuple[i], ms) if keep is not None and i >= 0 else None
     return Ranking._of(pairs, rm.device, dtype, score, M.name, p, libraries, det, best)
 

@@ -16,6 +16,7 @@ from ..devices.benchmark import _DtypeRun, benchmark
 from ..devices.run import prepare, prepare_on_device, require_device
 from ..matrices.configs import config
 from ..matrices.formats import FormatMatrix, convert
+from ..matrices.matrix import Matrix
 from .precision import tie_tol_at
 from .result import Measured, Ranking
 
@@ -296,7 +297,7 @@ def _time_on_device(M: Any, D: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: 
                 F: Any = prepare_on_device(DM, c)[1]
             except _core.NotApplicableError as exc:
                 F = exc
-                if c.format == "csr":                   # a locality order: made on the host alone
+                if c.format == "csr" and isinstance(M, Matrix):     # a locality order: made on the host alone
                     try:
                         F = prepare(M, c, dt)[1]
                     except _core.NotApplicableError as exc2:

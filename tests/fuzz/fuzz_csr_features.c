@@ -69,6 +69,47 @@ static int props_ok(const spmv_gpu_props *d) {
 }
 
 /* Features of a CSR that passed the check. */
+/* The coarse indptr of A (every SPMV_SAMPLE_BLOCK-th row and nrows), fz_alloc'd. */
+static int32_t *coarse_of(const spmv_csr *A) {
+    int64_t nblk = ((int64_t)A->nrows + SPMV_SAMPLE_BLOCK - 1) / SPMV_SAMPLE_BLOCK;
+    int32_t *co = fz_alloc(nblk + 1, sizeof(int32_t));
+    for (int64_t b = 0; b < nblk; b++) co[b] = A->indptr[b * SPMV_SAMPLE_BLOCK];
+    co[nblk] = A->indptr[A->nrows];
+    return co;
+}
+
+/* A of which only the sampled rows are given (the rest of indptr and indices poisoned) has the
+ * estimate's rows est of the whole A, bit for bit (a matrix that lives on the GPU). */
+static void sampled_alone(const spmv_csr *A, const spmv_gpu_props *dev, const double *est,
+                          spmv_err *err) {
+    int32_t n = A->nrows, range[1024 / SPMV_SAMPLE_BLOCK + 1], *co = coarse_of(A);
+    int64_t nnz = A->indptr[n], k = spmv_sample_plan(co, n, 1024, nnz / 4, range);
+    int32_t *ip = fz_alloc((int64_t)n + 1, sizeof(int32_t)), *ix = fz_alloc(nnz, sizeof(int32_t));
+    for (int64_t i = 0; i <= n; i++) ip[i] = INT32_MIN + (int32_t)(i % 77);
+    for (int64_t p = 0; p < nnz; p++) ix[p] = -1 - (int32_t)(p % 5);
+    ip[0] = 0;
+    ip[n] = (int32_t)nnz;
+    for (int64_t b = 0; b < k; b++) {
+        int32_t r0 = range[b], r1 = n - r0 < SPMV_SAMPLE_BLOCK ? n : r0 + SPMV_SAMPLE_BLOCK;
+        for (int32_t i = r0; i <= r1; i++) ip[i] = A->indptr[i];
+        for (int32_t p = A->indptr[r0]; p < A->indptr[r1]; p++) ix[p] = A->indices[p];
+    }
+    spmv_csr P = {n, A->ncols, ip, ix};
+    double rows[SPMV_NCOLS * SPMV_NFORMATS];
+    int rc = spmv_design_rows_sampled(&P, co, dev, &configs, 8, 0, 1024, nnz / 4, rows, err);
+    if (err) FZ_ERR_AGREES(rc, *err);
+    if (k == 0) /* the estimate took the exact path, which a sampled A cannot */
+        FZ_ASSERT(rc == SPMV_EINVAL, "a sampled A with no plan: %d", rc);
+    else if (rc != SPMV_ENOMEM)
+        FZ_ASSERT(rc == 0 && memcmp(rows, est,
+                                    sizeof(double) * (size_t)configs.n *
+                                        (size_t)(SPMV_NCOLS + configs.nextra)) == 0,
+                  "sampled rows alone differ from the estimate (%d)", rc);
+    free(ix);
+    free(ip);
+    free(co);
+}
+
 static void check_features(const spmv_csr *A, const spmv_gpu_props *dev, spmv_err *err) {
     double out[SPMV_NFEATURES];
     int rc = spmv_features_compute(A, dev, out, err);
@@ -131,6 +172,7 @@ static void check_features(const spmv_csr *A, const spmv_gpu_props *dev, spmv_er
     FZ_ASSERT(rc == 0, "estimated rows of a checked CSR failed: %d", rc);
     FZ_ASSERT(rows[pos[C_NDIAG]] <= want[C_NDIAG], "estimated ndiag %g > %g", rows[pos[C_NDIAG]],
               want[C_NDIAG]);
+    sampled_alone(A, dev, rows, err);
 }
 
 static void valid_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
@@ -225,8 +267,12 @@ static void raw_path(fz_in *in, const spmv_gpu_props *dev, spmv_err *err) {
                 spmv_fmt_size(&A, &F, err);
             }
             spmv_design_rows(&A, dev, &configs, 8, 0, rows, err);
-            if (nrows > 2048) /* the sampled branch */
+            if (nrows > 2048) { /* the sampled branch, and the same of A given by its samples */
                 spmv_design_rows_estimate(&A, dev, &configs, 8, 0, 1024, last / 4, rows, err);
+                int32_t *co = coarse_of(&A);
+                spmv_design_rows_sampled(&A, co, dev, &configs, 8, 0, 1024, last / 4, rows, err);
+                free(co);
+            }
         }
     }
     free(indices);

@@ -1,0 +1,101 @@
+"""A matrix that lives on the GPU, ranked from a sample of its rows read to the host: never the whole matrix.
+
+``rank(estimate=True)`` of a host matrix reads its ``indptr`` at every :data:`pyspmv._core.SAMPLE_BLOCK`-th row and
+the rows of a few blocks of that many rows (``spmv_design_rows_estimate``). For a matrix on the GPU those are all
+that comes to the host: the coarse ``indptr`` first (one gather), from which the C core's own plan
+(``spmv_sample_plan``) names the blocks, then their ``indptr`` and their columns (one gather each). The C core
+ranks from them (``spmv_design_rows_sampled``) exactly as from the whole matrix on the host: the same rows, bit for
+bit (tests compare them).
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+from .. import _core
+from ..devices import arrays
+
+
+@dataclass(frozen=True)
+class SampledRows:
+    """What rank() reads of a CSR matrix that lives on the GPU: its shape, its ``indptr`` at every
+    ``SAMPLE_BLOCK``-th row and at ``nrows`` (``coarse``), and the rows of the sampled blocks. ``indptr`` and
+    ``indices`` have the matrix's full lengths, but hold only the sampled rows (and ``indptr``'s ends): the C core
+    reads nothing else of them (``spmv_design_rows_sampled``), and the rest is zeros that were never written, so
+    the operating system maps no memory for them. ``data`` is empty: the values stay on the GPU."""
+
+    shape: tuple[int, int]
+    nnz: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    coarse: np.ndarray
+    dtype: np.dtype
+    name: str | None = None
+    group: str | None = None
+
+    @property
+    def nrows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def ncols(self) -> int:
+        return self.shape[1]
+
+    @property
+    def data(self) -> np.ndarray:
+        """No values: they stay on the GPU (an empty array of the matrix's type)."""
+        return np.empty(0, self.dtype)
+
+
+def sample_on_device(D: arrays.DeviceCSR, sample_rows: int, sample_nnz: int) -> SampledRows | None:
+    """The rows of ``D`` that ``rank(estimate=True)`` reads, read to the host (:class:`SampledRows`), or None
+    where the sample would take the exact path (no sample, one of half the matrix or more, or one that misses its
+    long rows: then the whole matrix is needed).
+
+    Raises
+    ------
+    ValueError
+        ``D``'s ``indptr`` does not agree with itself (a sampled block's ends differ from its coarse copy's, or its
+        last is not the entries' count), or is not non-decreasing within [0, nnz] where it was read.
+    """
+    n, ncols = D.shape
+    B = _core.SAMPLE_BLOCK
+    if n < 1 or ncols < 1:
+        return None
+    starts = np.arange(0, n, B, dtype=np.int64)
+    coarse = arrays.take(D.indptr, np.append(starts, n)).astype(np.int32, copy=False)
+    if int(coarse[-1]) != D.nnz or int(coarse[0]) != 0:
+        raise ValueError(f"The 'A' parameter's indptr starts at {int(coarse[0])} and ends at {int(coarse[-1])}; a CSR "
+                         f"matrix of {D.nnz:,} entries must start at 0 and end at {D.nnz:,}.")
+    blocks = _core.sample_plan(coarse, n, sample_rows, sample_nnz)
+    if blocks.size == 0:
+        return None
+    ends = np.minimum(blocks.astype(np.int64) + B, n)
+    rows = np.concatenate([np.arange(r0, r1 + 1) for r0, r1 in zip(blocks.tolist(), ends.tolist())])
+    ip = arrays.take(D.indptr, rows).astype(np.int32, copy=False)
+    # each block's ends against the coarse copy, and its rows non-decreasing within [0, nnz], before they say
+    # which entries to read
+    at = np.cumsum(np.append(0, ends - blocks + 1))
+    first, last = ip[at[:-1]], ip[at[1:] - 1]
+    want_first, want_last = coarse[blocks // B], coarse[(ends + B - 1) // B]
+    if not (np.array_equal(first, want_first) and np.array_equal(last, want_last)):
+        raise ValueError("The 'A' parameter's indptr changed while it was read (a sampled block's ends differ from "
+                         "the same rows read before); do not write to a matrix while pyspmv ranks it.")
+    steps = np.diff(ip)
+    steps[at[1:-1] - 1] = 0                                   # the step from one block to the next is no row's
+    if (steps < 0).any() or ip.min(initial=0) < 0 or ip.max(initial=0) > D.nnz:
+        raise ValueError(f"The 'A' parameter's indptr decreases or leaves [0, {D.nnz:,}] in the rows read: it is "
+                         "not a CSR matrix's (pyspmv.Matrix(A.get()) names the first fault).")
+    pos = np.concatenate([np.arange(int(a), int(b), dtype=np.int64) for a, b in zip(first, last)])
+    ix = arrays.take(D.indices, pos).astype(np.int32, copy=False) if pos.size else np.empty(0, np.int32)
+    indptr = np.zeros(n + 1, np.int32)      # calloc'd: pages never written are never mapped
+    indices = np.zeros(D.nnz, np.int32)
+    indptr[n] = D.nnz
+    done = 0
+    for k, (r0, r1) in enumerate(zip(blocks.tolist(), ends.tolist())):
+        indptr[r0:r1 + 1] = ip[at[k]:at[k + 1]]
+        e = int(last[k] - first[k])
+        indices[int(first[k]):int(last[k])] = ix[done:done + e]
+        done += e
+    return SampledRows(D.shape, D.nnz, indptr, indices, coarse, D.dtype)
