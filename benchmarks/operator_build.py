@@ -6,13 +6,15 @@
 For each matrix and value type, wall-clock ms around each call, the GPU synchronised before the clock stops
 (median of 3 calls below 1e7 entries, else of 1, after one untimed build of a small matrix that loads the model):
 
-- ``rank``: ``pyspmv.rank(A, device="cuda", n_calls=N)`` of the scipy matrix alone (features on the host);
+- ``rank``: ``pyspmv.rank(A, device="cuda", n_calls=N)`` of the scipy matrix alone (exact features on the host);
+- ``rank sampled``: the same with ``estimate=True``, the ranking a GPU Operator makes from 1e6 entries;
 - ``upload``: CuPy's ``cupyx.scipy.sparse.csr_matrix(A)``, the CSR's copy to the GPU any GPU library pays for a
   host matrix (the floor of a scipy input's build: its bytes over the host link);
 - ``scipy``: ``Operator(A, "cuda", n_calls=N, verify=0)`` (no verification: rank, upload as CSR, conversion of the
   pick on the GPU, its plan);
 - ``scipy auto``: ``Operator(A, "cuda", n_calls=N)``, ``verify='auto'`` (the default): k, the candidates it timed;
-- ``cupy``: ``Operator(Ad, "cuda", n_calls=N, verify=0)`` of the CuPy CSR matrix ``Ad`` already on the GPU.
+- ``cupy``: ``Operator(Ad, "cuda", n_calls=N, verify=0)`` of the CuPy CSR matrix ``Ad`` already on the GPU;
+- ``cupy auto``: ``Operator(Ad, "cuda", n_calls=N)``, ``verify='auto'``.
 
 Products: each build over the kernel time of its own pick (``pyspmv.benchmark()``'s median). The targets (issue 52),
 at 1e6+ entries: a scipy input without verification at most 20 products, with ``verify='auto'`` at most 100, a CuPy
@@ -71,20 +73,23 @@ def measure(cp: Any, csp: Any, M: pyspmv.Matrix, dtype: str, n_calls: int) -> di
     reps = 3 if M.nnz < 10_000_000 else 1
     row: dict[str, Any] = {"name": M.name, "nnz": M.nnz, "dtype": dtype}
     row["rank"], _ = wall(cp, lambda: pyspmv.rank(S, device="cuda", n_calls=n_calls), reps)
+    row["rank sampled"], _ = wall(cp, lambda: pyspmv.rank(S, device="cuda", n_calls=n_calls, estimate=True), reps)
     row["upload"], Ad = wall(cp, lambda: csp.csr_matrix(S), reps)
     row["scipy"], op = wall(cp, lambda: pyspmv.Operator(S, "cuda", n_calls=n_calls, verify=0), reps)
     row["scipy auto"], opa = wall(cp, lambda: pyspmv.Operator(S, "cuda", n_calls=n_calls), reps)
     row["cupy"], opc = wall(cp, lambda: pyspmv.Operator(Ad, "cuda", n_calls=n_calls, verify=0), reps)
+    row["cupy auto"], opca = wall(cp, lambda: pyspmv.Operator(Ad, "cuda", n_calls=n_calls), reps)
     row["pick"], row["pick auto"] = op.config.id, opa.config.id
     row["k"] = len(opa.ranking.verified or ())
-    t = {c: kernel_ms(M, c, dtype) for c in {op.config.id, opa.config.id, opc.config.id}}
+    t = {c: kernel_ms(M, c, dtype) for c in {op.config.id, opa.config.id, opc.config.id, opca.config.id}}
     row["kernel"], row["kernel auto"] = t[op.config.id], t[opa.config.id]
     row["products"] = {"scipy": row["scipy"] / t[op.config.id], "scipy auto": row["scipy auto"] / t[opa.config.id],
-                       "cupy": row["cupy"] / t[opc.config.id], "upload": row["upload"] / t[op.config.id]}
+                       "cupy": row["cupy"] / t[opc.config.id], "cupy auto": row["cupy auto"] / t[opca.config.id],
+                       "upload": row["upload"] / t[op.config.id]}
     x = cp.asarray(np.random.default_rng(0).uniform(-1, 1, M.ncols).astype(dtype))
     ref = S.astype(np.float64) @ cp.asnumpy(x).astype(np.float64)
     tol = 1e-4 if dtype == "float32" else 1e-10
-    for o in (op, opa, opc):
+    for o in (op, opa, opc, opca):
         assert np.allclose(cp.asnumpy(o @ x), ref, rtol=tol, atol=tol * np.abs(ref).max()), o.config.id
         o.close()
     return row
@@ -104,14 +109,15 @@ def main() -> None:
     rows = each_pair(tqdm(matrices(a.bases, a.quick), desc="matrices", unit="matrix"),
                      lambda M, dtype: measure(cp, csp, M, dtype, a.n_calls))
     p = [r["products"] for r in rows]
-    table = md_table(["matrix", "nnz", "dtype", "pick", "kernel ms", "rank ms", "upload ms", "scipy ms",
-                      "scipy auto ms", "k", "cupy ms", "upload / kernel", "scipy / kernel", "scipy auto / kernel",
-                      "cupy / kernel"],
+    table = md_table(["matrix", "nnz", "dtype", "pick", "kernel ms", "rank ms", "rank sampled ms", "upload ms",
+                      "scipy ms", "scipy auto ms", "k", "cupy ms", "cupy auto ms", "upload / kernel",
+                      "scipy / kernel", "scipy auto / kernel", "cupy / kernel", "cupy auto / kernel"],
                      [[r["name"], f"{r['nnz']:,}", r["dtype"], f"`{r['pick']}`", f"{r['kernel']:.4f}",
-                       f"{r['rank']:.2f}", f"{r['upload']:.2f}", f"{r['scipy']:.2f}", f"{r['scipy auto']:.2f}",
-                       r["k"], f"{r['cupy']:.2f}", f"{q['upload']:.0f}", f"{q['scipy']:.0f}",
-                       f"{q['scipy auto']:.0f}", f"{q['cupy']:.0f}"] for r, q in zip(rows, p)],
-                     "lrllrrrrrrrrrrr")
+                       f"{r['rank']:.2f}", f"{r['rank sampled']:.2f}", f"{r['upload']:.2f}", f"{r['scipy']:.2f}",
+                       f"{r['scipy auto']:.2f}", r["k"], f"{r['cupy']:.2f}", f"{r['cupy auto']:.2f}",
+                       f"{q['upload']:.0f}", f"{q['scipy']:.0f}", f"{q['scipy auto']:.0f}", f"{q['cupy']:.0f}",
+                       f"{q['cupy auto']:.0f}"] for r, q in zip(rows, p)],
+                     "lrllrrrrrrrrrrrrrr")
     big = [q for r, q in zip(rows, p) if r["nnz"] >= 1_000_000]
 
     def med(key: str) -> str:
@@ -125,7 +131,7 @@ def main() -> None:
         *table, "",
         (f"At 1e6+ entries ({len(big)} matrix/dtype pairs), in products of the pick: upload alone {med('upload')}; "
          f"scipy input without verification {med('scipy')} (target 20); with verify='auto' {med('scipy auto')} "
-         f"(target 100); CuPy input {med('cupy')} (target 10)."),
+         f"(target 100); CuPy input {med('cupy')} (target 10), with verify='auto' {med('cupy auto')}."),
     ]
     write_report(a.out, "Building a GPU Operator, in products of its pick", lines, device="cuda")
     print("\n".join(lines[-1:]))

@@ -130,7 +130,9 @@ class Operator:
     downloaded on every product. A host matrix for the GPU is uploaded once as CSR and converted there (CSR in a
     locality order is made on the host and uploaded). A matrix that lives on the GPU (a ``cupyx.scipy.sparse`` matrix, a PyTorch
     sparse tensor) is read in place as CSR and converted on the GPU for the configuration's format, never
-    through the host; its ranked pick is computed from its structure read to the host once. Products on one
+    through the host; its ranked pick is computed from its structure read to the host once, or, from
+    :data:`pyspmv.ranking.rank.DEVICE_ESTIMATE_MIN_NNZ` entries, from a sample of its rows alone (as
+    ``rank(estimate=True)`` ranks; :mod:`pyspmv.ranking.sampled`), and so is a host matrix's for the GPU. Products on one
     operator may run from several threads at once (the CPU product releases the GIL from 50,000 entries up;
     GPU products take turns); after :meth:`close` a product is an error.
 
@@ -228,9 +230,9 @@ class Operator:
     def _on_device(self, A: Any, device: str | None, cfg: Any, dtype: Any, n_calls: Any, deterministic: Any,
                    model: Any, verify: Any) -> tuple[Config, gpu.DeviceMatrix, gpu.Plan]:
         """A matrix that lives on the GPU (CuPy, PyTorch), read in place as CSR and converted on the device for
-        the configuration given, or for the first of the ranking (made from the structure read to the host
-        once: features computed on the device are to come; with ``verify``, timed converted on the device)
-        that can serve it."""
+        the configuration given, or for the first of the ranking that can serve it (made from the structure read
+        to the host once, or from its sampled rows alone at scale: :func:`pyspmv.rank`'s ``estimate``; with
+        ``verify``, timed converted on the device)."""
         if device == "cpu":
             raise ValueError("The 'A' parameter lives on the GPU; Operator(device='cpu') needs it on the host "
                              "(CuPy: A.get()), or use device='cuda'.")

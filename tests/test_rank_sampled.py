@@ -192,3 +192,45 @@ def test_glue_checks_the_coarse_indptr():
     wrong[r0 // B] += 1
     with pytest.raises(ValueError, match="coarse copy"):
         _core.core_rows(p.capsule, S.nrows, S.ncols, S.indptr, S.indices, 8, R.ESTIMATE_ROWS, R.ESTIMATE_NNZ, wrong)
+
+
+def _on_gpu(A: sp.csr_matrix, lib: str):
+    """A as a CuPy CSR matrix or a PyTorch sparse CSR tensor on the GPU."""
+    mod = pytest.importorskip(lib)
+    if lib == "cupy":
+        import cupyx.scipy.sparse as csp
+        return csp.csr_matrix(A)
+    return mod.sparse_csr_tensor(mod.from_numpy(A.indptr.astype(np.int64)), mod.from_numpy(A.indices.astype(np.int64)),
+                                 mod.from_numpy(A.data), size=A.shape, device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+@pytest.mark.parametrize("name", ["poisson2d", "rectangular, empty rows"])
+def test_a_gpu_matrix_is_ranked_from_its_sample(name, lib):
+    """A CuPy or PyTorch CSR on the GPU, estimated: the host estimate's ranking bit for bit (the sample gathered
+    there); an Operator of it at 1e6+ entries runs the first of that ranking that can serve it, and its product
+    matches scipy's in float64."""
+    A = MATRICES[name]()
+    A.sum_duplicates()
+    Ad = _on_gpu(A, lib)
+    assert list(pyspmv.rank(Ad, estimate=True)) == list(pyspmv.rank(A, estimate=True))
+    assert A.nnz >= R.DEVICE_ESTIMATE_MIN_NNZ
+    with pyspmv.Operator(Ad, "cuda", n_calls=100, verify=0) as op:
+        assert op.config.id == next(c for c, ms in pyspmv.rank(A, estimate=True, n_calls=100, device="cuda")
+                                    if np.isfinite(ms) and not pyspmv.config(c).format_kwargs.get("order"))
+        x = np.random.default_rng(0).uniform(-1, 1, A.shape[1])
+        y = op @ x
+        ref = A @ x
+        np.testing.assert_allclose(y, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+
+
+@pytest.mark.gpu
+def test_a_host_matrix_for_the_gpu_is_ranked_from_its_sample_at_scale():
+    """Operator(A, 'cuda') of a scipy matrix of 1e6+ entries ranks as rank(estimate=True) does; below, exactly."""
+    A = MATRICES["poisson2d"]()
+    with pyspmv.Operator(A, "cuda", n_calls=100, verify=0) as op:
+        assert list(op.ranking) == list(pyspmv.rank(A, estimate=True, n_calls=100, device="cuda"))
+    small = g.poisson2d(60).to_scipy()
+    with pyspmv.Operator(small, "cuda", n_calls=100, verify=0) as op:
+        assert list(op.ranking) == list(pyspmv.rank(small, estimate=False, n_calls=100, device="cuda"))

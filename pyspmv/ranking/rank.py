@@ -49,9 +49,10 @@ if TYPE_CHECKING:
 #: the largest matrix of the datasets (9.8e7 entries); estimate=True asks for the sample.
 ESTIMATE_MIN_NNZ = 100_000_000
 #: rank(estimate=None) of a matrix that lives on the GPU ranks it from a sample of its rows at and above this many
-#: entries: only the sampled rows come to the host (:mod:`pyspmv.ranking.sampled`), where the exact features would
-#: read the whole structure back (0.6-1.2 ms per 1e6 entries on the H200's host, against 10-80 us for a product of
-#: them); the cost in ranking quality: studies/2026-11-30-sampled-rank.
+#: entries: only the sampled rows come to the host (:mod:`pyspmv.ranking.sampled`), where the exact features read
+#: the whole structure back and pass over it (the pass alone, rank() of a host matrix, took 57 ms at 5e6 entries and
+#: 98 ms at 1e7 on the H200's host, against 23-83 us for a product there: benchmarks/results/operator_build.md);
+#: the cost in ranking quality: studies/2026-11-30-sampled-rank.
 DEVICE_ESTIMATE_MIN_NNZ = 1_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
@@ -233,8 +234,9 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     Parameters
     ----------
     A : Matrix, scipy.sparse matrix, or path of a Matrix Market file (str or path-like)
-        Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): its
-        structure is read to the host once for the features (computing them on the GPU is to come).
+        Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): estimated,
+        only its sampled rows are read to the host (:mod:`pyspmv.ranking.sampled`: the same ranking, bit for bit,
+        as the host's estimate); exact, its structure is read to the host once.
     model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
         None: the shipped default of ``target`` where given; else the model ``pyspmv calibrate`` saved for
         this machine (:func:`calibrated_model`), else :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
@@ -258,7 +260,8 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         :data:`ESTIMATE_NNZ` entries (blocks of 256 consecutive rows, one in the middle of each of as many
         equal strata of ``A``), at a cost that does not grow with the entries; False: exact (one pass over
         ``A``). None (default): estimated when ``A`` has at least
-        :data:`ESTIMATE_MIN_NNZ` entries. Only the sampled rows are read (and ``indptr`` at every 256th
+        :data:`ESTIMATE_MIN_NNZ` entries, or lives on the GPU and has at least
+        :data:`DEVICE_ESTIMATE_MIN_NNZ`. Only the sampled rows are read (and ``indptr`` at every 256th
         row), so ``A`` must be a valid CSR (a :class:`pyspmv.Matrix` always is). Where a block of 256
         rows holds more than twice the entries of the fullest sampled one, the exact path is taken:
         a sample that misses the long rows misjudges every padded format.
@@ -343,8 +346,11 @@ def rank_uploaded(M: Matrix, uploaded: gpu.DeviceMatrix, *, model: Any = None, d
                   dtype: Any = None, n_calls: int | None = None, deterministic: bool = False,
                   verify: int | str | None = None) -> Ranking:
     """:func:`rank` of the host matrix ``M`` whose CSR copy ``uploaded`` is on the GPU already (an Operator's):
-    ``verify`` converts its candidates from that copy instead of uploading ``M`` again."""
-    return _rank(M, model, device, dtype, n_calls, deterministic, None, None, verify, None, uploaded)
+    ``verify`` converts its candidates from that copy instead of uploading ``M`` again. Ranked from a sample of
+    its rows from :data:`DEVICE_ESTIMATE_MIN_NNZ` entries, as a matrix that lives on the GPU is: the same ranking
+    whichever side of the host link the matrix was given on."""
+    estimate = True if M.nnz >= DEVICE_ESTIMATE_MIN_NNZ else None
+    return _rank(M, model, device, dtype, n_calls, deterministic, estimate, None, verify, None, uploaded)
 
 
 def _rank(A: Any, model: Any, device: str | None, dtype: Any, n_calls: Any, deterministic: Any, estimate: Any,
