@@ -67,6 +67,10 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("operator_build", "operator_build.py", "a GPU Operator's build in products of its pick: scipy with and "
           "without verify='auto', CuPy, beside CuPy's upload", ("--bases", "{shared}/matrices"),
           ("--quick", "--out", "{out}/operator_build.md"), needs=("cuda",)),
+    Bench("operator_quality", "operator_quality.py", "a GPU Operator's pick on large real-structured matrices: exact "
+          "or sampled ranking, with or without verify='auto', against the fastest timed in the same run",
+          ("--bases", "{shared}/corpus"), ("--bases", "{shared}/corpus", "--limit", "1", "--out",
+                                           "{out}/operator_quality.md"), needs=("cuda", "corpus")),
     Bench("collect_two_gpus", "collect_two_gpus.py", "one collection on one GPU and on two Dask workers (needs two "
           "GPUs and dask[distributed])", ("--bases", "{shared}/matrices"),
           ("--bases", "{shared}/matrices", "--small", "4", "--big", "0", "--kill-after", "5", "--work", "{out}/c2",

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import math
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -24,6 +25,8 @@ from .ranking.rank import Ranking, rank, rank_uploaded
 from .ranking.verify import upload_csr
 
 if TYPE_CHECKING:                  # scipy and CuPy are imported where a LinearOperator is made
+    from collections.abc import Iterable
+
     import cupyx.scipy.sparse.linalg
     import numpy.typing as npt
     import scipy.sparse.linalg
@@ -247,7 +250,7 @@ class Operator:
             r = rank(D, model=model, device="cuda", dtype=D.dtype, n_calls=n_calls, deterministic=deterministic,
                      verify=_gpu_verify(verify))
             self.ranking = r
-            candidates = [config(cid) for cid, ms in r if np.isfinite(ms)]
+            candidates = (config(cid) for cid, ms in r if math.isfinite(ms))    # parsed as they are tried
         return _first_on_device(gpu.DeviceMatrix.wrap_csr(D), candidates, None, cfg is not None)
 
     def _pick_on_device(self, A: Any, dtype: Any, n_calls: Any, deterministic: Any, model: Any,
@@ -260,7 +263,7 @@ class Operator:
         r = rank_uploaded(M, DM, model=model, device="cuda", dtype=DM.dtype, n_calls=n_calls,
                           deterministic=deterministic, verify=_gpu_verify(verify))
         self.ranking = r
-        return _first_on_device(DM, [config(cid) for cid, ms in r if np.isfinite(ms)], M, False)
+        return _first_on_device(DM, (config(cid) for cid, ms in r if math.isfinite(ms)), M, False)
 
     # ---- products ----
 
@@ -467,7 +470,7 @@ def _gpu_verify(verify: Any) -> Any:
     return "auto" if verify is None else verify
 
 
-def _first_on_device(DM: gpu.DeviceMatrix, candidates: list[Config], M: Matrix | None,
+def _first_on_device(DM: gpu.DeviceMatrix, candidates: Iterable[Config], M: Matrix | None,
                      given: bool) -> tuple[Config, gpu.DeviceMatrix | FormatMatrix, gpu.Plan]:
     """The first of ``candidates`` that can serve the CSR matrix ``DM`` on the GPU: converted there, a layout the
     device does not make (CSR in a locality order) converted from ``M``, the host copy, where there is one; with

@@ -98,20 +98,21 @@ static PyObject *plan_mv(PlanObject *self, PyObject *args) {
 }
 
 /* bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms; y gets the last
- * product */
+ * product (None: not downloaded, one copy of y over the host link fewer) */
 static PyObject *plan_bench(PlanObject *self, PyObject *args) {
-    PyArrayObject *x, *y;
+    PyArrayObject *x, *y = NULL;
+    PyObject *yo;
     int warmup, repeats, rc;
     double budget;
     spmv_timing t = {0};
     spmv_err err = {0};
     if (!plan_live(self) ||
-        !PyArg_ParseTuple(args, "O&O&iid", real_array, &x, real_out_array, &y, &warmup, &repeats,
-                          &budget) ||
-        !plan_xy(self, x, y))
+        !PyArg_ParseTuple(args, "O&Oiid", real_array, &x, &yo, &warmup, &repeats, &budget) ||
+        (yo != Py_None && !real_out_array(yo, &y)) || !plan_xy(self, x, y))
         return NULL;
-    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_plan_bench(self->plan, PyArray_DATA(x), PyArray_DATA(y),
-                                                     warmup, repeats, budget, &t, &err);
+    void *yp = y != NULL ? PyArray_DATA(y) : NULL;
+    Py_BEGIN_ALLOW_THREADS rc =
+        spmv_cuda_plan_bench(self->plan, PyArray_DATA(x), yp, warmup, repeats, budget, &t, &err);
     Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
                                                          "CUDA SpMV timing");
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);

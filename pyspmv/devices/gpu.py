@@ -248,14 +248,15 @@ class Plan:
         """The CUDA device the plan's arrays live on."""
         return int(self._plan.device)
 
-    def bench(self, x: np.ndarray, *, warmup: int = 10, repeats: int = 200,
-              budget_s: float = 1.0) -> tuple[float, float, float, float, int, np.ndarray]:
-        """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y.
+    def bench(self, x: np.ndarray, *, warmup: int = 10, repeats: int = 200, budget_s: float = 1.0,
+              result: bool = True) -> tuple[float, float, float, float, int, np.ndarray | None]:
+        """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y (None with
+        ``result=False``: not downloaded).
 
         Products are queued in batches behind a gate kernel that holds the stream until the whole
         batch is queued, so each product's events time the GPU's work alone (see
         ``kernels/spmv_cuda.h``)."""
-        y = np.empty(self.shape[0], dtype=self.dtype)
+        y = np.empty(self.shape[0], dtype=self.dtype) if result else None
         med, q25, q75, mn, runs = self._plan.bench(x, y, warmup, repeats, float(budget_s))
         return med, q25, q75, mn, int(runs), y
 

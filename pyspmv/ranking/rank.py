@@ -234,9 +234,8 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
     Parameters
     ----------
     A : Matrix, scipy.sparse matrix, or path of a Matrix Market file (str or path-like)
-        Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): estimated,
-        only its sampled rows are read to the host (:mod:`pyspmv.ranking.sampled`: the same ranking, bit for bit,
-        as the host's estimate); exact, its structure is read to the host once.
+        Or a sparse matrix that lives on the GPU (``cupyx.scipy.sparse``, a PyTorch sparse tensor): estimated, only
+        its sampled rows come to the host (:mod:`pyspmv.ranking.sampled`), else its whole structure, once.
     model : fitted pyspmv.models estimator, RankModel, path of a saved model, or None
         None: the shipped default of ``target`` where given; else the model ``pyspmv calibrate`` saved for
         this machine (:func:`calibrated_model`), else :func:`default_model` of ``device``. A path is read with :func:`pyspmv.load_model`. An
