@@ -38,6 +38,7 @@ from tqdm import tqdm
 import pyspmv
 from pyspmv.datasets import scaled_corpus
 
+ROOT = Path(__file__).resolve().parents[1]
 #: The dataset's fastest configurations per pair timed beside the picks.
 TOP = 5
 #: The four ways of picking: (label, estimate, verify).
@@ -87,7 +88,7 @@ def share(v: list[float], pred: Any) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bases", required=True, help="folder of the real Matrix Market files the dataset scaled")
-    ap.add_argument("--dataset", default="datasets/h200_scaled_seed1", type=Path)
+    ap.add_argument("--dataset", default=ROOT / "datasets" / "h200_scaled_seed1", type=Path)
     ap.add_argument("--n-calls", type=int, default=10_000)
     ap.add_argument("--limit", type=int, help="only the first N matrices (a check)")
     ap.add_argument("--out", default="benchmarks/results/operator_quality.md")
