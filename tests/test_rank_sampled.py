@@ -201,7 +201,7 @@ def _on_gpu(A: sp.csr_matrix, lib: str):
         import cupyx.scipy.sparse as csp
         return csp.csr_matrix(A)
     return mod.sparse_csr_tensor(mod.from_numpy(A.indptr.astype(np.int64)), mod.from_numpy(A.indices.astype(np.int64)),
-                                 mod.from_numpy(A.data), size=A.shape, device="cuda", check_invariants=True)
+                                 mod.from_numpy(A.data), size=A.shape, check_invariants=True).cuda()
 
 
 @pytest.mark.gpu
