@@ -137,3 +137,17 @@ int spmv_cuda_copy_bandwidth(int64_t bytes, int repeats, double *gbps, spmv_err 
     cudaFree(b);
     return rc;
 }
+
+int spmv_cuda_host_pin(void *ptr, int64_t bytes, spmv_err *err) {
+    if (ptr == NULL || bytes < 1)
+        return spmv_cuda_fail(err, SPMV_EINVAL, "a buffer to pin needs an address and bytes >= 1");
+    int n, rc = spmv_cuda_device_count(&n, err);
+    return rc ? rc
+              : spmv_cuda_status(cudaHostRegister(ptr, (size_t)bytes, cudaHostRegisterDefault),
+                                 "cudaHostRegister", err);
+}
+
+int spmv_cuda_host_unpin(void *ptr, spmv_err *err) {
+    if (ptr == NULL) return spmv_cuda_fail(err, SPMV_EINVAL, "a buffer to unpin needs an address");
+    return spmv_cuda_status(cudaHostUnregister(ptr), "cudaHostUnregister", err);
+}

@@ -35,6 +35,14 @@ int spmv_cuda_get_info(spmv_cuda_info *info, spmv_err *err);
  * effective bandwidth is compared with, measured in the same run. */
 int spmv_cuda_copy_bandwidth(int64_t bytes, int repeats, double *gbps, spmv_err *err);
 
+/* Page-locks the caller's host buffer [ptr, ptr + bytes) (cudaHostRegister) so that copies of it over
+ * the host link run at the link's speed rather than through the driver's staging buffers, until
+ * spmv_cuda_host_unpin(ptr): for a vector uploaded many times (x of each configuration timed).  The
+ * caller keeps the buffer alive and unmoved meanwhile.  Returns 0, SPMV_EINVAL (NULL or bytes < 1)
+ * or SPMV_ECUDA (e.g. already pinned; the buffer is then as it was). */
+int spmv_cuda_host_pin(void *ptr, int64_t bytes, spmv_err *err);
+int spmv_cuda_host_unpin(void *ptr, spmv_err *err);
+
 typedef struct spmv_cuda_matrix spmv_cuda_matrix;
 typedef struct spmv_cuda_plan spmv_cuda_plan;
 

@@ -140,3 +140,29 @@ def test_not_a_device_matrix():
     assert not arrays.is_device_matrix(np.ones((2, 2)))
     with pytest.raises(TypeError, match="not a sparse matrix that lives on the GPU"):
         arrays.device_csr(np.ones((2, 2)), None)
+
+
+def test_pinned_without_a_gpu_uses_the_array_as_it_is():
+    """gpu.pinned only speeds copies up: where no GPU (or no CUDA module) is usable it yields False and the array
+    is untouched."""
+    from pyspmv.devices import gpu
+    if gpu.unavailable_reason() is None:
+        pytest.skip("a GPU is usable here: tests/test_device_arrays.py::test_pinned_pins_once")
+    x = np.arange(5.0)
+    with gpu.pinned(x) as on:
+        assert on is False
+    np.testing.assert_array_equal(x, np.arange(5.0))
+
+
+@pytest.mark.gpu
+def test_pinned_pins_once():
+    """A host array is page-locked inside the block and unlocked after it; locking it again inside (the driver
+    refuses) yields False without an error, and the outer block still unlocks it once."""
+    from pyspmv.devices import gpu
+    x = np.random.default_rng(0).uniform(size=1 << 20)
+    with gpu.pinned(x) as on:
+        assert on is True
+        with gpu.pinned(x) as again:
+            assert again is False
+    with gpu.pinned(x) as on:              # unlocked after the first block: it locks again
+        assert on is True

@@ -19,6 +19,8 @@ static PyMethodDef cuda_methods[] = {
     {"upload_csr", upload_csr, METH_VARARGS,
      "upload_csr(nrows, ncols, indptr, indices, values) -> Matrix of this host CSR, uploaded as it "
      "is"},
+    {"pin", pin, METH_VARARGS, "pin(array): page-lock a contiguous host array (cudaHostRegister)"},
+    {"unpin", unpin, METH_VARARGS, "unpin(array): undo pin(array)"},
     {"copy_bandwidth", copy_bandwidth, METH_VARARGS,
      "copy_bandwidth(bytes, repeats) -> GB/s of device-to-device copies (read + write)"},
     {NULL, NULL, 0, NULL},

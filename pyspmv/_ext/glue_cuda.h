@@ -47,6 +47,8 @@ static inline int no_keywords(PyObject *kwds, const char *what) {
 PyObject *device_count(PyObject *m, PyObject *noargs);
 PyObject *info(PyObject *m, PyObject *noargs);
 PyObject *copy_bandwidth(PyObject *m, PyObject *args);
+PyObject *pin(PyObject *m, PyObject *args);
+PyObject *unpin(PyObject *m, PyObject *args);
 
 /* ---- glue_cuda_matrix.c ---- */
 extern PyType_Spec matrix_spec;

@@ -36,3 +36,25 @@ PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
     Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, "copy bandwidth");
     return PyFloat_FromDouble(gbps);
 }
+
+/* pin(array): page-lock a contiguous host array for fast copies (spmv_cuda_host_pin); unpin(array)
+ * undoes it.  The caller (gpu.pinned) keeps the array alive in between. */
+PyObject *pin(PyObject *m, PyObject *args) {
+    PyArrayObject *a;
+    int rc;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O&", real_array, &a)) return NULL;
+    Py_BEGIN_ALLOW_THREADS rc =
+        spmv_cuda_host_pin(PyArray_DATA(a), (int64_t)PyArray_NBYTES(a), &err);
+    Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, "pinning host memory");
+    Py_RETURN_NONE;
+}
+
+PyObject *unpin(PyObject *m, PyObject *args) {
+    PyArrayObject *a;
+    spmv_err err = {0};
+    if (!PyArg_ParseTuple(args, "O&", real_array, &a)) return NULL;
+    int rc = spmv_cuda_host_unpin(PyArray_DATA(a), &err);
+    if (rc) return raise_spmv_error(m, rc, &err, "unpinning host memory");
+    Py_RETURN_NONE;
+}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
@@ -137,6 +139,23 @@ def copy_bandwidth(nbytes: int = 1 << 30, repeats: int = 20) -> float:
         No GPU module or no GPU here.
     """
     return float(cuda().copy_bandwidth(int(nbytes), int(repeats)))
+
+
+@contextmanager
+def pinned(x: np.ndarray) -> Iterator[bool]:
+    """``x`` (a contiguous host array) page-locked while the block runs, so that its uploads (one per plan timed
+    with it) run at the host link's speed, not through the driver's staging of pageable memory (on the H200's
+    host, leaving out the download of an 8 MB y saved 1.8 ms a plan timed). Yields whether it is pinned: a buffer
+    the driver will not lock (already locked, say) is used as it is, since pinning only makes copies faster."""
+    try:
+        cuda().pin(x)
+    except (RuntimeError, MemoryError):     # DeviceUnavailableError too: then nothing is uploaded anyway
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        cuda().unpin(x)
 
 
 class DeviceMatrix:

@@ -14,7 +14,7 @@ from .. import _core
 from ..devices import arrays, gpu
 from ..devices.benchmark import _DtypeRun, benchmark
 from ..devices.run import prepare, prepare_on_device, require_device
-from ..matrices.configs import config
+from ..matrices.configs import Config, config
 from ..matrices.formats import FormatMatrix, convert
 from ..matrices.matrix import Matrix
 from .precision import tie_tol_at
@@ -287,6 +287,13 @@ def _time_on_device(M: Any, D: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: 
     run = _DtypeRun(M, dt, "cuda", 0, None)
     cfgs = [config(c) for c in ids]
     keys = [(c.format, tuple(sorted(c.format_kwargs.items()))) for c in cfgs]
+    with gpu.pinned(run.x):         # uploaded once for each plan timed
+        return _time_each(run, M, DM, cfgs, keys, dt, warmup, repeats)
+
+
+def _time_each(run: _DtypeRun, M: Any, DM: gpu.DeviceMatrix, cfgs: list[Config], keys: list[Any], dt: np.dtype,
+               warmup: int, repeats: int) -> list[dict[str, Any]]:
+    """_time_on_device's rows: each of ``cfgs`` converted (once per ``keys``' format and parameters) and timed."""
     last = {key: i for i, key in enumerate(keys)}
     held: dict[Any, tuple[Any, float]] = {}
     rows = []
