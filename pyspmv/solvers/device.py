@@ -23,6 +23,7 @@ from ..matrices.configs import Config, config
 from ..matrices.formats import convert
 from ..matrices.matrix import Matrix
 from ..ranking.precision import size_tol
+from ..ranking.rank import DEVICE_ESTIMATE_MIN_NNZ
 from ..ranking.verify import device_convert_ms, upload_csr
 from ._policy import Gate, Policy
 from .record import BREAKDOWN, BREAKDOWN_OMEGA, SolveRecord
@@ -40,11 +41,12 @@ BOUNDARY_S = 2e-3
 USE_GRAPHS = True
 #: The configuration a matrix preconditioner runs as.
 PRECOND_CONFIG = "cusparse/csr/default"
-#: A GPU solve's selection ranks from sampled features (``rank(estimate=True)``) at and above this many stored
-#: entries: the exact pass costs the host about 7-10 ns an entry (0.14-0.21 s for 2e7 on the dev VM, 0.2 s on
-#: the H200's host), during which the solve iterates on its start, while the sample costs about 2 ms; a wrong
-#: pick is caught by the probe against the start that follows, which keeps the faster.
-ESTIMATE_MIN_NNZ = 1_000_000
+#: A GPU solve's selection ranks from sampled features (``rank(estimate=True)``) where a GPU Operator does
+#: (:data:`pyspmv.ranking.rank.DEVICE_ESTIMATE_MIN_NNZ`): the exact pass costs the host about 7-10 ns an entry
+#: (0.14-0.21 s for 2e7 on the dev VM, 0.2 s on the H200's host), during which the solve iterates on its start,
+#: while the sample costs about 2 ms; a wrong pick is caught by the probe against the start that follows, which
+#: keeps the faster.
+ESTIMATE_MIN_NNZ = DEVICE_ESTIMATE_MIN_NNZ
 #: A probe times at least this long a chunk of iterations (more than ``probe_iters`` where those are shorter): the
 #: host's return at each end of a chunk blurs a chunk of a few iterations (on the H200, probes of 3 iterations of a
 #: 5e6-entry CG, 0.2 ms each, kept the slower configuration in one round of three).
