@@ -104,9 +104,15 @@ int spmv_csr_copy(const spmv_csr *A, int64_t indptr_len, int64_t indices_len, co
     if ((value_size != 4 && value_size != 8) || (out_size != 4 && out_size != 8))
         return spmv_fail(err, SPMV_EINVAL, -1, value_size, out_size,
                          "value sizes %d and %d bytes: each must be 4 or 8", value_size, out_size);
+    /* a pattern the check passes would otherwise return 0 with nothing copied, or write through
+     * NULL */
+    if (indptr_out == NULL ||
+        (indices_len > 0 && (values == NULL || indices_out == NULL || values_out == NULL)))
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "a CSR copy needs the values and every output array, not NULL");
     if (A == NULL || A->indptr == NULL || A->nrows < 1 || A->ncols < 1 ||
         indptr_len != (int64_t)A->nrows + 1 || A->indptr[0] != 0 ||
-        (int64_t)A->indptr[A->nrows] != indices_len || (indices_len > 0 && values == NULL))
+        (int64_t)A->indptr[A->nrows] != indices_len)
         return spmv_csr_check(A, indptr_len, indices_len, err); /* names what is wrong */
     /* indptr first, whole: rows are read by their bounds only once every bound is known good */
     int bad = 0, nt = 1;

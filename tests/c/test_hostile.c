@@ -407,6 +407,13 @@ static int test_csr_copy(void) {
     rc = spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, v2, 8, &err);
     mu_check(rc == SPMV_EINDEX && strstr(err.msg, "indptr decreases") != NULL);
     mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 2, ip2, ix2, v2, 8, &err) == SPMV_EINVAL);
+    ip[n / 2] = (n / 2) * per;
+    /* a valid pattern with no values, or an output missing, is refused, never "copied" */
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, v2, 8, &err) == SPMV_OK);
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, NULL, 8, ip2, ix2, v2, 8, &err) == SPMV_EINVAL);
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 8, NULL, ix2, v2, 8, &err) == SPMV_EINVAL);
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, NULL, v2, 8, &err) == SPMV_EINVAL);
+    mu_check(spmv_csr_copy(&A, n + 1, nnz, v, 8, ip2, ix2, NULL, 8, &err) == SPMV_EINVAL);
     free(ip);
     free(ix);
     free(ip2);
