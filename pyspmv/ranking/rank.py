@@ -50,9 +50,9 @@ if TYPE_CHECKING:
 ESTIMATE_MIN_NNZ = 100_000_000
 #: rank(estimate=None) of a matrix that lives on the GPU ranks it from a sample of its rows at and above this many
 #: entries: only the sampled rows come to the host (:mod:`pyspmv.ranking.sampled`), where the exact features read
-#: the whole structure back and pass over it (the pass alone, rank() of a host matrix, took 57 ms at 5e6 entries and
-#: 98 ms at 1e7 on the H200's host, against 23-83 us for a product there: benchmarks/results/operator_build.md);
-#: the cost in ranking quality: studies/2026-11-30-sampled-rank.
+#: the whole structure back and pass over it (the pass alone, rank() of a host matrix, took 34 ms at 5e6 entries and
+#: 60 ms at 1e7 on the H200's host, against 22-82 us for a product there, the sampled rank() 4-6 ms:
+#: benchmarks/results/operator_build.md); the cost in ranking quality: studies/2026-11-30-sampled-rank.
 DEVICE_ESTIMATE_MIN_NNZ = 1_000_000
 #: Rows the estimated mode samples at most: 64 blocks of 256 consecutive rows, one from the middle of each of
 #: 64 equal strata of the matrix.
