@@ -266,7 +266,7 @@ SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
 SPMV_API int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err);
 /* spmv_csr_check's check of the columns of rows [r0, r1) of A, whose indptr there the caller has
  * checked (non-decreasing, within A's indices): each in [0, ncols) and after the one before it. */
-int spmv_csr_check_rows(const spmv_csr *A, int32_t r0, int32_t r1, spmv_err *err);
+SPMV_API int spmv_csr_check_rows(const spmv_csr *A, int32_t r0, int32_t r1, spmv_err *err);
 /* The blocks of SPMV_PASS_BLOCK rows spmv_design_rows_estimate samples from A (nrows >= 1,
  * indptr[nrows+1] with indptr[nrows] = nnz; the rest read clamped, unchecked): 0 for the exact path
  * (sample_rows <= 0, or half of A's blocks or more), else k >= 1 whose blocks hold at most
