@@ -3,6 +3,8 @@ the CUDA array interface, NumPy's DLPack (a CPU device, refused), and the errors
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,33 @@ def test_pinned_pins_once():
             assert again is False
     with gpu.pinned(x) as on:              # unlocked after the first block: it locks again
         assert on is True
+
+
+@pytest.mark.gpu
+def test_a_page_locked_upload_is_the_same_matrix(monkeypatch):
+    """A host matrix uploaded with its arrays page-locked (every size, here) multiplies as scipy does, and its
+    arrays are unlocked afterwards (they lock again)."""
+    import scipy.sparse as sp
+
+    import pyspmv
+    from pyspmv.devices import gpu
+    from pyspmv.ranking import verify
+    monkeypatch.setattr(verify, "PIN_MIN_BYTES", 0)
+    real, locked = gpu.pinned, []
+
+    @contextlib.contextmanager
+    def seen(a):
+        with real(a) as on:
+            locked.append((a, on))
+            yield on
+    monkeypatch.setattr(gpu, "pinned", seen)
+    A = sp.random(3000, 2000, density=0.01, format="csr", random_state=np.random.default_rng(5))
+    M = pyspmv.Matrix(A)
+    with pyspmv.Operator(M, "cuda", config="pyspmv/csr/vector/tpv=8/bs=256") as op:
+        x = np.random.default_rng(6).uniform(-1, 1, 2000)
+        ref = A @ x
+        np.testing.assert_allclose(op @ x, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    assert len(locked) == 3 and all(on for _, on in locked)
+    for a, _ in locked:
+        with real(a) as on:
+            assert on is True

@@ -37,13 +37,24 @@ PyObject *copy_bandwidth(PyObject *m, PyObject *args) {
     return PyFloat_FromDouble(gbps);
 }
 
+/* The contiguous NumPy array pin and unpin take (any dtype: a matrix's indices and values alike). */
+static int contiguous_array(PyObject *o, void *out) {
+    if (!PyArray_Check(o) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)o)) {
+        PyErr_Format(PyExc_TypeError, "expected a C-contiguous NumPy array to pin, got %.80s",
+                     Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    *(PyArrayObject **)out = (PyArrayObject *)o;
+    return 1;
+}
+
 /* pin(array): page-lock a contiguous host array for fast copies (spmv_cuda_host_pin); unpin(array)
  * undoes it.  The caller (gpu.pinned) keeps the array alive in between. */
 PyObject *pin(PyObject *m, PyObject *args) {
     PyArrayObject *a;
     int rc;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&", real_array, &a)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", contiguous_array, &a)) return NULL;
     Py_BEGIN_ALLOW_THREADS rc =
         spmv_cuda_host_pin(PyArray_DATA(a), (int64_t)PyArray_NBYTES(a), &err);
     Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(m, rc, &err, "pinning host memory");
@@ -53,7 +64,7 @@ PyObject *pin(PyObject *m, PyObject *args) {
 PyObject *unpin(PyObject *m, PyObject *args) {
     PyArrayObject *a;
     spmv_err err = {0};
-    if (!PyArg_ParseTuple(args, "O&", real_array, &a)) return NULL;
+    if (!PyArg_ParseTuple(args, "O&", contiguous_array, &a)) return NULL;
     int rc = spmv_cuda_host_unpin(PyArray_DATA(a), &err);
     if (rc) return raise_spmv_error(m, rc, &err, "unpinning host memory");
     Py_RETURN_NONE;
