@@ -385,7 +385,8 @@ static int design_rows_estimate(const spmv_csr *A, const int32_t *coarse, const 
     ips[0] = 0;
     for (int64_t b = 0; b < k; b++) {
         int32_t r0 = range[b], r1 = n - r0 < B ? n : r0 + B;
-        if (ip[r0] != block_ptr(&s, r0 / B) || ip[r1] != block_ptr(&s, r1 == n ? s.nblk : r1 / B)) {
+        if (coarse != NULL && (ip[r0] != block_ptr(&s, r0 / B) ||
+                               ip[r1] != block_ptr(&s, r1 == n ? s.nblk : r1 / B))) {
             rc = spmv_fail(err, SPMV_EINDEX, r0, ip[r0], block_ptr(&s, r0 / B),
                            "indptr[%d] = %d, but the coarse copy says %lld", r0, ip[r0],
                            (long long)block_ptr(&s, r0 / B));
@@ -450,25 +451,11 @@ int spmv_design_rows(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_co
     return rc;
 }
 
-int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
-                              int value_bytes, double max_fill, int32_t sample_rows,
-                              int64_t sample_nnz, double *rows, spmv_err *err) {
-    spmv_configs R;
-    void *block = NULL;
-    int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
-    if (rc == SPMV_OK)
-        rc = design_rows_estimate(A, NULL, dev, C ? &R : NULL, value_bytes, max_fill, sample_rows,
-                                  sample_nnz, rows, err);
-    spmv_free(block);
-    return rc;
-}
-
-int spmv_design_rows_sampled(const spmv_csr *A, const int32_t *coarse, const spmv_gpu_props *dev,
-                             const spmv_configs *C, int value_bytes, double max_fill,
-                             int32_t sample_rows, int64_t sample_nnz, double *rows, spmv_err *err) {
-    if (coarse == NULL)
-        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
-                         "a sampled matrix needs its coarse indptr, not NULL");
+/* Both estimate entries: C's columns resolved from its ids, then the sample of A (coarse: A holds only
+ * the sampled rows). */
+static int estimate_entry(const spmv_csr *A, const int32_t *coarse, const spmv_gpu_props *dev,
+                          const spmv_configs *C, int value_bytes, double max_fill,
+                          int32_t sample_rows, int64_t sample_nnz, double *rows, spmv_err *err) {
     spmv_configs R;
     void *block = NULL;
     int rc = C == NULL ? SPMV_OK : spmv_configs_resolve(C, &R, &block, err);
@@ -477,4 +464,21 @@ int spmv_design_rows_sampled(const spmv_csr *A, const int32_t *coarse, const spm
                                   sample_nnz, rows, err);
     spmv_free(block);
     return rc;
+}
+
+int spmv_design_rows_estimate(const spmv_csr *A, const spmv_gpu_props *dev, const spmv_configs *C,
+                              int value_bytes, double max_fill, int32_t sample_rows,
+                              int64_t sample_nnz, double *rows, spmv_err *err) {
+    return estimate_entry(A, NULL, dev, C, value_bytes, max_fill, sample_rows, sample_nnz, rows,
+                          err);
+}
+
+int spmv_design_rows_sampled(const spmv_csr *A, const int32_t *coarse, const spmv_gpu_props *dev,
+                             const spmv_configs *C, int value_bytes, double max_fill,
+                             int32_t sample_rows, int64_t sample_nnz, double *rows, spmv_err *err) {
+    if (coarse == NULL)
+        return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
+                         "a sampled matrix needs its coarse indptr, not NULL");
+    return estimate_entry(A, coarse, dev, C, value_bytes, max_fill, sample_rows, sample_nnz, rows,
+                          err);
 }

@@ -276,11 +276,10 @@ def upload_csr(M: Any, dtype: Any = None) -> gpu.DeviceMatrix:
     """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there:
     from its own arrays where the type is its own, else converted on the host first."""
     if dtype is None or np.dtype(dtype) == M.dtype:
-        arrays_ = (M.indptr, M.indices, M.data)
+        parts = [a for a in (M.indptr, M.indices, M.data) if a.size]
         with ExitStack() as pins:                   # large arrays page-locked for the copy
-            for a in arrays_ if sum(a.nbytes for a in arrays_) >= PIN_MIN_BYTES else ():
-                if a.size:
-                    pins.enter_context(gpu.pinned(a))
+            for a in parts if sum(a.nbytes for a in parts) >= PIN_MIN_BYTES else ():
+                pins.enter_context(gpu.pinned(a))
             return gpu.DeviceMatrix.upload_csr(M)
     return gpu.DeviceMatrix(convert(M, "csr", dtype=dtype))
 
