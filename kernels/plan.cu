@@ -15,6 +15,7 @@
 
 /* Products of one timed batch: each between its own pair of events, all queued behind one gate. */
 #define BATCH 32
+#define OK_YS 4 /* y addresses a plan remembers as checked (below) */
 
 struct spmv_cuda_plan {
     const spmv_kernel_desc *K;
@@ -38,8 +39,12 @@ struct spmv_cuda_plan {
         done; /* recorded after each such product, waited on by the next on another stream */
     cudaStream_t last; /* the stream of the last such product */
     int used;          /* done has been recorded */
-    const void *ok_x;  /* the last x and y found to be memory of the plan's device: asking the */
-    const void *ok_y;  /* runtime again costs about a microsecond a pointer, per product */
+    /* the last x and the last OK_YS y found to be memory of the plan's device: asking the runtime
+     * again costs about a microsecond a pointer, per product; several y, since an operator's new
+     * results come from two blocks of a pool in turn (pyspmv/operator.py makes the next ahead) */
+    const void *ok_x;
+    const void *ok_y[OK_YS];
+    int ok_y_next; /* the slot of ok_y the next new y takes */
     /* a matrix in a locality order (CSR's order=1, csrc/csr.c): x gathered into xp, the kernel
      * writes yp, yp scattered into y, all three in every product and in its time */
     const int32_t *perm;
@@ -432,8 +437,13 @@ static int dev_args(spmv_cuda_plan *p, const void *x, void *y, double alpha, cud
     if (xb > 0 && yb > 0 && alpha != 0.0 && xs < ys + yb && ys < xs + xb)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "x and y overlap: the product would read what it writes");
-    int rc = yb > 0 && y != p->ok_y ? device_vector(p, y, "y", err) : SPMV_OK;
-    if (!rc && yb > 0) p->ok_y = y;
+    int known = 0;
+    for (int k = 0; k < OK_YS; k++) known |= p->ok_y[k] == y;
+    int rc = yb > 0 && !known ? device_vector(p, y, "y", err) : SPMV_OK;
+    if (!rc && yb > 0 && !known) {
+        p->ok_y[p->ok_y_next] = y;
+        p->ok_y_next = (p->ok_y_next + 1) % OK_YS;
+    }
     if (!rc && xb > 0 && alpha != 0.0 && x != p->ok_x) {
         rc = device_vector(p, x, "x", err);
         if (!rc) p->ok_x = x;

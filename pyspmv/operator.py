@@ -36,8 +36,9 @@ if TYPE_CHECKING:                  # scipy and CuPy are imported where a LinearO
 #: A NumPy vector of a value type in, one of the same type out (:meth:`Operator.matvec`).
 _F = TypeVar("_F", np.float32, np.float64)
 
-#: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream).
-_NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None)
+#: What _Side.seen holds before a CuPy vector was seen: (x, its address, out, its address, current stream, the
+#: maker of a new result of x's kind (:func:`arrays.result_maker`)).
+_NOT_SEEN: tuple[Any, ...] = (None, 0, None, 0, None, None)
 
 
 class _Side:
@@ -59,7 +60,8 @@ class _Side:
         self.finite_x = F.format in PADDING_TIMES_X
         self.plan = plan if plan is not None else gpu.Plan(F, c) if c.device == "cuda" else None
         self.live = True
-        self.seen: tuple[Any, ...] = _NOT_SEEN   # the last CuPy x and out, their addresses, CuPy's stream query
+        self.seen: tuple[Any, ...] = _NOT_SEEN   # the last CuPy x and out, their addresses, CuPy's stream query,
+        # a new result's maker
         self.lock = threading.Lock()
         self.local = threading.local()        # each thread's work vector for beta != 0
 
@@ -341,8 +343,23 @@ class Operator:
     def __matmul__(self, x: DeviceArrayT) -> DeviceArrayT: ...
 
     def __matmul__(self, x: Any) -> Any:
-        """``A @ x``: :meth:`matvec` of ``x`` into a new vector of its kind (NumPy in, NumPy out)."""
-        return _apply(self._fwd, x, None, 1.0, 0.0, "matvec", None)
+        """``A @ x``: :meth:`matvec` of ``x`` into a new vector of its kind (NumPy in, NumPy out).
+
+        Repeated with the same CuPy ``x``, each product's result is made while the one before runs: the operator
+        then holds one result vector ahead (``nrows`` entries of GPU memory) until it is closed or given
+        another ``x``."""
+        side = self._fwd
+        seen = side.seen if side is not None else _NOT_SEEN
+        if x is seen[0] and seen[5] is not None:
+            # the CuPy x of the last product again (its address known): only the result is new, made ahead
+            with side.lock:
+                plan, s = side.plan, seen[4]().ptr
+                made = seen[5].take(s) if plan is not None else None
+                if made is not None:
+                    plan._plan.mv_dev(seen[1], made[1], 1.0, 0.0, s)
+                    seen[5].ahead(s)            # the next result, while this product runs
+                    return made[0]
+        return _apply(side, x, None, 1.0, 0.0, "matvec", None)
 
     def matmat(self, X: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0, stream: Any = None) -> Any:
         """``Y = alpha * A @ X + beta * Y`` for a block ``X`` of k vectors, shape (ncols, k): :meth:`matvec`, which
@@ -382,7 +399,11 @@ class Operator:
         ``aslinearoperator(op)`` works too, through :meth:`matvec`, for 1-D vectors of the operator's dtype).
         CuPy's: CuPy vectors of shape (n,) or (n, 1), cast on the GPU where their dtype differs."""
         if library == "cupy":
-            return self._cupy_linearoperator()
+            if self.device != "cuda":
+                raise ValueError("aslinearoperator(library='cupy') needs a cuda operator (Operator(..., "
+                                 "device='cuda')); this one runs on the CPU.")
+            return arrays.cupy_linear_operator(self.shape, self.dtype, self.matvec,
+                                               self.rmatvec if self._adj is not None else None)
         validate("aslinearoperator()", {"library": OneOf(("scipy", "cupy"), "or")}, locals())
         from scipy.sparse.linalg import LinearOperator
 
@@ -409,27 +430,6 @@ class Operator:
         adj = self._adj is not None
         return LinearOperator(self.shape, matvec=mv, rmatvec=rmv if adj else None, matmat=mm,
                               rmatmat=rmm if adj else None, dtype=self.dtype)
-
-    def _cupy_linearoperator(self) -> Any:
-        if self.device != "cuda":
-            raise ValueError("aslinearoperator(library='cupy') needs a cuda operator (Operator(..., "
-                             "device='cuda')); this one runs on the CPU.")
-        try:
-            import cupy as cp
-            from cupyx.scipy.sparse.linalg import LinearOperator as CupyLinearOperator
-        except ImportError as exc:
-            raise ImportError(f"aslinearoperator(library='cupy') needs CuPy ({exc}); pip install cupy-cuda12x "
-                              "(or the package for your CUDA).") from None
-
-        def cast(v: Any, n: int) -> Any:
-            v = v.reshape(n) if v.ndim == 2 and v.shape[1] == 1 else v
-            return cp.ascontiguousarray(v, dtype=self.dtype)
-
-        def rmv(v: Any) -> Any:
-            return self.rmatvec(cast(v, self.shape[0]))
-
-        return CupyLinearOperator(self.shape, matvec=lambda v: self.matvec(cast(v, self.shape[1])),
-                                  rmatvec=rmv if self._adj is not None else None, dtype=self.dtype)
 
     @property
     def nbytes(self) -> int:
@@ -631,7 +631,8 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
             # the rule of Operator's Notes: a wider or strided x copied, by x's own library
             return _device_product(side, arrays.cast_vector(x, side.dtype), out, alpha, beta, what, stream)
         if arrays.fixed_address(x):
-            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x))
+            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x),
+                                arrays.result_maker(x, side.nrows, side.dtype))
     if out is None:
         needs_out(beta, what)
         y, ya = arrays.new_vector(x, side.nrows, side.dtype, where, s)
@@ -644,7 +645,7 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
         y = out
         ya = arrays.device_vector(y, "out", side.nrows, side.dtype, where, s, writable=True).address
         if arrays.fixed_address(y):
-            side.seen = (seen[0], seen[1], y, ya, arrays.current_stream(y))
+            side.seen = (seen[0], seen[1], y, ya, arrays.current_stream(y), seen[5])
     with side.lock:                   # a plan's workspace serves one product at a time
         if side.plan is None:
             raise ValueError("This Operator has been closed.")

@@ -3,7 +3,6 @@ the CUDA array interface, NumPy's DLPack (a CPU device, refused), and the errors
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -127,6 +126,29 @@ def test_new_vector_is_the_callers_kind_on_its_device(lib):
     assert type(y) is type(x) and tuple(y.shape) == (7,) and str(y.dtype).endswith("float64")
     assert ya == arrays.device_vector(y, "out", 7, np.dtype(np.float64), "t()", 0, writable=True).address
     assert str(y.device) == str(x.device)
+    make = arrays.result_maker(x, 7, np.dtype(np.float64))
+    if lib == "torch":
+        assert make is None                         # a tensor's result: new_vector's path
+        return
+    s = mod.cuda.get_current_stream().ptr
+    made = make.take(s)
+    assert made is not None and type(made[0]) is type(x) and made[0].shape == (7,) and made[0].dtype == np.float64
+    assert made[1] == arrays.device_vector(made[0], "out", 7, np.dtype(np.float64), "t()", 0, writable=True).address
+    assert made[0].device == x.device and made[0].flags.c_contiguous
+    make.ahead(s)
+    again = make.take(s)                            # the one made ahead, not the first
+    assert again is not None and again[1] != made[1] and again[0].shape == (7,)
+    other = mod.cuda.Stream(non_blocking=True)
+    make.ahead(s)
+    spare = make._spare[1]
+    assert make.take(other.ptr)[1] not in (made[1], again[1], spare)     # made on another stream: not given out
+    assert arrays.result_maker(x, 0, np.dtype(np.float64)) is None
+
+
+def test_result_maker_is_for_cupy_alone():
+    """Anything but a CuPy array (NumPy, a foreign interface) has no short path for a new result."""
+    assert arrays.result_maker(np.ones(3), 3, np.dtype(np.float64)) is None
+    assert arrays.result_maker(FakeCAI(3), 3, np.dtype(np.float64)) is None
 
 
 def test_cpu_operator_refuses_device_vectors():
@@ -171,30 +193,31 @@ def test_pinned_pins_once():
 
 
 @pytest.mark.gpu
-def test_a_page_locked_upload_is_the_same_matrix(monkeypatch):
-    """A host matrix uploaded with its arrays page-locked (every size, here) multiplies as scipy does, and its
-    arrays are unlocked afterwards (they lock again)."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_staged_upload_is_the_same_matrix(dtype):
+    """A host matrix whose arrays pass 32 MB goes up through the page-locked staging buffers, slice by slice
+    (kernels/matrix.cu): the matrix on the GPU multiplies as scipy's (every entry of every slice, the last one
+    short), and the host arrays are neither changed nor left page-locked (they lock again)."""
     import scipy.sparse as sp
 
     import pyspmv
     from pyspmv.devices import gpu
-    from pyspmv.ranking import verify
-    monkeypatch.setattr(verify, "PIN_MIN_BYTES", 0)
-    real, locked = gpu.pinned, []
-
-    @contextlib.contextmanager
-    def seen(a):
-        with real(a) as on:
-            locked.append((a, on))
-            yield on
-    monkeypatch.setattr(gpu, "pinned", seen)
-    A = sp.random(3000, 2000, density=0.01, format="csr", random_state=np.random.default_rng(5))
+    n, per_row = 600_007, 15                          # 9e6 entries: 36 or 72 MB of values, 36 MB of columns
+    rng = np.random.default_rng(8)
+    cols = np.sort(rng.choice(n, size=(n, per_row)), axis=1)
+    keep = np.ones_like(cols, dtype=bool)
+    keep[:, 1:] = cols[:, 1:] != cols[:, :-1]
+    indptr = np.concatenate(([0], np.cumsum(keep.sum(axis=1)))).astype(np.int32)
+    A = sp.csr_matrix((rng.uniform(-1, 1, int(indptr[-1])).astype(dtype), cols[keep].astype(np.int32), indptr),
+                      shape=(n, n))
     M = pyspmv.Matrix(A)
+    before = [a.copy() for a in (M.indptr, M.indices, M.data)]
     with pyspmv.Operator(M, "cuda", config="pyspmv/csr/vector/tpv=8/bs=256") as op:
-        x = np.random.default_rng(6).uniform(-1, 1, 2000)
-        ref = A @ x
-        np.testing.assert_allclose(op @ x, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
-    assert len(locked) == 3 and all(on for _, on in locked)
-    for a, _ in locked:
-        with real(a) as on:
+        x = rng.uniform(-1, 1, n).astype(dtype)
+        ref = A.astype(np.float64) @ x.astype(np.float64)
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(op @ x, ref, rtol=tol, atol=tol * np.abs(ref).max())
+    for a, b in zip((M.indptr, M.indices, M.data), before):
+        np.testing.assert_array_equal(a, b)
+        with gpu.pinned(a) as on:
             assert on is True

@@ -553,6 +553,39 @@ def test_gpu_blocks_of_vectors(cid, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_new_results_of_the_same_x(dtype):
+    """op @ x again with the CuPy x of the last product (its short path): a new CuPy array each call, each
+    equal to scipy's product of what x holds then, the results held apart; on the stream current at the
+    call; after out= products of the same x; refused once the operator is closed."""
+    cp = pytest.importorskip("cupy")
+    A = SHAPES["empty_rows"]
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=4/bs=128", dtype=dtype)
+    rng = np.random.default_rng(5)
+    xs = [rng.uniform(-1, 1, A.shape[1]).astype(dtype) for _ in range(3)]
+    xd = cp.asarray(xs[0])
+    held = []
+    for x in xs:
+        xd[...] = cp.asarray(x)                 # in place: the same array, new values
+        held.append(op @ xd)
+    assert len({int(y.data.ptr) for y in held}) == 3
+    for y, x in zip(held, xs):
+        assert isinstance(y, cp.ndarray) and y.dtype == dtype and y.shape == (A.shape[0],)
+        close(cp.asnumpy(y), reference(A, x), dtype)
+    out = cp.empty(A.shape[0], dtype=dtype)
+    op.matvec(xd, out=out)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        z = (op @ xd) * 2                       # the product and the doubling both on s
+    s.synchronize()
+    close(cp.asnumpy(z), 2 * reference(A, xs[-1]), dtype)
+    close(cp.asnumpy(op @ xd), cp.asnumpy(out), dtype)
+    op.close()
+    with pytest.raises(ValueError, match="closed"):
+        op @ xd
+
+
+@pytest.mark.gpu
 def test_gpu_vectors_on_the_callers_stream():
     """The product runs on the stream given (or CuPy's current one): work queued after it on that stream sees
     its result without a device-wide synchronisation."""

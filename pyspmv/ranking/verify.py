@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import ExitStack
 from typing import Any, Protocol
 
 import numpy as np
@@ -264,23 +263,12 @@ def _measure(M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: li
 _MEASURED_COLUMNS = ("config", "median_ms", "q25_ms", "q75_ms", "convert_ms", "status", "note")
 
 
-#: A host CSR of at least this many bytes is page-locked while it is uploaded (:func:`upload_csr`). Measured on the
-#: H200's host, the same run, Operator(A_scipy, "cuda", verify=0) pinned against pageable: 37.1 against 47.5 ms at
-#: 1e7 entries (120 MB, float64), 227 against 273 ms at 4.5e7, 32.0 against 35.3 ms at 5e6 (60 MB); but 10.4
-#: against 9.9 ms at 1e6 (12 MB), where locking the pages costs more than it saves. Between 12 and 60 MB: not
-#: measured.
-PIN_MIN_BYTES = 32 << 20
-
-
 def upload_csr(M: Any, dtype: Any = None) -> gpu.DeviceMatrix:
     """``M`` (a host Matrix) uploaded to the GPU once as CSR of ``dtype`` (default its own), for conversion there:
-    from its own arrays where the type is its own, else converted on the host first."""
+    from its own arrays where the type is its own, else converted on the host first (large arrays go up through
+    page-locked staging buffers either way: kernels/matrix.cu)."""
     if dtype is None or np.dtype(dtype) == M.dtype:
-        parts = [a for a in (M.indptr, M.indices, M.data) if a.size]
-        with ExitStack() as pins:                   # large arrays page-locked for the copy
-            for a in parts if sum(a.nbytes for a in parts) >= PIN_MIN_BYTES else ():
-                pins.enter_context(gpu.pinned(a))
-            return gpu.DeviceMatrix.upload_csr(M)
+        return gpu.DeviceMatrix.upload_csr(M)
     return gpu.DeviceMatrix(convert(M, "csr", dtype=dtype))
 
 
