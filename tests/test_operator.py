@@ -362,6 +362,32 @@ def test_linear_operator_with_scipy_solvers(dtype):
         no_t.rmatvec(b)
 
 
+def test_cupy_linear_operator_needs_a_cuda_operator():
+    op = pyspmv.Operator(pyspmv.generate("poisson2d", 5).to_scipy(), config="cpu/csr/rows")
+    with pytest.raises(ValueError, match="needs a cuda operator"):
+        op.aslinearoperator("cupy")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_linear_operator_with_cupy_solvers(dtype):
+    """aslinearoperator('cupy'): CuPy's LinearOperator over the operator's products, vectors of shape (n,) or
+    (n, 1) of any float type cast on the GPU; its cg converges; the transpose where the operator has it."""
+    cp = pytest.importorskip("cupy")
+    from cupyx.scipy.sparse.linalg import cg
+    A = pyspmv.generate("poisson2d", 20).to_scipy()
+    b = np.random.default_rng(7).uniform(-1, 1, A.shape[0])
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=4/bs=128", dtype=dtype, rmatvec=True)
+    L = op.aslinearoperator("cupy")
+    assert L.shape == A.shape and L.dtype == dtype
+    close(cp.asnumpy(L.matvec(cp.asarray(b))), reference(A, b.astype(dtype)), dtype)
+    close(cp.asnumpy(L.matvec(cp.asarray(b).reshape(-1, 1))).ravel(), reference(A, b.astype(dtype)), dtype)
+    close(cp.asnumpy(L.rmatvec(cp.asarray(b))), reference(A.T.tocsr(), b.astype(dtype)), dtype)
+    x, info = cg(L, cp.asarray(b, dtype=dtype), maxiter=2000)      # CuPy's default tolerance, 1e-5
+    assert info == 0
+    assert np.linalg.norm(A @ cp.asnumpy(x) - b) <= 1e-3 * np.linalg.norm(b)
+
+
 def test_import_stays_light():
     """``pyspmv.Operator`` is imported on first use: ``import pyspmv`` does not load its module."""
     code = "import sys, pyspmv; print('pyspmv.operator' in sys.modules); print(pyspmv.Operator.__module__)"
