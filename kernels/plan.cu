@@ -40,8 +40,8 @@ struct spmv_cuda_plan {
     cudaStream_t last; /* the stream of the last such product */
     int used;          /* done has been recorded */
     /* the last x and the last OK_YS y found to be memory of the plan's device: asking the runtime
-     * again costs about a microsecond a pointer, per product; several y, since an operator's new
-     * results come from two blocks of a pool in turn (pyspmv/operator.py makes the next ahead) */
+     * again costs about a microsecond a pointer, per product; several y, since `y = op @ x` in a
+     * loop takes its new results from two blocks of a pool in turn (the last y lives on meanwhile) */
     const void *ok_x;
     const void *ok_y[OK_YS];
     int ok_y_next; /* the slot of ok_y the next new y takes */

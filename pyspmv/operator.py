@@ -343,22 +343,18 @@ class Operator:
     def __matmul__(self, x: DeviceArrayT) -> DeviceArrayT: ...
 
     def __matmul__(self, x: Any) -> Any:
-        """``A @ x``: :meth:`matvec` of ``x`` into a new vector of its kind (NumPy in, NumPy out).
-
-        Repeated with the same CuPy ``x``, each product's result is made while the one before runs: the operator
-        then holds one result vector ahead (``nrows`` entries of GPU memory) until it is closed or given
-        another ``x``."""
+        """``A @ x``: :meth:`matvec` of ``x`` into a new vector of its kind (NumPy in, NumPy out)."""
         side = self._fwd
         seen = side.seen if side is not None else _NOT_SEEN
         if x is seen[0] and seen[5] is not None:
-            # the CuPy x of the last product again (its address known): only the result is new, made ahead
-            with side.lock:
-                plan, s = side.plan, seen[4]().ptr
-                made = seen[5].take(s) if plan is not None else None
-                if made is not None:
-                    plan._plan.mv_dev(seen[1], made[1], 1.0, 0.0, s)
-                    seen[5].ahead(s)            # the next result, while this product runs
-                    return made[0]
+            # the CuPy x of the last product again (its address known): only the result is new
+            made = seen[5].take()
+            if made is not None:
+                with side.lock:
+                    plan = side.plan
+                    if plan is not None:
+                        plan._plan.mv_dev(seen[1], made[1], 1.0, 0.0, seen[4]().ptr)
+                        return made[0]
         return _apply(side, x, None, 1.0, 0.0, "matvec", None)
 
     def matmat(self, X: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0, stream: Any = None) -> Any:

@@ -244,42 +244,23 @@ def new_vector(v: Any, n: int, dtype: np.dtype, where: str, stream: int) -> tupl
 
 
 class ResultMaker:
-    """New CuPy vectors of ``n`` entries of ``dtype`` on one device, for the results of ``op @ x``, one made ahead:
-    :meth:`take` gives a product its result (the one made ahead, where it was made on the product's stream), and
-    :meth:`ahead` makes the next while the product runs. On the H200's host a result costs 3.6 µs of CuPy
-    (``cupy.cuda.alloc`` and the array), most of a small product's 4.6 µs kernel; made ahead it overlaps the
-    kernel instead of preceding it. Its lookups are done once (:func:`result_maker`). Not thread-safe: the
-    operator calls it under its lock."""
+    """New CuPy vectors of ``n`` entries of ``dtype`` on one device, for the results of ``op @ x``: what
+    :func:`new_vector` makes, with its lookups done once (a result per product on a small matrix, where each
+    microsecond is a fifth of the kernel)."""
 
-    __slots__ = ("_alloc", "_array", "_current", "_dev", "_dtype", "_nbytes", "_shape", "_spare")
+    __slots__ = ("_alloc", "_array", "_current", "_dev", "_dtype", "_nbytes", "_shape")
 
     def __init__(self, cp: Any, dev: int, n: int, dtype: np.dtype):
         self._alloc, self._array, self._current = cp.cuda.alloc, cp.ndarray, cp.cuda.runtime.getDevice
         self._dev, self._nbytes, self._shape, self._dtype = dev, n * dtype.itemsize, (n,), dtype
-        self._spare: tuple[Any, int, int] | None = None      # (array, address, the stream it was made on)
 
-    def _make(self, stream: int) -> tuple[Any, int, int]:
-        mem = self._alloc(self._nbytes)       # CuPy's memory pool, as cupy.empty takes it: the current stream's
-        return self._array(self._shape, self._dtype, mem), mem.ptr, stream
-
-    def take(self, stream: int) -> tuple[Any, int] | None:
-        """A new result for a product on ``stream`` (CuPy's current one) and its address; None where the current
-        device is not the vectors' (the caller then takes :func:`new_vector`)."""
+    def take(self) -> tuple[Any, int] | None:
+        """A new result and its address, from CuPy's memory pool on its current stream (as ``cupy.empty``); None
+        where the current device is not the vectors' (the caller then takes :func:`new_vector`)."""
         if self._current() != self._dev:
             return None
-        made = self._spare
-        self._spare = None
-        if made is None or made[2] != stream:
-            made = self._make(stream)
-        return made[0], made[1]
-
-    def ahead(self, stream: int) -> None:
-        """Make the next result now (while the product just queued runs); where the pool is out of memory, none
-        (the product succeeded: the next one makes its own, and says so if it cannot)."""
-        try:
-            self._spare = self._make(stream)
-        except MemoryError:                  # CuPy's OutOfMemoryError
-            self._spare = None
+        mem = self._alloc(self._nbytes)
+        return self._array(self._shape, self._dtype, mem), mem.ptr
 
 
 def result_maker(v: Any, n: int, dtype: np.dtype) -> ResultMaker | None:
