@@ -52,8 +52,12 @@ def tol_for(nnz: float, table: list[tuple[float, float]]) -> float:
 
 
 def replay(g: pd.DataFrame, n_calls: int | None, k_fixed: int, tol: float) -> tuple[float, int, float]:
-    """One unit: (measured ms of the kept configuration, k timed, cost in products of the pick's measured time)."""
+    """One unit: (measured ms of the kept configuration, k timed, cost in products of the pick's measured time);
+    with ``n_calls`` (``verify="auto"``) among :func:`pyspmv.ranking.verify.auto_candidates` of its ``config``
+    column, else (``verify=k``) among the first ``k_fixed``."""
     g = g[np.isfinite(g["ms"]) & np.isfinite(g["pred_ms"])].sort_values("pred_ms", kind="stable")
+    if n_calls is not None:
+        g = g.iloc[verify.auto_candidates(list(g["config"]))]
     t = g["pred_ms"].to_numpy()[:verify.AUTO_MAX]
     m = g["ms"].to_numpy()
     conv = [verify.device_convert_ms(x) for x in t]

@@ -474,13 +474,47 @@ def test_auto_times_the_k_its_rule_chooses_with_fewer_runs(fake):
     assert t.calls == [] and "nothing measured: timing the first 2 to" in r.verify_note
     big = 10**9
     r0 = pyspmv.rank(A, device="cpu", n_calls=big)
-    t = fake({c: 3.0 - 0.1 * i for i, c in enumerate(ids(r0, 10))})
+    usable = [c for c, ms in r0 if np.isfinite(ms)]
+    cand = [usable[i] for i in verify_module.auto_candidates(usable)]
+    t = fake({c: 3.0 - 0.1 * i for i, c in enumerate(cand)})
     r = pyspmv.rank(A, device="cpu", n_calls=big, verify="auto")
     k = len(t.calls)
-    assert 2 <= k <= verify_module.AUTO_MAX and sorted(t.timed) == sorted(ids(r0, k))
+    assert 2 <= k <= verify_module.AUTO_MAX and sorted(t.timed) == sorted(cand[:k])
     assert all(c[2] <= verify_module.AUTO_WARMUP and c[3] == verify_module.AUTO_REPEATS for c in t.calls)
-    assert ids(r, k) == ids(r0, k)[::-1] and f"k={k}, where the expected gain over the cost is largest" in \
+    assert ids(r, k) == cand[:k][::-1] and f"k={k}, where the expected gain over the cost is largest" in \
         r.verify_note
+    assert ids(r)[k:] == [c for c in ids(r0) if c not in cand[:k]]        # the rest as the model ranked it
+    assert dict(r) == dict(r0)                                              # predictions travel with their ids
+
+
+def test_auto_candidates_take_at_most_a_few_of_one_kernel():
+    """verify='auto''s candidates: the ranking's order, at most AUTO_PER_KERNEL configurations of one kernel
+    (library, format, kernel; its parameters apart), at most ``most``; the note says when it skipped some."""
+    sell = [c.id for c in pyspmv.configs("cuda") if c.id.startswith("pyspmv/sell/")]
+    jad = [c.id for c in pyspmv.configs("cuda") if c.id.startswith("pyspmv/jad/")]
+    ranked = sell[:6] + jad[:2] + ["cusparse/sell/alg1/c=32", "cusparse/csr/default"] + sell[6:8] + jad[2:5]
+    pos = verify_module.auto_candidates(ranked)
+    cap = verify_module.AUTO_PER_KERNEL
+    assert pos == sorted(pos) and pos[:cap] == list(range(cap))
+    assert [ranked[i] for i in pos] == sell[:cap] + jad[:2] + ranked[8:10] + jad[2:2 + cap - 2]
+    assert verify_module.auto_candidates(ranked, most=4) == pos[:4]
+    assert verify_module.auto_candidates([]) == []
+
+
+def test_auto_says_when_it_skipped_configurations_of_one_kernel(fake, monkeypatch):
+    """With every candidate of one kernel past the cap, the ranking's measured head skips them, and the note
+    says so; what it skipped stays in the model's order after what was measured."""
+    r0 = pyspmv.rank(A, device="cpu", n_calls=10**9)
+    usable = [c for c, ms in r0 if np.isfinite(ms)]
+    monkeypatch.setattr(verify_module, "AUTO_PER_KERNEL", 1)
+    cand = [usable[i] for i in verify_module.auto_candidates(usable)]
+    if cand == usable[:len(cand)]:
+        pytest.skip("the CPU ranking of A has no kernel twice in its head")
+    fake({c: 1.0 + i for i, c in enumerate(cand)})
+    r = pyspmv.rank(A, device="cpu", n_calls=10**9, verify="auto")
+    k = len(r.verified)
+    assert ids(r, k) == cand[:k] and "(at most 1 of one kernel)" in r.verify_note
+    assert ids(r)[k:] == [c for c in ids(r0) if c not in cand[:k]]
 
 
 def test_auto_with_only_the_pick_usable_measures_nothing(fake, monkeypatch):

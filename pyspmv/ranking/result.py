@@ -112,7 +112,8 @@ class Ranking(list[tuple[str, float]]):
     slower than that has only its order too (a note says so).
 
     A ranking made with ``rank(verify=k)`` lists its first configurations in the order measured on the
-    device, with their predictions (ties and marks then count from the measured best): :attr:`verified`,
+    device (with ``verify="auto"``, those it measured, then the rest in the model's order), with their
+    predictions (ties and marks then count from the measured best): :attr:`verified`,
     :attr:`measured` and :attr:`verify_note` say what was timed and how, and :attr:`order` says so in words.
     """
 

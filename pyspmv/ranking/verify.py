@@ -34,6 +34,14 @@ VERIFY_BUDGET_S = 0.1
 _MEDIAN_ABS_NORMAL = 0.6744897501960817
 #: The most configurations ``rank(verify="auto")`` times.
 AUTO_MAX = 10
+#: The most configurations of one kernel (library, format and kernel: its thread mappings and format parameters
+#: apart) among those ``rank(verify="auto")`` times: past them it takes the next kernel's. At scale the model errs
+#: in the kernel more than in its parameters: a large matrix whose first ten were ten SELL configurations had
+#: cuSPARSE's SELL fastest, 22 % ahead. Replayed held out on the H200 data (benchmarks/verify_auto.py, n_calls=
+#: 10000), a cap of 3 against none: at 1e6+ entries (156 matrix/type pairs) 92.3 % within 5 % either way, beyond
+#: 20 % 0.6 against 1.3 %, verifying 20 % cheaper; below 1e6 entries, 3 of 769 pairs fewer within 5 %, none more
+#: beyond 20 %.
+AUTO_PER_KERNEL = 3
 #: Untimed runs ``rank(verify="auto")`` makes of each configuration, at most: fewer than verify=k's, since it
 #: measures only where products are long enough to pay, and there the GPU's run-to-run spread is a few per cent
 #: (the median q75/q25 of the H200 datasets' configurations at 1.1e6-1.4e7 entries: 1.015-1.027).
@@ -117,6 +125,26 @@ def weigh_verify(t: list[float], conv: list[float], n_calls: int, tie_tol: float
     return cost, n_calls * max(per_call, 0.0)
 
 
+def auto_candidates(ids: list[str], most: int | None = None) -> list[int]:
+    """The positions in ``ids`` (a ranking's usable configurations, best first) of those ``rank(verify="auto")``
+    may time, best first: at most ``most`` (default :data:`AUTO_MAX`), and at most :data:`AUTO_PER_KERNEL` of any
+    one kernel."""
+    most = AUTO_MAX if most is None else most
+    seen: dict[tuple[str, str, str], int] = {}
+    out: list[int] = []
+    if most < 1:
+        return out
+    for i, cid in enumerate(ids):
+        c = config(cid)
+        key = (c.library, c.format, c.kernel)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= AUTO_PER_KERNEL:
+            out.append(i)
+            if len(out) == most:
+                break
+    return out
+
+
 def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gpu.DeviceMatrix | None, p: _Fits,
                  n_calls: int | None) -> None:
     """rank(verify=k): time the first k usable configurations of ``r`` (unless n_calls says it does not pay) and
@@ -126,9 +154,12 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
     require_device(r.device)              # whether or not n_calls has it measure: the same answer every time
     auto = k == "auto"
     most = AUTO_MAX if auto else int(k)
-    n = 0
-    while n < len(r) and n < most and math.isfinite(r[n][1]):     # inf (cannot serve A) only last
-        n += 1
+    usable = 0
+    while usable < len(r) and math.isfinite(r[usable][1]):         # inf (cannot serve A) only last
+        usable += 1
+    cand = ([r[i] for i in auto_candidates([c for c, _ in r[:usable]])] if auto   # the candidates, best first
+            else list(r[:min(usable, most)]))
+    n = len(cand)
     asked = (f"verify={k!r}" if auto else f"verify={k}") + (f" with n_calls={n_calls}" if n_calls is not None else "")
     fewer = f" (only {n} can serve the matrix)" if n < most and not auto else ""
     if n == 0:
@@ -153,7 +184,7 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
                                  "it with; the model's order stands.")
                 return
             tol = tie_tol_at(r.precision, r.device, M.nnz)
-            t, conv = _predicted_parts(r, p, n, M.nnz, n_calls, on_device)
+            t, conv = _predicted_parts(cand, p, M.nnz, n_calls, on_device)
             if auto:
                 n, cost, gain = choose_k(t, conv, n_calls, tol)
                 if n == 0:
@@ -179,7 +210,8 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
                 r.verify_note = f"{asked}: nothing measured{fewer}: {nums}: it does not pay; the model's order stands."
                 return
             weighed = f"; {nums}" + (f"; k={n}, where the expected gain over the cost is largest" if auto else "")
-    rows = _measure(M, on_gpu, [c for c, _ in r[:n]], r.device, r.dtype, auto)
+    cand = cand[:n]
+    rows = _measure(M, on_gpu, [c for c, _ in cand], r.device, r.dtype, auto)
 
     def key(m: Measured) -> float:
         conv = m.convert_ms / n_calls if n_calls is not None and math.isfinite(m.convert_ms) else 0.0
@@ -187,9 +219,9 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
 
     ok = sorted((m for m in rows if m.status == "ok" and math.isfinite(m.median_ms)), key=key)   # stable
     bad = [m for m in rows if not (m.status == "ok" and math.isfinite(m.median_ms))]
-    predicted = dict(r[:n])
-    model_rank = {c: i for i, (c, _) in enumerate(r[:n], 1)}
-    r[:n] = [(m.config, predicted[m.config]) for m in ok + bad]
+    predicted = dict(cand)
+    model_rank = {c: i for i, (c, _) in enumerate(r, 1)}
+    r[:] = [(m.config, predicted[m.config]) for m in ok + bad] + [item for item in r if item[0] not in predicted]
     r.verified = tuple(ok + bad)
     where = " converted on the GPU" if r.device == "cuda" else ""
     by = "measured time plus measured conversion / n_calls" if n_calls is not None else "measured time"
@@ -202,23 +234,24 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
     else:
         said = "none could be timed"
     failed = "".join(f"; {m.config} not timed ({m.status}: {m.note})" for m in bad)
-    r.verify_note = (f"{asked}: the model's first {n} configurations{fewer} timed on {r.device}{where}, "
+    capped = " (at most {} of one kernel)".format(AUTO_PER_KERNEL) if model_rank[cand[-1][0]] > n else ""
+    r.verify_note = (f"{asked}: the model's first {n} configurations{capped}{fewer} timed on {r.device}{where}, "
                      f"re-ordered by {by}: {said}{failed}{weighed}.")
 
 
-def _predicted_parts(r: Ranking, p: _Fits, n: int, nnz: int, n_calls: int,
+def _predicted_parts(cand: list[tuple[str, float]], p: _Fits, nnz: int, n_calls: int,
                      on_device: bool = False) -> tuple[list[float], list[float]]:
-    """The predicted product times and conversion times (ms) of the first ``n`` configurations of ``r``, ranked
-    with ``n_calls``: the product time what remains of the prediction once the model's conversion fit (as rank()
-    added it; no fit: 0) is taken out; the conversion that fit, or, converted on the GPU (``on_device``),
+    """The predicted product times and conversion times (ms) of the configurations ``cand`` (pairs of a ranking
+    made with ``n_calls``): the product time what remains of the prediction once the model's conversion fit (as
+    rank() added it; no fit: 0) is taken out; the conversion that fit, or, converted on the GPU (``on_device``),
     :func:`device_convert_ms`."""
     fits = {f: (a, b) for f, a, b in zip(p.formats, *p.convert)}
     host = []
-    for c, _ in r[:n]:
+    for c, _ in cand:
         a, b = fits.get(config(c).format, (math.nan, math.nan))
         ms = a + b * nnz
         host.append(float(ms) if math.isfinite(ms) else 0.0)
-    t = [max(v - c / n_calls, 1e-12) for (_, v), c in zip(r[:n], host)]
+    t = [max(v - c / n_calls, 1e-12) for (_, v), c in zip(cand, host)]
     conv = [device_convert_ms(x) for x in t] if on_device else host
     return t, conv
 

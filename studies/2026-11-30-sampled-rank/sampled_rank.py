@@ -446,7 +446,7 @@ def score_unit(u: Unit, n_calls: int, table: list[tuple[float, float]]) -> list[
         rows.append({"run": f"{source} first pick", "k": 0, **kept_row(u, i, best, float(per["ratio"].iloc[0]))})
         if abs(rows[-1]["slowdown"] - float(per["slowdown"].iloc[0])) > 1e-12:
             raise AssertionError(f"{unit}: the tie counted here differs from pyspmv.evaluate.ranking's")
-        g = pd.DataFrame({"ms": u.ms, "pred_ms": pred})
+        g = pd.DataFrame({"config": u.configs, "ms": u.ms, "pred_ms": pred})
         ms_kept, k, _ = replay(g, n_calls, 0, tol_for(float(u.nnz), table))
         ok = np.isfinite(u.ms) & np.isfinite(pred)
         cand = np.flatnonzero(ok & (u.ms == ms_kept))
