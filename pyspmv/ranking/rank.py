@@ -302,10 +302,8 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
 
         ``'auto'``: with ``n_calls``, the k in 2..10 whose expected gain exceeds its cost by the most
         (:func:`~pyspmv.ranking.verify.choose_k`: the model's error read at the matrix's size, GPU conversions at
-        their measured cost, fewer runs each), none where no k pays or without ``n_calls``; its candidates are the
-        ranking's first with at most :data:`~pyspmv.ranking.verify.AUTO_PER_KERNEL` of one kernel
-        (:func:`~pyspmv.ranking.verify.auto_candidates`), measured first in the ranking, the rest after them in the
-        model's order. Held out on the H200 data at 1e6+ entries, ``n_calls=10000``: see
+        their measured cost, fewer runs each), none where no k pays or without ``n_calls``; of the first with
+        at most 3 of one kernel (:func:`~pyspmv.ranking.verify.auto_candidates`). Held out on H200 data:
         ``benchmarks/results/verify_auto_h200.md``.
     target : str, optional
         Rank with the shipped default of this machine (:data:`pyspmv.ranking.targets.TARGETS`: ``'h200'``, ``'h100'``,
