@@ -283,8 +283,8 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         :data:`VERIFY_REPEATS` timed runs each within :data:`VERIFY_BUDGET_S` seconds. On ``'cuda'`` each is
         converted on the GPU (:func:`pyspmv.devices.gpu.convert_on_device`) from a CSR there: a matrix that
         lives on the GPU read in place, any other uploaded once as CSR (CSR in a locality order is made on the
-        host and uploaded). With ``n_calls`` the order is by measured time plus the
-        measured conversion divided by ``n_calls``. The Ranking says what was done:
+        host and uploaded). With ``n_calls`` the order is by measured time plus the measured conversion divided
+        by ``n_calls``. The Ranking says what was done:
         :attr:`Ranking.verified` (ids, measured ms and quartiles), :attr:`Ranking.verify_note` (also in
         :meth:`Ranking.notes`), ``measured_ms`` in ``to_frame()``.
 
