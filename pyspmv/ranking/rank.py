@@ -303,8 +303,7 @@ def rank(A: MatrixLike | SparseOnDevice, model: ModelLike | str | os.PathLike[st
         ``'auto'``: with ``n_calls``, the k in 2..10 whose expected gain exceeds its cost by the most
         (:func:`~pyspmv.ranking.verify.choose_k`: the model's error read at the matrix's size, GPU conversions at
         their measured cost, fewer runs each), none where no k pays or without ``n_calls``; of the first with
-        at most 3 of one kernel (:func:`~pyspmv.ranking.verify.auto_candidates`). Held out on H200 data:
-        ``benchmarks/results/verify_auto_h200.md``.
+        at most 3 of one kernel (:func:`~pyspmv.ranking.verify.auto_candidates`; ``benchmarks/verify_auto.py``).
     target : str, optional
         Rank with the shipped default of this machine (:data:`pyspmv.ranking.targets.TARGETS`: ``'h200'``, ``'h100'``,
         ``'cpu'``), not a calibrated one; with a model, a check that it was measured there. None: the GPU present's.
