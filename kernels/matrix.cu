@@ -34,12 +34,14 @@ static int stage_open(stage *S, spmv_err *err) {
     return SPMV_OK;
 }
 
-/* Waits for the copies still in flight out of S's buffers (their source must outlive them), frees them;
- * the first failure's status, else rc. */
+/* Waits for the copies still in flight out of S's buffers (their source and the buffers must outlive
+ * them), after a failure too, and frees the buffers; rc where it is a failure, else the wait's status. */
 static int stage_close(stage *S, int rc, spmv_err *err) {
     for (int k = 0; k < 2; k++) {
-        if (S->busy[k] && !rc)
-            rc = spmv_cuda_status(cudaEventSynchronize(S->moved[k]), "an upload", err);
+        if (S->busy[k]) {
+            cudaError_t e = cudaEventSynchronize(S->moved[k]);
+            if (!rc) rc = spmv_cuda_status(e, "an upload", err);
+        }
         if (S->moved[k]) cudaEventDestroy(S->moved[k]);
         if (S->buf[k]) cudaFreeHost(S->buf[k]);
     }
