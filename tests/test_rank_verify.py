@@ -489,7 +489,7 @@ def test_auto_times_the_k_its_rule_chooses_with_fewer_runs(fake):
 
 def test_auto_candidates_take_at_most_a_few_of_one_kernel():
     """verify='auto''s candidates: the ranking's order, at most AUTO_PER_KERNEL configurations of one kernel
-    (library, format, kernel; its parameters apart), at most ``most``; the note says when it skipped some."""
+    (Config.kernel_id; its parameters apart), at most ``most``."""
     sell = [c.id for c in pyspmv.configs("cuda") if c.id.startswith("pyspmv/sell/")]
     jad = [c.id for c in pyspmv.configs("cuda") if c.id.startswith("pyspmv/jad/")]
     ranked = sell[:6] + jad[:2] + ["cusparse/sell/alg1/c=32", "cusparse/csr/default"] + sell[6:8] + jad[2:5]

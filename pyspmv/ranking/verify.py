@@ -34,7 +34,7 @@ VERIFY_BUDGET_S = 0.1
 _MEDIAN_ABS_NORMAL = 0.6744897501960817
 #: The most configurations ``rank(verify="auto")`` times.
 AUTO_MAX = 10
-#: The most configurations of one kernel (library, format and kernel: its thread mappings and format parameters
+#: The most configurations of one kernel (:attr:`Config.kernel_id`: its thread mappings and format parameters
 #: apart) among those ``rank(verify="auto")`` times: past them it takes the next kernel's. At scale the model errs
 #: in the kernel more than in its parameters: a large matrix whose first ten were ten SELL configurations had
 #: cuSPARSE's SELL fastest, 22 % ahead. Replayed held out on the H200 data (benchmarks/verify_auto.py, n_calls=
@@ -130,18 +130,15 @@ def auto_candidates(ids: list[str], most: int | None = None) -> list[int]:
     may time, best first: at most ``most`` (default :data:`AUTO_MAX`), and at most :data:`AUTO_PER_KERNEL` of any
     one kernel."""
     most = AUTO_MAX if most is None else most
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[str, int] = {}
     out: list[int] = []
-    if most < 1:
-        return out
     for i, cid in enumerate(ids):
-        c = config(cid)
-        key = (c.library, c.format, c.kernel)
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] <= AUTO_PER_KERNEL:
+        if len(out) >= most:
+            break
+        kernel = config(cid).kernel_id
+        seen[kernel] = seen.get(kernel, 0) + 1
+        if seen[kernel] <= AUTO_PER_KERNEL:
             out.append(i)
-            if len(out) == most:
-                break
     return out
 
 
@@ -234,7 +231,7 @@ def verify_first(r: Ranking, k: int | str, M: Any, on_gpu: arrays.DeviceCSR | gp
     else:
         said = "none could be timed"
     failed = "".join(f"; {m.config} not timed ({m.status}: {m.note})" for m in bad)
-    capped = " (at most {} of one kernel)".format(AUTO_PER_KERNEL) if model_rank[cand[-1][0]] > n else ""
+    capped = f" (at most {AUTO_PER_KERNEL} of one kernel)" if model_rank[cand[-1][0]] > n else ""
     r.verify_note = (f"{asked}: the model's first {n} configurations{capped}{fewer} timed on {r.device}{where}, "
                      f"re-ordered by {by}: {said}{failed}{weighed}.")
 
