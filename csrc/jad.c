@@ -1,14 +1,17 @@
 // csrc/jad.c: JAD (jagged diagonals) — size query, conversion from CSR, back to CSR, CPU kernel
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Layout (spmv_fmt with format SPMV_FMT_JAD): no parameters.  Rows are permuted by length,
+// Layout (spmv_fmt with format SPMV_FMT_JAD): param[0] = vals, 0, 8 or 16.  Rows are permuted by length,
 // descending and stably; jagged diagonal k holds entry k of every permuted row longer than k, which
 // is a prefix of the permuted rows, so entry k of permuted row r is at jd_ptr[k] + r and no slot is
 // padding (no fill guard needed: there are exactly nnz slots).
 //   scalar[0] = njd, the longest row's length;
 //   idx[0] = perm[nrows]: perm[r] = the original row at permuted position r;
 //   idx[1] = jd_ptr[njd+1]: start of each jagged diagonal;
-//   idx[2] = col[nnz], val[0] = values[nnz], diagonal after diagonal.
+//   idx[2] = col[nnz], val[0] = values[nnz], diagonal after diagonal (vals = 0);
+//   with vals = 8 or 16 the values are a table (csrc/vtab.c): val[0] = the distinct values,
+//   idx[3] = each slot's index into them, vals bits a slot (a float64 entry moves 5 or 6 bytes
+//   where it moved 12).
 // Kernel variant 0: row-parallel over permuted rows; row r walks diagonals k while
 // jd_ptr[k] + r < jd_ptr[k+1] and writes y[perm[r]] (0 for empty rows).
 #include "spmv_internal.h"
@@ -20,15 +23,17 @@ static int32_t jad_maxlen(const spmv_csr *A) {
     return m;
 }
 
-static int jad_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
-    (void)err;
-    int32_t njd = jad_maxlen(A);
+/* The sizes for njd jagged diagonals, after the parameter's check. */
+static int jad_sizes(spmv_fmt *F, int32_t njd, spmv_err *err) {
     F->scalar[0] = njd;
-    F->nidx[0] = A->nrows;
+    F->nidx[0] = F->nrows;
     F->nidx[1] = (int64_t)njd + 1;
     F->nidx[2] = F->nnz;
-    F->nval[0] = F->nnz;
-    return SPMV_OK;
+    return spmv_vtab_size("jad", F->param[0], F->nnz, 0, &F->nval[0], &F->nidx[3], err);
+}
+
+static int jad_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
+    return jad_sizes(F, jad_maxlen(A), err);
 }
 
 /* perm (a stable counting sort by descending length) and jd_ptr, into F's arrays. */
@@ -69,13 +74,16 @@ static int32_t jad_len(const int32_t *jd, int32_t njd, int32_t r) {
 /* Jagged diagonals never grow (each is a prefix of the permuted rows), so row r's entries are the
  * diagonals k with jd_ptr[k] + r < jd_ptr[k+1], which the kernel and jad_len rely on. */
 static int jad_check(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"perm", "jd_ptr", "col", NULL, "values", NULL};
-    int32_t n = F->nrows;
-    int rc = spmv_fmt_scalar(F, 0, 0, F->nnz, "jagged diagonals", err);
+    static const char *const what[] = {"perm", "jd_ptr", "col", "value indices", "values", NULL};
+    int32_t n = F->nrows, vals = F->param[0];
+    int64_t nidx[SPMV_MAXIDX] = {n, 0, F->nnz, 0}, nval[SPMV_MAXVAL] = {0};
+    int rc = spmv_vtab_size("jad", vals, F->nnz, 0, &nval[0], &nidx[3], err);
+    if (rc == SPMV_OK) rc = spmv_fmt_scalar(F, 0, 0, F->nnz, "jagged diagonals", err);
     if (rc) return rc;
     int32_t njd = (int32_t)F->scalar[0];
-    int64_t nidx[SPMV_MAXIDX] = {n, (int64_t)njd + 1, F->nnz}, nval[SPMV_MAXVAL] = {F->nnz};
+    nidx[1] = (int64_t)njd + 1;
     rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    if (rc == SPMV_OK && vals) rc = spmv_vtab_check(F->idx[3], F->nnz, vals, "jad", err);
     if (rc == SPMV_OK) rc = spmv_fmt_ptr(F, F->idx[1], njd, F->nnz, 1, "jd_ptr", err);
     if (rc == SPMV_OK) rc = spmv_fmt_perm(F, F->idx[0], n, "perm", err);
     const int32_t *perm = F->idx[0], *jd = F->idx[1], *col = F->idx[2];
@@ -96,13 +104,7 @@ static int jad_check(const spmv_fmt *F, spmv_err *err) {
 }
 
 static int jad_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
-    (void)err;
-    F->scalar[0] = S->lmax;
-    F->nidx[0] = S->A->nrows;
-    F->nidx[1] = (int64_t)S->lmax + 1;
-    F->nidx[2] = F->nnz;
-    F->nval[0] = F->nnz;
-    return SPMV_OK;
+    return jad_sizes(F, S->lmax, err);
 }
 
 SPMV_API const spmv_format_ops spmv_jad_ops = {
@@ -115,4 +117,5 @@ SPMV_API const spmv_format_ops spmv_jad_ops = {
     .mv_f64 = jad_mv_f64,
     .check = jad_check,
     .size_summary = jad_size_summary,
+    .vals_slot = 1,
 };

@@ -103,9 +103,13 @@ SPMV_API int spmv_csr_copy(const spmv_csr *A, int64_t indptr_len, int64_t indice
  * accepts): perm[k] is the row (and column) of A that comes k-th, the graph of A + A^T numbered
  * breadth first from a vertex of least degree in each component, neighbours by increasing degree
  * and then number, reversed.  Deterministic.  Returns 0, SPMV_ENOTAPPLICABLE (not square),
- * SPMV_EINVAL (NULL) or SPMV_ENOMEM.  O(nnz log(max row length)) time, about 12 nnz + 29 nrows
- * bytes of workspace.  CSR's order=1 converts with it (csrc/csr.c). */
+ * SPMV_EINVAL (NULL) or SPMV_ENOMEM.  O(nnz log(max row length)), 12 nnz + 29 nrows bytes. */
 SPMV_API int spmv_order_rcm(const spmv_csr *A, int32_t *perm, spmv_err *err);
+
+/* A format's vals = 8 or 16 (csrc/vtab.c): its table's length and index words for nnz entries; the
+ * refusals host and device share (SPMV_EINVAL: other bits; SPMV_ENOTAPPLICABLE: > 2^bits values). */
+SPMV_API int spmv_vtab_size(const char *fmt, int32_t bits, int64_t nnz, int64_t ndistinct,
+                            int64_t *len, int64_t *words, spmv_err *err);
 
 /* Find the first non-finite entry of v[n]; SPMV_EINVAL with where = its position, else 0.  O(n). */
 SPMV_API int spmv_finite_check_f32(const float *v, int64_t n, spmv_err *err);
@@ -121,8 +125,7 @@ typedef struct {
     int format; /* SPMV_MM_COORDINATE or SPMV_MM_ARRAY */
     int field;  /* SPMV_MM_REAL, _INTEGER or _PATTERN (coordinate only) */
     int32_t nrows, ncols;
-    int64_t
-        nentries; /* entry lines the size line declares (as stored: one triangle if symmetric) */
+    int64_t nentries;   /* entry lines the size line declares (one triangle if symmetric) */
     int64_t first_line; /* the line number of the body's first byte, for messages */
 } spmv_mm_body;
 

@@ -130,7 +130,23 @@ typedef struct {
     const spmv_pass_part *pass;
     int32_t unread; /* bit k: no kernel reads idx[k] (spmv_format_unread) */
     int finite_x;   /* kernels multiply padding zeros by x (spmv_format_finite_x) */
+    int vals_slot;  /* 1 + the parameter slot of a value table's bits (csrc/vtab.c); 0: none */
 } spmv_format_ops;
+
+/* ---- value tables (csrc/vtab.c; sizes and refusals: spmv_vtab_size, spmv.h) ---- */
+
+/* tab[len] and words[words] (spmv_vtab_size's) from the nnz values in storage order, es = 4 or 8
+ * bytes each; fmt names the format in messages.  SPMV_ENOTAPPLICABLE past 2^bits distinct values. */
+SPMV_API int spmv_vtab_fill(const void *stored, int es, int64_t nnz, int32_t bits, void *tab,
+                            int32_t *words, const char *fmt, spmv_err *err);
+/* SPMV_EINDEX where an index passes the table or a slot past nnz is not 0. */
+SPMV_API int spmv_vtab_check(const int32_t *words, int64_t nnz, int32_t bits, const char *fmt,
+                             spmv_err *err);
+/* Entry q's index. */
+static inline uint32_t spmv_vtab_get(const int32_t *words, int64_t q, int32_t bits) {
+    int64_t bit = q * bits;
+    return ((uint32_t)words[bit >> 5] >> (bit & 31)) & ((1u << bits) - 1u);
+}
 
 /* ---- configurations (csrc/config.c) ---- */
 

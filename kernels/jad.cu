@@ -7,17 +7,31 @@
 // length is the number of diagonals longer than r: a binary search over jd_ptr (shared by the
 // whole warp, so L1 hits) finds it first, and the loop over the row's entries then has no
 // data-dependent exit and keeps several loads in flight.  Row sums run in diagonal order:
-// deterministic.
+// deterministic.  With vals = 8 or 16 (csrc/vtab.c) a slot's value is its index's entry of the
+// table: the index stream coalesces like the columns, the table (a few hundred values at most on
+// the matrices it suits) stays in L1.
 #include "dot.cuh"
 #include "kern.h"
 
+/* Slot q's value: stored (VB 0), or the table's entry at its VB-bit index. */
+template <typename T, int VB>
+__device__ __forceinline__ T jad_value(const T *__restrict__ val, const void *__restrict__ vix,
+                                       int32_t q) {
+    if constexpr (VB == 0)
+        return __ldcs(val + q);
+    else if constexpr (VB == 8)
+        return __ldg(val + __ldcs(static_cast<const unsigned char *>(vix) + q));
+    else
+        return __ldg(val + __ldcs(static_cast<const unsigned short *>(vix) + q));
+}
+
 /* DOT: w . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
-template <typename T, bool DOT>
+template <typename T, bool DOT, int VB>
 __global__ void __launch_bounds__(1024)
     jad_row_kernel(int32_t nrows, int32_t njd, const int32_t *__restrict__ perm,
                    const int32_t *__restrict__ jd_ptr, const int32_t *__restrict__ col,
-                   const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,
-                   spmv_cuda_dot d) {
+                   const T *__restrict__ val, const void *__restrict__ vix, const T *__restrict__ x,
+                   T *__restrict__ y, spmv_cuda_dot d) {
     int64_t r64 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     double acc = 0;
     if (r64 < nrows) {
@@ -33,7 +47,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll 4
         for (int32_t k = 0; k < len; k++) {
             int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
-            sum += __ldcs(val + q) * __ldg(x + __ldcs(col + q));
+            sum += jad_value<T, VB>(val, vix, q) * __ldg(x + __ldcs(col + q));
         }
         acc = spmv_row_store<DOT>(y, x, d, __ldg(perm + r), sum);
     } else if (!DOT) {
@@ -42,19 +56,30 @@ __global__ void __launch_bounds__(1024)
     if (DOT) spmv_dot_partial(acc, d);
 }
 
-template <typename T>
-static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
-                              T *y, const spmv_cuda_dot *d, cudaStream_t s) {
-    (void)aux;
+template <typename T, int VB>
+static void jad_launch_vb(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
+                          const spmv_cuda_dot *d, cudaStream_t s) {
     const unsigned g = spmv_cuda_blocks(D->nrows, L->block);
     const int32_t njd = (int32_t)D->scalar[0];
     const T *val = (const T *)D->val[0];
     if (d)
-        jad_row_kernel<T, true>
-            <<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val, x, y, *d);
+        jad_row_kernel<T, true, VB><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
+                                                           D->idx[2], val, D->idx[3], x, y, *d);
     else
-        jad_row_kernel<T, false><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
-                                                        D->idx[2], val, x, y, spmv_cuda_dot{});
+        jad_row_kernel<T, false, VB><<<g, L->block, 0, s>>>(
+            D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val, D->idx[3], x, y, spmv_cuda_dot{});
+}
+
+template <typename T>
+static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
+                              T *y, const spmv_cuda_dot *d, cudaStream_t s) {
+    (void)aux;
+    if (D->param[0] == 8)
+        jad_launch_vb<T, 8>(D, L, x, y, d, s);
+    else if (D->param[0] == 16)
+        jad_launch_vb<T, 16>(D, L, x, y, d, s);
+    else
+        jad_launch_vb<T, 0>(D, L, x, y, d, s);
     return cudaGetLastError();
 }
 
@@ -112,18 +137,112 @@ __global__ void jad_count_inverse_kernel(int32_t n, int32_t njd,
     }
 }
 
-template <typename T>
+/* VB 0: the value to its slot; 8 or 16: its index in tab[ntab] (the distinct values' bits,
+ * ascending) to slot q of the VB-bit index array, a byte or a short of its own. */
+template <typename T, typename K, int VB>
 __global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
                                 const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
                                 const T *__restrict__ val, const int32_t *__restrict__ inv,
                                 const int32_t *__restrict__ jd, int32_t *__restrict__ jcol,
-                                T *__restrict__ jv) {
+                                T *__restrict__ jv, void *__restrict__ vix,
+                                const K *__restrict__ tab, int32_t ntab) {
     SPMV_CONV_LOOP(p, nnz) {
         int32_t i = rid[p];
         int64_t q = (int64_t)jd[p - ptr[i]] + inv[i];
         jcol[q] = col[p];
-        jv[q] = val[p];
+        if constexpr (VB == 0) {
+            jv[q] = val[p];
+        } else {
+            K k;
+            memcpy(&k, val + p, sizeof k);
+            int32_t lo = 0, hi = ntab; /* the first entry >= k: k itself */
+            while (lo < hi) {
+                int32_t mid = lo + (hi - lo) / 2;
+                if (tab[mid] < k)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if constexpr (VB == 8)
+                static_cast<unsigned char *>(vix)[q] = (unsigned char)lo;
+            else
+                static_cast<unsigned short *>(vix)[q] = (unsigned short)lo;
+        }
     }
+}
+
+/* The value table (csrc/vtab.c) of the CSR's values: their bits sorted, the distinct ones kept
+ * (*uniq, *nuniq), the host's refusal past 2^vals of them; the table array zeroed, then filled. */
+template <typename K>
+static int jad_table(spmv_conv *C, int32_t vals, const K **uniq, int32_t *nuniq, spmv_err *err) {
+    int64_t nnz = C->nnz;
+    cudaStream_t s = C->s;
+    K *sorted = nullptr, *u = nullptr;
+    int64_t *dn = nullptr, hn = 0;
+    int rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "JAD sorted values", (void **)&sorted, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "JAD distinct values", (void **)&u, err);
+    if (!rc) rc = spmv_conv_tmp(C, 8, "JAD distinct count", (void **)&dn, err);
+    const K *keys = static_cast<const K *>(C->val);
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "JAD value sort",
+            [&](void *t, size_t &b) {
+                return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted, nnz, 0,
+                                                      8 * (int)sizeof(K), s);
+            },
+            err);
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "JAD distinct values",
+            [&](void *t, size_t &b) {
+                return cub::DeviceSelect::Unique(t, b, sorted, u, dn, nnz, s);
+            },
+            err);
+    if (!rc)
+        rc = spmv_conv_get(C, &hn, dn, sizeof hn, err); /* a refusal's check: the one more wait */
+    if (rc) return rc;
+    int64_t len, words;
+    rc = spmv_vtab_size("jad", vals, nnz, hn, &len, &words, err); /* the host's refusal */
+    if (rc) return rc;
+    void *tab = C->dev[SPMV_MAXIDX];
+    rc = spmv_cuda_status(cudaMemsetAsync(tab, 0, (size_t)C->D.nval[0] * (size_t)C->elem_size, s),
+                          "JAD table", err);
+    if (!rc)
+        rc = spmv_cuda_status(
+            cudaMemcpyAsync(tab, u, (size_t)hn * sizeof(K), cudaMemcpyDeviceToDevice, s),
+            "JAD table", err);
+    if (!rc)
+        rc = spmv_cuda_status(
+            cudaMemsetAsync(C->dev[3], 0, (size_t)C->D.nidx[3] * sizeof(int32_t), s),
+            "JAD value indices", err);
+    *uniq = u;
+    *nuniq = (int32_t)hn;
+    return rc;
+}
+
+template <typename T, typename K>
+static int jad_fill(spmv_conv *C, int32_t vals, const int32_t *inv, const int32_t *jd,
+                    spmv_err *err) {
+    int64_t nnz = C->nnz;
+    unsigned g = spmv_conv_grid(nnz, 256);
+    const K *tab = nullptr;
+    int32_t ntab = 0;
+    int rc = vals ? jad_table<K>(C, vals, &tab, &ntab, err) : SPMV_OK;
+    if (rc) return rc;
+    const T *val = static_cast<const T *>(C->val);
+    int32_t *jcol = (int32_t *)C->dev[2];
+    T *jv = static_cast<T *>(C->dev[SPMV_MAXIDX]);
+    if (vals == 8)
+        jad_fill_kernel<T, K, 8><<<g, 256, 0, C->s>>>(nnz, C->ptr, C->rid, C->col, val, inv, jd,
+                                                      jcol, nullptr, C->dev[3], tab, ntab);
+    else if (vals == 16)
+        jad_fill_kernel<T, K, 16><<<g, 256, 0, C->s>>>(nnz, C->ptr, C->rid, C->col, val, inv, jd,
+                                                       jcol, nullptr, C->dev[3], tab, ntab);
+    else
+        jad_fill_kernel<T, K, 0><<<g, 256, 0, C->s>>>(nnz, C->ptr, C->rid, C->col, val, inv, jd,
+                                                      jcol, jv, nullptr, nullptr, 0);
+    return spmv_conv_launched("JAD fill", err);
 }
 
 __global__ void jad_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
@@ -131,7 +250,12 @@ __global__ void jad_iota_kernel(int32_t n, int32_t *__restrict__ perm) {
 }
 
 int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
-    int rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: jd_ptr's length */
+    int32_t vals = C->D.param[0];
+    int64_t ntab, nwords;
+    spmv_err perr;
+    int rc = spmv_vtab_size("jad", vals, C->nnz, 0, &ntab, &nwords, &perr);
+    if (rc) return spmv_conv_param_fail(C, rc, &perr, err);
+    rc = spmv_conv_read(C, nullptr, 0, err); /* the one wait: jd_ptr's length */
     if (rc) return rc;
     int32_t n = C->nrows, njd = C->maxlen;
     int64_t nnz = C->nnz;
@@ -140,7 +264,8 @@ int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
     rc = spmv_conv_out(C, 0, 0, n, "JAD perm", err);
     if (!rc) rc = spmv_conv_out(C, 0, 1, (int64_t)njd + 1, "JAD jd_ptr", err);
     if (!rc) rc = spmv_conv_out(C, 0, 2, nnz, "JAD col", err);
-    if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "JAD values", err);
+    if (!rc && vals) rc = spmv_conv_out(C, 0, 3, nwords, "JAD value indices", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, ntab, vals ? "JAD value table" : "JAD values", err);
     if (rc) return rc;
     int32_t *perm = (int32_t *)C->dev[0], *jd = (int32_t *)C->dev[1];
     if (njd == 0) { /* no entries: every row in place, one jd_ptr of 0 */
@@ -184,14 +309,6 @@ int spmv_conv_jad(spmv_conv *C, spmv_err *err) {
             err);
     if (!rc) rc = spmv_conv_rid(C, err);
     if (rc) return rc;
-    unsigned g = spmv_conv_grid(nnz, 256);
-    if (C->elem_size == 4)
-        jad_fill_kernel<float><<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const float *)C->val,
-                                                 inv, jd, (int32_t *)C->dev[2],
-                                                 (float *)C->dev[SPMV_MAXIDX]);
-    else
-        jad_fill_kernel<double>
-            <<<g, 256, 0, s>>>(nnz, C->ptr, C->rid, C->col, (const double *)C->val, inv, jd,
-                               (int32_t *)C->dev[2], (double *)C->dev[SPMV_MAXIDX]);
-    return spmv_conv_launched("JAD fill", err);
+    return C->elem_size == 4 ? jad_fill<float, uint32_t>(C, vals, inv, jd, err)
+                             : jad_fill<double, uint64_t>(C, vals, inv, jd, err);
 }

@@ -77,6 +77,14 @@ def _huge_row(n: int, long: int, seed: int) -> sp.csr_array:
     return A
 
 
+def _few_values(A: sp.csr_array, step: float) -> sp.csr_array:
+    """A with its values rounded to multiples of step: few distinct ones (-0.0 among them where a negative
+    value rounds to 0), what JAD's value tables (vals=8, 16) hold."""
+    A = A.copy()
+    A.data = np.round(A.data / step) * step
+    return A
+
+
 def matrices() -> dict[str, object]:
     rng = np.random.default_rng(7)
     dup_r = rng.integers(0, 400, 6_000)
@@ -96,6 +104,9 @@ def matrices() -> dict[str, object]:
         "poisson2d": pyspmv.generate("poisson2d", 120),
         "banded": pyspmv.generate("banded", 30_000),
         "powerlaw": pyspmv.generate("powerlaw", 50_000),  # above 1e5 entries
+        "few_values_empty_rows": _few_values(_with_empty_rows(2_000, 1_500, 0.01, 11), 0.25),
+        "few_values_huge_row": _few_values(_huge_row(20_000, 15_000, 12), 0.125),
+        "four_hundred_values": _few_values(_with_empty_rows(500, 500, 0.05, 13), 1 / 400),
     }
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import assert_exact_and_close, convert_raw, random_csr
+from glue import TOL, assert_exact_and_close, convert_raw, random_csr, state_args
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import csr_matrices
 
+import pyspmv
 from pyspmv import _core
 
 
@@ -62,3 +66,94 @@ def test_very_long_row_needs_no_padding(dtype):
     assert state.scalars[0] == 400 and state.index_arrays[2].size == A.nnz
     assert state.index_arrays[0][0] == 250
     assert_exact_and_close(state, A, dtype)
+
+
+# ---- values as indices into a table of the distinct ones (vals = 8 or 16; csrc/vtab.c) ------------------------
+
+def few_values(m, n, density, seed, dtype, k):
+    """random_csr's pattern (explicit zeros included) with values drawn from k distinct ones, 0.0 and -0.0 among
+    them (distinct bits: the table must keep both)."""
+    A = random_csr(m, n, density, seed=seed, dtype=dtype)
+    pool = np.concatenate([[0.0, -0.0], np.random.default_rng(seed).standard_normal(max(k - 2, 0))]).astype(dtype)
+    A.data = pool[np.random.default_rng(seed + 1).integers(0, k, A.nnz)]
+    return A
+
+
+def indices_of(state, bits):
+    """The layout's value index of every slot, as the CUDA kernels read the words (little-endian)."""
+    return state.index_arrays[3].view(np.uint8 if bits == 8 else np.uint16)[:state.nnz]
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_value_table_layout(bits):
+    s = convert_raw("jad", SMALL, bits)
+    idx, val = s.index_arrays, s.value_arrays
+    assert s.params[0] == bits
+    np.testing.assert_array_equal(idx[2], [0, 1, 2, 3, 1, 4, 5, 2, 5])      # the columns as without a table
+    np.testing.assert_array_equal(val[0], np.arange(9.0))                   # distinct values, ascending bits
+    assert idx[3].size == -(-9 * bits // 32)
+    np.testing.assert_array_equal(indices_of(s, bits), [3, 1, 7, 6, 4, 2, 8, 0, 5])
+    assert not idx[3].view(np.uint8)[9 * bits // 8:].any()                  # the last word's spare slots: 0
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("m", "n", "density", "k"), [(1, 1, 1.0, 1), (1, 1, 0.0, 1), (9, 9, 0.0, 3),
+                                                      (45, 45, 0.1, 2), (37, 90, 0.05, 7), (90, 13, 0.3, 256),
+                                                      (400, 300, 0.2, 200), (3, 500, 1.0, 40)])
+def test_value_table_round_trip_and_product(m, n, density, k, dtype, bits):
+    A = few_values(m, n, density, m * n, dtype, k)
+    s = convert_raw("jad", A, bits, dtype=dtype)
+    table = s.value_arrays[0]
+    assert table.dtype == dtype and table.size == min(2**bits, A.nnz)
+    distinct = np.unique(A.data.view(np.uint32 if dtype == np.float32 else np.uint64))
+    np.testing.assert_array_equal(table.view(distinct.dtype)[:distinct.size], distinct)
+    assert not table[distinct.size:].any()
+    assert_exact_and_close(s, A, dtype)                     # -0.0 comes back as -0.0: compared bit for bit below
+    np.testing.assert_array_equal(_core.to_csr(s)[2].view(distinct.dtype), A.data.view(distinct.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_value_table_of_too_many_values_is_not_applicable(dtype):
+    A = random_csr(40, 40, 0.5, seed=3, dtype=dtype)
+    A.data = np.arange(A.nnz, dtype=dtype) + 1                  # 800 distinct
+    with pytest.raises(_core.NotApplicableError, match=r"vals=8 indexes at most 256 distinct values; this matrix "
+                                                       r"has more: use vals=16 or vals=0"):
+        convert_raw("jad", A, 8, dtype=dtype)
+    assert_exact_and_close(convert_raw("jad", A, 16, dtype=dtype), A, dtype)
+    with pytest.raises(ValueError, match=r"The 'vals' parameter of jad must be 0 \(values as they are\), 8 or 16"):
+        convert_raw("jad", A, 12, dtype=dtype)
+
+
+def test_value_table_state_checks():
+    """A state whose indices pass the table, or whose spare slots are not 0, is refused by name; its own arrays
+    make a state again (a table holds no padding for the padding check to count)."""
+    s = convert_raw("jad", SMALL, 8)
+    assert _core.to_csr(_core.State(**state_args(s)))[2].tolist() == SMALL.data.tolist()
+    words = s.index_arrays[3].copy()
+    words.view(np.uint8)[4] = 9                                 # slot 4's index: the table holds 9 values
+    with pytest.raises(ValueError, match=r"jad: value index 9 of entry 4 is past the table's 9 values"):
+        _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], words)))
+    words = s.index_arrays[3].copy()
+    words.view(np.uint8)[10] = 1                                # past nnz = 9
+    with pytest.raises(ValueError, match=r"jad: value index slot 10 is past nnz = 9 and must hold 0"):
+        _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], words)))
+    with pytest.raises(ValueError, match=r"idx\[3\] \(value indices\) has 2 entries; it must have 3"):
+        _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], s.index_arrays[3][:2])))
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(max_examples=40, deadline=None)
+@given(A=csr_matrices(), k=st.integers(1, 6))
+def test_value_table_property(bits, dtype, k, A):
+    """Any matrix of few distinct values (empty rows, one row, long rows, duplicates summed, explicit zeros)
+    round-trips exactly and multiplies as scipy does in float64, on the CPU kernel."""
+    S = A.to_scipy().astype(dtype)
+    S.data = (np.round(S.data) % k).astype(dtype)               # at most k distinct values, zeros kept stored
+    B = pyspmv.convert(S, "jad", vals=bits)
+    assert B.to_csr() == pyspmv.Matrix(S)
+    x = np.random.default_rng(S.nnz).uniform(-1, 1, S.shape[1]).astype(dtype)
+    y = pyspmv.spmv(S, x, f"cpu/jad/vals={bits}")
+    ref, scale = S.astype(np.float64) @ x.astype(np.float64), abs(S.astype(np.float64)) @ np.abs(x.astype(np.float64))
+    assert np.all(np.abs(y - ref) <= TOL[np.dtype(dtype).type] * max(float(np.max(scale, initial=0.0)), 1e-300))

@@ -225,6 +225,6 @@ def test_readme_counts_are_read_from_the_code():
     assert _readme_count(r"# (\d+) features, tiers 0-2") == (len(pyspmv.features(A)),)
     assert _readme_count(r"# (\d+) CPU configurations read from the C registry") == (len(pyspmv.configs("cpu")),)
     ranked = len(pyspmv.default_model(target="h200").tables["float64"].ranked().config_ids)
-    assert _readme_count(r"# (\d+) GPU configurations, all ranked by the H200 default") == (
-        len(pyspmv.configs("cuda")),) == (ranked,)
+    assert _readme_count(r"# (\d+) GPU configurations, (\d+) ranked by the H200 default") == (
+        len(pyspmv.configs("cuda")), ranked)
     assert _readme_count(r"the H200's\): the top (\d+)") == (TOP_DEFAULT,)

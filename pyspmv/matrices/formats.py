@@ -205,7 +205,8 @@ def convert(A: MatrixLike, fmt: str, *, dtype: npt.DTypeLike | None = None,
         The format's parameters, case-insensitive: ``sell``: ``c``, ``sigma``; ``bro_ell``: ``h``
         (slice height), ``bits`` (0: adaptive per slice, else 8, 16 or 32); ``hyb``: ``k`` (ELL width,
         -1: Bell–Garland); ``bsr``: ``b`` (block size); ``cidx``: ``bits`` (8 or 16, the column offsets'
-        width).
+        width); ``csr``: ``order`` (1: reverse Cuthill–McKee); ``jad``: ``vals`` (8 or 16: each value an index of
+        that many bits into a table of the matrix's distinct values, refused where there are more than 2**vals).
 
     Returns
     -------

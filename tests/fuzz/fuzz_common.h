@@ -283,6 +283,9 @@ static inline void fz_fmt_params(fz_in *in, int format, int32_t param[2]) {
     case SPMV_FMT_CIDX:
         param[0] = b & 1 ? 16 : 8;
         break;
+    case SPMV_FMT_JAD: /* its values as they are, or a table's indices of 8 or 16 bits */
+        param[0] = (int32_t[]){0, 8, 16}[b % 3];
+        break;
     default:
         break;
     }
