@@ -1,21 +1,27 @@
 """Large matrices against the memory floor: how close the best configuration comes to the GPU's copy
 bandwidth, and whether our own kernels beat cuSPARSE where the structure is irregular.
 
-Usage: python benchmarks/kernels_floor.py --corpus DIR [--prior DATASET ...] [--top 8] [--generated]
-                                          [--out benchmarks/results] [--dtypes float32 float64]
-                                          [--repeats 100] [--budget 0.2] [--limit N]
+Usage: python benchmarks/kernels_floor.py [--corpus DIR] [--scaled DIR] [--real DIR] [--prior TABLE ...]
+                                          [--top 8] [--no-families] [--generated] [--out benchmarks/results]
+                                          [--dtypes float32 float64] [--repeats 100] [--budget 0.2] [--limit N]
 
-Matrices: the large real-structured ones, ``pyspmv.datasets.scaled_corpus(DIR, 3e6, 1.6e7, per_kind=3,
-seed=1)`` (``DIR``: the real matrices of ``../shared/corpus``), and with ``--generated`` a 2-D stencil of
-4.5e7 entries, a power-law matrix of 1e6 rows and a banded one. Each matrix and value type is timed in
-one run together with the copy bandwidth, on these configurations:
+Matrices, every one of 1e6 entries or more in the H200 datasets, rebuilt as each was made:
+
+- ``--corpus DIR``: ``h200_scaled_seed1``, ``pyspmv.datasets.scaled_corpus(DIR, 3e6, 1.6e7, per_kind=3,
+  seed=1)``;
+- ``--scaled DIR``: ``h200_scaled``, ``scaled_corpus(DIR, 1e6, 5e6, per_kind=4, seed=2)`` and ``seed=3``, those
+  the dataset holds (``DIR`` holding only its base matrices: a larger file of a kind could take a place);
+- ``--real DIR``: ``h200``'s real matrices of 1e6 entries or more, from the folder of real ones;
+- ``--generated``: a 2-D stencil of 4.5e7 entries, a power-law matrix of 1e6 rows and a banded one.
+
+Each matrix and value type is timed in one run together with the copy bandwidth, on these configurations:
 
 - every cuSPARSE configuration;
-- every configuration of the new families (:data:`NEW_FAMILIES`) and every one in a locality order
-  (``order=1``);
-- the ``--top`` fastest of our other own configurations for that matrix and type in the ``--prior``
-  datasets (collections of the same matrices on the same GPU) and the fastest of each other family
-  (kernel) there, or all of them where there is no prior.
+- every configuration of the new families (:data:`NEW_FAMILIES`: JAD's value tables);
+- the ``--top`` fastest of our other own configurations for that matrix and type in the ``--prior`` tables
+  (collections and earlier runs of this benchmark on the same matrices and GPU) and, unless ``--no-families``,
+  the fastest of each other family (kernel, and kernel in a locality order) there; all of them where there is
+  no prior.
   The prior only chooses what to time again: every number here is from this run.
 
 Writes ``kernels_floor_<gpu>.csv.gz`` (one row per matrix, type and configuration, appended matrix by
@@ -25,7 +31,9 @@ matrix, so that an interrupted run resumes where it stopped) and ``kernels_floor
   y written once); ``eff_frac = floor_bytes / median / copy``: the fraction of the copy bandwidth
   (bytes read + written, measured in the same run) at the CSR floor;
 - ``bytes_ratio = bytes_moved / floor_bytes``: what the configuration's format moves against CSR;
-- ``irregular``: the coefficient of variation of the row lengths is above 1.
+- ``irregular``: the coefficient of variation of the row lengths is above 1;
+- the targets over every pair, over the pairs whose CSR floor passes the L2 cache (:data:`L2_BYTES`), and
+  without the new families (what the pairs reach without them).
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -44,12 +52,19 @@ from _md import provenance
 from tqdm.auto import tqdm
 
 import pyspmv
-from pyspmv.datasets import scaled_corpus
+from pyspmv.datasets import folder_corpus, scaled_corpus
 
-#: The kernel families this benchmark exists to judge: every configuration of them is timed.
-NEW_FAMILIES: tuple[str, ...] = ("pyspmv/csr/merge", "pyspmv/csr/wide")
+#: The kernel families this benchmark exists to judge (as :func:`family` names them): every configuration of
+#: them is timed. Earlier rounds' (``csr/merge``, ``csr/wide``, the locality order) come from the prior now.
+NEW_FAMILIES: tuple[str, ...] = ("pyspmv/jad+vals",)
 #: Targets of the issue, checked in the summary.
 TARGET_MEDIAN, TARGET_MIN, TARGET_IRREGULAR, TARGET_BYTES = 0.80, 0.55, 1.25, 0.8
+#: The H200's L2 cache: a pair whose CSR floor is smaller can be served from it between runs (DESIGN.md reports
+#: those apart).
+L2_BYTES = 60e6
+#: Base matrices of the scaled datasets, and the real ones, as the datasets were made from them.
+SCALED_SEED1 = dict(min_nnz=3e6, max_nnz=1.6e7, per_kind=3, seeds=(1,), dataset="h200_scaled_seed1")
+SCALED_H200 = dict(min_nnz=1e6, max_nnz=5e6, per_kind=4, seeds=(2, 3), dataset="h200_scaled")
 
 
 def generated() -> list[pyspmv.Matrix]:
@@ -69,24 +84,45 @@ def row_cv(M: pyspmv.Matrix) -> float:
 
 
 def family(cid: str) -> str:
-    """The kernel, with ``+order`` where the matrix is in a locality order (``order=1``)."""
+    """The kernel, with ``+order`` where the matrix is in a locality order (``order=1``) and ``+vals`` where its
+    values are a table (``vals=8`` or ``16``)."""
     c = pyspmv.config(cid)
-    return c.kernel_id + ("+order" if c.format_kwargs.get("order") else "")
+    kw = c.format_kwargs
+    return c.kernel_id + ("+order" if kw.get("order") else "") + ("+vals" if kw.get("vals") else "")
 
 
-def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int) -> list[pyspmv.Config]:
+def sources(args: argparse.Namespace) -> list:
+    """The matrices the arguments name (the module's docstring), as corpus entries or matrices."""
+    out: list = []
+    for folder, r in ((args.corpus, SCALED_SEED1), (args.scaled, SCALED_H200)):
+        if folder:
+            keep = set(pyspmv.datasets.load(r["dataset"]).features.matrix)
+            for seed in r["seeds"]:
+                out += [e for e in scaled_corpus(folder, r["min_nnz"], r["max_nnz"], per_kind=r["per_kind"],
+                                                 seed=seed) if e.name in keep]
+    if args.real:
+        f = pyspmv.datasets.load("h200").features
+        keep = set(f[f.nnz >= 1e6].matrix)
+        out += [e for e in folder_corpus(args.real) if e.name in keep]
+    if args.generated:
+        out += generated()
+    return out
+
+
+def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
+               families: bool = True) -> list[pyspmv.Config]:
     """What to time for one matrix and type (the module's docstring says why)."""
     every = pyspmv.configs("cuda")
-    new = [c.library == "cusparse" or c.kernel_id in NEW_FAMILIES or bool(c.format_kwargs.get("order"))
-           for c in every]
+    new = [c.library == "cusparse" or family(c.id) in NEW_FAMILIES for c in every]
     keep = [c for c, n in zip(every, new) if n]
     others = [c for c, n in zip(every, new) if c.library == "pyspmv" and not n]
     if prior is not None:
         p = prior[(prior.matrix == name) & (prior.dtype == dtype) & (prior.status == "ok")]
         p = p[p.config.str.startswith("pyspmv/")]
         if len(p):
-            fam = p.config.map(family)
-            best = set(p.nsmallest(top, "median_ms").config) | set(p.loc[p.groupby(fam).median_ms.idxmin(), "config"])
+            best = set(p.nsmallest(top, "median_ms").config)
+            if families:
+                best |= set(p.loc[p.groupby(p.config.map(family)).median_ms.idxmin(), "config"])
             others = [c for c in others if c.id in best]
     return keep + others
 
@@ -109,6 +145,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per matrix and type: the best configuration, the best own against the best cuSPARSE."""
     rows = []
     for (name, dtype), g in df[df.status == "ok"].groupby(["matrix", "dtype"], sort=False):
+        g = g.assign(floor_bytes=g.floor_bytes.max())
         g = g.sort_values("median_ms")
         own, cus = g[g.config.str.startswith("pyspmv/")], g[g.config.str.startswith("cusparse/")]
         if own.empty or cus.empty:
@@ -118,19 +155,26 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "matrix": name, "dtype": dtype, "nnz": int(b.nnz), "row_cv": b.row_cv, "best": b.config,
             "best_us": b.median_ms * 1e3, "eff_frac": b.eff_frac, "best_bytes_ratio": b.bytes_ratio,
             "best_own": o.config, "best_cusparse": c.config, "own_vs_cusparse": c.median_ms / o.median_ms,
-            "min_bytes_ratio": g.bytes_ratio.min(),
+            "min_bytes_ratio": g.bytes_ratio.min(), "floor_mb": b.floor_bytes / 1e6,
         })
     return pd.DataFrame(rows)
 
 
-def targets(s: pd.DataFrame) -> str:
-    """The issue's targets, read off the summary."""
+def without_new(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` less the rows of :data:`NEW_FAMILIES`: what the pairs reach without them."""
+    return df[~df.config.map(family).isin(NEW_FAMILIES)]
+
+
+def targets(s: pd.DataFrame, label: str = "") -> str:
+    """The issue's targets, read off the summary (``label``: which pairs, in the first line)."""
+    if s.empty:
+        return f"- {label}: no pair.\n"
     irr = s[s.row_cv > 1]
     geo = float(np.exp(np.log(irr.own_vs_cusparse).mean())) if len(irr) else float("nan")
     wins = s.best.map(family).value_counts()
     small = int((s.min_bytes_ratio < TARGET_BYTES).sum())
     return "\n".join([
-        f"- Best configuration, fraction of copy bandwidth at the CSR floor over {len(s)} matrix/type pairs: "
+        f"- {label}Best configuration, fraction of copy bandwidth at the CSR floor over {len(s)} matrix/type pairs: "
         f"median {s.eff_frac.median():.3f} (target {TARGET_MEDIAN}), minimum {s.eff_frac.min():.3f} "
         f"(target {TARGET_MIN}); float32 median {s[s.dtype == 'float32'].eff_frac.median():.3f}, float64 "
         f"{s[s.dtype == 'float64'].eff_frac.median():.3f}.",
@@ -144,9 +188,14 @@ def targets(s: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, help="folder of the real matrices scaled_corpus() scales")
-    ap.add_argument("--prior", type=Path, nargs="*", default=[], help="collections of the same matrices")
+    ap.add_argument("--corpus", type=Path, help="folder of the real matrices h200_scaled_seed1 scales")
+    ap.add_argument("--scaled", type=Path, help="folder of only the real matrices h200_scaled scales")
+    ap.add_argument("--real", type=Path, help="folder of the real matrices (h200's of 1e6+ entries)")
+    ap.add_argument("--prior", type=Path, nargs="*", default=[],
+                    help="timings of the same matrices: collections' timings.csv.gz, earlier runs' CSV")
     ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--no-families", dest="families", action="store_false",
+                    help="from the prior, only the --top fastest (not also each other family's fastest)")
     ap.add_argument("--generated", action="store_true", help="add the large generated matrices")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
@@ -159,17 +208,16 @@ def main(argv: list[str] | None = None) -> None:
     tag = re.sub(r"[^a-z0-9]+", "_", info["name"].lower()).strip("_")
     args.out.mkdir(parents=True, exist_ok=True)
     csv, md = args.out / f"kernels_floor_{tag}.csv.gz", args.out / f"kernels_floor_{tag}.md"
-    prior = pd.concat([read_table(p) for p in args.prior]) if args.prior else None
+    prior = pd.concat([read_table(p)[["matrix", "dtype", "config", "status", "median_ms"]]
+                       for p in args.prior]) if args.prior else None
     done = set()
     if csv.exists():
         old = pd.read_csv(csv)
         done = set(old.matrix + "/" + old.dtype)
-    sources: list = list(scaled_corpus(args.corpus, 3e6, 1.6e7, per_kind=3, seed=1)) if args.corpus else []
-    if args.generated:
-        sources += generated()
-    sources = sources[:args.limit] if args.limit else sources
+    todo_sources = sources(args)
+    todo_sources = todo_sources[:args.limit] if args.limit else todo_sources
     t0 = time.perf_counter()
-    for src in tqdm(sources, desc="matrices"):
+    for src in tqdm(todo_sources, desc="matrices"):
         name = src.name
         todo = [d for d in args.dtypes if f"{name}/{d}" not in done]
         if not todo:
@@ -177,24 +225,28 @@ def main(argv: list[str] | None = None) -> None:
         M = src if isinstance(src, pyspmv.Matrix) else src.build()
         copy_gbs = gpu.copy_bandwidth(1 << 30, repeats=20)  # per matrix: the same run, the card as it is now
         for dtype in todo:
-            df = measure(M, dtype, candidates(name, dtype, prior, args.top), copy_gbs, args.repeats, args.budget)
+            df = measure(M, dtype, candidates(name, dtype, prior, args.top, args.families), copy_gbs, args.repeats,
+                         args.budget)
             df.to_csv(csv, mode="a", header=not csv.exists(), index=False, float_format="%.6g")
     full = pd.read_csv(csv)
     s = summary(full)
+    big = s[s.floor_mb > L2_BYTES / 1e6]
+    lines = (targets(s) + targets(big, f"CSR floor past the L2 ({L2_BYTES / 1e6:.0f} MB), ")
+             + targets(summary(without_new(full)), f"Without {', '.join(NEW_FAMILIES)}: "))
     with open(md, "w", encoding="utf-8") as f:
         f.write(f"# Large matrices against the memory floor on {info['name']}\n\n{provenance('cuda')}\n\n")
         f.write(f"{gpu_software(info)}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
                 f"the matrices, each measured beside its own timings; read + write); median of up to "
                 f"{args.repeats} event-timed runs per configuration (fewer where {args.budget} s ran out). "
-                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, every one "
-                f"in a locality order (order=1: its time includes gathering x and scattering y), and our "
-                f"other own configurations "
-                + (f"that were among the {args.top} fastest for the pair in the prior collection, or the "
-                   f"fastest of their kernel there."
+                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, and our "
+                f"other own configurations (in a locality order, order=1, the time includes gathering x and "
+                f"scattering y) "
+                + (f"that were among the {args.top} fastest for the pair in the prior tables"
+                   + (", or the fastest of their family there." if args.families else ".")
                    if prior is not None else "(all of them).") + "\n\n")
-        f.write(targets(s) + "\n")
+        f.write(lines + "\n")
         f.write(markdown(s))
-    print(targets(s))
+    print(lines)
     print(s.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"{len(full)} rows in {csv}; {time.perf_counter() - t0:.0f} s")
 
