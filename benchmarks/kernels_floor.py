@@ -129,6 +129,9 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
 
 def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
             budget_s: float) -> pd.DataFrame:
+    """``cfgs`` timed on ``M`` in ``dtype``, beside a copy of the pair's own CSR-floor bytes (``copy_same_gbs``,
+    :func:`same_size_copy_gbs`), which says what the floor is at this size, where a product's fixed latency
+    weighs as much as its bytes."""
     df = pyspmv.benchmark(M, cfgs, device="cuda", dtype=dtype, repeats=repeats, budget_s=budget_s,
                           progress=False)
     cf = pyspmv.config_features(M, cfgs, dtype=dtype)
@@ -138,7 +141,29 @@ def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: f
     df["bytes_ratio"] = df.bytes_moved / df.floor_bytes
     df["eff_frac"] = df.floor_bytes / (df.median_ms * 1e6) / copy_gbs
     df["copy_gbs"] = copy_gbs
+    df["copy_same_gbs"] = same_size_copy_gbs(int(df.floor_bytes.iloc[0]))
     return df
+
+
+def same_size_copy_gbs(floor: int, runs: int = 100) -> float:
+    """GB/s (read + write) of device-to-device copies of ``floor / 2`` bytes, ``runs`` of them queued back to back
+    between two events, as the products are timed (in batches, not one launch between two events each); NaN
+    without CuPy, which launches them."""
+    try:
+        import cupy as cp
+    except ImportError:
+        return float("nan")
+    n = max(floor // 2, 1)
+    a, b = cp.ones(n, cp.uint8), cp.empty(n, cp.uint8)
+    for _ in range(5):
+        b.data.copy_from_device_async(a.data, n)
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+    e0.record()
+    for _ in range(runs):
+        b.data.copy_from_device_async(a.data, n)
+    e1.record()
+    e1.synchronize()
+    return 2 * n * runs / (cp.cuda.get_elapsed_time(e0, e1) * 1e6)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -156,6 +181,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "best_us": b.median_ms * 1e3, "eff_frac": b.eff_frac, "best_bytes_ratio": b.bytes_ratio,
             "best_own": o.config, "best_cusparse": c.config, "own_vs_cusparse": c.median_ms / o.median_ms,
             "min_bytes_ratio": g.bytes_ratio.min(), "floor_mb": b.floor_bytes / 1e6,
+            # a copy of the same bytes: its time over the best's (NaN in runs made before it was measured)
+            "same_copy_frac": b.floor_bytes / (b.get("copy_same_gbs", np.nan) * 1e6) / b.median_ms,
         })
     return pd.DataFrame(rows)
 
@@ -182,6 +209,8 @@ def targets(s: pd.DataFrame, label: str = "") -> str:
         f"{geo:.3f}x (target {TARGET_IRREGULAR}x), range {irr.own_vs_cusparse.min():.3f}-"
         f"{irr.own_vs_cusparse.max():.3f}x." if len(irr) else "- No irregular pair.",
         f"- A configuration moving < {TARGET_BYTES} of CSR's bytes: {small} of {len(s)} pairs (target: half).",
+        f"- A copy of each pair's own CSR-floor bytes (cudaMemcpy, back to back as the products) takes a median "
+        f"{s.same_copy_frac.median():.3f} of the best configuration's time (minimum {s.same_copy_frac.min():.3f}).",
         "- Wins by family: " + ", ".join(f"{k} {v} ({v / len(s):.0%})" for k, v in wins.items()) + ".",
     ]) + "\n"
 
