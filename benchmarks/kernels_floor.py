@@ -9,9 +9,13 @@ Matrices, every one of 1e6 entries or more in the H200 datasets, rebuilt as each
 
 - ``--corpus DIR``: ``h200_scaled_seed1``, ``pyspmv.datasets.scaled_corpus(DIR, 3e6, 1.6e7, per_kind=3,
   seed=1)``;
-- ``--scaled DIR``: ``h200_scaled``, ``scaled_corpus(DIR, 1e6, 5e6, per_kind=4, seed=2)`` and ``seed=3``, those
-  the dataset holds (``DIR`` holding only its base matrices: a larger file of a kind could take a place);
-- ``--real DIR``: ``h200``'s real matrices of 1e6 entries or more, from the folder of real ones;
+- ``--scaled DIR``: ``h200_scaled``, ``scaled_corpus(DIR, 1e6, 5e6, per_kind=4, seed=2)`` and ``seed=3``;
+- ``--real DIR``: ``h200``'s real matrices of 1e6 entries or more;
+
+``DIR`` is a folder of real matrices with a ``MANIFEST.csv`` (``../shared/corpus``) holding the datasets' base
+matrices. Each recipe reads a view of it that holds only the bases of the dataset's matrices, and keeps the
+matrices the dataset holds: ``scaled_corpus`` keeps a kind's lowest-ranked files, so a file the dataset's folder
+lacked could take a place, and ``h200_scaled`` was made from the corpus files under 400 kB.
 - ``--generated``: a 2-D stencil of 4.5e7 entries, a power-law matrix of 1e6 rows and a banded one.
 
 Each matrix and value type is timed in one run together with the copy bandwidth, on these configurations:
@@ -39,13 +43,17 @@ matrix, so that an interrupted run resumes where it stopped) and ``kernels_floor
 from __future__ import annotations
 
 import argparse
+import atexit
+import csv
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import gpu, read_table
+from _internal import base_matrix, gpu, read_table
 from _md import gpu_software
 from _md import md_frame as markdown
 from _md import provenance
@@ -91,14 +99,32 @@ def family(cid: str) -> str:
     return c.kernel_id + ("+order" if kw.get("order") else "") + ("+vals" if kw.get("vals") else "")
 
 
+def bases_view(folder: Path, names: set[str]) -> Path:
+    """A temporary folder of links to ``folder``'s matrices ``names`` and their MANIFEST rows."""
+    view = Path(tempfile.mkdtemp(prefix="kernels_floor_"))
+    atexit.register(shutil.rmtree, view, True)
+    with open(folder / "MANIFEST.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with open(view / "MANIFEST.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(r for r in rows if r["name"] in names)
+    for n in names:
+        for ext in (".mtx.gz", ".mtx"):
+            if (folder / f"{n}{ext}").exists():
+                (view / f"{n}{ext}").symlink_to((folder / f"{n}{ext}").resolve())
+    return view
+
+
 def sources(args: argparse.Namespace) -> list:
     """The matrices the arguments name (the module's docstring), as corpus entries or matrices."""
     out: list = []
     for folder, r in ((args.corpus, SCALED_SEED1), (args.scaled, SCALED_H200)):
         if folder:
             keep = set(pyspmv.datasets.load(r["dataset"]).features.matrix)
+            view = bases_view(folder, {base_matrix(m) for m in keep})
             for seed in r["seeds"]:
-                out += [e for e in scaled_corpus(folder, r["min_nnz"], r["max_nnz"], per_kind=r["per_kind"],
+                out += [e for e in scaled_corpus(view, r["min_nnz"], r["max_nnz"], per_kind=r["per_kind"],
                                                  seed=seed) if e.name in keep]
     if args.real:
         f = pyspmv.datasets.load("h200").features
