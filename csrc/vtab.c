@@ -108,7 +108,7 @@ int spmv_vtab_fill(const void *stored, int es, int64_t nnz, int32_t bits, void *
     }
     if (rc == SPMV_OK) {
         qsort(found, (size_t)n, sizeof(uint64_t), cmp_u64);
-        memset(tab, 0, (size_t)(ntab * es));
+        if (ntab > 0) memset(tab, 0, (size_t)(ntab * es)); /* tab is NULL for no entries */
         for (int64_t i = 0; i < n; i++) {
             S.rank[set_slot(&S, found[i])] = (int32_t)i;
             if (es == 4) {
@@ -140,7 +140,7 @@ int spmv_vtab_check(const int32_t *words, int64_t nnz, int32_t bits, const char 
                     spmv_err *err) {
     int64_t ntab, nw;
     int rc = spmv_vtab_size(fmt, bits, nnz, 0, &ntab, &nw, err);
-    if (rc) return rc;
+    if (rc || bits == 0) return rc; /* no table, no indices */
     for (int64_t q = 0; q < nnz; q++) {
         uint32_t r = spmv_vtab_get(words, q, bits);
         if (r >= (uint64_t)ntab)
