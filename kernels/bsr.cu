@@ -69,14 +69,7 @@ __global__ void bsr_fill_kernel(int32_t b, int64_t nnz, const int32_t *__restric
                                 unsigned *__restrict__ bits, T *__restrict__ v) {
     SPMV_CONV_LOOP(p, nnz) {
         int32_t i = rid[p], br = i / b, j = col[p], bc = j / b;
-        int32_t lo = bp[br], hi = bp[br + 1]; /* first block column >= bc: bc itself */
-        while (lo < hi) {
-            int32_t mid = lo + (hi - lo) / 2;
-            if (bcol[mid] < bc)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        int32_t lo = spmv_conv_lower_bound(bcol, bp[br], bp[br + 1], bc); /* bc's own block */
         int64_t q = ((int64_t)lo * b + (i - br * b)) * b + (j - bc * b);
         v[q] = val[p];
         atomicOr(bits + (q >> 5), 1u << (q & 31));

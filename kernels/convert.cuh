@@ -153,6 +153,20 @@ __device__ __forceinline__ int64_t spmv_conv_last_le(const I *__restrict__ a, in
     return lo;
 }
 
+/* The first i in [lo, hi) with a[i] >= key (hi if none), a[lo..hi) non-decreasing. */
+template <typename I, typename K>
+__device__ __forceinline__ int32_t spmv_conv_lower_bound(const I *__restrict__ a, int32_t lo,
+                                                         int32_t hi, K key) {
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The largest v of the warp's 32 lanes, in every lane (shuffles: any architecture). */
 template <typename T> __device__ __forceinline__ T spmv_conv_warp_max(T v) {
     for (int o = 16; o > 0; o /= 2) {

@@ -121,16 +121,8 @@ __global__ void jad_count_inverse_kernel(int32_t n, int32_t njd,
         if (q <= njd) {
             int32_t c = 0;
             if (q < njd) {
-                uint32_t key = (uint32_t)(njd - q);
-                int32_t lo = 0, hi = n; /* first position with sorted >= key */
-                while (lo < hi) {
-                    int32_t mid = lo + (hi - lo) / 2;
-                    if (sorted[mid] < key)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                c = lo;
+                /* the first position with sorted >= njd - q */
+                c = spmv_conv_lower_bound(sorted, 0, n, (uint32_t)(njd - q));
             }
             cnt[q] = c;
         }
@@ -155,14 +147,7 @@ __global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
         } else {
             K k;
             memcpy(&k, val + p, sizeof k);
-            int32_t lo = 0, hi = ntab; /* the first entry >= k: k itself */
-            while (lo < hi) {
-                int32_t mid = lo + (hi - lo) / 2;
-                if (tab[mid] < k)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            int32_t lo = spmv_conv_lower_bound(tab, 0, ntab, k); /* k's own entry */
             if constexpr (VB == 8)
                 static_cast<unsigned char *>(vix)[q] = (unsigned char)lo;
             else
