@@ -223,7 +223,7 @@ typedef struct {
 SPMV_API int spmv_fmt_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err);
 
 /* Step 2: fill F's caller-allocated arrays from A and values[nnz].  F as left by spmv_fmt_size; A
- * checked again as there.  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED or SPMV_ENOMEM.  O(nnz + stored slots). */
+ * checked again as there.  Returns 0, SPMV_EINVAL, SPMV_EINDEX, SPMV_EUNSORTED, SPMV_ENOMEM or SPMV_ENOTAPPLICABLE (spmv_vtab_size).  O(nnz + stored slots). */
 SPMV_API int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err);
 SPMV_API int spmv_fmt_fill_f64(const spmv_csr *A, const double *values, spmv_fmt *F, spmv_err *err);
 
