@@ -32,8 +32,8 @@ int spmv_vtab_size(const char *fmt, int32_t bits, int64_t nnz, int64_t ndistinct
     if (bits && ndistinct > cap)
         return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, ndistinct, cap,
                          "vals=%d indexes at most %lld distinct values; this matrix has more: use "
-                         "vals=16 or vals=0",
-                         (int)bits, (long long)cap);
+                         "%s",
+                         (int)bits, (long long)cap, bits == 8 ? "vals=16 or vals=0" : "vals=0");
     *len = bits ? (nnz < cap ? nnz : cap) : nnz;
     *words = bits ? (nnz * bits + 31) / 32 : 0;
     return SPMV_OK;

@@ -121,6 +121,13 @@ def test_value_table_of_too_many_values_is_not_applicable(dtype):
                                                        r"has more: use vals=16 or vals=0"):
         convert_raw("jad", A, 8, dtype=dtype)
     assert_exact_and_close(convert_raw("jad", A, 16, dtype=dtype), A, dtype)
+    B = A.copy()
+    B.data = np.arange(B.nnz, dtype=np.float64) + 1
+    B = sp.vstack([B] * 90, format="csr")                       # 72,000 entries, 800 distinct values ...
+    B.data = np.arange(B.nnz, dtype=np.float64).astype(dtype)   # ... now each its own (exact in float32 too)
+    with pytest.raises(_core.NotApplicableError, match=r"vals=16 indexes at most 65536 distinct values; this "
+                                                       r"matrix has more: use vals=0$"):
+        convert_raw("jad", B, 16, dtype=dtype)
     with pytest.raises(ValueError, match=r"The 'vals' parameter of jad must be 0 \(values as they are\), 8 or 16"):
         convert_raw("jad", A, 12, dtype=dtype)
 
