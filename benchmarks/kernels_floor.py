@@ -4,6 +4,7 @@ bandwidth, and whether our own kernels beat cuSPARSE where the structure is irre
 Usage: python benchmarks/kernels_floor.py [--corpus DIR] [--scaled DIR] [--real DIR] [--prior TABLE ...]
                                           [--top 8] [--no-families] [--generated] [--out benchmarks/results]
                                           [--dtypes float32 float64] [--repeats 100] [--budget 0.2] [--limit N]
+       python benchmarks/kernels_floor.py --replot benchmarks/results/kernels_floor_<gpu>.csv.gz
 
 Matrices, every one of 1e6 entries or more in the H200 datasets, rebuilt as each was made:
 
@@ -37,7 +38,8 @@ matrix, so that an interrupted run resumes where it stopped) and ``kernels_floor
 - ``bytes_ratio = bytes_moved / floor_bytes``: what the configuration's format moves against CSR;
 - ``irregular``: the coefficient of variation of the row lengths is above 1;
 - the targets over every pair, over the pairs whose CSR floor passes the L2 cache (:data:`L2_BYTES`), and
-  without the new families (what the pairs reach without them).
+  without the new families (what the pairs reach without them);
+- ``kernels_floor_<gpu>.png``: each pair's best configuration and the same-size copy against the floor's size.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -241,6 +243,38 @@ def targets(s: pd.DataFrame, label: str = "") -> str:
     ]) + "\n"
 
 
+def plot(full: pd.DataFrame, path: Path) -> None:
+    """The best configuration of each pair against its CSR floor's size, beside a copy of the same bytes (where
+    the run measured one), both as fractions of the large copies' bandwidth, with the targets and the L2."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = summary(full)
+    g = full.groupby(["matrix", "dtype"], sort=False)
+    copy = (g.copy_same_gbs.first() / g.copy_gbs.first()).rename("same") if "copy_same_gbs" in full else None
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    if copy is not None:
+        c = s.join(copy, on=["matrix", "dtype"])
+        ax.scatter(c.floor_mb, c["same"], marker="x", s=18, color="0.6", label="a copy of the same bytes")
+    new = s.best.map(family).isin(NEW_FAMILIES)
+    own = s.best.str.startswith("pyspmv/") & ~new
+    for mask, colour, label in ((own, "#1d3557", "best: our other kernels"), (~own & ~new, "#e63946", "best: cuSPARSE"),
+                                (new, "#2a9d8f", f"best: {', '.join(NEW_FAMILIES)}")):
+        ax.scatter(s.floor_mb[mask], s.eff_frac[mask], s=16, color=colour, label=label)
+    for y, what in ((TARGET_MEDIAN, "median target"), (TARGET_MIN, "minimum target")):
+        ax.axhline(y, ls="--", lw=0.8, color="0.3")
+        ax.annotate(what, (s.floor_mb.min(), y), xytext=(2, 2), textcoords="offset points", fontsize=8)
+    ax.axvline(L2_BYTES / 1e6, ls=":", lw=0.8, color="0.3")
+    ax.annotate("L2", (L2_BYTES / 1e6, ax.get_ylim()[1]), xytext=(3, -12), textcoords="offset points", fontsize=8)
+    ax.set(xscale="log", xlabel="CSR floor, MB (bytes a CSR product must move)",
+           ylabel="fraction of the large copies' bandwidth", title="Each matrix/type pair at the memory floor")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, help="folder of the real matrices h200_scaled_seed1 scales")
@@ -257,7 +291,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=100)
     ap.add_argument("--budget", type=float, default=0.2, help="seconds of timed runs per configuration")
     ap.add_argument("--limit", type=int, help="at most this many matrices")
+    ap.add_argument("--replot", type=Path, help="only draw the figure of this run's CSV beside it (no GPU needed)")
     args = ap.parse_args(argv)
+    if args.replot:
+        plot(pd.read_csv(args.replot), args.replot.with_name(args.replot.name.replace(".csv.gz", ".png")))
+        return
 
     info = gpu.device_info()
     tag = re.sub(r"[^a-z0-9]+", "_", info["name"].lower()).strip("_")
@@ -300,7 +338,9 @@ def main(argv: list[str] | None = None) -> None:
                    + (", or the fastest of their family there." if args.families else ".")
                    if prior is not None else "(all of them).") + "\n\n")
         f.write(lines + "\n")
+        f.write(f"![each pair at the memory floor]({md.stem}.png)\n\n")
         f.write(markdown(s))
+    plot(full, md.with_suffix(".png"))
     print(lines)
     print(s.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"{len(full)} rows in {csv}; {time.perf_counter() - t0:.0f} s")
