@@ -198,7 +198,6 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per matrix and type: the best configuration, the best own against the best cuSPARSE."""
     rows = []
     for (name, dtype), g in df[df.status == "ok"].groupby(["matrix", "dtype"], sort=False):
-        g = g.assign(floor_bytes=g.floor_bytes.max())
         g = g.sort_values("median_ms")
         own, cus = g[g.config.str.startswith("pyspmv/")], g[g.config.str.startswith("cusparse/")]
         if own.empty or cus.empty:
