@@ -103,7 +103,9 @@ static void mutate_and_check(fz_in *in, int f32, spmv_fmt *F, const job *J) {
             int k = what % SPMV_MAXIDX;
             if (F->nidx[k] > 0) {
                 int64_t at = (int64_t)(fz_u32(in) % (uint64_t)F->nidx[k]);
-                F->idx[k][at] = what & 0x80 ? val : F->idx[k][at] + (int8_t)val;
+                /* wrapping: packed arrays (cidx's offsets, value tables' indices) hold any bits */
+                F->idx[k][at] =
+                    what & 0x80 ? val : (int32_t)((uint32_t)F->idx[k][at] + (uint32_t)(int8_t)val);
             }
         } else if (what < 210) { /* a value slot: an entry's or a padding slot's */
             int k = what % SPMV_MAXVAL;
