@@ -198,6 +198,9 @@ def main() -> None:
                    "iter_async_us": 1e6 * rec_a.iterate_s / max(1, rec_a.iterations)}
             rows.append(row)
             print({k: v for k, v in row.items() if k != "res"}, flush=True)
+            print(f"  async: rank {rec_a.rank_s * 1e3:.1f} ms, convert {rec_a.convert_s * 1e3:.1f} ms, probe "
+                  f"{rec_a.probe_s * 1e3:.1f} ms, probes {rec_a.probes}; fixed: convert {rec_f.convert_s * 1e3:.1f} ms; "
+                  f"events {rec_a.events}", flush=True)
     if not rows:
         raise SystemExit("no matrix gave a solve of --min-iters iterations")
     write_report(a.out, "GPU solves: async against fixed and CuPy", report(rows, a), device="cuda")

@@ -219,7 +219,7 @@ def test_a_failed_switch_stays_and_says_so(monkeypatch):
     A, b = spd(), rhs(400)
     pick = pyspmv.config("cusparse/csr/alg2")
 
-    def select_device(M, dtype, model, n_calls, k, current, cancel, gate=None, csr=None):
+    def select_device(M, dtype, model, n_calls, k, current, cancel, gate=None, csr=None, tables=False):
         p = D.prepare(M, pick, dtype, csr)
         p.plan.close()
         return Selection([(pick.id, 0.01)], candidates=[p])
@@ -347,3 +347,28 @@ def test_float32_on_the_gpu_never_claims_convergence_where_norms_leave_the_type(
         SOLVERS[name][0](A, np.full(A.shape[0], np.nan), device="cuda")
     with pytest.raises(ValueError, match="'M'"):
         SOLVERS[name][0](A, b.astype(np.float64), M=sp.identity(A.shape[0] + 1, format="csr"), device="cuda")
+
+
+def test_a_value_table_variant_is_made_on_the_device_and_probed(monkeypatch):
+    """A few-valued matrix whose ranking picks JAD: the selection makes JAD's value-table variant on the GPU from the
+    uploaded CSR (its product against scipy's), and the solve's probe times it before anything is kept."""
+    import threading
+
+    from pyspmv.ranking.verify import upload_csr
+    monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/jad/bs=256"]))
+    A = pyspmv.generate("poisson2d", 20)                  # two distinct values
+    for dt in ("float64", "float32"):
+        sel = D.select_device(A, np.dtype(dt), None, 100, 1, None, threading.Event(), csr=upload_csr(A, np.dtype(dt)),
+                              tables=True)
+        assert [p.config.id for p in sel.candidates] == ["pyspmv/jad/vals=8/bs=256"], sel
+        x = rhs(400, seed=3).astype(dt)
+        y = sel.candidates[0].plan.mv(x)
+        assert np.allclose(y, A.to_scipy() @ x.astype(np.float64), rtol=RTOL[dt], atol=RTOL[dt]), dt
+        sel.candidates[0].plan.close()
+    monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)
+    b = rhs(400)
+    x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="async", select_min_nnz=0, select_patience=0,
+                        probe_iters=2, callback=wait_for_selection(monkeypatch))
+    assert info == 0, rec
+    assert "pyspmv/jad/vals=8/bs=256" in rec.probes and "cusparse/csr/default" in rec.probes, rec
+    assert np.linalg.norm(b - A.to_scipy() @ x) <= 2e-10 * np.linalg.norm(b), rec

@@ -78,6 +78,7 @@ PUBLIC_MODULES = [
     "pyspmv.ranking.schema",
     "pyspmv.ranking.shipped",
     "pyspmv.ranking.spec",
+    "pyspmv.ranking.tables",
     "pyspmv.ranking.targets",
     "pyspmv.ranking.verify",
     "pyspmv.solvers",

@@ -178,7 +178,7 @@ def test_the_gpu_selection_waits_for_the_iterations():
 
     K = SimpleNamespace(set_wake=lambda address: None)
     M = pyspmv.generate("poisson2d", 10)
-    plans = Plans(K, M, np.dtype(np.float64), {"model": None, "n_calls": 10})
+    plans = Plans(K, M, np.dtype(np.float64), {"model": None, "n_calls": 10, "probe_iters": 3})
     cancel = threading.Event()
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         fut = pool.submit(plans.select, 1, None, cancel, True, None)

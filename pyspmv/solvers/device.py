@@ -85,15 +85,16 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | Non
 
 def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared | None,
                   cancel: threading.Event, gate: Gate | None = None,
-                  csr: gpu.DeviceMatrix | None = None) -> Selection:
-    """Rank ``M``'s CUDA configurations (from sampled features at :data:`ESTIMATE_MIN_NNZ` entries and above) and
-    make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
+                  csr: gpu.DeviceMatrix | None = None, tables: bool = False) -> Selection:
+    """Rank ``M``'s CUDA configurations (from sampled features at :data:`ESTIMATE_MIN_NNZ` entries and above; with
+    ``tables``, where a probe times the candidates before one is kept, also the value-table variants the model does
+    not rank, :func:`pyspmv.ranking.tables.with_value_tables`) and make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
     (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` as :func:`select`'s. On the
     host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the CPU's
     solves take one, since there the products need the others)."""
     with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
         sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel, gate,
-                     functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ)
+                     functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ, tables)
     return sel
 
 
@@ -107,6 +108,7 @@ class Plans:
         self.K = K
         self.current: DevicePrepared
         self._M, self._dtype, self._model, self._n_calls = M, dtype, args["model"], args["n_calls"]
+        self._probe_iters: int = args["probe_iters"]
         self._csr: gpu.DeviceMatrix | None = None
         #: K's wake word (``Krylov.set_wake``): set when a selection beside the iterations returns, so that the
         #: solve runs one long chunk meanwhile instead of coming back every 2 ms to look (each return idles the GPU
@@ -140,7 +142,8 @@ class Plans:
 
     def select(self, k: int, current: DevicePrepared | None, cancel: threading.Event, beside: bool,
                gate: Gate | None) -> Selection:
-        """:func:`select_device`, before the iterations or beside them alike; ``gate`` is asked with the pick's
+        """:func:`select_device`, before the iterations or beside them alike (beside them, where a probe follows, with
+        the value-table variants, which only a probe may choose); ``gate`` is asked with the pick's
         predicted time raised by the model's measured error at this size (:func:`pyspmv.ranking.precision.size_tol`):
         a predicted gain within it is no gain to pay a conversion for."""
         if beside:
@@ -149,7 +152,8 @@ class Plans:
                 return Selection([])
         err = size_tol("cuda", self._M.nnz)
         honest = None if gate is None else (lambda pick_ms, now_ms: gate(pick_ms * (1.0 + err), now_ms))
-        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, honest, self.csr)
+        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, honest, self.csr,
+                             tables=beside and self._probe_iters > 0)
 
     def switch_cost_s(self, pick_ms: float) -> float:
         """Converting on the GPU (:func:`pyspmv.ranking.verify.device_convert_ms`: a fixed part and some products'

@@ -20,6 +20,7 @@ from ..matrices.configs import Config, config
 from ..matrices.formats import FormatMatrix, convert
 from ..matrices.matrix import Matrix
 from ..ranking.rank import rank
+from ..ranking.tables import with_value_tables
 
 #: Selection policies, see :func:`pyspmv.solvers.cg`.
 POLICIES = ("fixed", "serial", "async", "online")
@@ -129,37 +130,51 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
 
 def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k: int, current: Any | None,
            cancel: threading.Event | None = None, gate: Callable[[float, float], str | None] | None = None,
-           make: Callable[[Config], Any] | None = None, estimate: bool | None = None) -> Selection:
+           make: Callable[[Config], Any] | None = None, estimate: bool | None = None,
+           tables: bool = False) -> Selection:
     """Rank the configurations of ``device`` for ``M`` and convert the first ``k`` that can serve it.
 
     A ranking failure raises; a conversion failure (not applicable, out of memory, anything) is
     noted in ``failures`` and that candidate skipped. ``current`` is reused, not converted again.
-    Stops converting once ``cancel`` is set. ``gate(pick_ms, current_ms)``, asked where the ranking's first
-    differs from ``current``, returns why converting would not pay (then nothing is, said in ``held``) or None.
-    ``make(cfg)`` makes a candidate (default :func:`prepare` on the host); ``estimate`` as :func:`pyspmv.rank`'s.
+    Stops converting once ``cancel`` is set. ``gate(pick_ms, current_ms)``, asked before the first conversion where
+    the ranking's first differs from ``current``, returns why converting would not pay (then nothing is, said in
+    ``held``) or None. ``make(cfg)`` makes a candidate (default :func:`prepare` on the host); ``estimate`` as
+    :func:`pyspmv.rank`'s. ``tables``: the value-table variants the model does not rank join the ranking at their
+    predicted times (:func:`pyspmv.ranking.tables.with_value_tables`); one whose conversion is refused (the values
+    do not fit its table) takes no place among the ``k``, and the gate is asked again for the next.
     """
     start = time.perf_counter()
     ranked = rank(M, model=model, device=device, dtype=dtype.name, n_calls=n_calls, estimate=estimate)
     finite = [(c, float(ms)) for c, ms in ranked if np.isfinite(ms)]
+    riders: set[str] = set()
+    if tables:
+        finite, riders = with_value_tables(M, finite, dtype.name)
     sel = Selection(finite[:max(k, 5)], start=start)
     sel.rank_s = time.perf_counter() - start
-    if gate is not None and current is not None and sel.ranking and sel.ranking[0][0] != current.config.id:
-        now = next((ms for c, ms in finite if c == current.config.id), None)
-        sel.held = None if now is None else gate(sel.ranking[0][1], now)
-        if sel.held is not None:
-            sel.end = time.perf_counter()
-            return sel
-    for cid, _ms in sel.ranking[:k]:
-        if cancel is not None and cancel.is_set():
+    now = None if current is None else next((ms for c, ms in finite if c == current.config.id), None)
+    gated = gate is None or current is None or now is None or (bool(finite) and finite[0][0] == current.config.id)
+    for cid, ms in finite:
+        if len(sel.candidates) >= k or (cancel is not None and cancel.is_set()):
             break
         if current is not None and cid == current.config.id:
             sel.candidates.append(current)
             continue
+        if not gated:
+            assert gate is not None and now is not None
+            sel.held = gate(ms, now)
+            if sel.held is not None:
+                break
         t = time.perf_counter()
         try:
             sel.candidates.append(make(config(cid)) if make is not None else prepare(M, config(cid), dtype))
+            gated = True
         except Exception as exc:  # noqa: BLE001 — any failure leaves the solve on its configuration
-            sel.failures.append(f"converting to {cid} failed ({type(exc).__name__}: {exc})")
+            if cid in riders and isinstance(exc, _core.NotApplicableError):
+                sel.failures.append(f"{cid} does not apply ({exc})")
+            else:
+                sel.failures.append(f"converting to {cid} failed ({type(exc).__name__}: {exc})")
+                gated = True
+                k -= 1                      # its place stays empty, as the model ranked it
         sel.convert_s += time.perf_counter() - t
     sel.end = time.perf_counter()
     return sel

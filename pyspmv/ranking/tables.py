@@ -1,0 +1,71 @@
+"""Value-table variants beside a ranking: a format whose values may be kept as indices into a table of the matrix's
+distinct values (JAD's ``vals``, :func:`pyspmv.convert`) moves fewer bytes a product where they fit.
+
+The shipped models rank none of them: they were trained before value tables existed, and their features describe
+the pattern, not the values. Where a configuration is timed before it is kept (a solve's probe,
+:mod:`pyspmv.solvers`), a variant is worth timing beside the model's own picks; :func:`with_value_tables` predicts
+its time from its base's, scaled by the bytes each moves (:func:`pyspmv.config_features`), an optimistic guess (on
+the H200 a 2e7-entry stencil's JAD moved 0.56 of its bytes with ``vals=8`` and took 0.71 of its time,
+docs/results/gpu.md) that the timing then settles."""
+# SPDX-License-Identifier: BSD-3-Clause
+from __future__ import annotations
+
+import numpy as np
+
+from ..matrices.configs import Config, config, format_param_names
+from ..matrices.features import config_features
+from ..matrices.matrix import Matrix
+
+#: The parameter of a format that keeps its values as a table (csrc/kernels.def's ``SPMV_PARAM_AXIS(VALS, vals)``).
+PARAM = "vals"
+#: Index widths a table may take, narrowest first (``spmv_vtab_size``: a table of at most ``2**bits`` values).
+BITS = (8, 16)
+#: Values sampled (evenly strided) to judge whether a table could hold a matrix's: a sample with more distinct values
+#: than the widest table holds rules tables out without converting; one with fewer does not rule them in (the
+#: conversion counts them all and refuses, :class:`pyspmv.NotApplicableError`).
+SAMPLE = 1 << 16
+
+
+def table_bits(M: Matrix) -> tuple[int, ...]:
+    """The widths of :data:`BITS` whose tables might hold ``M``'s values, judged from a strided sample of
+    :data:`SAMPLE` of them (by their bits: ``0.0`` and ``-0.0`` are two table entries); () where none can."""
+    data = M.data
+    step = max(1, data.size // SAMPLE)
+    sample = np.ascontiguousarray(data[::step])
+    distinct = np.unique(sample.view(np.uint8).reshape(sample.size, -1), axis=0).shape[0] if sample.size else 0
+    return tuple(b for b in BITS if distinct <= 1 << b)
+
+
+def variants(cfg: Config, bits: tuple[int, ...]) -> list[Config]:
+    """``cfg`` with its values in a table of each width of ``bits`` (none where its format keeps no table, or
+    ``cfg`` keeps one already); only the configurations the registry has (:func:`pyspmv.configs` on the GPU)."""
+    if PARAM not in format_param_names(cfg.format) or cfg.params.get(PARAM):
+        return []
+    out = []
+    for b in bits:
+        params = {**cfg.params, PARAM: b}
+        try:
+            out.append(config("/".join([cfg.kernel_id, *(f"{k}={v}" for k, v in params.items())])))
+        except ValueError:              # outside the device's grid
+            continue
+    return out
+
+
+def with_value_tables(M: Matrix, ranking: list[tuple[str, float]], dtype: str) -> tuple[list[tuple[str, float]],
+                                                                                        set[str]]:
+    """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of its
+    fastest configuration that has them, each predicted at that configuration's time times the bytes it moves over
+    the bytes its base moves, merged in order; and the ids of those variants (whose conversion may be refused).
+    ``ranking`` itself where ``M``'s values fit no table (:func:`table_bits`) or no ranked format keeps one."""
+    base = next(((cid, ms) for cid, ms in ranking if PARAM in format_param_names(config(cid).format)), None)
+    bits = table_bits(M) if base is not None else ()
+    vs = variants(config(base[0]), bits) if base is not None and bits else []
+    if not vs:
+        return ranking, set()
+    assert base is not None
+    moved = config_features(M, [base[0], *(v.id for v in vs)], dtype=dtype)["bytes_moved"].to_numpy(np.float64)
+    if not (np.isfinite(moved).all() and moved[0] > 0):
+        return ranking, set()
+    extra = [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
+    merged = sorted([*ranking, *extra], key=lambda e: e[1])     # stable: a tie keeps the model's first
+    return merged, {v.id for v in vs}
