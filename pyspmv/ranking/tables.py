@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from ..matrices.configs import Config, config, format_param_names
-from ..matrices.features import config_features
-from ..matrices.matrix import Matrix
+from ..matrices.matrix import Matrix, value_dtype
 
 #: The parameter of a format that keeps its values as a table (csrc/kernels.def's ``SPMV_PARAM_AXIS(VALS, vals)``).
 PARAM = "vals"
@@ -32,7 +32,8 @@ def table_bits(M: Matrix) -> tuple[int, ...]:
     data = M.data
     step = max(1, data.size // SAMPLE)
     sample = np.ascontiguousarray(data[::step])
-    distinct = np.unique(sample.view(np.uint8).reshape(sample.size, -1), axis=0).shape[0] if sample.size else 0
+    # the bits as unsigned integers: a plain sort (a byte-row unique, axis=0, took 0.1 s and held the GIL)
+    distinct = np.unique(sample.view(np.dtype(f"u{sample.itemsize}"))).size
     return tuple(b for b in BITS if distinct <= 1 << b)
 
 
@@ -63,7 +64,12 @@ def with_value_tables(M: Matrix, ranking: list[tuple[str, float]], dtype: str) -
     if not vs:
         return ranking, set()
     assert base is not None
-    moved = config_features(M, [base[0], *(v.id for v in vs)], dtype=dtype)["bytes_moved"].to_numpy(np.float64)
+    # the core's size query as config_features() asks it, without the frame (pandas' first import holds the GIL
+    # for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
+    ids = (base[0], *(v.id for v in vs))
+    sizes = _core.config_sizes(ids, value_dtype(dtype).itemsize, float(_core.MAX_FILL_DEFAULT), M.nrows, M.ncols,
+                               M.indptr, M.indices)
+    moved = np.asarray(sizes[0], np.float64)
     if not (np.isfinite(moved).all() and moved[0] > 0):
         return ranking, set()
     extra = [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
