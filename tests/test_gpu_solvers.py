@@ -204,6 +204,7 @@ def test_online_probes_and_keeps_the_fastest(monkeypatch):
     ids = ["pyspmv/csr/vector/tpv=4/bs=128", "cusparse/csr/alg2", "pyspmv/ell/bs=256"]
     monkeypatch.setattr(switching, "rank", fake_rank(ids))
     monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)      # probes of probe_iters: all four within this short solve
+    monkeypatch.setattr(D, "FIRST_LOOK_S", 0.0)     # first looks of probe_iters too
     A, b = spd(), rhs(400)
     _x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="online", select_min_nnz=0, select_patience=0,
                          probe_iters=2, callback=wait_for_selection(monkeypatch))
@@ -366,6 +367,7 @@ def test_a_value_table_variant_is_made_on_the_device_and_probed(monkeypatch):
         assert np.allclose(y, A.to_scipy() @ x.astype(np.float64), rtol=RTOL[dt], atol=RTOL[dt]), dt
         sel.candidates[0].plan.close()
     monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(D, "FIRST_LOOK_S", 0.0)     # first looks of probe_iters too
     b = rhs(400)
     x, info, rec = S.cg(A, b, rtol=1e-10, device="cuda", policy="async", select_min_nnz=0, select_patience=0,
                         probe_iters=2, callback=wait_for_selection(monkeypatch))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import concurrent.futures
 from types import SimpleNamespace
 
+import pytest
+
 from pyspmv.solvers._policy import Policy
 from pyspmv.solvers.record import SolveRecord
 from pyspmv.solvers.switching import Selection
@@ -187,3 +189,28 @@ def test_the_gpu_selection_waits_for_the_iterations():
         plans.selecting(False)                                         # the solve ended
         sel = fut.result(timeout=5)
     assert sel.ranking == [] and sel.candidates == []
+
+
+def test_a_first_look_drops_a_candidate_clearly_slower_and_probes_the_others_whole():
+    """Where chunks are timed, a probed candidate's first chunk is a short look against the pace before the probe:
+    clearly slower (past FIRST_LOOK_SLOWER) ends its probe there, said in the record; else a whole probe follows."""
+    from pyspmv.solvers._policy import FIRST_LOOK_SLOWER
+    dev = Recorder(["b", "c"], cost=1e-4, predicted={"b": 0.05, "c": 0.06, "a": 0.10})
+    pol, rec = start(dev, policy="online", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.ran(0, 10, 10 * 1e-3)                # a, before the selection lands: 1 ms an iteration
+    assert pol.first_look is None            # nothing probed yet
+    pol.boundary(10)
+    assert pol.probing and pol.first_look == 1e-3
+    pol.ran(13, 3, 3 * FIRST_LOOK_SLOWER * 1.1e-3)     # b's look: past the bound, dropped
+    assert rec.probes["b"] == pytest.approx(FIRST_LOOK_SLOWER * 1.1e-3)
+    assert (13, f"b took {FIRST_LOOK_SLOWER * 1.1:.2f}x an iteration's time at its first look; not probed further") \
+        in rec.events
+    assert pol.first_look == 1e-3            # c's look next
+    pol.ran(16, 3, 3 * 1.2e-3)               # c's look: slower, within the bound: no verdict yet
+    assert "c" not in rec.probes and pol.first_look is None
+    pol.ran(26, 10, 10 * 0.5e-3)             # c's whole probe
+    assert rec.probes["c"] == pytest.approx(0.5e-3)
+    pol.ran(29, 3, 3 * 1e-3)                 # a's look, then its probe
+    pol.ran(39, 10, 10 * 1e-3)
+    pol.close(39, 39)
+    assert rec.config == "c" and "kept c" in rec.events[-1][1], rec

@@ -340,6 +340,7 @@ def fake_gpu(monkeypatch):
     # the stand-in's switches cost nothing, so these small solves switch (the real cost's gate: below)
     monkeypatch.setattr(D.Plans, "switch_cost_s", lambda self, pick_ms: 0.0)
     monkeypatch.setattr(D, "PROBE_MIN_S", 0.0)      # probes of probe_iters iterations (the stand-in's are slow)
+    monkeypatch.setattr(D, "FIRST_LOOK_S", 0.0)     # first looks of probe_iters too
     return FakeCuda
 
 

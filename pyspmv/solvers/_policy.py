@@ -29,6 +29,13 @@ PROBE_NOISE = 0.02
 #: Residuals seen at the ends of chunks before their trend projects the iterations left (fewer: the set-up's
 #: prior, ``n_calls``).
 TREND_POINTS = 3
+#: Where chunks are timed (the GPU), a probed candidate first runs a short chunk (the device's ``first look``); one
+#: that takes more than this many times the running configuration's last measured iteration there is dropped at
+#: once instead of running a whole probe. The model's error on a matrix unlike its training data can be an order
+#: of magnitude: on the H200 a 6.7e6-entry graph Laplacian's JAD (value table) took 0.90 ms an iteration against
+#: cuSPARSE's 0.067, and its probe of 30 iterations cost the solve 27 ms of its 50. Loose, since a short chunk
+#: carries the host's return at its end.
+FIRST_LOOK_SLOWER = 1.5
 
 #: What a selection asks before it converts its pick: None where switching is expected to pay, else why not
 #: (:meth:`Policy.worth`). Arguments: the pick's and the running configuration's predicted ms per product.
@@ -106,6 +113,8 @@ class Policy:
         self._select_at = 0.0
         self._args = args
         self._it = 0                            # the last iteration reported by ran()
+        self._looking = False                   # the probed candidate's first chunk is the next one
+        self._iteration_s: float | None = None  # the last chunk's seconds an iteration outside a probe
         self._trend: list[tuple[int, float]] = []  # (iteration, residual) at the ends of chunks
         start: Config = args["config"]
         if policy == "fixed":
@@ -139,6 +148,13 @@ class Policy:
     def probing(self) -> bool:
         """Whether candidates are being timed."""
         return bool(self._queue)
+
+    @property
+    def first_look(self) -> float | None:
+        """While the next chunk is a probed candidate's first, short look (:data:`FIRST_LOOK_SLOWER`): the seconds
+        an iteration took outside the probe, which sizes it; else None (also where no chunk outside a probe was
+        timed: then the first chunk is the whole probe)."""
+        return self._iteration_s if self._queue and self._looking else None
 
     @property
     def awaiting(self) -> bool:
@@ -272,6 +288,7 @@ class Policy:
             self._finish_probe(it)
             return
         self._probe_it = it
+        self._looking = True
         self.dev.time_probe(True)
 
     def ran(self, it: int, iterations: int, seconds: float, residual: float | None = None) -> None:
@@ -280,8 +297,18 @@ class Policy:
         self._it = it
         if residual is not None and math.isfinite(residual) and residual > 0 and iterations > 0:
             self._trend.append((it, residual))
-        if not self._queue or iterations <= 0:
+        if iterations <= 0:
             return
+        if not self._queue:
+            self._iteration_s = seconds / iterations
+            return
+        ref = self._iteration_s
+        if self._looking and ref is not None:       # without a pace to compare with, the first chunk is the probe
+            self._looking = False
+            if seconds / iterations <= FIRST_LOOK_SLOWER * ref:
+                return                              # not clearly slower: on to a whole probe
+            self.record.events.append((it, f"{self._queue[0].config.id} took {seconds / iterations / ref:.2f}x an "
+                                           "iteration's time at its first look; not probed further"))
         self._measured(it, seconds / iterations)
         self.active = self._future is not None or bool(self._queue)
 

@@ -51,6 +51,10 @@ ESTIMATE_MIN_NNZ = DEVICE_ESTIMATE_MIN_NNZ
 #: host's return at each end of a chunk blurs a chunk of a few iterations (on the H200, probes of 3 iterations of a
 #: 5e6-entry CG, 0.2 ms each, kept the slower configuration in one round of three).
 PROBE_MIN_S = 2e-3
+#: A probed candidate's first look (:data:`pyspmv.solvers._policy.FIRST_LOOK_SLOWER`) lasts at least this long at
+#: the running configuration's pace (and ``probe_iters`` iterations): long enough that the host's return at its end
+#: (tens of µs) does not make a candidate as fast as the start look 1.5x slower.
+FIRST_LOOK_S = 5e-4
 #: What a switch costs beyond the conversion, in seconds: the boundaries that drain the iterations queued ahead,
 #: the trial products and the iteration's graphs captured for the pick, for the start again when the probe times
 #: it, and for the one kept. Measured on the H200 (a run of benchmarks/solvers_gpu.py, 2026-11-29): a 1.8e5-entry
@@ -203,8 +207,11 @@ class Plans:
 
 def chunk(sw: Policy, per_iteration_s: float | None) -> int | None:
     """Iterations to run before the next boundary of ``sw`` (None: as many as the solve needs); a probe's chunk
-    lasts at least :data:`PROBE_MIN_S`."""
+    lasts at least :data:`PROBE_MIN_S`, after a first look of :data:`FIRST_LOOK_S` at the pace before it."""
     if sw.probing:
+        look = sw.first_look
+        if look is not None:
+            return max(1, sw.probe_iters, min(1 << 20, math.ceil(FIRST_LOOK_S / max(look, 1e-7))))
         least = 1 if per_iteration_s is None else math.ceil(PROBE_MIN_S / max(per_iteration_s, 1e-7))
         return max(1, sw.probe_iters, min(1 << 20, least))
     if not sw.active or sw.awaiting:       # a selection that returns wakes the iterations (Plans.landed)
