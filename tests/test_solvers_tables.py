@@ -49,7 +49,7 @@ def test_variants_join_at_their_base_s_time_times_their_bytes():
     M = pyspmv.generate("poisson2d", 60)                 # two distinct values
     ranking = [(JAD, 0.010), ("pyspmv/jad/bs=64", 0.011), (START, 0.020)]
     merged, riders = tables.with_value_tables(M, ranking, "float64")
-    assert riders == {"pyspmv/jad/vals=8/bs=256", "pyspmv/jad/vals=16/bs=256"}
+    assert riders == {"pyspmv/jad/vals=8/bs=256": (JAD, 0.010), "pyspmv/jad/vals=16/bs=256": (JAD, 0.010)}
     moved = pyspmv.config_features(M, [JAD, *sorted(riders)], dtype="float64")["bytes_moved"]
     assert merged[0] == ("pyspmv/jad/vals=8/bs=256", pytest.approx(0.010 * moved.iloc[2] / moved.iloc[0]))
     assert dict(merged)["pyspmv/jad/vals=16/bs=256"] == pytest.approx(0.010 * moved.iloc[1] / moved.iloc[0])
@@ -57,8 +57,8 @@ def test_variants_join_at_their_base_s_time_times_their_bytes():
     assert all(a[1] <= b[1] for a, b in zip(merged, merged[1:]))
     # no table holds them, or no ranked format keeps one: the ranking as it was
     many = with_values(np.arange(1.0, 70_001.0))
-    assert tables.with_value_tables(many, ranking, "float64") == (ranking, set())
-    assert tables.with_value_tables(M, ranking[2:], "float64") == (ranking[2:], set())
+    assert tables.with_value_tables(many, ranking, "float64") == (ranking, {})
+    assert tables.with_value_tables(M, ranking[2:], "float64") == (ranking[2:], {})
 
 
 def fixed_rank(ranking):
@@ -88,7 +88,8 @@ def test_the_selection_converts_a_variant_and_a_refusal_takes_no_place(monkeypat
                            tables=True)
     assert [c.config.id for c in sel.candidates] == ["pyspmv/jad/vals=16/bs=256"], sel
     assert len(sel.failures) == 1 and sel.failures[0].startswith("pyspmv/jad/vals=8/bs=256 does not apply ("), sel
-    assert len(asked) == 2, asked                       # asked again for the next after the refusal
+    # for each variant, its base first, then the variant: again for the next after the refusal
+    assert len(asked) == 4 and asked[0] == asked[2] == 0.010 and asked[1] < asked[3] < 0.010, asked
     # without tables: the model's pick, as before
     sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, None)
     assert [c.config.id for c in sel.candidates] == [JAD]
@@ -101,3 +102,22 @@ def test_a_gate_that_holds_a_variant_converts_nothing(monkeypatch):
     sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current,
                            gate=lambda pick, now: f"{pick:.4f} against {now}", tables=True)
     assert sel.ranking[0][0] == "pyspmv/jad/vals=8/bs=256" and sel.candidates == [] and sel.held.endswith("0.02")
+
+
+def test_a_variant_whose_base_the_gate_holds_is_passed_over(monkeypatch):
+    """A table speeds up a layout the model finds competitive; where the gate holds the variant's base (here the
+    base within 5 % of what runs), the variant is not converted however few bytes it moves."""
+    monkeypatch.setattr(switching, "rank", fixed_rank([(JAD, 0.0190), (START, 0.0200)]))
+    few = with_values(np.resize([1.0, 2.0], 3000))
+    current = switching.prepare(few, pyspmv.config(START), np.dtype(np.float64))
+    asked = []
+
+    def gate(pick_ms, now_ms):
+        asked.append(pick_ms)
+        return None if pick_ms < 0.95 * now_ms else "not enough"
+    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True)
+    assert sel.ranking[0][0] == "pyspmv/jad/vals=8/bs=256" and sel.candidates == [] and sel.held == "not enough"
+    assert asked == [0.0190, 0.0190]                    # the variant's base, then the base itself
+    monkeypatch.setattr(switching, "rank", fixed_rank([(JAD, 0.0150), (START, 0.0200)]))
+    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True)
+    assert [c.config.id for c in sel.candidates] == ["pyspmv/jad/vals=8/bs=256"]

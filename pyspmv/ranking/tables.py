@@ -52,17 +52,18 @@ def variants(cfg: Config, bits: tuple[int, ...]) -> list[Config]:
     return out
 
 
-def with_value_tables(M: Matrix, ranking: list[tuple[str, float]], dtype: str) -> tuple[list[tuple[str, float]],
-                                                                                        set[str]]:
+def with_value_tables(M: Matrix, ranking: list[tuple[str, float]],
+                      dtype: str) -> tuple[list[tuple[str, float]], dict[str, tuple[str, float]]]:
     """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of its
     fastest configuration that has them, each predicted at that configuration's time times the bytes it moves over
-    the bytes its base moves, merged in order; and the ids of those variants (whose conversion may be refused).
-    ``ranking`` itself where ``M``'s values fit no table (:func:`table_bits`) or no ranked format keeps one."""
+    the bytes its base moves, merged in order; and each variant's base and the base's predicted ms, by the variant's
+    id (a variant's conversion may be refused). ``ranking`` itself where ``M``'s values fit no table
+    (:func:`table_bits`) or no ranked format keeps one."""
     base = next(((cid, ms) for cid, ms in ranking if PARAM in format_param_names(config(cid).format)), None)
     bits = table_bits(M) if base is not None else ()
     vs = variants(config(base[0]), bits) if base is not None and bits else []
     if not vs:
-        return ranking, set()
+        return ranking, {}
     assert base is not None
     # the core's size query as config_features() asks it, without the frame (pandas' first import holds the GIL
     # for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
@@ -71,7 +72,7 @@ def with_value_tables(M: Matrix, ranking: list[tuple[str, float]], dtype: str) -
                                M.indptr, M.indices)
     moved = np.asarray(sizes[0], np.float64)
     if not (np.isfinite(moved).all() and moved[0] > 0):
-        return ranking, set()
+        return ranking, {}
     extra = [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
     merged = sorted([*ranking, *extra], key=lambda e: e[1])     # stable: a tie keeps the model's first
-    return merged, {v.id for v in vs}
+    return merged, {v.id: base for v in vs}
