@@ -81,16 +81,16 @@ def test_online_probes_each_candidate_and_keeps_the_fastest():
     dev = Recorder(["b", "c"])
     pol, rec = start(dev)
     pol.boundary(0)
-    for it, seconds in ((2, 0.004), (4, 0.002), (6, 0.006)):     # b, c, then a (the start): c is fastest
+    for it, seconds in ((2, 0.006), (4, 0.004), (6, 0.002)):     # a (the start), b, then c: c is fastest
         pol.ran(it, 2, seconds)
     pol.close(6, 10)
-    assert rec.probes == {"b": 0.002, "c": 0.001, "a": 0.003}
-    assert rec.schedule == [(0, "b"), (2, "c"), (4, "a"), (6, "c")]
+    assert rec.probes == {"a": 0.003, "b": 0.002, "c": 0.001}
+    assert rec.schedule == [(0, "a"), (2, "b"), (4, "c")]          # the probe ends on c, kept where it runs
     assert rec.events[-1] == (6, "probed 3 configurations; kept c") and rec.products == 10
     assert dev.calls == [
         ("prepare", "a"), ("use", "a"), ("selecting", True), ("landed",), ("selecting", False),
-        ("trial", "b"), ("use", "b"), ("time_probe", True), ("trial", "c"), ("use", "c"), ("time_probe", True),
-        ("trial", "a"), ("use", "a"), ("time_probe", True), ("time_probe", False), ("use", "c"),
+        ("time_probe", True), ("trial", "b"), ("use", "b"), ("time_probe", True), ("trial", "c"), ("use", "c"),
+        ("time_probe", True), ("time_probe", False), ("use", "c"),
         ("release", ["a", "b"], True), ("selecting", False), ("release", ["c"], False)]
 
 
@@ -119,8 +119,10 @@ def test_a_pick_that_repays_its_switch_is_probed():
     dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})    # 100 x 0.05 ms = 5 ms saved
     pol, rec = start(dev, policy="async", probe_iters=3, n_calls=100, products_per_iteration=1, limit=1000)
     pol.boundary(0)
+    assert pol.probing and ("trial", "b") not in dev.calls      # the start first
+    pol.ran(3, 3, 3e-3)
     assert ("trial", "b") in dev.calls and pol.probing
-    pol.close(3, 3)
+    pol.close(6, 6)
 
 
 def test_the_residuals_trend_projects_the_iterations_left():
@@ -140,11 +142,28 @@ def test_a_probe_within_noise_keeps_what_runs():
     dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
     pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
     pol.boundary(0)
-    pol.ran(3, 3, 3 * 0.99e-3)       # b: 1 % faster than a, within the 2 % noise
-    pol.ran(6, 3, 3 * 1.0e-3)        # a
+    pol.ran(3, 3, 3 * 1.0e-3)        # a
+    pol.ran(6, 3, 3 * 0.99e-3)       # b: 1 % faster than a, within the 2 % noise: kept, it runs already
     pol.close(6, 6)
-    assert rec.schedule == [(0, "b"), (3, "a")]          # b probed from the start, then back on a, staying
-    assert "kept a (b measured 0.990x a's time, within the 2% noise)" in rec.events[-1][1]
+    assert rec.schedule == [(0, "a"), (3, "b")] and rec.config == "b"
+    assert rec.events[-1] == (6, "probed 2 configurations; kept b")
+    # the other way round: b 1 % slower, within the noise, and a's saving over the few iterations left not worth
+    # the switch back: b stays
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.boundary(0)
+    pol.ran(3, 3, 3 * 1.0e-3)
+    pol.ran(6, 3, 3 * 1.01e-3)
+    pol.close(6, 6)
+    assert rec.config == "b" and "kept b (a measured 0.990x b's time, within the 2% noise)" in rec.events[-1][1]
+    # b clearly slower: back to a
+    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.boundary(0)
+    pol.ran(3, 3, 3 * 1.0e-3)
+    pol.ran(6, 3, 3 * 1.2e-3)
+    pol.close(6, 6)
+    assert rec.schedule == [(0, "a"), (3, "b"), (6, "a")] and rec.events[-1] == (6, "probed 2 configurations; kept a")
 
 
 def test_only_a_selection_that_acts_wakes_the_iterations():
@@ -201,16 +220,17 @@ def test_a_first_look_drops_a_candidate_clearly_slower_and_probes_the_others_who
     assert pol.first_look is None            # nothing probed yet
     pol.boundary(10)
     assert pol.probing and pol.first_look == 1e-3
-    pol.ran(13, 3, 3 * FIRST_LOOK_SLOWER * 1.1e-3)     # b's look: past the bound, dropped
+    pol.ran(13, 3, 3 * 1e-3)                 # a's look (the start first), then its probe
+    pol.ran(23, 10, 10 * 1e-3)
+    assert rec.probes["a"] == pytest.approx(1e-3) and pol.first_look == 1e-3
+    pol.ran(26, 3, 3 * FIRST_LOOK_SLOWER * 1.1e-3)     # b's look: past the bound, dropped
     assert rec.probes["b"] == pytest.approx(FIRST_LOOK_SLOWER * 1.1e-3)
-    assert (13, f"b took {FIRST_LOOK_SLOWER * 1.1:.2f}x an iteration's time at its first look; not probed further") \
+    assert (26, f"b took {FIRST_LOOK_SLOWER * 1.1:.2f}x an iteration's time at its first look; not probed further") \
         in rec.events
     assert pol.first_look == 1e-3            # c's look next
-    pol.ran(16, 3, 3 * 1.2e-3)               # c's look: slower, within the bound: no verdict yet
+    pol.ran(29, 3, 3 * 1.2e-3)               # c's look: slower, within the bound: no verdict yet
     assert "c" not in rec.probes and pol.first_look is None
-    pol.ran(26, 10, 10 * 0.5e-3)             # c's whole probe
+    pol.ran(39, 10, 10 * 0.5e-3)             # c's whole probe
     assert rec.probes["c"] == pytest.approx(0.5e-3)
-    pol.ran(29, 3, 3 * 1e-3)                 # a's look, then its probe
-    pol.ran(39, 10, 10 * 1e-3)
     pol.close(39, 39)
-    assert rec.config == "c" and "kept c" in rec.events[-1][1], rec
+    assert rec.config == "c" and rec.events[-1] == (39, "probed 3 configurations; kept c"), rec
