@@ -171,6 +171,8 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k:
             assert gate is not None and now is not None
             sel.held = gate(ms, now)
             if sel.held is not None:
+                if cid != finite[0][0]:     # the first passed over (a table whose base this is, or refused)
+                    sel.held = f"{cid}, next in the ranking: {sel.held}"
                 break
         t = time.perf_counter()
         try:
