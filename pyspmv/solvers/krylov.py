@@ -39,9 +39,10 @@ _COMMON = """
         - ``async``: iterate with ``config`` while a helper thread ranks and converts; once the pick
           is ready (Gao et al.), time ``config`` and then the pick over ``probe_iters`` iterations each
           and keep the faster, so that a pick the model got wrong on this machine costs a few
-          iterations, not the solve. On the GPU the ranking also offers the value-table variants of
-          JAD (``vals``), which the model does not rank, where the matrix's values fit a table, and
-          a probe drops a candidate clearly slower than ``config`` after a short first look.
+          iterations, not the solve. On the GPU the ranking also offers the value-table variants
+          (``vals``) the model does not rank, where the matrix's values fit a table
+          (:mod:`pyspmv.ranking.tables`), and a probe drops a candidate clearly slower than
+          ``config`` after a short first look.
         - ``online``: as ``async``, with the first ``top_k`` picks converted; once they are ready
           ``config`` and each of them runs ``probe_iters`` iterations with its products timed, and the
           fastest product (minimum over its iterations) is kept (Li & Suda's third step).
