@@ -138,32 +138,21 @@ def test_the_residuals_trend_projects_the_iterations_left():
     assert abs(pol.remaining(140) - 75) < 1e-6         # past its prior: the projection alone
 
 
-def test_a_probe_within_noise_keeps_what_runs():
+@pytest.mark.parametrize("b_s, config, last", [
+    (0.99e-3, "b", "probed 2 configurations; kept b"),          # b 1 % faster, within the 2 % noise: it runs, kept
+    # b 1 % slower, within the noise: a's saving not worth the switch back, b stays
+    (1.01e-3, "b", "probed 2 configurations; kept b (a measured 0.990x b's time, within the 2% noise)"),
+    (1.2e-3, "a", "probed 2 configurations; kept a"),           # b clearly slower: back to a
+])
+def test_a_probe_ends_on_its_candidate_and_leaves_it_only_where_that_pays(b_s, config, last):
     dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
     pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
     pol.boundary(0)
-    pol.ran(3, 3, 3 * 1.0e-3)        # a
-    pol.ran(6, 3, 3 * 0.99e-3)       # b: 1 % faster than a, within the 2 % noise: kept, it runs already
+    pol.ran(3, 3, 3 * 1.0e-3)        # a, the start, first
+    pol.ran(6, 3, 3 * b_s)           # then b
     pol.close(6, 6)
-    assert rec.schedule == [(0, "a"), (3, "b")] and rec.config == "b"
-    assert rec.events[-1] == (6, "probed 2 configurations; kept b")
-    # the other way round: b 1 % slower, within the noise, and a's saving over the few iterations left not worth
-    # the switch back: b stays
-    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
-    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
-    pol.boundary(0)
-    pol.ran(3, 3, 3 * 1.0e-3)
-    pol.ran(6, 3, 3 * 1.01e-3)
-    pol.close(6, 6)
-    assert rec.config == "b" and "kept b (a measured 0.990x b's time, within the 2% noise)" in rec.events[-1][1]
-    # b clearly slower: back to a
-    dev = Recorder(["b"], cost=1e-3, predicted={"b": 0.05, "a": 0.10})
-    pol, rec = start(dev, policy="async", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
-    pol.boundary(0)
-    pol.ran(3, 3, 3 * 1.0e-3)
-    pol.ran(6, 3, 3 * 1.2e-3)
-    pol.close(6, 6)
-    assert rec.schedule == [(0, "a"), (3, "b"), (6, "a")] and rec.events[-1] == (6, "probed 2 configurations; kept a")
+    assert rec.schedule == [(0, "a"), (3, "b")] + ([(6, "a")] if config == "a" else []) and rec.config == config
+    assert rec.events[-1] == (6, last)
 
 
 def test_only_a_selection_that_acts_wakes_the_iterations():
