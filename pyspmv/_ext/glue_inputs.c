@@ -98,10 +98,10 @@ PyObject *finite_check(PyObject *m, PyObject *args) {
     spmv_err err = {0};
     int rc;
     if (!PyArg_ParseTuple(args, "O&", real_array, &v)) return NULL;
-    if (PyArray_TYPE(v) == NPY_FLOAT32)
-        rc = spmv_finite_check_f32(PyArray_DATA(v), PyArray_SIZE(v), &err);
-    else
-        rc = spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err);
+    int f32 = PyArray_TYPE(v) == NPY_FLOAT32;
+    CALL_C(PyArray_SIZE(v) > NOGIL_MIN_WORK,
+           rc = f32 ? spmv_finite_check_f32(PyArray_DATA(v), PyArray_SIZE(v), &err)
+                    : spmv_finite_check_f64(PyArray_DATA(v), PyArray_SIZE(v), &err));
     if (rc == 0) Py_RETURN_NONE;
     return PyLong_FromLongLong(err.where);
 }

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
+from .. import _core
 from .._core import DeviceUnavailableError
 from .._params import Interval, OneOf, Satisfies, validate
 from ..devices import arrays, gpu
@@ -195,7 +196,9 @@ def positive_int(value: Any, name: str, fn: str, *, minimum: int = 1) -> int:
     return int(value)
 
 
-def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
+def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype, copy: bool = True) -> np.ndarray:
+    """``v`` checked as a vector of ``n`` reals, in ``dtype``: a copy where ``copy`` (the solver writes into ``x``),
+    else the caller's array itself where it already is one (``b``, which the solvers only read)."""
     a = np.asarray(v)
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
@@ -204,10 +207,10 @@ def _vector(v: Any, n: int, name: str, fn: str, dtype: np.dtype) -> np.ndarray:
                          f"{a.shape} instead.")
     if np.iscomplexobj(a) or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         raise TypeError(f"The '{name}' parameter of {fn}() must hold real numbers. Got dtype {a.dtype} instead.")
-    out = np.array(a, dtype=dtype, order="C")          # a copy: the solver writes into x
-    if not np.isfinite(out).all():
-        raise ValueError(f"The '{name}' parameter of {fn}() holds non-finite values (at index "
-                         f"{int(np.flatnonzero(~np.isfinite(out))[0])}).")
+    out = np.array(a, dtype=dtype, order="C") if copy else np.ascontiguousarray(a, dtype=dtype)
+    bad = _core.finite_check(out)
+    if bad is not None:
+        raise ValueError(f"The '{name}' parameter of {fn}() holds non-finite values (at index {bad}).")
     return out
 
 
@@ -254,7 +257,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
     n, ncols = M.shape
     if n != ncols:
         raise ValueError(f"The 'A' parameter of {fn}() must be a square matrix. Got shape {M.shape} instead.")
-    if not np.isfinite(M.data).all():
+    if _core.finite_check(M.data) is not None:     # on the core's threads: a solve's set-up is paid by every policy
         raise ValueError(f"The 'A' parameter of {fn}() holds non-finite values.")
     if dtype is None and on_gpu["b"]:
         dt = _device_dtype(b, "b", fn)          # a GPU b sets the type: it is read in place, not cast
@@ -267,7 +270,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             raise TypeError(f"The 'dtype' parameter of {fn}() must be 'float32', 'float64' or None. Got {dtype!r} "
                             "instead.")
     M = M.astype(dt)
-    bb = b if on_gpu["b"] else _vector(b, n, "b", fn, dt)      # a GPU vector: checked by the GPU solve
+    bb = b if on_gpu["b"] else _vector(b, n, "b", fn, dt, copy=False)  # a GPU vector: checked by the GPU solve
     x = np.zeros(n, dt) if x0 is None else x0 if on_gpu["x0"] else _vector(x0, n, "x0", fn, dt)
     rt, at = _real(rtol, "rtol", fn), _real(atol, "atol", fn)
     maxit = 10 * n if maxiter is None else positive_int(maxiter, "maxiter", fn)
