@@ -134,4 +134,5 @@ SPMV_API const spmv_format_ops spmv_dia_ops = {
     .size_summary = dia_size_summary,
     .unread = 1 << 1, /* presence bits (idx[1]) exist for exact round trips only */
     .finite_x = 1,    /* padding zeros inside the matrix are multiplied by x */
+    .pattern = 1,     /* its size is the number of diagonals, which the pattern pass counts */
 };

@@ -213,8 +213,9 @@ int spmv_summary_windows(spmv_summary *S, int32_t h, int *use, spmv_err *err) {
     return SPMV_OK;
 }
 
-int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
-                          spmv_summary *S, spmv_err *err) {
+/* spmv_features_summary, and spmv_features_rows where pattern is 0. */
+static int summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_summary *S,
+                   int pattern, spmv_err *err) {
     if (A == NULL || A->indptr == NULL || dev == NULL || out == NULL)
         return spmv_fail(err, SPMV_EINVAL, -1, -1, -1,
                          "features need a matrix, GPU properties and "
@@ -232,9 +233,19 @@ int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *
     for (int k = 0; k < SPMV_NFEATURES; k++) out[k] = 0;
     S->A = S->whole = A;
     int rc = features_rows(A, dev, out, S, err);
-    if (rc == SPMV_OK) rc = features_pattern(A, out, S, err);
+    if (rc == SPMV_OK && pattern) rc = features_pattern(A, out, S, err);
     if (rc) spmv_summary_free(S);
     return rc;
+}
+
+int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                          spmv_summary *S, spmv_err *err) {
+    return summary(A, dev, out, S, 1, err);
+}
+
+int spmv_features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out, spmv_summary *S,
+                       spmv_err *err) {
+    return summary(A, dev, out, S, 0, err);
 }
 
 int spmv_features_estimate(const spmv_csr *A, const spmv_csr *As, const spmv_gpu_props *dev,

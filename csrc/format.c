@@ -78,6 +78,11 @@ int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err) {
     return rc == SPMV_OK && op->need ? op->need(S, F, err) : rc;
 }
 
+int spmv_fmt_pattern(const spmv_fmt *F) {
+    const spmv_format_ops *op = ops_of(F, NULL);
+    return op == NULL || op->pass != NULL || op->pattern;
+}
+
 int spmv_fmt_fill_f32(const spmv_csr *A, const float *values, spmv_fmt *F, spmv_err *err) {
     const spmv_format_ops *op = ops_of(F, err);
     int rc = op ? csr_ok(A, err) : SPMV_EINVAL;

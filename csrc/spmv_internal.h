@@ -131,6 +131,8 @@ typedef struct {
     int32_t unread; /* bit k: no kernel reads idx[k] (spmv_format_unread) */
     int finite_x;   /* kernels multiply padding zeros by x (spmv_format_finite_x) */
     int vals_slot;  /* 1 + the parameter slot of a value table's bits (csrc/vtab.c); 0: none */
+    /* 1: size_summary reads the pattern pass's results beyond its own part (spmv_fmt_pattern) */
+    int pattern;
 } spmv_format_ops;
 
 /* ---- value tables (csrc/vtab.c; sizes and refusals: spmv_vtab_size, spmv.h) ---- */
@@ -274,6 +276,10 @@ struct spmv_summary {
  * (S zeroed first, then the need ops); free with spmv_summary_free.  Same returns. */
 SPMV_API int spmv_features_summary(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
                                    spmv_summary *S, spmv_err *err);
+/* The same without the pattern pass (a pass over every entry): the features it gives stay 0 and S
+ * holds the rows' part only, which serves every format spmv_fmt_pattern says 0 of. */
+SPMV_API int spmv_features_rows(const spmv_csr *A, const spmv_gpu_props *dev, double *out,
+                                spmv_summary *S, spmv_err *err);
 SPMV_API void spmv_summary_free(spmv_summary *S);
 /* A need op's slice height h >= 1: S->win becomes gcd(S->win, h). */
 SPMV_API void spmv_summary_window(spmv_summary *S, int32_t h);
@@ -303,6 +309,9 @@ SPMV_API int spmv_fmt_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err);
 /* Register what F's size_summary needs from the pass.  What a pass cannot hold (more BSR block
  * sizes than one pass counts) size_summary computes by the format's size() instead. */
 SPMV_API int spmv_fmt_need(spmv_summary *S, const spmv_fmt *F, spmv_err *err);
+/* Whether F's size_summary needs the pattern pass (its part of the pass, or the format's pattern
+ * flag), rather than the rows' part of the summary alone (spmv_features_rows). */
+SPMV_API int spmv_fmt_pattern(const spmv_fmt *F);
 
 /* spmv_fmt_size without checking A: for callers that have just validated A themselves
  * (spmv_design_rows, after spmv_features_compute). */

@@ -153,3 +153,31 @@ def test_exported_header_carries_ids_not_a_table(tmp_path):
     text = path.read_text()
     assert ".ids = m_config_ids" in text
     assert "m_cfg_format" not in text and "m_cfg_p " not in text and "m_cfg_param" not in text
+
+
+def _sizes_matrices():
+    import scipy.sparse as sp
+    rng = np.random.default_rng(7)
+    R = sp.random_array((300, 200), density=0.03, random_state=rng, format="csr")
+    R = sp.csr_array(sp.vstack([R, sp.csr_array((40, 200)), sp.random_array((20, 200), density=0.3,
+                                                                             random_state=rng)]))
+    return {"poisson": pyspmv.generate("poisson2d", 30), "banded": pyspmv.generate("banded", 500),
+            "powerlaw": pyspmv.generate("powerlaw", 800), "rectangular with empty rows": pyspmv.Matrix(R),
+            "one row": pyspmv.Matrix(sp.csr_array(np.arange(1.0, 9.0).reshape(1, -1)))}
+
+
+@pytest.mark.parametrize("name", list(_sizes_matrices()))
+def test_sizes_asked_one_configuration_at_a_time_equal_the_whole_grid_s(name):
+    """The core's size query skips the pass over every entry where no asked format's size needs it (csrc/design.c,
+    spmv_fmt_pattern): every configuration's bytes and padding asked alone (most without the pass) equal those of
+    one query of the whole grid (DIA's among them, so with the pass), notes too."""
+    M = _sizes_matrices()[name]
+    ids = tuple(c.id for d in DEVICES for c in configs(d))
+    ids += ("pyspmv/jad/vals=8/bs=256", "pyspmv/jad/vals=16/bs=64", "cpu/jad/vals=8")
+    for vb in (4, 8):
+        whole = _core.config_sizes(ids, vb, 3.0, M.nrows, M.ncols, M.indptr, M.indices)
+        for j, cid in enumerate(ids):
+            one = _core.config_sizes((cid,), vb, 3.0, M.nrows, M.ncols, M.indptr, M.indices)
+            assert np.array_equal(np.asarray(one[0]), np.asarray(whole[0])[j:j + 1], equal_nan=True), (cid, vb)
+            assert np.array_equal(np.asarray(one[1]), np.asarray(whole[1])[j:j + 1], equal_nan=True), (cid, vb)
+            assert one[2][0] == whole[2][j], (cid, vb)
