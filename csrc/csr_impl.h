@@ -113,11 +113,11 @@ static int SPMV_NAME(csr_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
 int SPMV_NAME(spmv_finite_check)(const SPMV_REAL *v, int64_t n, spmv_err *err) {
     /* A scan on the core's threads with no early exit (it vectorises: a solve checks 2e7 values before it
      * starts), then, only where it saw one, the first non-finite entry in order, which the message names. */
-    int bad = 0, nt = 1;
-#ifdef _OPENMP
-    if (n > SPMV_OMP_MIN_WORK) nt = omp_get_max_threads();
-#endif
+    int bad = 0;
+#ifdef _OPENMP /* nt only there: a build without OpenMP (an exported header under nvcc) warns of it */
+    int nt = n > SPMV_OMP_MIN_WORK ? omp_get_max_threads() : 1;
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad)
+#endif
     for (int64_t k = 0; k < n; k++) bad |= !isfinite(v[k]);
     for (int64_t k = 0; bad && k < n; k++)
         if (!isfinite(v[k]))
