@@ -50,6 +50,7 @@ from pyspmv.models.forest import bytes_per_value  # what the bytes prior multipl
 
 # rank(verify="auto")'s rule (choose_k, weigh_verify, verify_runs and their constants), replayed on measured times.
 from pyspmv.ranking import verify
+from pyspmv.ranking.targets import training_data  # the datasets a shipped default was trained on (its file's record)
 
 # Calibration's own parts, for benchmarks/calibrate_real.py, which reruns it on several collections.
 from pyspmv.training.defaults import TIME_LIMIT_S  # calibration's default time limit, its --time-limit default
@@ -64,4 +65,4 @@ from pyspmv.training.train_default import (
 __all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "SIZE_BANDS", "TIME_LIMIT_S", "arrays", "base_folds", "base_matrix", "baseline_id",
            "bytes_per_value", "column_for", "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of",
            "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "split_by_matrix",
-           "train", "unit_key", "verify", "with_sizes"]
+           "train", "training_data", "unit_key", "verify", "with_sizes"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _internal import training_data
 from _md import md_header, write_report
 from _timing import laplacian, product_us, reps_for, timed, uniform
 
@@ -63,7 +64,7 @@ def break_even(picks: pd.DataFrame, table: pd.DataFrame, nnz: pd.Series, cost: p
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--picks", type=Path, default=ROOT / "benchmarks" / "results" / "default_quality_h200.csv")
-    ap.add_argument("--dataset", nargs="+", default=["h200", "h200_scaled_seed1", "h200_scaled"])
+    ap.add_argument("--dataset", nargs="+", default=list(training_data("h200")))
     ap.add_argument("--target", default="h200", help="whose shipped default rank() is timed with")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "break_even_h200.md")
     a = ap.parse_args()

@@ -28,16 +28,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import SIZE_BANDS, in_band, verify
+from _internal import SIZE_BANDS, in_band, training_data, verify
 from _md import md_header, write_report
 from _replay import RANKS, held_out, median_equivalent, replay, tol_for, unit_errors
 from tqdm import tqdm
 
+
 ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dataset", nargs="?", default="h200")
-    ap.add_argument("--extra", nargs="*", default=["h200_scaled_seed1", "h200_scaled"])
+    first, *extra = training_data("h200")  # the data the shipped H200 default was trained on
+    ap.add_argument("dataset", nargs="?", default=first)
+    ap.add_argument("--extra", nargs="*", default=extra)
     ap.add_argument("--cv", type=int, default=5)
     ap.add_argument("--n-calls", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--cache", default=None, help="held-out predictions (csv.gz): read if present, else written")

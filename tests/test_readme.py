@@ -27,8 +27,9 @@ from pages import GPU, README, ROOT, blocks, is_gpu
 
 import pyspmv
 from pyspmv.cli import TOP_DEFAULT, main
-from pyspmv.datasets.corpus import standard_corpus
+from pyspmv.datasets.corpus import base_matrix, standard_corpus
 from pyspmv.datasets.load import _resolve
+from pyspmv.ranking.targets import training_data
 
 #: The pages whose blocks run: the README, then every page of the user guide.
 PAGES = (README, *sorted((ROOT / "docs" / "guide").glob("*.md")))
@@ -211,12 +212,13 @@ def test_readme_counts_are_read_from_the_code():
 
     generated = {e.name for e in standard_corpus()}
     h200, t = matrices("h200"), timings("h200")
-    n, configs, dtypes, real, scaled = _readme_count(
+    n, configs, dtypes, real, more, scaled = _readme_count(
         r"datasets \((\d+) matrices × (\d+) configurations × (\d+) value types on an NVIDIA H200, (\d+) of them real, "
-        r"and (\d+) real ones scaled up")
+        r"(\d+) more generated ones, and (\d+) real ones scaled up")
     assert (n, configs, dtypes, real) == (len(h200), t.config.nunique(), t.dtype.nunique(),
                                           int((~h200.matrix.isin(generated)).sum()))
-    assert scaled == len(matrices("h200_scaled_seed1")) + len(matrices("h200_scaled"))
+    extra = pd.concat([matrices(d) for d in training_data("h200")[1:]]).drop_duplicates("matrix").matrix
+    assert (more, scaled) == (int(extra.isin(generated).sum()), int((~extra.isin(generated) & (extra.map(base_matrix) != extra)).sum()))
     gpu = pd.concat([matrices("h100"), matrices("h100_large")]).drop_duplicates("matrix")
     assert _readme_count(r"(\d+) matrices × (\d+) configurations on an NVIDIA H100") == (
         len(gpu), timings("h100").config.nunique())

@@ -30,6 +30,24 @@ def test_each_shipped_target_names_its_gpu():
         assert rm.meta["dataset"].split("/")[-1] == t
 
 
+def test_training_data_is_what_each_shipped_file_records():
+    """The datasets a default was trained on are read from its file (what judges the recipe reads them there):
+    its own target's dataset first, every one loadable, the device's; an unknown target is refused."""
+    for device, names in TARGETS.items():
+        for t in names:
+            data = targets.training_data(t)
+            assert data[0] == t and len(set(data)) == len(data)
+            with resources.as_file(targets.default_file(t)) as path:
+                meta = read_meta(path)["meta"]
+            assert list(data[1:]) == [e[0] for e in meta.get("extra") or []]
+            for name in data:
+                ds = pyspmv.datasets.load(name, dtype="float64")
+                assert set(ds.table["device"]) == {device}
+    assert "h200_scaled_seed4" in targets.training_data("h200")
+    with pytest.raises(ValueError, match="'target' parameter of training_data"):
+        targets.training_data("a100")
+
+
 def test_the_gpu_present_chooses_by_name_else_the_nearest():
     h100, h200 = target_gpu("h100"), target_gpu("h200")
     assert nearest(H200, 1, 1.0).target == "h200"                         # the name wins over the figures

@@ -105,6 +105,30 @@ def target_gpu(target: str) -> TargetGPU | None:
     return _GPUS[target]
 
 
+def training_data(target: str) -> tuple[str, ...]:
+    """The datasets the shipped default of ``target`` was trained on, as its file records them: the first, then
+    each extra whose new matrices joined it (``pyspmv train-default --dataset FIRST --extra ...``). What judges the
+    recipe (benchmarks/default_quality.py, verify_auto.py, break_even.py) reads the list here, so that a default
+    retrained on more data is judged on that data.
+
+    Raises
+    ------
+    ValueError
+        ``target`` is not a shipped target, or its file records no dataset.
+    FileNotFoundError
+        The shipped file is missing.
+    """
+    check_target(target, None, "training_data()")
+    res = default_file(target)
+    if not res.is_file():
+        raise FileNotFoundError(f"The shipped default of {target!r} ({DEFAULT_FILES[target]}) is not installed.")
+    with resources.as_file(res) as path:
+        meta = read_meta(path)["meta"]
+    if not meta.get("dataset"):
+        raise ValueError(f"The shipped default of {target!r} records no training dataset.")
+    return (str(meta["dataset"]), *(str(e[0]) for e in meta.get("extra") or []))
+
+
 def nearest(name: str, sm_count: int, bandwidth: float, device: str = "cuda") -> Choice:
     """The target of ``device`` measured on the GPU named ``name``, else the nearest by memory bandwidth and SM
     count (the sum of the two ratios' absolute logarithms: twice the bandwidth is as far as twice the SMs)."""
