@@ -18,6 +18,7 @@ the cuda recipe's forest (``make_model('forest', device='cuda')``). Four questio
    pick's kernel (the kernel right, its parameters measured); the model's own choice of parameters within the
    measured best kernel (the kernel told, the parameters the model's); the fastest of the model's first k measured
    (what ``rank(verify=k)`` can reach).
+5. **The recipe's settings**: one parameter of the forest changed at a time (:data:`VARIANTS`), the bands of issue 48.
 
 Writes ``large_band.md`` beside this file.
 """
@@ -44,13 +45,19 @@ BEFORE = tuple(d for d in DATA if d not in NEW)
 LARGE = 1e6
 SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
 TOP_K = (1, 3, 5, 10)
+#: One setting of the recipe's forest changed at a time (its defaults: ``ForestModel``'s, ``bytes_prior`` 0.05).
+VARIANTS = ({"min_samples_leaf": 1}, {"min_samples_leaf": 3}, {"temperature": 0.05}, {"temperature": 0.2},
+            {"max_features": 0.3}, {"max_features": 0.8}, {"tie_tol": 0.02}, {"clip": 1.0}, {"bytes_prior": 0.1})
 
 
-def held_out(ds: datasets.Dataset, keep: np.ndarray | None = None, predictions: bool = False) -> pd.DataFrame:
-    """Per held-out unit scores over base_folds(5) (``keep``: the rows a fold may train on), or the predictions."""
+def held_out(ds: datasets.Dataset, keep: np.ndarray | None = None, predictions: bool = False,
+             **params: object) -> pd.DataFrame:
+    """Per held-out unit scores over base_folds(5) (``keep``: the rows a fold may train on; ``params`` set on the
+    forest), or the predictions."""
     out = []
     for tr, te in base_folds(ds.groups, 5):
-        ev = evaluate(make_model("forest", device="cuda"), ds.X, ds.y, ds.groups, q25=ds.q25, q75=ds.q75,
+        ev = evaluate(make_model("forest", device="cuda").set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25,
+                      q75=ds.q75,
                       convert_ms=column_for(ds, "convert_ms"), train_index=tr if keep is None else tr[keep[tr]],
                       test_index=te)
         out.append(ev.predictions if predictions else ev.per_matrix)
@@ -140,14 +147,24 @@ def decomposition(ds: datasets.Dataset, dtype: str) -> list[str]:
     return lines
 
 
+def settings(ds: datasets.Dataset, dtype: str) -> list[str]:
+    lines = []
+    for v in ({}, *VARIANTS):
+        per = held_out(ds, **v)
+        name = ", ".join(f"{k}={x}" for k, x in v.items()) or "the recipe"
+        lines += [f"| {dtype} | {name} | {band[0]} | {summary(per[in_band(per, band)])} |" for band in SIZE_BANDS[:2]]
+    return lines
+
+
 def main() -> None:
-    sections = {"more": [], "curve": [], "narrow": [], "parts": []}
+    sections = {"more": [], "curve": [], "narrow": [], "parts": [], "settings": []}
     for dtype in ("float64", "float32"):
         ds = datasets.combine(*DATA, dtype=dtype)
         sections["more"] += more_data(ds, dtype)
         sections["curve"] += learning_curve(ds, dtype)
         sections["narrow"] += narrowness(dtype)
         sections["parts"] += decomposition(ds, dtype)
+        sections["settings"] += settings(ds, dtype)
         print(dtype, "done", flush=True)
     text = [__doc__.split("\n\n", 2)[2].split("\n\nWrites")[0], "",
             "## 1. Before and after the data of 2026-11-30 (same folds, same held-out matrices)", "",
@@ -166,7 +183,10 @@ def main() -> None:
             "Within 5 % here is t ≤ 1.05 t_best, without the tables' rule that counts a pick whose [q25, q75] overlaps "
             "the best's as the best (so the model's pick scores a little lower than in section 1).", "",
             *md_header(["dtype", "choice", "within 5 %", "beyond 20 %", "geomean", "n"], "llrrrr"),
-            *sections["parts"]]
+            *sections["parts"], "",
+            "## 5. The recipe's settings, one at a time", "",
+            *md_header(["dtype", "forest", "band", "within 5 %", "beyond 20 %", "geomean", "n"], "lllrrrr"),
+            *sections["settings"]]
     write_report(HERE / "large_band.md", "The H200 default at 1e6 entries and more: data, narrowness, errors", text)
 
 
