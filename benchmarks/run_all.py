@@ -96,6 +96,8 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("rank_cost", "rank_cost.py", "rank() against one product, C evaluation, break-even (results/rank_cost.*)"),
     Bench("rank_table_h100", "rank_table.py", "how far the cuda default's predicted times can be read",
           ("h100", "--extra", "h100_large", "h100_scaled")),
+    Bench("rank_table_h200", "rank_table.py", "how far the H200 default's predicted times can be read (its tie marks: "
+          "precision.TARGET_PRECISION)", (H200_DATA[0], "--extra", *H200_DATA[1:])),
     Bench("rank_table_cpu", "rank_table.py", "how far the cpu default's predicted times can be read", ("cpu",)),
     Bench("default_quality_h100", "default_quality.py", "the cuda default kinds on held-out matrices",
           ("h100", "--models", "forest", "boosted", "--extra", "h100_large", "h100_scaled")),

@@ -46,6 +46,14 @@ DEFAULT_PRECISION = {
                                  "(benchmarks/results/rank_table_cpu.md)"),
 }
 
+#: A shipped target's own figures, where measured on the data its default is trained on (benchmarks/rank_table.py
+#: on those datasets): ``pyspmv train-default`` records them in that target's model file in place of the device's
+#: (:data:`DEFAULT_PRECISION`, which for cuda the H100's data measured).
+TARGET_PRECISION = {
+    "h200": Precision(0.017, 1.5, "the cuda default's recipe on held-out matrices of the H200 datasets "
+                                  "(benchmarks/results/rank_table_h200.md)"),
+}
+
 #: The cuda default recipe's measured error on the ratio to the pick by matrix size: ``(fewer stored entries than,
 #: error)`` in increasing order, measured per band on held-out matrices of the H200 datasets the shipped default is trained on
 #: (598 matrices, 2026-11-30) by benchmarks/verify_auto.py (benchmarks/results/verify_auto_h200.md): the errors :attr:`Precision.tie_tol` takes
