@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pyspmv
-from pyspmv.ranking.precision import DEFAULT_PRECISION, Precision
+from pyspmv.ranking.precision import DEFAULT_PRECISION, TARGET_PRECISION, Precision
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_cpu"
 DATA = Path(pyspmv.__file__).resolve().parent / "data"
@@ -86,10 +86,21 @@ def test_a_file_written_before_gets_the_precision_its_model_had(fitted, tmp_path
     forest, lin = fitted
     assert written_before(forest, "forest").precision == DEFAULT_PRECISION["cpu"]
     assert written_before(lin, "linear").precision is None
-    for device, name in (("cpu", "default_cpu.pyspmv"), ("cuda", "default_h100.pyspmv")):
+    for device, target in (("cpu", "cpu"), ("cuda", "h100")):
+        name = f"default_{target}.pyspmv"
         assert "precision" not in _header(DATA / name)           # kept as shipped: the loader derives it
         assert pyspmv.load_model(DATA / name).precision == DEFAULT_PRECISION[device]
-        assert pyspmv.default_model(device).precision == DEFAULT_PRECISION[device]
+        assert pyspmv.default_model(device, target=target).precision == DEFAULT_PRECISION[device]
+
+
+def test_a_target_measured_on_its_own_data_records_its_own_precision():
+    """The H200 default records the figures measured on the H200's data (rank_table_h200.md), not the device's
+    (the H100's): train-default writes TARGET_PRECISION's, and rank() marks ties by it."""
+    assert TARGET_PRECISION["h200"] != DEFAULT_PRECISION["cuda"] and "H200" in TARGET_PRECISION["h200"].source
+    assert _header(DATA / "default_h200.pyspmv")["precision"] == TARGET_PRECISION["h200"]._asdict()
+    rm = pyspmv.default_model("cuda", target="h200")
+    assert rm.precision == TARGET_PRECISION["h200"]
+    assert pyspmv.rank(A, rm).precision == TARGET_PRECISION["h200"]
 
 
 @pytest.mark.parametrize(("value", "message"), [
