@@ -55,10 +55,10 @@ TARGET_PRECISION = {
 }
 
 #: The cuda default recipe's measured error on the ratio to the pick by matrix size: ``(fewer stored entries than,
-#: error)`` in increasing order, measured per band on held-out matrices of the H200 datasets the shipped default is trained on
-#: (598 matrices, 2026-11-30) by benchmarks/verify_auto.py (benchmarks/results/verify_auto_h200.md): the errors :attr:`Precision.tie_tol` takes
-#: the median of, pooled over the band, read as the median ``|x|`` of the normal ``x`` with their mean ``|x|``
-#: (they are heavy-tailed at scale, and the tails are what measuring buys). The error grows with size (the data
+#: error)`` in increasing order, measured per band on held-out matrices of the H200 datasets the shipped default is
+#: trained on (598 matrices, 2026-11-30) by benchmarks/verify_auto.py (benchmarks/results/verify_auto_h200.md): the
+#: errors :attr:`Precision.tie_tol` takes the median of, pooled over the band, read as the median ``|x|`` of the
+#: normal ``x`` with their mean ``|x|`` (they are heavy-tailed at scale, and the tails are what measuring buys). The error grows with size (the data
 #: thins out at 1e6+ entries); ``rank(verify="auto")`` reads it through :func:`tie_tol_at`.
 SIZE_TIE_TOL: dict[str, tuple[tuple[float, float], ...]] = {
     "cuda": ((1e5, 0.0213), (1e6, 0.0452), (float("inf"), 0.0616)),

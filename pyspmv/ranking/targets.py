@@ -89,15 +89,24 @@ def _bandwidth(clock_khz: Any, bus_bits: Any) -> float | None:
     return bw if math.isfinite(bw) and bw > 0 else None
 
 
+def _shipped_meta(target: str) -> dict[str, Any] | None:
+    """The ``meta`` of the shipped default of ``target`` (its file's header alone is read), or None where the file is
+    missing."""
+    res = default_file(target)
+    if not res.is_file():
+        return None
+    with resources.as_file(res) as path:
+        return read_meta(path)["meta"]
+
+
 def target_gpu(target: str) -> TargetGPU | None:
     """The GPU the shipped default of ``target`` was measured on (its file's header alone is read), or None where
     the file is missing or records no GPU."""
     if target not in _GPUS:
-        res = default_file(target)
+        meta = _shipped_meta(target)
         found = None
-        if res.is_file():
-            with resources.as_file(res) as path:
-                info = read_meta(path)["meta"].get("device_info") or {}
+        if meta is not None:
+            info = meta.get("device_info") or {}
             bw = _bandwidth(info.get("gpu_mem_clock_khz"), info.get("gpu_mem_bus_bits"))
             if info.get("gpu_name") and bw is not None and int(info.get("gpu_sm_count") or 0) > 0:
                 found = TargetGPU(str(info["gpu_name"]), int(info["gpu_sm_count"]), bw)
@@ -119,11 +128,9 @@ def training_data(target: str) -> tuple[str, ...]:
         The shipped file is missing.
     """
     check_target(target, None, "training_data()")
-    res = default_file(target)
-    if not res.is_file():
+    meta = _shipped_meta(target)
+    if meta is None:
         raise FileNotFoundError(f"The shipped default of {target!r} ({DEFAULT_FILES[target]}) is not installed.")
-    with resources.as_file(res) as path:
-        meta = read_meta(path)["meta"]
     if not meta.get("dataset"):
         raise ValueError(f"The shipped default of {target!r} records no training dataset.")
     return (str(meta["dataset"]), *(str(e[0]) for e in meta.get("extra") or []))

@@ -33,10 +33,11 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
-from _internal import (SIZE_BANDS, base_folds, base_matrix, column_for, evaluate, in_band, make_model,  # noqa: E402
-                       training_data, with_sizes)
+from _internal import (SIZE_BANDS, base_folds, base_matrix, column_for, evaluate_folds, in_band,  # noqa: E402
+                       make_model, training_data, with_sizes)
 from _md import md_header, summary, write_report  # noqa: E402
 
+import pyspmv  # noqa: E402
 from pyspmv import datasets  # noqa: E402
 
 DATA = training_data("h200")
@@ -54,20 +55,16 @@ def held_out(ds: datasets.Dataset, keep: np.ndarray | None = None, predictions: 
              **params: object) -> pd.DataFrame:
     """Per held-out unit scores over base_folds(5) (``keep``: the rows a fold may train on; ``params`` set on the
     forest), or the predictions."""
-    out = []
-    for tr, te in base_folds(ds.groups, 5):
-        ev = evaluate(make_model("forest", device="cuda").set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25,
-                      q75=ds.q75,
-                      convert_ms=column_for(ds, "convert_ms"), train_index=tr if keep is None else tr[keep[tr]],
-                      test_index=te)
-        out.append(ev.predictions if predictions else ev.per_matrix)
-    per = pd.concat(out, ignore_index=True)
-    return per if predictions else with_sizes(per, ds.features)
+    folds = [(tr if keep is None else tr[keep[tr]], te) for tr, te in base_folds(ds.groups, 5)]
+    ev = evaluate_folds(make_model("forest", device="cuda").set_params(**params), ds.X, ds.y, ds.groups, q25=ds.q25,
+                        q75=ds.q75, convert_ms=column_for(ds, "convert_ms"), folds=folds)
+    return ev.predictions if predictions else with_sizes(ev.per_matrix, ds.features)
 
 
 def kernel(config: pd.Series) -> pd.Series:
-    """A configuration's kernel: its id less the parameters (``pyspmv/csr/vector/tpv=8/bs=128``: ``pyspmv/csr/vector``)."""
-    return config.str.split("/").map(lambda p: "/".join(x for x in p if "=" not in x))
+    """Each configuration's kernel (:attr:`pyspmv.Config.kernel_id`: ``pyspmv/csr/vector`` of its thread mappings)."""
+    ids = {c: pyspmv.config(c).kernel_id for c in config.unique()}
+    return config.map(ids)
 
 
 def more_data(ds: datasets.Dataset, dtype: str) -> list[str]:
@@ -107,14 +104,13 @@ def learning_curve(ds: datasets.Dataset, dtype: str) -> list[str]:
     return lines
 
 
-def narrowness(dtype: str) -> list[str]:
-    t = datasets.combine(*DATA, dtype=dtype).table
-    t = t[(t["status"] == "ok") & (t["dtype"] == dtype)].copy()
+def narrowness(ds: datasets.Dataset, dtype: str) -> list[str]:
+    t = ds.table[(ds.table["status"] == "ok") & (ds.table["dtype"] == dtype)].copy()
     t["r"] = t["median_ms"] / t.groupby("matrix")["median_ms"].transform("min")
     near = t[t["r"] <= 1.05]
     n = near.groupby("matrix").size()
     k = near.assign(k=kernel(near["config"])).groupby("matrix")["k"].nunique()
-    nnz = datasets.combine(*DATA, dtype=dtype).features.drop_duplicates("matrix").set_index("matrix")["nnz"]
+    nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
     lines = []
     for label, lo, hi in (("< 1e5", 0, 1e5), ("1e5 to 1e6", 1e5, 1e6), ("≥ 1e6", 1e6, np.inf)):
         m = nnz[(nnz >= lo) & (nnz < hi)].index.intersection(n.index)
@@ -162,7 +158,7 @@ def main() -> None:
         ds = datasets.combine(*DATA, dtype=dtype)
         sections["more"] += more_data(ds, dtype)
         sections["curve"] += learning_curve(ds, dtype)
-        sections["narrow"] += narrowness(dtype)
+        sections["narrow"] += narrowness(ds, dtype)
         sections["parts"] += decomposition(ds, dtype)
         sections["settings"] += settings(ds, dtype)
         print(dtype, "done", flush=True)
