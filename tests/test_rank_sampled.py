@@ -240,3 +240,11 @@ def test_a_host_matrix_for_the_gpu_is_ranked_from_its_sample_at_scale():
     small = g.poisson2d(60).to_scipy()
     with pyspmv.Operator(small, "cuda", n_calls=100, verify=0) as op:
         assert list(op.ranking) == list(pyspmv.rank(small, estimate=False, n_calls=100, device="cuda"))
+
+
+@pytest.mark.parametrize("starts, lengths", [([], []), ([5], [0]), ([0, 10, 3], [2, 0, 4]), ([7, 256, 1000], [3, 257, 1])])
+def test_spans_are_the_ranges_one_after_another(starts: list[int], lengths: list[int]) -> None:
+    from pyspmv.ranking.sampled import _spans
+    want = [i for s, n in zip(starts, lengths) for i in range(s, s + n)]
+    got = _spans(np.array(starts, np.int64), np.array(lengths, np.int64))
+    assert got.dtype == np.int64 and got.tolist() == want

@@ -64,6 +64,15 @@ def _untouched(n: int) -> np.ndarray:
     return np.frombuffer(buf, np.int32)
 
 
+def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The int64 ranges ``[starts[k], starts[k] + lengths[k])`` one after another, with no Python loop (a loop
+    over the 64 blocks, twice, took a fifth of the sample's time on the dev VM)."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, np.int64)
+    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total, dtype=np.int64)
+
+
 def sample_on_device(D: arrays.DeviceCSR, sample_rows: int, sample_nnz: int) -> SampledRows | None:
     """The rows of ``D`` that ``rank(estimate=True)`` reads, read to the host (:class:`SampledRows`), or None
     where the sample would take the exact path (no sample, one of half the matrix or more, or one that misses its
@@ -87,14 +96,16 @@ def sample_on_device(D: arrays.DeviceCSR, sample_rows: int, sample_nnz: int) -> 
     blocks = _core.sample_plan(coarse, n, sample_rows, sample_nnz)
     if blocks.size == 0:
         return None
-    ends = np.minimum(blocks.astype(np.int64) + B, n)
-    rows = np.concatenate([np.arange(r0, r1 + 1) for r0, r1 in zip(blocks.tolist(), ends.tolist())])
+    b64 = blocks.astype(np.int64)
+    ends = np.minimum(b64 + B, n)
+    lens = ends - b64 + 1                                     # a block's rows and the row after it (its end)
+    rows = _spans(b64, lens)
     ip = arrays.take(D.indptr, rows).astype(np.int32, copy=False)
     # each block's ends against the coarse copy, and its rows non-decreasing within [0, nnz], before they say
     # which entries to read
-    at = np.cumsum(np.append(0, ends - blocks + 1))
+    at = np.cumsum(np.append(0, lens))
     first, last = ip[at[:-1]], ip[at[1:] - 1]
-    want_first, want_last = coarse[blocks // B], coarse[(ends + B - 1) // B]
+    want_first, want_last = coarse[b64 // B], coarse[(ends + B - 1) // B]
     if not (np.array_equal(first, want_first) and np.array_equal(last, want_last)):
         raise ValueError("The 'A' parameter's indptr changed while it was read (a sampled block's ends differ from "
                          "the same rows read before); do not write to a matrix while pyspmv ranks it.")
@@ -103,14 +114,10 @@ def sample_on_device(D: arrays.DeviceCSR, sample_rows: int, sample_nnz: int) -> 
     if (steps < 0).any() or ip.min(initial=0) < 0 or ip.max(initial=0) > D.nnz:
         raise ValueError(f"The 'A' parameter's indptr decreases or leaves [0, {D.nnz:,}] in the rows read: it is "
                          "not a CSR matrix's (pyspmv.Matrix(A.get()) names the first fault).")
-    pos = np.concatenate([np.arange(int(a), int(b), dtype=np.int64) for a, b in zip(first, last)])
+    pos = _spans(first.astype(np.int64), (last - first).astype(np.int64))
     ix = arrays.take(D.indices, pos).astype(np.int32, copy=False) if pos.size else np.empty(0, np.int32)
     indptr, indices = _untouched(n + 1), _untouched(D.nnz)
     indptr[n] = D.nnz
-    done = 0
-    for k, (r0, r1) in enumerate(zip(blocks.tolist(), ends.tolist())):
-        indptr[r0:r1 + 1] = ip[at[k]:at[k + 1]]
-        e = int(last[k] - first[k])
-        indices[int(first[k]):int(last[k])] = ix[done:done + e]
-        done += e
+    indptr[rows] = ip                     # adjacent blocks share an end row: the same value twice
+    indices[pos] = ix
     return SampledRows(D.shape, D.nnz, indptr, indices, coarse, D.dtype)
