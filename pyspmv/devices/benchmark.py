@@ -389,13 +389,12 @@ class _DtypeRun:
 
     def one(self, c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, warmup: int, repeats: int,
             budget_s: float, check: bool) -> dict[str, Any]:
-        return _one(c, F, on, convert_ms, self.M, self.x, self.ref, self.dt, self.base, warmup, repeats, budget_s,
+        return _one(c, F, on, convert_ms, self.x, self.ref, self.base, warmup, repeats, budget_s,
                     check)
 
 
-def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, M: Any, x: np.ndarray, ref: _Reference | None,
-         dt: np.dtype, base: dict[str, Any], warmup: int, repeats: int, budget_s: float,
-         check: bool) -> dict[str, Any]:
+def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, x: np.ndarray, ref: _Reference | None,
+         base: dict[str, Any], warmup: int, repeats: int, budget_s: float, check: bool) -> dict[str, Any]:
     """One configuration's row of the benchmark table."""
     row = {**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
            "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan, "status": "ok",
