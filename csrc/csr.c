@@ -7,7 +7,10 @@
 // in idx[2] = perm[nrows] (new -> old): the arrays then hold B = P A P^T, row k of B being row
 // perm[k] of A with every column j renumbered inv[j], each row's columns ascending.  A product
 // gathers xp[k] = x[perm[k]], multiplies, and scatters y[perm[k]] = yp[k]; back-conversion
-// undoes the order.  Kernel variants: 0 = row-parallel (rows split
+// undoes the order.  param[1] is vals, 0, 8 or 16: with 8 or 16 the values are a table
+// (csrc/vtab.c, as JAD's), val[0] = the distinct values and idx[3] = each entry's index into them
+// in CSR's order, so a float64 entry moves 5 or 6 bytes where it moved 12 (the graphs and LP
+// matrices where CSR's load-balanced kernels win hold a few to a few hundred values).  Kernel variants: 0 = row-parallel (rows split
 // evenly across threads), 1 = nnz-balanced (each thread gets a contiguous run of rows holding about
 // nnz/threads entries, so a few long rows do not leave the other threads idle).
 #include "spmv_internal.h"
@@ -48,10 +51,9 @@ static int csr_params(const spmv_fmt *F, spmv_err *err) {
                          "The 'order' parameter of csr must be 0 (the matrix's own) or 1 (reverse "
                          "Cuthill-McKee). Got %d instead.",
                          (int)F->param[0]);
-    if (F->param[1] != 0)
-        return spmv_fail(err, SPMV_EINVAL, -1, F->param[1], 0,
-                         "csr has one parameter, 'order'; its second slot must be 0, not %d",
-                         (int)F->param[1]);
+    int64_t len, words;
+    int rc = spmv_vtab_size("csr", F->param[1], 0, 0, &len, &words, err); /* vals' range */
+    if (rc) return rc;
     if (F->param[0] == 1 && F->nrows != F->ncols)
         return spmv_fail(err, SPMV_ENOTAPPLICABLE, -1, F->ncols, F->nrows,
                          "csr with order=1 renumbers rows and columns alike: the matrix must be "
@@ -60,17 +62,16 @@ static int csr_params(const spmv_fmt *F, spmv_err *err) {
     return SPMV_OK;
 }
 
-static void csr_lengths(const spmv_csr *A, spmv_fmt *F) {
+static int csr_lengths(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     F->nidx[0] = (int64_t)A->nrows + 1;
     F->nidx[1] = F->nnz;
     F->nidx[2] = F->param[0] == 1 ? A->nrows : 0;
-    F->nval[0] = F->nnz;
+    return spmv_vtab_size("csr", F->param[1], F->nnz, 0, &F->nval[0], &F->nidx[3], err);
 }
 
 static int csr_size(const spmv_csr *A, spmv_fmt *F, spmv_err *err) {
     int rc = csr_params(F, err);
-    if (!rc) csr_lengths(A, F);
-    return rc;
+    return rc ? rc : csr_lengths(A, F, err);
 }
 
 static int cmp_key(const void *a, const void *b) {
@@ -119,11 +120,14 @@ static int permuted_rows(int32_t n, const int32_t *ptr, const int32_t *col, cons
 #include "csr_impl.h"
 
 static int csr_check_fmt(const spmv_fmt *F, spmv_err *err) {
-    static const char *const what[] = {"indptr", "indices", "perm", NULL, "values", NULL};
+    static const char *const what[] = {"indptr",        "indices", "perm",
+                                       "value indices", "values",  NULL};
     int rc = csr_params(F, err);
     int64_t nidx[SPMV_MAXIDX] = {(int64_t)F->nrows + 1, F->nnz, F->param[0] == 1 ? F->nrows : 0},
-            nval[SPMV_MAXVAL] = {F->nnz};
+            nval[SPMV_MAXVAL] = {0};
+    if (!rc) rc = spmv_vtab_size("csr", F->param[1], F->nnz, 0, &nval[0], &nidx[3], err);
     if (!rc) rc = spmv_fmt_lengths(F, nidx, nval, what, err);
+    if (!rc && F->param[1]) rc = spmv_vtab_check(F->idx[3], F->nnz, F->param[1], "csr", err);
     if (!rc && F->param[0] == 1) rc = spmv_fmt_perm(F, F->idx[2], F->nrows, "perm", err);
     spmv_csr A = {F->nrows, F->ncols, F->idx[0], F->idx[1]};
     return rc ? rc : spmv_csr_check(&A, nidx[0], F->nnz, err);
@@ -135,8 +139,7 @@ static int csr_size_summary(spmv_summary *S, spmv_fmt *F, spmv_err *err) {
     spmv_fmt whole = *F;
     if (S->whole != NULL) whole.nrows = S->whole->nrows;
     int rc = csr_params(&whole, err);
-    if (!rc) csr_lengths(S->A, F);
-    return rc;
+    return rc ? rc : csr_lengths(S->A, F, err);
 }
 
 SPMV_API const spmv_format_ops spmv_csr_ops = {
@@ -149,4 +152,5 @@ SPMV_API const spmv_format_ops spmv_csr_ops = {
     .mv_f64 = csr_mv_f64,
     .check = csr_check_fmt,
     .size_summary = csr_size_summary,
+    .vals_slot = 2,
 };

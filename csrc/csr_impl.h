@@ -17,45 +17,81 @@ static int SPMV_NAME(csr_permute)(int32_t n, int64_t nnz, const int32_t *ptr, co
 
 static int SPMV_NAME(csr_fill)(const spmv_csr *A, const SPMV_REAL *values, spmv_fmt *F,
                                spmv_err *err) {
+    int32_t vals = F->param[1];
+    /* with a table, the values in storage order go to a scratch array first (csrc/vtab.c) */
+    SPMV_REAL *v =
+        vals ? (SPMV_REAL *)spmv_malloc(F->nnz, sizeof(SPMV_REAL), err) : (SPMV_REAL *)F->val[0];
+    if (v == NULL && F->nnz > 0) return SPMV_ENOMEM;
+    int rc = SPMV_OK;
     if (F->param[0] == 1) { /* B = P A P^T: rows in perm's order, columns renamed inv */
-        int rc = spmv_order_rcm(A, F->idx[2], err);
+        rc = spmv_order_rcm(A, F->idx[2], err);
         int32_t *inv = rc ? NULL : inverse(F->idx[2], A->nrows, err);
         if (!rc && inv == NULL) rc = SPMV_ENOMEM;
         if (!rc)
             rc = SPMV_NAME(csr_permute)(A->nrows, F->nnz, A->indptr, A->indices, values, F->idx[2],
-                                        inv, F->idx[0], F->idx[1], (SPMV_REAL *)F->val[0], err);
+                                        inv, F->idx[0], F->idx[1], v, err);
         spmv_free(inv);
-        return rc;
+    } else {
+        memcpy(F->idx[0], A->indptr, sizeof(int32_t) * (size_t)F->nidx[0]);
+        if (F->nnz > 0) { /* v may be NULL then */
+            memcpy(F->idx[1], A->indices, sizeof(int32_t) * (size_t)F->nnz);
+            memcpy(v, values, sizeof(SPMV_REAL) * (size_t)F->nnz);
+        }
     }
-    memcpy(F->idx[0], A->indptr, sizeof(int32_t) * (size_t)F->nidx[0]);
-    memcpy(F->idx[1], A->indices, sizeof(int32_t) * (size_t)F->nnz);
-    memcpy(F->val[0], values, sizeof(SPMV_REAL) * (size_t)F->nnz);
-    return SPMV_OK;
+    if (vals) {
+        if (!rc)
+            rc = spmv_vtab_fill(v, (int)sizeof(SPMV_REAL), F->nnz, vals, F->val[0], F->idx[3],
+                                "csr", err);
+        spmv_free(v);
+    }
+    return rc;
+}
+
+/* The stored values in storage order: val[0] itself, or (a table) decoded into a fresh array the
+ * caller spmv_frees; NULL where it cannot be allocated. */
+static SPMV_REAL *SPMV_NAME(csr_values)(const spmv_fmt *F, spmv_err *err) {
+    const SPMV_REAL *tab = (const SPMV_REAL *)F->val[0];
+    if (!F->param[1]) return (SPMV_REAL *)tab;
+    SPMV_REAL *v = (SPMV_REAL *)spmv_malloc(F->nnz, sizeof(SPMV_REAL), err);
+    if (v != NULL)
+        for (int64_t q = 0; q < F->nnz; q++) v[q] = tab[spmv_vtab_get(F->idx[3], q, F->param[1])];
+    return v;
 }
 
 static int SPMV_NAME(csr_to_csr)(const spmv_fmt *F, int32_t *indptr, int32_t *indices,
                                  SPMV_REAL *values, spmv_err *err) {
+    SPMV_REAL *v = SPMV_NAME(csr_values)(F, err);
+    if (v == NULL && F->nnz > 0) return SPMV_ENOMEM;
+    int rc = SPMV_OK;
     if (F->param[0] ==
         1) { /* A = P^T B P: row i of A is row inv[i] of B, column k renamed perm[k] */
         int32_t *inv = inverse(F->idx[2], F->nrows, err);
-        if (inv == NULL) return SPMV_ENOMEM;
-        int rc = SPMV_NAME(csr_permute)(F->nrows, F->nnz, F->idx[0], F->idx[1],
-                                        (const SPMV_REAL *)F->val[0], inv, F->idx[2], indptr,
-                                        indices, values, err);
+        rc = inv == NULL ? SPMV_ENOMEM
+                         : SPMV_NAME(csr_permute)(F->nrows, F->nnz, F->idx[0], F->idx[1], v, inv,
+                                                  F->idx[2], indptr, indices, values, err);
         spmv_free(inv);
-        return rc;
+    } else {
+        memcpy(indptr, F->idx[0], sizeof(int32_t) * (size_t)F->nidx[0]);
+        if (F->nnz > 0) { /* v may be NULL then */
+            memcpy(indices, F->idx[1], sizeof(int32_t) * (size_t)F->nnz);
+            memcpy(values, v, sizeof(SPMV_REAL) * (size_t)F->nnz);
+        }
     }
-    memcpy(indptr, F->idx[0], sizeof(int32_t) * (size_t)F->nidx[0]);
-    memcpy(indices, F->idx[1], sizeof(int32_t) * (size_t)F->nnz);
-    memcpy(values, F->val[0], sizeof(SPMV_REAL) * (size_t)F->nnz);
-    return SPMV_OK;
+    if (F->param[1]) spmv_free(v);
+    return rc;
 }
 
+/* Rows [r0, r1); vix: the value indices of a table of `vals` bits (v the table), or NULL. */
 static void SPMV_NAME(csr_rows)(const int32_t *indptr, const int32_t *indices, const SPMV_REAL *v,
-                                const SPMV_REAL *x, SPMV_REAL *y, int32_t r0, int32_t r1) {
+                                const int32_t *vix, int32_t vals, const SPMV_REAL *x, SPMV_REAL *y,
+                                int32_t r0, int32_t r1) {
     for (int32_t i = r0; i < r1; i++) {
         SPMV_REAL s = 0;
-        for (int32_t p = indptr[i]; p < indptr[i + 1]; p++) s += v[p] * x[indices[p]];
+        if (vix == NULL)
+            for (int32_t p = indptr[i]; p < indptr[i + 1]; p++) s += v[p] * x[indices[p]];
+        else
+            for (int32_t p = indptr[i]; p < indptr[i + 1]; p++)
+                s += v[spmv_vtab_get(vix, p, vals)] * x[indices[p]];
         y[i] = s;
     }
 }
@@ -88,11 +124,13 @@ static int SPMV_NAME(csr_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
                              spmv_err *err) {
     if (F->param[0] == 1) return SPMV_NAME(csr_mv_ordered)(F, kernel, x, y, err);
     const int32_t *indptr = F->idx[0], *indices = F->idx[1];
+    const int32_t *vix = F->param[1] ? F->idx[3] : NULL, vals = F->param[1];
     const SPMV_REAL *v = (const SPMV_REAL *)F->val[0];
     int32_t n = F->nrows;
     if (kernel == 0) {
 #pragma omp parallel for schedule(static) if (F->nnz > SPMV_OMP_MIN_WORK)
-        for (int32_t i = 0; i < n; i++) SPMV_NAME(csr_rows)(indptr, indices, v, x, y, i, i + 1);
+        for (int32_t i = 0; i < n; i++)
+            SPMV_NAME(csr_rows)(indptr, indices, v, vix, vals, x, y, i, i + 1);
         return SPMV_OK;
     }
 #pragma omp parallel if (F->nnz > SPMV_OMP_MIN_WORK)
@@ -105,7 +143,7 @@ static int SPMV_NAME(csr_mv)(const spmv_fmt *F, int kernel, const SPMV_REAL *x, 
         int32_t r0 = (int32_t)spmv_lower_bound(indptr, 0, n, F->nnz * t / nt);
         int32_t r1 =
             t + 1 == nt ? n : (int32_t)spmv_lower_bound(indptr, 0, n, F->nnz * (t + 1) / nt);
-        SPMV_NAME(csr_rows)(indptr, indices, v, x, y, r0, r1);
+        SPMV_NAME(csr_rows)(indptr, indices, v, vix, vals, x, y, r0, r1);
     }
     return SPMV_OK;
 }

@@ -241,6 +241,63 @@ int spmv_conv_guard(const spmv_conv *C, int64_t slots, const char *what, spmv_er
     return rc;
 }
 
+template <typename K>
+static int vtab_of(spmv_conv *C, int32_t vals, const char *fmt, const void **uniq, int32_t *nuniq,
+                   spmv_err *err) {
+    int64_t nnz = C->nnz;
+    cudaStream_t s = C->s;
+    K *sorted = nullptr, *u = nullptr;
+    int64_t *dn = nullptr, hn = 0;
+    int rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "sorted values (a value table)",
+                           (void **)&sorted, err);
+    if (!rc)
+        rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "distinct values (a value table)",
+                           (void **)&u, err);
+    if (!rc) rc = spmv_conv_tmp(C, 8, "distinct count (a value table)", (void **)&dn, err);
+    const K *keys = static_cast<const K *>(C->val);
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "value sort (a value table)",
+            [&](void *t, size_t &b) {
+                return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted, nnz, 0,
+                                                      8 * (int)sizeof(K), s);
+            },
+            err);
+    if (!rc)
+        rc = spmv_conv_cub(
+            C, "distinct values (a value table)",
+            [&](void *t, size_t &b) {
+                return cub::DeviceSelect::Unique(t, b, sorted, u, dn, nnz, s);
+            },
+            err);
+    if (!rc)
+        rc = spmv_conv_get(C, &hn, dn, sizeof hn, err); /* a refusal's check: the one more wait */
+    if (rc) return rc;
+    int64_t len, words;
+    rc = spmv_vtab_size(fmt, vals, nnz, hn, &len, &words, err); /* the host's refusal */
+    if (rc) return rc;
+    void *tab = C->dev[SPMV_MAXIDX];
+    rc = spmv_cuda_status(cudaMemsetAsync(tab, 0, (size_t)C->D.nval[0] * (size_t)C->elem_size, s),
+                          "value table", err);
+    if (!rc)
+        rc = spmv_cuda_status(
+            cudaMemcpyAsync(tab, u, (size_t)hn * sizeof(K), cudaMemcpyDeviceToDevice, s),
+            "value table", err);
+    if (!rc)
+        rc = spmv_cuda_status(
+            cudaMemsetAsync(C->dev[3], 0, (size_t)C->D.nidx[3] * sizeof(int32_t), s),
+            "value indices", err);
+    *uniq = u;
+    *nuniq = (int32_t)hn;
+    return rc;
+}
+
+int spmv_conv_vtab(spmv_conv *C, int32_t vals, const char *fmt, const void **tab, int32_t *ntab,
+                   spmv_err *err) {
+    return C->elem_size == 4 ? vtab_of<uint32_t>(C, vals, fmt, tab, ntab, err)
+                             : vtab_of<uint64_t>(C, vals, fmt, tab, ntab, err);
+}
+
 int spmv_conv_launched(const char *what, spmv_err *err) {
     return spmv_cuda_status(cudaGetLastError(), what, err);
 }
@@ -385,18 +442,19 @@ extern "C" int spmv_cuda_matrix_convert_fill(const spmv_cuda_matrix *S, int form
         if (err) err->value = format, err->limit = SPMV_NFORMATS;
         return rc;
     }
-    if (format == SPMV_FMT_CSR && (param[0] != 0 || param[1] != 0))
+    if (format == SPMV_FMT_CSR && param[0] != 0)
         return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
                               "csr with order=%d (a locality order) is converted on the host, not "
                               "on the device: pass the matrix from the host",
                               (int)param[0]);
     int es = 0;
     const spmv_dfmt *A = spmv_cuda_matrix_dfmt(S, &es);
-    if (A->format != SPMV_FMT_CSR)
+    if (A->format != SPMV_FMT_CSR || A->param[0] != 0 || A->param[1] != 0)
         return spmv_cuda_fail(err, SPMV_EINVAL,
-                              "device conversion reads a CSR matrix; this one is %s: convert from "
-                              "the CSR it came from",
-                              spmv_format_name(A->format));
+                              "device conversion reads a CSR matrix in its own order with its "
+                              "values as they are; this one is %s (parameters %d, %d): convert "
+                              "from the CSR it came from",
+                              spmv_format_name(A->format), (int)A->param[0], (int)A->param[1]);
     if (A->nrows < 1)
         return spmv_cuda_fail(err, SPMV_EINVAL,
                               "conversion needs a CSR matrix with nrows >= 1 and indptr, not NULL");

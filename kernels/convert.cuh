@@ -110,6 +110,14 @@ unsigned spmv_conv_grid_reduce(int64_t n, int block);
 /* Bits needed for v >= 0 (0 for 0). */
 int spmv_conv_bits(uint64_t v);
 
+/* A value table (csrc/vtab.c; JAD's and CSR's vals) of the CSR's values, the host's arrays bit for
+ * bit: their bits sorted and the distinct ones kept in *tab[*ntab] (workspace, ascending as
+ * unsigned integers of elem_size bytes), the host's refusal past 2^vals of them (fmt names the
+ * format), then the result's table (value array 0, C->D.nval[0] long) zeroed and filled and its
+ * index words (index array 3, C->D.nidx[3] long) zeroed for the format's kernel to fill. */
+int spmv_conv_vtab(spmv_conv *C, int32_t vals, const char *fmt, const void **tab, int32_t *ntab,
+                   spmv_err *err);
+
 /* HYB's ELL part (kernels/ell.cu): ecol[nrows*w] and ev[nrows*w] from the CSR, each row's
  * first min(len, w) entries, column-major, padding -1 and 0. */
 int spmv_conv_ell_part(spmv_conv *C, int32_t w, int32_t *ecol, void *ev, spmv_err *err);
@@ -187,6 +195,21 @@ __device__ __forceinline__ void spmv_conv_block_add(unsigned long long *dst, uns
     if ((threadIdx.x & 31) == 0 && v != 0) atomicAdd(&part, v);
     __syncthreads();
     if (threadIdx.x == 0 && part != 0) atomicAdd(dst, part);
+}
+
+/* The index of value v (its bits, K of its size) in tab[ntab] (spmv_conv_vtab's), as VB bits,
+ * into slot q of the VB-bit index array vix: a byte or a short of its own, so threads never share
+ * a word. */
+template <int VB, typename K, typename T>
+__device__ __forceinline__ void spmv_conv_vtab_put(const K *__restrict__ tab, int32_t ntab, T v,
+                                                   void *__restrict__ vix, int64_t q) {
+    K k;
+    memcpy(&k, &v, sizeof k);
+    int32_t lo = spmv_conv_lower_bound(tab, 0, ntab, k); /* k's own entry */
+    if constexpr (VB == 8)
+        static_cast<unsigned char *>(vix)[q] = (unsigned char)lo;
+    else
+        static_cast<unsigned short *>(vix)[q] = (unsigned short)lo;
 }
 
 #define SPMV_CONV_LOOP(i, n)                                                                       \

@@ -61,11 +61,34 @@ static int check_tpv(const spmv_launch *L, const char *kernel, spmv_err *err) {
     return check_block(L, kernel, err);
 }
 
+/* The layout's value table (csrc/csr.c's vals): one of 0, 8, 16 where the kernel reads a table
+ * (table), else none. */
+static int check_vals(const spmv_fmt *H, int table, const char *kernel, spmv_err *err) {
+    int32_t v = H->param[1];
+    if (table && v != 0 && v != 8 && v != 16)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "The 'vals' parameter of %s must be 0, 8 or 16. Got %d instead.",
+                              kernel, (int)v);
+    if (!table && v != 0)
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                              "%s reads the values as they are; this CSR keeps them as a table "
+                              "(vals=%d): csr/vector and csr/adaptive read one",
+                              kernel, (int)v);
+    return SPMV_OK;
+}
+
+static int scalar_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
+                          spmv_err *err) {
+    (void)L;
+    *aux_bytes = 0;
+    return check_vals(H, 0, "csr/scalar", err);
+}
+
 static int vector_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                           spmv_err *err) {
-    (void)H;
     *aux_bytes = 0;
-    return check_tpv(L, "csr/vector", err);
+    int rc = check_vals(H, 1, "csr/vector", err);
+    return rc ? rc : check_tpv(L, "csr/vector", err);
 }
 
 /* ---- wide: vector with 128-bit loads --------------------------------------------------------- */
@@ -133,9 +156,9 @@ static void wide_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T 
 
 static int wide_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                         spmv_err *err) {
-    (void)H;
     *aux_bytes = 0;
-    return check_tpv(L, "csr/wide", err);
+    int rc = check_vals(H, 0, "csr/wide", err);
+    return rc ? rc : check_tpv(L, "csr/wide", err);
 }
 
 /* A CSR that lives on the device may start anywhere (a view into a larger array): without 16-byte
@@ -196,12 +219,12 @@ template <typename T> __device__ __forceinline__ T block_sum(T s, T *warp_part) 
 
 /* CSR-stream: entries of rows [r0, r1) into shared memory (thread t takes t, t + bs, ...: one
  * coalesced sweep), multiplied by x, then each row summed there by a group of tpr threads, the
- * most (up to a warp) that still gives every row a group. */
-template <typename T>
+ * most (up to a warp) that still gives every row a group.  VB: as vector_row_kernel's. */
+template <typename T, int VB>
 __device__ __forceinline__ void
 stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__restrict__ ptr,
-            const int32_t *__restrict__ col, const T *__restrict__ val, const T *__restrict__ x,
-            T *__restrict__ y, T *prod) {
+            const int32_t *__restrict__ col, const T *__restrict__ val,
+            const void *__restrict__ vix, const T *__restrict__ x, T *__restrict__ y, T *prod) {
     const int bs = blockDim.x, tid = threadIdx.x;
     const int32_t nr = r1 - r0;
     int tpr = 1;
@@ -216,7 +239,8 @@ stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__rest
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++)
             if (j0 + u * bs < n)
-                c[u] = __ldcs(col + b0 + j0 + u * bs), v[u] = __ldcs(val + b0 + j0 + u * bs);
+                c[u] = __ldcs(col + b0 + j0 + u * bs),
+                v[u] = spmv_value<T, VB, true>(val, vix, b0 + j0 + u * bs);
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++)
             if (j0 + u * bs < n) prod[j0 + u * bs] = v[u] * __ldg(x + c[u]);
@@ -232,11 +256,11 @@ stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__rest
 }
 
 /* CSR-vector over the block for chunk k of m of row R: coalesced strides of bs. */
-template <typename T>
+template <typename T, int VB>
 __device__ __forceinline__ void
 row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
-          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T *partial,
-          int32_t *arrived, T *warp_part, int *is_last) {
+          const T *__restrict__ val, const void *__restrict__ vix, const T *__restrict__ x,
+          T *__restrict__ y, T *partial, int32_t *arrived, T *warp_part, int *is_last) {
     const int bs = blockDim.x, tid = threadIdx.x;
     const int32_t R = d.x, k = d.y, m = d.z, base = d.w;
     const int64_t beg = __ldg(ptr + R) + k * ch, rend = __ldg(ptr + R + 1);
@@ -248,11 +272,12 @@ row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__
         T v[ADAPTIVE_BATCH];
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++)
-            c[u] = __ldcs(col + p + u * bs), v[u] = __ldcs(val + p + u * bs);
+            c[u] = __ldcs(col + p + u * bs), v[u] = spmv_value<T, VB, true>(val, vix, p + u * bs);
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++) sum += v[u] * __ldg(x + c[u]);
     }
-    for (; p < end; p += bs) sum += __ldcs(val + p) * __ldg(x + __ldcs(col + p));
+    for (; p < end; p += bs)
+        sum += spmv_value<T, VB, true>(val, vix, p) * __ldg(x + __ldcs(col + p));
     sum = block_sum(sum, warp_part);
     if (m == 1) {
         if (tid == 0) y[R] = sum;
@@ -276,11 +301,11 @@ row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__
 }
 
 /* aux is the workspace above; partial[] and arrived[] are written here (arrived returns to 0). */
-template <typename T>
+template <typename T, int VB>
 __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any block size */
     csr_adaptive_kernel(const int32_t *aux, int32_t w, const int32_t *__restrict__ ptr,
                         const int32_t *__restrict__ col, const T *__restrict__ val,
-                        const T *__restrict__ x, T *__restrict__ y) {
+                        const void *__restrict__ vix, const T *__restrict__ x, T *__restrict__ y) {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ T warp_part[32];
     __shared__ int is_last;
@@ -291,10 +316,11 @@ __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any blo
     for (int64_t it = blockIdx.x; it < n_items; it += gridDim.x) {
         const int4 d = __ldg(items + it);
         if (d.z < 0)
-            stream_rows(d.x, d.y, d.w, -1 - d.z, ptr, col, val, x, y, reinterpret_cast<T *>(smem));
+            stream_rows<T, VB>(d.x, d.y, d.w, -1 - d.z, ptr, col, val, vix, x, y,
+                               reinterpret_cast<T *>(smem));
         else
-            row_chunk(d, 2 * (int64_t)w, ptr, col, val, x, y, reinterpret_cast<T *>(slots), arrived,
-                      warp_part, &is_last);
+            row_chunk<T, VB>(d, 2 * (int64_t)w, ptr, col, val, vix, x, y,
+                             reinterpret_cast<T *>(slots), arrived, warp_part, &is_last);
         __syncthreads(); /* the next item reuses shared memory */
     }
 }
@@ -331,7 +357,8 @@ static int64_t adaptive_items(const spmv_fmt *H, int32_t w, int4 *out, int64_t *
 
 static int adaptive_count(const spmv_fmt *H, const spmv_launch *L, int64_t *n_items,
                           int64_t *n_partials, spmv_err *err) {
-    int rc = check_block(L, "csr/adaptive", err);
+    int rc = check_vals(H, 1, "csr/adaptive", err);
+    if (!rc) rc = check_block(L, "csr/adaptive", err);
     if (rc) return rc;
     *n_items = adaptive_items(H, adaptive_width(L->block), NULL, n_partials);
     if (*n_items > INT32_MAX || *n_partials > INT32_MAX)
@@ -380,9 +407,12 @@ template <typename T>
 static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                 const T *x, T *y, cudaStream_t s) {
     int32_t w = adaptive_width(L->block);
-    csr_adaptive_kernel<T>
-        <<<spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w), L->block, (size_t)w * sizeof(T), s>>>(
-            (const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], x, y);
+    spmv_by_vals(D->param[1], [&](auto vb) {
+        csr_adaptive_kernel<T, decltype(vb)::value>
+            <<<spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w), L->block, (size_t)w * sizeof(T),
+               s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], D->idx[3],
+                    x, y);
+    });
     return cudaGetLastError();
 }
 
@@ -508,7 +538,8 @@ __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any blo
 static int merge_prepare(const spmv_fmt *H, const spmv_launch *L, int64_t *aux_bytes,
                          spmv_err *err) {
     *aux_bytes = 0;
-    int rc = coo_check_block(L, "pyspmv/csr/merge", err);
+    int rc = check_vals(H, 0, "csr/merge", err);
+    if (!rc) rc = coo_check_block(L, "pyspmv/csr/merge", err);
     if (!rc && MERGE_TILE % L->block != 0)
         rc =
             spmv_cuda_fail(err, SPMV_EINVAL,
@@ -542,7 +573,7 @@ static cudaError_t merge_run(const spmv_dfmt *D, const spmv_launch *L, const voi
     return cudaGetLastError();
 }
 
-SPMV_CUDA_KERNEL_DOT(csr_scalar, NULL, NULL, scalar_launch, scalar_blocks);
+SPMV_CUDA_KERNEL_DOT(csr_scalar, scalar_prepare, NULL, scalar_launch, scalar_blocks);
 SPMV_CUDA_KERNEL_DOT(csr_vector, vector_prepare, NULL, vector_launch_any, vector_blocks);
 SPMV_CUDA_KERNEL_HOST_ROWS(csr_adaptive, adaptive_prepare, adaptive_setup, adaptive_run);
 SPMV_CUDA_KERNEL(csr_merge, merge_prepare, merge_setup, merge_run);
@@ -550,39 +581,63 @@ SPMV_CUDA_KERNEL(csr_wide, wide_prepare, NULL, wide_run);
 
 /* ---- Device conversion from a resident CSR (kernels/convert.cu dispatches) ---- */
 
-// Device conversion to CSR — a copy of the resident CSR's arrays
+// Device conversion to CSR — a copy of the resident CSR's arrays, with vals = 8 or 16 the values as
+// a table (kernels/convert.cu's spmv_conv_vtab) and each entry's index found by a binary search
 //
-// Layout: csrc/csr.c (idx[0] = indptr, idx[1] = indices, val[0] = values); no scalars.
+// Layout: csrc/csr.c (idx[0] = indptr, idx[1] = indices, val[0] = values or the table, idx[3] the
+// index words); no scalars.  The locality order (order=1) is converted on the host.
 #include "convert.cuh"
 
-/* The three arrays in one pass (one launch, not three copies); values as words of their size. */
-template <typename W>
+/* The three arrays in one pass (one launch, not three copies); values as words of their size, or
+ * (VB 8 or 16) their indices in tab[ntab]. */
+template <typename W, int VB>
 __global__ void csr_copy_kernel(int64_t n1, int64_t nnz, const int32_t *__restrict__ ptr,
                                 const int32_t *__restrict__ col, const W *__restrict__ val,
                                 int32_t *__restrict__ optr, int32_t *__restrict__ ocol,
-                                W *__restrict__ oval) {
+                                W *__restrict__ oval, const W *__restrict__ tab, int32_t ntab,
+                                void *__restrict__ vix) {
     int64_t work = n1 > nnz ? n1 : nnz;
     SPMV_CONV_LOOP(i, work) {
         if (i < n1) optr[i] = ptr[i];
-        if (i < nnz) ocol[i] = col[i], oval[i] = val[i];
+        if (i >= nnz) continue;
+        ocol[i] = col[i];
+        if constexpr (VB == 0)
+            oval[i] = val[i];
+        else
+            spmv_conv_vtab_put<VB>(tab, ntab, val[i], vix, i);
     }
 }
 
-int spmv_conv_csr(spmv_conv *C, spmv_err *err) {
+template <typename W>
+static int csr_copy(spmv_conv *C, int32_t vals, const void *tab, int32_t ntab, spmv_err *err) {
     int64_t n = C->nrows, nnz = C->nnz;
-    int rc = spmv_conv_out(C, 0, 0, n + 1, "CSR indptr", err);
-    if (!rc) rc = spmv_conv_out(C, 0, 1, nnz, "CSR indices", err);
-    if (!rc) rc = spmv_conv_out(C, 1, 0, nnz, "CSR values", err);
-    if (rc) return rc;
     unsigned g = spmv_conv_grid(n + 1 > nnz ? n + 1 : nnz, 256);
     int32_t *optr = (int32_t *)C->dev[0], *ocol = (int32_t *)C->dev[1];
-    if (C->elem_size == 4)
-        csr_copy_kernel<uint32_t><<<g, 256, 0, C->s>>>(n + 1, nnz, C->ptr, C->col,
-                                                       (const uint32_t *)C->val, optr, ocol,
-                                                       (uint32_t *)C->dev[SPMV_MAXIDX]);
-    else
-        csr_copy_kernel<unsigned long long>
-            <<<g, 256, 0, C->s>>>(n + 1, nnz, C->ptr, C->col, (const unsigned long long *)C->val,
-                                  optr, ocol, (unsigned long long *)C->dev[SPMV_MAXIDX]);
+    const W *val = (const W *)C->val, *t = (const W *)tab;
+    W *oval = (W *)C->dev[SPMV_MAXIDX];
+    spmv_by_vals(vals, [&](auto vb) {
+        csr_copy_kernel<W, decltype(vb)::value><<<g, 256, 0, C->s>>>(
+            n + 1, nnz, C->ptr, C->col, val, optr, ocol, oval, t, ntab, C->dev[3]);
+    });
     return spmv_conv_launched("device copy of the CSR arrays", err);
+}
+
+int spmv_conv_csr(spmv_conv *C, spmv_err *err) {
+    int64_t n = C->nrows, nnz = C->nnz, ntab, nwords;
+    int32_t vals = C->D.param[1];
+    spmv_err perr;
+    int rc = spmv_vtab_size("csr", vals, nnz, 0, &ntab, &nwords, &perr);
+    if (rc) return spmv_conv_param_fail(C, rc, &perr, err);
+    rc = spmv_conv_out(C, 0, 0, n + 1, "CSR indptr", err);
+    if (!rc) rc = spmv_conv_out(C, 0, 1, nnz, "CSR indices", err);
+    if (!rc && vals) rc = spmv_conv_out(C, 0, 3, nwords, "CSR value indices", err);
+    if (!rc) rc = spmv_conv_out(C, 1, 0, ntab, vals ? "CSR value table" : "CSR values", err);
+    const void *tab = nullptr;
+    int32_t nt = 0;
+    /* with a table, the common pass's refusals (an unsorted row) first, as the host's order */
+    if (!rc && vals) rc = spmv_conv_read(C, nullptr, 0, err);
+    if (!rc && vals && nnz > 0) rc = spmv_conv_vtab(C, vals, "csr", &tab, &nt, err);
+    if (rc) return rc;
+    return C->elem_size == 4 ? csr_copy<uint32_t>(C, vals, tab, nt, err)
+                             : csr_copy<unsigned long long>(C, vals, tab, nt, err);
 }

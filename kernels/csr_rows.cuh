@@ -55,11 +55,13 @@ static int64_t scalar_blocks(const spmv_dfmt *D, const spmv_launch *L) {
 
 /* ---- vector ---------------------------------------------------------------------------------- */
 
-template <typename T, int TPV, bool DOT>
+/* VB: the values as they are (0) or a table's VB-bit indices (vix; csrc/csr.c's vals). */
+template <typename T, int TPV, bool DOT, int VB>
 __global__ void __launch_bounds__(1024)
     vector_row_kernel(int32_t nrows, const int32_t *__restrict__ ptr,
                       const int32_t *__restrict__ col, const T *__restrict__ val,
-                      const T *__restrict__ x, T *__restrict__ y, spmv_cuda_dot d) {
+                      const void *__restrict__ vix, const T *__restrict__ x, T *__restrict__ y,
+                      spmv_cuda_dot d) {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, row = t / TPV;
     double acc = 0;
     if (row < nrows) { /* the whole group or none of it: its mask stays whole */
@@ -67,7 +69,7 @@ __global__ void __launch_bounds__(1024)
         int32_t end = __ldg(ptr + row + 1);
         T sum = 0;
         for (int64_t p = __ldg(ptr + row) + lane; p < end; p += TPV) /* int64: end may near 2^31 */
-            sum += __ldg(val + p) * __ldg(x + __ldg(col + p));
+            sum += spmv_value<T, VB, false>(val, vix, p) * __ldg(x + __ldg(col + p));
         sum = group_sum(sum, TPV, group_mask(TPV));
         if (lane == 0) acc = spmv_row_store<DOT>(y, x, d, row, sum);
     } else if (!DOT) {
@@ -76,17 +78,17 @@ __global__ void __launch_bounds__(1024)
     if (DOT) spmv_dot_partial(acc, d);
 }
 
-template <typename T, int TPV>
+template <typename T, int TPV, int VB>
 static void vector_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y,
                           const spmv_cuda_dot *d, cudaStream_t s) {
     const unsigned g = spmv_cuda_blocks((int64_t)D->nrows * TPV, L->block);
     const T *val = (const T *)D->val[0];
     if (d)
-        vector_row_kernel<T, TPV, true>
-            <<<g, L->block, 0, s>>>(D->nrows, D->idx[0], D->idx[1], val, x, y, *d);
+        vector_row_kernel<T, TPV, true, VB>
+            <<<g, L->block, 0, s>>>(D->nrows, D->idx[0], D->idx[1], val, D->idx[3], x, y, *d);
     else
-        vector_row_kernel<T, TPV, false>
-            <<<g, L->block, 0, s>>>(D->nrows, D->idx[0], D->idx[1], val, x, y, spmv_cuda_dot{});
+        vector_row_kernel<T, TPV, false, VB><<<g, L->block, 0, s>>>(
+            D->nrows, D->idx[0], D->idx[1], val, D->idx[3], x, y, spmv_cuda_dot{});
 }
 
 /* f(std::integral_constant<int, tpv>()) for a threads-per-row of the grid; prepare refused others. */
@@ -117,7 +119,11 @@ template <typename T>
 static cudaError_t vector_launch_any(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                      const T *x, T *y, const spmv_cuda_dot *d, cudaStream_t s) {
     (void)aux;
-    return by_tpv(L->tpv, [&](auto w) { vector_launch<T, decltype(w)::value>(D, L, x, y, d, s); });
+    return by_tpv(L->tpv, [&](auto w) {
+        spmv_by_vals(D->param[1], [&](auto vb) {
+            vector_launch<T, decltype(w)::value, decltype(vb)::value>(D, L, x, y, d, s);
+        });
+    });
 }
 
 static int64_t vector_blocks(const spmv_dfmt *D, const spmv_launch *L) {

@@ -192,6 +192,11 @@ extern "C" int spmv_cusparse_create(const spmv_dfmt *D, int alg, int elem_size, 
         return spmv_cuda_fail(
             err, SPMV_ENOTAPPLICABLE,
             "cuSPARSE's sliced ELL has no row permutation: sigma must be 1, got %d", D->param[1]);
+    if (D->format == SPMV_FMT_CSR && D->param[1] != 0) /* val[0] is a table (csrc/csr.c) */
+        return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
+                              "cuSPARSE's CSR reads the values as they are; this one keeps them "
+                              "as a table (vals=%d)",
+                              D->param[1]);
     if (D->format == SPMV_FMT_BSR && D->param[0] < 2) /* cusparseSpMV: "operation not supported" */
         return spmv_cuda_fail(err, SPMV_ENOTAPPLICABLE,
                               "cuSPARSE's BSR SpMV needs blocks of 2 x 2 or more, got b = %d",

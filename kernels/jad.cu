@@ -13,18 +13,6 @@
 #include "dot.cuh"
 #include "kern.h"
 
-/* Slot q's value: stored (VB 0), or the table's entry at its VB-bit index. */
-template <typename T, int VB>
-__device__ __forceinline__ T jad_value(const T *__restrict__ val, const void *__restrict__ vix,
-                                       int32_t q) {
-    if constexpr (VB == 0)
-        return __ldcs(val + q);
-    else if constexpr (VB == 8)
-        return __ldg(val + __ldcs(static_cast<const unsigned char *>(vix) + q));
-    else
-        return __ldg(val + __ldcs(static_cast<const unsigned short *>(vix) + q));
-}
-
 /* DOT: w . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
 template <typename T, bool DOT, int VB>
 __global__ void __launch_bounds__(1024)
@@ -47,7 +35,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll 4
         for (int32_t k = 0; k < len; k++) {
             int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
-            sum += jad_value<T, VB>(val, vix, q) * __ldg(x + __ldcs(col + q));
+            sum += spmv_value<T, VB, true>(val, vix, q) * __ldg(x + __ldcs(col + q));
         }
         acc = spmv_row_store<DOT>(y, x, d, __ldg(perm + r), sum);
     } else if (!DOT) {
@@ -74,12 +62,8 @@ template <typename T>
 static cudaError_t jad_launch(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                               T *y, const spmv_cuda_dot *d, cudaStream_t s) {
     (void)aux;
-    if (D->param[0] == 8)
-        jad_launch_vb<T, 8>(D, L, x, y, d, s);
-    else if (D->param[0] == 16)
-        jad_launch_vb<T, 16>(D, L, x, y, d, s);
-    else
-        jad_launch_vb<T, 0>(D, L, x, y, d, s);
+    spmv_by_vals(D->param[0],
+                 [&](auto vb) { jad_launch_vb<T, decltype(vb)::value>(D, L, x, y, d, s); });
     return cudaGetLastError();
 }
 
@@ -129,8 +113,7 @@ __global__ void jad_count_inverse_kernel(int32_t n, int32_t njd,
     }
 }
 
-/* VB 0: the value to its slot; 8 or 16: its index in tab[ntab] (the distinct values' bits,
- * ascending) to slot q of the VB-bit index array, a byte or a short of its own. */
+/* VB 0: the value to its slot; 8 or 16: its index in tab[ntab] to slot q (spmv_conv_vtab_put). */
 template <typename T, typename K, int VB>
 __global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
                                 const int32_t *__restrict__ rid, const int32_t *__restrict__ col,
@@ -145,65 +128,9 @@ __global__ void jad_fill_kernel(int64_t nnz, const int32_t *__restrict__ ptr,
         if constexpr (VB == 0) {
             jv[q] = val[p];
         } else {
-            K k;
-            memcpy(&k, val + p, sizeof k);
-            int32_t lo = spmv_conv_lower_bound(tab, 0, ntab, k); /* k's own entry */
-            if constexpr (VB == 8)
-                static_cast<unsigned char *>(vix)[q] = (unsigned char)lo;
-            else
-                static_cast<unsigned short *>(vix)[q] = (unsigned short)lo;
+            spmv_conv_vtab_put<VB>(tab, ntab, val[p], vix, q);
         }
     }
-}
-
-/* The value table (csrc/vtab.c) of the CSR's values: their bits sorted, the distinct ones kept
- * (*uniq, *nuniq), the host's refusal past 2^vals of them; the table array zeroed, then filled. */
-template <typename K>
-static int jad_table(spmv_conv *C, int32_t vals, const K **uniq, int32_t *nuniq, spmv_err *err) {
-    int64_t nnz = C->nnz;
-    cudaStream_t s = C->s;
-    K *sorted = nullptr, *u = nullptr;
-    int64_t *dn = nullptr, hn = 0;
-    int rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "JAD sorted values", (void **)&sorted, err);
-    if (!rc)
-        rc = spmv_conv_tmp(C, nnz * (int64_t)sizeof(K), "JAD distinct values", (void **)&u, err);
-    if (!rc) rc = spmv_conv_tmp(C, 8, "JAD distinct count", (void **)&dn, err);
-    const K *keys = static_cast<const K *>(C->val);
-    if (!rc)
-        rc = spmv_conv_cub(
-            C, "JAD value sort",
-            [&](void *t, size_t &b) {
-                return cub::DeviceRadixSort::SortKeys(t, b, keys, sorted, nnz, 0,
-                                                      8 * (int)sizeof(K), s);
-            },
-            err);
-    if (!rc)
-        rc = spmv_conv_cub(
-            C, "JAD distinct values",
-            [&](void *t, size_t &b) {
-                return cub::DeviceSelect::Unique(t, b, sorted, u, dn, nnz, s);
-            },
-            err);
-    if (!rc)
-        rc = spmv_conv_get(C, &hn, dn, sizeof hn, err); /* a refusal's check: the one more wait */
-    if (rc) return rc;
-    int64_t len, words;
-    rc = spmv_vtab_size("jad", vals, nnz, hn, &len, &words, err); /* the host's refusal */
-    if (rc) return rc;
-    void *tab = C->dev[SPMV_MAXIDX];
-    rc = spmv_cuda_status(cudaMemsetAsync(tab, 0, (size_t)C->D.nval[0] * (size_t)C->elem_size, s),
-                          "JAD table", err);
-    if (!rc)
-        rc = spmv_cuda_status(
-            cudaMemcpyAsync(tab, u, (size_t)hn * sizeof(K), cudaMemcpyDeviceToDevice, s),
-            "JAD table", err);
-    if (!rc)
-        rc = spmv_cuda_status(
-            cudaMemsetAsync(C->dev[3], 0, (size_t)C->D.nidx[3] * sizeof(int32_t), s),
-            "JAD value indices", err);
-    *uniq = u;
-    *nuniq = (int32_t)hn;
-    return rc;
 }
 
 template <typename T, typename K>
@@ -211,10 +138,11 @@ static int jad_fill(spmv_conv *C, int32_t vals, const int32_t *inv, const int32_
                     spmv_err *err) {
     int64_t nnz = C->nnz;
     unsigned g = spmv_conv_grid(nnz, 256);
-    const K *tab = nullptr;
+    const void *vtab = nullptr;
     int32_t ntab = 0;
-    int rc = vals ? jad_table<K>(C, vals, &tab, &ntab, err) : SPMV_OK;
+    int rc = vals ? spmv_conv_vtab(C, vals, "jad", &vtab, &ntab, err) : SPMV_OK;
     if (rc) return rc;
+    const K *tab = static_cast<const K *>(vtab);
     const T *val = static_cast<const T *>(C->val);
     int32_t *jcol = (int32_t *)C->dev[2];
     T *jv = static_cast<T *>(C->dev[SPMV_MAXIDX]);

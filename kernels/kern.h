@@ -10,6 +10,9 @@
 #define SPMV_KERN_H
 
 #include <cuda_runtime.h>
+#ifdef __cplusplus
+#include <type_traits>
+#endif
 
 #include "spmv.h"
 
@@ -173,6 +176,36 @@ void spmv_cusparse_free(spmv_cusparse *c);
 int spmv_cusparse_version(int *version, spmv_err *err);
 
 #ifdef __cplusplus
+}
+
+/* Entry q's value in a format that may keep its values as a table (csrc/vtab.c; JAD's and CSR's
+ * `vals`): stored (VB 0), or the table val's entry at q's VB-bit index in vix.  STREAM: the value
+ * or index stream is read once (evict-first loads); else default caching, for mappings whose next
+ * steps read the same lines.  The table itself (at most a few hundred values where it suits) is
+ * read through the read-only cache, where it stays. */
+template <typename T, int VB, bool STREAM>
+__device__ __forceinline__ T spmv_value(const T *__restrict__ val, const void *__restrict__ vix,
+                                        int64_t q) {
+    if constexpr (VB == 0) {
+        return STREAM ? __ldcs(val + q) : __ldg(val + q);
+    } else if constexpr (VB == 8) {
+        const unsigned char *i = static_cast<const unsigned char *>(vix) + q;
+        return __ldg(val + (STREAM ? __ldcs(i) : __ldg(i)));
+    } else {
+        static_assert(VB == 16, "a table's indices take 8 or 16 bits");
+        const unsigned short *i = static_cast<const unsigned short *>(vix) + q;
+        return __ldg(val + (STREAM ? __ldcs(i) : __ldg(i)));
+    }
+}
+
+/* f(std::integral_constant<int, vb>()) for a table's index bits vb of 0, 8 or 16. */
+template <typename F> __host__ __forceinline__ void spmv_by_vals(int32_t vb, F f) {
+    if (vb == 8)
+        f(std::integral_constant<int, 8>());
+    else if (vb == 16)
+        f(std::integral_constant<int, 16>());
+    else
+        f(std::integral_constant<int, 0>());
 }
 
 /* Defines the own kernel spmv_cu_<sym> from prepare and setup (or NULL) and run, a function

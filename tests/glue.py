@@ -75,3 +75,17 @@ def assert_exact_and_close(state, A, dtype):
     assert values.dtype == dtype
     np.testing.assert_array_equal(values, A.data)
     assert rel_err(state, A, dtype) <= TOL[dtype]
+
+
+def few_values(m, n, density, seed, dtype, k):
+    """random_csr's pattern (explicit zeros included) with values drawn from k distinct ones, 0.0 and -0.0 among
+    them (distinct bits: the table must keep both)."""
+    A = random_csr(m, n, density, seed=seed, dtype=dtype)
+    pool = np.concatenate([[0.0, -0.0], np.random.default_rng(seed).standard_normal(max(k - 2, 0))]).astype(dtype)
+    A.data = pool[np.random.default_rng(seed + 1).integers(0, k, A.nnz)]
+    return A
+
+
+def value_indices(state, bits):
+    """The layout's value index of every slot, as the CUDA kernels read the words (little-endian)."""
+    return state.index_arrays[3].view(np.uint8 if bits == 8 else np.uint16)[:state.nnz]

@@ -79,7 +79,7 @@ def test_launch_and_format_parameters():
     c = pyspmv.config("pyspmv/sell/c=64/sigma=256/bs=512")
     assert c.format_kwargs == {"c": 64, "sigma": 256} and c.launch[1] == 512
     v = pyspmv.config("pyspmv/csr/vector/tpv=16/bs=64")
-    assert v.launch == (16, 64) and v.format_kwargs == {"order": 0}
+    assert v.launch == (16, 64) and v.format_kwargs == {"order": 0, "vals": 0}
     assert pyspmv.config("pyspmv/csr/vector").launch == (8, 256)  # defaults
     assert pyspmv.config("cusparse/sell/alg1/c=8").format_kwargs == {"c": 8, "sigma": 1}
     with pytest.raises(ValueError, match="'tpv' is not a parameter"):

@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from glue import TOL, assert_exact_and_close, convert_raw, random_csr, state_args
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from strategies import csr_matrices
+from glue import assert_exact_and_close, convert_raw, few_values, random_csr, state_args, value_indices
 
-import pyspmv
 from pyspmv import _core
 
 
@@ -70,20 +66,6 @@ def test_very_long_row_needs_no_padding(dtype):
 
 # ---- values as indices into a table of the distinct ones (vals = 8 or 16; csrc/vtab.c) ------------------------
 
-def few_values(m, n, density, seed, dtype, k):
-    """random_csr's pattern (explicit zeros included) with values drawn from k distinct ones, 0.0 and -0.0 among
-    them (distinct bits: the table must keep both)."""
-    A = random_csr(m, n, density, seed=seed, dtype=dtype)
-    pool = np.concatenate([[0.0, -0.0], np.random.default_rng(seed).standard_normal(max(k - 2, 0))]).astype(dtype)
-    A.data = pool[np.random.default_rng(seed + 1).integers(0, k, A.nnz)]
-    return A
-
-
-def indices_of(state, bits):
-    """The layout's value index of every slot, as the CUDA kernels read the words (little-endian)."""
-    return state.index_arrays[3].view(np.uint8 if bits == 8 else np.uint16)[:state.nnz]
-
-
 @pytest.mark.parametrize("bits", [8, 16])
 def test_value_table_layout(bits):
     s = convert_raw("jad", SMALL, bits)
@@ -92,7 +74,7 @@ def test_value_table_layout(bits):
     np.testing.assert_array_equal(idx[2], [0, 1, 2, 3, 1, 4, 5, 2, 5])      # the columns as without a table
     np.testing.assert_array_equal(val[0], np.arange(9.0))                   # distinct values, ascending bits
     assert idx[3].size == -(-9 * bits // 32)
-    np.testing.assert_array_equal(indices_of(s, bits), [3, 1, 7, 6, 4, 2, 8, 0, 5])
+    np.testing.assert_array_equal(value_indices(s, bits), [3, 1, 7, 6, 4, 2, 8, 0, 5])
     assert not idx[3].view(np.uint8)[9 * bits // 8:].any()                  # the last word's spare slots: 0
 
 
@@ -147,20 +129,3 @@ def test_value_table_state_checks():
         _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], words)))
     with pytest.raises(ValueError, match=r"idx\[3\] \(value indices\) has 2 entries; it must have 3"):
         _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], s.index_arrays[3][:2])))
-
-
-@pytest.mark.parametrize("bits", [8, 16])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@settings(max_examples=40, deadline=None)
-@given(A=csr_matrices(), k=st.integers(1, 6))
-def test_value_table_property(bits, dtype, k, A):
-    """Any matrix of few distinct values (empty rows, one row, long rows, duplicates summed, explicit zeros)
-    round-trips exactly and multiplies as scipy does in float64, on the CPU kernel."""
-    S = A.to_scipy().astype(dtype)
-    S.data = (np.round(S.data) % k).astype(dtype)               # at most k distinct values, zeros kept stored
-    B = pyspmv.convert(S, "jad", vals=bits)
-    assert B.to_csr() == pyspmv.Matrix(S)
-    x = np.random.default_rng(S.nnz).uniform(-1, 1, S.shape[1]).astype(dtype)
-    y = pyspmv.spmv(S, x, f"cpu/jad/vals={bits}")
-    ref, scale = S.astype(np.float64) @ x.astype(np.float64), abs(S.astype(np.float64)) @ np.abs(x.astype(np.float64))
-    assert np.all(np.abs(y - ref) <= TOL[np.dtype(dtype).type] * max(float(np.max(scale, initial=0.0)), 1e-300))

@@ -50,7 +50,7 @@ def test_order_round_trip_and_products(name, dtype):
     with order=1 give scipy's product."""
     M = pyspmv.Matrix(CASES[name], name=name).astype(dtype)
     F = pyspmv.convert(M, "csr", order=1)
-    assert F.params == {"order": 1}
+    assert F.params == {"order": 1, "vals": 0}
     indptr, indices, perm = F.index_arrays[:3]
     n = M.nrows
     assert sorted(perm) == list(range(n))
@@ -88,7 +88,7 @@ def test_order_is_deterministic_and_configured_by_id():
     p2 = pyspmv.convert(A, "csr", order=1).index_arrays[2]
     assert np.array_equal(p1, p2)
     c = pyspmv.config("pyspmv/csr/adaptive/order=1/bs=256")
-    assert c.format_kwargs == {"order": 1} and c.params == {"order": 1, "bs": 256}
+    assert c.format_kwargs == {"order": 1, "vals": 0} and c.params == {"order": 1, "bs": 256}
     # order=0 is every kernel's own: never printed, so the ids datasets and models hold stay as they were
     assert pyspmv.config("pyspmv/csr/adaptive/order=0/bs=256").id == "pyspmv/csr/adaptive/bs=256"
     assert pyspmv.config("cpu/csr/rows/order=0").id == "cpu/csr/rows"
@@ -108,7 +108,7 @@ def test_order_refuses_rectangular_and_bad_values():
         pyspmv.convert(R, "csr", order=1)
     with pytest.raises(ValueError, match="'order' parameter of csr must be 0"):
         convert_raw("csr", CASES["random"], p0=3)
-    with pytest.raises(ValueError, match="second slot"):
+    with pytest.raises(ValueError, match="'vals' parameter of csr must be 0"):   # the second slot: csr's vals
         convert_raw("csr", CASES["random"], p1=1)
     # a rectangular matrix in a benchmark: the order=1 configuration reports not_applicable
     df = pyspmv.benchmark(R, ["cpu/csr/rows/order=1", "cpu/csr/rows"], repeats=2, budget_s=0.01, progress=False)

@@ -263,8 +263,10 @@ static inline void fz_fmt_params(fz_in *in, int format, int32_t param[2]) {
         return;
     }
     switch (format) {
-    case SPMV_FMT_CSR: /* its order: the matrix's own, or a locality order (square matrices) */
+    case SPMV_FMT_CSR: /* its order (the matrix's own, or a locality order of a square matrix) and
+                          its values (as they are, or a table's indices of 8 or 16 bits) */
         param[0] = b & 1;
+        param[1] = (int32_t[]){0, 8, 16}[v % 3];
         break;
     case SPMV_FMT_SELL:
         param[0] = 1 << (b % 11);

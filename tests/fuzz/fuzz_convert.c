@@ -206,7 +206,9 @@ static void convert_one(fz_in *in, const spmv_fmt *proto, int f32, const job *J)
     rc = fill(f32, J, &F);
     if (rc == SPMV_ENOMEM) goto done;
     /* a value table refuses more distinct values than its indices reach (csrc/vtab.c) */
-    if (rc == SPMV_ENOTAPPLICABLE && F.format == SPMV_FMT_JAD && F.param[0] == 8) goto done;
+    if (rc == SPMV_ENOTAPPLICABLE && ((F.format == SPMV_FMT_JAD && F.param[0] == 8) ||
+                                      (F.format == SPMV_FMT_CSR && F.param[1] == 8)))
+        goto done;
     FZ_ASSERT(rc == 0, "fill of %s: %d", spmv_format_name(F.format), rc);
 
     memset(ip, 0xA5, ((size_t)n + 1) * sizeof(int32_t));
