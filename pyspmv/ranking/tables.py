@@ -1,5 +1,5 @@
 """Value-table variants beside a ranking: a format whose values may be kept as indices into a table of the matrix's
-distinct values (JAD's ``vals``, :func:`pyspmv.convert`) moves fewer bytes a product where they fit.
+distinct values (JAD's and CSR's ``vals``, :func:`pyspmv.convert`) moves fewer bytes a product where they fit.
 
 The shipped models rank none of them: they were trained before value tables existed, and their features describe
 the pattern, not the values. Where a configuration is timed before it is kept (a solve's probe,
@@ -54,25 +54,33 @@ def variants(cfg: Config, bits: tuple[int, ...]) -> list[Config]:
 
 def with_value_tables(M: Matrix, ranking: list[tuple[str, float]],
                       dtype: str) -> tuple[list[tuple[str, float]], dict[str, tuple[str, float]]]:
-    """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of its
-    fastest configuration that has them, each predicted at that configuration's time times the bytes it moves over
-    the bytes its base moves, merged in order; and each variant's base and the base's predicted ms, by the variant's
-    id (a variant's conversion may be refused). ``ranking`` itself where ``M``'s values fit no table
-    (:func:`table_bits`) or no ranked format keeps one."""
-    base = next(((cid, ms) for cid, ms in ranking if PARAM in format_param_names(config(cid).format)), None)
-    bits = table_bits(M) if base is not None else ()
-    vs = variants(config(base[0]), bits) if base is not None and bits else []
-    if not vs:
+    """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of the
+    fastest configuration of each format that has them (:func:`variants`: JAD's kernel, CSR's vector and adaptive
+    ones), each predicted at its base's time times the bytes it moves over the bytes its base moves, merged in
+    order; and each variant's base and the base's predicted ms, by the variant's id (a variant's conversion may be
+    refused). ``ranking`` itself where ``M``'s values fit no table (:func:`table_bits`) or no ranked configuration
+    has a variant."""
+    formats = {config(cid).format for cid, _ in ranking}
+    bits = table_bits(M) if any(PARAM in format_param_names(f) for f in formats) else ()
+    bases: dict[str, tuple[tuple[str, float], list[Config]]] = {}
+    for cid, ms in ranking if bits else ():
+        c = config(cid)
+        if c.format not in bases and (vs := variants(c, bits)):
+            bases[c.format] = ((cid, ms), vs)
+    extra: list[tuple[str, float]] = []
+    base_of: dict[str, tuple[str, float]] = {}
+    for base, vs in bases.values():
+        # the core's size query as config_features() asks it, without the frame (pandas' first import holds the
+        # GIL for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
+        ids = (base[0], *(v.id for v in vs))
+        sizes = _core.config_sizes(ids, value_dtype(dtype).itemsize, float(_core.MAX_FILL_DEFAULT), M.nrows,
+                                   M.ncols, M.indptr, M.indices)
+        moved = np.asarray(sizes[0], np.float64)
+        if not (np.isfinite(moved).all() and moved[0] > 0):
+            continue
+        extra += [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
+        base_of.update({v.id: base for v in vs})
+    if not extra:
         return ranking, {}
-    assert base is not None
-    # the core's size query as config_features() asks it, without the frame (pandas' first import holds the GIL
-    # for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
-    ids = (base[0], *(v.id for v in vs))
-    sizes = _core.config_sizes(ids, value_dtype(dtype).itemsize, float(_core.MAX_FILL_DEFAULT), M.nrows, M.ncols,
-                               M.indptr, M.indices)
-    moved = np.asarray(sizes[0], np.float64)
-    if not (np.isfinite(moved).all() and moved[0] > 0):
-        return ranking, {}
-    extra = [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
     merged = sorted([*ranking, *extra], key=lambda e: e[1])     # stable: a tie keeps the model's first
-    return merged, {v.id: base for v in vs}
+    return merged, base_of
