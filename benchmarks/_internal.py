@@ -15,8 +15,10 @@ from pyspmv.datasets.collect import (
     measure,  # what collect() records of one matrix, without writing files
     read_table,  # a collection's timings.csv.gz as collect() wrote it
 )
-from pyspmv.datasets.corpus import REAL_FOLDER  # the real matrices calibration measures (pyspmv/data/real)
-from pyspmv.datasets.corpus import base_matrix  # a scaled copy's real matrix (studies leave both out together)
+from pyspmv.datasets.corpus import (
+    REAL_FOLDER,  # the real matrices calibration measures (pyspmv/data/real)
+    base_matrix,  # a scaled copy's real matrix (studies leave both out together)
+)
 
 # The GPU directly: plans timed on one uploaded matrix, conversion on the device, the copy-bandwidth floor.
 from pyspmv.devices import (
@@ -35,10 +37,10 @@ from pyspmv.evaluate import (
     evaluate,  # one train/test split scored as the evaluation scores it
     evaluate_folds,  # the same over grouped folds (benchmarks/models.py's table)
     in_band,  # the rows of a per-matrix frame in one of SIZE_BANDS
-    with_sizes,  # a per-matrix frame with what in_band reads (matrix, real, nnz)
     ranking,  # ranking quality per matrix (pick, best, ratio) of a variant's scores
     split_by_matrix,  # the held-out split of a dataset (twins on one side)
     unit_key,  # the unit a ranking is scored on: a matrix and its value type
+    with_sizes,  # a per-matrix frame with what in_band reads (matrix, real, nnz)
 )
 
 # Generated matrices that pyspmv.generate's kinds do not make: a chosen density, a band of a chosen width.
@@ -50,6 +52,7 @@ from pyspmv.models.forest import bytes_per_value  # what the bytes prior multipl
 
 # rank(verify="auto")'s rule (choose_k, weigh_verify, verify_runs and their constants), replayed on measured times.
 from pyspmv.ranking import verify
+from pyspmv.ranking.tables import variants as table_variants  # a configuration with its values as a table (vals)
 from pyspmv.ranking.targets import training_data  # the datasets a shipped default was trained on (its file's record)
 
 # Calibration's own parts, for benchmarks/calibrate_real.py, which reruns it on several collections.
@@ -65,4 +68,4 @@ from pyspmv.training.train_default import (
 __all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "SIZE_BANDS", "TIME_LIMIT_S", "arrays", "base_folds", "base_matrix", "baseline_id",
            "bytes_per_value", "column_for", "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of",
            "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "split_by_matrix",
-           "train", "training_data", "unit_key", "verify", "with_sizes"]
+           "table_variants", "train", "training_data", "unit_key", "verify", "with_sizes"]

@@ -22,11 +22,13 @@ lacked could take a place, and ``h200_scaled`` was made from the corpus files un
 Each matrix and value type is timed in one run together with the copy bandwidth, on these configurations:
 
 - every cuSPARSE configuration;
-- every configuration of the new families (:data:`NEW_FAMILIES`: JAD's value tables);
-- the ``--top`` fastest of our other own configurations for that matrix and type in the ``--prior`` tables
+- the ``--top`` fastest of our own configurations for that matrix and type in the ``--prior`` tables
   (collections and earlier runs of this benchmark on the same matrices and GPU) and, unless ``--no-families``,
-  the fastest of each other family (kernel, and kernel in a locality order) there; all of them where there is
-  no prior.
+  the fastest of each family (kernel, and kernel in a locality order) there; all of them where there is
+  no prior;
+- the new families (:data:`NEW_FAMILIES`: CSR's value tables) as the variants of those
+  (``pyspmv.ranking.tables.variants``): each CSR vector or adaptive configuration timed also with its values
+  as an 8- and a 16-bit table, same thread mapping, where the values fit.
   The prior only chooses what to time again: every number here is from this run.
 
 Writes ``kernels_floor_<gpu>.csv.gz`` (one row per matrix, type and configuration, appended matrix by
@@ -55,18 +57,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _internal import base_matrix, gpu, read_table
-from _md import gpu_software
+from _internal import base_matrix, gpu, read_table, table_variants
+from _md import gpu_software, provenance
 from _md import md_frame as markdown
-from _md import provenance
 from tqdm.auto import tqdm
 
 import pyspmv
 from pyspmv.datasets import folder_corpus, scaled_corpus
 
-#: The kernel families this benchmark exists to judge (as :func:`family` names them): every configuration of
-#: them is timed. Earlier rounds' (``csr/merge``, ``csr/wide``, the locality order) come from the prior now.
-NEW_FAMILIES: tuple[str, ...] = ("pyspmv/jad+vals",)
+#: The kernel families this benchmark exists to judge (as :func:`family` names them): timed as the value-table
+#: variants of every other candidate. Earlier rounds' (``csr/merge``, ``csr/wide``, the locality order, JAD's value
+#: tables) come from the prior now.
+NEW_FAMILIES: tuple[str, ...] = ("pyspmv/csr/vector+vals", "pyspmv/csr/adaptive+vals",
+                                 "pyspmv/csr/adaptive+order+vals")
 #: Targets of the issue, checked in the summary.
 TARGET_MEDIAN, TARGET_MIN, TARGET_IRREGULAR, TARGET_BYTES = 0.80, 0.55, 1.25, 0.8
 #: The H200's L2 cache: a pair whose CSR floor is smaller can be served from it between runs (DESIGN.md reports
@@ -141,9 +144,8 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
                families: bool = True) -> list[pyspmv.Config]:
     """What to time for one matrix and type (the module's docstring says why)."""
     every = pyspmv.configs("cuda")
-    new = [c.library == "cusparse" or family(c.id) in NEW_FAMILIES for c in every]
-    keep = [c for c, n in zip(every, new) if n]
-    others = [c for c, n in zip(every, new) if c.library == "pyspmv" and not n]
+    keep = [c for c in every if c.library == "cusparse"]
+    others = [c for c in every if c.library == "pyspmv" and family(c.id) not in NEW_FAMILIES]
     if prior is not None:
         p = prior[(prior.matrix == name) & (prior.dtype == dtype) & (prior.status == "ok")]
         p = p[p.config.str.startswith("pyspmv/")]
@@ -152,7 +154,8 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
             if families:
                 best |= set(p.loc[p.groupby(p.config.map(family)).median_ms.idxmin(), "config"])
             others = [c for c in others if c.id in best]
-    return keep + others
+    new = [v for c in others for v in table_variants(c, (8, 16)) if family(v.id) in NEW_FAMILIES]
+    return keep + others + new
 
 
 def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
@@ -217,6 +220,28 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def without_new(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` less the rows of :data:`NEW_FAMILIES`: what the pairs reach without them."""
     return df[~df.config.map(family).isin(NEW_FAMILIES)]
+
+
+def against_base(df: pd.DataFrame) -> pd.Series:
+    """Per pair where a new family (:data:`NEW_FAMILIES`, kernels with their values as a table) ran: the best time of
+    the same kernels without the table (the families less ``+vals``) over the new families' best."""
+    ok = df[df.status == "ok"]
+    fam = ok.config.map(family)
+    new = ok[fam.isin(NEW_FAMILIES)].groupby(["matrix", "dtype"]).median_ms.min()
+    bases = {f.removesuffix("+vals") for f in NEW_FAMILIES}
+    base = ok[fam.isin(bases)].groupby(["matrix", "dtype"]).median_ms.min()
+    return (base / new).dropna().rename("gain")
+
+
+def gains_line(df: pd.DataFrame) -> str:
+    """:func:`against_base` in a line: each type's median and range over the pairs."""
+    g = against_base(df)
+    if g.empty:
+        return "- The new families against the same kernels without a table: no pair ran both.\n"
+    parts = [f"{dt} {v.median():.3f}x over {len(v)} pairs ({v.min():.3f}-{v.max():.3f}x)"
+             for dt, v in g.groupby(level="dtype")]
+    return ("- The new families' best against the best of the same kernels without a table, per pair where both "
+            "ran, median: " + "; ".join(parts) + ".\n")
 
 
 def targets(s: pd.DataFrame, label: str = "") -> str:
@@ -323,19 +348,19 @@ def main(argv: list[str] | None = None) -> None:
     full = pd.read_csv(csv)
     s = summary(full)
     big = s[s.floor_mb > L2_BYTES / 1e6]
-    lines = (targets(s) + targets(big, f"CSR floor past the L2 ({L2_BYTES / 1e6:.0f} MB), ")
+    lines = (targets(s) + gains_line(full) + targets(big, f"CSR floor past the L2 ({L2_BYTES / 1e6:.0f} MB), ")
              + targets(summary(without_new(full)), f"Without {', '.join(NEW_FAMILIES)}: "))
     with open(md, "w", encoding="utf-8") as f:
         f.write(f"# Large matrices against the memory floor on {info['name']}\n\n{provenance('cuda')}\n\n")
         f.write(f"{gpu_software(info)}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
                 f"the matrices, each measured beside its own timings; read + write); median of up to "
                 f"{args.repeats} event-timed runs per configuration (fewer where {args.budget} s ran out). "
-                f"Configurations timed: every cuSPARSE one, every one of {', '.join(NEW_FAMILIES)}, and our "
-                f"other own configurations (in a locality order, order=1, the time includes gathering x and "
-                f"scattering y) "
+                f"Configurations timed: every cuSPARSE one, and our own configurations (in a locality order, "
+                f"order=1, the time includes gathering x and scattering y) "
                 + (f"that were among the {args.top} fastest for the pair in the prior tables"
-                   + (", or the fastest of their family there." if args.families else ".")
-                   if prior is not None else "(all of them).") + "\n\n")
+                   + (", or the fastest of their family there" if args.families else "")
+                   if prior is not None else "(all of them)")
+                + f"; and the value-table variants ({', '.join(NEW_FAMILIES)}) of each of those.\n\n")
         f.write(lines + "\n")
         f.write(f"![each pair at the memory floor]({md.stem}.png)\n\n")
         f.write(markdown(s))

@@ -62,7 +62,7 @@ BENCHMARKS: tuple[Bench, ...] = (
           ("--corpus", "{shared}/corpus", "--scaled", "{shared}/corpus", "--real", "{shared}/corpus", "--prior",
            "datasets/h200/timings.csv.gz", "datasets/h200_scaled/timings.csv.gz",
            "datasets/h200_scaled_seed1/timings.csv.gz", "benchmarks/results/kernels_floor_nvidia_h200_2026-11-29.csv.gz",
-           "--no-families"),
+           "benchmarks/results/kernels_floor_nvidia_h200_2026-11-30-0751.csv.gz", "--no-families"),
           ("--real", "{shared}/corpus", "--limit", "1", "--dtypes", "float64", "--repeats", "20", "--out", "{out}"),
           needs=("cuda", "corpus")),
     Bench("dataset_overview", "dataset_overview.py", "which family wins by matrix size (results/dataset_*)",
