@@ -18,6 +18,12 @@ from ..matrices.matrix import Matrix, value_dtype
 
 #: The parameter of a format that keeps its values as a table (csrc/kernels.def's ``SPMV_PARAM_AXIS(VALS, vals)``).
 PARAM = "vals"
+#: The formats whose value-table variants a solve probes: JAD's, which on the H200 won on meshes and stencils by a
+#: median 1.12x (up to 1.57x) over the best without a table. Not CSR's (``pyspmv/csr/vector|adaptive/vals=``), which
+#: gained a median 1.06x in float64 and 1.01x in float32 over the same kernels without one (docs/results/gpu.md), too
+#: little for what a probe costs: with them, CG on ``polblogs_x26kron_r4_lap`` ran at 0.82x a fixed solve (0.98x
+#: without), probing them beside its iterations (studies/2026-11-30-csr-tables-in-solves).
+FORMATS = ("jad",)
 #: Index widths a table may take, narrowest first (``spmv_vtab_size``: a table of at most ``2**bits`` values).
 BITS = (8, 16)
 #: Values sampled (evenly strided) to judge whether a table could hold a matrix's: a sample with more distinct values
@@ -54,33 +60,28 @@ def variants(cfg: Config, bits: tuple[int, ...]) -> list[Config]:
 
 def with_value_tables(M: Matrix, ranking: list[tuple[str, float]],
                       dtype: str) -> tuple[list[tuple[str, float]], dict[str, tuple[str, float]]]:
-    """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of the
-    fastest configuration of each format that has them (:func:`variants`: JAD's kernel, CSR's vector and adaptive
-    ones), each predicted at its base's time times the bytes it moves over the bytes its base moves, merged in
-    order; and each variant's base and the base's predicted ms, by the variant's id (a variant's conversion may be
-    refused). ``ranking`` itself where ``M``'s values fit no table (:func:`table_bits`) or no ranked configuration
-    has a variant."""
-    formats = {config(cid).format for cid, _ in ranking}
-    bits = table_bits(M) if any(PARAM in format_param_names(f) for f in formats) else ()
-    bases: dict[str, tuple[tuple[str, float], list[Config]]] = {}
+    """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of its
+    fastest configuration of a format of :data:`FORMATS` that has them (:func:`variants`), each predicted at that
+    configuration's time times the bytes it moves over the bytes its base moves, merged in order; and each variant's
+    base and the base's predicted ms, by the variant's id (a variant's conversion may be refused). ``ranking`` itself
+    where ``M``'s values fit no table (:func:`table_bits`) or no ranked configuration has a variant."""
+    bits = table_bits(M) if any(config(cid).format in FORMATS for cid, _ in ranking) else ()
+    base: tuple[str, float] | None = None
+    vs: list[Config] = []
     for cid, ms in ranking if bits else ():
-        c = config(cid)
-        if c.format not in bases and (vs := variants(c, bits)):
-            bases[c.format] = ((cid, ms), vs)
-    extra: list[tuple[str, float]] = []
-    base_of: dict[str, tuple[str, float]] = {}
-    for base, vs in bases.values():
-        # the core's size query as config_features() asks it, without the frame (pandas' first import holds the
-        # GIL for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
-        ids = (base[0], *(v.id for v in vs))
-        sizes = _core.config_sizes(ids, value_dtype(dtype).itemsize, float(_core.MAX_FILL_DEFAULT), M.nrows,
-                                   M.ncols, M.indptr, M.indices)
-        moved = np.asarray(sizes[0], np.float64)
-        if not (np.isfinite(moved).all() and moved[0] > 0):
-            continue
-        extra += [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
-        base_of.update({v.id: base for v in vs})
-    if not extra:
+        if config(cid).format in FORMATS and (vs := variants(config(cid), bits)):
+            base = (cid, ms)
+            break
+    if base is None:
         return ranking, {}
+    # the core's size query as config_features() asks it, without the frame (pandas' first import holds the GIL
+    # for tenths of a second, which a solve iterating beside this thread waits for at each chunk's end)
+    ids = (base[0], *(v.id for v in vs))
+    sizes = _core.config_sizes(ids, value_dtype(dtype).itemsize, float(_core.MAX_FILL_DEFAULT), M.nrows, M.ncols,
+                               M.indptr, M.indices)
+    moved = np.asarray(sizes[0], np.float64)
+    if not (np.isfinite(moved).all() and moved[0] > 0):
+        return ranking, {}
+    extra = [(v.id, base[1] * float(moved[i + 1] / moved[0])) for i, v in enumerate(vs)]
     merged = sorted([*ranking, *extra], key=lambda e: e[1])     # stable: a tie keeps the model's first
-    return merged, base_of
+    return merged, {v.id: base for v in vs}
