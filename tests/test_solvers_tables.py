@@ -62,15 +62,15 @@ def test_variants_join_at_their_base_s_time_times_their_bytes():
 
 
 def test_only_jad_s_tables_join_a_solve():
-    """CSR's vector and adaptive kernels keep a table too, but a solve probes only :data:`tables.FORMATS`' (JAD's):
+    """CSR's vector and adaptive kernels keep a table too, but a solve does not probe them (:data:`tables.NOT_PROBED`):
     CSR configurations ranked first, with or without variants of their own, are passed over for the fastest JAD."""
     M = pyspmv.generate("poisson2d", 60)
-    assert tables.FORMATS == ("jad",)
+    assert tables.NOT_PROBED == ("csr",)
     assert tables.variants(pyspmv.config("pyspmv/csr/adaptive/bs=128"), (8,)) != []     # CSR's exist ...
     ranking = [(START, 0.008), ("pyspmv/csr/adaptive/bs=128", 0.009), ("pyspmv/csr/merge/bs=256", 0.010),
                (JAD, 0.012), ("pyspmv/csr/vector/tpv=8/bs=256", 0.013)]
     merged, riders = tables.with_value_tables(M, ranking, "float64")
-    # ... not here: only JAD's
+    # ... not here: JAD's only
     assert riders == {"pyspmv/jad/vals=8/bs=256": (JAD, 0.012), "pyspmv/jad/vals=16/bs=256": (JAD, 0.012)}
     assert [c for c, _ in merged if c not in riders] == [c for c, _ in ranking]
     csr_only = [c for c in ranking if not c[0].startswith("pyspmv/jad")]

@@ -18,12 +18,12 @@ from ..matrices.matrix import Matrix, value_dtype
 
 #: The parameter of a format that keeps its values as a table (csrc/kernels.def's ``SPMV_PARAM_AXIS(VALS, vals)``).
 PARAM = "vals"
-#: The formats whose value-table variants a solve probes: JAD's, which on the H200 won on meshes and stencils by a
-#: median 1.12x (up to 1.57x) over the best without a table. Not CSR's (``pyspmv/csr/vector|adaptive/vals=``), which
-#: gained a median 1.06x in float64 and 1.01x in float32 over the same kernels without one (docs/results/gpu.md), too
-#: little for what a probe costs: with them, CG on ``polblogs_x26kron_r4_lap`` ran at 0.82x a fixed solve (0.98x
-#: without), probing them beside its iterations (studies/2026-11-30-csr-tables-in-solves).
-FORMATS = ("jad",)
+#: The formats that keep a table whose variants a solve does not probe: CSR's (``pyspmv/csr/vector|adaptive/vals=``),
+#: which gained a median 1.06x in float64 and 1.01x in float32 over the same kernels without one on the H200
+#: (docs/results/gpu.md), too little for what a probe costs: with them, CG on ``polblogs_x26kron_r4_lap`` ran at 0.82x
+#: a fixed solve (0.98x without), probing them beside its iterations (studies/2026-11-30-csr-tables-in-solves). The
+#: others' are probed (JAD's won on meshes and stencils by a median 1.12x, up to 1.57x).
+NOT_PROBED = ("csr",)
 #: Index widths a table may take, narrowest first (``spmv_vtab_size``: a table of at most ``2**bits`` values).
 BITS = (8, 16)
 #: Values sampled (evenly strided) to judge whether a table could hold a matrix's: a sample with more distinct values
@@ -61,15 +61,16 @@ def variants(cfg: Config, bits: tuple[int, ...]) -> list[Config]:
 def with_value_tables(M: Matrix, ranking: list[tuple[str, float]],
                       dtype: str) -> tuple[list[tuple[str, float]], dict[str, tuple[str, float]]]:
     """``ranking`` (configuration ids and predicted ms a product, fastest first) with the value-table variants of its
-    fastest configuration of a format of :data:`FORMATS` that has them (:func:`variants`), each predicted at that
+    fastest configuration that has them (:func:`variants`) of a format not in :data:`NOT_PROBED`, each predicted at that
     configuration's time times the bytes it moves over the bytes its base moves, merged in order; and each variant's
     base and the base's predicted ms, by the variant's id (a variant's conversion may be refused). ``ranking`` itself
     where ``M``'s values fit no table (:func:`table_bits`) or no ranked configuration has a variant."""
-    bits = table_bits(M) if any(config(cid).format in FORMATS for cid, _ in ranking) else ()
+    probed = [(cid, ms, c) for cid, ms in ranking if (c := config(cid)).format not in NOT_PROBED]
+    bits = table_bits(M) if any(PARAM in format_param_names(c.format) for _, _, c in probed) else ()
     base: tuple[str, float] | None = None
     vs: list[Config] = []
-    for cid, ms in ranking if bits else ():
-        if config(cid).format in FORMATS and (vs := variants(config(cid), bits)):
+    for cid, ms, c in probed if bits else ():
+        if vs := variants(c, bits):
             base = (cid, ms)
             break
     if base is None:
