@@ -18,11 +18,11 @@ from ..matrices.matrix import Matrix, value_dtype
 
 #: The parameter of a format that keeps its values as a table (csrc/kernels.def's ``SPMV_PARAM_AXIS(VALS, vals)``).
 PARAM = "vals"
-#: The formats that keep a table whose variants a solve does not probe: CSR's (``pyspmv/csr/vector|adaptive/vals=``),
-#: which gained a median 1.06x in float64 and 1.01x in float32 over the same kernels without one on the H200
-#: (docs/results/gpu.md), too little for what a probe costs: with them, CG on ``polblogs_x26kron_r4_lap`` ran at 0.82x
-#: a fixed solve (0.98x without), probing them beside its iterations (studies/2026-11-30-csr-tables-in-solves). The
-#: others' are probed (JAD's won on meshes and stencils by a median 1.12x, up to 1.57x).
+#: The formats that keep a table whose variants a solve does not probe: CSR's (``pyspmv/csr/vector|adaptive/vals=``).
+#: A variant joins the candidates at its base's predicted time times the bytes it moves over its base's; on the H200
+#: CSR's moved a median 0.52 (float64) and 0.76 (float32) of their bases' bytes and took 0.95 and 1.01 of their time,
+#: where JAD's took 0.77 and 0.90 (studies/2026-11-30-csr-tables-in-solves): CSR's would be probed ahead of
+#: candidates that gain more.
 NOT_PROBED = ("csr",)
 #: Index widths a table may take, narrowest first (``spmv_vtab_size``: a table of at most ``2**bits`` values).
 BITS = (8, 16)
