@@ -184,17 +184,18 @@ static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void
  *   atomically.  A row of one chunk writes y directly.
  * Chunks come first, so that the longest work starts first.  The grid is ceil((nrows + nnz) / w),
  * about the number of items, since run_* cannot read the workspace to learn it. */
-#define ADAPTIVE_K 8
-/* w = min(bs * ADAPTIVE_K, ADAPTIVE_MAXW) entries a stream item holds in shared memory: 32 KB of
- * doubles at most, inside the 48 KB a block gets without opting in, and at most 128 KB an SM at
- * full occupancy.  Eight entries a thread amortise an item's dependent loads over more streaming
- * (K = 8 ran a 7-point stencil 1.2 times as fast as K = 4 on the H100).  TODO: K = 16 untried. */
+/* w = min(bs * K, ADAPTIVE_MAXW) entries a stream item holds in shared memory, K the entries a thread streams
+ * (the configuration's ept, in the launch's tpv slot): 32 KB of doubles at most, inside the 48 KB a block
+ * gets without opting in, and at most 128 KB an SM at full occupancy.  More entries a thread amortise an
+ * item's dependent loads over more streaming (K = 8 ran a 7-point stencil 1.2 times as fast as K = 4 on the
+ * H100); fewer make more, smaller items (on the H200's irregular matrices K = 4 ran a median 1.12 times as
+ * fast as 8, 2 and 16 slower: studies/2026-11-30-adaptive-entries-per-thread). */
 #define ADAPTIVE_MAXW 4096
 /* Loads in flight per thread while streaming. */
 #define ADAPTIVE_BATCH 4
 
-static int32_t adaptive_width(int block) {
-    int64_t w = (int64_t)block * ADAPTIVE_K;
+static int32_t adaptive_width(const spmv_launch *L) {
+    int64_t w = (int64_t)L->block * L->tpv;
     return (int32_t)(w < ADAPTIVE_MAXW ? w : ADAPTIVE_MAXW);
 }
 
@@ -359,8 +360,13 @@ static int adaptive_count(const spmv_fmt *H, const spmv_launch *L, int64_t *n_it
                           int64_t *n_partials, spmv_err *err) {
     int rc = check_vals(H, 1, "csr/adaptive", err);
     if (!rc) rc = check_block(L, "csr/adaptive", err);
+    if (!rc && L->tpv != 2 && L->tpv != 4 && L->tpv != 8 && L->tpv != 16)
+        rc = spmv_cuda_fail(
+            err, SPMV_EINVAL,
+            "The 'ept' parameter of csr/adaptive must be 2, 4, 8 or 16. Got %d instead.",
+            (int)L->tpv);
     if (rc) return rc;
-    *n_items = adaptive_items(H, adaptive_width(L->block), NULL, n_partials);
+    *n_items = adaptive_items(H, adaptive_width(L), NULL, n_partials);
     if (*n_items > INT32_MAX || *n_partials > INT32_MAX)
         return spmv_cuda_fail(err, SPMV_EOVERFLOW, "csr/adaptive needs %lld work items, past int32",
                               (long long)*n_items);
@@ -391,7 +397,7 @@ static int adaptive_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_laun
         return SPMV_ENOMEM;
     }
     host[0] = make_int4((int)n_items, (int)n_partials, 0, 0);
-    adaptive_items(H, adaptive_width(L->block), host + 1, &n_partials);
+    adaptive_items(H, adaptive_width(L), host + 1, &n_partials);
     const char *what = "upload of csr/adaptive's work items";
     rc = spmv_cuda_status(cudaMemcpyAsync(aux, host, bytes, cudaMemcpyHostToDevice, s), what, err);
     if (!rc && n_partials > 0)
@@ -406,7 +412,7 @@ static int adaptive_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_laun
 template <typename T>
 static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                 const T *x, T *y, cudaStream_t s) {
-    int32_t w = adaptive_width(L->block);
+    int32_t w = adaptive_width(L);
     spmv_by_vals(D->param[1], [&](auto vb) {
         csr_adaptive_kernel<T, decltype(vb)::value>
             <<<spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w), L->block, (size_t)w * sizeof(T),

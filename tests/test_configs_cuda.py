@@ -86,6 +86,25 @@ def test_launch_and_format_parameters():
         pyspmv.config("pyspmv/ell/tpv=4")
 
 
+def test_adaptive_entries_per_thread_is_an_axis():
+    """csr/adaptive's ept (entries a thread streams per work item) rides in the launch's tpv slot; 8, its first
+    value, is never printed, so every published id stays; the grid holds 4 and 8."""
+    assert pyspmv.config("pyspmv/csr/adaptive/bs=64").launch == (8, 64)
+    c = pyspmv.config("pyspmv/csr/adaptive/order=1/vals=8/ept=4/bs=64")
+    assert c.launch == (4, 64) and c.params == {"order": 1, "vals": 8, "ept": 4, "bs": 64}
+    assert pyspmv.config("pyspmv/csr/adaptive/ept=8/bs=64").id == "pyspmv/csr/adaptive/bs=64"
+    ids = [g.id for g in pyspmv.configs("cuda") if g.kernel_id == "pyspmv/csr/adaptive"]
+    assert len(ids) == 2 * 3 * 2 * 5 and sum("ept=4" in i for i in ids) == len(ids) // 2
+    with pytest.raises(ValueError, match="parameter 'ept' of pyspmv/csr/adaptive must be one of 8, 4"):
+        pyspmv.config("pyspmv/csr/adaptive/ept=3/bs=64")
+    with pytest.raises(ValueError, match="'ept' is not a parameter of pyspmv/csr/vector"):
+        pyspmv.config("pyspmv/csr/vector/ept=4")
+    # the design rows read no column of it: the shipped models see the ept=8 rows as before
+    f = pyspmv.config_features(pyspmv.generate("poisson2d", 20), ["pyspmv/csr/adaptive/bs=64",
+                                                                  "pyspmv/csr/adaptive/ept=4/bs=64"])
+    assert f.iloc[0].equals(f.iloc[1])
+
+
 def test_config_features():
     M = pyspmv.generate("poisson2d", 30)  # 900 rows, 4380 entries, ELL width 5
     ids = ["pyspmv/csr/scalar/bs=128", "pyspmv/ell/bs=128", "pyspmv/dia/bs=128", "cusparse/coo/alg1"]

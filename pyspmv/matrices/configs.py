@@ -88,7 +88,8 @@ class Config:
 
     @property
     def launch(self) -> tuple[int, int]:
-        """GPU thread mapping ``(tpv, bs)``: threads per row and per block, defaults filled in."""
+        """GPU thread mapping ``(tpv, bs)``: threads per row (``csr/adaptive``: entries a thread, its ``ept``) and
+        threads per block, defaults filled in."""
         return self.slots[2], self.slots[3]
 
     @property
