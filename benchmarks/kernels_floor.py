@@ -4,7 +4,7 @@ bandwidth, and whether our own kernels beat cuSPARSE where the structure is irre
 Usage: python benchmarks/kernels_floor.py [--corpus DIR] [--scaled DIR] [--real DIR] [--prior TABLE ...]
                                           [--top 8] [--no-families] [--generated] [--out benchmarks/results]
                                           [--dtypes float32 float64] [--repeats 100] [--budget 0.2] [--limit N]
-       python benchmarks/kernels_floor.py --replot benchmarks/results/kernels_floor_<gpu>.csv.gz
+       python benchmarks/kernels_floor.py --replot benchmarks/results/kernels_floor_<gpu>.csv.gz   (no GPU)
 
 Matrices, every one of 1e6 entries or more in the H200 datasets, rebuilt as each was made:
 
@@ -26,9 +26,9 @@ Each matrix and value type is timed in one run together with the copy bandwidth,
   (collections and earlier runs of this benchmark on the same matrices and GPU) and, unless ``--no-families``,
   the fastest of each family (kernel, and kernel in a locality order) there; all of them where there is
   no prior;
-- the new families (:data:`NEW_FAMILIES`: CSR's value tables) as the variants of those
-  (``pyspmv.ranking.tables.variants``): each CSR vector or adaptive configuration timed also with its values
-  as an 8- and a 16-bit table, same thread mapping, where the values fit.
+- the new axes (:data:`NEW_AXES`) as variants of those: each CSR vector or adaptive configuration timed also with
+  its values as an 8- and a 16-bit table (``pyspmv.ranking.tables.variants``), same thread mapping, where the values
+  fit; and each adaptive one, tables included, also with 4 entries a thread (``ept=4``).
   The prior only chooses what to time again: every number here is from this run.
 
 Writes ``kernels_floor_<gpu>.csv.gz`` (one row per matrix, type and configuration, appended matrix by
@@ -65,11 +65,12 @@ from tqdm.auto import tqdm
 import pyspmv
 from pyspmv.datasets import folder_corpus, scaled_corpus
 
-#: The kernel families this benchmark exists to judge (as :func:`family` names them): timed as the value-table
-#: variants of every other candidate. Earlier rounds' (``csr/merge``, ``csr/wide``, the locality order, JAD's value
-#: tables) come from the prior now.
-NEW_FAMILIES: tuple[str, ...] = ("pyspmv/csr/vector+vals", "pyspmv/csr/adaptive+vals",
-                                 "pyspmv/csr/adaptive+order+vals")
+#: The parameters this benchmark exists to judge, at the values it times beside each candidate's own (the other
+#: value of each is the candidate's): CSR's value tables and csr/adaptive's entries a thread. Earlier rounds'
+#: (``csr/merge``, ``csr/wide``, the locality order, JAD's value tables) come from the prior now.
+NEW_AXES: dict[str, tuple[int, ...]] = {"vals": (8, 16), "ept": (4,)}
+#: How the page names them.
+NEW_LABEL = "CSR's value tables (vals=8|16) and csr/adaptive's ept=4"
 #: Targets of the issue, checked in the summary.
 TARGET_MEDIAN, TARGET_MIN, TARGET_IRREGULAR, TARGET_BYTES = 0.80, 0.55, 1.25, 0.8
 #: The H200's L2 cache: a pair whose CSR floor is smaller can be served from it between runs (DESIGN.md reports
@@ -97,11 +98,39 @@ def row_cv(M: pyspmv.Matrix) -> float:
 
 
 def family(cid: str) -> str:
-    """The kernel, with ``+order`` where the matrix is in a locality order (``order=1``) and ``+vals`` where its
-    values are a table (``vals=8`` or ``16``)."""
+    """The kernel, with ``+order`` where the matrix is in a locality order (``order=1``), ``+vals`` where its
+    values are a table (``vals=8`` or ``16``) and ``+ept4`` where csr/adaptive streams 4 entries a thread."""
     c = pyspmv.config(cid)
     kw = c.format_kwargs
-    return c.kernel_id + ("+order" if kw.get("order") else "") + ("+vals" if kw.get("vals") else "")
+    return (c.kernel_id + ("+order" if kw.get("order") else "") + ("+vals" if kw.get("vals") else "")
+            + (f"+ept{c.params['ept']}" if "ept" in c.params else ""))
+
+
+def is_new(cid: str) -> bool:
+    """Whether ``cid`` is a CSR configuration that sets a parameter of :data:`NEW_AXES` to a value it judges (JAD's
+    value tables, an earlier round's, are not)."""
+    c = pyspmv.config(cid)
+    return c.format == "csr" and any(c.params.get(a) in vs for a, vs in NEW_AXES.items())
+
+
+def base_id(cid: str) -> str:
+    """``cid`` without the :data:`NEW_AXES` it sets: the configuration it is a variant of."""
+    c = pyspmv.config(cid)
+    return pyspmv.config("/".join([c.kernel_id, *(f"{k}={v}" for k, v in c.params.items()
+                                                  if not (k in NEW_AXES and v in NEW_AXES[k])), ])).id
+
+
+def new_variants(c: pyspmv.Config) -> list[pyspmv.Config]:
+    """``c`` along :data:`NEW_AXES`: its value tables (where its kernel reads one), then each of those and ``c``
+    itself with csr/adaptive's ``ept=4``; only the registry's configurations."""
+    out = list(table_variants(c, NEW_AXES["vals"]))
+    for v in [c, *out]:
+        if "ept" not in v.params:
+            try:
+                out.append(pyspmv.config(f"{v.id}/ept={NEW_AXES['ept'][0]}"))
+            except ValueError:                  # a kernel without the parameter
+                pass
+    return out
 
 
 def bases_view(folder: Path, names: set[str]) -> Path:
@@ -145,7 +174,7 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
     """What to time for one matrix and type (the module's docstring says why)."""
     every = pyspmv.configs("cuda")
     keep = [c for c in every if c.library == "cusparse"]
-    others = [c for c in every if c.library == "pyspmv" and family(c.id) not in NEW_FAMILIES]
+    others = [c for c in every if c.library == "pyspmv" and not is_new(c.id)]
     if prior is not None:
         p = prior[(prior.matrix == name) & (prior.dtype == dtype) & (prior.status == "ok")]
         p = p[p.config.str.startswith("pyspmv/")]
@@ -154,8 +183,8 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
             if families:
                 best |= set(p.loc[p.groupby(p.config.map(family)).median_ms.idxmin(), "config"])
             others = [c for c in others if c.id in best]
-    new = [v for c in others for v in table_variants(c, (8, 16)) if family(v.id) in NEW_FAMILIES]
-    return keep + others + new
+    new = [v for c in others for v in new_variants(c)]
+    return keep + others + list(dict.fromkeys(new))
 
 
 def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
@@ -218,30 +247,30 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def without_new(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` less the rows of :data:`NEW_FAMILIES`: what the pairs reach without them."""
-    return df[~df.config.map(family).isin(NEW_FAMILIES)]
+    """``df`` less the rows of :data:`NEW_AXES`' variants: what the pairs reach without them."""
+    return df[~df.config.map(is_new)]
 
 
 def against_base(df: pd.DataFrame) -> pd.Series:
-    """Per pair where a new family (:data:`NEW_FAMILIES`, kernels with their values as a table) ran: the best time of
-    the same kernels without the table (the families less ``+vals``) over the new families' best."""
+    """Per pair where a variant of :data:`NEW_AXES` ran: the best time of the configurations they are variants of
+    (:func:`base_id`) over the variants' best."""
     ok = df[df.status == "ok"]
-    fam = ok.config.map(family)
-    new = ok[fam.isin(NEW_FAMILIES)].groupby(["matrix", "dtype"]).median_ms.min()
-    bases = {f.removesuffix("+vals") for f in NEW_FAMILIES}
-    base = ok[fam.isin(bases)].groupby(["matrix", "dtype"]).median_ms.min()
-    return (base / new).dropna().rename("gain")
+    new = ok.config.map(is_new)
+    bases = set(ok.config[new].map(base_id))
+    best_new = ok[new].groupby(["matrix", "dtype"]).median_ms.min()
+    best_base = ok[ok.config.isin(bases)].groupby(["matrix", "dtype"]).median_ms.min()
+    return (best_base / best_new).dropna().rename("gain")
 
 
 def gains_line(df: pd.DataFrame) -> str:
     """:func:`against_base` in a line: each type's median and range over the pairs."""
     g = against_base(df)
     if g.empty:
-        return "- The new families against the same kernels without a table: no pair ran both.\n"
+        return "- The new axes' variants against the configurations they vary: no pair ran both.\n"
     parts = [f"{dt} {v.median():.3f}x over {len(v)} pairs ({v.min():.3f}-{v.max():.3f}x)"
              for dt, v in g.groupby(level="dtype")]
-    return ("- The new families' best against the best of the same kernels without a table, per pair where both "
-            "ran, median: " + "; ".join(parts) + ".\n")
+    return ("- The best of the new axes' variants against the best of the configurations they vary, per pair where "
+            "both ran, median: " + "; ".join(parts) + ".\n")
 
 
 def targets(s: pd.DataFrame, label: str = "") -> str:
@@ -281,10 +310,10 @@ def plot(full: pd.DataFrame, path: Path) -> None:
     if copy is not None:
         c = s.join(copy, on=["matrix", "dtype"])
         ax.scatter(c.floor_mb, c["same"], marker="x", s=18, color="0.6", label="a copy of the same bytes")
-    new = s.best.map(family).isin(NEW_FAMILIES)
+    new = s.best.map(is_new)
     own = s.best.str.startswith("pyspmv/") & ~new
     for mask, colour, label in ((own, "#1d3557", "best: our other kernels"), (~own & ~new, "#e63946", "best: cuSPARSE"),
-                                (new, "#2a9d8f", f"best: {', '.join(NEW_FAMILIES)}")):
+                                (new, "#2a9d8f", f"best: {NEW_LABEL}")):
         ax.scatter(s.floor_mb[mask], s.eff_frac[mask], s=16, color=colour, label=label)
     for y, what in ((TARGET_MEDIAN, "median target"), (TARGET_MIN, "minimum target")):
         ax.axhline(y, ls="--", lw=0.8, color="0.3")
@@ -297,6 +326,29 @@ def plot(full: pd.DataFrame, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def figures(full: pd.DataFrame) -> str:
+    """The page's lines of figures: the targets over every pair, past the L2 and without the new axes."""
+    s = summary(full)
+    big = s[s.floor_mb > L2_BYTES / 1e6]
+    return (targets(s) + gains_line(full) + targets(big, f"CSR floor past the L2 ({L2_BYTES / 1e6:.0f} MB), ")
+            + targets(summary(without_new(full)), f"Without {NEW_LABEL}: "))
+
+
+def body(full: pd.DataFrame, md: Path) -> str:
+    """The page from its figures on: the lines, the figure, the table of pairs."""
+    return f"{figures(full)}\n![each pair at the memory floor]({md.stem}.png)\n\n{markdown(summary(full))}"
+
+
+def rewrite(csv: Path) -> None:
+    """Redraw the figure of a run's CSV and recompute its page's figures and table (no GPU): the page's paragraphs
+    before its first figure stay as the run wrote them."""
+    full = pd.read_csv(csv)
+    md = csv.with_name(csv.name.replace(".csv.gz", ".md"))
+    head = md.read_text(encoding="utf-8").split("\n- Best configuration", 1)[0]
+    md.write_text(head + "\n" + body(full, md), encoding="utf-8")
+    plot(full, md.with_suffix(".png"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -315,10 +367,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=100)
     ap.add_argument("--budget", type=float, default=0.2, help="seconds of timed runs per configuration")
     ap.add_argument("--limit", type=int, help="at most this many matrices")
-    ap.add_argument("--replot", type=Path, help="only draw the figure of this run's CSV beside it (no GPU needed)")
+    ap.add_argument("--replot", type=Path, help="only redraw the figure of this run's CSV and recompute its page's "
+                    "figures and table beside it, its opening paragraphs kept (no GPU needed)")
     args = ap.parse_args(argv)
     if args.replot:
-        plot(pd.read_csv(args.replot), args.replot.with_name(args.replot.name.replace(".csv.gz", ".png")))
+        rewrite(args.replot)
         return
 
     info = gpu.device_info()
@@ -347,9 +400,6 @@ def main(argv: list[str] | None = None) -> None:
             df.to_csv(csv, mode="a", header=not csv.exists(), index=False, float_format="%.6g")
     full = pd.read_csv(csv)
     s = summary(full)
-    big = s[s.floor_mb > L2_BYTES / 1e6]
-    lines = (targets(s) + gains_line(full) + targets(big, f"CSR floor past the L2 ({L2_BYTES / 1e6:.0f} MB), ")
-             + targets(summary(without_new(full)), f"Without {', '.join(NEW_FAMILIES)}: "))
     with open(md, "w", encoding="utf-8") as f:
         f.write(f"# Large matrices against the memory floor on {info['name']}\n\n{provenance('cuda')}\n\n")
         f.write(f"{gpu_software(info)}; copy bandwidth {full.copy_gbs.median():.0f} GB/s (median over "
@@ -360,12 +410,10 @@ def main(argv: list[str] | None = None) -> None:
                 + (f"that were among the {args.top} fastest for the pair in the prior tables"
                    + (", or the fastest of their family there" if args.families else "")
                    if prior is not None else "(all of them)")
-                + f"; and the value-table variants ({', '.join(NEW_FAMILIES)}) of each of those.\n\n")
-        f.write(lines + "\n")
-        f.write(f"![each pair at the memory floor]({md.stem}.png)\n\n")
-        f.write(markdown(s))
+                + f"; and the variants of each of those along {NEW_LABEL}.\n\n")
+        f.write(body(full, md))
     plot(full, md.with_suffix(".png"))
-    print(lines)
+    print(figures(full))
     print(s.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"{len(full)} rows in {csv}; {time.perf_counter() - t0:.0f} s")
 

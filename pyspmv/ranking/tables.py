@@ -20,7 +20,7 @@ from ..matrices.matrix import Matrix, value_dtype
 PARAM = "vals"
 #: The formats that keep a table whose variants a solve does not probe: CSR's (``pyspmv/csr/vector|adaptive/vals=``).
 #: A variant joins the candidates at its base's predicted time times the bytes it moves over its base's; on the H200
-#: CSR's moved a median 0.52 (float64) and 0.76 (float32) of their bases' bytes and took 0.95 and 1.01 of their time,
+#: CSR's moved a median 0.52 (float64) and 0.76 (float32) of their bases' bytes and took 0.96 and 1.01 of their time,
 #: where JAD's took 0.77 and 0.90 (studies/2026-11-30-csr-tables-in-solves): CSR's would be probed ahead of
 #: candidates that gain more.
 NOT_PROBED = ("csr",)
