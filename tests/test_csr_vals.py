@@ -92,21 +92,28 @@ def test_too_many_values_is_not_applicable(dtype):
         pyspmv.convert(A, "csr", vals=8)
 
 
-def test_state_checks():
-    """A state whose indices pass the table, whose spare slots are not 0, or whose index array has the wrong length
-    is refused by name; its own arrays make a state again."""
-    s = convert_raw("csr", SMALL, 0, 8)
+@pytest.mark.parametrize(("fmt", "params"), [("csr", (0, 8)), ("jad", (8, 0))])
+def test_state_checks(fmt, params):
+    """Either format's state whose indices pass the table, whose spare slots are not 0, or whose index array has the
+    wrong length is refused by name; its own arrays make a state again (a table holds no padding for the padding
+    check to count)."""
+    s = convert_raw(fmt, SMALL, *params)
     assert _core.to_csr(_core.State(**state_args(s)))[2].tolist() == SMALL.data.tolist()
     words = s.index_arrays[3].copy()
     words.view(np.uint8)[4] = 9                                 # entry 4's index: the table holds 9 values
-    with pytest.raises(ValueError, match=r"csr: value index 9 of entry 4 is past the table's 9 values"):
+    with pytest.raises(ValueError, match=fr"{fmt}: value index 9 of entry 4 is past the table's 9 values"):
         _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], words)))
     words = s.index_arrays[3].copy()
     words.view(np.uint8)[10] = 1                                # past nnz = 9
-    with pytest.raises(ValueError, match=r"csr: value index slot 10 is past nnz = 9 and must hold 0"):
+    with pytest.raises(ValueError, match=fr"{fmt}: value index slot 10 is past nnz = 9 and must hold 0"):
         _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], words)))
     with pytest.raises(ValueError, match=r"idx\[3\] \(value indices\) has 2 entries; it must have 3"):
         _core.State(**state_args(s, index_arrays=(*s.index_arrays[:3], s.index_arrays[3][:2])))
+
+
+def test_csr_state_checks():
+    """CSR's own: the vals slot's range, and a table's arrays under vals=0."""
+    s = convert_raw("csr", SMALL, 0, 8)
     with pytest.raises(ValueError, match=r"The 'vals' parameter of csr must be 0"):
         _core.State(**state_args(s, params=(0, 4)))
     plain = convert_raw("csr", SMALL)                           # a table's arrays under vals=0: lengths refused
