@@ -10,9 +10,10 @@
 // undoes the order.  param[1] is vals, 0, 8 or 16: with 8 or 16 the values are a table
 // (csrc/vtab.c, as JAD's), val[0] = the distinct values and idx[3] = each entry's index into them
 // in CSR's order, so a float64 entry moves 5 or 6 bytes where it moved 12 (the graphs and LP
-// matrices where CSR's load-balanced kernels win hold a few to a few hundred values).  Kernel variants: 0 = row-parallel (rows split
-// evenly across threads), 1 = nnz-balanced (each thread gets a contiguous run of rows holding about
-// nnz/threads entries, so a few long rows do not leave the other threads idle).
+// matrices where CSR's load-balanced kernels win hold a few to a few hundred values).  Kernel
+// variants: 0 = row-parallel (rows split evenly across threads), 1 = nnz-balanced (each thread gets
+// a contiguous run of rows holding about nnz/threads entries, so a few long rows do not leave the
+// other threads idle).
 #include "spmv_internal.h"
 
 #include <math.h>
