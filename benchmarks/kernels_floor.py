@@ -116,8 +116,8 @@ def is_new(cid: str) -> bool:
 def base_id(cid: str) -> str:
     """``cid`` without the :data:`NEW_AXES` it sets: the configuration it is a variant of."""
     c = pyspmv.config(cid)
-    return pyspmv.config("/".join([c.kernel_id, *(f"{k}={v}" for k, v in c.params.items()
-                                                  if not (k in NEW_AXES and v in NEW_AXES[k])), ])).id
+    kept = [f"{k}={v}" for k, v in c.params.items() if v not in NEW_AXES.get(k, ())]
+    return pyspmv.config("/".join([c.kernel_id, *kept])).id
 
 
 def new_variants(c: pyspmv.Config) -> list[pyspmv.Config]:

@@ -34,8 +34,7 @@ typedef struct {
 
 /* Thread mapping of one configuration: registry slots SPMV_P_TPV and SPMV_P_BLOCK. */
 typedef struct {
-    int32_t
-        tpv; /* threads per row (CSR vector); csr/adaptive's entries a thread (ept); else unused */
+    int32_t tpv;   /* threads per row (CSR vector); csr/adaptive's ept; else unused */
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
 } spmv_launch;
 
