@@ -59,6 +59,9 @@ from pyspmv.ranking.targets import training_data  # the datasets a shipped defau
 from pyspmv.training.defaults import TIME_LIMIT_S  # calibration's default time limit, its --time-limit default
 from pyspmv.training.rounds import combine as combine_rounds  # timings of several collections as one (medians)
 
+# The GPU solver's launch and cache settings (USE_L2: its vectors kept in L2), for a same-run A/B of them.
+from pyspmv.solvers import device as solver_device
+
 # The shipped defaults' recipe: the tables measure the model `pyspmv train-default` makes, and the studies vary it.
 from pyspmv.training.train_default import (
     make_model,  # the recipe's estimator, unfitted
@@ -67,5 +70,5 @@ from pyspmv.training.train_default import (
 
 __all__ = ["PARAM_COLUMNS", "REAL_FOLDER", "SIZE_BANDS", "TIME_LIMIT_S", "arrays", "base_folds", "base_matrix", "baseline_id",
            "bytes_per_value", "column_for", "combine_rounds", "evaluate", "evaluate_folds", "fingerprint_of",
-           "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "split_by_matrix",
+           "generators", "gpu", "in_band", "make_model", "measure", "ranking", "read_table", "solver_device", "split_by_matrix",
            "table_variants", "train", "training_data", "unit_key", "verify", "with_sizes"]

@@ -28,19 +28,12 @@ extern "C" int spmv_cuda_krylov_create(int method, int64_t n, int elem_size, int
     k->es = elem_size;
     k->m = method == SPMV_KRYLOV_GMRES ? restart : 1;
     k->graphs = 1;
-    const int64_t vb = n * elem_size, m = k->m;
-    void **vecs[] = {&k->b, &k->x, &k->r, &k->z, &k->q};
-    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-        TRY(spmv_cuda_malloc(vecs[i], vb, "a solver vector", err));
-    if (method == SPMV_KRYLOV_CG) TRY(spmv_cuda_malloc(&k->p, vb, "a solver vector", err));
-    if (method == SPMV_KRYLOV_BICGSTAB) {
-        void **bi[] = {&k->p, &k->rhat, &k->phat, &k->v, &k->shat, &k->t};
-        for (size_t i = 0; i < sizeof bi / sizeof bi[0]; i++)
-            TRY(spmv_cuda_malloc(bi[i], vb, "a solver vector", err));
-    }
+    k->l2 = 1;
+    const int64_t m = k->m;
+    TRY(alloc_vectors(k, err));
     if (method == SPMV_KRYLOV_GMRES) {
+        const int64_t vb = n * elem_size;
         TRY(spmv_cuda_malloc(&k->V, vb * (m + 1), "GMRES's basis", err));
-        TRY(spmv_cuda_malloc(&k->u, vb, "a solver vector", err));
         TRY(spmv_cuda_malloc(&k->hy, m * elem_size, "GMRES's y", err));
         k->g = (double *)calloc((size_t)(3 * m + 1 + m * m), sizeof(double));
         if (k->g == NULL) {
@@ -81,8 +74,8 @@ extern "C" void spmv_cuda_krylov_free(spmv_cuda_krylov *k) {
     if (k == NULL) return;
     if (k->s) cudaStreamSynchronize(k->s);
     if (k->graph) cudaGraphExecDestroy(k->graph);
-    void *vecs[] = {k->b,    k->x, k->r, k->z, k->q, k->p,  k->rhat, k->phat, k->v,
-                    k->shat, k->t, k->V, k->u, k->d, k->hy, k->S,    k->part, k->dpart};
+    l2_release(k);
+    void *vecs[] = {k->slab, k->V, k->d, k->hy, k->S, k->part, k->dpart};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) cudaFree(vecs[i]);
     for (int i = 0; i < LAG; i++)
         if (k->ev[i]) cudaEventDestroy(k->ev[i]);
@@ -182,6 +175,8 @@ extern "C" int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, do
     double eps = k->es == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     s0.tiny = eps * eps;
     k->tol = tol;
+    TRY(l2_apply(k,
+                 err)); /* before the start's kernels and any capture: the preconditioner is set */
     k->products = k->iterations = k->cycles = 0;
     k->state = SPMV_KRYLOV_RUNNING;
     k->j = 0;
@@ -275,6 +270,7 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
         e = cudaStreamEndCapture(k->s, &g);
         if (irc != SPMV_OK && e == cudaSuccess) e = cudaErrorStreamCaptureInvalidated;
     }
+    if (e == cudaSuccess) e = l2_graph(k, g);
     if (e == cudaSuccess) e = cudaGraphInstantiate(&k->graph, g, 0);
     if (g != NULL) cudaGraphDestroy(g);
     k->products = products;
@@ -301,6 +297,13 @@ extern "C" int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on) {
     }
     k->prepared = NULL;
     return was;
+}
+
+extern "C" int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on, spmv_err *err) {
+    int was = k->l2;
+    k->l2 = on != 0;
+    int rc = l2_apply(k, err); /* drops a graph captured with another window */
+    return rc ? rc : was;
 }
 
 extern "C" void spmv_cuda_krylov_set_wake(spmv_cuda_krylov *k, const volatile int *wake) {

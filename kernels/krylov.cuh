@@ -97,9 +97,14 @@ struct spmv_cuda_krylov {
     double *dpart;
     int64_t dpart_len;
     const volatile int *wake; /* set by another thread: return before the next iteration */
+    /* kernels/krylov_l2.cu: the vectors above (not V, d, hy) are slices of slab, those an iteration
+     * reads first; l2 (on by default): a persisting L2 window over them, l2_window as last applied
+     * (0 bytes: none); l2_raised: this solver raised the device's set-aside from l2_prev to l2_set */
+    void *slab;
+    int l2, l2_raised;
+    cudaAccessPolicyWindow l2_window;
+    size_t l2_prev, l2_set;
 };
-
-/* ---- reductions ---- */
 
 /* ---- reductions ---- */
 
@@ -346,6 +351,13 @@ static inline int gm_read(spmv_cuda_krylov *k, const double *dev, double *host, 
 }
 
 /* ---- each method's steps (one iteration, or the start), in value type T (float, double) ---- */
+
+/* kernels/krylov_l2.cu: the vectors' slab (create), the window applied to the stream for this solve
+ * (start, set_l2), to the kernel nodes of a captured graph, and the set-aside given back (free) */
+int alloc_vectors(spmv_cuda_krylov *k, spmv_err *err);
+int l2_apply(spmv_cuda_krylov *k, spmv_err *err);
+cudaError_t l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g);
+void l2_release(spmv_cuda_krylov *k);
 
 /* kernels/krylov_cg.cu */
 template <typename T>

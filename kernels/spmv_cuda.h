@@ -249,6 +249,14 @@ int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *e
  * plan the solve iterated with, so that a new plan at the same address is captured anew.  Returns
  * the previous setting. */
 int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on);
+/* Whether the solver's vectors are kept in L2 between the kernels of its iterations (on, the
+ * default; CG and BiCGSTAB): a persisting access-policy window over them on the solver's stream and
+ * in its graphs, with the device's L2 set-aside raised to what the window needs (up to the device's
+ * limit; spmv_cuda_krylov_free sets it back where this solver raised it and nobody changed it
+ * since).  Takes effect at once, and again at each spmv_cuda_krylov_start; on a GPU without a
+ * set-aside it does nothing.  The results do not change, only where the vectors are read from.
+ * Returns the previous setting, or SPMV_ECUDA. */
+int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on, spmv_err *err);
 /* A host word that another thread sets (non-zero) to have spmv_cuda_krylov_iterate return before it
  * queues its next iteration, as if max_iters were reached: a caller can then run long chunks and
  * still act as soon as something it waits for is ready (a selection of the next configuration),

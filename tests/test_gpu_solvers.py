@@ -82,21 +82,23 @@ def test_matches_scipy(name, policy, dtype, M):
         assert rec.schedule == [(0, "cusparse/csr/default")], rec
 
 
+@pytest.mark.parametrize("switch", ["USE_GRAPHS", "USE_L2"])
 @pytest.mark.parametrize("M", [None, "jacobi", "matrix"])
-@pytest.mark.parametrize("name", ["cg", "bicgstab"])
-def test_graphs_and_direct_launches_agree(monkeypatch, name, M):
-    """An iteration launched as a CUDA graph computes what its kernels launched one by one compute: the
-    same bits with a deterministic product."""
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_graphs_launches_and_the_l2_window_agree(monkeypatch, name, M, switch):
+    """An iteration launched as a CUDA graph computes what its kernels launched one by one compute, and the
+    vectors kept in L2 (a persisting window) what the default cache policy gives: the same bits with a
+    deterministic product (GMRES: neither a graph nor a window, the same path twice)."""
     A = spd() if name == "cg" else unsymmetric()
     b = rhs(A.nrows)
     if M == "matrix":
         M = sp.diags_array(1.0 / A.to_scipy().diagonal())
     out = []
-    for graphs in (True, False):
-        monkeypatch.setattr(D, "USE_GRAPHS", graphs)
+    for on in (True, False):
+        monkeypatch.setattr(D, switch, on)
         x, info, rec = SOLVERS[name][0](A, b, rtol=1e-10, device="cuda", policy="fixed", config="cusparse/csr/alg2",
                                         M=M)
-        assert info == 0, (graphs, rec)
+        assert info == 0, (switch, on, rec)
         out.append((x, rec.iterations))
     if isinstance(M, str) or M is None:
         assert out[0][1] == out[1][1]
@@ -104,6 +106,15 @@ def test_graphs_and_direct_launches_agree(monkeypatch, name, M):
     else:               # M's product is cuSPARSE's default algorithm, which need not repeat its bits
         assert abs(out[0][1] - out[1][1]) <= 1
         np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9, atol=1e-12)
+
+
+def test_the_l2_window_is_on_by_default_and_says_its_last_setting():
+    from pyspmv.devices import gpu
+    K = gpu.cuda().Krylov(D.METHODS["cg"], 1000, 8, 1)
+    try:
+        assert K.set_l2(False) is True and K.set_l2(True) is False and K.set_l2(True) is True
+    finally:
+        K.close()
 
 
 def test_iterations_follow_the_cpu():

@@ -211,15 +211,42 @@ def test_a_first_look_drops_a_candidate_clearly_slower_and_probes_the_others_who
     assert pol.probing and pol.first_look == 1e-3
     pol.ran(13, 3, 3 * 1e-3)                 # a's look (the start first), then its probe
     pol.ran(23, 10, 10 * 1e-3)
-    assert rec.probes["a"] == pytest.approx(1e-3) and pol.first_look == 1e-3
-    pol.ran(26, 3, 3 * FIRST_LOOK_SLOWER * 1.1e-3)     # b's look: past the bound, dropped
+    assert rec.probes["a"] == pytest.approx(1e-3) and pol.glance == 1e-3 and pol.first_look is None
+    pol.ran(24, 1, 1.2e-3)                   # b's glance: within the bound and the return's allowance
+    assert pol.glance is None and pol.first_look == 1e-3
+    pol.ran(27, 3, 3 * FIRST_LOOK_SLOWER * 1.1e-3)     # b's look: past the bound, dropped
     assert rec.probes["b"] == pytest.approx(FIRST_LOOK_SLOWER * 1.1e-3)
-    assert (26, f"b took {FIRST_LOOK_SLOWER * 1.1:.2f}x an iteration's time at its first look; not probed further") \
+    assert (27, f"b took {FIRST_LOOK_SLOWER * 1.1:.2f}x an iteration's time at its first look; not probed further") \
         in rec.events
-    assert pol.first_look == 1e-3            # c's look next
-    pol.ran(29, 3, 3 * 1.2e-3)               # c's look: slower, within the bound: no verdict yet
-    assert "c" not in rec.probes and pol.first_look is None
-    pol.ran(39, 10, 10 * 0.5e-3)             # c's whole probe
+    assert pol.glance == 1e-3                # c's glance next
+    pol.ran(28, 1, 1e-3)
+    assert pol.first_look == 1e-3
+    pol.ran(31, 3, 3 * 1.2e-3)               # c's look: slower, within the bound: no verdict yet
+    assert "c" not in rec.probes and pol.first_look is None and pol.glance is None
+    pol.ran(41, 10, 10 * 0.5e-3)             # c's whole probe
     assert rec.probes["c"] == pytest.approx(0.5e-3)
-    pol.close(39, 39)
-    assert rec.config == "c" and rec.events[-1] == (39, "probed 3 configurations; kept c"), rec
+    pol.close(41, 41)
+    assert rec.config == "c" and rec.events[-1] == (41, "probed 3 configurations; kept c"), rec
+
+
+@pytest.mark.parametrize("slower, dropped", [(20.0, True), (1.4, False)])
+def test_a_glance_drops_a_candidate_an_order_slower_after_one_iteration(slower, dropped):
+    """A candidate other than the start runs one iteration before its first look; one past FIRST_LOOK_SLOWER times
+    the pace plus the return's allowance (GLANCE_RETURN_S) is dropped there, before a look of many iterations."""
+    from pyspmv.solvers._policy import GLANCE_RETURN_S
+    dev = Recorder(["b"], cost=1e-4, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="online", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.ran(0, 10, 10 * 1e-4)                # a: 0.1 ms an iteration
+    pol.boundary(10)
+    assert pol.glance is None and pol.first_look == 1e-4      # the start is not glanced at
+    pol.ran(13, 3, 3e-4)
+    pol.ran(33, 20, 20e-4)
+    assert pol.glance == 1e-4
+    pol.ran(34, 1, slower * 1e-4 + GLANCE_RETURN_S)
+    glanced = any("at a glance" in e for _, e in rec.events)
+    assert glanced == dropped and ("b" in rec.probes) == dropped
+    if dropped:
+        assert not pol.probing and rec.config == "a", rec
+    else:
+        assert pol.first_look == 1e-4
+    pol.close(34, 34)

@@ -182,6 +182,9 @@ class FakeKrylov:
     def set_graphs(self, on):
         return True
 
+    def set_l2(self, on):
+        return True
+
     def set_wake(self, address):
         self.wake = ctypes.c_int.from_address(address) if address else None
 

@@ -266,6 +266,16 @@ static PyObject *krylov_set_graphs(KrylovObject *self, PyObject *args) {
     return PyBool_FromLong(spmv_cuda_krylov_set_graphs(self->k, on));
 }
 
+/* set_l2(on) -> the previous setting */
+static PyObject *krylov_set_l2(KrylovObject *self, PyObject *args) {
+    int on, rc;
+    spmv_err err = {0};
+    if (!krylov_live(self) || !PyArg_ParseTuple(args, "p", &on)) return NULL;
+    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_krylov_set_l2(self->k, on, &err);
+    Py_END_ALLOW_THREADS if (rc < 0) return raise_spmv_error(self->module, rc, &err, "L2 window");
+    return PyBool_FromLong(rc);
+}
+
 static PyObject *krylov_close(KrylovObject *self, PyObject *noargs) {
     spmv_cuda_krylov_free(self->k);
     self->k = NULL;
@@ -315,6 +325,8 @@ static PyMethodDef krylov_methods[] = {
      "set_wake(address): iterate returns before its next iteration once the int there is set"},
     {"set_graphs", (PyCFunction)krylov_set_graphs, METH_VARARGS,
      "set_graphs(on) -> previous: CG and BiCGSTAB iterations as CUDA graphs"},
+    {"set_l2", (PyCFunction)krylov_set_l2, METH_VARARGS,
+     "set_l2(on) -> previous: the solver's vectors kept in L2 (a persisting window)"},
     {"close", (PyCFunction)krylov_close, METH_NOARGS, "free the device memory now"},
     {NULL, NULL, 0, NULL},
 };

@@ -36,6 +36,13 @@ TREND_POINTS = 3
 #: cuSPARSE's 0.067, and its probe of 30 iterations cost the solve 27 ms of its 50. Loose, since a short chunk
 #: carries the host's return at its end.
 FIRST_LOOK_SLOWER = 1.5
+#: Before its first look, a probed candidate other than the start runs one iteration (a glance), and is dropped
+#: there where it took more than ``FIRST_LOOK_SLOWER`` times the running pace plus this many seconds: the return of
+#: a one-iteration chunk, launched kernel by kernel, which the first look's length is there to dilute. A first
+#: look lasts as many iterations as the running configuration runs in its time; a candidate an order of magnitude
+#: slower spent that many of its own (on the H200, CG on a 6.7e6-entry graph Laplacian: a JAD with a value table
+#: at 20x cuSPARSE's iteration took 13 ms of a 57 ms solve there, where the fixed solve took 46 ms).
+GLANCE_RETURN_S = 2e-4
 
 #: What a selection asks before it converts its pick: None where switching is expected to pay, else why not
 #: (:meth:`Policy.worth`). Arguments: the pick's and the running configuration's predicted ms per product.
@@ -114,6 +121,8 @@ class Policy:
         self._args = args
         self._it = 0                            # the last iteration reported by ran()
         self._looking = False                   # the probed candidate's first chunk is the next one
+        self._glancing = False                  # ... and one iteration of it before that (GLANCE_RETURN_S)
+        self._probe_start = ""                  # the configuration a probe began on (not glanced at)
         self._iteration_s: float | None = None  # the last chunk's seconds an iteration outside a probe
         self._trend: list[tuple[int, float]] = []  # (iteration, residual) at the ends of chunks
         start: Config = args["config"]
@@ -154,7 +163,13 @@ class Policy:
         """While the next chunk is a probed candidate's first, short look (:data:`FIRST_LOOK_SLOWER`): the seconds
         an iteration took outside the probe, which sizes it; else None (also where no chunk outside a probe was
         timed: then the first chunk is the whole probe)."""
-        return self._iteration_s if self._queue and self._looking else None
+        return self._iteration_s if self._queue and self._looking and not self._glancing else None
+
+    @property
+    def glance(self) -> float | None:
+        """While the next chunk is a probed candidate's glance, one iteration before its first look
+        (:data:`GLANCE_RETURN_S`): the seconds an iteration took outside the probe; else None."""
+        return self._iteration_s if self._queue and self._glancing else None
 
     @property
     def awaiting(self) -> bool:
@@ -274,6 +289,7 @@ class Policy:
             self.record.events.append((it, f"switched to {cands[0].config.id}"))
         elif what == "probe":
             self._queue = cands
+            self._probe_start = self.current.config.id
             self._probe_t0 = time.perf_counter()
             self._next_probe(it)
             return
@@ -289,6 +305,7 @@ class Policy:
             return
         self._probe_it = it
         self._looking = True
+        self._glancing = self._queue[0].config.id != self._probe_start
         self.dev.time_probe(True)
 
     def ran(self, it: int, iterations: int, seconds: float, residual: float | None = None) -> None:
@@ -303,6 +320,14 @@ class Policy:
             self._iteration_s = seconds / iterations
             return
         ref = self._iteration_s
+        if self._glancing and ref is not None:
+            self._glancing = False
+            if seconds <= iterations * FIRST_LOOK_SLOWER * ref + GLANCE_RETURN_S:
+                return                              # on to the first look
+            self._looking = False
+            why = (f"{self._queue[0].config.id} took {seconds / iterations / ref:.2f}x an iteration's time at a glance "
+                   f"({iterations} iteration in {seconds * 1e3:.3g} ms); not probed further")
+            self.record.events.append((it, why))
         if self._looking and ref is not None:       # without a pace to compare with, the first chunk is the probe
             self._looking = False
             if seconds / iterations <= FIRST_LOOK_SLOWER * ref:

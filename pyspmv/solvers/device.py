@@ -39,6 +39,10 @@ BOUNDARY_S = 2e-3
 #: CG and BiCGSTAB iterations launched four to a CUDA graph (captured once per plan; a capture that
 #: fails falls back to launching the kernels one by one, with the same result). False: always one by one.
 USE_GRAPHS = True
+#: CG's and BiCGSTAB's vectors kept in the GPU's L2 between their kernels (a persisting access-policy window
+#: over them, ``kernels/krylov_l2.cu``): the matrix streams past them instead of evicting them. False: the
+#: device's default replacement. Either way the same kernels compute the same values.
+USE_L2 = True
 #: The configuration a matrix preconditioner runs as.
 PRECOND_CONFIG = "cusparse/csr/default"
 #: A GPU solve's selection ranks from sampled features (``rank(estimate=True)``) where a GPU Operator does
@@ -207,8 +211,11 @@ class Plans:
 
 def chunk(sw: Policy, per_iteration_s: float | None) -> int | None:
     """Iterations to run before the next boundary of ``sw`` (None: as many as the solve needs); a probe's chunk
-    lasts at least :data:`PROBE_MIN_S`, after a first look of :data:`FIRST_LOOK_S` at the pace before it."""
+    lasts at least :data:`PROBE_MIN_S`, after a glance of one iteration and a first look of :data:`FIRST_LOOK_S` at
+    the pace before it (:data:`pyspmv.solvers._policy.GLANCE_RETURN_S`)."""
     if sw.probing:
+        if sw.glance is not None:
+            return 1
         look = sw.first_look
         if look is not None:
             return max(1, sw.probe_iters, min(1 << 20, math.ceil(FIRST_LOOK_S / max(look, 1e-7))))
@@ -242,6 +249,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
     gmres = fn == "gmres"
     K = cuda.Krylov(METHODS[fn], n, dt.itemsize, restart if gmres else 1)
     K.set_graphs(USE_GRAPHS)
+    K.set_l2(USE_L2)
     sw: Policy | None = None
     pre_plan: DevicePrepared | None = None
     it = products = 0

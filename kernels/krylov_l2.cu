@@ -1,0 +1,142 @@
+// kernels/krylov_l2.cu: the solver's vectors in one allocation, those an iteration reads first, and
+// the window of L2 over them that keeps them there between iterations
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// A CG iteration reads and writes its four vectors several times (the direction, the product's
+// gather and its dot, the residual step) and streams the matrix once.  Where the vectors fit in
+// L2 (the H200's 60 MB: 1.5e6 rows of float64), the default replacement lets the matrix's stream
+// evict them between two passes, and each pass goes to memory again.  A persisting access-policy
+// window over the vectors (the stream's, and every kernel node of the iteration's graph) lets only
+// the matrix stream through: the window's lines are kept in the L2 set-aside, which the solver
+// raises to what the window needs (the device's limit at most) and gives back when it is freed.
+// Where the vectors are larger than the set-aside, a fraction of them (the hit ratio) persists.
+// Nothing is computed differently: the same kernels read the same values.
+#include "krylov.cuh"
+
+/* The vectors of each method, those an iteration touches first (then the ones a preconditioner
+ * adds, then the rest): the window covers a prefix of this order. */
+static int vector_order(spmv_cuda_krylov *k, void ***out) {
+    int c = 0;
+    if (k->method == SPMV_KRYLOV_CG) {
+        void **v[] = {&k->p, &k->r, &k->q, &k->x, &k->z, &k->b};
+        for (void **e : v) out[c++] = e;
+    } else if (k->method == SPMV_KRYLOV_BICGSTAB) {
+        void **v[] = {&k->r,    &k->p,    &k->v, &k->t, &k->rhat, &k->x,
+                      &k->phat, &k->shat, &k->z, &k->q, &k->b};
+        for (void **e : v) out[c++] = e;
+    } else {
+        void **v[] = {&k->r, &k->u, &k->b, &k->x, &k->z, &k->q};
+        for (void **e : v) out[c++] = e;
+    }
+    return c;
+}
+
+/* How many of vector_order's vectors an iteration reads: the window's.  GMRES: none (its basis of
+ * restart + 1 vectors is what its iterations read, and is larger than the set-aside at any size
+ * where memory matters). */
+static int hot_vectors(const spmv_cuda_krylov *k) {
+    int pre = k->pre != PRE_NONE;
+    if (k->method == SPMV_KRYLOV_CG) return 4 + pre;
+    if (k->method == SPMV_KRYLOV_BICGSTAB) return 6 + 2 * pre;
+    return 0;
+}
+
+/* Bytes between two vectors of the slab: n values, rounded up to 512 bytes. */
+static int64_t vector_stride(const spmv_cuda_krylov *k) { return (k->n * k->es + 511) / 512 * 512; }
+
+int alloc_vectors(spmv_cuda_krylov *k, spmv_err *err) {
+    void **order[16];
+    int c = vector_order(k, order);
+    int64_t stride = vector_stride(k);
+    int rc = spmv_cuda_malloc(&k->slab, stride * c, "the solver's vectors", err);
+    if (rc) return rc;
+    for (int i = 0; i < c; i++) *order[i] = (char *)k->slab + stride * i;
+    return SPMV_OK;
+}
+
+/* The window for this solve, or one of 0 bytes (none: off, GMRES, or no set-aside on this GPU). The
+ * set-aside is raised to what it needs first; where that fails, no window. */
+static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
+    cudaAccessPolicyWindow w;
+    memset(&w, 0, sizeof w);
+    int hot = hot_vectors(k), max_win = 0, max_set = 0;
+    if (!k->l2 || hot == 0) return w;
+    if (cudaDeviceGetAttribute(&max_win, cudaDevAttrMaxAccessPolicyWindowSize, k->device) ||
+        cudaDeviceGetAttribute(&max_set, cudaDevAttrMaxPersistingL2CacheSize, k->device) ||
+        max_win <= 0 || max_set <= 0) {
+        cudaGetLastError();
+        return w;
+    }
+    int64_t bytes = vector_stride(k) * hot;
+    if (bytes > max_win) bytes = max_win;
+    size_t want = bytes < max_set ? (size_t)bytes : (size_t)max_set, now = 0;
+    if (cudaDeviceGetLimit(&now, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+        cudaGetLastError();
+        return w;
+    }
+    if (now < want) {
+        if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, want) != cudaSuccess) {
+            cudaGetLastError();
+            return w;
+        }
+        if (!k->l2_raised) k->l2_prev = now;
+        k->l2_raised = 1;
+        k->l2_set = want;
+        now = want;
+    }
+    w.base_ptr = k->slab;
+    w.num_bytes = (size_t)bytes;
+    w.hitRatio = now >= (size_t)bytes ? 1.0f : (float)((double)now / (double)bytes);
+    w.hitProp = cudaAccessPropertyPersisting;
+    w.missProp = cudaAccessPropertyStreaming;
+    return w;
+}
+
+int l2_apply(spmv_cuda_krylov *k, spmv_err *err) {
+    cudaStreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    v.accessPolicyWindow = l2_window(k);
+    if (memcmp(&v.accessPolicyWindow, &k->l2_window, sizeof v.accessPolicyWindow) != 0 &&
+        k->graph != NULL) { /* its kernel nodes carry the window they were captured with */
+        cudaStreamSynchronize(k->s);
+        cudaGraphExecDestroy(k->graph);
+        k->graph = NULL;
+        k->prepared = NULL;
+    }
+    k->l2_window = v.accessPolicyWindow;
+    return spmv_cuda_status(cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v),
+                            "the solver's L2 window", err);
+}
+
+cudaError_t l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g) {
+    size_t count = 0;
+    cudaError_t e = cudaGraphGetNodes(g, NULL, &count);
+    if (e != cudaSuccess || count == 0) return e;
+    cudaGraphNode_t *nodes = (cudaGraphNode_t *)calloc(count, sizeof *nodes);
+    if (nodes == NULL) return cudaErrorMemoryAllocation;
+    e = cudaGraphGetNodes(g, nodes, &count);
+    cudaKernelNodeAttrValue v;
+    memset(&v, 0, sizeof v);
+    v.accessPolicyWindow = k->l2_window;
+    for (size_t i = 0; i < count && e == cudaSuccess; i++) {
+        cudaGraphNodeType t;
+        e = cudaGraphNodeGetType(nodes[i], &t);
+        if (e == cudaSuccess && t == cudaGraphNodeTypeKernel)
+            e = cudaGraphKernelNodeSetAttribute(nodes[i], cudaKernelNodeAttributeAccessPolicyWindow,
+                                                &v);
+    }
+    free(nodes);
+    return e;
+}
+
+void l2_release(spmv_cuda_krylov *k) {
+    if (!k->l2_raised) return;
+    size_t now = 0;
+    /* lines of this solver's window become normal ones; the set-aside goes back to what it was,
+     * unless someone changed it since */
+    cudaCtxResetPersistingL2Cache();
+    if (cudaDeviceGetLimit(&now, cudaLimitPersistingL2CacheSize) == cudaSuccess && now == k->l2_set)
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, k->l2_prev);
+    cudaGetLastError();
+    k->l2_raised = 0;
+}
