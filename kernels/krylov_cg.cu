@@ -43,12 +43,14 @@ template <typename T> struct CgStep {
     T *r, *z;
     int start;
     const kscal *S;
+    int own_alpha; /* alpha, not S->alpha (cg_step_pq_kernel: this block made it) */
+    double alpha;
     __device__ void operator()(int64_t i, double (&acc)[2]) const {
         T ri;
         if (start)
             ri = q ? b[i] - q[i] : b[i];
         else
-            ri = r[i] - (T)S->alpha * q[i];
+            ri = r[i] - (T)(own_alpha ? alpha : S->alpha) * q[i];
         r[i] = ri;
         T zi = d ? d[i] * ri : ri;
         if (z != r && d) z[i] = zi;
@@ -101,6 +103,36 @@ struct CgAlpha {
     }
 };
 
+/* CG's residual step after a product that made p . q as its blocks' partials (kernels/dot.cuh),
+ * with CgAlpha's part in it: every block adds the np partials in the same order (the same bits,
+ * the same alpha), and block 0 records what CgAlpha records, before its share of the reduction
+ * (so before the last block's CgStepEnd).  Where p . q broke down every block knows it and returns
+ * before the reduction.  One launch and one kernel's tail fewer an iteration than partials_end_kernel
+ * then the step; each block reads the partials from L2, which is why it is taken for few of them
+ * (FOLD_PARTIALS_MAX). */
+#define FOLD_PARTIALS_MAX 4096
+template <typename T>
+__global__ void cg_step_pq_kernel(int64_t n, CgStep<T> f, CgStepEnd e, kscal *S, double *part,
+                                  const double *pq_part, int64_t np) {
+    if (S->v.stop) return;
+    __shared__ double pq_s;
+    double pq = spmv_sum_partials(pq_part, np);
+    if (threadIdx.x == 0) pq_s = pq;
+    __syncthreads();
+    pq = pq_s;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const double tot[1] = {pq};
+        CgAlpha{}(S, tot);
+    }
+    if (pq == 0.0 || !isfinite(pq)) return;
+    f.own_alpha = 1;
+    f.alpha = S->rho / pq; /* as CgAlpha: S->rho changes only in the last block's CgStepEnd */
+    double acc[2] = {0, 0};
+    for (int64_t i = blockIdx.x * (int64_t)BS + threadIdx.x; i < n; i += (int64_t)gridDim.x * BS)
+        f(i, acc);
+    block_finish<2>(acc, S, part, e);
+}
+
 /* ---- host side ---- */
 
 template <typename T>
@@ -115,7 +147,9 @@ int cg_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, int x_zero, spmv_err *err) 
                     (T *)k->r,
                     z,
                     1,
-                    k->S};
+                    k->S,
+                    0,
+                    0.0};
         CUDA("CG's start", (reduce<2>(k, f, CgStepEnd{1, !host})));
     }
     if (host) {
@@ -129,16 +163,26 @@ done:
 template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     int rc = SPMV_OK, host = k->pre == PRE_FN || k->pre == PRE_PLAN;
     T *z = k->pre == PRE_NONE ? (T *)k->r : (T *)k->z;
+    CgStep<T> f{(const T *)k->b,
+                (const T *)k->q,
+                (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
+                (T *)k->r,
+                z,
+                0,
+                k->S,
+                0,
+                0.0};
+    int64_t np = spmv_cuda_plan_dot_blocks(A);
     CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p, (T *)k->x}));
-    TRY((product_dot<T>(k, A, k->p, k->q, k->p, CgAlpha{}, "CG's p . q", err)));
-    {
-        CgStep<T> f{(const T *)k->b,
-                    (const T *)k->q,
-                    (const T *)(k->pre == PRE_JACOBI ? k->d : NULL),
-                    (T *)k->r,
-                    z,
-                    0,
-                    k->S};
+    if (np > 0 && np <= k->dpart_len && np <= FOLD_PARTIALS_MAX) {
+        k->products++;
+        spmv_cuda_dot d = {k->dpart, NULL};
+        TRY(spmv_cuda_plan_mv_dot_dev(A, k->p, k->q, d, (void *)k->s, err));
+        cg_step_pq_kernel<T><<<wave_of(k, cg_step_pq_kernel<T>), BS, 0, k->s>>>(
+            k->n, f, CgStepEnd{0, !host}, k->S, k->part, k->dpart, np);
+        CUDA("CG's update", cudaGetLastError());
+    } else {
+        TRY((product_dot<T>(k, A, k->p, k->q, k->p, CgAlpha{}, "CG's p . q", err)));
         CUDA("CG's update", (reduce<2>(k, f, CgStepEnd{0, !host})));
     }
     if (host) {
