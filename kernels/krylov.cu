@@ -52,12 +52,7 @@ extern "C" int spmv_cuda_krylov_create(int method, int64_t n, int elem_size, int
     CUDA("cudaGetDevice", cudaGetDevice(&k->device));
     CUDA("cudaDeviceGetAttribute",
          cudaDeviceGetAttribute(&k->sms, cudaDevAttrMultiProcessorCount, k->device));
-    /* the device's greatest priority: what runs beside the iterations on the GPU (a selection's
-     * conversion, on another stream) fills the multiprocessors the iterations leave free
-     * instead of holding up their kernels, which the solve waits for */
-    int least, greatest;
-    CUDA("cudaDeviceGetStreamPriorityRange", cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    CUDA("cudaStreamCreate", cudaStreamCreateWithPriority(&k->s, cudaStreamNonBlocking, greatest));
+    CUDA("cudaStreamCreate", cudaStreamCreateWithFlags(&k->s, cudaStreamNonBlocking));
     CUDA("cudaHostAlloc", cudaHostAlloc((void **)&k->ring, LAG * sizeof(kview), 0));
     /* h, h2, hn, y in double, y in the value type */
     CUDA("cudaHostAlloc",
