@@ -1,10 +1,11 @@
 """Same-run A/B of the GPU solver's L2 window (``kernels/krylov_l2.cu``: CG's vectors in a persisting access-policy
 window) against the device's default cache policy, on the large CG problems of benchmarks/solvers_gpu.py.
 
-    python l2_window.py [--generated KIND:SIZE,...] [--scaled FOLDER] [--iters 600] [--rounds 3] --out OUT.csv
+    python l2_window.py [--generated KIND:SIZE,...] [--scaled FOLDER] [--solver cg|bicgstab] [--iters 600]
+                        [--rounds 3] --out OUT.csv
 
 Each problem, value type (float64, float32) and fixed configuration (cuSPARSE's CSR default; JAD with an 8-bit value
-table where the values fit one, plain JAD where not): ``--rounds`` rounds after an untimed one, each running CG with
+table where the values fit one, plain JAD where not): ``--rounds`` rounds after an untimed one, each running the solver with
 the window off and on in turn, ``--iters`` iterations (a tolerance the solve does not reach first); the iterations'
 time over their count (``SolveRecord.iterate_s``), and the solutions compared bit for bit. Prints the device's L2
 size, its largest set-aside and window (through CuPy's runtime), and writes one CSV row per solve.
@@ -41,9 +42,10 @@ def device_l2() -> str:
     return f"L2 {l2 / 2**20:.1f} MiB, largest set-aside {persist / 2**20:.1f} MiB, largest window {window / 2**20:.1f} MiB"
 
 
-def solve(A, b, cfg: str, dt: str, iters: int, l2: bool):
+def solve(A, b, cfg: str, dt: str, iters: int, l2: bool, solver: str = "cg"):
     solver_device.USE_L2 = l2
-    return S.cg(A, b, rtol=RTOL[dt], maxiter=iters, device="cuda", policy="fixed", config=cfg, dtype=dt)
+    return getattr(S, solver)(A, b, rtol=RTOL[dt], maxiter=iters, device="cuda", policy="fixed", config=cfg,
+                              dtype=dt)
 
 
 def main() -> None:
@@ -52,6 +54,7 @@ def main() -> None:
                                            "poisson2d:2000,poisson3d:100")
     ap.add_argument("--scaled", help="a folder of real matrices to scale up (as benchmarks/solvers_gpu.py does)")
     ap.add_argument("--scaled-range", type=float, nargs=2, default=(1e6, 1.2e7))
+    ap.add_argument("--solver", choices=("cg", "bicgstab"), default="cg")
     ap.add_argument("--iters", type=int, default=600)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", required=True)
@@ -65,7 +68,7 @@ def main() -> None:
         for dt in ("float64", "float32"):
             for cfg in CONFIGS:
                 try:
-                    solve(M, b, cfg, dt, 8, True)
+                    solve(M, b, cfg, dt, 8, True, a.solver)
                 except pyspmv.NotApplicableError as exc:  # a value table the values do not fit
                     print(f"{name} {dt} {cfg}: {exc}", flush=True)
                     continue
@@ -75,10 +78,10 @@ def main() -> None:
                 x = {}
                 for rnd in range(a.rounds + 1):
                     for l2 in (False, True):
-                        xs, info, rec = solve(M, b, cfg, dt, a.iters, l2)
+                        xs, info, rec = solve(M, b, cfg, dt, a.iters, l2, a.solver)
                         x[l2] = xs
                         if rnd:
-                            rows.append({"matrix": name, "n": A.shape[0], "nnz": A.nnz, "dtype": dt, "config": cfg,
+                            rows.append({"solver": a.solver, "matrix": name, "n": A.shape[0], "nnz": A.nnz, "dtype": dt, "config": cfg,
                                          "l2": l2, "round": rnd, "iterations": rec.iterations, "info": info,
                                          "us_per_iteration": 1e6 * rec.iterate_s / max(1, rec.iterations),
                                          "wall_s": rec.wall_s})
