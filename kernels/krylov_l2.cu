@@ -41,6 +41,13 @@ static int hot_vectors(const spmv_cuda_krylov *k) {
     return 0;
 }
 
+/* Whether a window larger than the set-aside (a hit ratio below 1: a share of its lines persists)
+ * is worth having.  Measured on the H200 (studies/2026-11-30-solver-vectors-in-l2, fixed solves,
+ * same run): CG's iteration gained at every ratio (1.09-1.49x at ratios 0.29-0.6, Poisson 1400^2
+ * and 2000^2), BiCGSTAB's, whose six vectors leave the rest of L2 too little, lost at ratios
+ * 0.3-0.4 (0.58-0.86x) and was mixed near 0.8; whole, it gained 1.09-1.10x or nothing. */
+static int partial_window_pays(const spmv_cuda_krylov *k) { return k->method == SPMV_KRYLOV_CG; }
+
 /* Bytes between two vectors of the slab: n values, rounded up to 512 bytes. */
 static int64_t vector_stride(const spmv_cuda_krylov *k) { return (k->n * k->es + 511) / 512 * 512; }
 
@@ -69,6 +76,7 @@ static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
     }
     int64_t bytes = vector_stride(k) * hot;
     if (bytes > max_win) bytes = max_win;
+    if (bytes > max_set && !partial_window_pays(k)) return w;
     size_t want = bytes < max_set ? (size_t)bytes : (size_t)max_set, now = 0;
     if (cudaDeviceGetLimit(&now, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
         cudaGetLastError();
