@@ -1,5 +1,6 @@
 """Timing helpers shared by the benchmarks and the studies: medians of Python calls, one single-thread CSR
-product, the C evaluation of an exported ranking header, the generated matrices of the cost tables.
+product, the C evaluation of an exported ranking header, the generated matrices of the cost tables, the large CG
+problems of the GPU solves (benchmarks/solvers_gpu.py and the studies of its solver).
 
 Imported as a sibling module (``python benchmarks/<script>.py``), by the studies through ``studies/_common.py``.
 """
@@ -18,6 +19,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import pyspmv
+import pyspmv.datasets
 
 #: The C driver of :func:`c_times`: reads a CSR written by :func:`write_csr` and times the exported header's
 #: ``NAME_rank``, ``spmv_design_rows`` and ``spmv_rank_rows`` (the C API of docs/c_api.md).
@@ -150,3 +152,30 @@ def each_pair(mats: Iterable[pyspmv.Matrix], measure: Callable[[pyspmv.Matrix, s
             rows.append(r)
             print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
     return rows
+
+
+def shifted_laplacian(A: sp.csr_array) -> sp.csr_array:
+    """``D - W + I / 100``: symmetric positive definite on the pattern of ``A`` (``W = |A| + |A|^T`` off the diagonal,
+    scaled to unit mean weight; ``D`` its row sums)."""
+    W = abs(A).tocsr()
+    W = (W + W.T).tocsr()
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.data /= W.data.mean()
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel() + 0.01) - W
+    return sp.csr_array(L).sorted_indices()
+
+
+def large_problems(generated: str, scaled: str | None, lo: float, hi: float, per_kind: int,
+                   seed: int) -> list[tuple[str, object, list[str]]]:
+    """The large CG problems: generated stencils and scaled real matrices as shifted Laplacians."""
+    out = []
+    for item in filter(None, generated.split(",")):
+        kind, size = item.split(":")
+        out.append((f"{kind}_{size}", pyspmv.generate(kind, int(size)).to_scipy().tocsr(), ["cg"]))
+    if scaled:
+        for e in pyspmv.datasets.scaled_corpus(scaled, lo, hi, per_kind=per_kind, seed=seed):
+            A = e.build().to_scipy().tocsr()
+            if A.shape[0] == A.shape[1]:          # a rectangular one (an LP's) has no Laplacian
+                out.append((f"{e.name}_lap", shifted_laplacian(A), ["cg"]))
+    return out

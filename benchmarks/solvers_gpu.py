@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from _md import md_table, write_report
+from _timing import large_problems
 
 import pyspmv
 import pyspmv.datasets
@@ -79,33 +79,6 @@ def problems(paths: list[Path]) -> list[tuple[str, object, list[str]]]:
             out.append((M.name, A, ["cg"]))
         elif not sym:
             out.append((M.name, A, ["bicgstab", "gmres"]))
-    return out
-
-
-def shifted_laplacian(A: sp.csr_array) -> sp.csr_array:
-    """``D - W + I / 100``: symmetric positive definite on the pattern of ``A`` (``W = |A| + |A|^T`` off the diagonal,
-    scaled to unit mean weight; ``D`` its row sums)."""
-    W = abs(A).tocsr()
-    W = (W + W.T).tocsr()
-    W.setdiag(0)
-    W.eliminate_zeros()
-    W.data /= W.data.mean()
-    L = sp.diags(np.asarray(W.sum(axis=1)).ravel() + 0.01) - W
-    return sp.csr_array(L).sorted_indices()
-
-
-def large_problems(generated: str, scaled: str | None, lo: float, hi: float, per_kind: int,
-                   seed: int) -> list[tuple[str, object, list[str]]]:
-    """The large CG problems: generated stencils and scaled real matrices as shifted Laplacians."""
-    out = []
-    for item in filter(None, generated.split(",")):
-        kind, size = item.split(":")
-        out.append((f"{kind}_{size}", pyspmv.generate(kind, int(size)).to_scipy().tocsr(), ["cg"]))
-    if scaled:
-        for e in pyspmv.datasets.scaled_corpus(scaled, lo, hi, per_kind=per_kind, seed=seed):
-            A = e.build().to_scipy().tocsr()
-            if A.shape[0] == A.shape[1]:          # a rectangular one (an LP's) has no Laplacian
-                out.append((f"{e.name}_lap", shifted_laplacian(A), ["cg"]))
     return out
 
 

@@ -229,6 +229,27 @@ def test_a_first_look_drops_a_candidate_clearly_slower_and_probes_the_others_who
     assert rec.config == "c" and rec.events[-1] == (41, "probed 3 configurations; kept c"), rec
 
 
+def test_a_glance_and_a_look_are_held_against_the_starts_probe_not_the_slowed_pace_before_it():
+    """The chunk before a probe ran beside the selection's conversion; the start's own probe, timed first, is the
+    pace a candidate's glance and look are held against (a look 1.6x it is dropped, though 0.8x the pace before)."""
+    from pyspmv.solvers._policy import FIRST_LOOK_SLOWER
+    dev = Recorder(["b"], cost=1e-4, predicted={"b": 0.05, "a": 0.10})
+    pol, rec = start(dev, policy="online", probe_iters=3, n_calls=10_000, products_per_iteration=1, limit=10_000)
+    pol.ran(0, 10, 10 * 2e-3)                # a beside the selection: 2 ms an iteration
+    pol.boundary(10)
+    assert pol.first_look == 2e-3            # the start's look: nothing better known yet
+    pol.ran(13, 3, 3e-3)
+    pol.ran(23, 10, 10e-3)                   # the start's probe: 1 ms an iteration
+    assert pol.glance == pytest.approx(1e-3)
+    pol.ran(24, 1, 1.6e-3)                   # b's glance: within 1.5x + the return's allowance
+    assert pol.first_look == pytest.approx(1e-3)
+    pol.ran(27, 3, 3 * 1.6e-3)               # b's look: 1.6x the start's probe, past FIRST_LOOK_SLOWER
+    assert 1.6 > FIRST_LOOK_SLOWER and rec.probes["b"] == pytest.approx(1.6e-3)
+    assert (27, "b took 1.60x an iteration's time at its first look; not probed further") in rec.events
+    assert not pol.probing and rec.config == "a"
+    pol.close(27, 27)
+
+
 @pytest.mark.parametrize("slower, dropped", [(20.0, True), (1.4, False)])
 def test_a_glance_drops_a_candidate_an_order_slower_after_one_iteration(slower, dropped):
     """A candidate other than the start runs one iteration before its first look; one past FIRST_LOOK_SLOWER times

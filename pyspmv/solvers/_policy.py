@@ -163,13 +163,24 @@ class Policy:
         """While the next chunk is a probed candidate's first, short look (:data:`FIRST_LOOK_SLOWER`): the seconds
         an iteration took outside the probe, which sizes it; else None (also where no chunk outside a probe was
         timed: then the first chunk is the whole probe)."""
-        return self._iteration_s if self._queue and self._looking and not self._glancing else None
+        return self._pace if self._queue and self._looking and not self._glancing else None
 
     @property
     def glance(self) -> float | None:
         """While the next chunk is a probed candidate's glance, one iteration before its first look
         (:data:`GLANCE_RETURN_S`): the seconds an iteration took outside the probe; else None."""
-        return self._iteration_s if self._queue and self._glancing else None
+        return self._pace if self._queue and self._glancing else None
+
+    @property
+    def _pace(self) -> float | None:
+        """The running configuration's seconds an iteration that a candidate's glance and first look are held
+        against: the start's own probe, once it was timed (a probe times the start first, with nothing beside it),
+        else the last chunk outside the probe, which the selection beside it slowed (on the H200, CG on a 1.6e7-entry
+        graph Laplacian, ``snap_ca-HepTh_x38kron_r4_lap`` of benchmarks/solvers_gpu.py: 130 µs an iteration there,
+        89 µs in the start's probe). None where no chunk outside the probe was timed: then no glance or look."""
+        if self._iteration_s is None:
+            return None
+        return self.record.probes.get(self._probe_start, self._iteration_s)
 
     @property
     def awaiting(self) -> bool:
@@ -319,7 +330,7 @@ class Policy:
         if not self._queue:
             self._iteration_s = seconds / iterations
             return
-        ref = self._iteration_s
+        ref = self._pace
         if self._glancing and ref is not None:
             self._glancing = False
             if seconds <= iterations * FIRST_LOOK_SLOWER * ref + GLANCE_RETURN_S:

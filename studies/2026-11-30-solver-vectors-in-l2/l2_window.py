@@ -22,7 +22,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _internal import solver_device
-from solvers_gpu import large_problems
+from _timing import large_problems
 
 import pyspmv
 import pyspmv.solvers as S
