@@ -55,12 +55,12 @@ from pyspmv.ranking import verify
 from pyspmv.ranking.tables import variants as table_variants  # a configuration with its values as a table (vals)
 from pyspmv.ranking.targets import training_data  # the datasets a shipped default was trained on (its file's record)
 
+# The GPU solver's launch and cache settings (USE_L2: its vectors kept in L2), for a same-run A/B of them.
+from pyspmv.solvers import device as solver_device
+
 # Calibration's own parts, for benchmarks/calibrate_real.py, which reruns it on several collections.
 from pyspmv.training.defaults import TIME_LIMIT_S  # calibration's default time limit, its --time-limit default
 from pyspmv.training.rounds import combine as combine_rounds  # timings of several collections as one (medians)
-
-# The GPU solver's launch and cache settings (USE_L2: its vectors kept in L2), for a same-run A/B of them.
-from pyspmv.solvers import device as solver_device
 
 # The shipped defaults' recipe: the tables measure the model `pyspmv train-default` makes, and the studies vary it.
 from pyspmv.training.train_default import (
