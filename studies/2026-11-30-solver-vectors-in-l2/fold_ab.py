@@ -1,7 +1,7 @@
 """Same-run A/B of CG's residual step that finishes p . q itself (``cg_step_pq_kernel``) against the separate sum
-of the product's partials, over a tree patched by ``patch_fold.py`` (``SPMV_PROBE_NOFOLD=1``: never folded).
+of the product's partials, over a tree patched by ``patch.py fold`` (``SPMV_PROBE_NOFOLD=1``: never folded).
 
-    python patch_fold.py && pip install . && python fold_ab.py      (on the GPU machine)
+    python patch.py fold && pip install . && python fold_ab.py      (on the GPU machine)
 
 Fixed configurations that make the dot in the product, Poisson 300^2 to 2000^2, both types, 600 iterations; three
 rounds after an untimed one, alternating; the solutions compared."""

@@ -1,8 +1,8 @@
-"""Same-run A/B of the L2 window's parts, over a tree patched by ``patch_modes.py`` (environment switches):
+"""Same-run A/B of the L2 window's parts, over a tree patched by ``patch.py modes`` (environment switches):
 the vectors' layout (one allocation each as before, the slab, the slab padded), the window's attributes (none, a
 zero window, the stream's only, the stream's and the graph nodes'), with graphs and with direct launches.
 
-    python patch_modes.py && pip install . && python modes.py      (on the GPU machine, from the tree's root)
+    python patch.py modes && pip install . && python modes.py      (on the GPU machine, from the tree's root)
 
 CG with a fixed configuration, 600 iterations (a tolerance not reached), Poisson 1000^2 and 2000^2, float64;
 three rounds after an untimed one, the modes in turn; the iterations' time over their count."""

@@ -1,7 +1,7 @@
 """Same-run A/B of the solver stream's priority (the device's greatest, 7af83fd, reverted) on async CG solves, over
-a tree patched by ``patch_prio.py`` (``SPMV_PROBE_NOPRIO=1``: the least, as before).
+a tree patched by ``patch.py prio`` (``SPMV_PROBE_NOPRIO=1``: the least, as before).
 
-    python patch_prio.py && pip install . && python prio_ab.py BASES      (on the GPU machine)
+    python patch.py prio && pip install . && python prio_ab.py BASES      (on the GPU machine)
 
 The large problems of benchmarks/solvers_gpu.py (Poisson 1000^2 and 2000^2, 3-D 100^3, the scaled real matrices
 of BASES as shifted Laplacians), rtol 1e-8; three rounds after an untimed one of fixed, async, async at the least
