@@ -175,8 +175,7 @@ extern "C" int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, do
     double eps = k->es == 4 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
     s0.tiny = eps * eps;
     k->tol = tol;
-    TRY(l2_apply(k,
-                 err)); /* before the start's kernels and any capture: the preconditioner is set */
+    l2_apply(k); /* before the start's kernels and any capture: the preconditioner is set */
     k->products = k->iterations = k->cycles = 0;
     k->state = SPMV_KRYLOV_RUNNING;
     k->j = 0;
@@ -270,7 +269,7 @@ static int capture(spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
         e = cudaStreamEndCapture(k->s, &g);
         if (irc != SPMV_OK && e == cudaSuccess) e = cudaErrorStreamCaptureInvalidated;
     }
-    if (e == cudaSuccess) e = l2_graph(k, g);
+    if (e == cudaSuccess) l2_graph(k, g);
     if (e == cudaSuccess) e = cudaGraphInstantiate(&k->graph, g, 0);
     if (g != NULL) cudaGraphDestroy(g);
     k->products = products;
@@ -299,11 +298,11 @@ extern "C" int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on) {
     return was;
 }
 
-extern "C" int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on, spmv_err *err) {
+extern "C" int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on) {
     int was = k->l2;
     k->l2 = on != 0;
-    int rc = l2_apply(k, err); /* drops a graph captured with another window */
-    return rc ? rc : was;
+    l2_apply(k); /* drops a graph captured with another window */
+    return was;
 }
 
 extern "C" void spmv_cuda_krylov_set_wake(spmv_cuda_krylov *k, const volatile int *wake) {

@@ -355,8 +355,8 @@ static inline int gm_read(spmv_cuda_krylov *k, const double *dev, double *host, 
 /* kernels/krylov_l2.cu: the vectors' slab (create), the window applied to the stream for this solve
  * (start, set_l2), to the kernel nodes of a captured graph, and the set-aside given back (free) */
 int alloc_vectors(spmv_cuda_krylov *k, spmv_err *err);
-int l2_apply(spmv_cuda_krylov *k, spmv_err *err);
-cudaError_t l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g);
+void l2_apply(spmv_cuda_krylov *k);
+void l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g);
 void l2_release(spmv_cuda_krylov *k);
 
 /* kernels/krylov_cg.cu */

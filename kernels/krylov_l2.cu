@@ -100,29 +100,38 @@ static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
     return w;
 }
 
-int l2_apply(spmv_cuda_krylov *k, spmv_err *err) {
+/* A window is an optimisation: where the device refuses it (an older GPU, a partitioned one), the
+ * solve runs without, as it does on a device with no set-aside; and no call is made at all while
+ * no window was ever wanted (GMRES, off). */
+void l2_apply(spmv_cuda_krylov *k) {
     cudaStreamAttrValue v;
     memset(&v, 0, sizeof v);
     v.accessPolicyWindow = l2_window(k);
-    if (memcmp(&v.accessPolicyWindow, &k->l2_window, sizeof v.accessPolicyWindow) != 0 &&
-        k->graph != NULL) { /* its kernel nodes carry the window they were captured with */
+    if (memcmp(&v.accessPolicyWindow, &k->l2_window, sizeof v.accessPolicyWindow) == 0) return;
+    if (k->graph != NULL) { /* its kernel nodes carry the window they were captured with */
         cudaStreamSynchronize(k->s);
         cudaGraphExecDestroy(k->graph);
         k->graph = NULL;
         k->prepared = NULL;
     }
+    if (cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v) != cudaSuccess) {
+        memset(&v, 0, sizeof v);
+        cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v);
+        cudaGetLastError();
+    }
     k->l2_window = v.accessPolicyWindow;
-    return spmv_cuda_status(cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v),
-                            "the solver's L2 window", err);
 }
 
-cudaError_t l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g) {
+void l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g) {
     size_t count = 0;
-    cudaError_t e = cudaGraphGetNodes(g, NULL, &count);
-    if (e != cudaSuccess || count == 0) return e;
+    if (k->l2_window.num_bytes == 0 || cudaGraphGetNodes(g, NULL, &count) != cudaSuccess ||
+        count == 0) {
+        cudaGetLastError();
+        return;
+    }
     cudaGraphNode_t *nodes = (cudaGraphNode_t *)calloc(count, sizeof *nodes);
-    if (nodes == NULL) return cudaErrorMemoryAllocation;
-    e = cudaGraphGetNodes(g, nodes, &count);
+    if (nodes == NULL) return;
+    cudaError_t e = cudaGraphGetNodes(g, nodes, &count);
     cudaKernelNodeAttrValue v;
     memset(&v, 0, sizeof v);
     v.accessPolicyWindow = k->l2_window;
@@ -134,7 +143,7 @@ cudaError_t l2_graph(const spmv_cuda_krylov *k, cudaGraph_t g) {
                                                 &v);
     }
     free(nodes);
-    return e;
+    cudaGetLastError(); /* a node left without: the stream's window, which the capture copied */
 }
 
 void l2_release(spmv_cuda_krylov *k) {

@@ -254,9 +254,9 @@ int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on);
  * in its graphs, with the device's L2 set-aside raised to what the window needs (up to the device's
  * limit; spmv_cuda_krylov_free sets it back where this solver raised it and nobody changed it
  * since).  Takes effect at once, and again at each spmv_cuda_krylov_start; on a GPU without a
- * set-aside it does nothing.  The results do not change, only where the vectors are read from.
- * Returns the previous setting, or SPMV_ECUDA. */
-int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on, spmv_err *err);
+ * set-aside, or one that refuses the window, it does nothing.  The results do not change, only
+ * where the vectors are read from.  Returns the previous setting. */
+int spmv_cuda_krylov_set_l2(spmv_cuda_krylov *k, int on);
 /* A host word that another thread sets (non-zero) to have spmv_cuda_krylov_iterate return before it
  * queues its next iteration, as if max_iters were reached: a caller can then run long chunks and
  * still act as soon as something it waits for is ready (a selection of the next configuration),

@@ -268,12 +268,10 @@ static PyObject *krylov_set_graphs(KrylovObject *self, PyObject *args) {
 
 /* set_l2(on) -> the previous setting */
 static PyObject *krylov_set_l2(KrylovObject *self, PyObject *args) {
-    int on, rc;
-    spmv_err err = {0};
+    int on, was;
     if (!krylov_live(self) || !PyArg_ParseTuple(args, "p", &on)) return NULL;
-    Py_BEGIN_ALLOW_THREADS rc = spmv_cuda_krylov_set_l2(self->k, on, &err);
-    Py_END_ALLOW_THREADS if (rc < 0) return raise_spmv_error(self->module, rc, &err, "L2 window");
-    return PyBool_FromLong(rc);
+    Py_BEGIN_ALLOW_THREADS was = spmv_cuda_krylov_set_l2(self->k, on);
+    Py_END_ALLOW_THREADS return PyBool_FromLong(was);
 }
 
 static PyObject *krylov_close(KrylovObject *self, PyObject *noargs) {
