@@ -3,9 +3,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // A CG iteration reads and writes its four vectors several times (the direction, the product's
-// gather and its dot, the residual step) and streams the matrix once.  Where the vectors fit in
-// L2 (the H200's 60 MB: 1.5e6 rows of float64), the default replacement lets the matrix's stream
-// evict them between two passes, and each pass goes to memory again.  A persisting access-policy
+// gather and its dot, the residual step) and streams the matrix once.  Where the vectors would fit
+// in L2, the default replacement lets the matrix's stream evict them between two passes, and each
+// pass goes to memory again (on the H200, whose set-aside is at most 37.5 MiB: CG's four float64
+// vectors fit it whole up to 1.2e6 rows).  A persisting access-policy
 // window over the vectors (the stream's, and every kernel node of the iteration's graph) lets only
 // the matrix stream through: the window's lines are kept in the L2 set-aside, which the solver
 // raises to what the window needs (the device's limit at most) and gives back when it is freed.
@@ -88,9 +89,13 @@ static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
             return w;
         }
         if (!k->l2_raised) k->l2_prev = now;
+        /* what the device made of it (it may round it): what l2_release expects to find */
+        if (cudaDeviceGetLimit(&now, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+            cudaGetLastError();
+            now = want;
+        }
         k->l2_raised = 1;
-        k->l2_set = want;
-        now = want;
+        k->l2_set = now;
     }
     w.base_ptr = k->slab;
     w.num_bytes = (size_t)bytes;
@@ -100,6 +105,11 @@ static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
     return w;
 }
 
+static int same_window(const cudaAccessPolicyWindow *a, const cudaAccessPolicyWindow *b) {
+    return a->base_ptr == b->base_ptr && a->num_bytes == b->num_bytes &&
+           a->hitRatio == b->hitRatio && a->hitProp == b->hitProp && a->missProp == b->missProp;
+}
+
 /* A window is an optimisation: where the device refuses it (an older GPU, a partitioned one), the
  * solve runs without, as it does on a device with no set-aside; and no call is made at all while
  * no window was ever wanted (GMRES, off). */
@@ -107,7 +117,7 @@ void l2_apply(spmv_cuda_krylov *k) {
     cudaStreamAttrValue v;
     memset(&v, 0, sizeof v);
     v.accessPolicyWindow = l2_window(k);
-    if (memcmp(&v.accessPolicyWindow, &k->l2_window, sizeof v.accessPolicyWindow) == 0) return;
+    if (same_window(&v.accessPolicyWindow, &k->l2_window)) return;
     if (k->graph != NULL) { /* its kernel nodes carry the window they were captured with */
         cudaStreamSynchronize(k->s);
         cudaGraphExecDestroy(k->graph);

@@ -117,6 +117,22 @@ def test_the_l2_window_is_on_by_default_and_says_its_last_setting():
         K.close()
 
 
+def test_a_solve_gives_back_the_l2_set_aside_it_raised():
+    """The solver raises the device's persisting-L2 limit to what its window needs while it lives, and sets it back
+    when it is freed (read through CuPy's runtime: cudaLimitPersistingL2CacheSize)."""
+    cp = pytest.importorskip("cupy")
+    limit = 0x06                                  # cudaLimitPersistingL2CacheSize
+    if cp.cuda.runtime.deviceGetAttribute(108, 0) == 0:   # cudaDevAttrMaxPersistingL2CacheSize
+        pytest.skip("this GPU has no L2 set-aside")
+    before = cp.cuda.runtime.deviceGetLimit(limit)
+    seen = []
+    A = spd(40)
+    _x, info, _rec = S.cg(A, rhs(A.nrows), rtol=1e-10, device="cuda", policy="fixed",
+                          callback=lambda xk: seen.append(cp.cuda.runtime.deviceGetLimit(limit)))
+    assert info == 0 and seen and max(seen) >= min(4 * 8 * A.nrows, cp.cuda.runtime.deviceGetAttribute(108, 0))
+    assert cp.cuda.runtime.deviceGetLimit(limit) == before
+
+
 def test_iterations_follow_the_cpu():
     """Same recurrence, other rounding: the GPU's CG, BiCGSTAB and GMRES take about the CPU's iterations."""
     for name in SOLVERS:
