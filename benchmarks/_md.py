@@ -116,9 +116,14 @@ def machine(device: str = "cpu") -> str:
 
 
 def gpu_software(info: dict) -> str:
-    """The GPU's SM count and software versions, as a results page states them under its provenance line
-    (``info``: ``pyspmv.devices.gpu.device_info()``)."""
-    return (f"{info['sm_count']} SMs, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
+    """The GPU's SM count, L2 and software versions, as a results page states them under its provenance line
+    (``info``: ``pyspmv.devices.gpu.device_info()``, asked before anything of the run): the L2's persisting set-aside
+    as this process found it, since hosts of the same GPU differ there and so do solves that keep their vectors in
+    L2 (``studies/2026-11-30-solver-vectors-in-l2``)."""
+    mib = 2.0**20
+    l2 = (f"L2 {info['l2_bytes'] / mib:.1f} MiB, set-aside {info.get('l2_persist_limit', 0) / mib:.2f} of "
+          f"{info.get('l2_persist_max', 0) / mib:.1f} MiB at start")
+    return (f"{info['sm_count']} SMs, {l2}, driver {info['driver_version']}, CUDA runtime {info['runtime_version']}, "
             f"cuSPARSE {info['cusparse_version']}")
 
 

@@ -37,7 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _md import md_table, write_report
+from _internal import gpu
+from _md import gpu_software, md_table, write_report
 from _timing import large_problems
 
 import pyspmv
@@ -106,6 +107,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="at most this many matrices (0: all)")
     ap.add_argument("--out", default="benchmarks/results/solvers_gpu.md")
     a = ap.parse_args()
+    info = gpu.device_info()             # before any solve: the L2 set-aside as this process found it
     import cupy as cp
     import cupyx.scipy.sparse as csp
     import cupyx.scipy.sparse.linalg as cla
@@ -176,7 +178,8 @@ def main() -> None:
                   f"events {rec_a.events}", flush=True)
     if not rows:
         raise SystemExit("no matrix gave a solve of --min-iters iterations")
-    write_report(a.out, "GPU solves: async against fixed and CuPy", report(rows, a), device="cuda")
+    write_report(a.out, "GPU solves: async against fixed and CuPy", [gpu_software(info), "", *report(rows, a)],
+                 device="cuda")
 
 
 def gm(v: list[float]) -> float:

@@ -84,6 +84,13 @@ int spmv_cuda_get_info(spmv_cuda_info *info, spmv_err *err) {
     info->mem_clock_khz = attr(cudaDevAttrMemoryClockRate);
     info->mem_bus_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
     info->l2_bytes = prop.l2CacheSize;
+    info->l2_persist_max = attr(cudaDevAttrMaxPersistingL2CacheSize);
+    size_t limit = 0;
+    if (cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+        cudaGetLastError();
+        limit = 0;
+    }
+    info->l2_persist_limit = (int64_t)limit;
     info->global_mem_bytes = (int64_t)prop.totalGlobalMem;
     rc = spmv_cuda_status(cudaDriverGetVersion(&info->driver_version), "cudaDriverGetVersion", err);
     if (rc == SPMV_OK)

@@ -26,6 +26,9 @@ typedef struct {
     int clock_khz, mem_clock_khz, mem_bus_bits; /* as the runtime reports them (0 if it cannot) */
     int64_t l2_bytes, global_mem_bytes;
     int driver_version, runtime_version, cusparse_version; /* major*1000 + minor*10 (CUDA's way) */
+    /* L2's persisting set-aside: the most the device allows, and this context's limit when asked
+     * (where hosts differ, so may solves that rely on L2: kernels/krylov_l2.cu; 0 if unknown) */
+    int64_t l2_persist_max, l2_persist_limit;
 } spmv_cuda_info;
 
 int spmv_cuda_get_info(spmv_cuda_info *info, spmv_err *err);

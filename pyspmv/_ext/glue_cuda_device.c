@@ -17,13 +17,14 @@ PyObject *info(PyObject *m, PyObject *noargs) {
     int rc = spmv_cuda_get_info(&d, &err);
     if (rc) return raise_spmv_error(m, rc, &err, "");
     return Py_BuildValue(
-        "{s:s,s:(ii),s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:L,s:L,s:i,s:i,s:i}", "name", d.name,
+        "{s:s,s:(ii),s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:L,s:L,s:i,s:i,s:i,s:L,s:L}", "name", d.name,
         "compute_capability", d.cc_major, d.cc_minor, "sm_count", d.sm_count, "max_threads_per_sm",
         d.max_threads_per_sm, "max_threads_per_block", d.max_threads_per_block, "warp_size",
         d.warp_size, "clock_khz", d.clock_khz, "mem_clock_khz", d.mem_clock_khz, "mem_bus_bits",
         d.mem_bus_bits, "l2_bytes", (long long)d.l2_bytes, "global_mem_bytes",
         (long long)d.global_mem_bytes, "driver_version", d.driver_version, "runtime_version",
-        d.runtime_version, "cusparse_version", d.cusparse_version);
+        d.runtime_version, "cusparse_version", d.cusparse_version, "l2_persist_max",
+        (long long)d.l2_persist_max, "l2_persist_limit", (long long)d.l2_persist_limit);
 }
 
 PyObject *copy_bandwidth(PyObject *m, PyObject *args) {

@@ -8,7 +8,8 @@ Each problem, value type (float64, float32) and fixed configuration (cuSPARSE's 
 table where the values fit one, plain JAD where not): ``--rounds`` rounds after an untimed one, each running the solver with
 the window off and on in turn, ``--iters`` iterations (a tolerance the solve does not reach first); the iterations'
 time over their count (``SolveRecord.iterate_s``), and the solutions compared bit for bit. Prints the device's L2
-size, its largest set-aside and window (through CuPy's runtime), and writes one CSV row per solve.
+size and its persisting set-aside (the most allowed, and this process's limit before any solve), and writes one CSV
+row per solve.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -21,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from _internal import solver_device
+from _internal import gpu, solver_device
+from _md import gpu_software
 from _timing import large_problems
 
 import pyspmv
@@ -32,14 +34,8 @@ RTOL = {"float64": 1e-15, "float32": 1e-7}
 
 
 def device_l2() -> str:
-    """The device's L2 facts, as CuPy's runtime reads them (attribute numbers of cudaDeviceAttr)."""
-    try:
-        import cupy as cp
-    except ImportError:
-        return "CuPy absent: the device's L2 facts not read"
-    rt = cp.cuda.runtime
-    l2, persist, window = (rt.deviceGetAttribute(a, 0) for a in (89, 108, 109))
-    return f"L2 {l2 / 2**20:.1f} MiB, largest set-aside {persist / 2**20:.1f} MiB, largest window {window / 2**20:.1f} MiB"
+    """The device's L2 and its persisting set-aside, as this process found it (before any solve)."""
+    return gpu_software(gpu.device_info())
 
 
 def solve(A, b, cfg: str, dt: str, iters: int, l2: bool, solver: str = "cg"):
