@@ -37,8 +37,9 @@ TREND_POINTS = 3
 #: carries the host's return at its end.
 FIRST_LOOK_SLOWER = 1.5
 #: Before its first look, a probed candidate other than the start runs one iteration (a glance), and is dropped
-#: there where it took more than ``FIRST_LOOK_SLOWER`` times the running pace plus this many seconds: the return of
-#: a one-iteration chunk, launched kernel by kernel, which the first look's length is there to dilute. A first
+#: there where it took more than ``FIRST_LOOK_SLOWER`` times the running pace plus this many seconds, an allowance
+#: for the return of a one-iteration chunk launched kernel by kernel, which the first look's length is there to
+#: dilute (chosen, not measured: several times the tens of µs a chunk's return costs, ``FIRST_LOOK_S``). A first
 #: look lasts as many iterations as the running configuration runs in its time; a candidate an order of magnitude
 #: slower spent that many of its own (on the H200, CG on a 6.7e6-entry graph Laplacian: a JAD with a value table
 #: at 20x cuSPARSE's iteration took 13 ms of a 57 ms solve there, where the fixed solve took 46 ms).
