@@ -167,7 +167,7 @@ def test_auto_trees_spend_the_evaluation_budget():
     m = ForestModel().fit(d.X, d.y, d.groups)
     want = int(np.clip(round(AUTO_TREE_BUDGET / nkeys), *AUTO_TREES))
     assert {dt: len(e.estimators_) for dt, e in m.estimators_.items()} == {"float32": want, "float64": want}
-    assert m._trees(135) == 32 and m._trees(23) == 188 and m._trees(1) == AUTO_TREES[1] and m._trees(10**6) == 32
+    assert m._trees(135) == 32 and m._trees(23) == 188 and m._trees(1) == AUTO_TREES[1] and m._trees(10**6) == AUTO_TREES[0] == 24
     assert len(ForestModel(n_estimators=3).fit(d.X, d.y, d.groups).estimators_["float64"].estimators_) == 3
 
 
