@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 CANDIDATES = ("block_nnz_cov", "warp_fill", "top_rows_share", "x_window_mb", "x_window_reuse")
 WINDOW = 132 * 64           # rows in flight with a warp per row on the H100
 BLOCK, WARP = 256, 32
+VARIANTS = {"pyspmv's features": []} | {f"+ {c}": [c] for c in CANDIDATES} | {"+ all five": list(CANDIDATES)}
 
 
 def candidates(indptr: np.ndarray, indices: np.ndarray) -> dict[str, float]:
@@ -75,20 +76,27 @@ def candidates(indptr: np.ndarray, indices: np.ndarray) -> dict[str, float]:
             "x_window_mb": float(np.average(mb, weights=w)), "x_window_reuse": float(np.average(reuse, weights=w))}
 
 
-def entries(corpora: list[str]) -> dict[str, datasets.CorpusEntry]:
-    """Every matrix the three datasets may name, by name."""
+#: The H100 datasets' scaled copies: ``scaled_corpus(first corpus, *args)``'s arguments.
+SCALED = ((3e6, 1.6e7, 4, 0),)
+
+
+def entries(corpora: list[str], scaled: tuple[tuple[float, float, int, int], ...] = SCALED
+            ) -> dict[str, datasets.CorpusEntry]:
+    """Every matrix the datasets may name, by name (``scaled``: ``(min_nnz, max_nnz, per_kind, seed)`` of each
+    scaled collection of the first corpus)."""
     out = {e.name: e for e in datasets.standard_corpus()}
     for c in corpora:
         out.update({e.name: e for e in datasets.folder_corpus(c)})
-    if corpora:
-        out.update({e.name: e for e in datasets.scaled_corpus(corpora[0], 3e6, 1.6e7, per_kind=4)})
+    for lo, hi, per_kind, seed in scaled if corpora else ():
+        out.update({e.name: e for e in datasets.scaled_corpus(corpora[0], lo, hi, per_kind=per_kind, seed=seed)})
     return out
 
 
-def cached_features(names: list[str], corpora: list[str], cache: Path) -> pd.DataFrame:
+def cached_features(names: list[str], corpora: list[str], cache: Path,
+                    scaled: tuple[tuple[float, float, int, int], ...] = SCALED) -> pd.DataFrame:
     have = pd.read_csv(cache) if cache.is_file() else pd.DataFrame(columns=["matrix", *CANDIDATES])
     todo = [m for m in names if m not in set(have["matrix"])]
-    known = entries(corpora) if todo else {}
+    known = entries(corpora, scaled) if todo else {}
     rows = []
     for m in tqdm(todo, desc="candidate features", unit="matrix"):
         e = known.get(m)
@@ -106,22 +114,32 @@ def cached_features(names: list[str], corpora: list[str], cache: Path) -> pd.Dat
     return have
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc: str, out: Path = HERE) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--corpus", action="append", default=[], help="a Matrix Market folder with MANIFEST.csv")
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--min-nnz", type=float, default=1e6)
-    ap.add_argument("--out", default=str(HERE))
-    args = ap.parse_args()
+    ap.add_argument("--out", default=str(out))
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = arguments(__doc__)
+    report(args, study(args, ("h100", "h100_large", "h100_scaled"), SCALED), "H100",
+           "studies/2026-11-27-scale-features/scale_features.py")
+
+
+def study(args: argparse.Namespace, names_of: tuple[str, ...],
+          scaled: tuple[tuple[float, float, int, int], ...]) -> pd.DataFrame:
+    """Every test pick of every variant over the datasets ``names_of`` (written to ``scale_features.csv.gz``)."""
     out = Path(args.out)
-    names = sorted(set(datasets.combine("h100", "h100_large", "h100_scaled", dtype=None).groups.astype(str)))
-    cand = cached_features(names, args.corpus, out / "features_cache.csv.gz").drop_duplicates("matrix")
+    names = sorted(set(datasets.combine(*names_of, dtype=None).groups.astype(str)))
+    cand = cached_features(names, args.corpus, out / "features_cache.csv.gz", scaled).drop_duplicates("matrix")
     cand = cand.astype({c: np.float64 for c in CANDIDATES})
-    variants = {"pyspmv's features": []} | {f"+ {c}": [c] for c in CANDIDATES} | {"+ all five": list(CANDIDATES)}
     rows = []
     for dtype in ("float64", "float32"):
-        ds = datasets.combine("h100", "h100_large", "h100_scaled", dtype=dtype)
+        ds = datasets.combine(*names_of, dtype=dtype)
         mat = ds.groups.astype(str).to_numpy()
         keep = np.flatnonzero(np.isin(mat, cand["matrix"]))
         X = ds.X.iloc[keep].reset_index(drop=True).join(
@@ -136,8 +154,9 @@ def main() -> None:
                                                                                               groups=rec[large])):
                 test = large[b]
                 fit = np.flatnonzero(~np.isin(rec, np.unique(rec[test])))
-                for name, extra in variants.items():
-                    model = make_model("forest", r, "cuda").set_params(bytes_prior=0.0)
+                for name, extra in VARIANTS.items():
+                    # 32 trees: the recipe's n_estimators="auto" when both studies ran (24 at 234 configurations since)
+                    model = make_model("forest", r, "cuda").set_params(bytes_prior=0.0, n_estimators=32)
                     cols = list(X.columns) if not extra else ["config", "value_bytes", *FEATURE_NAMES, *extra]
                     if extra:
                         model.set_params(features=[*FEATURE_NAMES, *extra], params=[])
@@ -150,17 +169,23 @@ def main() -> None:
                 print(f"{dtype} repeat {r} fold {k} done", flush=True)
     allp = pd.concat(rows, ignore_index=True).rename(columns={"unit": "matrix"})
     allp.to_csv(out / "scale_features.csv.gz", index=False, compression="gzip", float_format="%.6g")
+    return allp
+
+
+def report(args: argparse.Namespace, allp: pd.DataFrame, gpu: str, script: str) -> None:
+    """``scale_features.md`` in ``--out``: each variant's picks against pyspmv's features alone."""
+    out = Path(args.out)
     cpu = device_info("cpu")
     lines = ["# Features of load balance and of x's footprint for large matrices", "",
-             (f"`python studies/2026-11-27-scale-features/scale_features.py {' '.join(sys.argv[1:])}`, fitted on the "
-              f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores) on H100 timings; the script's docstring says what "
+             (f"`python {script} {' '.join(sys.argv[1:])}`, fitted on the "
+              f"{cpu['processor']} dev VM ({cpu['cpu_count']} cores) on {gpu} timings; the script's docstring says what "
               f"is trained on what. Tests: {len(np.unique(allp['matrix']))} matrices of at least {args.min_nnz:.0e} "
               "entries, in each value type. Cells: picks within 5 % of the measured best (ties within [q25, q75] "
               "count as the best) / beyond 20 % / geomean t_pick / t_best, over every test of every repeat. Paired: "
               "mean of log(t_pick / t_best), variant minus pyspmv's features, z over its standard error taken over "
               "matrices (negative: the variant picks faster configurations)."), "",
              *md_header(["variant", "float64", "paired", "float32", "paired"], "lllll")]
-    for name in variants:
+    for name in VARIANTS:
         cells = [name]
         for dtype in ("float64", "float32"):
             g = allp[allp["dtype"] == dtype]
