@@ -176,22 +176,31 @@ static int cidx_pass_open(const void *res, void *ts, const spmv_pass_view *V, in
     return SPMV_OK;
 }
 
-/* The block's entries, in entry order, continuing the thread's chunks. */
+/* The block's entries, in entry order, continuing the thread's chunks: a chunk's share of the
+ * block at a time, whose extremes are a loop without branches (the compiler vectorises it; the
+ * per-entry test of a new chunk it replaced was a fifth of rank()'s time on a 2-D stencil). */
 static void cidx_pass_block(void *res, void *ts, const spmv_pass_block *B) {
     cidx_thread *s = (cidx_thread *)ts;
     const int32_t *ix = B->ix;
+    int64_t e = B->A->indptr[B->r0], e1 = B->A->indptr[B->r1];
     (void)res;
-    for (int64_t e = B->A->indptr[B->r0]; e < B->A->indptr[B->r1]; e++) {
-        int64_t c = e / CHUNK;
-        int32_t v = ix[e];
+    while (e < e1) {
+        int64_t c = e / CHUNK, end = (c + 1) * CHUNK < e1 ? (c + 1) * CHUNK : e1;
+        int32_t lo = ix[e], hi = ix[e];
+        for (int64_t k = e + 1; k < end; k++) {
+            lo = ix[k] < lo ? ix[k] : lo;
+            hi = ix[k] > hi ? ix[k] : hi;
+        }
         if (c != s->c) {
             spans_close(s, 1);
             s->c = c;
-            s->lo = s->hi = v;
+            s->lo = lo;
+            s->hi = hi;
         } else {
-            s->lo = v < s->lo ? v : s->lo;
-            s->hi = v > s->hi ? v : s->hi;
+            s->lo = lo < s->lo ? lo : s->lo;
+            s->hi = hi > s->hi ? hi : s->hi;
         }
+        e = end;
     }
 }
 
