@@ -289,12 +289,8 @@ extern "C" int spmv_cuda_krylov_prepare(spmv_cuda_krylov *k, spmv_cuda_plan *A, 
 extern "C" int spmv_cuda_krylov_set_graphs(spmv_cuda_krylov *k, int on) {
     int was = k->graphs;
     k->graphs = on != 0;
-    if (k->graph != NULL) {
-        cudaStreamSynchronize(k->s);
-        cudaGraphExecDestroy(k->graph);
-        k->graph = NULL;
-    }
-    k->prepared = NULL;
+    drop_graph(k);
+    k->prepared = NULL; /* with graphs off, or none captured: A is prepared again all the same */
     return was;
 }
 

@@ -290,6 +290,32 @@ static inline int product(spmv_cuda_krylov *k, spmv_cuda_plan *A, const void *x,
     return spmv_cuda_plan_mv_dev(A, x, y, 1.0, 0.0, (void *)k->s, err);
 }
 
+/* The partial sums a fused product-and-dot of A leaves in dpart (kernels/dot.cuh), or 0 where A's
+ * kernel makes none or they outgrow dpart: then the dot is a reduction after the product. */
+static inline int64_t dot_partials(const spmv_cuda_krylov *k, spmv_cuda_plan *A) {
+    int64_t blocks = spmv_cuda_plan_dot_blocks(A);
+    return blocks > 0 && blocks <= k->dpart_len ? blocks : 0;
+}
+
+/* y = A x, and w . y's partials into dpart (w == x: x . y), on the solver's stream; only where
+ * dot_partials(k, A) > 0. */
+static inline int product_partials(spmv_cuda_krylov *k, spmv_cuda_plan *A, const void *x, void *y,
+                                   const void *w, spmv_err *err) {
+    k->products++;
+    spmv_cuda_dot d = {k->dpart, w == x ? NULL : w};
+    return spmv_cuda_plan_mv_dot_dev(A, x, y, d, (void *)k->s, err);
+}
+
+/* Drop the captured graph, whose kernel nodes carry the plan and the L2 window they were captured
+ * with: the next iteration prepares and captures again. */
+static inline void drop_graph(spmv_cuda_krylov *k) {
+    if (k->graph == NULL) return;
+    cudaStreamSynchronize(k->s);
+    cudaGraphExecDestroy(k->graph);
+    k->graph = NULL;
+    k->prepared = NULL;
+}
+
 /* y = A x, then e(S, {w . y}): the dot made in the product's own pass where the plan offers it and
  * capture() sized its partials (one pass over w and y fewer, kernels/dot.cuh), else a reduction of
  * its own.  w: x or a vector other than y. */
@@ -297,11 +323,9 @@ template <typename T, class E>
 static int product_dot(spmv_cuda_krylov *k, spmv_cuda_plan *A, const void *x, void *y,
                        const void *w, E e, const char *what, spmv_err *err) {
     int rc = SPMV_OK;
-    int64_t blocks = spmv_cuda_plan_dot_blocks(A);
-    if (blocks > 0 && blocks <= k->dpart_len) {
-        k->products++;
-        spmv_cuda_dot d = {k->dpart, w == x ? NULL : w};
-        TRY(spmv_cuda_plan_mv_dot_dev(A, x, y, d, (void *)k->s, err));
+    int64_t blocks = dot_partials(k, A);
+    if (blocks > 0) {
+        TRY(product_partials(k, A, x, y, w, err));
         partials_end_kernel<<<1, 1024, 0, k->s>>>(k->S, k->dpart, blocks, e);
         CUDA(what, cudaGetLastError());
     } else {

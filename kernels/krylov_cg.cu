@@ -172,12 +172,10 @@ template <typename T> int cg_iteration(spmv_cuda_krylov *k, spmv_cuda_plan *A, s
                 k->S,
                 0,
                 0.0};
-    int64_t np = spmv_cuda_plan_dot_blocks(A);
+    int64_t np = dot_partials(k, A);
     CUDA("CG's direction", map(k, CgDir<T>{z, (T *)k->p, (T *)k->x}));
-    if (np > 0 && np <= k->dpart_len && np <= FOLD_PARTIALS_MAX) {
-        k->products++;
-        spmv_cuda_dot d = {k->dpart, NULL};
-        TRY(spmv_cuda_plan_mv_dot_dev(A, k->p, k->q, d, (void *)k->s, err));
+    if (np > 0 && np <= FOLD_PARTIALS_MAX) {
+        TRY(product_partials(k, A, k->p, k->q, k->p, err));
         cg_step_pq_kernel<T><<<wave_of(k, cg_step_pq_kernel<T>), BS, 0, k->s>>>(
             k->n, f, CgStepEnd{0, !host}, k->S, k->part, k->dpart, np);
         CUDA("CG's update", cudaGetLastError());

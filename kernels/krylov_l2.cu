@@ -17,18 +17,15 @@
 /* The vectors of each method, those an iteration touches first (then the ones a preconditioner
  * adds, then the rest): the window covers a prefix of this order. */
 static int vector_order(spmv_cuda_krylov *k, void ***out) {
+    void **cg[] = {&k->p, &k->r, &k->q, &k->x, &k->z, &k->b, NULL};
+    void **bicgstab[] = {&k->r,    &k->p,    &k->v, &k->t, &k->rhat, &k->x,
+                         &k->phat, &k->shat, &k->z, &k->q, &k->b,    NULL};
+    void **gmres[] = {&k->r, &k->u, &k->b, &k->x, &k->z, &k->q, NULL};
+    void ***v = k->method == SPMV_KRYLOV_CG         ? cg
+                : k->method == SPMV_KRYLOV_BICGSTAB ? bicgstab
+                                                    : gmres;
     int c = 0;
-    if (k->method == SPMV_KRYLOV_CG) {
-        void **v[] = {&k->p, &k->r, &k->q, &k->x, &k->z, &k->b};
-        for (void **e : v) out[c++] = e;
-    } else if (k->method == SPMV_KRYLOV_BICGSTAB) {
-        void **v[] = {&k->r,    &k->p,    &k->v, &k->t, &k->rhat, &k->x,
-                      &k->phat, &k->shat, &k->z, &k->q, &k->b};
-        for (void **e : v) out[c++] = e;
-    } else {
-        void **v[] = {&k->r, &k->u, &k->b, &k->x, &k->z, &k->q};
-        for (void **e : v) out[c++] = e;
-    }
+    for (; v[c] != NULL; c++) out[c] = v[c];
     return c;
 }
 
@@ -118,12 +115,7 @@ void l2_apply(spmv_cuda_krylov *k) {
     memset(&v, 0, sizeof v);
     v.accessPolicyWindow = l2_window(k);
     if (same_window(&v.accessPolicyWindow, &k->l2_window)) return;
-    if (k->graph != NULL) { /* its kernel nodes carry the window they were captured with */
-        cudaStreamSynchronize(k->s);
-        cudaGraphExecDestroy(k->graph);
-        k->graph = NULL;
-        k->prepared = NULL;
-    }
+    drop_graph(k); /* its kernel nodes carry the window they were captured with */
     if (cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v) != cudaSuccess) {
         memset(&v, 0, sizeof v);
         cudaStreamSetAttribute(k->s, cudaStreamAttributeAccessPolicyWindow, &v);
