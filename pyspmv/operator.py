@@ -348,12 +348,13 @@ class Operator:
         seen = side.seen if side is not None else _NOT_SEEN
         if x is seen[0] and seen[5] is not None:
             # the CuPy x of the last product again (its address known): only the result is new
-            made = seen[5].take()
-            if made is not None:
-                with side.lock:
-                    plan = side.plan
-                    if plan is not None:
-                        plan._plan.mv_dev(seen[1], made[1], 1.0, 0.0, seen[4]().ptr)
+            with side.lock:
+                plan = side.plan
+                if plan is not None:
+                    s = seen[4]().ptr
+                    made = seen[5].take(s)
+                    if made is not None:
+                        plan._plan.mv_dev(seen[1], made[1], 1.0, 0.0, s)
                         return made[0]
         return _apply(side, x, None, 1.0, 0.0, "matvec", None)
 
@@ -627,11 +628,15 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
             # the rule of Operator's Notes: a wider or strided x copied, by x's own library
             return _device_product(side, arrays.cast_vector(x, side.dtype), out, alpha, beta, what, stream)
         if arrays.fixed_address(x):
-            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x),
-                                arrays.result_maker(x, side.nrows, side.dtype))
+            maker = seen[5]                   # kept across x's: the results it keeps outlive any one x
+            if maker is None or maker.device != x.device.id:
+                maker = arrays.result_maker(x, side.nrows, side.dtype)
+            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x), maker)
+    y = None
     if out is None:
         needs_out(beta, what)
-        y, ya = arrays.new_vector(x, side.nrows, side.dtype, where, s)
+        if x is not seen[0] or seen[5] is None or (stream is not None and s != seen[4]().ptr):
+            y, ya = arrays.new_vector(x, side.nrows, side.dtype, where, s)
     elif out is seen[2]:
         y, ya = out, seen[3]
     elif isinstance(out, np.ndarray):
@@ -645,6 +650,9 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
     with side.lock:                   # a plan's workspace serves one product at a time
         if side.plan is None:
             raise ValueError("This Operator has been closed.")
+        if y is None:                 # a result of the maker, taken under the lock (one thread per result)
+            made = seen[5].take(s)
+            y, ya = made if made is not None else arrays.new_vector(x, side.nrows, side.dtype, where, s)
         side.plan._plan.mv_dev(xa, ya, alpha, beta, s)
     return y
 

@@ -4,6 +4,9 @@ the CUDA array interface, NumPy's DLPack (a CPU device, refused), and the errors
 from __future__ import annotations
 
 
+import weakref
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -130,11 +133,12 @@ def test_new_vector_is_the_callers_kind_on_its_device(lib):
     if lib == "torch":
         assert make is None                         # a tensor's result: new_vector's path
         return
-    made = make.take()
+    s = mod.cuda.get_current_stream().ptr
+    made = make.take(s)
     assert made is not None and type(made[0]) is type(x) and made[0].shape == (7,) and made[0].dtype == np.float64
     assert made[1] == arrays.device_vector(made[0], "out", 7, np.dtype(np.float64), "t()", 0, writable=True).address
     assert made[0].device == x.device and made[0].flags.c_contiguous
-    assert make.take()[1] != made[1]               # a new vector each time
+    assert make.take(s)[1] != made[1]              # a new vector while the last is held
     assert arrays.result_maker(x, 0, np.dtype(np.float64)) is None
 
 
@@ -142,6 +146,96 @@ def test_result_maker_is_for_cupy_alone():
     """Anything but a CuPy array (NumPy, a foreign interface) has no short path for a new result."""
     assert arrays.result_maker(np.ones(3), 3, np.dtype(np.float64)) is None
     assert arrays.result_maker(FakeCAI(3), 3, np.dtype(np.float64)) is None
+
+
+class FakeMemory:
+    """CuPy's memory object, as a kept result's pointer holds it."""
+
+
+class FakePointer:
+    """CuPy's MemoryPointer: an address and the memory behind it (``y.data + 0`` makes another over the same)."""
+
+    def __init__(self, ptr, mem=None):
+        self.ptr, self.mem = ptr, mem if mem is not None else FakeMemory()
+
+
+class FakeArray:
+    """A CuPy array as ResultMaker makes one: shape, strides, dtype and its pointer (weak references allowed,
+    as CuPy's are)."""
+
+    def __init__(self, shape, dtype, mp):
+        self.shape, self.dtype, self.data = shape, np.dtype(dtype), mp
+        self.strides = (self.dtype.itemsize,)
+
+
+def fake_maker(n=4, dtype=np.float64, device=0):
+    """A ResultMaker over a stand-in of CuPy's allocator (addresses counting up), its current device settable."""
+    at = {"device": device, "next": 0x1000}
+
+    def alloc(nbytes):
+        at["next"] += 0x1000
+        return FakePointer(at["next"])
+    cp = SimpleNamespace(ndarray=FakeArray, cuda=SimpleNamespace(
+        alloc=alloc, runtime=SimpleNamespace(getDevice=lambda: at["device"])))
+    return arrays.ResultMaker(cp, device, n, np.dtype(dtype)), at
+
+
+def test_result_maker_hands_out_a_dropped_result_again():
+    """A result nobody holds any more is handed out again on the same stream (the same array); one still held
+    never is; ``y = op @ x`` (one held while the next is made) cycles between two."""
+    make, _ = fake_maker()
+    y, ya = make.take(7)
+    assert ya == y.data.ptr and y.shape == (4,)
+    yid, del_ptr = id(y), ya
+    del y
+    y2, y2a = make.take(7)
+    assert id(y2) == yid and y2a == del_ptr                  # dropped: the same one
+    y3, y3a = make.take(7)
+    assert y3 is not y2 and y3a != y2a                      # y2 held: a new one
+    seen = set()
+    y = y3
+    for _ in range(6):
+        y, a = make.take(7)                                  # y's last value still held while the next is made
+        seen.add(a)
+    assert len(seen) == 2
+    del y, y2, y3
+    assert make.take(8)[1] not in seen | {del_ptr}           # another stream: never a kept one
+
+
+@pytest.mark.parametrize("hold", ["array", "view", "pointer", "pointer_copy", "memory", "weakref", "shape"])
+def test_result_maker_never_hands_out_a_result_still_reachable(hold):
+    """Whatever still reaches a result, its array, pointer or memory (a view, ``y.data``, ``y.data + 0``, the
+    memory, a weak reference), or a result reshaped in place: that result is not handed out again."""
+    make, _ = fake_maker()
+    y, ya = make.take(0)
+    keep = {"array": lambda: y, "view": lambda: SimpleNamespace(base=y), "pointer": lambda: y.data,
+            "pointer_copy": lambda: FakePointer(y.data.ptr, y.data.mem), "memory": lambda: y.data.mem,
+            "weakref": lambda: weakref.ref(y), "shape": lambda: None}[hold]()
+    if hold == "shape":
+        y.shape = (2, 2)
+    del y
+    assert make.take(0)[1] != ya
+    del keep
+
+
+def test_result_maker_keeps_small_results_and_a_few():
+    """Past RESULT_REUSE_MAX_BYTES nothing is kept (each result new, as cupy.empty); at most RESULT_RING are
+    kept, the oldest look's place taken where all are held; None on another current device."""
+    n_big = arrays.RESULT_REUSE_MAX_BYTES // 8 + 1
+    make, at = fake_maker(n=n_big)
+    a = make.take(0)[1]
+    assert make.take(0)[1] != a                             # the first one dropped, yet not kept
+    make, at = fake_maker()
+    results = [make.take(0) for _ in range(arrays.RESULT_RING + 2)]      # each held
+    held = [r[1] for r in results]
+    assert len(set(held)) == arrays.RESULT_RING + 2
+    del results
+    again = {make.take(0)[1] for _ in range(arrays.RESULT_RING)}
+    kept = set(held[arrays.RESULT_RING:]) | set(held[2:arrays.RESULT_RING])    # the two oldest replaced
+    assert again == kept                                    # dropped ones come back, each of the ring once
+    at["device"] = 1
+    assert make.take(0) is None
+    assert make.device == 0
 
 
 def test_cpu_operator_refuses_device_vectors():

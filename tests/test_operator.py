@@ -612,6 +612,43 @@ def test_gpu_new_results_of_the_same_x(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("hold", ["array", "view", "dlpack", "pointer", "pointer_copy", "torch"])
+def test_gpu_new_results_kept_apart_while_reachable(hold):
+    """op @ x hands out a result again once nothing reaches it (``y = op @ x`` cycles between two), and never one
+    that a view, a DLPack capsule, a tensor, an array over ``y.data`` or a pointer ``y.data + 0`` still
+    reaches: what those hold keeps its values through later products, on the same x and on a new one."""
+    cp = pytest.importorskip("cupy")
+    A = SHAPES["empty_rows"]
+    op = pyspmv.Operator(A, "cuda", config="pyspmv/csr/vector/tpv=4/bs=128")
+    rng = np.random.default_rng(9)
+    x0, x1 = rng.uniform(-1, 1, A.shape[1]), rng.uniform(-1, 1, A.shape[1])
+    xd = cp.asarray(x0)
+    addresses = set()
+    for _ in range(6):
+        y = op @ xd
+        addresses.add(int(y.data.ptr))
+    assert len(addresses) <= 2                               # y = op @ x: the results handed out again
+    close(cp.asnumpy(y), reference(A, x0), np.float64)
+    y = op @ xd
+    if hold == "torch":
+        torch = pytest.importorskip("torch")
+        keep = torch.from_dlpack(y)
+        values = lambda: keep.cpu().numpy()                  # noqa: E731
+    else:
+        keep = {"array": lambda: y, "view": lambda: y[::1], "dlpack": lambda: cp.from_dlpack(y),
+                "pointer": lambda: cp.ndarray(y.shape, y.dtype, y.data),
+                "pointer_copy": lambda: cp.ndarray(y.shape, y.dtype, y.data + 0)}[hold]()
+        values = lambda: cp.asnumpy(keep)                    # noqa: E731
+    ya = int(y.data.ptr)
+    del y
+    later = [op @ xd for _ in range(3)] + [op @ cp.asarray(x1) for _ in range(3)]
+    assert ya not in {int(z.data.ptr) for z in later}
+    close(values(), reference(A, x0), np.float64)
+    close(cp.asnumpy(later[-1]), reference(A, x1), np.float64)
+    op.close()
+
+
+@pytest.mark.gpu
 def test_gpu_vectors_on_the_callers_stream():
     """The product runs on the stream given (or CuPy's current one): work queued after it on that stream sees
     its result without a device-wide synchronisation."""
