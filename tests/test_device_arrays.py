@@ -160,12 +160,15 @@ class FakePointer:
 
 
 class FakeArray:
-    """A CuPy array as ResultMaker makes one: shape, strides, dtype and its pointer (weak references allowed,
-    as CuPy's are)."""
+    """A CuPy array as ResultMaker makes one: shape, dtype and its pointer (weak references allowed, as CuPy's
+    are)."""
 
     def __init__(self, shape, dtype, mp):
         self.shape, self.dtype, self.data = shape, np.dtype(dtype), mp
-        self.strides = (self.dtype.itemsize,)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
 
 
 def fake_maker(n=4, dtype=np.float64, device=0):

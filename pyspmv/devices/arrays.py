@@ -254,11 +254,8 @@ RESULT_REUSE_MAX_BYTES = 1 << 20
 RESULT_RING = 4
 
 
-def _refs(slot: list[Any]) -> tuple[int, int, int]:
-    """The reference counts of a kept result's array, its MemoryPointer and that pointer's memory, counted the
-    same way each time (as right after the result was made, where nothing outside the maker held them)."""
-    mp = slot[1]
-    return sys.getrefcount(slot[0]), sys.getrefcount(mp), sys.getrefcount(mp.mem)
+_refcount = sys.getrefcount          # bound once: ResultMaker.take runs once a product
+_weakrefs = weakref.getweakrefcount
 
 
 class ResultMaker:
@@ -268,32 +265,29 @@ class ResultMaker:
 
     A result of at most :data:`RESULT_REUSE_MAX_BYTES` is kept (the last :data:`RESULT_RING`) and handed out
     again once nothing outside the maker can reach it: no reference to the array, to its MemoryPointer or to
-    that pointer's memory beyond those it had when it was made (a view, a DLPack capsule, a tensor over it, a
-    pointer made from ``y.data`` each hold one), no weak reference, its shape and strides as made, and the
-    same current stream as then. That is what CuPy's pool does with the memory of a dropped array (the next
-    allocation on the stream it was made on gets it, in that stream's order), without the allocation. Callers
-    hold the operator's lock around :meth:`take` and the product that writes the result, so that no other
-    thread takes the same one."""
+    that pointer's memory beyond those it had when it was made (a view, a DLPack capsule, a tensor over it, an
+    array or a pointer made from ``y.data`` each hold one), no weak reference, its shape as made (CuPy's
+    ``y.shape = ...`` reshapes in place; its size cannot change, so one dimension is that shape), and the same
+    current stream as then. That is what CuPy's pool does
+    with the memory of a dropped array (the next allocation on the stream it was made on gets it, in that
+    stream's order), without the allocation. Callers hold the operator's lock around :meth:`take` and the
+    product that writes the result, so that no other thread takes the same one."""
 
-    __slots__ = ("_alloc", "_array", "_current", "_dev", "_dtype", "_keep", "_nbytes", "_next", "_ring", "_shape",
-                 "_strides")
+    __slots__ = ("_alloc", "_array", "_current", "_dev", "_dtype", "_keep", "_nbytes", "_next", "_ring", "_shape")
 
     def __init__(self, cp: Any, dev: int, n: int, dtype: np.dtype):
         self._alloc, self._array, self._current = cp.cuda.alloc, cp.ndarray, cp.cuda.runtime.getDevice
         self._dev, self._nbytes, self._shape, self._dtype = dev, n * dtype.itemsize, (n,), dtype
-        self._strides = (dtype.itemsize,)
         self._keep = self._nbytes <= RESULT_REUSE_MAX_BYTES
-        self._ring: list[list[Any]] = []     # [array, its MemoryPointer, stream, _refs() as made]
+        # each kept result: [array, its MemoryPointer, that pointer's memory, address, stream, and the reference
+        # counts of the first three as made]
+        self._ring: list[list[Any]] = []
         self._next = 0                        # where the next look starts, and the slot a new result replaces
 
     @property
     def device(self) -> int:
         """The device the results live on."""
         return self._dev
-
-    def _made(self, stream: int) -> list[Any]:
-        mp = self._alloc(self._nbytes)
-        return [self._array(self._shape, self._dtype, mp), mp, stream, None]
 
     def take(self, stream: int) -> tuple[Any, int] | None:
         """A result and its address for a product queued on ``stream``, the current stream's handle: a kept one
@@ -304,24 +298,32 @@ class ResultMaker:
             return None
         ring = self._ring
         n = len(ring)
-        for k in range(n):
-            i = (self._next + k) % n
+        i = self._next
+        for _ in range(n):
             slot = ring[i]
-            if slot[2] != stream or _refs(slot) != slot[3]:   # counted before a name here holds the array
-                continue
-            a = slot[0]
-            if weakref.getweakrefcount(a) == 0 and a.shape == self._shape and a.strides == self._strides:
-                self._next = (i + 1) % n
-                return a, slot[1].ptr
-        slot = self._made(stream)
-        if self._keep:
-            slot[3] = _refs(slot)
-            if n < RESULT_RING:
-                ring.append(slot)
-            else:                             # every kept one is held: the oldest look's place
-                ring[self._next] = slot
-                self._next = (self._next + 1) % n
-        return slot[0], slot[1].ptr
+            i = i + 1 if i + 1 < n else 0
+            # counted as when it was made: no name here holds the array, its pointer or its memory
+            if slot[4] == stream and _refcount(slot[0]) == slot[5] and _refcount(slot[1]) == slot[6] \
+                    and _refcount(slot[2]) == slot[7] and _weakrefs(slot[0]) == 0 and slot[0].ndim == 1:
+                self._next = i
+                return slot[0], slot[3]
+        return self._made(stream)
+
+    def _made(self, stream: int) -> tuple[Any, int]:
+        mp = self._alloc(self._nbytes)
+        a = self._array(self._shape, self._dtype, mp)
+        if not self._keep:
+            return a, mp.ptr
+        slot = [a, mp, mp.mem, mp.ptr, stream, 0, 0, 0]
+        del a, mp
+        slot[5], slot[6], slot[7] = _refcount(slot[0]), _refcount(slot[1]), _refcount(slot[2])
+        ring = self._ring
+        if len(ring) < RESULT_RING:
+            ring.append(slot)
+        else:                                 # every kept one is held: the next look's place
+            ring[self._next] = slot
+            self._next = self._next + 1 if self._next + 1 < len(ring) else 0
+        return slot[0], slot[3]
 
 
 def result_maker(v: Any, n: int, dtype: np.dtype) -> ResultMaker | None:
