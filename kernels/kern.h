@@ -139,6 +139,10 @@ int spmv_cuda_plan_mv_dot_dev(struct spmv_cuda_plan *p, const void *x, void *y, 
  * does not read y and t == NULL stands for zeros.  Returns the launch's error. */
 cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, const void *t, double beta,
                             void *y, cudaStream_t s);
+/* x[n] (elem_size 4 or 8) filled on stream s, asynchronously, with fixed values spread over (-1, 1),
+ * none 0 and the same in both value types: the x of a timing that needs no host x
+ * (spmv_cuda_plan_bench with x NULL).  Returns the launch's error. */
+cudaError_t spmv_cuda_fill(int elem_size, int64_t n, void *x, cudaStream_t s);
 /* A locality order's permutations (CSR's order=1, csrc/csr.c), perm[n] new -> old, on stream s,
  * asynchronous: gather xp[k] = x[perm[k]]; scatter y[perm[k]] = alpha yp[k] + beta y[perm[k]]
  * (beta == 0 does not read y).  Return the launch's error. */

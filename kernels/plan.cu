@@ -259,6 +259,12 @@ static int put_x(spmv_cuda_plan *p, const void *x, spmv_err *err) {
                             "upload of x", err);
 }
 
+/* x made on the device, for a timing that needs no particular x: no host copy, no upload. */
+static int make_x(spmv_cuda_plan *p, spmv_err *err) {
+    return spmv_cuda_status(spmv_cuda_fill(p->M->elem_size, p->M->D.ncols, p->M->x, p->s),
+                            "x made on the device", err);
+}
+
 static int get_y(spmv_cuda_plan *p, void *y, spmv_err *err) {
     size_t b = (size_t)p->M->D.nrows * (size_t)p->M->elem_size;
     int rc = spmv_cuda_status(cudaMemcpyAsync(y, p->M->y, b, cudaMemcpyDeviceToHost, p->s),
@@ -326,7 +332,7 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
                               repeats, warmup);
     int clock_khz = 0, rc = bench_init(p, err);
     if (!rc) rc = order_after_last(p, p->s, err);
-    if (!rc) rc = put_x(p, x, err);
+    if (!rc) rc = x != NULL ? put_x(p, x, err) : make_x(p, err);
     if (!rc)
         rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
                               "cudaDeviceGetAttribute(clock rate)", err);

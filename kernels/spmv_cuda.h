@@ -81,7 +81,8 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size
  * NaN so that entries a kernel fails to write show, one product, y downloaded.  Synchronous. */
 int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 
-/* Upload x once, then time products: `warmup` untimed (fewer where the budget ends them first, as
+/* Upload x once (NULL: x made on the device instead, spmv_cuda_fill's values, no host x and no
+ * upload: a timing that needs no particular x), then time products: `warmup` untimed (fewer where the budget ends them first, as
  * spmv_time: spmv_warmup_more of the first one's time), then up to `repeats` each between two CUDA
  * events recorded around its launches alone, within budget_s seconds of timed runs (<= 0: no
  * budget; at least one run).  Products are queued in batches (up to 32, fewer where the budget

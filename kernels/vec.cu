@@ -1,5 +1,6 @@
 // kernels/vec.cu: vector work around a product on the caller's vectors — alpha/beta, a locality
-// order's gather and scatter, checks of a CSR matrix that lives on the device
+// order's gather and scatter, a timing's x made on the device, checks of a CSR matrix that lives
+// on the device
 // SPDX-License-Identifier: BSD-3-Clause
 #include "kern.h"
 
@@ -27,6 +28,20 @@ extern "C" cudaError_t spmv_cuda_axpby(int elem_size, int64_t n, double alpha, c
     return cudaGetLastError();
 }
 
+/* x[i] = (2k + 1) / 2^23 - 1 for k the top 23 bits of a 64-bit mix of i (splitmix64's finaliser):
+ * spread over (-1, 1), never 0 (an odd numerator over an even denominator), and exact in float32 and
+ * float64 alike (23 significant bits), so that both value types time the same x. */
+template <typename T> __global__ void fill_kernel(int64_t n, T *__restrict__ x) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t z = (uint64_t)i + 0x9E3779B97F4A7C15ULL;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        x[i] = T((double)(2 * (int64_t)(z >> 41) + 1) * (1.0 / 8388608.0) - 1.0);
+    }
+}
+
 template <typename T>
 __global__ void gather_kernel(int64_t n, const int32_t *__restrict__ perm, const T *__restrict__ x,
                               T *__restrict__ xp) {
@@ -49,6 +64,15 @@ __global__ void scatter_kernel(int64_t n, const int32_t *__restrict__ perm, T al
 static unsigned vec_blocks(int64_t n) {
     unsigned blocks = spmv_cuda_blocks(n, 256);
     return blocks > 65535u * 8 ? 65535u * 8 : blocks; /* grid-stride past that */
+}
+
+extern "C" cudaError_t spmv_cuda_fill(int elem_size, int64_t n, void *x, cudaStream_t s) {
+    if (n <= 0) return cudaSuccess;
+    if (elem_size == 4)
+        fill_kernel<float><<<vec_blocks(n), 256, 0, s>>>(n, (float *)x);
+    else
+        fill_kernel<double><<<vec_blocks(n), 256, 0, s>>>(n, (double *)x);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t spmv_cuda_gather(int elem_size, int64_t n, const int32_t *perm,

@@ -185,6 +185,41 @@ def test_batched_timing_leaves_the_product_and_counts_runs(dtype):
         assert 1 <= runs < 10_000  # the budget ends it
 
 
+def device_x(n: int) -> np.ndarray:
+    """The x a plan makes on the device when timed without one (kernels/vec.cu's fill_kernel), restated: (2k + 1) /
+    2^23 - 1 for k the top 23 bits of splitmix64's finaliser of the index."""
+    with np.errstate(over="ignore"):
+        z = np.arange(n, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return (2 * (z >> np.uint64(41)).astype(np.int64) + 1) / 8388608.0 - 1.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, cid", [("wide", "pyspmv/csr/vector/tpv=8/bs=256"), ("tall", "cusparse/csr/alg2"),
+                                       ("powerlaw", "pyspmv/sell/c=32/sigma=1/bs=256"),
+                                       ("no_entries", "pyspmv/csr/scalar/bs=128")])
+def test_timing_without_a_host_x_makes_it_on_the_device(dtype, name, cid):
+    """bench(None) (verification's timings): x made on the device, ncols fixed values in (-1, 1), none 0, the same
+    in both types; the last product is A times them, every run counted; a y of the wrong size or type refused."""
+    A = MATRICES[name]
+    M = pyspmv.Matrix(A, name=name)
+    xd = device_x(M.ncols)
+    assert np.all(np.abs(xd) < 1) and np.all(xd != 0) and np.array_equal(xd.astype(np.float32), xd)
+    c = pyspmv.config(cid)
+    F = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+    with gpu.Plan(F, c) as plan:
+        med, q25, q75, mn, runs, y = plan.bench(None, warmup=2, repeats=9, budget_s=0)
+        assert runs == 9 and 0 < mn <= q25 <= med <= q75
+        assert rel_err(M.astype(np.float64).to_scipy(), xd, y) <= TOL[dtype]
+        with pytest.raises(ValueError, match="nrows"):
+            plan._plan.bench(None, np.empty(M.nrows + 1, dtype=dtype), 0, 1, 0.0)
+        other = np.float32 if dtype == "float64" else np.float64
+        with pytest.raises(TypeError, match="dtype"):
+            plan._plan.bench(None, np.empty(M.nrows, dtype=other), 0, 1, 0.0)
+
+
 def test_benchmark_both_dtypes_in_one_call():
     M = pyspmv.generate("poisson2d", 40)
     ids = ["pyspmv/ell/bs=256", "pyspmv/ell/bs=512", "cusparse/csr/default"]

@@ -275,6 +275,7 @@ def test_matrix_on_the_gpu_is_converted_there(monkeypatch):
         if isinstance(F, Exception):             # as benchmark()'s: not timed
             return {"config": c.id, "median_ms": math.nan, "q25_ms": math.nan, "q75_ms": math.nan,
                     "convert_ms": math.nan, "status": "not_applicable", "note": str(F)}
+        assert run.x is None and run.ref is None             # no host x: each plan makes its own on the device
         timed.append((c.id, F is on, run.dt, warmup, repeats, budget_s, check))
         t = 1.0 + len(timed)
         return {"config": c.id, "median_ms": t, "q25_ms": t, "q75_ms": t, "convert_ms": convert_ms, "status": "ok",

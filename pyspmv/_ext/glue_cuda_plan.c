@@ -97,22 +97,34 @@ static PyObject *plan_mv(PlanObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms; y gets the last
- * product (None: not downloaded, one copy of y over the host link fewer) */
+/* bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms; x None: made on
+ * the device (no host x, no upload); y gets the last product (None: not downloaded, one copy of y
+ * over the host link fewer) */
 static PyObject *plan_bench(PlanObject *self, PyObject *args) {
-    PyArrayObject *x, *y = NULL;
-    PyObject *yo;
+    PyArrayObject *x = NULL, *y = NULL;
+    PyObject *xo, *yo;
     int warmup, repeats, rc;
     double budget;
     spmv_timing t = {0};
     spmv_err err = {0};
     if (!plan_live(self) ||
-        !PyArg_ParseTuple(args, "O&Oiid", real_array, &x, &yo, &warmup, &repeats, &budget) ||
-        (yo != Py_None && !real_out_array(yo, &y)) || !plan_xy(self, x, y))
+        !PyArg_ParseTuple(args, "OOiid", &xo, &yo, &warmup, &repeats, &budget) ||
+        (xo != Py_None && !real_array(xo, &x)) || (yo != Py_None && !real_out_array(yo, &y)))
         return NULL;
+    if (x != NULL && !plan_xy(self, x, y)) return NULL;
+    if (x == NULL && y != NULL && PyArray_TYPE(y) != self->typenum) {
+        PyErr_SetString(PyExc_TypeError, "y must have the matrix's value dtype");
+        return NULL;
+    }
+    if (x == NULL && y != NULL && PyArray_SIZE(y) != self->nrows) {
+        PyErr_Format(PyExc_ValueError, "y has %zd entries; it must be nrows = %d",
+                     (Py_ssize_t)PyArray_SIZE(y), self->nrows);
+        return NULL;
+    }
+    const void *xp = x != NULL ? PyArray_DATA(x) : NULL;
     void *yp = y != NULL ? PyArray_DATA(y) : NULL;
     Py_BEGIN_ALLOW_THREADS rc =
-        spmv_cuda_plan_bench(self->plan, PyArray_DATA(x), yp, warmup, repeats, budget, &t, &err);
+        spmv_cuda_plan_bench(self->plan, xp, yp, warmup, repeats, budget, &t, &err);
     Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
                                                          "CUDA SpMV timing");
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);

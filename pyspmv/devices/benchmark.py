@@ -120,9 +120,11 @@ class _Runner:
         _core.mv(self.F.state, self.c.variant, x, y)
         return y
 
-    def bench(self, x: np.ndarray, warmup: int, repeats: int, budget_s: float) -> tuple[float, ...]:
-        if self.plan is not None:
+    def bench(self, x: np.ndarray | None, warmup: int, repeats: int, budget_s: float) -> tuple[float, ...]:
+        if self.plan is not None:     # x None: made on the device (a GPU timing that needs no host x)
             return self.plan.bench(x, warmup=warmup, repeats=repeats, budget_s=budget_s, result=False)[:5]
+        if x is None:
+            raise ValueError("a CPU timing needs its x")
         y = np.empty(self.F.shape[0], dtype=self.F.dtype)
         return _core.bench(self.F.state, self.c.variant, x, y, warmup, repeats, budget_s)
 
@@ -376,14 +378,19 @@ class _Upload:
 class _DtypeRun:
     """What the configurations timed in one value type share: x, the reference, the row's fields."""
 
-    def __init__(self, M: Any, dt: np.dtype, device: str, seed: int, A64: Any):
+    def __init__(self, M: Any, dt: np.dtype, device: str, seed: int, A64: Any, host_x: bool = True):
         self.M, self.dt = M, dt
+        self.x: np.ndarray | None = None
+        self.base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
+        self.ref: _Reference | None = None
+        self.too_big: str | None = None
+        if not host_x:          # GPU timings alone, unchecked: each plan makes its x on the device
+            return
         rng = np.random.default_rng(seed)
         # copy=False: float64's x is the draw itself (a second copy took 2.2 of the 4.8 ms this line took for 1e6
         # columns on the dev VM); finite and within [-1, 1], so that _one need not check it for each configuration
         self.x = rng.uniform(-1.0, 1.0, M.ncols).astype(dt, copy=False)
         self.x[self.x == 0] = 0.5
-        self.base = {"matrix": M.name or "", "group": M.group or "", "dtype": dt.name, "device": device}
         self.too_big = float32_overflow(M.data) if dt == np.float32 else None
         self.ref = _Reference(A64, self.x, dt) if A64 is not None and not self.too_big else None
 
@@ -393,7 +400,8 @@ class _DtypeRun:
                     check)
 
 
-def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, x: np.ndarray, ref: _Reference | None,
+def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, x: np.ndarray | None,
+         ref: _Reference | None,
          base: dict[str, Any], warmup: int, repeats: int, budget_s: float, check: bool) -> dict[str, Any]:
     """One configuration's row of the benchmark table."""
     row = {**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
