@@ -315,8 +315,8 @@ def _time_on_device(M: Any, D: arrays.DeviceCSR | gpu.DeviceMatrix | None, ids: 
         DM = gpu.DeviceMatrix.wrap_csr(D if D.dtype == dt else arrays.device_csr(D.owner, dt))
     else:
         DM = upload_csr(M, dt)
-    # no host x: each plan makes its own on the device (making and page-locking a host x of 9e6 entries took 60 of
-    # an 86 ms verified Operator build on the H200's host, and each plan uploaded it again)
+    # no host x: each plan makes its own on the device (drawing a host x of 9e6 entries took 59 ms and page-locking
+    # it 6 ms of an 86 ms verified Operator build on the H200's host, and each plan uploaded it again)
     run = _DtypeRun(M, dt, "cuda", 0, None, host_x=False)
     cfgs = [config(c) for c in ids]
     keys = [(c.format, tuple(sorted(c.format_kwargs.items()))) for c in cfgs]
