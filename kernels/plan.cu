@@ -284,26 +284,38 @@ int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err) 
     return rc ? rc : get_y(p, y, err);
 }
 
+/* The GPU's global nanosecond timer: a wait bounded in time with no clock rate asked of the host
+ * (cudaDevAttrClockRate took 0.63 ms a query on the H200's host, driver 580, most of a short
+ * timing's cost). */
+static __device__ unsigned long long gpu_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 /* Holds the stream until the host has queued a whole batch behind it (open[0] set), so that the
  * events time the GPU's work alone and not the host's launch latency (several microseconds, as
- * much as a small product itself takes).  Gives up after max_cycles and says so in open[1]: the
- * batch is then timed again. */
-__global__ void gate_wait(volatile int *open, long long max_cycles) {
-    long long t0 = clock64();
+ * much as a small product itself takes).  Gives up after max_ns nanoseconds and says so in
+ * open[1]: the batch is then timed again. */
+__global__ void gate_wait(volatile int *open, unsigned long long max_ns) {
+    unsigned long long t0 = gpu_ns();
     while (open[0] == 0)
-        if (clock64() - t0 > max_cycles) {
+        if (gpu_ns() - t0 > max_ns) {
             open[1] = 1;
             return;
         }
 }
 
+/* 200 ms: far longer than queueing a batch, short enough that a host descheduled meanwhile costs
+ * one batch again, not a hang. */
+#define GATE_MAX_NS 200000000ULL
+
 /* Queue n products behind a closed gate, each between events ev[2k] and ev[2k+1], open the gate,
  * wait for the last, and read the n times into t[n]. */
-static int timed_batch(spmv_cuda_plan *p, int n, long long max_cycles, double *t, int *late,
-                       spmv_err *err) {
+static int timed_batch(spmv_cuda_plan *p, int n, double *t, int *late, spmv_err *err) {
     p->gate[0] = p->gate[1] = 0;
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    gate_wait<<<1, 1, 0, p->s>>>((volatile int *)p->gate_dev, max_cycles);
+    gate_wait<<<1, 1, 0, p->s>>>((volatile int *)p->gate_dev, GATE_MAX_NS);
     int rc = spmv_cuda_status(cudaGetLastError(), "the timing gate", err);
     for (int k = 0; k < n && !rc; k++) {
         rc = spmv_cuda_status(cudaEventRecord(p->ev[2 * k], p->s), "cudaEventRecord", err);
@@ -330,15 +342,9 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
     if (repeats < 1 || warmup < 0)
         return spmv_cuda_fail(err, SPMV_EINVAL, "repeats (%d) must be >= 1 and warmup (%d) >= 0",
                               repeats, warmup);
-    int clock_khz = 0, rc = bench_init(p, err);
+    int rc = bench_init(p, err);
     if (!rc) rc = order_after_last(p, p->s, err);
     if (!rc) rc = x != NULL ? put_x(p, x, err) : make_x(p, err);
-    if (!rc)
-        rc = spmv_cuda_status(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0),
-                              "cudaDeviceGetAttribute(clock rate)", err);
-    /* 200 ms: far longer than queueing a batch, short enough that a host descheduled meanwhile
-     * costs one batch again, not a hang */
-    long long max_cycles = 200LL * clock_khz;
     /* the first warm-up timed (events around its launches) to bound the others by the budget */
     int more = 0;
     if (warmup > 0 && !rc) {
@@ -370,7 +376,7 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
         }
         if (want > repeats - n) want = (int)(repeats - n);
         int late = 0;
-        rc = timed_batch(p, want, max_cycles, t + n, &late, err);
+        rc = timed_batch(p, want, t + n, &late, err);
         if (!rc && late && retries++ < 3) continue; /* the gate gave up: time the batch again */
         for (int k = 0; !rc && k < want; k++) spent += t[n + k];
         if (!rc) n += want;
