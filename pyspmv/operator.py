@@ -628,10 +628,8 @@ def _device_product(side: _Side, x: Any, out: Any, alpha: Any, beta: Any, what: 
             # the rule of Operator's Notes: a wider or strided x copied, by x's own library
             return _device_product(side, arrays.cast_vector(x, side.dtype), out, alpha, beta, what, stream)
         if arrays.fixed_address(x):
-            maker = seen[5]                   # kept across x's: the results it keeps outlive any one x
-            if maker is None or maker.device != x.device.id:
-                maker = arrays.result_maker(x, side.nrows, side.dtype)
-            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x), maker)
+            side.seen = seen = (x, xa, seen[2], seen[3], arrays.current_stream(x),
+                                arrays.result_maker(x, side.nrows, side.dtype, seen[5]))
     y = None
     if out is None:
         needs_out(beta, what)

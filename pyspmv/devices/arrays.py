@@ -326,12 +326,14 @@ class ResultMaker:
         return slot[0], slot[3]
 
 
-def result_maker(v: Any, n: int, dtype: np.dtype) -> ResultMaker | None:
-    """The :class:`ResultMaker` of new results like ``v`` (a CuPy array: on its device); None for other kinds and
-    for ``n == 0``."""
+def result_maker(v: Any, n: int, dtype: np.dtype, kept: ResultMaker | None = None) -> ResultMaker | None:
+    """The :class:`ResultMaker` of new results like ``v`` (a CuPy array: on its device): ``kept``, the maker of the
+    earlier results, where it makes them on that device (the results it keeps outlive any one x), else a new one;
+    None for other kinds and for ``n == 0``."""
     if _library(v) != "cupy" or n <= 0:
         return None
-    return ResultMaker(sys.modules["cupy"], v.device.id, n, dtype)
+    dev = v.device.id
+    return kept if kept is not None and kept.device == dev else ResultMaker(sys.modules["cupy"], dev, n, dtype)
 
 
 def column(V: Any, j: int) -> tuple[Any, bool]:
