@@ -82,14 +82,15 @@ int spmv_cuda_plan_create(const spmv_fmt *F, const spmv_config *c, int elem_size
 int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 
 /* Upload x once (NULL: x made on the device instead, spmv_cuda_fill's values, no host x and no
- * upload: a timing that needs no particular x), then time products: `warmup` untimed (fewer where the budget ends them first, as
- * spmv_time: spmv_warmup_more of the first one's time), then up to `repeats` each between two CUDA
- * events recorded around its launches alone, within budget_s seconds of timed runs (<= 0: no
- * budget; at least one run).  Products are queued in batches (up to 32, fewer where the budget
- * would end sooner) behind a gate kernel that holds the stream until the host has queued the whole
- * batch, so the events measure the GPU's time for each product, not the host's launch latency, and
- * the host waits once per batch instead of once per product.  A batch whose gate gave up waiting
- * (200 ms: the host was descheduled) is timed again.  y[nrows] (host, may be NULL) receives the
+ * upload: a timing that needs no particular x), then time products: `warmup` untimed (fewer where
+ * the budget ends them first, as spmv_time: spmv_warmup_more of the first one's time), then up to
+ * `repeats` each between two CUDA events recorded around its launches alone, within budget_s
+ * seconds of timed runs (<= 0: no budget; at least one run).  Products are queued in batches (up
+ * to 32, fewer where the budget would end sooner) behind a gate kernel that holds the stream until
+ * the host has queued the whole batch, so the events measure the GPU's time for each product, not
+ * the host's launch latency, and the host waits once per batch instead of once per product.  A
+ * batch whose gate gave up waiting (200 ms of the GPU's global timer: the host was descheduled) is
+ * timed again.  y[nrows] (host, may be NULL) receives the
  * last product.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM, SPMV_ECUDA or SPMV_ECUSPARSE. */
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err);
