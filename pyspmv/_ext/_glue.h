@@ -159,18 +159,20 @@ static inline glue_fmtstate *state_get(PyObject *module, PyObject *o) {
     return (glue_fmtstate *)o;
 }
 
-/* x (and y, unless NULL: no result wanted) of F's value type and shape */
+/* x (unless NULL: made on the device, a GPU timing's) and y (unless NULL: no result wanted) of F's
+ * value type and shape */
 static inline int check_xy(const spmv_fmt *F, int typenum, PyArrayObject *x, PyArrayObject *y) {
-    if (PyArray_TYPE(x) != typenum || (y != NULL && PyArray_TYPE(y) != typenum)) {
+    if ((x != NULL && PyArray_TYPE(x) != typenum) || (y != NULL && PyArray_TYPE(y) != typenum)) {
         PyErr_SetString(PyExc_TypeError, "x and y must have the matrix's value dtype");
         return 0;
     }
-    npy_intp ny = y != NULL ? PyArray_SIZE(y) : F->nrows;
-    if (PyArray_SIZE(x) != F->ncols || ny != F->nrows) {
+    npy_intp nx = x != NULL ? PyArray_SIZE(x) : F->ncols,
+             ny = y != NULL ? PyArray_SIZE(y) : F->nrows;
+    if (nx != F->ncols || ny != F->nrows) {
         PyErr_Format(PyExc_ValueError,
                      "x has %zd entries and y %zd; they must be ncols = %d and "
                      "nrows = %d",
-                     (Py_ssize_t)PyArray_SIZE(x), (Py_ssize_t)ny, F->ncols, F->nrows);
+                     (Py_ssize_t)nx, (Py_ssize_t)ny, F->ncols, F->nrows);
         return 0;
     }
     return 1;

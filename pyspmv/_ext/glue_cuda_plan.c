@@ -111,16 +111,7 @@ static PyObject *plan_bench(PlanObject *self, PyObject *args) {
         !PyArg_ParseTuple(args, "OOiid", &xo, &yo, &warmup, &repeats, &budget) ||
         (xo != Py_None && !real_array(xo, &x)) || (yo != Py_None && !real_out_array(yo, &y)))
         return NULL;
-    if (x != NULL && !plan_xy(self, x, y)) return NULL;
-    if (x == NULL && y != NULL && PyArray_TYPE(y) != self->typenum) {
-        PyErr_SetString(PyExc_TypeError, "y must have the matrix's value dtype");
-        return NULL;
-    }
-    if (x == NULL && y != NULL && PyArray_SIZE(y) != self->nrows) {
-        PyErr_Format(PyExc_ValueError, "y has %zd entries; it must be nrows = %d",
-                     (Py_ssize_t)PyArray_SIZE(y), self->nrows);
-        return NULL;
-    }
+    if (!plan_xy(self, x, y)) return NULL;
     const void *xp = x != NULL ? PyArray_DATA(x) : NULL;
     void *yp = y != NULL ? PyArray_DATA(y) : NULL;
     Py_BEGIN_ALLOW_THREADS rc =

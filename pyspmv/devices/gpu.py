@@ -144,10 +144,11 @@ def copy_bandwidth(nbytes: int = 1 << 30, repeats: int = 20) -> float:
 @contextmanager
 def pinned(x: np.ndarray) -> Iterator[bool]:
     """``x`` (a contiguous host array) page-locked while the block runs, so that its uploads (one per plan timed
-    with it) run at the host link's speed, not through the driver's staging of pageable memory: on the H200's host
-    an Operator's build from CuPy with ``verify="auto"`` (ten plans timed) took 31.9 ms pinned against 37.4 ms
-    pageable at 1e7 entries, 23.8 against 29.2 ms at 5e6, 15.0 against 16.3 ms at 1e6 (medians of 6, one run),
-    pinning and unpinning x 0.25-0.56 ms of it. Yields whether it is pinned: a buffer the driver will not lock
+    with it, by :func:`pyspmv.benchmark` on the GPU) run at the host link's speed, not through the driver's staging
+    of pageable memory: on the H200's host, when verification still timed a host x, an Operator's build from CuPy
+    with ``verify="auto"`` (ten plans timed) took 31.9 ms pinned against 37.4 ms pageable at 1e7 entries, 23.8
+    against 29.2 ms at 5e6, 15.0 against 16.3 ms at 1e6 (medians of 6, one run), pinning and unpinning x 0.25-0.56
+    ms of it. Yields whether it is pinned: a buffer the driver will not lock
     (already locked, say) is used as it is, since pinning only makes copies faster."""
     try:
         cuda().pin(x)
