@@ -248,7 +248,7 @@ def test_a_failed_switch_stays_and_says_so(monkeypatch):
     A, b = spd(), rhs(400)
     pick = pyspmv.config("cusparse/csr/alg2")
 
-    def select_device(M, dtype, model, n_calls, k, current, cancel, gate=None, csr=None, tables=False):
+    def select_device(M, dtype, model, k, current, cancel, gate=None, csr=None, tables=False):
         p = D.prepare(M, pick, dtype, csr)
         p.plan.close()
         return Selection([(pick.id, 0.01)], candidates=[p])
@@ -387,7 +387,7 @@ def test_a_value_table_variant_is_made_on_the_device_and_probed(monkeypatch):
     monkeypatch.setattr(switching, "rank", fake_rank(["pyspmv/jad/bs=256"]))
     A = pyspmv.generate("poisson2d", 20)                  # two distinct values
     for dt in ("float64", "float32"):
-        sel = D.select_device(A, np.dtype(dt), None, 100, 1, None, threading.Event(), csr=upload_csr(A, np.dtype(dt)),
+        sel = D.select_device(A, np.dtype(dt), None, 1, None, threading.Event(), csr=upload_csr(A, np.dtype(dt)),
                               tables=True)
         assert [p.config.id for p in sel.candidates] == ["pyspmv/jad/vals=8/bs=256"], sel
         x = rhs(400, seed=3).astype(dt)

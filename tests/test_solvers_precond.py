@@ -371,6 +371,28 @@ def test_driver_converts_the_pick_on_the_device(fake_gpu, monkeypatch):
     assert FakeMatrix.converted == ["ell"] and FakeMatrix.uploads == ["float64"]
 
 
+def test_device_selection_ranks_by_the_product(fake_gpu, monkeypatch):
+    """A GPU solve ranks by the time a product (``rank(n_calls=None)``): it converts its pick on the GPU, a cost the
+    gate weighs, and its start's conversion is paid. Ranked by the call (``n_calls``, the model's host conversion
+    added), the start came behind a pick with a slower product (on the H200: ``polblogs_x26kron_r4_lap``)."""
+    A = spd()
+    fake_gpu.A = A.to_scipy()
+    asked = []
+
+    def rank(A, model=None, device="cpu", dtype="float64", n_calls=None, deterministic=False, estimate=None):
+        asked.append(n_calls)
+        if n_calls is None:
+            return [("cusparse/csr/default", 0.024), ("pyspmv/jad/bs=64", 0.039)]
+        return [("pyspmv/jad/bs=64", 0.114), ("cusparse/csr/default", 0.157)]
+    monkeypatch.setattr(switching, "rank", rank)
+    selection_lands_first(monkeypatch)
+    _x, info, rec = S.cg(A, rhs(A.nrows), rtol=1e-8, device="cuda", policy="async", select_min_nnz=0,
+                         select_patience=0)
+    assert info == 0 and asked == [None], asked
+    assert rec.schedule == [(0, "cusparse/csr/default")] and FakeMatrix.converted == [], rec
+    assert any("ranking keeps cusparse/csr/default" in e for _, e in rec.events), rec.events
+
+
 def test_driver_stays_where_a_switch_cannot_pay(fake_gpu, monkeypatch):
     """With the GPU's estimated switch cost, a solve of a few dozen iterations is not worth a conversion: the
     record says so, and nothing is converted."""

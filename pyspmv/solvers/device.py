@@ -91,17 +91,26 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | Non
     return DevicePrepared(cfg, gpu.Plan(F, cfg))
 
 
-def select_device(M: Matrix, dtype: np.dtype, model: Any, n_calls: int, k: int, current: DevicePrepared | None,
+def select_device(M: Matrix, dtype: np.dtype, model: Any, k: int, current: DevicePrepared | None,
                   cancel: threading.Event, gate: Gate | None = None,
                   csr: gpu.DeviceMatrix | None = None, tables: bool = False) -> Selection:
-    """Rank ``M``'s CUDA configurations (from sampled features at :data:`ESTIMATE_MIN_NNZ` entries and above; with
-    ``tables``, where a probe times the candidates before one is kept, also the value-table variants the model does
-    not rank, :func:`pyspmv.ranking.tables.with_value_tables`) and make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
+    """Rank ``M``'s CUDA configurations by their predicted time a product (from sampled features at
+    :data:`ESTIMATE_MIN_NNZ` entries and above; with ``tables``, where a probe times the candidates before one is
+    kept, also the value-table variants the model does not rank, :func:`pyspmv.ranking.tables.with_value_tables`)
+    and make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
     (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` as :func:`select`'s. On the
     host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the CPU's
-    solves take one, since there the products need the others)."""
+    solves take one, since there the products need the others).
+
+    Per product, not ``rank(n_calls=...)``: that adds the model's conversion cost, a conversion on the host and an
+    upload, where the solve converts from its CSR copy on the GPU (``gate`` weighs that, :meth:`Plans.switch_cost_s`),
+    and it charges the running configuration its own conversion, which is paid. On the H200 the H200 default put
+    ``cusparse/csr/default`` at 0.157 ms a call over a graph Laplacian's expected 1,086 products and JAD at 0.114,
+    where it predicted 0.024 and 0.039 ms a product and JAD measured 26x cuSPARSE's time; the gate let JAD's
+    value-table variant through and the solve lost the conversion and a glance (benchmarks/solvers_gpu.py's
+    ``polblogs_x26kron_r4_lap``)."""
     with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
-        sel = select(M, dtype, "cuda", model, n_calls, k, current, cancel, gate,
+        sel = select(M, dtype, "cuda", model, None, k, current, cancel, gate,
                      functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ, tables)
     return sel
 
@@ -115,7 +124,7 @@ class Plans:
     def __init__(self, K: Any, M: Matrix, dtype: np.dtype, args: dict[str, Any]):
         self.K = K
         self.current: DevicePrepared
-        self._M, self._dtype, self._model, self._n_calls = M, dtype, args["model"], args["n_calls"]
+        self._M, self._dtype, self._model = M, dtype, args["model"]
         self._probe_iters: int = args["probe_iters"]
         self._csr: gpu.DeviceMatrix | None = None
         #: K's wake word (``Krylov.set_wake``): set when a selection beside the iterations returns, so that the
@@ -160,7 +169,7 @@ class Plans:
                 return Selection([])
         err = size_tol("cuda", self._M.nnz)
         honest = None if gate is None else (lambda pick_ms, now_ms: gate(pick_ms * (1.0 + err), now_ms))
-        return select_device(self._M, self._dtype, self._model, self._n_calls, k, current, cancel, honest, self.csr,
+        return select_device(self._M, self._dtype, self._model, k, current, cancel, honest, self.csr,
                              tables=beside and self._probe_iters > 0)
 
     def switch_cost_s(self, pick_ms: float) -> float:

@@ -48,7 +48,8 @@ _COMMON = """
           fastest product (minimum over its iterations) is kept (Li & Suda's third step).
 
         ``n_calls`` of the ranking is :func:`pyspmv.solvers.expected_iterations` times the products
-        per iteration, capped by ``maxiter``. A ranking or conversion that fails (including
+        per iteration, capped by ``maxiter`` (on the CPU; the GPU's ranks by the time a product and converts on
+        the device, a cost its gate weighs over the iterations left). A ranking or conversion that fails (including
         ``MemoryError``) leaves the solve on its configuration and is recorded in ``record.events``.
     config : str or pyspmv.Config, optional
         Configuration run by ``fixed``, started with by ``async`` and ``online``, fallen back on by

@@ -35,8 +35,9 @@ class SolveRecord:
         Last residual norm the solver computed (CG and BiCGSTAB: the recurrence's; GMRES: the true
         residual at the last restart, or the least-squares estimate where it stopped inside a cycle).
     n_calls : int or None
-        Products expected when ranking (``rank(n_calls=...)``); None where no ranking can run (``fixed``,
-        and ``async`` or ``online`` on at most ``select_min_nnz`` entries).
+        Products the set-up expects: the CPU's ranking's ``rank(n_calls=...)`` (the GPU's ranks by the time a
+        product, its conversions weighed by the switch's gate) and both policies' prior of the iterations left;
+        None where no ranking can run (``fixed``, and ``async`` or ``online`` on at most ``select_min_nnz`` entries).
     schedule : list of (int, str)
         ``(first iteration, configuration id)``: each configuration ran from that iteration until
         the next entry's.

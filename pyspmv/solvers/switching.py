@@ -131,11 +131,12 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
     return Prepared(cfg, convert(M, cfg.format, dtype=dtype, **cfg.format_kwargs))
 
 
-def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int, k: int, current: Any | None,
+def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int | None, k: int, current: Any | None,
            cancel: threading.Event | None = None, gate: Callable[[float, float], str | None] | None = None,
            make: Callable[[Config], Any] | None = None, estimate: bool | None = None,
            tables: bool = False) -> Selection:
-    """Rank the configurations of ``device`` for ``M`` and convert the first ``k`` that can serve it.
+    """Rank the configurations of ``device`` for ``M`` (``rank(n_calls=n_calls)``: None ranks by the time a product)
+    and convert the first ``k`` that can serve it.
 
     A ranking failure raises; a conversion failure (not applicable, out of memory, anything) is
     noted in ``failures`` and that candidate skipped. ``current`` is reused, not converted again.
