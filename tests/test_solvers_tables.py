@@ -104,8 +104,8 @@ def test_the_selection_converts_a_variant_and_a_refusal_takes_no_place(monkeypat
                            tables=True)
     assert [c.config.id for c in sel.candidates] == ["pyspmv/jad/vals=16/bs=256"], sel
     assert len(sel.failures) == 1 and sel.failures[0].startswith("pyspmv/jad/vals=8/bs=256 does not apply ("), sel
-    # for each variant, its base first, then the variant: again for the next after the refusal
-    assert len(asked) == 4 and asked[0] == asked[2] == 0.010 and asked[1] < asked[3] < 0.010, asked
+    # each variant (its base is ahead of what runs): again for the next after the refusal
+    assert len(asked) == 2 and asked[0] < asked[1] < 0.010, asked
     # without tables: the model's pick, as before
     sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, None)
     assert [c.config.id for c in sel.candidates] == [JAD]
@@ -120,9 +120,10 @@ def test_a_gate_that_holds_a_variant_converts_nothing(monkeypatch):
     assert sel.ranking[0][0] == "pyspmv/jad/vals=8/bs=256" and sel.candidates == [] and sel.held.endswith("0.02")
 
 
-def test_a_variant_whose_base_the_gate_holds_is_passed_over(monkeypatch):
-    """A table speeds up a layout the model finds competitive; where the gate holds the variant's base (here the
-    base within 5 % of what runs), the variant is not converted however few bytes it moves."""
+def test_a_variant_whose_base_is_not_ahead_is_passed_over(monkeypatch):
+    """A table speeds up a layout the model puts ahead of what runs; where the variant's base is within ``tol`` (the
+    model's error) of it, the variant is not converted however few bytes it moves, and the gate is asked of the next
+    in the ranking."""
     monkeypatch.setattr(switching, "rank", fixed_rank([(JAD, 0.0190), (START, 0.0200)]))
     few = with_values(np.resize([1.0, 2.0], 3000))
     current = switching.prepare(few, pyspmv.config(START), np.dtype(np.float64))
@@ -131,10 +132,12 @@ def test_a_variant_whose_base_the_gate_holds_is_passed_over(monkeypatch):
     def gate(pick_ms, now_ms):
         asked.append(pick_ms)
         return None if pick_ms < 0.95 * now_ms else "not enough"
-    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True)
+    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True, tol=0.06)
     assert sel.ranking[0][0] == "pyspmv/jad/vals=8/bs=256" and sel.candidates == []
     assert sel.held == f"{JAD}, next in the ranking: not enough"
-    assert asked == [0.0190, 0.0190]                    # the variant's base, then the base itself
+    assert asked == [0.0190]                            # the base itself, not the variant
+    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True, tol=0.04)
+    assert [c.config.id for c in sel.candidates] == ["pyspmv/jad/vals=8/bs=256"]      # 1.9 * 1.04 < 2.0
     monkeypatch.setattr(switching, "rank", fixed_rank([(JAD, 0.0150), (START, 0.0200)]))
-    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True)
+    sel = switching.select(few, np.dtype(np.float64), "cuda", None, 100, 1, current, gate=gate, tables=True, tol=0.06)
     assert [c.config.id for c in sel.candidates] == ["pyspmv/jad/vals=8/bs=256"]

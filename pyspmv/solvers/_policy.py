@@ -65,6 +65,10 @@ class Device(Protocol):
         """What converting and switching to a pick predicted at ``pick_ms`` per product is expected to cost the
         solve, in seconds; None where the device does not estimate it (then every pick is tried)."""
 
+    def return_cost_s(self) -> float | None:
+        """What going back to a candidate made and tried before (its probe's end: one probed earlier measured
+        faster than the last) is expected to cost the solve, in seconds; None where the device does not estimate it."""
+
     def trial(self, p: Any) -> None:
         """Raise where a product of ``p`` on the solve's vectors fails."""
 
@@ -377,18 +381,18 @@ class Policy:
     def _not_worth_keeping(self, best: str, it: int) -> str | None:
         """Why the probe's fastest, ``best``, should not replace the configuration running now (probed too),
         or None: it must measure faster beyond :data:`PROBE_NOISE`, and save more than ``SWITCH_MARGIN`` times
-        the switch's fixed cost over the iterations left."""
+        what going back to it costs (:meth:`Device.return_cost_s`) over the iterations left."""
         cur = self.current.config.id
         t = self.record.probes
         if best == cur or cur not in t or cur not in self._probed:
             return None
         if t[best] > (1.0 - PROBE_NOISE) * t[cur]:
             return f"{best} measured {t[best] / t[cur]:.3f}x {cur}'s time, within the {PROBE_NOISE:.0%} noise"
-        fixed = self.dev.switch_cost_s(0.0)
+        back = self.dev.return_cost_s()
         left = self.remaining(it)
-        if fixed is not None and left * (t[cur] - t[best]) <= SWITCH_MARGIN * fixed:
+        if back is not None and left * (t[cur] - t[best]) <= SWITCH_MARGIN * back:
             return (f"{best} would save {left * (t[cur] - t[best]):.3g} s over about {left:.0f} iterations left, "
-                    f"not {SWITCH_MARGIN:g}x the switch's {fixed:.3g} s")
+                    f"not {SWITCH_MARGIN:g}x going back's {back:.3g} s")
         return None
 
     # -- whether a switch pays -----------------------------------------------------------------

@@ -64,6 +64,12 @@ FIRST_LOOK_S = 5e-4
 #: it, and for the one kept. Measured on the H200 (a run of benchmarks/solvers_gpu.py, 2026-11-29): a 1.8e5-entry
 #: CG solve that converted its pick, probed it and went back to its start lost 2.1 ms against the fixed solve.
 SWITCH_FIXED_S = 3e-3
+#: What going back to a plan made and tried before costs a solve, in seconds: a trial product and the iteration's
+#: graph captured again at a boundary the probe's end has anyway. Measured on the H200 (.device probe of 2026-12-01,
+#: CG, chunks of 40 iterations with and without the plan made ready first, 15 rounds each way): 0.09-0.14 ms a return
+#: on 2-D Poisson 1000^2, 0.20-0.21 ms on a 2e7-entry graph Laplacian (median), 0.37 ms the largest; before, the
+#: probe's end charged SWITCH_FIXED_S, and a solve kept a candidate that measured 4.7 % slower than its start.
+RETURN_S = 4e-4
 
 
 @dataclass
@@ -93,12 +99,12 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype, csr: gpu.DeviceMatrix | Non
 
 def select_device(M: Matrix, dtype: np.dtype, model: Any, k: int, current: DevicePrepared | None,
                   cancel: threading.Event, gate: Gate | None = None,
-                  csr: gpu.DeviceMatrix | None = None, tables: bool = False) -> Selection:
+                  csr: gpu.DeviceMatrix | None = None, tables: bool = False, tol: float = 0.0) -> Selection:
     """Rank ``M``'s CUDA configurations by their predicted time a product (from sampled features at
     :data:`ESTIMATE_MIN_NNZ` entries and above; with ``tables``, where a probe times the candidates before one is
     kept, also the value-table variants the model does not rank, :func:`pyspmv.ranking.tables.with_value_tables`)
     and make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
-    (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` as :func:`select`'s. On the
+    (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` and ``tol`` as :func:`select`'s. On the
     host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the CPU's
     solves take one, since there the products need the others).
 
@@ -111,7 +117,7 @@ def select_device(M: Matrix, dtype: np.dtype, model: Any, k: int, current: Devic
     ``polblogs_x26kron_r4_lap``)."""
     with threadpools().select(user_api="openmp").limit(limits=max(1, (os.cpu_count() or 1) - 2)):
         sel = select(M, dtype, "cuda", model, None, k, current, cancel, gate,
-                     functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ, tables)
+                     functools.partial(prepare, M, dtype=dtype, csr=csr), M.nnz >= ESTIMATE_MIN_NNZ, tables, tol)
     return sel
 
 
@@ -162,7 +168,8 @@ class Plans:
         """:func:`select_device`, before the iterations or beside them alike (beside them, where a probe follows, with
         the value-table variants, which only a probe may choose); ``gate`` is asked with the pick's
         predicted time raised by the model's measured error at this size (:func:`pyspmv.ranking.precision.size_tol`):
-        a predicted gain within it is no gain to pay a conversion for."""
+        a predicted gain within it is no gain to pay a conversion for; a value-table variant is considered only where
+        its base is predicted ahead of what runs by more than that error."""
         if beside:
             self.iterating.wait()
             if cancel.is_set():                  # the solve ended before it iterated
@@ -170,12 +177,16 @@ class Plans:
         err = size_tol("cuda", self._M.nnz)
         honest = None if gate is None else (lambda pick_ms, now_ms: gate(pick_ms * (1.0 + err), now_ms))
         return select_device(self._M, self._dtype, self._model, k, current, cancel, honest, self.csr,
-                             tables=beside and self._probe_iters > 0)
+                             tables=beside and self._probe_iters > 0, tol=err)
 
     def switch_cost_s(self, pick_ms: float) -> float:
         """Converting on the GPU (:func:`pyspmv.ranking.verify.device_convert_ms`: a fixed part and some products'
         worth of passes over the matrix) and :data:`SWITCH_FIXED_S`."""
         return (device_convert_ms(pick_ms) if pick_ms > 0 else 0.0) / 1e3 + SWITCH_FIXED_S
+
+    def return_cost_s(self) -> float:
+        """:data:`RETURN_S`."""
+        return RETURN_S
 
     def trial(self, p: DevicePrepared) -> None:
         """A product of ``p`` on the solve's vectors; it also captures the iteration's graph for ``p``, so

@@ -134,7 +134,7 @@ def prepare(M: Matrix, cfg: Config, dtype: np.dtype) -> Prepared:
 def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int | None, k: int, current: Any | None,
            cancel: threading.Event | None = None, gate: Callable[[float, float], str | None] | None = None,
            make: Callable[[Config], Any] | None = None, estimate: bool | None = None,
-           tables: bool = False) -> Selection:
+           tables: bool = False, tol: float = 0.0) -> Selection:
     """Rank the configurations of ``device`` for ``M`` (``rank(n_calls=n_calls)``: None ranks by the time a product)
     and convert the first ``k`` that can serve it.
 
@@ -146,8 +146,10 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int | N
     :func:`pyspmv.rank`'s. ``tables``: the value-table variants the model does not rank join the ranking at their
     predicted times (:func:`pyspmv.ranking.tables.with_value_tables`); one whose conversion is refused (the values
     do not fit its table) takes no place among the ``k``, and the gate is asked again for the next; one whose base
-    (the same configuration without a table) the gate holds is passed over: on the H200 a graph Laplacian whose JAD the
-    model put within its error of cuSPARSE's ran JAD with a table at 20x cuSPARSE's time.
+    (the same configuration without a table) is not predicted faster than ``current`` by more than ``tol`` (the
+    model's relative error) is passed over: a table speeds up a layout the model puts ahead, it does not mend one
+    (on the H200 a graph Laplacian whose JAD the model put within its error of cuSPARSE's ran JAD with a table at
+    20x cuSPARSE's time).
     """
     start = time.perf_counter()
     ranked = rank(M, model=model, device=device, dtype=dtype.name, n_calls=n_calls, estimate=estimate)
@@ -165,9 +167,9 @@ def select(M: Matrix, dtype: np.dtype, device: str, model: Any, n_calls: int | N
         if current is not None and cid == current.config.id:
             sel.candidates.append(current)
             continue
-        if cid in riders and gate is not None and now is not None and riders[cid][0] != current.config.id and \
-                gate(riders[cid][1], now) is not None:
-            continue        # a table speeds up a layout the model finds competitive; it does not mend one it does not
+        if cid in riders and now is not None and riders[cid][0] != current.config.id and \
+                riders[cid][1] * (1.0 + tol) >= now:
+            continue        # a table speeds up a layout the model puts ahead; it does not mend one
         if not gated:
             assert gate is not None and now is not None
             sel.held = gate(ms, now)
@@ -235,6 +237,10 @@ class Multiplier:
 
     def switch_cost_s(self, pick_ms: float) -> float | None:
         """None: a host conversion's cost is not estimated here; every pick the ranking lands is probed."""
+        return None
+
+    def return_cost_s(self) -> float | None:
+        """None: not estimated; a probed candidate measured faster than the last is gone back to."""
         return None
 
     def trial(self, p: Prepared) -> None:
