@@ -248,7 +248,7 @@ def test_a_failed_switch_stays_and_says_so(monkeypatch):
     A, b = spd(), rhs(400)
     pick = pyspmv.config("cusparse/csr/alg2")
 
-    def select_device(M, dtype, model, k, current, cancel, gate=None, csr=None, tables=False):
+    def select_device(M, dtype, model, k, current, cancel, gate=None, csr=None, tables=False, tol=0.0):
         p = D.prepare(M, pick, dtype, csr)
         p.plan.close()
         return Selection([(pick.id, 0.01)], candidates=[p])
