@@ -65,10 +65,11 @@ FIRST_LOOK_S = 5e-4
 #: CG solve that converted its pick, probed it and went back to its start lost 2.1 ms against the fixed solve.
 SWITCH_FIXED_S = 3e-3
 #: What going back to a plan made and tried before costs a solve, in seconds: a trial product and the iteration's
-#: graph captured again at a boundary the probe's end has anyway. Measured on the H200 (.device probe of 2026-12-01,
-#: CG, chunks of 40 iterations with and without the plan made ready first, 15 rounds each way): 0.09-0.14 ms a return
-#: on 2-D Poisson 1000^2, 0.20-0.21 ms on a 2e7-entry graph Laplacian (median), 0.37 ms the largest; before, the
-#: probe's end charged SWITCH_FIXED_S, and a solve kept a candidate that measured 4.7 % slower than its start.
+#: graph captured again at a boundary the probe's end has anyway. Measured on the H200 (CG, chunks of 40 iterations
+#: with and without the plan made ready first, 15 rounds each way; studies/2026-12-01-gpu-solve-selection): 0.09-0.14
+#: ms a return on 2-D Poisson 1000^2, 0.20-0.21 ms on a 2e7-entry graph Laplacian (medians), 0.37 ms the largest;
+#: before, the probe's end charged SWITCH_FIXED_S, and a solve kept a candidate that measured 4.7 % slower than its
+#: start.
 RETURN_S = 4e-4
 
 
@@ -104,9 +105,9 @@ def select_device(M: Matrix, dtype: np.dtype, model: Any, k: int, current: Devic
     :data:`ESTIMATE_MIN_NNZ` entries and above; with ``tables``, where a probe times the candidates before one is
     kept, also the value-table variants the model does not rank, :func:`pyspmv.ranking.tables.with_value_tables`)
     and make the plans of the first ``k`` that can serve it, converted on the GPU from ``csr`` where given
-    (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` and ``tol`` as :func:`select`'s. On the
-    host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the CPU's
-    solves take one, since there the products need the others).
+    (:func:`prepare`); a failure to make one is noted and it is skipped; ``gate`` and ``tol`` as :func:`select`'s.
+    On the host's cores but two: one launches the GPU's iterations, one is left for the rest of the machine (the
+    CPU's solves take one, since there the products need the others).
 
     Per product, not ``rank(n_calls=...)``: that adds the model's conversion cost, a conversion on the host and an
     upload, where the solve converts from its CSR copy on the GPU (``gate`` weighs that, :meth:`Plans.switch_cost_s`),
