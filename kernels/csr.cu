@@ -191,7 +191,8 @@ static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void
  * H100); fewer make more, smaller items (on the H200's irregular matrices K = 4 ran a median 1.12 times as
  * fast as 8, 2 and 16 slower: studies/2026-11-30-adaptive-entries-per-thread). */
 #define ADAPTIVE_MAXW 4096
-/* Loads in flight per thread while streaming. */
+/* Loads in flight per thread while streaming (a long row's chunks always; a stream item's where
+ * adaptive_batch says). */
 #define ADAPTIVE_BATCH 4
 
 static int32_t adaptive_width(const spmv_launch *L) {
@@ -220,8 +221,9 @@ template <typename T> __device__ __forceinline__ T block_sum(T s, T *warp_part) 
 
 /* CSR-stream: entries of rows [r0, r1) into shared memory (thread t takes t, t + bs, ...: one
  * coalesced sweep), multiplied by x, then each row summed there by a group of tpr threads, the
- * most (up to a warp) that still gives every row a group.  VB: as vector_row_kernel's. */
-template <typename T, int VB>
+ * most (up to a warp) that still gives every row a group.  VB: as vector_row_kernel's; NB: the
+ * loads a thread has in flight (adaptive_batch). */
+template <typename T, int VB, int NB>
 __device__ __forceinline__ void
 stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__restrict__ ptr,
             const int32_t *__restrict__ col, const T *__restrict__ val,
@@ -234,16 +236,16 @@ stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__rest
     const unsigned mask = group_mask(tpr);
     int32_t r = r0 + tid / tpr, pa = 0, pb = 0;
     if (r < r1) pa = __ldg(ptr + r) - b0, pb = __ldg(ptr + r + 1) - b0; /* in flight meanwhile */
-    for (int32_t j0 = tid; j0 < n; j0 += ADAPTIVE_BATCH * bs) {
-        int32_t c[ADAPTIVE_BATCH] = {0};
-        T v[ADAPTIVE_BATCH] = {0};
+    for (int32_t j0 = tid; j0 < n; j0 += NB * bs) {
+        int32_t c[NB] = {0};
+        T v[NB] = {0};
 #pragma unroll
-        for (int u = 0; u < ADAPTIVE_BATCH; u++)
+        for (int u = 0; u < NB; u++)
             if (j0 + u * bs < n)
                 c[u] = __ldcs(col + b0 + j0 + u * bs),
                 v[u] = spmv_value<T, VB, true>(val, vix, b0 + j0 + u * bs);
 #pragma unroll
-        for (int u = 0; u < ADAPTIVE_BATCH; u++)
+        for (int u = 0; u < NB; u++)
             if (j0 + u * bs < n) prod[j0 + u * bs] = v[u] * __ldg(x + c[u]);
     }
     __syncthreads();
@@ -302,7 +304,7 @@ row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__
 }
 
 /* aux is the workspace above; partial[] and arrived[] are written here (arrived returns to 0). */
-template <typename T, int VB>
+template <typename T, int VB, int NB>
 __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any block size */
     csr_adaptive_kernel(const int32_t *aux, int32_t w, const int32_t *__restrict__ ptr,
                         const int32_t *__restrict__ col, const T *__restrict__ val,
@@ -317,8 +319,8 @@ __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any blo
     for (int64_t it = blockIdx.x; it < n_items; it += gridDim.x) {
         const int4 d = __ldg(items + it);
         if (d.z < 0)
-            stream_rows<T, VB>(d.x, d.y, d.w, -1 - d.z, ptr, col, val, vix, x, y,
-                               reinterpret_cast<T *>(smem));
+            stream_rows<T, VB, NB>(d.x, d.y, d.w, -1 - d.z, ptr, col, val, vix, x, y,
+                                   reinterpret_cast<T *>(smem));
         else
             row_chunk<T, VB>(d, 2 * (int64_t)w, ptr, col, val, vix, x, y,
                              reinterpret_cast<T *>(slots), arrived, warp_part, &is_last);
@@ -409,15 +411,33 @@ static int adaptive_setup(const spmv_fmt *H, const spmv_dfmt *D, const spmv_laun
     return rc;
 }
 
+/* A stream item's loads a thread has in flight: all of its entries at once where it has 8 (ept 8,
+ * bs <= 512) and the values are float as they are, so that its x gathers wait on one round of
+ * index loads instead of two; ADAPTIVE_BATCH otherwise.  On 16 scaled real matrices of
+ * 1.1e6-1.4e7 entries (the H200, 2026-12-01, docs/results/gpu.md), one round ran float32 products
+ * a median 1.04 times as fast (42 configurations: 0.96-1.23) and float64 ones 0.99 times, where 8
+ * doubles and their indices pass the 32 registers a thread has at full occupancy (ptxas spills
+ * them, as it does a table's 8-bit indices at 8). */
+static bool adaptive_one_round(const spmv_launch *L) { return adaptive_width(L) / L->block >= 8; }
+
 template <typename T>
 static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux,
                                 const T *x, T *y, cudaStream_t s) {
     int32_t w = adaptive_width(L);
+    const unsigned g = spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w);
+    const size_t sh = (size_t)w * sizeof(T);
     spmv_by_vals(D->param[1], [&](auto vb) {
-        csr_adaptive_kernel<T, decltype(vb)::value>
-            <<<spmv_cuda_blocks((int64_t)D->nrows + D->nnz, w), L->block, (size_t)w * sizeof(T),
-               s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], D->idx[3],
-                    x, y);
+        constexpr int VB = decltype(vb)::value;
+        if constexpr (std::is_same<T, float>::value && VB == 0) {
+            if (adaptive_one_round(L)) {
+                csr_adaptive_kernel<T, VB, 8>
+                    <<<g, L->block, sh, s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1],
+                                             (const T *)D->val[0], D->idx[3], x, y);
+                return;
+            }
+        }
+        csr_adaptive_kernel<T, VB, ADAPTIVE_BATCH><<<g, L->block, sh, s>>>(
+            (const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], D->idx[3], x, y);
     });
     return cudaGetLastError();
 }
