@@ -310,16 +310,16 @@ __global__ void gate_wait(volatile int *open, unsigned long long max_ns) {
  * one batch again, not a hang. */
 #define GATE_MAX_NS 200000000ULL
 
-/* Queue n products behind a closed gate, each between events ev[2k] and ev[2k+1], open the gate,
- * wait for the last, and read the n times into t[n]. */
-static int timed_batch(spmv_cuda_plan *p, int n, double *t, int *late, spmv_err *err) {
+/* Queue n runs of `run` products each behind a closed gate, each run between events ev[2k] and
+ * ev[2k+1], open the gate, wait for the last, and read the n times per product into t[n]. */
+static int timed_batch(spmv_cuda_plan *p, int n, int run, double *t, int *late, spmv_err *err) {
     p->gate[0] = p->gate[1] = 0;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     gate_wait<<<1, 1, 0, p->s>>>((volatile int *)p->gate_dev, GATE_MAX_NS);
     int rc = spmv_cuda_status(cudaGetLastError(), "the timing gate", err);
     for (int k = 0; k < n && !rc; k++) {
         rc = spmv_cuda_status(cudaEventRecord(p->ev[2 * k], p->s), "cudaEventRecord", err);
-        if (!rc) rc = launch(p, err);
+        for (int r = 0; r < run && !rc; r++) rc = launch(p, err);
         if (!rc)
             rc = spmv_cuda_status(cudaEventRecord(p->ev[2 * k + 1], p->s), "cudaEventRecord", err);
     }
@@ -331,7 +331,7 @@ static int timed_batch(spmv_cuda_plan *p, int n, double *t, int *late, spmv_err 
         float ms = 0;
         rc = spmv_cuda_status(cudaEventElapsedTime(&ms, p->ev[2 * k], p->ev[2 * k + 1]),
                               "cudaEventElapsedTime", err);
-        t[k] = ms;
+        t[k] = ms / run;
     }
     *late = p->gate[1];
     return rc;
@@ -339,9 +339,19 @@ static int timed_batch(spmv_cuda_plan *p, int n, double *t, int *late, spmv_err 
 
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err) {
+    return spmv_cuda_plan_bench_runs(p, x, y, warmup, repeats, 1, budget_s, out, err);
+}
+
+int spmv_cuda_plan_bench_runs(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
+                              int run, double budget_s, spmv_timing *out, spmv_err *err) {
     if (repeats < 1 || warmup < 0)
         return spmv_cuda_fail(err, SPMV_EINVAL, "repeats (%d) must be >= 1 and warmup (%d) >= 0",
                               repeats, warmup);
+    if (run < 1 || run > SPMV_CUDA_MAX_RUN)
+        return spmv_cuda_fail(err, SPMV_EINVAL,
+                              "The products a timed run queues back to back must be in [1, %d]. "
+                              "Got %d instead.",
+                              SPMV_CUDA_MAX_RUN, run);
     int rc = bench_init(p, err);
     if (!rc) rc = order_after_last(p, p->s, err);
     if (!rc) rc = x != NULL ? put_x(p, x, err) : make_x(p, err);
@@ -376,9 +386,9 @@ int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, 
         }
         if (want > repeats - n) want = (int)(repeats - n);
         int late = 0;
-        rc = timed_batch(p, want, t + n, &late, err);
+        rc = timed_batch(p, want, run, t + n, &late, err);
         if (!rc && late && retries++ < 3) continue; /* the gate gave up: time the batch again */
-        for (int k = 0; !rc && k < want; k++) spent += t[n + k];
+        for (int k = 0; !rc && k < want; k++) spent += t[n + k] * run;
         if (!rc) n += want;
     }
     if (!rc) rc = spmv_timing_summary(t, n, out, err);

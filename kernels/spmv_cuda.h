@@ -95,6 +95,17 @@ int spmv_cuda_plan_mv(spmv_cuda_plan *p, const void *x, void *y, spmv_err *err);
 int spmv_cuda_plan_bench(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
                          double budget_s, spmv_timing *out, spmv_err *err);
 
+/* The most products spmv_cuda_plan_bench_runs queues back to back in one timed run. */
+#define SPMV_CUDA_MAX_RUN 1024
+
+/* spmv_cuda_plan_bench, each of the `repeats` timings a run of `run` products (1 to
+ * SPMV_CUDA_MAX_RUN) queued back to back between two events, its time over `run`: what a product
+ * costs among others on a stream, as a solver's iterations run it, without the events around each
+ * one (about 2 microseconds a product on the H200 for a matrix inside its L2: docs/results/gpu.md).
+ * run = 1 is spmv_cuda_plan_bench.  Returns as spmv_cuda_plan_bench. */
+int spmv_cuda_plan_bench_runs(spmv_cuda_plan *p, const void *x, void *y, int warmup, int repeats,
+                              int run, double budget_s, spmv_timing *out, spmv_err *err);
+
 /* ---- Products on the caller's device vectors ---- */
 
 /* y = alpha * A x + beta * y with x[ncols] and y[nrows] device arrays of the plan's value type

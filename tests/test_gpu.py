@@ -12,6 +12,7 @@ from conftest import shared_params
 
 import pyspmv
 from pyspmv.devices import gpu
+from pyspmv.devices.benchmark import MAX_BACK_TO_BACK
 
 pytestmark = pytest.mark.gpu
 
@@ -183,6 +184,29 @@ def test_batched_timing_leaves_the_product_and_counts_runs(dtype):
             assert alone.nbytes > shared.nbytes and alone.setup_ms > 0
         med, *_, runs, _ = gpu.Plan(on, c).bench(x, warmup=0, repeats=10_000, budget_s=0.01)
         assert 1 <= runs < 10_000  # the budget ends it
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_back_to_back_runs_time_a_product_and_refuse_bad_lengths(dtype):
+    """bench(back_to_back=k) times runs of k products between two events, per product: the last product is still
+    right, runs are counted, the time per product is of the order of one timed alone (less: no events around each),
+    and a run length outside [1, SPMV_CUDA_MAX_RUN] is refused with the bounds; benchmark() passes it through."""
+    M = pyspmv.Matrix(MATRICES["powerlaw"], name="powerlaw")
+    A64 = M.astype(np.float64).to_scipy()
+    x = np.random.default_rng(2).uniform(-1, 1, M.ncols).astype(dtype)
+    c = pyspmv.config("pyspmv/csr/adaptive/bs=128")
+    F = pyspmv.convert(M, c.format, dtype=dtype, **c.format_kwargs)
+    with gpu.Plan(F, c) as plan:
+        one = plan.bench(x, warmup=3, repeats=40, budget_s=0)
+        run = plan.bench(x, warmup=3, repeats=40, budget_s=0, back_to_back=16)
+        assert run[4] == 40 and 0 < run[3] <= run[1] <= run[0] <= run[2]
+        assert rel_err(A64, x, run[5]) <= TOL[dtype]
+        assert run[0] < 3 * one[0]  # the same product; a run only drops the events around each
+        for bad in (0, MAX_BACK_TO_BACK + 1):
+            with pytest.raises(ValueError, match=r"\[1, 1024\]"):
+                plan._plan.bench(x, None, 0, 1, 0.0, bad)
+    df = pyspmv.benchmark(M, [c.id], device="cuda", dtype=dtype, repeats=5, back_to_back=4, progress=False)
+    assert df.status.tolist() == ["ok"] and df.repeats.tolist() == [5]
 
 
 def device_x(n: int) -> np.ndarray:

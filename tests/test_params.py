@@ -121,3 +121,18 @@ def test_an_atomic_write_leaves_the_old_file_or_the_new_one(tmp_path):
     write_atomically(path, lambda tmp: Path(tmp).write_text("new"))
     assert path.read_text() == "new"
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_back_to_back_is_checked_and_agrees_with_the_core():
+    """benchmark(back_to_back=...): an int in [1, MAX_BACK_TO_BACK], the core's SPMV_CUDA_MAX_RUN (its one other
+    copy, kernels/spmv_cuda.h), and more than 1 only on the GPU."""
+    from pyspmv.devices.benchmark import MAX_BACK_TO_BACK
+    limit = re.search(r"#define SPMV_CUDA_MAX_RUN (\d+)", (ROOT / "kernels" / "spmv_cuda.h").read_text())
+    assert limit is not None and int(limit.group(1)) == MAX_BACK_TO_BACK
+    A = pyspmv.generate("poisson2d", 4)
+    for bad in (0, MAX_BACK_TO_BACK + 1, 2.0):
+        with pytest.raises(ValueError, match=r"The 'back_to_back' parameter of benchmark\(\) must be an int in "
+                                             rf"\[1, {MAX_BACK_TO_BACK}\]"):
+            pyspmv.benchmark(A, back_to_back=bad)
+    with pytest.raises(ValueError, match=r"'back_to_back' parameter of benchmark\(\) must be 1 on device='cpu'"):
+        pyspmv.benchmark(A, back_to_back=4)

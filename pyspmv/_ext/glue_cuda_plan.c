@@ -97,25 +97,26 @@ static PyObject *plan_mv(PlanObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms; x None: made on
- * the device (no host x, no upload); y gets the last product (None: not downloaded, one copy of y
- * over the host link fewer) */
+/* bench(x, y, warmup, repeats, budget_s[, run]) -> (median, q25, q75, min, runs) in ms per product;
+ * x None: made on the device (no host x, no upload); y gets the last product (None: not downloaded,
+ * one copy of y over the host link fewer); run: products a timing queues back to back (default 1,
+ * spmv_cuda_plan_bench_runs) */
 static PyObject *plan_bench(PlanObject *self, PyObject *args) {
     PyArrayObject *x = NULL, *y = NULL;
     PyObject *xo, *yo;
-    int warmup, repeats, rc;
+    int warmup, repeats, run = 1, rc;
     double budget;
     spmv_timing t = {0};
     spmv_err err = {0};
     if (!plan_live(self) ||
-        !PyArg_ParseTuple(args, "OOiid", &xo, &yo, &warmup, &repeats, &budget) ||
+        !PyArg_ParseTuple(args, "OOiid|i", &xo, &yo, &warmup, &repeats, &budget, &run) ||
         (xo != Py_None && !real_array(xo, &x)) || (yo != Py_None && !real_out_array(yo, &y)))
         return NULL;
     if (!plan_xy(self, x, y)) return NULL;
     const void *xp = x != NULL ? PyArray_DATA(x) : NULL;
     void *yp = y != NULL ? PyArray_DATA(y) : NULL;
     Py_BEGIN_ALLOW_THREADS rc =
-        spmv_cuda_plan_bench(self->plan, xp, yp, warmup, repeats, budget, &t, &err);
+        spmv_cuda_plan_bench_runs(self->plan, xp, yp, warmup, repeats, run, budget, &t, &err);
     Py_END_ALLOW_THREADS if (rc) return raise_spmv_error(self->module, rc, &err,
                                                          "CUDA SpMV timing");
     return Py_BuildValue("(ddddL)", t.median_ms, t.q25_ms, t.q75_ms, t.min_ms, (long long)t.runs);
@@ -175,7 +176,8 @@ static void plan_dealloc(PlanObject *self) {
 static PyMethodDef plan_methods[] = {
     {"mv", (PyCFunction)plan_mv, METH_VARARGS, "mv(x, y): y = A @ x on the GPU"},
     {"bench", (PyCFunction)plan_bench, METH_VARARGS,
-     "bench(x, y, warmup, repeats, budget_s) -> (median, q25, q75, min, runs) in ms"},
+     "bench(x, y, warmup, repeats, budget_s[, run]) -> (median, q25, q75, min, runs) in ms a "
+     "product"},
     {"mv_dev", (PyCFunction)plan_mv_dev, METH_VARARGS,
      "mv_dev(x, y, alpha, beta, stream): y = alpha A x + beta y on device addresses"},
     {"close", (PyCFunction)plan_close, METH_NOARGS, "free the device memory now"},

@@ -120,9 +120,11 @@ class _Runner:
         _core.mv(self.F.state, self.c.variant, x, y)
         return y
 
-    def bench(self, x: np.ndarray | None, warmup: int, repeats: int, budget_s: float) -> tuple[float, ...]:
+    def bench(self, x: np.ndarray | None, warmup: int, repeats: int, budget_s: float,
+              back_to_back: int = 1) -> tuple[float, ...]:
         if self.plan is not None:     # x None: made on the device (a GPU timing that needs no host x)
-            return self.plan.bench(x, warmup=warmup, repeats=repeats, budget_s=budget_s, result=False)[:5]
+            return self.plan.bench(x, warmup=warmup, repeats=repeats, budget_s=budget_s, result=False,
+                                   back_to_back=back_to_back)[:5]
         if x is None:
             raise ValueError("a CPU timing needs its x")
         y = np.empty(self.F.shape[0], dtype=self.F.dtype)
@@ -150,7 +152,7 @@ def _spread(t: tuple[float, ...]) -> float:
 def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, device: str | None = None,
               dtype: npt.DTypeLike | list[npt.DTypeLike] | tuple[npt.DTypeLike, ...] = "float64", repeats: int = 200,
               warmup: int = 10, budget_s: float = 1.0, check: bool = True, seed: int = 0,
-              progress: bool | None = None) -> pd.DataFrame:
+              progress: bool | None = None, back_to_back: int = 1) -> pd.DataFrame:
     """Time SpMV with each configuration on ``A``.
 
     ``A`` is converted once per format and format parameters (configurations that differ only in
@@ -198,6 +200,12 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
         Seed of the random ``x`` (uniform in [-1, 1), never all zero).
     progress : bool, optional
         Show a progress bar; default: when attached to a terminal.
+    back_to_back : int, default 1
+        GPU only: the products each timing queues back to back between its two events, reported as the run's
+        time over their number. 1 times each product between its own events; more time what a product costs
+        among others on a stream, as a solver's iterations run it: the events around each product add about
+        2 microseconds on the H200 to a matrix that fits its L2 (``docs/results/gpu.md``). ``repeats`` then
+        counts runs. At most :data:`MAX_BACK_TO_BACK`.
 
     Returns
     -------
@@ -229,6 +237,9 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
     dts = _dtypes(dtype)
     validate("benchmark()", _COUNTS, locals())
     device, cfgs = _device_configs(device, configs)
+    if back_to_back != 1 and device != "cuda":
+        raise ValueError(f"The 'back_to_back' parameter of benchmark() must be 1 on device={device!r}: only GPU "
+                         f"products are timed in runs. Got {back_to_back!r} instead.")
     info = device_info(device)
     A64 = M.astype(np.float64).to_scipy() if check else None
     others = OtherWork() if device == "cpu" else None
@@ -249,7 +260,7 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
     with bar, ExitStack() as pins:
         for run in runs.values() if device == "cuda" else ():
             pins.enter_context(gpu.pinned(run.x))       # uploaded once for each plan timed
-        _time_by_format(M, cfgs, dts, runs, rows, bar, device, (warmup, repeats, budget_s, check))
+        _time_by_format(M, cfgs, dts, runs, rows, bar, device, (warmup, repeats, budget_s, check, back_to_back))
     ordered = [rows[d, i] for d in range(len(dts)) for i in range(len(cfgs))]
     import pandas as pd
     df = pd.DataFrame(ordered, columns=COLUMNS)
@@ -261,7 +272,10 @@ def benchmark(A: MatrixLike, configs: Iterable[Config | str] | None = None, *, d
 
 
 #: benchmark()'s counts of runs.
-_COUNTS = {"repeats": Interval("int", 1), "warmup": Interval("int", 0)}
+#: The most products benchmark(back_to_back=...) queues in one timed run (the core's SPMV_CUDA_MAX_RUN).
+MAX_BACK_TO_BACK = 1024
+_COUNTS = {"repeats": Interval("int", 1), "warmup": Interval("int", 0),
+           "back_to_back": Interval("int", 1, MAX_BACK_TO_BACK, closed="both")}
 
 
 def _device_configs(device: str | None, configs: Iterable[Any] | None) -> tuple[str, list[Config]]:
@@ -284,12 +298,12 @@ def _device_configs(device: str | None, configs: Iterable[Any] | None) -> tuple[
 
 def _time_by_format(M: Matrix, cfgs: list[Config], dts: list[np.dtype], runs: dict[np.dtype, _DtypeRun],
                     rows: dict[tuple[int, int], dict[str, Any]], bar: Any, device: str,
-                    timing: tuple[int, int, float, bool]) -> None:
+                    timing: tuple[int, int, float, bool, int]) -> None:
     """Fill ``rows[dtype index, configuration index]`` for the value types in ``runs``.
 
     One conversion per format key at a time (large matrices cannot keep every format in memory), cast
     for the other value type rather than converted again; on the GPU, one upload per format key and
-    value type, shared by the thread mappings. ``timing``: warmup, repeats, budget_s, check."""
+    value type, shared by the thread mappings. ``timing``: warmup, repeats, budget_s, check, back_to_back."""
     groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
     for i, c in enumerate(cfgs):
         groups.setdefault(_format_key(c), []).append(i)
@@ -395,14 +409,15 @@ class _DtypeRun:
         self.ref = _Reference(A64, self.x, dt) if A64 is not None and not self.too_big else None
 
     def one(self, c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, warmup: int, repeats: int,
-            budget_s: float, check: bool) -> dict[str, Any]:
+            budget_s: float, check: bool, back_to_back: int = 1) -> dict[str, Any]:
         return _one(c, F, on, convert_ms, self.x, self.ref, self.base, warmup, repeats, budget_s,
-                    check)
+                    check, back_to_back)
 
 
 def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, x: np.ndarray | None,
          ref: _Reference | None,
-         base: dict[str, Any], warmup: int, repeats: int, budget_s: float, check: bool) -> dict[str, Any]:
+         base: dict[str, Any], warmup: int, repeats: int, budget_s: float, check: bool,
+         back_to_back: int = 1) -> dict[str, Any]:
     """One configuration's row of the benchmark table."""
     row = {**base, "config": c.id, "median_ms": np.nan, "q25_ms": np.nan, "q75_ms": np.nan,
            "min_ms": np.nan, "repeats": 0, "convert_ms": np.nan, "upload_ms": np.nan, "status": "ok",
@@ -429,10 +444,10 @@ def _one(c: Config, F: FormatMatrix | Exception, on: Any, convert_ms: float, x: 
             if worst is not None:
                 return {**row, "status": "wrong",
                         "note": f"result differs from scipy float64: worst error {worst:.3g}x the bound"}
-        t = runner.bench(x, warmup, repeats, float(budget_s))
+        t = runner.bench(x, warmup, repeats, float(budget_s), back_to_back)
         notes = []
         if noisy(t[1], t[2]):  # once more; the tighter of the two is kept
-            again = runner.bench(x, warmup, repeats, float(budget_s))
+            again = runner.bench(x, warmup, repeats, float(budget_s), back_to_back)
             notes.append(f"timed twice: q75/q25 was {_spread(t):.3g}")
             t = min(t, again, key=_spread)
             if noisy(t[1], t[2]):

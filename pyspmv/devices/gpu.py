@@ -271,7 +271,7 @@ class Plan:
         return int(self._plan.device)
 
     def bench(self, x: np.ndarray | None, *, warmup: int = 10, repeats: int = 200, budget_s: float = 1.0,
-              result: bool = True) -> tuple[float, float, float, float, int, np.ndarray | None]:
+              result: bool = True, back_to_back: int = 1) -> tuple[float, float, float, float, int, np.ndarray | None]:
         """Time products between CUDA events: (median, q25, q75, min) in ms, runs made, last y (None with
         ``result=False``: not downloaded). ``x`` None: x is made on the device (fixed values spread over (-1, 1),
         none 0), for a timing that needs no particular x: no host x and no upload (on the H200's host, drawing a
@@ -279,9 +279,10 @@ class Plan:
 
         Products are queued in batches behind a gate kernel that holds the stream until the whole
         batch is queued, so each product's events time the GPU's work alone (see
-        ``kernels/spmv_cuda.h``)."""
+        ``kernels/spmv_cuda.h``). ``back_to_back`` > 1: each timing is a run of that many products queued back to
+        back between two events, its time over their number (``spmv_cuda_plan_bench_runs``)."""
         y = np.empty(self.shape[0], dtype=self.dtype) if result else None
-        med, q25, q75, mn, runs = self._plan.bench(x, y, warmup, repeats, float(budget_s))
+        med, q25, q75, mn, runs = self._plan.bench(x, y, warmup, repeats, float(budget_s), back_to_back)
         return med, q25, q75, mn, int(runs), y
 
     def close(self) -> None:
