@@ -4,6 +4,7 @@ bandwidth, and whether our own kernels beat cuSPARSE where the structure is irre
 Usage: python benchmarks/kernels_floor.py [--corpus DIR] [--scaled DIR] [--real DIR] [--prior TABLE ...]
                                           [--top 8] [--no-families] [--generated] [--out benchmarks/results]
                                           [--dtypes float32 float64] [--repeats 100] [--budget 0.2] [--limit N]
+                                          [--back-to-back 16]
        python benchmarks/kernels_floor.py --replot benchmarks/results/kernels_floor_<gpu>.csv.gz   (no GPU)
 
 Matrices, every one of 1e6 entries or more in the H200 datasets, rebuilt as each was made:
@@ -36,7 +37,9 @@ matrix, so that an interrupted run resumes where it stopped) and ``kernels_floor
 
 - ``floor_bytes``: what a CSR product must move (int32 row pointers and indices, values, x read once,
   y written once); ``eff_frac = floor_bytes / median / copy``: the fraction of the copy bandwidth
-  (bytes read + written, measured in the same run) at the CSR floor;
+  (bytes read + written, measured in the same run) at the CSR floor, each product timed between its own events;
+- ``eff_frac_b2b``: the same for the :data:`B2B_TOP` fastest timed again in runs of ``--back-to-back`` products
+  between two events (``pyspmv.benchmark(back_to_back=...)``), as a solver's iterations run them;
 - ``bytes_ratio = bytes_moved / floor_bytes``: what the configuration's format moves against CSR;
 - ``irregular``: the coefficient of variation of the row lengths is above 1;
 - the targets over every pair, over the pairs whose CSR floor passes the L2 cache (:data:`L2_BYTES`), and
@@ -76,6 +79,9 @@ TARGET_MEDIAN, TARGET_MIN, TARGET_IRREGULAR, TARGET_BYTES = 0.80, 0.55, 1.25, 0.
 #: The H200's L2 cache: a pair whose CSR floor is smaller can be served from it between runs (DESIGN.md reports
 #: those apart).
 L2_BYTES = 60e6
+#: Products a run queues back to back where the fastest configurations are timed again as a solver's iterations
+#: run them (``pyspmv.benchmark(back_to_back=...)``: without the events around each product), and how many.
+BACK_TO_BACK, B2B_TOP = 16, 3
 #: Base matrices of the scaled datasets, and the real ones, as the datasets were made from them.
 SCALED_SEED1 = dict(min_nnz=3e6, max_nnz=1.6e7, per_kind=3, seeds=(1,), dataset="h200_scaled_seed1")
 SCALED_H200 = dict(min_nnz=1e6, max_nnz=5e6, per_kind=4, seeds=(2, 3), dataset="h200_scaled")
@@ -188,18 +194,26 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
 
 
 def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
-            budget_s: float) -> pd.DataFrame:
+            budget_s: float, back_to_back: int = BACK_TO_BACK) -> pd.DataFrame:
     """``cfgs`` timed on ``M`` in ``dtype``, beside a copy of the pair's own CSR-floor bytes (``copy_same_gbs``,
     :func:`same_size_copy_gbs`), which says what the floor is at this size, where a product's fixed latency
-    weighs as much as its bytes."""
+    weighs as much as its bytes; the :data:`B2B_TOP` fastest also in runs of ``back_to_back`` products
+    (``median_b2b_ms``, ``eff_frac_b2b``; NaN for the others, and for all with ``back_to_back`` 1)."""
     df = pyspmv.benchmark(M, cfgs, device="cuda", dtype=dtype, repeats=repeats, budget_s=budget_s,
                           progress=False)
+    df["median_b2b_ms"] = np.nan
+    top = df[df.status == "ok"].nsmallest(B2B_TOP, "median_ms").index
+    if back_to_back > 1 and len(top):
+        b2b = pyspmv.benchmark(M, list(df.config[top]), device="cuda", dtype=dtype, repeats=repeats,
+                               budget_s=budget_s, progress=False, check=False, back_to_back=back_to_back)
+        df.loc[top, "median_b2b_ms"] = b2b.median_ms.to_numpy()
     cf = pyspmv.config_features(M, cfgs, dtype=dtype)
     df["nrows"], df["nnz"], df["row_cv"] = M.nrows, M.nnz, row_cv(M)
     df["floor_bytes"] = floor_bytes(M, np.dtype(dtype).itemsize)
     df["bytes_moved"] = df.config.map(cf.bytes_moved)
     df["bytes_ratio"] = df.bytes_moved / df.floor_bytes
     df["eff_frac"] = df.floor_bytes / (df.median_ms * 1e6) / copy_gbs
+    df["eff_frac_b2b"] = df.floor_bytes / (df.median_b2b_ms * 1e6) / copy_gbs
     df["copy_gbs"] = copy_gbs
     df["copy_same_gbs"] = same_size_copy_gbs(int(df.floor_bytes.iloc[0]))
     return df
@@ -242,6 +256,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "min_bytes_ratio": g.bytes_ratio.min(), "floor_mb": b.floor_bytes / 1e6,
             # a copy of the same bytes: its time over the best's (NaN in runs made before it was measured)
             "same_copy_frac": b.floor_bytes / (b.get("copy_same_gbs", np.nan) * 1e6) / b.median_ms,
+            # the fastest in runs back to back (NaN in runs made before they were timed so)
+            "eff_frac_b2b": g.eff_frac_b2b.max() if "eff_frac_b2b" in g else np.nan,
         })
     return pd.DataFrame(rows)
 
@@ -292,6 +308,10 @@ def targets(s: pd.DataFrame, label: str = "") -> str:
         f"- A configuration moving < {TARGET_BYTES} of CSR's bytes: {small} of {len(s)} pairs (target: half).",
         f"- A copy of each pair's own CSR-floor bytes (cudaMemcpy, back to back as the products) takes a median "
         f"{s.same_copy_frac.median():.3f} of the best configuration's time (minimum {s.same_copy_frac.min():.3f}).",
+        *([f"- The {B2B_TOP} fastest timed again in runs of {BACK_TO_BACK} back to back (no events around each "
+           f"product), the best's fraction of copy bandwidth at the CSR floor: median "
+           f"{s.eff_frac_b2b.median():.3f}, minimum {s.eff_frac_b2b.min():.3f} ({s.eff_frac_b2b.notna().sum()} "
+           "pairs)."] if s.eff_frac_b2b.notna().any() else []),
         "- Wins by family: " + ", ".join(f"{k} {v} ({v / len(s):.0%})" for k, v in wins.items()) + ".",
     ]) + "\n"
 
@@ -367,6 +387,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=100)
     ap.add_argument("--budget", type=float, default=0.2, help="seconds of timed runs per configuration")
     ap.add_argument("--limit", type=int, help="at most this many matrices")
+    ap.add_argument("--back-to-back", type=int, default=BACK_TO_BACK,
+                    help=f"products a run queues when the {B2B_TOP} fastest are timed again (1: not timed again)")
     ap.add_argument("--replot", type=Path, help="only redraw the figure of this run's CSV and recompute its page's "
                     "figures and table beside it, its opening paragraphs kept (no GPU needed)")
     args = ap.parse_args(argv)
@@ -396,7 +418,7 @@ def main(argv: list[str] | None = None) -> None:
         copy_gbs = gpu.copy_bandwidth(1 << 30, repeats=20)  # per matrix: the same run, the card as it is now
         for dtype in todo:
             df = measure(M, dtype, candidates(name, dtype, prior, args.top, args.families), copy_gbs, args.repeats,
-                         args.budget)
+                         args.budget, args.back_to_back)
             df.to_csv(csv, mode="a", header=not csv.exists(), index=False, float_format="%.6g")
     full = pd.read_csv(csv)
     s = summary(full)
