@@ -190,7 +190,7 @@ def candidates(name: str, dtype: str, prior: pd.DataFrame | None, top: int,
                 best |= set(p.loc[p.groupby(p.config.map(family)).median_ms.idxmin(), "config"])
             others = [c for c in others if c.id in best]
     new = [v for c in others for v in new_variants(c)]
-    return keep + others + list(dict.fromkeys(new))
+    return list(dict.fromkeys(keep + others + new))  # a prior's JAD table is also a variant of its JAD
 
 
 def measure(M: pyspmv.Matrix, dtype: str, cfgs: list[pyspmv.Config], copy_gbs: float, repeats: int,
