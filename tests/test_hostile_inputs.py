@@ -322,7 +322,7 @@ def test_no_python_3_11_only_features(path):
 
 def _fake_bench(results):
     calls = iter(results)
-    return lambda self, x, warmup, repeats, budget_s: next(calls)
+    return lambda self, x, warmup, repeats, budget_s, back_to_back=1: next(calls)
 
 
 def test_noisy_timings_are_retimed_then_warned(monkeypatch):
@@ -344,7 +344,7 @@ def test_noisy_timings_are_retimed_then_warned(monkeypatch):
 def test_a_checked_run_that_spends_the_budget_is_the_warm_up(monkeypatch):
     A = pyspmv.generate("poisson2d", 5)
     seen = []
-    monkeypatch.setattr(_Runner, "bench", lambda self, x, warmup, repeats, budget_s: seen.append(warmup)
+    monkeypatch.setattr(_Runner, "bench", lambda self, x, warmup, repeats, budget_s, back_to_back=1: seen.append(warmup)
                         or (0.2, 0.19, 0.21, 0.18, 1))
     mv = _Runner.mv
     monkeypatch.setattr(_Runner, "mv", lambda self, x: time.sleep(0.03) or mv(self, x))

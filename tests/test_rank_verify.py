@@ -29,7 +29,7 @@ class FakeTimer:
         self.times, self.default = times, default
         self.calls: list[tuple[str, np.dtype, int, int, float]] = []
 
-    def bench(self, runner, x, warmup, repeats, budget_s):
+    def bench(self, runner, x, warmup, repeats, budget_s, back_to_back=1):
         self.calls.append((runner.c.id, runner.F.dtype, warmup, repeats, budget_s))
         t = self.times.get(runner.c.id, self.default)
         return t, t * 0.99, t * 1.01, t * 0.98, repeats
