@@ -118,6 +118,17 @@ def test_bench_takes_the_device_of_its_config_ids(capsys):
     assert "several devices" in capsys.readouterr().err
 
 
+def test_bench_back_to_back_is_passed_on_and_refused_on_the_cpu(capsys):
+    """--back-to-back K reaches benchmark(): on the CPU anything but 1 is an error that names the parameter; with a GPU,
+    a run of K products is timed."""
+    assert main(["bench", "--generate", "poisson2d:5", "--config", "cpu/coo", "--back-to-back", "4", "--quiet"]) == 2
+    assert "'back_to_back' parameter of benchmark() must be 1 on device='cpu'" in capsys.readouterr().err
+    if gpu.available():
+        assert main(["bench", "--generate", "poisson2d:5", "--config", "pyspmv/csr/scalar", "--back-to-back", "4",
+                     "--repeats", "3", "--quiet"]) == 0
+        assert "pyspmv/csr/scalar" in capsys.readouterr().out
+
+
 def test_rank_prints_a_labelled_table(capsys):
     """Title (matrix, dtype, n_calls), what the ranking is for (the model, the GPU it was measured on, whether
     this machine has it, the pick's predicted gain over cuSPARSE's CSR default: issue 51), a column header with

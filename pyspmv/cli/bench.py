@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     A = matrix_of(args)
     device = device_of_configs(args.config, args.device, "cpu")
     df = benchmark(A, args.config or None, device=device, dtype=args.dtype, repeats=args.repeats,
-                   budget_s=args.budget, progress=not args.quiet)
+                   budget_s=args.budget, progress=not args.quiet, back_to_back=args.back_to_back)
     if args.out:
         df.to_csv(args.out, index=False)
     ok = df[df.status == "ok"].sort_values("median_ms")

@@ -123,6 +123,9 @@ def _bench_command(command: _Command) -> None:
     p.add_argument("--repeats", type=int, default=200, help="timed runs per configuration, at most")
     p.add_argument("--budget", type=float, default=1.0,
                    help="seconds of timed runs per configuration; fewer than --repeats runs once it is spent")
+    p.add_argument("--back-to-back", type=int, default=1, metavar="K",
+                   help="GPU: time runs of K products queued back to back, per product, as a solver runs them "
+                        "(default 1: each product between its own events)")
     p.add_argument("--out", help="write the table as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
