@@ -191,8 +191,8 @@ static cudaError_t wide_run(const spmv_dfmt *D, const spmv_launch *L, const void
  * H100); fewer make more, smaller items (on the H200's irregular matrices K = 4 ran a median 1.12 times as
  * fast as 8, 2 and 16 slower: studies/2026-11-30-adaptive-entries-per-thread). */
 #define ADAPTIVE_MAXW 4096
-/* Loads in flight per thread while streaming (a long row's chunks always; a stream item's where
- * adaptive_batch says). */
+/* Loads in flight per thread while streaming (a long row's chunks always; a stream item's unless
+ * adaptive_one_round says 8). */
 #define ADAPTIVE_BATCH 4
 
 static int32_t adaptive_width(const spmv_launch *L) {
@@ -222,7 +222,7 @@ template <typename T> __device__ __forceinline__ T block_sum(T s, T *warp_part) 
 /* CSR-stream: entries of rows [r0, r1) into shared memory (thread t takes t, t + bs, ...: one
  * coalesced sweep), multiplied by x, then each row summed there by a group of tpr threads, the
  * most (up to a warp) that still gives every row a group.  VB: as vector_row_kernel's; NB: the
- * loads a thread has in flight (adaptive_batch). */
+ * loads a thread has in flight (adaptive_run chooses). */
 template <typename T, int VB, int NB>
 __device__ __forceinline__ void
 stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__restrict__ ptr,
@@ -428,16 +428,14 @@ static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const 
     const size_t sh = (size_t)w * sizeof(T);
     spmv_by_vals(D->param[1], [&](auto vb) {
         constexpr int VB = decltype(vb)::value;
-        if constexpr (std::is_same<T, float>::value && VB == 0) {
-            if (adaptive_one_round(L)) {
-                csr_adaptive_kernel<T, VB, 8>
-                    <<<g, L->block, sh, s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1],
-                                             (const T *)D->val[0], D->idx[3], x, y);
-                return;
-            }
-        }
-        csr_adaptive_kernel<T, VB, ADAPTIVE_BATCH><<<g, L->block, sh, s>>>(
-            (const int32_t *)aux, w, D->idx[0], D->idx[1], (const T *)D->val[0], D->idx[3], x, y);
+        auto go = [&](auto nb) {
+            csr_adaptive_kernel<T, VB, decltype(nb)::value>
+                <<<g, L->block, sh, s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1],
+                                         (const T *)D->val[0], D->idx[3], x, y);
+        };
+        if constexpr (std::is_same<T, float>::value && VB == 0)
+            if (adaptive_one_round(L)) return go(std::integral_constant<int, 8>());
+        go(std::integral_constant<int, ADAPTIVE_BATCH>());
     });
     return cudaGetLastError();
 }
