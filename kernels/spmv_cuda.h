@@ -242,8 +242,9 @@ int spmv_cuda_krylov_copy(spmv_cuda_krylov *k, void *dst, const void *src, spmv_
  * none.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM or SPMV_ECUDA. */
 int spmv_cuda_krylov_set_precond(spmv_cuda_krylov *k, const void *inv_diag, spmv_cuda_plan *M,
                                  spmv_cuda_precond_fn fn, void *ctx, spmv_err *err);
-/* Start a solve of A x = b from the loaded x (x_zero: it is all zeros, no product needed) with the
- * stopping test |r| <= tol: the initial residual, counters reset.  Synchronous. */
+/* Start a solve of A x = b from the loaded x, or from zero where x_zero (the solver sets x to zero
+ * itself: no x need be loaded, and no product is needed), with the stopping test |r| <= tol: the
+ * initial residual, counters reset.  Synchronous. */
 int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, double tol, int x_zero,
                            spmv_err *err);
 /* Run up to max_iters iterations with A's plan (GMRES: inner iterations, and no cycle past

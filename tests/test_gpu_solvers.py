@@ -117,6 +117,29 @@ def test_the_l2_window_is_on_by_default_and_says_its_last_setting():
         K.close()
 
 
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_a_zero_start_is_set_on_the_device_whatever_x_holds(name):
+    """start(x_zero=True) sets x to zero itself (a solve with no x0 uploads none): an x loaded before, all ones,
+    changes nothing, where a start from it would leave r = b inconsistent with x (fails where the zero is not set)."""
+    from pyspmv.devices import gpu
+    A = spd() if name == "cg" else unsymmetric()
+    b, n = rhs(A.nrows), A.nrows
+    K = gpu.cuda().Krylov(D.METHODS[name], n, 8, 10 if name == "gmres" else 1)
+    plan = gpu.Plan(pyspmv.convert(A, "csr"), pyspmv.config("cusparse/csr/alg2"))
+    try:
+        K.load(0, b)
+        K.load(1, np.ones(n))
+        K.start(plan._plan, 1e-10 * np.linalg.norm(b), True)
+        state = K.iterate(plan._plan, 2000, 200)[3]
+        x = np.empty(n)
+        K.read_x(x)
+    finally:
+        K.close()
+        plan.close()
+    assert state == D.CONVERGED, state
+    np.testing.assert_allclose(A.to_scipy() @ x, b, rtol=0, atol=1e-8 * np.linalg.norm(b))
+
+
 def test_a_solve_gives_back_the_l2_set_aside_it_raised():
     """The solver raises the device's persisting-L2 limit to what its window needs while it lives, and sets it back
     when it is freed (read through CuPy's runtime: cudaLimitPersistingL2CacheSize)."""

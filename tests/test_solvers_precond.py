@@ -206,6 +206,8 @@ class FakeKrylov:
 
     def start(self, plan, tol, x_zero):
         self.plan, self.tol = plan, tol
+        if x_zero:                                  # as the solver: a zero start is set, not loaded
+            self.x[:] = 0
         self.it = self.products = self.cycles = self.state = 0
         self.estimate = math.nan
         self.r = self.b - (0 if x_zero else self._mv(self.x))

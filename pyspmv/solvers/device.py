@@ -294,7 +294,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
             xv = arrays.device_vector(P.x, "x0", n, dt, where, xs)
             keep.append(xv)
             K.load(1, xv.address, xs)
-        else:
+        elif not P.x_zero:              # a zero start is set on the device by K.start: nothing to upload or scan
             K.load(1, P.x)
         # the answer (and callback's xk): of b's kind, a new vector (x0 is the caller's and stays as it was)
         if b_dev:
@@ -320,7 +320,7 @@ def solve(fn: str, P: Problem, callback: Callable[..., Any] | None, *, restart: 
         plans = Plans(K, P.M, dt, P.policy_args)
         sw = Policy(plans, P.M.nnz, rec.policy, {**P.policy_args, "limit": limit, "tol": P.tol}, rec, P.t0)
         t_iter = time.perf_counter()
-        K.start(plans.plan, P.tol, not x_dev and not P.x.any())
+        K.start(plans.plan, P.tol, P.x_zero or (not x_dev and not P.x.any()))
         state, residual = K.status()[3], K.status()[4]
         cb_x = callback if callback is not None and (not gmres or callback_type == "x") else None
         cb_pr = callback if callback is not None and gmres and callback_type != "x" else None

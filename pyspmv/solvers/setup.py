@@ -69,6 +69,8 @@ class Problem:
     policy_args: dict[str, Any] | None = None
     #: the CPU's policy, started at set-up (the GPU's starts inside the GPU solve)
     policy: Policy | None = None
+    #: no x0 was given: the start is zero (``x`` holds zeros; the GPU solve sets its own x to zero, uploading nothing)
+    x_zero: bool = False
     #: the working type's normal range (smallest normal, largest finite), for :meth:`sqnorm`
     normal: tuple[float, float] = field(init=False)
 
@@ -314,7 +316,7 @@ def setup(fn: str, A: Any, b: Any, x0: Any, rtol: Any, atol: Any, maxiter: Any, 
             "products_per_iteration": products_per_iteration}
     if device == "cuda":        # the policy runs inside the GPU solve (pyspmv/solvers/device.py)
         return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, None, record, t0, axpy, dot, nrm2, scal,
-                       gemv, device, pre, args)
+                       gemv, device, pre, args, x_zero=x0 is None)
     op = Multiplier(M, dt, device, model, n_calls or 1)
     pol = Policy(op, M.nnz, policy, args, record, t0)
     return Problem(M, bb, x, max(rt * bnorm, at), bnorm, maxit, dt, op, record, t0, axpy, dot, nrm2, scal, gemv,
