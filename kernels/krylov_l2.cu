@@ -10,7 +10,8 @@
 // window over the vectors (the stream's, and every kernel node of the iteration's graph) lets only
 // the matrix stream through: the window's lines are kept in the L2 set-aside, which the solver
 // raises to what the window needs (the device's limit at most) and gives back when it is freed.
-// Where the vectors are larger than the set-aside, a fraction of them (the hit ratio) persists.
+// Where the vectors are larger than the set-aside, no window: a partial one (a hit ratio below 1)
+// slowed the whole iteration, up to 1.55x (l2_window).
 // Nothing is computed differently: the same kernels read the same values.
 #include "krylov.cuh"
 
@@ -39,13 +40,6 @@ static int hot_vectors(const spmv_cuda_krylov *k) {
     return 0;
 }
 
-/* Whether a window larger than the set-aside (a hit ratio below 1: a share of its lines persists)
- * is worth having.  Measured on the H200 (studies/2026-11-30-solver-vectors-in-l2, fixed solves,
- * same run): CG's iteration gained at every ratio (1.09-1.49x at ratios 0.29-0.6, Poisson 1400^2
- * and 2000^2), BiCGSTAB's, whose six vectors leave the rest of L2 too little, lost at ratios
- * 0.3-0.4 (0.58-0.86x) and was mixed near 0.8; whole, it gained 1.09-1.10x or nothing. */
-static int partial_window_pays(const spmv_cuda_krylov *k) { return k->method == SPMV_KRYLOV_CG; }
-
 /* Bytes between two vectors of the slab: n values, rounded up to 512 bytes. */
 static int64_t vector_stride(const spmv_cuda_krylov *k) { return (k->n * k->es + 511) / 512 * 512; }
 
@@ -59,8 +53,19 @@ int alloc_vectors(spmv_cuda_krylov *k, spmv_err *err) {
     return SPMV_OK;
 }
 
-/* The window for this solve, or one of 0 bytes (none: off, GMRES, or no set-aside on this GPU). The
- * set-aside is raised to what it needs first; where that fails, no window. */
+/* The window for this solve, or one of 0 bytes (none: off, GMRES, no set-aside on this GPU, or
+ * vectors larger than the set-aside). The set-aside is raised to what it needs first; where that
+ * fails, no window.
+ *
+ * No partial window (a hit ratio below 1: a share of the window's lines persists).  Measured on
+ * the H200 (studies/2026-12-01-partial-l2-window, on a host that found the set-aside at 11.25 of
+ * 37.5 MiB, as every host has since 2026-11-30 20:06): CG's fixed iteration took 1.05-1.16x as
+ * long with one at hit ratios 0.61-0.73 and 1.38-1.55x at 0.31-0.36 (Poisson 1400^2 to 2000^2,
+ * 3-D 150^3); its vector kernels alone ran at half the memory bandwidth at 0.31 (85.6 against
+ * 43.1 us for CG's direction update over 4e6 rows).  A whole window took 0.97-1.01x.  On the
+ * hosts of 2026-11-30 before 20:06, whose default policy did not keep the vectors, a partial
+ * window had gained CG 1.09-1.49x and lost BiCGSTAB 0.58-0.86x
+ * (studies/2026-11-30-solver-vectors-in-l2). */
 static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
     cudaAccessPolicyWindow w;
     memset(&w, 0, sizeof w);
@@ -73,9 +78,8 @@ static cudaAccessPolicyWindow l2_window(spmv_cuda_krylov *k) {
         return w;
     }
     int64_t bytes = vector_stride(k) * hot;
-    if (bytes > max_win) bytes = max_win;
-    if (bytes > max_set && !partial_window_pays(k)) return w;
-    size_t want = bytes < max_set ? (size_t)bytes : (size_t)max_set, now = 0;
+    if (bytes > max_set || bytes > max_win) return w; /* a partial window: see above */
+    size_t want = (size_t)bytes, now = 0;
     if (cudaDeviceGetLimit(&now, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
         cudaGetLastError();
         return w;
