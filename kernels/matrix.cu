@@ -10,18 +10,13 @@
  * STAGE_SLICE bytes: the core's threads copy one slice into a buffer while the link moves the other.
  * On the H200's host the driver's own staging of pageable memory moved 6.4 GB/s and page-locked
  * memory 55 GB/s, while page-locking the whole array first (cudaHostRegister) cost more than the
- * copy it sped up; one thread's memcpy alone does not keep up with the link.  Slices of 1 MB, where
- * they were 4: with the buffers' allocation, 40, 60 and 120 MB took 3.8, 5.0 and 8.7 ms against
- * 7.0, 8.0 and 11.0 (0.5 MB: 5.2, 7.6, 14.6; 2 MB: 4.7, 5.8, 8.9), 240 MB 15.7 against 14.9;
- * pageable copies 4.4, 8.3, 20.0 and 32.7 ms, and 2.1 against 2.6 ms at 20 MB, below STAGE_MIN
- * (studies/2026-12-01-upload-slices, 16 threads). */
+ * copy it sped up; one thread's memcpy alone does not keep up with the link. */
 #define STAGE_MIN ((int64_t)32 << 20)
-#define STAGE_SLICE ((int64_t)1 << 20)
+#define STAGE_SLICE ((int64_t)4 << 20)
 
 /* The staging of one matrix's upload: one page-locked allocation for both slices, made at its first
  * large array, freed at its end.  Its cost is the pinning of its pages: on the H200's host a
- * cudaHostAlloc and cudaFreeHost of 1, 4, 8 and 16 MB took 1.2, 2.2, 4.3 and 9.3 ms; of 2 MB, both
- * slices now, 0.94 ms on a host of 2026-12-01. */
+ * cudaHostAlloc and cudaFreeHost of 1, 4, 8 and 16 MB took 1.2, 2.2, 4.3 and 9.3 ms. */
 typedef struct {
     char *buf;            /* 2 * STAGE_SLICE bytes: slice k at buf + k * STAGE_SLICE */
     cudaEvent_t moved[2]; /* recorded after the copy out of slice k */
@@ -56,8 +51,7 @@ static int stage_close(stage *S, int rc, spmv_err *err) {
 
 /* memcpy on the host's threads: one thread's copy does not keep up with the link. */
 static void copy_threads(void *dst, const void *src, int64_t bytes) {
-    /* 256 kB: four threads share a 1 MB slice (as measured) */
-    const int64_t piece = (int64_t)1 << 18;
+    const int64_t piece = (int64_t)1 << 18; /* 256 kB: every thread has pieces of a 4 MB slice */
     const int64_t n = (bytes + piece - 1) / piece;
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n; k++) {
