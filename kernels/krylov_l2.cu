@@ -59,7 +59,7 @@ int alloc_vectors(spmv_cuda_krylov *k, spmv_err *err) {
  *
  * No partial window (a hit ratio below 1: a share of the window's lines persists).  Measured on
  * the H200 (studies/2026-12-01-partial-l2-window, on a host that found the set-aside at 11.25 of
- * 37.5 MiB, as every host has since 2026-11-30 20:06): CG's fixed iteration took 1.05-1.16x as
+ * 37.5 MiB, as every host that recorded it has since 2026-11-30 20:06): CG's fixed iteration took 1.05-1.16x as
  * long with one at hit ratios 0.61-0.73 and 1.38-1.55x at 0.31-0.36 (Poisson 1400^2 to 2000^2,
  * 3-D 150^3); its vector kernels alone ran at half the memory bandwidth at 0.31 (85.6 against
  * 43.1 us for CG's direction update over 4e6 rows).  A whole window took 0.97-1.01x.  On the

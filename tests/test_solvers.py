@@ -227,10 +227,11 @@ def test_online_keeps_the_fastest_probe(monkeypatch, name):
                                     select_min_nnz=0, select_patience=0, **kw)
     assert info == 0
     assert set(rec.probes) == {"cpu/dia", "cpu/csr/nnz", "cpu/csr/rows"}, rec
-    # the fastest, or the start where the fastest beat it by no more than the noise
+    # the fastest, or what ran at the probe's end where the fastest beat it by no more than the noise (the start,
+    # or the last candidate probed: CI once kept cpu/csr/nnz with cpu/dia at 0.999x its time)
     best = min(rec.probes, key=rec.probes.get)
-    assert rec.config == best or (rec.config == "cpu/csr/rows" and any("2% noise" in e for _, e in rec.events) and
-                                  rec.probes[best] > 0.98 * rec.probes["cpu/csr/rows"]), rec
+    within_noise = any(f"kept {rec.config} (" in e and "2% noise" in e for _, e in rec.events)
+    assert rec.config == best or (within_noise and rec.probes[best] > 0.98 * rec.probes[rec.config]), rec
     assert rec.probe_s > 0 and any("kept" in e for _, e in rec.events)
     ran = [c for _, c in rec.schedule]
     assert ran[-1] == rec.config and "cpu/coo" not in ran
