@@ -69,11 +69,10 @@ def break_even(picks: pd.DataFrame, table: pd.DataFrame, nnz: pd.Series, cost: p
         rank_ms = float(np.exp(np.interp(np.log(max(n, 1.0)), lx, ly))) / 1e3
         conv, gain, be = _paid_back(b, p, r.pick, rank_ms)
         best = fastest.loc[(r.matrix, r.dtype)]
-        _c, _g, best_be = _paid_back(b, best, best["config"], rank_ms)
-        _c, _g, free_be = _paid_back(b, best, best["config"], 0.0)
         out.append({"matrix": r.matrix, "dtype": r.dtype, "nnz": n, "pick": r.pick, "rank_ms": rank_ms,
-                    "extra_convert_ms": conv, "gain_ms": gain, "break_even": be,
-                    "best": best["config"], "best_break_even": best_be, "best_free_break_even": free_be})
+                    "extra_convert_ms": conv, "gain_ms": gain, "break_even": be, "best": best["config"],
+                    "best_break_even": _paid_back(b, best, best["config"], rank_ms)[2],
+                    "best_free_break_even": _paid_back(b, best, best["config"], 0.0)[2]})
     return pd.DataFrame(out)
 
 
