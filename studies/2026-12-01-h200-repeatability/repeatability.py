@@ -24,10 +24,8 @@ ROOT = HERE.parents[1]
 RUNS = HERE / "runs.csv.gz"
 #: The shipped dataset each set of matrices comes from (run ``a``).
 SHIPPED = {"seed5": "h200_scaled_seed5", "small": "h200"}
-#: How each pair of runs differs, for the tables.
-PAIR_KIND = {frozenset("bc"): "two device calls, today's code", frozenset(("c", "c2")): "one call, back to back",
-             frozenset("ab"): "shipped dataset against today", frozenset("ac"): "shipped dataset against today",
-             frozenset(("a", "c2")): "shipped dataset against today", frozenset(("b", "c2")): "two device calls, today's code"}
+#: The device call each run came from (a pair from one call ran back to back on one machine).
+CALL = {"b": "b", "c": "c", "c2": "c", "d": "d", "d2": "d"}
 KEY = ["matrix", "dtype", "config"]
 
 
@@ -73,7 +71,8 @@ def tables(T: pd.DataFrame, picks: pd.DataFrame) -> str:
         S = S.droplevel("set")
         runs = [c for c in S.columns if S[c].notna().any()]
         for x, y in permutations(runs, 2):
-            kind = PAIR_KIND[frozenset((x, y))]
+            kind = ("shipped dataset against today" if "a" in (x, y) else
+                    "one call, back to back" if CALL[x] == CALL[y] else "two device calls, today's code")
             if x < y:
                 j = S[[x, y]].dropna()
                 d = np.abs(np.log(j[y] / j[x]))
@@ -115,9 +114,9 @@ def main() -> None:
     picks = pd.read_csv(ROOT / "benchmarks/results/default_quality_h200.csv")[["matrix", "dtype", "pick"]]
     a.out.write_text("# H200 timings measured again: agreement, ceiling, the default's picks\n\n"
                      "Sets: `seed5`, 32 of `datasets/h200_scaled_seed5`'s 41 matrices (1.0e6-8.0e6 entries); `small`, the 53 "
-                     "real matrices of `../shared/matrices` (in `datasets/h200`). Runs: `a` the shipped dataset's; `b`, `c` "
-                     "two device calls of 2026-12-01 (the machine given back between them); `c2` the small set again right "
-                     "after `c` in the same call. Within 5 %, beyond 20 %, geomean: of the picked configuration's time over "
+                     "real matrices of `../shared/matrices` (in `datasets/h200`). Runs: `a` the shipped dataset's; `b`, `c`, `d` "
+                     "three device calls of 2026-12-01 (the machine given back between them); `c2` the small set again right "
+                     "after `c` in the same call; `d` and `d2` the seed5 set's first 29 and 28 matrices twice in one call. Within 5 %, beyond 20 %, geomean: of the picked configuration's time over "
                      "the fastest's, per (matrix, value type).\n\n" + tables(load(), picks), encoding="utf-8")
     print(a.out.read_text(encoding="utf-8"))
 
