@@ -32,10 +32,12 @@ typedef struct {
     const void *val[SPMV_MAXVAL];    /* device, float or double; NULL where nval[k] == 0 */
 } spmv_dfmt;
 
-/* Thread mapping of one configuration: registry slots SPMV_P_TPV and SPMV_P_BLOCK. */
+/* Thread mapping of one configuration: registry slots SPMV_P_TPV and SPMV_P_BLOCK; and how the
+ * matrix streams are cached, which the plan decides from the device (spmv_ld below). */
 typedef struct {
     int32_t tpv;   /* threads per row (CSR vector); csr/adaptive's ept; else unused */
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
+    int32_t keep;  /* 1: the matrix's arrays, x and y fit the device's L2 together */
 } spmv_launch;
 
 /* Where a product's dot w . y goes when a kernel makes it in the same pass (run_dot_*): each of the
@@ -182,23 +184,44 @@ int spmv_cusparse_version(int *version, spmv_err *err);
 #ifdef __cplusplus
 }
 
+/* A load of a matrix stream (indices, values), each word read once per product.  EVICT: evict-first
+ * (__ldcs), so that a matrix larger than the L2 passes through it and leaves x there; else default
+ * caching (__ldg), which keeps a matrix that fits the L2 there from one product to the next.  On the
+ * H200 (studies/2026-12-01-matrix-stream-caching), default caching ran csr/adaptive's products a
+ * median 1.06-1.10 times as fast where the CSR floor was 15-60 MB, and 0.94-0.95 times past 60 MB;
+ * the other kernels' matrix streams (ELL, COO, DIA, BRO-ELL, HYB) stay evict-first, unmeasured. */
+template <bool EVICT, typename T> __device__ __forceinline__ T spmv_ld(const T *p) {
+    if constexpr (EVICT)
+        return __ldcs(p);
+    else
+        return __ldg(p);
+}
+
+/* f(std::bool_constant<evict>()) for a plan's launch: evict-first unless the matrix, x and y fit
+ * the L2 (spmv_launch's keep). */
+template <typename F> __host__ __forceinline__ void spmv_by_evict(const spmv_launch *L, F f) {
+    if (L->keep)
+        f(std::false_type());
+    else
+        f(std::true_type());
+}
+
 /* Entry q's value in a format that may keep its values as a table (csrc/vtab.c; JAD's and CSR's
  * `vals`): stored (VB 0), or the table val's entry at q's VB-bit index in vix.  STREAM: the value
- * or index stream is read once (evict-first loads); else default caching, for mappings whose next
- * steps read the same lines.  The table itself (at most a few hundred values where it suits) is
- * read through the read-only cache, where it stays. */
+ * or index stream is read once, with evict-first loads (spmv_ld); else default caching, for
+ * mappings whose next steps read the same lines or whose matrix stays in the L2.  The table itself
+ * (at most a few hundred values where it suits) is read through the read-only cache, where it
+ * stays. */
 template <typename T, int VB, bool STREAM>
 __device__ __forceinline__ T spmv_value(const T *__restrict__ val, const void *__restrict__ vix,
                                         int64_t q) {
     if constexpr (VB == 0) {
-        return STREAM ? __ldcs(val + q) : __ldg(val + q);
+        return spmv_ld<STREAM>(val + q);
     } else if constexpr (VB == 8) {
-        const unsigned char *i = static_cast<const unsigned char *>(vix) + q;
-        return __ldg(val + (STREAM ? __ldcs(i) : __ldg(i)));
+        return __ldg(val + spmv_ld<STREAM>(static_cast<const unsigned char *>(vix) + q));
     } else {
         static_assert(VB == 16, "a table's indices take 8 or 16 bits");
-        const unsigned short *i = static_cast<const unsigned short *>(vix) + q;
-        return __ldg(val + (STREAM ? __ldcs(i) : __ldg(i)));
+        return __ldg(val + spmv_ld<STREAM>(static_cast<const unsigned short *>(vix) + q));
     }
 }
 

@@ -14,7 +14,7 @@
  * was no faster than 4 on a 2-D stencil and a 21-diagonal band; other shapes untried. */
 #define SELL_BATCH 4
 
-template <typename T>
+template <typename T, bool EVICT>
 __global__ void __launch_bounds__(1024)
     sell_slice_kernel(int32_t nrows, int lgc, const int32_t *__restrict__ perm,
                       const int32_t *__restrict__ slice_ptr, const int32_t *__restrict__ col,
@@ -29,10 +29,11 @@ __global__ void __launch_bounds__(1024)
         int32_t c[SELL_BATCH];
 #pragma unroll
         for (int u = 0; u < SELL_BATCH; u++)
-            c[u] = k + u < w ? __ldcs(col + base + ((int64_t)(k + u) << lgc)) : -1;
+            c[u] = k + u < w ? spmv_ld<EVICT>(col + base + ((int64_t)(k + u) << lgc)) : -1;
 #pragma unroll
         for (int u = 0; u < SELL_BATCH; u++)
-            if (c[u] >= 0) sum += __ldcs(val + base + ((int64_t)(k + u) << lgc)) * __ldg(x + c[u]);
+            if (c[u] >= 0)
+                sum += spmv_ld<EVICT>(val + base + ((int64_t)(k + u) << lgc)) * __ldg(x + c[u]);
         if (c[SELL_BATCH - 1] < 0) break; /* padding only follows a row's entries */
     }
     y[__ldg(perm + r)] = sum;
@@ -50,9 +51,12 @@ template <typename T>
 static cudaError_t sell_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                             T *y, cudaStream_t s) {
     (void)aux;
-    sell_slice_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
-        D->nrows, spmv_cuda_log2(D->param[0]), D->idx[0], D->idx[1], D->idx[2],
-        (const T *)D->val[0], x, y);
+    spmv_by_evict(L, [&](auto ev) {
+        sell_slice_kernel<T, decltype(ev)::value>
+            <<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
+                D->nrows, spmv_cuda_log2(D->param[0]), D->idx[0], D->idx[1], D->idx[2],
+                (const T *)D->val[0], x, y);
+    });
     return cudaGetLastError();
 }
 

@@ -123,6 +123,27 @@ def test_every_config_on_shared_matrices(path, dtype):
     assert ran >= 20
 
 
+#: Configurations whose kernels load the matrix streams evict-first only where the matrix, x and y pass the
+#: device's L2 (kernels/kern.h's spmv_ld): every matrix above fits it.
+PAST_L2 = ["pyspmv/csr/adaptive/bs=256", "pyspmv/csr/adaptive/vals=8/ept=4/bs=128", "pyspmv/jad/bs=256",
+           "pyspmv/jad/vals=8/bs=128", "pyspmv/sell/c=32/sigma=1/bs=256"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_streams_past_the_l2_match_scipy(dtype):
+    l2 = int(gpu.device_info()["l2_bytes"])
+    n = int(np.ceil(np.sqrt(2 * l2 / 52)))  # a 5-point stencil moves about 52 bytes a row in float32
+    M = pyspmv.generate("poisson2d", n)
+    A64 = M.to_scipy()
+    x = np.random.default_rng(1).uniform(-1, 1, M.ncols).astype(dtype)
+    for cid in PAST_L2:
+        F = pyspmv.convert(M, pyspmv.config(cid).format, dtype=dtype, **pyspmv.config(cid).format_kwargs)
+        assert F.nbytes > l2, (cid, F.nbytes, l2)
+        with gpu.Plan(F, pyspmv.config(cid)) as plan:
+            err = rel_err(A64, x, plan.mv(x))
+        assert err <= TOL[dtype], (cid, err)
+
+
 def test_config_space_is_complete():
     ids = {c.id for c in pyspmv.configs("cuda")}
     for bs in (64, 128, 256, 512, 1024):
