@@ -442,6 +442,10 @@ void spmv_cuda_plan_free(spmv_cuda_plan *p) {
 
 int spmv_cuda_plan_device(const spmv_cuda_plan *p) { return p->device; }
 
+void spmv_cuda_plan_set_keep(spmv_cuda_plan *p, int keep) { p->L.keep = keep != 0; }
+
+int spmv_cuda_plan_keep(const spmv_cuda_plan *p) { return p->L.keep; }
+
 /* SPMV_OK when v (`name`, n bytes) is memory of the plan's device; else SPMV_EINVAL saying what it
  * is.  cudaPointerGetAttributes knows every allocation of the runtime and driver (cudaMalloc,
  * managed, CuPy's and PyTorch's pools alike). */

@@ -123,6 +123,16 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
 /* The CUDA device ordinal the plan's arrays live on. */
 int spmv_cuda_plan_device(const spmv_cuda_plan *p);
 
+/* Whether p's own kernels load the matrix's streams with default caching (keep 1), so that the next
+ * product finds them in the L2, or evict-first (0), so that they pass through it.  A new plan keeps
+ * them where the matrix, x and y fit the L2 together: right for products that follow one another.
+ * A Krylov solver sets 0 for the plans it runs (spmv_cuda_krylov_start and the calls after it): its
+ * iterations read their vectors several times each between two products, and a kept matrix pushes
+ * them out (studies/2026-12-01-matrix-stream-caching).  Changes no result. */
+void spmv_cuda_plan_set_keep(spmv_cuda_plan *p, int keep);
+/* p's setting of the above: 1 keep, 0 evict-first. */
+int spmv_cuda_plan_keep(const spmv_cuda_plan *p);
+
 /* ---- Matrices that already live on the device ---- */
 
 /* A CSR matrix whose arrays are the caller's device arrays, read in place (borrowed: M must not
@@ -238,13 +248,15 @@ int spmv_cuda_krylov_norm_b(spmv_cuda_krylov *k, double *out, spmv_err *err);
 int spmv_cuda_krylov_copy(spmv_cuda_krylov *k, void *dst, const void *src, spmv_err *err);
 /* The preconditioner M (an approximate inverse of A; right-preconditioned BiCGSTAB and GMRES, CG
  * with z = M r), at most one of: inv_diag[n] (host or device, copied: Jacobi, fused into the
- * vector kernels), a plan whose product is M (it must outlive the solve), or fn with ctx.  All NULL:
- * none.  Returns 0, SPMV_EINVAL, SPMV_ENOMEM or SPMV_ECUDA. */
+ * vector kernels), a plan whose product is M (it must outlive the solve; its matrix streams are
+ * set evict-first, spmv_cuda_plan_set_keep), or fn with ctx.  All NULL: none.  Returns 0,
+ * SPMV_EINVAL, SPMV_ENOMEM or SPMV_ECUDA. */
 int spmv_cuda_krylov_set_precond(spmv_cuda_krylov *k, const void *inv_diag, spmv_cuda_plan *M,
                                  spmv_cuda_precond_fn fn, void *ctx, spmv_err *err);
 /* Start a solve of A x = b from the loaded x, or from zero where x_zero (the solver sets x to zero
  * itself: no x need be loaded, and no product is needed), with the stopping test |r| <= tol: the
- * initial residual, counters reset.  Synchronous. */
+ * initial residual, counters reset.  Synchronous.  This call and those below that take a plan set
+ * its matrix streams evict-first (spmv_cuda_plan_set_keep). */
 int spmv_cuda_krylov_start(spmv_cuda_krylov *k, spmv_cuda_plan *A, double tol, int x_zero,
                            spmv_err *err);
 /* Run up to max_iters iterations with A's plan (GMRES: inner iterations, and no cycle past

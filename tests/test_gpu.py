@@ -140,6 +140,7 @@ def test_streams_past_the_l2_match_scipy(dtype):
         F = pyspmv.convert(M, pyspmv.config(cid).format, dtype=dtype, **pyspmv.config(cid).format_kwargs)
         assert F.nbytes > l2, (cid, F.nbytes, l2)
         with gpu.Plan(F, pyspmv.config(cid)) as plan:
+            assert not plan._plan.keeps_matrix, cid   # past the L2: its streams evict-first
             err = rel_err(A64, x, plan.mv(x))
         assert err <= TOL[dtype], (cid, err)
 

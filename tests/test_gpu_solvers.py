@@ -140,6 +140,30 @@ def test_a_zero_start_is_set_on_the_device_whatever_x_holds(name):
     np.testing.assert_allclose(A.to_scipy() @ x, b, rtol=0, atol=1e-8 * np.linalg.norm(b))
 
 
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_a_solve_lets_its_plans_matrix_pass_through_the_l2(name):
+    """A plan whose matrix fits the L2 keeps its streams there for the next product; the solver sets them
+    evict-first for the products it runs, the preconditioner's too (its vectors are what the L2 should hold:
+    kernels/krylov.cu's take_plan), and the solve converges as before."""
+    from pyspmv.devices import gpu
+    A = spd() if name == "cg" else unsymmetric()
+    b, n = rhs(A.nrows), A.nrows
+    K = gpu.cuda().Krylov(D.METHODS[name], n, 8, 10 if name == "gmres" else 1)
+    cfg = pyspmv.config("pyspmv/csr/adaptive/bs=256")
+    plan, pre = gpu.Plan(pyspmv.convert(A, "csr"), cfg), gpu.Plan(pyspmv.convert(A, "csr"), cfg)
+    try:
+        assert plan._plan.keeps_matrix and pre._plan.keeps_matrix
+        K.set_precond(pre._plan)
+        assert not pre._plan.keeps_matrix
+        K.load(0, b)
+        K.start(plan._plan, 1e-10 * np.linalg.norm(b), True)
+        assert not plan._plan.keeps_matrix
+    finally:
+        K.close()
+        plan.close()
+        pre.close()
+
+
 def test_a_partial_l2_window_is_never_set():
     """Where CG's four vectors are larger than the device's largest L2 set-aside, the solve sets no window (a
     partial one slowed the H200's iterations up to 1.55x: kernels/krylov_l2.cu) and leaves the set-aside as it was;

@@ -152,6 +152,10 @@ static PyObject *plan_nbytes(PlanObject *self, void *closure) {
     return plan_live(self) ? PyLong_FromLongLong(spmv_cuda_plan_bytes(self->plan)) : NULL;
 }
 
+static PyObject *plan_keeps_matrix(PlanObject *self, void *closure) {
+    return plan_live(self) ? PyBool_FromLong(spmv_cuda_plan_keep(self->plan)) : NULL;
+}
+
 static PyObject *plan_setup_ms(PlanObject *self, void *closure) {
     return plan_live(self) ? PyFloat_FromDouble(spmv_cuda_plan_setup_ms(self->plan)) : NULL;
 }
@@ -188,6 +192,8 @@ static PyGetSetDef plan_getset[] = {
     {"nbytes", (getter)plan_nbytes, NULL, "device bytes held", NULL},
     {"setup_ms", (getter)plan_setup_ms, NULL, "upload and setup time in ms", NULL},
     {"device", (getter)plan_device, NULL, "the CUDA device ordinal of its arrays", NULL},
+    {"keeps_matrix", (getter)plan_keeps_matrix, NULL,
+     "whether its kernels keep the matrix's streams in the L2 (else evict-first)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
