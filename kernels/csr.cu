@@ -223,7 +223,7 @@ template <typename T> __device__ __forceinline__ T block_sum(T s, T *warp_part) 
  * coalesced sweep), multiplied by x, then each row summed there by a group of tpr threads, the
  * most (up to a warp) that still gives every row a group.  VB: as vector_row_kernel's; NB: the
  * loads a thread has in flight (adaptive_run chooses). */
-template <typename T, int VB, int NB, bool EVICT>
+template <typename T, int VB, int NB>
 __device__ __forceinline__ void
 stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__restrict__ ptr,
             const int32_t *__restrict__ col, const T *__restrict__ val,
@@ -242,8 +242,8 @@ stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__rest
 #pragma unroll
         for (int u = 0; u < NB; u++)
             if (j0 + u * bs < n)
-                c[u] = spmv_ld<EVICT>(col + b0 + j0 + u * bs),
-                v[u] = spmv_value<T, VB, EVICT>(val, vix, b0 + j0 + u * bs);
+                c[u] = __ldcs(col + b0 + j0 + u * bs),
+                v[u] = spmv_value<T, VB, true>(val, vix, b0 + j0 + u * bs);
 #pragma unroll
         for (int u = 0; u < NB; u++)
             if (j0 + u * bs < n) prod[j0 + u * bs] = v[u] * __ldg(x + c[u]);
@@ -259,7 +259,7 @@ stream_rows(int32_t r0, int32_t r1, int32_t b0, int32_t n, const int32_t *__rest
 }
 
 /* CSR-vector over the block for chunk k of m of row R: coalesced strides of bs. */
-template <typename T, int VB, bool EVICT>
+template <typename T, int VB>
 __device__ __forceinline__ void
 row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__restrict__ col,
           const T *__restrict__ val, const void *__restrict__ vix, const T *__restrict__ x,
@@ -275,13 +275,12 @@ row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__
         T v[ADAPTIVE_BATCH];
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++)
-            c[u] = spmv_ld<EVICT>(col + p + u * bs),
-            v[u] = spmv_value<T, VB, EVICT>(val, vix, p + u * bs);
+            c[u] = __ldcs(col + p + u * bs), v[u] = spmv_value<T, VB, true>(val, vix, p + u * bs);
 #pragma unroll
         for (int u = 0; u < ADAPTIVE_BATCH; u++) sum += v[u] * __ldg(x + c[u]);
     }
     for (; p < end; p += bs)
-        sum += spmv_value<T, VB, EVICT>(val, vix, p) * __ldg(x + spmv_ld<EVICT>(col + p));
+        sum += spmv_value<T, VB, true>(val, vix, p) * __ldg(x + __ldcs(col + p));
     sum = block_sum(sum, warp_part);
     if (m == 1) {
         if (tid == 0) y[R] = sum;
@@ -305,7 +304,7 @@ row_chunk(int4 d, int64_t ch, const int32_t *__restrict__ ptr, const int32_t *__
 }
 
 /* aux is the workspace above; partial[] and arrived[] are written here (arrived returns to 0). */
-template <typename T, int VB, int NB, bool EVICT>
+template <typename T, int VB, int NB>
 __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any block size */
     csr_adaptive_kernel(const int32_t *aux, int32_t w, const int32_t *__restrict__ ptr,
                         const int32_t *__restrict__ col, const T *__restrict__ val,
@@ -320,11 +319,11 @@ __global__ void __launch_bounds__(1024, 2) /* 32 registers: a full SM at any blo
     for (int64_t it = blockIdx.x; it < n_items; it += gridDim.x) {
         const int4 d = __ldg(items + it);
         if (d.z < 0)
-            stream_rows<T, VB, NB, EVICT>(d.x, d.y, d.w, -1 - d.z, ptr, col, val, vix, x, y,
-                                          reinterpret_cast<T *>(smem));
+            stream_rows<T, VB, NB>(d.x, d.y, d.w, -1 - d.z, ptr, col, val, vix, x, y,
+                                   reinterpret_cast<T *>(smem));
         else
-            row_chunk<T, VB, EVICT>(d, 2 * (int64_t)w, ptr, col, val, vix, x, y,
-                                    reinterpret_cast<T *>(slots), arrived, warp_part, &is_last);
+            row_chunk<T, VB>(d, 2 * (int64_t)w, ptr, col, val, vix, x, y,
+                             reinterpret_cast<T *>(slots), arrived, warp_part, &is_last);
         __syncthreads(); /* the next item reuses shared memory */
     }
 }
@@ -430,11 +429,9 @@ static cudaError_t adaptive_run(const spmv_dfmt *D, const spmv_launch *L, const 
     spmv_by_vals(D->param[1], [&](auto vb) {
         constexpr int VB = decltype(vb)::value;
         auto go = [&](auto nb) {
-            spmv_by_evict(L, [&](auto ev) {
-                csr_adaptive_kernel<T, VB, decltype(nb)::value, decltype(ev)::value>
-                    <<<g, L->block, sh, s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1],
-                                             (const T *)D->val[0], D->idx[3], x, y);
-            });
+            csr_adaptive_kernel<T, VB, decltype(nb)::value>
+                <<<g, L->block, sh, s>>>((const int32_t *)aux, w, D->idx[0], D->idx[1],
+                                         (const T *)D->val[0], D->idx[3], x, y);
         };
         if constexpr (std::is_same<T, float>::value && VB == 0)
             if (adaptive_one_round(L)) return go(std::integral_constant<int, 8>());

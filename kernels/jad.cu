@@ -14,7 +14,7 @@
 #include "kern.h"
 
 /* DOT: w . y too (A square), into d (kernels/dot.cuh); every thread reaches its finish. */
-template <typename T, bool DOT, int VB, bool EVICT>
+template <typename T, bool DOT, int VB>
 __global__ void __launch_bounds__(1024)
     jad_row_kernel(int32_t nrows, int32_t njd, const int32_t *__restrict__ perm,
                    const int32_t *__restrict__ jd_ptr, const int32_t *__restrict__ col,
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll 4
         for (int32_t k = 0; k < len; k++) {
             int32_t q = __ldg(jd_ptr + k) + r; /* < jd_ptr[k+1] <= nnz: fits int32 */
-            sum += spmv_value<T, VB, EVICT>(val, vix, q) * __ldg(x + spmv_ld<EVICT>(col + q));
+            sum += spmv_value<T, VB, true>(val, vix, q) * __ldg(x + __ldcs(col + q));
         }
         acc = spmv_row_store<DOT>(y, x, d, __ldg(perm + r), sum);
     } else if (!DOT) {
@@ -50,16 +50,12 @@ static void jad_launch_vb(const spmv_dfmt *D, const spmv_launch *L, const T *x, 
     const unsigned g = spmv_cuda_blocks(D->nrows, L->block);
     const int32_t njd = (int32_t)D->scalar[0];
     const T *val = (const T *)D->val[0];
-    spmv_by_evict(L, [&](auto ev) {
-        constexpr bool EV = decltype(ev)::value;
-        if (d)
-            jad_row_kernel<T, true, VB, EV><<<g, L->block, 0, s>>>(
-                D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val, D->idx[3], x, y, *d);
-        else
-            jad_row_kernel<T, false, VB, EV>
-                <<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val,
-                                        D->idx[3], x, y, spmv_cuda_dot{});
-    });
+    if (d)
+        jad_row_kernel<T, true, VB><<<g, L->block, 0, s>>>(D->nrows, njd, D->idx[0], D->idx[1],
+                                                           D->idx[2], val, D->idx[3], x, y, *d);
+    else
+        jad_row_kernel<T, false, VB><<<g, L->block, 0, s>>>(
+            D->nrows, njd, D->idx[0], D->idx[1], D->idx[2], val, D->idx[3], x, y, spmv_cuda_dot{});
 }
 
 template <typename T>

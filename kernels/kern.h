@@ -37,7 +37,7 @@ typedef struct {
 typedef struct {
     int32_t tpv;   /* threads per row (CSR vector); csr/adaptive's ept; else unused */
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
-    int32_t keep;  /* 1: the matrix's arrays, x and y fit the device's L2 together */
+    int32_t keep;  /* 1: the matrix, x and y fit the device's L2 together (SELL reads it) */
 } spmv_launch;
 
 /* Where a product's dot w . y goes when a kernel makes it in the same pass (run_dot_*): each of the
@@ -186,10 +186,12 @@ int spmv_cusparse_version(int *version, spmv_err *err);
 
 /* A load of a matrix stream (indices, values), each word read once per product.  EVICT: evict-first
  * (__ldcs), so that a matrix larger than the L2 passes through it and leaves x there; else default
- * caching (__ldg), which keeps a matrix that fits the L2 there from one product to the next.  On the
- * H200 (studies/2026-12-01-matrix-stream-caching), default caching ran csr/adaptive's products a
- * median 1.06-1.10 times as fast where the CSR floor was 15-60 MB, and 0.94-0.95 times past 60 MB;
- * the other kernels' matrix streams (ELL, COO, DIA, BRO-ELL, HYB) stay evict-first, unmeasured. */
+ * caching (__ldg), which keeps a matrix that fits the L2 there from one product to the next.  SELL's
+ * kernel alone takes the choice: on the H200 (studies/2026-12-01-matrix-stream-caching, two same-run
+ * A/Bs on 26 and 28 scaled real matrices), default caching ran its products 1.05-1.10 times as fast
+ * in geometric mean where the CSR floor was 25-40 MB and 0.96-0.98 times past 60 MB, where
+ * csr/adaptive's ran 0.96-1.01 times and JAD's 0.93-1.05 (mostly slower below 25 MB): those stay
+ * evict-first, as do ELL's, COO's, DIA's, BRO-ELL's and HYB's (unmeasured). */
 template <bool EVICT, typename T> __device__ __forceinline__ T spmv_ld(const T *p) {
     if constexpr (EVICT)
         return __ldcs(p);

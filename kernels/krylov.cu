@@ -158,9 +158,9 @@ done:
 
 /* A plan the solver is to run, checked, its matrix streams set to pass through the L2 (before any
  * capture): an iteration reads its vectors several times each and the matrix once, so the vectors
- * are what the L2 should hold.  On the H200, CG's iteration took a median 1.05 times as long with
- * the matrix kept, 1.04-1.11 where the matrix and the vectors passed 40 MiB
- * (studies/2026-12-01-matrix-stream-caching). */
+ * are what the L2 should hold.  On the H200, fixed CG iterations took 1.03-1.11 times as long with
+ * the matrix kept (SELL, csr/adaptive and JAD made to keep it) where the matrix and the vectors
+ * passed 40 MiB, 0.95-1.04 below; BiCGSTAB's 1.01-1.09 (studies/2026-12-01-matrix-stream-caching). */
 static int take_plan(const spmv_cuda_krylov *k, spmv_cuda_plan *A, spmv_err *err) {
     if (A == NULL) return spmv_cuda_fail(err, SPMV_EINVAL, "no plan for the product");
     if (spmv_cuda_plan_device(A) != k->device)

@@ -156,8 +156,8 @@ static int bench_init(spmv_cuda_plan *p, spmv_err *err) {
                             "cudaHostGetDevicePointer of the timing gate", err);
 }
 
-/* Whether the matrix's arrays, x and y fit the device's L2 together (spmv_launch's keep): the own
- * kernels then load the matrix streams with default caching, so that the next product finds them in
+/* Whether the matrix's arrays, x and y fit the device's L2 together (spmv_launch's keep): SELL's
+ * kernel then loads the matrix streams with default caching, so that the next product finds them in
  * the L2, where evict-first loads would let them go (kernels/kern.h's spmv_ld). */
 static int fits_l2(const spmv_cuda_matrix *M, int device, int32_t *keep, spmv_err *err) {
     int l2 = 0;

@@ -123,12 +123,12 @@ int spmv_cuda_plan_mv_dev(spmv_cuda_plan *p, const void *x, void *y, double alph
 /* The CUDA device ordinal the plan's arrays live on. */
 int spmv_cuda_plan_device(const spmv_cuda_plan *p);
 
-/* Whether p's own kernels load the matrix's streams with default caching (keep 1), so that the next
- * product finds them in the L2, or evict-first (0), so that they pass through it.  A new plan keeps
- * them where the matrix, x and y fit the L2 together: right for products that follow one another.
- * A Krylov solver sets 0 for the plans it runs (spmv_cuda_krylov_start and the calls after it): its
- * iterations read their vectors several times each between two products, and a kept matrix pushes
- * them out (studies/2026-12-01-matrix-stream-caching).  Changes no result. */
+/* Whether p's kernel may load the matrix's streams with default caching (keep 1: SELL's does), so
+ * that the next product finds them in the L2, or must load them evict-first (0), so that they pass
+ * through it.  A new plan sets 1 where the matrix, x and y fit the L2 together: products that
+ * follow one another.  A Krylov solver sets 0 for the plans it runs (spmv_cuda_krylov_start and the
+ * calls after it): its iterations read their vectors several times each between two products, and
+ * a kept matrix pushes them out (studies/2026-12-01-matrix-stream-caching).  Changes no result. */
 void spmv_cuda_plan_set_keep(spmv_cuda_plan *p, int keep);
 /* p's setting of the above: 1 keep, 0 evict-first. */
 int spmv_cuda_plan_keep(const spmv_cuda_plan *p);

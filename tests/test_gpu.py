@@ -123,10 +123,9 @@ def test_every_config_on_shared_matrices(path, dtype):
     assert ran >= 20
 
 
-#: Configurations whose kernels load the matrix streams evict-first only where the matrix, x and y pass the
-#: device's L2 (kernels/kern.h's spmv_ld): every matrix above fits it.
-PAST_L2 = ["pyspmv/csr/adaptive/bs=256", "pyspmv/csr/adaptive/vals=8/ept=4/bs=128", "pyspmv/jad/bs=256",
-           "pyspmv/jad/vals=8/bs=128", "pyspmv/sell/c=32/sigma=1/bs=256"]
+#: Configurations whose kernel loads the matrix streams evict-first only where the matrix, x and y pass the
+#: device's L2 (SELL's: kernels/kern.h's spmv_ld): every matrix above fits it.
+PAST_L2 = ["pyspmv/sell/c=32/sigma=1/bs=256", "pyspmv/sell/c=16/sigma=256/bs=128"]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -142,15 +142,15 @@ def test_a_zero_start_is_set_on_the_device_whatever_x_holds(name):
 
 @pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
 def test_a_solve_lets_its_plans_matrix_pass_through_the_l2(name):
-    """A plan whose matrix fits the L2 keeps its streams there for the next product; the solver sets them
-    evict-first for the products it runs, the preconditioner's too (its vectors are what the L2 should hold:
-    kernels/krylov.cu's take_plan), and the solve converges as before."""
+    """A SELL plan whose matrix fits the L2 may keep its streams there for the next product; the solver sets
+    them evict-first for the products it runs, the preconditioner's too (its vectors are what the L2 should hold:
+    kernels/krylov.cu's take_plan)."""
     from pyspmv.devices import gpu
     A = spd() if name == "cg" else unsymmetric()
     b, n = rhs(A.nrows), A.nrows
     K = gpu.cuda().Krylov(D.METHODS[name], n, 8, 10 if name == "gmres" else 1)
-    cfg = pyspmv.config("pyspmv/csr/adaptive/bs=256")
-    plan, pre = gpu.Plan(pyspmv.convert(A, "csr"), cfg), gpu.Plan(pyspmv.convert(A, "csr"), cfg)
+    cfg = pyspmv.config("pyspmv/sell/c=16/sigma=256/bs=128")     # SELL's kernel keeps what fits
+    plan, pre = (gpu.Plan(pyspmv.convert(A, cfg.format, **cfg.format_kwargs), cfg) for _ in range(2))
     try:
         assert plan._plan.keeps_matrix and pre._plan.keeps_matrix
         K.set_precond(pre._plan)

@@ -193,7 +193,7 @@ static PyGetSetDef plan_getset[] = {
     {"setup_ms", (getter)plan_setup_ms, NULL, "upload and setup time in ms", NULL},
     {"device", (getter)plan_device, NULL, "the CUDA device ordinal of its arrays", NULL},
     {"keeps_matrix", (getter)plan_keeps_matrix, NULL,
-     "whether its kernels keep the matrix's streams in the L2 (else evict-first)", NULL},
+     "whether its kernel may keep the matrix's streams in the L2 (else evict-first)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
