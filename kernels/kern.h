@@ -190,7 +190,7 @@ int spmv_cusparse_version(int *version, spmv_err *err);
  * kernel alone takes the choice: on the H200 (studies/2026-12-01-matrix-stream-caching, two same-run
  * A/Bs on 26 and 28 scaled real matrices), default caching ran its products 1.05-1.10 times as fast
  * in geometric mean where the CSR floor was 25-40 MB and 0.96-0.98 times past 60 MB, where
- * csr/adaptive's ran 0.96-1.01 times and JAD's 0.93-1.05 (mostly slower below 25 MB): those stay
+ * csr/adaptive's ran 0.96-1.01 times and JAD's 0.93-1.05 (slower below 25 MB): those stay
  * evict-first, as do ELL's, COO's, DIA's, BRO-ELL's and HYB's (unmeasured). */
 template <bool EVICT, typename T> __device__ __forceinline__ T spmv_ld(const T *p) {
     if constexpr (EVICT)
