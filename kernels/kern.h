@@ -33,11 +33,11 @@ typedef struct {
 } spmv_dfmt;
 
 /* Thread mapping of one configuration: registry slots SPMV_P_TPV and SPMV_P_BLOCK; and how the
- * matrix streams are cached, which the plan decides from the device (spmv_ld below). */
+ * matrix streams are cached (spmv_ld below), which the plan decides (spmv_cuda_plan_set_keep). */
 typedef struct {
     int32_t tpv;   /* threads per row (CSR vector); csr/adaptive's ept; else unused */
     int32_t block; /* threads per block: 64 .. 1024, a multiple of 32 */
-    int32_t keep;  /* 1: the matrix, x and y fit the device's L2 together (SELL reads it) */
+    int32_t keep;  /* 1: keep the matrix in the L2 (it fits, with x and y; no solver said 0) */
 } spmv_launch;
 
 /* Where a product's dot w . y goes when a kernel makes it in the same pass (run_dot_*): each of the
@@ -199,8 +199,8 @@ template <bool EVICT, typename T> __device__ __forceinline__ T spmv_ld(const T *
         return __ldg(p);
 }
 
-/* f(std::bool_constant<evict>()) for a plan's launch: evict-first unless the matrix, x and y fit
- * the L2 (spmv_launch's keep). */
+/* f(std::bool_constant<evict>()) for a plan's launch: evict-first unless it keeps the matrix
+ * (spmv_launch's keep). */
 template <typename F> __host__ __forceinline__ void spmv_by_evict(const spmv_launch *L, F f) {
     if (L->keep)
         f(std::false_type());
