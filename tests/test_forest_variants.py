@@ -185,3 +185,27 @@ def test_stake_weight_weighs_the_matrices_by_their_best_time():
         assert a.shape != b.shape or not np.array_equal(a, b)
     with pytest.raises(ValueError, match=r"'stake_weight' parameter of ForestModel must be a float in \[0, 1\]"):
         ForestModel(stake_weight=2.0).fit(d.X, d.y, d.groups)
+
+
+def test_unmeasured_skip_averages_only_the_matrices_that_measured_a_configuration():
+    """unmeasured='skip': a leaf predicts a configuration from its matrices that measured it, where 'cap' counts each
+    absence as a slowdown of clip; with every configuration measured the two are the same forest."""
+    d = distinct()
+    one = dict(n_estimators=1, min_samples_leaf=10_000, clip=0.5)    # one leaf: the means over every matrix
+    full = [ForestModel(unmeasured=u, **one).fit(d.X, d.y, d.groups) for u in ("cap", "skip")]
+    np.testing.assert_array_equal(full[0].tables_["float64"]["value"], full[1].tables_["float64"]["value"])
+    T0 = pd.Series(np.log(d.y.to_numpy()), index=pd.MultiIndex.from_arrays([d.groups, d.X["config"]])).unstack()
+    cfg = T0.sub(T0.min(axis=1), axis=0).mean().idxmin()        # a configuration near the best: its absence shows
+    mats = sorted(set(d.groups))
+    gone = (d.X["config"] == cfg).to_numpy() & d.groups.isin(mats[: len(mats) // 2]).to_numpy()
+    X, y, g = d.X[~gone], d.y[~gone], d.groups[~gone]
+    T = pd.Series(np.log(y.to_numpy()), index=pd.MultiIndex.from_arrays([g, X["config"]])).unstack()
+    S = np.minimum(T.sub(T.min(axis=1), axis=0), 0.5)[cfg]
+    j = list(T.columns).index(cfg)
+    for u, want in (("skip", S.mean()), ("cap", S.fillna(0.5).mean())):
+        tb = ForestModel(unmeasured=u, **one).fit(X, y, g).tables_["float64"]
+        assert tb["keys"][j] == f"{cfg}@f64" or cfg in tb["keys"][j]
+        assert tb["value"][0, j] == pytest.approx(want, rel=1e-12)
+    assert S.mean() < S.fillna(0.5).mean()
+    with pytest.raises(ValueError, match="unmeasured"):
+        ForestModel(unmeasured="drop").fit(d.X, d.y, d.groups)

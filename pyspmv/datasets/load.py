@@ -210,16 +210,39 @@ def load(name_or_path: str | os.PathLike[str], dtype: str | None = "float64") ->
                    table=table, features=feats, metadata=metadata)
 
 
+#: The metadata key of a supplement (:func:`combine`): a collection of configurations measured, again or for the first
+#: time, on matrices that other datasets hold.
+SUPPLEMENT_KEY = "supplement"
+#: How far a supplement's features of a matrix may lie from the dataset's that holds it (relative): the same matrix
+#: measured twice gives the same features but for the last bits of sums taken in another order and of the CSV's text.
+SUPPLEMENT_RTOL = 1e-9
+
+
 def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype: str | None = "float64") -> Dataset:
     """``first`` with the matrices each of ``more`` adds: every matrix comes from the first dataset that has it.
 
     For training on a shipped dataset and a collection measured since on the same device (the
-    ``cuda`` default: ``h100`` and ``h100_large``). ``metadata`` is the first's, with ``sources``:
-    ``[name, matrices it gave]`` per dataset, in order. Arguments as :func:`load`.
+    ``cuda`` default: ``h100`` and ``h100_large``). A dataset whose ``metadata.json`` holds
+    ``"supplement": true`` (:data:`SUPPLEMENT_KEY`) is a supplement: a collection of some configurations on
+    matrices that the datasets before it hold (new configurations, or ones measured again). Its rows join those
+    matrices' rows, each replacing the row of the same matrix, value type and configuration, of whatever status;
+    the matrices' features stay the first dataset's (a supplement's must agree with them within
+    :data:`SUPPLEMENT_RTOL`, else it is an error), and a matrix no dataset before it holds is left out.
+    ``metadata`` is the first's, with ``sources``: ``[name, matrices it gave]`` per dataset, in order (for a
+    supplement, the matrices it gave rows to). Arguments as :func:`load`.
+
+    Raises
+    ------
+    ValueError
+        A supplement's features of a matrix differ from the dataset's that holds it (the message names the
+        matrix and the feature): it measured another matrix under the same name.
     """
-    parts, seen, sources = [], set(), []
+    parts, seen, sources, supplements = [], set(), [], []
     for name in (first, *more):
         ds = load(name, dtype=dtype)
+        if name is not first and ds.metadata.get(SUPPLEMENT_KEY):
+            supplements.append((name, ds))
+            continue
         new = set(ds.table["matrix"]) - seen  # a matrix is the first dataset's that measured it, failed or not
         sources.append([str(name), len(new & set(ds.groups))])
         parts.append((ds, ds.groups.isin(new).to_numpy(), ds.table["matrix"].isin(new).to_numpy(),
@@ -229,5 +252,45 @@ def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype:
     def cat(field: str, rows: int) -> Any:
         return pd.concat([getattr(p[0], field)[p[rows]] for p in parts], ignore_index=True)
 
-    return Dataset(X=cat("X", 1), y=cat("y", 1), groups=cat("groups", 1), q25=cat("q25", 1), q75=cat("q75", 1),
-                   table=cat("table", 2), features=cat("features", 3), metadata={**parts[0][0].metadata, "sources": sources})
+    out = Dataset(X=cat("X", 1), y=cat("y", 1), groups=cat("groups", 1), q25=cat("q25", 1), q75=cat("q75", 1),
+                  table=cat("table", 2), features=cat("features", 3), metadata=parts[0][0].metadata)
+    for name, sup in supplements:
+        out, gave = _supplement(out, sup, str(name))
+        sources.append([str(name), gave])
+    out.metadata = {**parts[0][0].metadata, "sources": sources}
+    return out
+
+
+def _supplement(base: Dataset, sup: Dataset, name: str) -> tuple[Dataset, int]:
+    """``base`` with the rows of supplement ``sup`` (:func:`combine`) joined, and how many matrices got rows."""
+    held = set(base.features["matrix"])
+    mats = sorted(set(sup.table["matrix"]) & held)
+    fb = base.features.drop_duplicates("matrix").set_index("matrix").loc[mats, list(FEATURE_NAMES)].astype(np.float64)
+    fs = sup.features.drop_duplicates("matrix").set_index("matrix").loc[mats, list(FEATURE_NAMES)].astype(np.float64)
+    far = ~np.isclose(fs.to_numpy(), fb.to_numpy(), rtol=SUPPLEMENT_RTOL, atol=0.0, equal_nan=True)
+    if far.any():
+        i, j = np.argwhere(far)[0]
+        raise ValueError(f"Supplement {name!r} measured matrix {mats[i]!r} with {FEATURE_NAMES[j]} = "
+                         f"{fs.iat[i, j]!r}, where the dataset that holds it has {fb.iat[i, j]!r}: not the same "
+                         "matrix. Collect the supplement on the matrices themselves (the same names, generators and "
+                         "seeds), or leave it out.")
+    key = ["matrix", "dtype", "config"]
+    tab = sup.table[sup.table["matrix"].isin(mats)]
+    if base.X.empty:
+        return base, 0
+    dtypes = pd.Series(base.X["value_bytes"].to_numpy()).map({b: d for d, b in VALUE_BYTES.items()})
+    x_keys = pd.MultiIndex.from_arrays([base.groups.to_numpy(), dtypes.to_numpy(), base.X["config"].to_numpy()])
+    keep_x = ~x_keys.isin(pd.MultiIndex.from_frame(tab[key]))
+    keep_t = ~pd.MultiIndex.from_frame(base.table[key]).isin(pd.MultiIndex.from_frame(tab[key]))
+    rows = np.flatnonzero(sup.groups.isin(mats).to_numpy())
+    X = sup.X.iloc[rows].reset_index(drop=True)
+    X[list(FEATURE_NAMES)] = fb.loc[sup.groups.iloc[rows]].to_numpy()  # the holder's features, bit for bit
+
+    def join(a: Any, b: Any) -> Any:
+        return pd.concat([a[keep_x].reset_index(drop=True), b.iloc[rows].reset_index(drop=True)], ignore_index=True)
+
+    return Dataset(X=pd.concat([base.X[keep_x].reset_index(drop=True), X], ignore_index=True),
+                   y=join(base.y, sup.y), groups=join(base.groups, sup.groups), q25=join(base.q25, sup.q25),
+                   q75=join(base.q75, sup.q75),
+                   table=pd.concat([base.table[keep_t], tab], ignore_index=True), features=base.features,
+                   metadata=base.metadata), len(mats)

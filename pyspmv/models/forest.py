@@ -19,12 +19,13 @@ from ._common import VERBOSE, RankMixin, check_y, group_index, group_key, unique
 
 _DTYPES = {float(b): d for d, b in VALUE_BYTES.items()}
 _FORESTS = ("extra", "random")
+_UNMEASURED = ("cap", "skip")
 #: ForestModel's parameters, checked when it fits.
 _PARAMS = {"verbose": VERBOSE, "forest": OneOf(_FORESTS), "clip": Interval("float", 0, closed="neither"),
            "temperature": Interval("float", 0, closed="neither"),
            "n_estimators": AnyOf((Interval("int", 1), OneOf(("auto",), "or"))),
            "bytes_prior": Interval("float", 0, 1, "both"), "tie_tol": Interval("float", 0),
-           "stake_weight": Interval("float", 0, 1, "both")}
+           "stake_weight": Interval("float", 0, 1, "both"), "unmeasured": OneOf(_UNMEASURED)}
 #: ``n_estimators="auto"``: trees x configurations a forest may cost (one addition per tree and
 #: configuration), the budget of 32 trees over the H100's 135: as many trees as fit, 24 to 256. A
 #: device with fewer configurations then gets more trees, which steadies the picks of a forest fitted
@@ -84,6 +85,15 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         Weighs each training matrix by its best measured product time to this power (relative to the median
         matrix's), in [0, 1]: the time at stake. A corpus holds many small matrices and few large ones, whose
         products cost 100 to 10,000 times as much; 0 weighs every matrix alike.
+    unmeasured : {"cap", "skip"}, default="cap"
+        What a configuration with no time on a training matrix (not applicable there, or not in the collection
+        that measured it) weighs in a leaf's prediction of that configuration: ``"cap"``, a slowdown of ``clip``;
+        ``"skip"``, nothing: the leaf predicts it from the matrices that measured it (``clip`` where none of the
+        leaf's did). ``"skip"`` lets datasets measured with fewer configurations, or a later collection of new
+        configurations on some of the matrices, train every configuration without counting its absence as
+        slowness; the ranking then relies on the formats' size queries to leave out what does not apply (a
+        configuration whose refusal they cannot foresee should stay with ``"cap"``). The split target is the
+        same either way.
 
     The defaults were chosen by 3-fold cross-validation grouped by matrix inside the training
     matrices of benchmarks/default_quality.py's split, by the geomean t_pick / t_best averaged over
@@ -117,7 +127,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
     def __init__(self, n_estimators: int | str = "auto", forest: str = "extra", max_features: Any = 0.5,
                  min_samples_leaf: int = 2, max_depth: int | None = None, bootstrap: bool = False,
                  clip: float = 0.5, temperature: float = 0.1, tie_tol: float = 0.0, bytes_prior: float = 0.0,
-                 stake_weight: float = 0.0, random_state: int = 0,
+                 stake_weight: float = 0.0, unmeasured: str = "cap", random_state: int = 0,
                  verbose: int = 0, features: list[str] | None = None, params: list[str] | None = None):
         self.features = features
         self.params = params
@@ -132,6 +142,7 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
         self.tie_tol = tie_tol
         self.bytes_prior = bytes_prior
         self.stake_weight = stake_weight
+        self.unmeasured = unmeasured
         self.random_state = random_state
         self.verbose = verbose
 
@@ -164,13 +175,16 @@ class ForestModel(RankMixin, RegressorMixin, BaseEstimator):
             T[row_m, ki] = t[r]
             S, Z = self._targets(T)
             best = np.nanmin(T, axis=1)
+            if self.unmeasured == "skip":                 # the leaves average what was measured (_leaf_means)
+                S = np.where(np.isnan(T), np.nan, S)
             parts[_DTYPES[b]] = (self.feature_tf_.apply(X.iloc[r[mi]]), S, Z, ks, best)
         self.tables_, self.estimators_ = {}, {}
         for dt, (L, S, Z, ks, best) in parts.items():
             w = np.exp(float(self.stake_weight) * (best - np.median(best))) if self.stake_weight else None
             est = self._forest(len(ks)).fit(L, Z if Z.shape[1] > 1 else Z[:, 0], sample_weight=w)
             self.estimators_[dt] = est
-            self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks)
+            cap = float(self.clip) if np.isfinite(float(self.clip)) else float(np.nanmax(S))
+            self.tables_[dt] = _flatten(est, L, np.hstack([S, best[:, None]]), ks, cap)
         self.groups_ = np.concatenate([tb["keys"] for _, tb in sorted(self.tables_.items())])
         self._fit_extras(X, convert_ms, "ForestModel.fit")
         self.n_features_in_ = X.shape[1]
@@ -296,9 +310,10 @@ def forest_sums(tb: dict[str, Any], Z: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[str, Any]:
+def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray, missing: float) -> dict[str, Any]:
     """Flat node arrays of a fitted forest, leaf vectors the mean of Y over the training rows of L
-    reaching each leaf (divided by the number of trees), nodes numbered tree after tree."""
+    reaching each leaf (divided by the number of trees; NaN entries of Y left out, ``missing`` where a
+    leaf has none), nodes numbered tree after tree."""
     leaves = est.apply(L.astype(np.float32))                  # (n, ntrees) node ids
     ntrees = len(est.estimators_)
     feat, thr, left, right, root, vals = [], [], [], [], [], []
@@ -308,7 +323,7 @@ def _flatten(est: Any, L: np.ndarray, Y: np.ndarray, keys: np.ndarray) -> dict[s
         lc, rc = tr.children_left.astype(np.int64), tr.children_right.astype(np.int64)
         leaf = lc < 0
         lid = np.cumsum(leaf) - 1 + nleaf                     # each leaf's vector
-        means = _leaf_means(leaves[:, i], Y, len(lc))[leaf]
+        means = _leaf_means(leaves[:, i], Y, len(lc), missing)[leaf]
         feat.append(np.where(leaf, -1, tr.feature).astype(np.int32))
         thr.append(np.where(leaf, 0.0, tr.threshold).astype(np.float64))
         left.append(np.where(leaf, lid, lc + off).astype(np.int32))
@@ -343,10 +358,13 @@ def share_leaf_vectors(feature: np.ndarray, left: np.ndarray, value: np.ndarray)
     return out, value[first[order]]
 
 
-def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int) -> np.ndarray:
-    """Per node, the mean of the rows of Y that reach it (``node``: each row's node); a node no row reaches
-    (an inner node) 0."""
-    cnt = np.bincount(node, minlength=nnodes)[:, None]
+def _leaf_means(node: np.ndarray, Y: np.ndarray, nnodes: int, missing: float = 0.0) -> np.ndarray:
+    """Per node and column, the mean of the rows of Y that reach it (``node``: each row's node), NaN entries
+    left out; ``missing`` where the rows that reach it have only NaN in the column (an inner node, which no
+    row reaches, then holds ``missing`` too: only leaves are read)."""
+    known = ~np.isnan(Y)
+    cnt = np.zeros((nnodes, Y.shape[1]))
+    np.add.at(cnt, node, known)
     sums = np.zeros((nnodes, Y.shape[1]))
-    np.add.at(sums, node, Y)
-    return sums / np.maximum(cnt, 1)
+    np.add.at(sums, node, np.where(known, Y, 0.0))
+    return np.where(cnt > 0, sums / np.maximum(cnt, 1), missing)

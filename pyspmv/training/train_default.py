@@ -78,7 +78,8 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
         The estimator's ``random_state``.
     extra : sequence of str, optional
         Further datasets of the same device whose matrices join the training; the matrices that
-        ``dataset`` (or an earlier extra) already has are left out.
+        ``dataset`` (or an earlier extra) already has are left out; a supplement's rows join them instead
+        (:func:`pyspmv.datasets.combine`).
     argv : sequence of str, optional
         The command recorded in ``meta["command"]``; default the equivalent ``train-default`` line.
     verbose : int, default 1
