@@ -10,6 +10,7 @@ On the H200, DIR carried (``datasets/h200_adaptive`` and ``datasets/h200_tables`
 
     python collect_supplement.py collect DIR OUT WORK adaptive   # csr/adaptive without a table: ept 8, 4; 2 orders
     python collect_supplement.py collect DIR OUT WORK vals       # every configuration with a value table
+    python collect_supplement.py collect DIR OUT WORK sell gen_large,scaled,seed6   # SELL again, at 1e6 entries and more
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
@@ -115,17 +116,24 @@ def unpack(src: Path, dst: Path) -> None:
     (dst / "MANIFEST.csv").write_bytes((src / "MANIFEST.csv").read_bytes())
 
 
-def measure(src: Path, out: Path, work: Path, which: str) -> None:
+#: Which configurations each collection measures.
+FAMILIES = {"adaptive": lambda i: i.startswith("pyspmv/csr/adaptive/") and "/vals=" not in i,
+            "vals": lambda i: "/vals=" in i,
+            "sell": lambda i: i.startswith("pyspmv/sell/")}
+
+
+def measure(src: Path, out: Path, work: Path, which: str, groups: str | None = None) -> None:
     unpack(src, work / "corpus")
-    unpack(src / "matrices", work / "matrices")
     pool = {e.name: e for e in standard_corpus(max_nnz=3e6)}
     for lo, hi, seed in DRAWS:
         pool.update({e.name: e for e in scaled_corpus(work / "corpus", lo, hi, per_kind=1000, seed=seed)})
-    pool.update({e.name: e for e in folder_corpus(work / "matrices")})
+    if (src / "matrices").is_dir():                     # left behind where the collection needs none of them
+        unpack(src / "matrices", work / "matrices")
+        pool.update({e.name: e for e in folder_corpus(work / "matrices")})
     order = json.loads((src / "names.json").read_text())
-    entries = [pool[n] for _, group in order for n in group]   # a name it cannot build is an error
-    cfgs = [c for c in pyspmv.configs("cuda") if ("/vals=" in c.id) == (which == "vals")
-            and (which == "vals" or c.id.startswith("pyspmv/csr/adaptive/"))]
+    keep = set(groups.split(",")) if groups else {g for g, _ in order}
+    entries = [pool[n] for g, names in order if g in keep for n in names]   # a name it cannot build is an error
+    cfgs = [c for c in pyspmv.configs("cuda") if FAMILIES[which](c.id)]
     print(len(entries), "matrices,", len(cfgs), "configurations", flush=True)
     collect(entries, out, device="cuda", configs=cfgs, repeats=100, budget_s=0.05, progress=False)
 
@@ -137,6 +145,6 @@ if __name__ == "__main__":
     elif cmd == "pack":
         pack(Path(rest[0]), rest[1:])
     elif cmd == "collect":
-        measure(Path(rest[0]), Path(rest[1]), Path(rest[2]), rest[3])
+        measure(Path(rest[0]), Path(rest[1]), Path(rest[2]), rest[3], rest[4] if len(rest) > 4 else None)
     else:
         raise SystemExit(__doc__)
