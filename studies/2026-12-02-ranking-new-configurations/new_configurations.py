@@ -36,10 +36,13 @@ from _md import md_header, summary, write_report
 from pyspmv import datasets
 
 SUPPLEMENTS = {"adaptive": "h200_adaptive", "tables": "h200_tables"}
+#: SELL measured again (it keeps a matrix that fits the L2 since 2026-12-01) on 128 of the 381, at 1e6 entries and more.
+SELL = "h200_sell"
+FLOORS = (0, 15e6, 25e6, 40e6, 60e6, np.inf)
 #: (label, supplements joined, the forest's ``unmeasured``)
 SETS = (("shipped data, cap (the recipe)", (), "cap"), ("shipped data, skip", (), "skip"),
         ("+ h200_adaptive", ("adaptive",), "skip"), ("+ h200_tables", ("tables",), "skip"),
-        ("+ both", ("adaptive", "tables"), "skip"))
+        ("+ both", ("adaptive", "tables"), "skip"), ("+ h200_sell", ("sell",), "skip"))
 BASELINE = "cusparse/csr/default"
 SIZES = (("< 1e6", 0.0, 1e6), (">= 1e6", 1e6, np.inf))
 
@@ -65,6 +68,27 @@ def absolute(per: pd.DataFrame, T: pd.Series, measured: set[str]) -> pd.DataFram
     return pd.DataFrame(rows, columns=["matrix", "nnz", "pick", "ratio", "gain"]).dropna()
 
 
+def sell_rows() -> list[str]:
+    """SELL's new medians over the shipped ones (section 4)."""
+    new = datasets.load(SELL, dtype=None).table
+    lines = []
+    for dtype, vb in (("float64", 8), ("float32", 4)):
+        ds = datasets.combine(*training_data("h200"), dtype=dtype)
+        old = pd.Series(ds.y.to_numpy(), index=pd.MultiIndex.from_arrays([ds.groups, ds.X["config"]]), name="old")
+        t = new[(new["status"] == "ok") & (new["dtype"] == dtype)]
+        j = pd.concat([old, pd.Series(t["median_ms"].to_numpy(), name="new",
+                                      index=pd.MultiIndex.from_arrays([t["matrix"], t["config"]]))], axis=1, join="inner")
+        nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
+        floor = nnz.reindex(j.index.get_level_values(0)).to_numpy() * (vb + 4)
+        j["r"], j["band"] = j["new"] / j["old"], pd.cut(floor, FLOORS)
+        for band, b in j.groupby("band", observed=True):
+            best = b.groupby(level=0)["new"].min() / b.groupby(level=0)["old"].min()
+            q = b["r"].quantile([0.25, 0.5, 0.75]).to_numpy()
+            lines.append(f"| {dtype} | {band.left / 1e6:g}-{band.right / 1e6:g} | {len(b)} | {q[0]:.3f} | {q[1]:.3f} | "
+                         f"{q[2]:.3f} | {best.median():.3f} |")
+    return lines
+
+
 def main() -> None:
     own, abs_lines, alias_lines, units, bar = [], [], [], [], []
     measured = set(datasets.load(SUPPLEMENTS["adaptive"], dtype=None).features["matrix"])
@@ -72,7 +96,7 @@ def main() -> None:
         shipped = datasets.combine(*training_data("h200"), dtype=dtype)
         fold_of = {m: k for k, (_, te) in enumerate(base_folds(shipped.groups, 5))
                    for m in set(shipped.groups.iloc[te])}
-        full = datasets.combine(*training_data("h200"), *SUPPLEMENTS.values(), dtype=dtype)
+        full = datasets.combine(*training_data("h200"), *SUPPLEMENTS.values(), SELL, dtype=dtype)
         T = pd.Series(full.y.to_numpy(), index=pd.MultiIndex.from_arrays([full.groups, full.X["config"]]))
         T0 = pd.Series(shipped.y.to_numpy(), index=pd.MultiIndex.from_arrays([shipped.groups, shipped.X["config"]]))
         nnz = shipped.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
@@ -84,7 +108,7 @@ def main() -> None:
             bar.append(f"| {dtype} | {name} | {len(ms)} | {gap:.3f} | {100 * new.mean():.1f} % | "
                        f"{100 * best.str.contains('/vals=').mean():.1f} % |")
         for label, sup, unmeasured in SETS:
-            ds = datasets.combine(*training_data("h200"), *(SUPPLEMENTS[s] for s in sup), dtype=dtype)
+            ds = datasets.combine(*training_data("h200"), *({**SUPPLEMENTS, "sell": SELL}[s] for s in sup), dtype=dtype)
             fk = ds.groups.map(fold_of).to_numpy()
             folds = [(np.flatnonzero(fk != k), np.flatnonzero(fk == k)) for k in range(5)]
             ev = evaluate_folds(make_model("forest", device="cuda").set_params(unmeasured=unmeasured), ds.X, ds.y,
@@ -116,10 +140,11 @@ def main() -> None:
                                        f"{gmean(s['ratio']):.3f} | {gmean(s['gain']):.3f} | "
                                        f"{gmean(s['ratio'][changed] / b['ratio'][changed]):.3f} |")
             print(dtype, label, flush=True)
+    stale = sell_rows()
     pd.concat(units, ignore_index=True).to_csv(HERE / "new_configurations.csv.gz", index=False)
     write_report(HERE / "new_configurations.md", "Ranking csr/adaptive's ept=4 and the value tables on the H200", [
         "## 0. How much faster the fastest configuration gets on the 381 matrices the supplements measured", "",
-        "The shipped data's fastest over the fastest of every row (csr/adaptive measured again included), and the "
+        "The shipped data's fastest over the fastest of every row (csr/adaptive and SELL measured again included), and the "
         "share of matrices whose fastest is a configuration the shipped data lacks (ept=4 or a value table).", "",
         *md_header(["dtype", "entries", "matrices", "shipped fastest / fastest of all", "fastest is new",
                     "of which a value table"], "llrrrr"), *bar, "",
@@ -131,7 +156,14 @@ def main() -> None:
                     f"{BASELINE} / pick", "n"], "lllrrrrr"), *abs_lines, "",
         "## 3. The shipped data's pick, taking its value-table variant wherever the table applies", "",
         *md_header(["dtype", "entries", "picks changed", "within 5 %", "beyond 20 %", "geomean t_pick / t_best",
-                    f"{BASELINE} / pick", "changed: variant / pick"], "llrrrrrr"), *alias_lines])
+                    f"{BASELINE} / pick", "changed: variant / pick"], "llrrrrrr"), *alias_lines, "",
+        "## 4. SELL measured again: how stale were the shipped rows?", "",
+        f"`{SELL}`: the 45 SELL configurations on 128 of the matrices of 1e6 entries and more (the device call's time "
+        "stopped it before the last 7 of `h200_scaled_seed6`), over the shipped rows of the same matrix, value type and "
+        "configuration, by the CSR byte floor (entries times value and index bytes). Trained on with the shipped data: "
+        "the row `+ h200_sell` of sections 1 and 2.", "",
+        *md_header(["dtype", "CSR floor MB", "pairs", "q25 new / shipped", "median", "q75",
+                    "each matrix's fastest SELL, new / shipped (median)"], "lrrrrrr"), *stale])
 
 
 if __name__ == "__main__":
