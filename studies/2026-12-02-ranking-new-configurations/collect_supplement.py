@@ -10,7 +10,7 @@ On the H200, DIR carried (``datasets/h200_adaptive`` and ``datasets/h200_tables`
 
     python collect_supplement.py collect DIR OUT WORK adaptive   # csr/adaptive without a table: ept 8, 4; 2 orders
     python collect_supplement.py collect DIR OUT WORK vals       # every configuration with a value table
-    python collect_supplement.py collect DIR OUT WORK sell gen_large,scaled,seed6   # SELL again, at 1e6 entries and more
+    python collect_supplement.py collect DIR OUT WORK sell gen_large,scaled,seed6   # SELL again, 1e6 entries and more
 """
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations

@@ -76,8 +76,8 @@ def sell_rows() -> list[str]:
         ds = datasets.combine(*training_data("h200"), dtype=dtype)
         old = pd.Series(ds.y.to_numpy(), index=pd.MultiIndex.from_arrays([ds.groups, ds.X["config"]]), name="old")
         t = new[(new["status"] == "ok") & (new["dtype"] == dtype)]
-        j = pd.concat([old, pd.Series(t["median_ms"].to_numpy(), name="new",
-                                      index=pd.MultiIndex.from_arrays([t["matrix"], t["config"]]))], axis=1, join="inner")
+        fresh = pd.Series(t["median_ms"].to_numpy(), name="new", index=pd.MultiIndex.from_arrays([t["matrix"], t["config"]]))
+        j = pd.concat([old, fresh], axis=1, join="inner")
         nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
         floor = nnz.reindex(j.index.get_level_values(0)).to_numpy() * (vb + 4)
         j["r"], j["band"] = j["new"] / j["old"], pd.cut(floor, FLOORS)
@@ -144,7 +144,8 @@ def main() -> None:
     pd.concat(units, ignore_index=True).to_csv(HERE / "new_configurations.csv.gz", index=False)
     write_report(HERE / "new_configurations.md", "Ranking csr/adaptive's ept=4 and the value tables on the H200", [
         "## 0. How much faster the fastest configuration gets on the 381 matrices the supplements measured", "",
-        "The shipped data's fastest over the fastest of every row (csr/adaptive and SELL measured again included), and the "
+        "The shipped data's fastest over the fastest of every row (csr/adaptive and SELL measured again included), and "
+        "the "
         "share of matrices whose fastest is a configuration the shipped data lacks (ept=4 or a value table).", "",
         *md_header(["dtype", "entries", "matrices", "shipped fastest / fastest of all", "fastest is new",
                     "of which a value table"], "llrrrr"), *bar, "",
@@ -159,7 +160,8 @@ def main() -> None:
                     f"{BASELINE} / pick", "changed: variant / pick"], "llrrrrrr"), *alias_lines, "",
         "## 4. SELL measured again: how stale were the shipped rows?", "",
         f"`{SELL}`: the 45 SELL configurations on 128 of the matrices of 1e6 entries and more (the device call's time "
-        "stopped it before the last 7 of `h200_scaled_seed6`), over the shipped rows of the same matrix, value type and "
+        "stopped it before the last 7 of `h200_scaled_seed6`), over the shipped rows of the same matrix, value type "
+        "and "
         "configuration, by the CSR byte floor (entries times value and index bytes). Trained on with the shipped data: "
         "the row `+ h200_sell` of sections 1 and 2.", "",
         *md_header(["dtype", "CSR floor MB", "pairs", "q25 new / shipped", "median", "q75",
