@@ -76,7 +76,8 @@ def sell_rows() -> list[str]:
         ds = datasets.combine(*training_data("h200"), dtype=dtype)
         old = pd.Series(ds.y.to_numpy(), index=pd.MultiIndex.from_arrays([ds.groups, ds.X["config"]]), name="old")
         t = new[(new["status"] == "ok") & (new["dtype"] == dtype)]
-        fresh = pd.Series(t["median_ms"].to_numpy(), name="new", index=pd.MultiIndex.from_arrays([t["matrix"], t["config"]]))
+        fresh = pd.Series(t["median_ms"].to_numpy(), name="new",
+                          index=pd.MultiIndex.from_arrays([t["matrix"], t["config"]]))
         j = pd.concat([old, fresh], axis=1, join="inner")
         nnz = ds.features.drop_duplicates("matrix").set_index("matrix")["nnz"]
         floor = nnz.reindex(j.index.get_level_values(0)).to_numpy() * (vb + 4)
