@@ -93,8 +93,8 @@ def main() -> None:
                 hgb.fit(inputs(ctr, feats, kerns), np.log(ctr["t"] / ctr["tbest"]))
                 cte["pred"] = hgb.predict(inputs(cte, feats, kerns))
                 for _, g in cte.groupby("m"):
-                    res.append((g["t"].iloc[0] / g["tbest"].iloc[0], g.loc[g["pred"].idxmin(), "t"] / g["tbest"].iloc[0],
-                                g["t"].min() / g["tbest"].iloc[0]))
+                    best = g["tbest"].iloc[0]
+                    res.append((g["t"].iloc[0] / best, g.loc[g["pred"].idxmin(), "t"] / best, g["t"].min() / best))
             r = np.array(res)
             lines += [f"| {dtype} | {k} | {lo:g} | {what} | {scores(r[:, i])} | {len(r)} |"
                       for i, what in enumerate(("the forest's first", "the second stage's pick",
