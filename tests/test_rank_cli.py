@@ -198,6 +198,11 @@ def test_a_supplement_joins_the_rows_of_the_matrices_it_measured_again(tmp_path)
     assert len(ds.table) == len(base.table) + len(t2)
     new = ds.groups[(ds.X["config"] == "cpu/cidx/bits=16").to_numpy()]
     assert sorted(new) == sorted(t2.loc[t2["dtype"] == "float64", "matrix"])
+    assert ds.metadata["supplements"] == [str(sup)] and "supplements" not in pyspmv.datasets.combine(TINY).metadata
+    m = pyspmv.training.train_default.train(str(TINY), "forest", extra=[str(sup)], verbose=0)
+    assert m.meta["unmeasured"] == "skip" and m.meta["extra"] == [[str(sup), 3]]
+    assert "cpu/cidx/bits=16" in m.tables["float64"].ranked().config_ids
+    assert "unmeasured" not in pyspmv.training.train_default.train(str(TINY), "forest", verbose=0).meta
 
 
 def test_a_supplement_of_another_matrix_under_the_same_name_is_refused(tmp_path):

@@ -229,7 +229,8 @@ def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype:
     the matrices' features stay the first dataset's (a supplement's must agree with them within
     :data:`SUPPLEMENT_RTOL`, else it is an error), and a matrix no dataset before it holds is left out.
     ``metadata`` is the first's, with ``sources``: ``[name, matrices it gave]`` per dataset, in order (for a
-    supplement, the matrices it gave rows to). Arguments as :func:`load`.
+    supplement, the matrices it gave rows to), and ``supplements``: the names of the supplements, where any.
+    Arguments as :func:`load`.
 
     Raises
     ------
@@ -258,6 +259,8 @@ def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype:
         out, gave = _supplement(out, sup, str(name))
         sources.append([str(name), gave])
     out.metadata = {**parts[0][0].metadata, "sources": sources}
+    if supplements:
+        out.metadata["supplements"] = [str(name) for name, _ in supplements]
     return out
 
 

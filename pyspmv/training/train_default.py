@@ -79,7 +79,9 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     extra : sequence of str, optional
         Further datasets of the same device whose matrices join the training; the matrices that
         ``dataset`` (or an earlier extra) already has are left out; a supplement's rows join them instead
-        (:func:`pyspmv.datasets.combine`).
+        (:func:`pyspmv.datasets.combine`), and a forest then trains with ``unmeasured="skip"`` (recorded in
+        ``meta["unmeasured"]``): a configuration the supplement measured on some matrices is not counted as slow on
+        the others.
     argv : sequence of str, optional
         The command recorded in ``meta["command"]``; default the equivalent ``train-default`` line.
     verbose : int, default 1
@@ -101,6 +103,10 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
     if len(devices) != 1:
         raise ValueError(f"Datasets {[dataset, *extra]} mix devices {devices}; train one device at a time.")
     model = make_model(kind, seed, devices[0]).set_params(verbose=verbose)
+    # A supplement measured some configurations on some matrices: where it did not, they are unmeasured, not slow.
+    skip = bool(ds.metadata.get("supplements")) and "unmeasured" in model.get_params()
+    if skip:
+        model.set_params(unmeasured="skip")
     model.fit(ds.X, ds.y, ds.groups, convert_ms=column_for(ds, "convert_ms"))
     if not model.convert_ms_:
         raise ValueError(f"Dataset {dataset!r} has no finite convert_ms; the default model needs its conversion costs.")
@@ -118,6 +124,8 @@ def train(dataset: str, kind: str = "forest", seed: int = 0, *, extra: Sequence[
                     "model_version": f"pyspmv {version()}, trained {date.today().isoformat()}"})
     if extra:
         rm.meta["extra"] = md["sources"][1:]  # [dataset, matrices it added]
+    if skip:
+        rm.meta["unmeasured"] = "skip"
     return rm
 
 
