@@ -254,11 +254,11 @@ def combine(first: str | os.PathLike[str], *more: str | os.PathLike[str], dtype:
         return pd.concat([getattr(p[0], field)[p[rows]] for p in parts], ignore_index=True)
 
     out = Dataset(X=cat("X", 1), y=cat("y", 1), groups=cat("groups", 1), q25=cat("q25", 1), q75=cat("q75", 1),
-                  table=cat("table", 2), features=cat("features", 3), metadata=parts[0][0].metadata)
+                  table=cat("table", 2), features=cat("features", 3),
+                  metadata={**parts[0][0].metadata, "sources": sources})
     for name, sup in supplements:
         out, gave = _supplement(out, sup, str(name))
         sources.append([str(name), gave])
-    out.metadata = {**parts[0][0].metadata, "sources": sources}
     if supplements:
         out.metadata["supplements"] = [str(name) for name, _ in supplements]
     return out
@@ -277,10 +277,10 @@ def _supplement(base: Dataset, sup: Dataset, name: str) -> tuple[Dataset, int]:
                          f"{fs.iat[i, j]!r}, where the dataset that holds it has {fb.iat[i, j]!r}: not the same "
                          "matrix. Collect the supplement on the matrices themselves (the same names, generators and "
                          "seeds), or leave it out.")
-    key = ["matrix", "dtype", "config"]
-    tab = sup.table[sup.table["matrix"].isin(mats)]
     if base.X.empty:
         return base, 0
+    key = ["matrix", "dtype", "config"]
+    tab = sup.table[sup.table["matrix"].isin(mats)]
     dtypes = pd.Series(base.X["value_bytes"].to_numpy()).map({b: d for d, b in VALUE_BYTES.items()})
     x_keys = pd.MultiIndex.from_arrays([base.groups.to_numpy(), dtypes.to_numpy(), base.X["config"].to_numpy()])
     keep_x = ~x_keys.isin(pd.MultiIndex.from_frame(tab[key]))

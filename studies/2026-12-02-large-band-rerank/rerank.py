@@ -17,7 +17,6 @@ without the tie rule of default_quality.py). Writes ``rerank.md`` beside this fi
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -30,6 +29,7 @@ sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
 from _internal import base_folds, bytes_per_value, make_model, training_data
 from _md import md_header, write_report
 
+import pyspmv
 from pyspmv import FEATURE_NAMES, datasets
 
 PARAMS = ["p_tpv", "p_bs", "p_c", "p_sigma", "p_h", "p_bits", "p_b"]
@@ -38,8 +38,9 @@ VARIANTS = ((8, 3e5), (8, 1e5), (4, 3e5), (3, 1e6))
 
 
 def kernel(cid: str) -> str:
-    """A configuration's kernel: its id up to its first parameter (a locality order stays part of it)."""
-    return re.split(r"/(?!order=)[a-z]+=", cid)[0]
+    """A configuration's kernel, a locality order kept apart (``pyspmv/csr/adaptive/order=1``)."""
+    c = pyspmv.config(cid)
+    return c.kernel_id + ("/order=1" if c.params.get("order") else "")
 
 
 def candidates(ds: datasets.Dataset, rows: np.ndarray, score: np.ndarray, k: int, nnz_min: float) -> pd.DataFrame:

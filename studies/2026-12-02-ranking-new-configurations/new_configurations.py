@@ -21,7 +21,6 @@ Last, a rule that needs no training data for the tables: the shipped data's pick
 # SPDX-License-Identifier: BSD-3-Clause
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -30,9 +29,11 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))
-from _internal import SIZE_BANDS, base_folds, column_for, evaluate_folds, in_band, make_model, training_data, with_sizes
+from _internal import (SIZE_BANDS, base_folds, column_for, evaluate_folds, in_band, make_model, table_variants,
+                       training_data, with_sizes)
 from _md import md_header, summary, write_report
 
+import pyspmv
 from pyspmv import datasets
 
 SUPPLEMENTS = {"adaptive": "h200_adaptive", "tables": "h200_tables"}
@@ -53,8 +54,8 @@ def gmean(x: pd.Series) -> float:
 
 def variant(cid: str, bits: int) -> str | None:
     """The id of ``cid`` with a value table of ``bits`` (csr/vector, csr/adaptive, jad), or None."""
-    m = re.match(r"^(pyspmv/(?:csr/vector|csr/adaptive(?:/order=1)?|jad))/(.*)$", cid)
-    return f"{m[1]}/vals={bits}/{m[2]}" if m and "vals=" not in cid else None
+    v = table_variants(pyspmv.config(cid), (bits,))
+    return v[0].id if v else None
 
 
 def absolute(per: pd.DataFrame, T: pd.Series, measured: set[str]) -> pd.DataFrame:
