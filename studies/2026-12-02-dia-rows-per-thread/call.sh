@@ -1,5 +1,6 @@
-# As it ran on the device: .device/mc.py is sanitize.py here, .device/ab_dia.py is ab_dia.py (which imported
-# copy_bandwidth from pyspmv.devices.gpu, the same function as benchmarks/_internal.gpu).
+# As it ran on the device: .device/mc.py is sanitize.py here (then without its last two matrices),
+# .device/ab_dia.py is ab_dia.py (which imported copy_bandwidth from pyspmv.devices.gpu, the same
+# function as benchmarks/_internal.gpu).
 set -u
 R=$PWD
 python3 -m pip install -q --no-index --no-deps --upgrade --target .device/bk .device/whl/*.whl

@@ -1,6 +1,10 @@
-"""DIA's kernel on awkward matrices (an empty row, one row, wide and tall, duplicates summed with an explicit zero, a
-diagonal whose rows end mid-tile, a stencil, a banded matrix), every DIA configuration, both types, against scipy in
-float64; run under compute-sanitizer memcheck and racecheck (``call.sh``)."""
+"""A format's GPU kernels on awkward matrices, every configuration of the format, both types, against scipy in float64;
+run under compute-sanitizer memcheck and racecheck (``call.sh``): ``python sanitize.py [FORMAT]``, dia by default.
+
+The matrices: an empty row, one row, wide and tall, duplicates summed with an explicit zero, a diagonal whose rows end
+mid-tile, a stencil, a banded matrix; then a power-law matrix and one row of 5,000 entries, added for JAD's probe (DIA's
+runs had the first eight).
+"""
 # SPDX-License-Identifier: BSD-3-Clause
 import sys
 
@@ -23,7 +27,13 @@ mats["duplicates_zero"] = d.tocsr()  # duplicates summed by Matrix, an explicit 
 mats["diagonal_odd"] = sp.diags(rng.uniform(0.5, 1.5, 4097 * 3 + 5), format="csr")
 mats["poisson"] = pyspmv.generate("poisson2d", 67).to_scipy().tocsr()
 mats["banded"] = pyspmv.generate("banded", 5003).to_scipy().tocsr()
-cfgs = [c for c in pyspmv.configs("cuda") if c.format == "dia"]
+mats["powerlaw"] = pyspmv.generate("powerlaw", 3001, seed=2).to_scipy().tocsr()
+L = sp.lil_matrix((2053, 6000))
+L[7, :5000] = rng.uniform(-1, 1, 5000)
+L[1000, 3] = 2.0
+mats["long_row"] = L.tocsr()
+FORMAT = sys.argv[1] if len(sys.argv) > 1 else "dia"
+cfgs = [c for c in pyspmv.configs("cuda") if c.format == FORMAT]
 ok = bad = na = 0
 for name, S in mats.items():
     M = pyspmv.Matrix(S)
@@ -42,5 +52,5 @@ for name, S in mats.items():
             else:
                 bad += 1
                 print("WRONG", name, dt, c.id, np.max(np.abs(y - ref)))
-print(f"DIA products: {ok} ok, {bad} wrong, {na} not applicable, {len(cfgs)} configurations")
+print(f"{FORMAT} products: {ok} ok, {bad} wrong, {na} not applicable, {len(cfgs)} configurations")
 sys.exit(1 if bad else 0)
