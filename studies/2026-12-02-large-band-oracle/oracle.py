@@ -40,6 +40,12 @@ PAGE = {"poisson2d_1000": "pyspmv/jad/vals=8/bs=512", "poisson2d_1400": "pyspmv/
         "cfd_su2_centrifugal_blade_su2mesh_x12kron_r4_lap": "pyspmv/jad/vals=8/bs=128"}
 
 
+def rhs(n: int) -> np.ndarray:
+    """The page's right-hand side: uniform in [-1, 1] (seed 0), at unit norm."""
+    b = np.random.default_rng(0).uniform(-1, 1, n)
+    return b / np.linalg.norm(b)
+
+
 def main() -> None:
     out, t_end, folder = Path(sys.argv[1]), time.time() + float(sys.argv[2]), sys.argv[3]
     out.mkdir(parents=True, exist_ok=True)
@@ -58,8 +64,7 @@ def main() -> None:
         products.append(df)
         ok = df[df.status == "ok"].sort_values("median_ms")
         cands = list(dict.fromkeys([FIXED, *ok.config.head(TOP), *([PAGE[name]] if name in PAGE else [])]))
-        b = np.random.default_rng(0).uniform(-1, 1, A.shape[0])
-        b /= np.linalg.norm(b)
+        b = rhs(A.shape[0])
         for r in range(ROUNDS + 1):
             k = r % len(cands)
             for cfg in cands[k:] + cands[:k]:

@@ -19,8 +19,7 @@ import _common  # noqa: E402,F401  (puts benchmarks/ on the path)
 from _timing import large_problems  # noqa: E402
 
 import pyspmv.solvers as S  # noqa: E402
-
-FIXED = "cusparse/csr/default"
+from oracle import FIXED, rhs  # noqa: E402
 
 
 def main() -> None:
@@ -29,8 +28,7 @@ def main() -> None:
     for name, A, _ in large_problems(generated, folder, 1e6, 1.2e7, 1, 4):
         if name not in names:
             continue
-        b = np.random.default_rng(0).uniform(-1, 1, A.shape[0])
-        b /= np.linalg.norm(b)
+        b = rhs(A.shape[0])
         S.cg(A, b, rtol=1e-8, maxiter=3000, device="cuda")
         for r in range(3):
             t0 = time.perf_counter()
