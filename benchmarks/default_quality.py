@@ -79,9 +79,10 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
     name = Path(args.dataset).name
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)  # before the fits: a folder missing at the end would lose them
     if args.cv:
         lines, rows = cross_validated(args)
-        out = Path(args.out)
         pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
         write_report(out / f"default_quality_{name}.md", f"The default model kinds on every matrix of `{name}`, held "
                      "out by grouped folds, by size band", lines)
@@ -113,7 +114,6 @@ def main() -> None:
             for label, sub in (("all", per), ("real", per[per["real"]]), ("generated", per[~per["real"]])):
                 lines.append(f"| {dtype} | {kind} | {label} | {summary(sub)} |")
             print(lines[-3:], flush=True)
-    out = Path(args.out)
     pd.concat(rows, ignore_index=True).to_csv(out / f"default_quality_{name}.csv", index=False)
     write_report(out / f"default_quality_{name}.md", title, lines)
 
