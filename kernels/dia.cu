@@ -1,56 +1,69 @@
-// kernels/dia.cu: DIA on the GPU — two rows a thread, diagonal after diagonal
+// kernels/dia.cu: DIA on the GPU — a row a thread (two if diagonals are few), diagonal by diagonal
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// A thread takes two rows a block apart and walks the diagonals in ascending order.  Diagonal d
-// is stored by row, so a warp reads 32 consecutive words of data[d*nrows + i] and of
+// A thread takes a row (or two, a block apart) and walks the diagonals in ascending order.
+// Diagonal d is stored by row, so a warp reads 32 consecutive words of data[d*nrows + i] and of
 // x[i + offsets[d]]: both streams coalesce, with no index array per entry.  offsets[d] is the
 // same address for the whole warp, one broadcast load served by L1 (no shared-memory staging, so
 // no block barrier, and any number of diagonals and any block size work).  As on the CPU, padding
 // zeros inside the matrix are multiplied by x (the Python layer refuses a non-finite x for DIA)
-// and the presence bits are not read.  Row sums run in diagonal order: deterministic.
+// and the presence bits are not read.  Row sums run in diagonal order: deterministic, and the
+// same bits whichever of the two kernels runs.
 #include "kern.h"
 
-/* Rows a thread: rows r0 + j * blockDim.x (j < DIA_RPT) of its block's tile of DIA_RPT * blockDim.x
- * rows, so that every load still coalesces across the warp while the thread has DIA_RPT rows' loads
- * in flight on each diagonal.  With one row a thread, a diagonal matrix gave each thread 8 bytes to
- * load and the memory sat mostly idle; two rows ran every DIA configuration's best a median 1.12x
- * faster on 24 diagonal, stencil and banded matrices, both types (1.02-1.34x), four rows 0.81-1.27x
- * (studies/2026-12-02-dia-rows-per-thread).  Each row's sum still runs in diagonal order, so the
- * bits are those of one row a thread. */
-constexpr int DIA_RPT = 2;
+/* Which loads a thread keeps in flight (studies/2026-12-02-h200-refresh, dia_ab.md, and
+ * studies/2026-12-02-dia-rows-per-thread).  With one row a thread and the diagonal loop unrolled 4,
+ * a thread has four diagonals' loads in flight: the faster kernel wherever the diagonals are many
+ * (a median 1.12x, up to 1.55x, over two rows a thread on 125 matrices, both types).  A matrix of
+ * few diagonals leaves the unrolled loop little to overlap (a diagonal matrix gave each thread
+ * 8 bytes to load); there, where the rows are also many enough that half as many threads still keep
+ * the GPU busy, two rows a thread ran 1.02-1.34x faster on diagonal, 2-D and 3-D stencil and banded
+ * matrices of 2.3e5 rows and more, and 0.95-1.01x below 2e5 rows. */
+constexpr int64_t DIA_FEW_DIAGONALS = 8;
+constexpr int32_t DIA_MANY_ROWS = 200000;
 
-template <typename T>
+/* RPT rows a thread (rows r0 + j * blockDim.x of a tile of RPT * blockDim.x rows, so that loads still
+ * coalesce across the warp), the diagonal loop unrolled UNROLL times. */
+template <typename T, int RPT, int UNROLL>
 __global__ void __launch_bounds__(1024)
     dia_row_kernel(int32_t nrows, int32_t ncols, int64_t ndiag, const int32_t *__restrict__ offsets,
                    const T *__restrict__ data, const T *__restrict__ x, T *__restrict__ y) {
-    int64_t r0 = (int64_t)blockIdx.x * blockDim.x * DIA_RPT + threadIdx.x;
-    T sum[DIA_RPT];
+    int64_t r0 = (int64_t)blockIdx.x * blockDim.x * RPT + threadIdx.x;
+    T sum[RPT];
 #pragma unroll
-    for (int j = 0; j < DIA_RPT; j++) sum[j] = 0;
-#pragma unroll 1
+    for (int j = 0; j < RPT; j++) sum[j] = 0;
+#pragma unroll(UNROLL)
     for (int64_t d = 0; d < ndiag; d++) {
         int32_t o = __ldg(offsets + d);
 #pragma unroll
-        for (int j = 0; j < DIA_RPT; j++) {
+        for (int j = 0; j < RPT; j++) {
             int64_t i = r0 + (int64_t)j * blockDim.x;
             if (i < nrows && o >= -i && o < ncols - i) /* 0 <= i + o < ncols */
                 sum[j] += __ldcs(data + d * nrows + i) * __ldg(x + i + o);
         }
     }
 #pragma unroll
-    for (int j = 0; j < DIA_RPT; j++) {
+    for (int j = 0; j < RPT; j++) {
         int64_t i = r0 + (int64_t)j * blockDim.x;
         if (i < nrows) y[i] = sum[j];
     }
+}
+
+template <typename T, int RPT, int UNROLL>
+static void dia_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y, cudaStream_t s) {
+    int64_t tiles = ((int64_t)D->nrows + RPT - 1) / RPT;
+    dia_row_kernel<T, RPT, UNROLL><<<spmv_cuda_blocks(tiles, L->block), L->block, 0, s>>>(
+        D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
 }
 
 template <typename T>
 static cudaError_t dia_run(const spmv_dfmt *D, const spmv_launch *L, const void *aux, const T *x,
                            T *y, cudaStream_t s) {
     (void)aux;
-    int64_t tiles = ((int64_t)D->nrows + DIA_RPT - 1) / DIA_RPT;
-    dia_row_kernel<T><<<spmv_cuda_blocks(tiles, L->block), L->block, 0, s>>>(
-        D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
+    if (D->scalar[0] <= DIA_FEW_DIAGONALS && D->nrows >= DIA_MANY_ROWS)
+        dia_launch<T, 2, 1>(D, L, x, y, s);
+    else
+        dia_launch<T, 1, 4>(D, L, x, y, s);
     return cudaGetLastError();
 }
 

@@ -144,6 +144,42 @@ def test_streams_past_the_l2_match_scipy(dtype):
         assert err <= TOL[dtype], (cid, err)
 
 
+def _diagonals(m: int, n: int, offsets: list[int], seed: int) -> sp.csr_array:
+    """The diagonals ``offsets`` of an m x n matrix, random values, row 7 empty and one explicit zero."""
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([np.arange(max(0, -o), min(m, n - o)) for o in offsets])
+    cols = rows + np.repeat(offsets, [min(m, n - o) - max(0, -o) for o in offsets])
+    keep = rows != 7
+    A = sp.csr_array((rng.uniform(-1, 1, keep.sum()), (rows[keep], cols[keep])), shape=(m, n))
+    A.data[A.nnz // 2] = 0.0
+    return A
+
+
+#: kernels/dia.cu takes two rows a thread where the diagonals are few (<= 8) and the rows many (>= 2e5), one
+#: otherwise: these reach both, with a last tile that ends mid-block, wide and tall.
+DIA_CASES = {
+    "two_rows_wide": (200_003, 200_500, [-3, 0, 1, 250]),
+    "two_rows_tall": (300_001, 200_000, [-100_000, 0, 5]),
+    "one_row_many_diagonals": (200_003, 200_003, list(range(-4, 5))),
+    "one_row_few_rows": (199_999, 199_999, [-1, 0, 1]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", list(DIA_CASES))
+def test_dia_kernels_match_scipy(case, dtype):
+    m, n, offsets = DIA_CASES[case]
+    A64 = _diagonals(m, n, offsets, seed=len(offsets))
+    x = np.random.default_rng(2).uniform(-1, 1, n).astype(dtype)
+    F = pyspmv.convert(pyspmv.Matrix(A64), "dia", dtype=dtype)
+    assert F.scalars[0] == len(offsets)
+    on = gpu.DeviceMatrix(F)
+    for c in (c for c in pyspmv.configs("cuda") if c.format == "dia"):
+        with gpu.Plan(on, c) as plan:
+            err = rel_err(A64, x, plan.mv(x))
+        assert err <= TOL[dtype], (c.id, err)
+
+
 def test_config_space_is_complete():
     ids = {c.id for c in pyspmv.configs("cuda")}
     for bs in (64, 128, 256, 512, 1024):
