@@ -90,7 +90,8 @@ def report(csv: Path, large_csv: Path, kept: dict[str, Path]) -> None:
     ctl = d[d["mode"] == "control"].set_index(["matrix", "dtype", "config"]).median_ms
     both = ctl.index.intersection(shipped.index)
     lines = [f"# DIA's kernel, four builds, on the {best.matrix.nunique()} matrices of the refresh's `dia` job\n",
-             f"Best DIA configuration of each matrix and type, µs; {len(d)} timings. Control: cuSPARSE's CSR "
+             f"Each matrix and type's best DIA configuration in each mode, as ratios of times (the table: geometric "
+             f"means by rows); {len(d)} timings. Control: cuSPARSE's CSR "
              f"default here against the shipped rows, shipped/here median "
              f"{(shipped[both] / ctl[both]).median():.3f} ({len(both)} pairs).\n"]
     for mode in MODES[:1] + MODES[2:]:
