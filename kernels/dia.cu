@@ -14,46 +14,57 @@
 /* Which loads a thread keeps in flight (studies/2026-12-02-h200-refresh, dia_ab.md, and
  * studies/2026-12-02-dia-rows-per-thread).  With one row a thread and the diagonal loop unrolled 4,
  * a thread has four diagonals' loads in flight: the faster kernel wherever the diagonals are many
- * (a median 1.12x, up to 1.55x, over two rows a thread on 125 matrices, both types).  A matrix of
- * few diagonals leaves the unrolled loop little to overlap (a diagonal matrix gave each thread
- * 8 bytes to load); there, where the rows are also many enough that half as many threads still keep
- * the GPU busy, two rows a thread ran 1.02-1.34x faster on diagonal, 2-D and 3-D stencil and banded
- * matrices of 2.3e5 rows and more; on 30 such matrix/type pairs below 2e5 rows, 0.93-1.01x. */
+ * (a median 1.12x, up to 1.55x, over two rows a thread on 125 matrices, both types).  Written as
+ * below (a scalar sum, an early return, a 32-bit row) it ran a median 1.03x faster again, up to
+ * 1.40x, than as the two-row loop with one row.  A matrix of few diagonals leaves the unrolled loop
+ * little to overlap (a diagonal matrix gave each thread 8 bytes to load); there, where the rows are
+ * also many enough that half as many threads still keep the GPU busy, two rows a thread ran
+ * 1.02-1.34x faster on diagonal, 2-D and 3-D stencil and banded matrices of 2.3e5 rows and more;
+ * on 30 such matrix/type pairs below 2e5 rows, 0.93-1.01x. */
 constexpr int64_t DIA_FEW_DIAGONALS = 8;
 constexpr int32_t DIA_MANY_ROWS = 200000;
 
-/* RPT rows a thread (rows r0 + j * blockDim.x of a tile of RPT * blockDim.x rows, so that loads still
- * coalesce across the warp), the diagonal loop unrolled UNROLL times. */
-template <typename T, int RPT, int UNROLL>
+template <typename T>
 __global__ void __launch_bounds__(1024)
     dia_row_kernel(int32_t nrows, int32_t ncols, int64_t ndiag, const int32_t *__restrict__ offsets,
                    const T *__restrict__ data, const T *__restrict__ x, T *__restrict__ y) {
-    int64_t r0 = (int64_t)blockIdx.x * blockDim.x * RPT + threadIdx.x;
-    T sum[RPT];
-#pragma unroll
-    for (int j = 0; j < RPT; j++) sum[j] = 0;
-#pragma unroll(UNROLL)
+    int64_t i64 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i64 >= nrows) return;
+    int32_t i = (int32_t)i64;
+    T sum = 0;
+#pragma unroll 4
+    for (int64_t d = 0; d < ndiag; d++) {
+        int32_t o = __ldg(offsets + d);
+        if (o >= -i && o < ncols - i) /* 0 <= i + o < ncols, without overflow */
+            sum += __ldcs(data + d * nrows + i) * __ldg(x + i + o);
+    }
+    y[i] = sum;
+}
+
+/* Two rows a thread: rows r0 and r0 + blockDim.x of its block's tile of 2 * blockDim.x rows, so
+ * that every load still coalesces across the warp; each row's sum in the same order as above. */
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    dia_pair_kernel(int32_t nrows, int32_t ncols, int64_t ndiag,
+                    const int32_t *__restrict__ offsets, const T *__restrict__ data,
+                    const T *__restrict__ x, T *__restrict__ y) {
+    int64_t r0 = (int64_t)blockIdx.x * blockDim.x * 2 + threadIdx.x;
+    T sum[2] = {0, 0};
+#pragma unroll 1
     for (int64_t d = 0; d < ndiag; d++) {
         int32_t o = __ldg(offsets + d);
 #pragma unroll
-        for (int j = 0; j < RPT; j++) {
+        for (int j = 0; j < 2; j++) {
             int64_t i = r0 + (int64_t)j * blockDim.x;
             if (i < nrows && o >= -i && o < ncols - i) /* 0 <= i + o < ncols */
                 sum[j] += __ldcs(data + d * nrows + i) * __ldg(x + i + o);
         }
     }
 #pragma unroll
-    for (int j = 0; j < RPT; j++) {
+    for (int j = 0; j < 2; j++) {
         int64_t i = r0 + (int64_t)j * blockDim.x;
         if (i < nrows) y[i] = sum[j];
     }
-}
-
-template <typename T, int RPT, int UNROLL>
-static void dia_launch(const spmv_dfmt *D, const spmv_launch *L, const T *x, T *y, cudaStream_t s) {
-    int64_t tiles = ((int64_t)D->nrows + RPT - 1) / RPT;
-    dia_row_kernel<T, RPT, UNROLL><<<spmv_cuda_blocks(tiles, L->block), L->block, 0, s>>>(
-        D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
 }
 
 template <typename T>
@@ -61,9 +72,12 @@ static cudaError_t dia_run(const spmv_dfmt *D, const spmv_launch *L, const void 
                            T *y, cudaStream_t s) {
     (void)aux;
     if (D->scalar[0] <= DIA_FEW_DIAGONALS && D->nrows >= DIA_MANY_ROWS)
-        dia_launch<T, 2, 1>(D, L, x, y, s);
+        dia_pair_kernel<T>
+            <<<spmv_cuda_blocks(((int64_t)D->nrows + 1) / 2, L->block), L->block, 0, s>>>(
+                D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
     else
-        dia_launch<T, 1, 4>(D, L, x, y, s);
+        dia_row_kernel<T><<<spmv_cuda_blocks(D->nrows, L->block), L->block, 0, s>>>(
+            D->nrows, D->ncols, D->scalar[0], D->idx[0], (const T *)D->val[0], x, y);
     return cudaGetLastError();
 }
 

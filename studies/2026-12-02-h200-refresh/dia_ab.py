@@ -16,6 +16,10 @@ and the rows many), its ``dia`` collection (``refresh.py collect``) is the compa
     python dia_ab.py large OUT            # OUT/dia_large.csv: the kept kernel on the few-diagonal matrices of
                                           # 1e6-4e6 rows that 2026-12-02-dia-rows-per-thread measured
 
+A second probe (``probe2_tree.diff``, on the kept kernel) adds mode ``14`` beside the kept one-row kernel, ``10``
+(a scalar sum, an early return, a 32-bit row, as before 49b2118): ``python dia_ab.py run DIR OUT 10 14``, then
+``python dia_ab.py forms dia_ab2.csv.gz`` appends the comparison to ``dia_ab.md``.
+
 Then, anywhere: ``python dia_ab.py report dia_ab.csv.gz dia_large.csv.gz LABEL=TIMINGS ...`` writes ``dia_ab.md``
 beside this script (each LABEL=TIMINGS: a ``dia`` collection's ``timings.csv.gz``).
 """
@@ -39,7 +43,7 @@ MODES = ("14", "21", "22", "24")
 CONTROL = "cusparse/csr/default"
 
 
-def run(src: Path, out: Path) -> None:
+def run(src: Path, out: Path, modes: tuple[str, ...] = MODES) -> None:
     plan, have = json.loads((src / "plan.json").read_text()), pool(src)
     dia = [pyspmv.config(c) for c in plan["dia"]["configs"]]
     control = [pyspmv.config(CONTROL)]
@@ -50,7 +54,7 @@ def run(src: Path, out: Path) -> None:
             continue
         M, rows = have[name].build(), []
         for dt in ("float32", "float64"):
-            for mode in MODES:
+            for mode in modes:
                 os.environ["SPMV_PROBE_DIA"] = mode
                 df = pyspmv.benchmark(M, dia, device="cuda", dtype=dt, repeats=100, budget_s=0.05, progress=False)
                 df["mode"] = mode
@@ -128,12 +132,36 @@ def report(csv: Path, large_csv: Path, kept: dict[str, Path]) -> None:
     print("\n".join(lines))
 
 
+def forms(csv: Path) -> None:
+    d = pd.read_csv(csv)
+    d = d[d.status == "ok"]
+    b = d[d["mode"] != "control"].groupby(["matrix", "dtype", "mode"]).median_ms.min().unstack("mode")
+    shipped = pd.concat([pd.read_csv(DATASETS / n / "timings.csv.gz") for n in DEFAULT])
+    shipped = shipped[shipped.status == "ok"]
+    dia = shipped[shipped.config.str.startswith("pyspmv/dia/")].groupby(["matrix", "dtype"]).median_ms.min()
+    ctl = d[d["mode"] == "control"].set_index(["matrix", "dtype", "config"]).median_ms
+    sh = shipped.set_index(["matrix", "dtype", "config"]).median_ms
+    both = ctl.index.intersection(sh.index)
+    g, r = b["14"] / b["10"], (dia / b["10"]).dropna()
+    lines = ["", f"The one-row kernel's two forms in one process (`probe2_tree.diff`, {len(b)} pairs): mode 10 (scalar "
+             f"sum, early return, 32-bit row; kept) against 14 (the two-row loop with one row) median "
+             f"{g.median():.3f}x "
+             f"as fast, {g.min():.3f}-{g.max():.3f}x, geometric mean {np.exp(np.log(g).mean()):.3f}x. Shipped rows "
+             f"against mode 10: median {r.median():.3f} ({r.min():.3f}-{r.max():.3f}); cuSPARSE's CSR default, shipped "
+             f"against this call, {(sh[both] / ctl[both]).median():.3f}."]
+    path = Path(__file__).resolve().parent / "dia_ab.md"
+    path.write_text(path.read_text() + "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "run":
-        run(Path(rest[0]), Path(rest[1]))
+        run(Path(rest[0]), Path(rest[1]), tuple(rest[2:]) or MODES)
     elif cmd == "large":
         large(Path(rest[0]))
+    elif cmd == "forms":
+        forms(Path(rest[0]))
     elif cmd == "report":
         report(Path(rest[0]), Path(rest[1]), {a.split("=", 1)[0]: Path(a.split("=", 1)[1]) for a in rest[2:]})
     else:
