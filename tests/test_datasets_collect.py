@@ -329,9 +329,11 @@ def test_damaged_parts_are_set_aside_and_measured_again(tmp_path):
     (parts / "m1.features.csv.gz").write_bytes(b"")
     (tmp_path / "metadata.json").write_text('{"runs": [', encoding="utf-8")
     stamp = (parts / "m2.csv.gz").stat().st_mtime_ns
-    with pytest.warns(UserWarning) as w:
+    with pytest.warns(UserWarning) as caught:
         collect(entries(3), tmp_path, **kw)
-    assert all(x.category is pyspmv.datasets.DamagedPartWarning for x in w)
+    # A loaded machine (CI's sanitizer run) may add timing warnings: they say nothing of the parts.
+    w = [x for x in caught if not issubclass(x.category, pyspmv.NoisyTimingWarning)]
+    assert w and all(x.category is pyspmv.datasets.DamagedPartWarning for x in w)
     said = "\n".join(str(x.message) for x in w)
     assert "m0.csv.gz could not be read (EOFError" in said and "m1.features.csv.gz could not be read" in said
     assert "metadata.json could not be read" in said and "copy what you need" in said, said
