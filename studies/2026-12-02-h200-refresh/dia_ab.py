@@ -84,11 +84,18 @@ def large(out: Path) -> None:
     pd.concat(rows).to_csv(out / "dia_large.csv", index=False)
 
 
+def shipped_rows() -> tuple[pd.Series, pd.Series]:
+    """The default's datasets' ok medians by (matrix, dtype, config), and each pair's best DIA median."""
+    t = pd.concat([pd.read_csv(DATASETS / n / "timings.csv.gz") for n in DEFAULT])
+    t = t[t.status == "ok"].set_index(["matrix", "dtype", "config"]).median_ms
+    dia = t[t.index.get_level_values("config").str.startswith("pyspmv/dia/")]
+    return t, dia.groupby(level=["matrix", "dtype"]).min()
+
+
 def report(csv: Path, large_csv: Path, kept: dict[str, Path]) -> None:
     d = pd.read_csv(csv)
     d = d[d.status == "ok"]
-    shipped = pd.concat([pd.read_csv(DATASETS / n / "timings.csv.gz") for n in DEFAULT])
-    shipped = shipped[shipped.status == "ok"].set_index(["matrix", "dtype", "config"]).median_ms
+    shipped, dia_shipped = shipped_rows()
     best = d[d["mode"] != "control"].groupby(["matrix", "dtype", "nnz", "nrows", "mode"]).median_ms.min()
     best = best.unstack("mode").reset_index()
     ctl = d[d["mode"] == "control"].set_index(["matrix", "dtype", "config"]).median_ms
@@ -109,8 +116,6 @@ def report(csv: Path, large_csv: Path, kept: dict[str, Path]) -> None:
         top = g[list(MODES)].idxmin(axis=1).value_counts().to_dict()
         lines.append(f"| {band} | {len(g)} | {r['14']:.3f} | {r['22']:.3f} | {r['24']:.3f} | {top} |")
     probe = best.set_index(["matrix", "dtype"])[["14", "21"]]
-    dia_shipped = shipped[shipped.index.get_level_values("config").str.startswith("pyspmv/dia/")]
-    dia_shipped = dia_shipped.groupby(level=["matrix", "dtype"]).min()
     lines += ["", "Each later `dia` collection (a later device call, `refresh.py collect`), best DIA configuration "
               "against the shipped rows (measured with the one-row kernel before 49b2118) and this call's modes; "
               "ratios of times, > 1: the collection is faster; median (min-max) over the pairs:", "",
@@ -136,11 +141,8 @@ def forms(csv: Path) -> None:
     d = pd.read_csv(csv)
     d = d[d.status == "ok"]
     b = d[d["mode"] != "control"].groupby(["matrix", "dtype", "mode"]).median_ms.min().unstack("mode")
-    shipped = pd.concat([pd.read_csv(DATASETS / n / "timings.csv.gz") for n in DEFAULT])
-    shipped = shipped[shipped.status == "ok"]
-    dia = shipped[shipped.config.str.startswith("pyspmv/dia/")].groupby(["matrix", "dtype"]).median_ms.min()
+    sh, dia = shipped_rows()
     ctl = d[d["mode"] == "control"].set_index(["matrix", "dtype", "config"]).median_ms
-    sh = shipped.set_index(["matrix", "dtype", "config"]).median_ms
     both = ctl.index.intersection(sh.index)
     g, r = b["14"] / b["10"], (dia / b["10"]).dropna()
     lines = ["", f"The one-row kernel's two forms in one process (`probe2_tree.diff`, {len(b)} pairs): mode 10 (scalar "
